@@ -1,0 +1,38 @@
+package store
+
+import (
+	"errors"
+	"io/fs"
+)
+
+// Sentinel errors every backend wraps so the frontends can translate them to
+// kXR error codes and HTTP statuses in one place each. The fs ones keep
+// errors.Is(err, fs.ErrNotExist) working for callers that use the standard
+// library's vocabulary.
+var (
+	ErrNotFound    = fs.ErrNotExist
+	ErrExist       = fs.ErrExist
+	ErrPermission  = fs.ErrPermission // not allowed by policy or mode
+	ErrInvalid     = fs.ErrInvalid    // bad path or argument
+	ErrIsDir       = errors.New("is a directory")
+	ErrNotDir      = errors.New("not a directory")
+	ErrNotEmpty    = errors.New("directory not empty")
+	ErrReadOnly    = errors.New("export is read-only")
+	ErrNoSpace     = errors.New("no space left on storage")
+	ErrUnsupported = errors.New("operation not supported")
+	ErrIO          = errors.New("i/o error")
+)
+
+// PathError records an operation, the namespace path and the underlying
+// error. Its message never contains a disk path, so it can be sent to
+// clients as is.
+type PathError struct {
+	Op   string
+	Path string
+	Err  error
+}
+
+func (e *PathError) Error() string { return e.Op + " " + e.Path + ": " + e.Err.Error() }
+
+// Unwrap lets errors.Is see the sentinel.
+func (e *PathError) Unwrap() error { return e.Err }

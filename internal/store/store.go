@@ -1,0 +1,121 @@
+// Package store defines the one interface every sitebox backend implements
+// (origin, cache, director) and every protocol frontend serves (root://,
+// https://). Paths are absolute, slash-separated and already cleaned by
+// CleanPath; a backend may rely on that.
+package store
+
+import (
+	"context"
+	"io"
+	"io/fs"
+	"time"
+)
+
+// Store is a namespace of files. Implementations must be safe for concurrent
+// use. Errors should wrap the sentinels in errors.go (ErrNotFound, …) so the
+// frontends can map them to protocol status codes in one place.
+type Store interface {
+	// Stat describes the file or directory at name.
+	Stat(ctx context.Context, name string) (FileInfo, error)
+	// Open opens an existing file for ranged reads.
+	Open(ctx context.Context, name string) (File, error)
+	// List returns the entries of the directory at name, sorted by name.
+	List(ctx context.Context, name string) ([]FileInfo, error)
+	// Create opens a file for writing as opts describes.
+	Create(ctx context.Context, name string, opts CreateOptions) (WritableFile, error)
+	// Checksum returns the hex digest of the whole file with algorithm algo
+	// ("adler32", "crc32c"); ErrUnsupported for an unknown algorithm.
+	Checksum(ctx context.Context, name, algo string) (string, error)
+	// Locate says which servers hold name. A plain disk store answers with
+	// itself (an empty Endpoint meaning "here").
+	Locate(ctx context.Context, name string) ([]Location, error)
+}
+
+// Namespace is implemented by stores that can change the namespace.
+// Frontends find it by type assertion and answer ErrUnsupported otherwise.
+type Namespace interface {
+	Mkdir(ctx context.Context, name string, perm fs.FileMode, parents bool) error
+	Remove(ctx context.Context, name string) error // a file
+	Rmdir(ctx context.Context, name string) error  // an empty directory
+	Rename(ctx context.Context, from, to string) error
+	Chmod(ctx context.Context, name string, perm fs.FileMode) error
+}
+
+// SpaceReporter is implemented by stores that know their capacity.
+type SpaceReporter interface {
+	Space(ctx context.Context, name string) (Space, error)
+}
+
+// FileInfo describes one file or directory.
+type FileInfo struct {
+	Name    string      // base name ("" for the namespace root)
+	Size    int64       // bytes; 0 or the OS's value for directories
+	Mode    fs.FileMode // type bits and permissions
+	ModTime time.Time
+	ID      uint64 // stable identity (inode and device mixed), 0 if unknown
+	// Writable reports whether the file may be modified through this store
+	// (false on read-only exports).
+	Writable bool
+}
+
+// IsDir reports whether the entry is a directory.
+func (fi FileInfo) IsDir() bool { return fi.Mode.IsDir() }
+
+// File is an open file for ranged reads. ReadAt may be called concurrently,
+// as io.ReaderAt allows; it returns io.EOF at or past the end like os.File.
+type File interface {
+	io.ReaderAt
+	Stat() (FileInfo, error)
+	Close() error
+}
+
+// WritableFile is a file opened by Create. ReadAt and WriteAt may be called
+// concurrently on distinct ranges.
+type WritableFile interface {
+	File
+	io.WriterAt
+	Truncate(size int64) error
+	Sync() error
+}
+
+// CreateOptions says how Create treats an existing file and missing parents.
+type CreateOptions struct {
+	Perm fs.FileMode // permissions of a new file (0 means 0644)
+	// Exclusive fails with ErrExist if the file exists (kXR_new, PUT with
+	// If-None-Match: *).
+	Exclusive bool
+	// Truncate empties an existing file (kXR_delete, an HTTP PUT).
+	Truncate bool
+	// Update opens an existing file for update without truncating
+	// (kXR_open_updt); it fails with ErrNotFound if the file does not exist.
+	Update bool
+	// MkParents creates missing parent directories (kXR_mkpath).
+	MkParents bool
+}
+
+// Location is one place holding a file, as answered by Locate.
+type Location struct {
+	// Endpoint is "host:port" of the server holding the file; empty means
+	// the answering server itself.
+	Endpoint string
+	// Manager is true when the endpoint is a director that will redirect
+	// further rather than a server holding the data.
+	Manager  bool
+	Writable bool
+}
+
+// Space is the capacity of the storage behind a path.
+type Space struct {
+	Total, Free int64 // bytes
+	// LargestFree is the free space of the pool a new file would go to.
+	LargestFree int64
+	Files       int64 // inodes in use, if known
+	FreeFiles   int64 // inodes free, if known
+}
+
+// SendFiler is implemented by files backed by an OS file descriptor, so a
+// frontend can move bytes to a socket with sendfile(2) instead of copying
+// through user space. Fd must stay valid until Close.
+type SendFiler interface {
+	Fd() uintptr
+}
