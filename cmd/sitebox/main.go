@@ -1,0 +1,31 @@
+// Command sitebox is a Tier-3 "site in a box": origin, cache, director and
+// job router behind one binary and one config file.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	root := newRootCmd()
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "sitebox:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "sitebox",
+		Short:         "A Tier-3 site in a box: data federation over root:// and https://",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	addServeCommand(root)
+	addConfigCommands(root)
+	addTransferCommands(root)
+	return root
+}
