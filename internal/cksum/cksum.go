@@ -1,0 +1,76 @@
+// Package cksum computes whole-file checksums in the forms XRootD and
+// HTTP Digest clients expect, and keeps them with the file so each is
+// computed once per version of the file.
+package cksum
+
+import (
+	"fmt"
+	"hash"
+	"hash/adler32"
+	"hash/crc32"
+	"io"
+	"strings"
+)
+
+// Supported algorithm names, as clients spell them (xrdcp --cksum
+// adler32:source, Want-Digest: crc32c).
+const (
+	Adler32 = "adler32"
+	CRC32C  = "crc32c"
+)
+
+// Default is the algorithm used when a client names none, as in XRootD.
+const Default = Adler32
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrUnknownAlgorithm is returned for algorithms sitebox does not compute.
+var ErrUnknownAlgorithm = fmt.Errorf("unknown checksum algorithm (supported: %s, %s)", Adler32, CRC32C)
+
+// Normalize returns the canonical lower-case name of algo, or an error
+// wrapping ErrUnknownAlgorithm.
+func Normalize(algo string) (string, error) {
+	switch a := strings.ToLower(strings.TrimSpace(algo)); a {
+	case Adler32, CRC32C:
+		return a, nil
+	case "":
+		return Default, nil
+	default:
+		return "", fmt.Errorf("%q: %w", algo, ErrUnknownAlgorithm)
+	}
+}
+
+// New returns a fresh hash for a canonical algorithm name.
+func New(algo string) (hash.Hash32, error) {
+	switch algo {
+	case Adler32:
+		return adler32.New(), nil
+	case CRC32C:
+		return crc32.New(castagnoli), nil
+	}
+	return nil, fmt.Errorf("%q: %w", algo, ErrUnknownAlgorithm)
+}
+
+// Format renders a 32-bit sum the way XRootD prints it: 8 lower-case hex
+// digits, zero padded.
+func Format(sum uint32) string { return fmt.Sprintf("%08x", sum) }
+
+// Compute reads r to the end and returns the formatted checksum.
+func Compute(r io.Reader, algo string) (string, error) {
+	h, err := New(algo)
+	if err != nil {
+		return "", err
+	}
+	buf := make([]byte, 1<<20)
+	if _, err := io.CopyBuffer(h, r, buf); err != nil {
+		return "", fmt.Errorf("checksum %s: %w", algo, err)
+	}
+	return Format(h.Sum32()), nil
+}
+
+// CRC32COf returns the Castagnoli CRC of b, as used per page by pgread and
+// pgwrite and per block by the cache.
+func CRC32COf(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// UpdateCRC32C continues a Castagnoli CRC over b.
+func UpdateCRC32C(crc uint32, b []byte) uint32 { return crc32.Update(crc, castagnoli, b) }

@@ -1,0 +1,162 @@
+// Package origin exports POSIX storage: namespace prefixes mapped onto one or
+// more storage pools (directories, usually on different disks). New files go
+// to the pool with the most free space, reads find a file on whichever pool
+// holds it, and listings merge the pools.
+//
+// Every filesystem access goes through an os.Root per pool, so no spelling
+// of a path — "..", absolute or escaping symlinks — reaches outside a pool.
+package origin
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+
+	"sitebox/internal/cksum"
+	"sitebox/internal/store"
+)
+
+// Export maps a namespace prefix onto storage pools.
+type Export struct {
+	Prefix   string   // namespace path, e.g. "/store/user"
+	Pools    []string // directories on disk; at least one
+	ReadOnly bool     // refuse every change under Prefix
+}
+
+// Config lists the exports. Prefixes must be distinct; a longer prefix
+// takes precedence inside a shorter one ("/store/user" inside "/store").
+type Config struct {
+	Exports []Export
+}
+
+// Validate reports the first problem in c without touching the disk.
+func (c Config) Validate() error {
+	if len(c.Exports) == 0 {
+		return errors.New("origin: no exports configured")
+	}
+	seen := map[string]bool{}
+	for _, e := range c.Exports {
+		p, err := store.CleanPath(e.Prefix)
+		if err != nil || p != e.Prefix {
+			return fmt.Errorf("origin: export prefix %q must be a clean absolute path", e.Prefix)
+		}
+		if seen[p] {
+			return fmt.Errorf("origin: export prefix %q listed twice", p)
+		}
+		seen[p] = true
+		if len(e.Pools) == 0 {
+			return fmt.Errorf("origin: export %q has no storage pools", p)
+		}
+		for _, d := range e.Pools {
+			if !strings.HasPrefix(d, "/") {
+				return fmt.Errorf("origin: pool %q of export %q must be an absolute directory", d, p)
+			}
+		}
+	}
+	return nil
+}
+
+// Origin implements store.Store, store.Namespace and store.SpaceReporter
+// over the configured exports. Safe for concurrent use.
+type Origin struct {
+	exports []*export // longest prefix first
+	sums    cksum.Keeper
+	log     *slog.Logger
+}
+
+type export struct {
+	prefix   string
+	pools    []*pool
+	readOnly bool
+}
+
+type pool struct {
+	dir  string
+	root *os.Root
+}
+
+var (
+	_ store.Store         = (*Origin)(nil)
+	_ store.Namespace     = (*Origin)(nil)
+	_ store.SpaceReporter = (*Origin)(nil)
+)
+
+// New opens every pool directory. A missing pool is an error: silently
+// serving a namespace with a pool absent would hide its files.
+func New(cfg Config, log *slog.Logger) (*Origin, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	o := &Origin{log: log.With("component", "origin")}
+	for _, e := range cfg.Exports {
+		ex := &export{prefix: e.Prefix, readOnly: e.ReadOnly}
+		for _, dir := range e.Pools {
+			root, err := os.OpenRoot(dir)
+			if err != nil {
+				o.Close()
+				return nil, fmt.Errorf("origin: export %s: open pool: %w", e.Prefix, err)
+			}
+			ex.pools = append(ex.pools, &pool{dir: dir, root: root})
+		}
+		o.exports = append(o.exports, ex)
+	}
+	sort.SliceStable(o.exports, func(i, j int) bool { return len(o.exports[i].prefix) > len(o.exports[j].prefix) })
+	for _, ex := range o.exports {
+		o.log.Info("export", "prefix", ex.prefix, "pools", len(ex.pools), "read_only", ex.readOnly)
+	}
+	return o, nil
+}
+
+// Close releases the pool directory handles.
+func (o *Origin) Close() error {
+	for _, ex := range o.exports {
+		for _, p := range ex.pools {
+			if p.root != nil {
+				p.root.Close()
+			}
+		}
+	}
+	return nil
+}
+
+// resolve finds the export serving the clean namespace path name and the
+// path relative to its pools ("." for the export's top).
+func (o *Origin) resolve(name string) (*export, string, bool) {
+	for _, ex := range o.exports {
+		if store.HasPrefix(name, ex.prefix) {
+			rel := strings.TrimPrefix(strings.TrimPrefix(name, ex.prefix), "/")
+			if rel == "" {
+				rel = "."
+			}
+			return ex, rel, true
+		}
+	}
+	return nil, "", false
+}
+
+// virtualChildren returns the next path elements of export prefixes below
+// name, so that "/" and "/store" list and stat as directories when only
+// "/store/user" is exported.
+func (o *Origin) virtualChildren(name string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, ex := range o.exports {
+		if ex.prefix == name || !store.HasPrefix(ex.prefix, name) {
+			continue
+		}
+		rest := strings.TrimPrefix(strings.TrimPrefix(ex.prefix, name), "/")
+		child, _, _ := strings.Cut(rest, "/")
+		if !seen[child] {
+			seen[child] = true
+			out = append(out, child)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
