@@ -1,0 +1,82 @@
+// Package config is sitebox's single TOML configuration file: its types,
+// defaults and validation. Validation names every problem with the line it
+// is on, so an operator can fix a file in one pass.
+package config
+
+// Config is the whole file. The zero value plus Defaults is a box that
+// serves nothing; at least one role must be configured to serve.
+type Config struct {
+	Server  Server   `toml:"server"`
+	Root    Root     `toml:"root"`
+	HTTPS   HTTPS    `toml:"https"`
+	Exports []Export `toml:"export"`
+}
+
+// Server holds settings shared by every role.
+type Server struct {
+	// Name identifies the box in logs and to directors (default: hostname).
+	Name string `toml:"name"`
+	// Site is the site the box belongs to, e.g. "UNIGE".
+	Site string `toml:"site"`
+	// StateDir keeps generated certificates and other state
+	// (default /var/lib/sitebox, or ./sitebox-state when not root).
+	StateDir string `toml:"state_dir"`
+	// LogFormat is "text" (default) or "json".
+	LogFormat string `toml:"log_format"`
+	// LogLevel is "debug", "info" (default), "warn" or "error".
+	LogLevel string `toml:"log_level"`
+}
+
+// Root configures the root:// (XRootD protocol) frontend.
+type Root struct {
+	// Addr is the listen address (default ":1094"); "off" disables it.
+	Addr string `toml:"addr"`
+}
+
+// HTTPS configures the https:// (WebDAV) frontend.
+type HTTPS struct {
+	// Addr is the listen address (default ":8443"); "off" disables it.
+	Addr string `toml:"addr"`
+	// Cert and Key are PEM files. When both are empty a self-signed
+	// certificate is generated on first start and kept in StateDir.
+	Cert string `toml:"cert"`
+	Key  string `toml:"key"`
+	// PlainHTTP serves http:// without TLS; only for tests and for boxes
+	// behind a TLS-terminating proxy.
+	PlainHTTP bool `toml:"plain_http"`
+}
+
+// Export maps a namespace prefix onto storage pools (the origin role).
+type Export struct {
+	Prefix   string   `toml:"prefix"`
+	Pools    []string `toml:"pools"`
+	ReadOnly bool     `toml:"read_only"`
+}
+
+// Off is the address value that disables a listener.
+const Off = "off"
+
+// ApplyDefaults fills unset fields with their documented defaults.
+func (c *Config) ApplyDefaults(hostname string, isRoot bool) {
+	if c.Server.Name == "" {
+		c.Server.Name = hostname
+	}
+	if c.Server.StateDir == "" {
+		c.Server.StateDir = "./sitebox-state"
+		if isRoot {
+			c.Server.StateDir = "/var/lib/sitebox"
+		}
+	}
+	if c.Server.LogFormat == "" {
+		c.Server.LogFormat = "text"
+	}
+	if c.Server.LogLevel == "" {
+		c.Server.LogLevel = "info"
+	}
+	if c.Root.Addr == "" {
+		c.Root.Addr = ":1094"
+	}
+	if c.HTTPS.Addr == "" {
+		c.HTTPS.Addr = ":8443"
+	}
+}

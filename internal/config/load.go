@@ -1,0 +1,180 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	toml "github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+// Problem is one thing wrong with a config file.
+type Problem struct {
+	Line int    // 1-based; 0 when the problem has no single place
+	Key  string // e.g. "https.cert", "export[2].pools"
+	Msg  string
+}
+
+func (p Problem) String() string {
+	loc := ""
+	if p.Line > 0 {
+		loc = "line " + strconv.Itoa(p.Line) + ": "
+	}
+	if p.Key != "" {
+		return loc + p.Key + ": " + p.Msg
+	}
+	return loc + p.Msg
+}
+
+// Problems is every problem found in one file; it is an error.
+type Problems struct {
+	File string
+	List []Problem
+}
+
+func (ps *Problems) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d problem(s)", ps.File, len(ps.List))
+	for _, p := range ps.List {
+		b.WriteString("\n  " + p.String())
+	}
+	return b.String()
+}
+
+// Load reads, decodes and validates a config file. Defaults are not applied.
+// On failure the error is a *Problems listing everything found.
+func Load(path string) (*Config, *Positions, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and validates config text; name is used in messages.
+func Parse(name string, data []byte) (*Config, *Positions, error) {
+	probs := &Problems{File: name}
+	pos, perr := positions(data)
+	if perr != nil {
+		probs.List = append(probs.List, *perr)
+		return nil, nil, probs
+	}
+	var cfg Config
+	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		var strict *toml.StrictMissingError
+		var de *toml.DecodeError
+		switch {
+		case errors.As(err, &strict):
+			for _, e := range strict.Errors {
+				row, _ := e.Position()
+				probs.List = append(probs.List, Problem{Line: row, Key: strings.Join(e.Key(), "."), Msg: "unknown setting"})
+			}
+			// The known settings decode all the same: check them too, so
+			// one pass names every problem.
+			if err := toml.Unmarshal(data, &cfg); err != nil {
+				return nil, nil, probs
+			}
+		case errors.As(err, &de):
+			row, _ := de.Position()
+			probs.List = append(probs.List, Problem{Line: row, Key: strings.Join(de.Key(), "."), Msg: de.Error()})
+			return nil, nil, probs
+		default:
+			probs.List = append(probs.List, Problem{Msg: err.Error()})
+			return nil, nil, probs
+		}
+	}
+	for _, p := range cfg.Validate() {
+		if p.Line == 0 {
+			p.Line = pos.Line(p.Key)
+		}
+		probs.List = append(probs.List, p)
+	}
+	if len(probs.List) > 0 {
+		return &cfg, pos, probs
+	}
+	return &cfg, pos, nil
+}
+
+// Positions maps key paths ("root.addr", "export[2].pools") to the line
+// where they are set, so semantic problems can be reported in place.
+type Positions struct{ lines map[string]int }
+
+// Line returns the line of key, of its closest enclosing table, or 0.
+func (p *Positions) Line(key string) int {
+	if p == nil {
+		return 0
+	}
+	for key != "" {
+		if l, ok := p.lines[key]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(key, ".[")
+		if i < 0 {
+			break
+		}
+		key = key[:i]
+	}
+	return 0
+}
+
+func positions(data []byte) (*Positions, *Problem) {
+	pos := &Positions{lines: map[string]int{}}
+	var p unstable.Parser
+	p.Reset(data)
+	counts := map[string]int{}
+	table := ""
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			name := joinKey(e.Key())
+			if e.Kind == unstable.ArrayTable {
+				counts[name]++
+				name = fmt.Sprintf("%s[%d]", name, counts[name])
+			}
+			table = name
+			pos.lines[table] = lineOf(&p, e)
+		case unstable.KeyValue:
+			k := joinKey(e.Key())
+			if table != "" {
+				k = table + "." + k
+			}
+			pos.lines[k] = lineOf(&p, e.Value())
+		}
+	}
+	if err := p.Error(); err != nil {
+		var pe *unstable.ParserError
+		line := 0
+		if errors.As(err, &pe) {
+			line = p.Shape(p.Range(pe.Highlight)).Start.Line
+		}
+		return nil, &Problem{Line: line, Msg: "syntax error: " + err.Error()}
+	}
+	return pos, nil
+}
+
+func joinKey(it unstable.Iterator) string {
+	var parts []string
+	for it.Next() {
+		parts = append(parts, string(it.Node().Data))
+	}
+	return strings.Join(parts, ".")
+}
+
+func lineOf(p *unstable.Parser, n *unstable.Node) int {
+	if n == nil {
+		return 0
+	}
+	if n.Raw.Length == 0 {
+		if c := n.Child(); c != nil {
+			return lineOf(p, c)
+		}
+		return 0
+	}
+	return p.Shape(n.Raw).Start.Line
+}
