@@ -1,7 +1,168 @@
+//go:build sitebox_wip
+
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
 
-func addServeCommand(root *cobra.Command) {}
+	"github.com/spf13/cobra"
 
-func addConfigCommands(root *cobra.Command) {}
+	"sitebox/internal/box"
+	"sitebox/internal/config"
+)
+
+// serveFlags are the quick-use flags; each overrides the config file.
+type serveFlags struct {
+	configFile string
+	exports    []string
+	rootAddr   string
+	httpsAddr  string
+	plainHTTP  bool
+	stateDir   string
+	name       string
+	logFormat  string
+	logLevel   string
+}
+
+func addServeCommand(root *cobra.Command) {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the box: serve the configured roles over root:// and https://",
+		Example: `  sitebox serve --config /etc/sitebox/site.toml
+  sitebox serve --export /store=/data/pool1,/data/pool2 --export /pub=/data/pub:ro \
+      --root-addr 127.0.0.1:1094 --https-addr 127.0.0.1:8443`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := f.load(cmd)
+			if err != nil {
+				return err
+			}
+			log := newLogger(cfg.Server.LogFormat, cfg.Server.LogLevel)
+			b, err := box.New(cfg, log)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return b.Run(ctx)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.configFile, "config", "c", "", "config file (TOML)")
+	fl.StringArrayVar(&f.exports, "export", nil, "export PREFIX=DIR[,DIR...][:ro] (repeatable); replaces the file's exports")
+	fl.StringVar(&f.rootAddr, "root-addr", "", `root:// listen address (default ":1094"; "off" disables)`)
+	fl.StringVar(&f.httpsAddr, "https-addr", "", `https:// listen address (default ":8443"; "off" disables)`)
+	fl.BoolVar(&f.plainHTTP, "http", false, "serve plain HTTP instead of HTTPS")
+	fl.StringVar(&f.stateDir, "state-dir", "", "directory for generated certificates and state")
+	fl.StringVar(&f.name, "name", "", "server name (default: hostname)")
+	fl.StringVar(&f.logFormat, "log-format", "", "text or json")
+	fl.StringVar(&f.logLevel, "log-level", "", "debug, info, warn or error")
+	root.AddCommand(cmd)
+}
+
+// load reads the config file (if any), applies flags over it, then defaults,
+// and validates the result.
+func (f *serveFlags) load(cmd *cobra.Command) (*config.Config, error) {
+	cfg := &config.Config{}
+	if f.configFile != "" {
+		c, _, err := config.Load(f.configFile)
+		if err != nil {
+			return nil, err
+		}
+		cfg = c
+	}
+	if len(f.exports) > 0 {
+		cfg.Exports = nil
+		for _, s := range f.exports {
+			e, err := parseExportFlag(s)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Exports = append(cfg.Exports, e)
+		}
+	}
+	set := func(name string, dst *string, v string) {
+		if cmd.Flags().Changed(name) {
+			*dst = v
+		}
+	}
+	set("root-addr", &cfg.Root.Addr, f.rootAddr)
+	set("https-addr", &cfg.HTTPS.Addr, f.httpsAddr)
+	set("state-dir", &cfg.Server.StateDir, f.stateDir)
+	set("name", &cfg.Server.Name, f.name)
+	set("log-format", &cfg.Server.LogFormat, f.logFormat)
+	set("log-level", &cfg.Server.LogLevel, f.logLevel)
+	if cmd.Flags().Changed("http") {
+		cfg.HTTPS.PlainHTTP = f.plainHTTP
+	}
+	host, _ := os.Hostname()
+	cfg.ApplyDefaults(host, os.Geteuid() == 0)
+	if ps := cfg.Validate(); len(ps) > 0 {
+		name := f.configFile
+		if name == "" {
+			name = "flags"
+		}
+		return nil, &config.Problems{File: name, List: ps}
+	}
+	return cfg, nil
+}
+
+// parseExportFlag reads PREFIX=DIR[,DIR...][:ro].
+func parseExportFlag(s string) (config.Export, error) {
+	prefix, dirs, ok := strings.Cut(s, "=")
+	if !ok || prefix == "" || dirs == "" {
+		return config.Export{}, fmt.Errorf("--export %q: want PREFIX=DIR[,DIR...][:ro], e.g. /store=/data/pool1", s)
+	}
+	e := config.Export{Prefix: prefix}
+	if d, found := strings.CutSuffix(dirs, ":ro"); found {
+		dirs, e.ReadOnly = d, true
+	}
+	for _, d := range strings.Split(dirs, ",") {
+		if d == "" {
+			return config.Export{}, fmt.Errorf("--export %q: empty pool directory", s)
+		}
+		e.Pools = append(e.Pools, d)
+	}
+	return e, nil
+}
+
+func newLogger(format, level string) *slog.Logger {
+	var lv slog.Level
+	_ = lv.UnmarshalText([]byte(level))
+	opts := &slog.HandlerOptions{Level: lv}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+func addConfigCommands(root *cobra.Command) {
+	cfgCmd := &cobra.Command{Use: "config", Short: "Work with the config file"}
+	cfgCmd.AddCommand(&cobra.Command{
+		Use:   "check FILE",
+		Short: "Check a config file and name every problem with its line",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, _, err := config.Load(args[0])
+			var ps *config.Problems
+			if errors.As(err, &ps) {
+				fmt.Fprintln(cmd.OutOrStdout(), ps.Error())
+				return fmt.Errorf("%s is not valid", args[0])
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", args[0])
+			return nil
+		},
+	})
+	root.AddCommand(cfgCmd)
+}

@@ -1,0 +1,163 @@
+//go:build sitebox_wip
+
+// Package box assembles the roles a config asks for — today the origin
+// behind the root:// and https:// frontends — and runs them until the
+// context ends.
+package box
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"sitebox/internal/config"
+	"sitebox/internal/origin"
+	"sitebox/internal/store"
+	"sitebox/internal/tlsutil"
+	"sitebox/internal/webdav"
+	xrdserver "sitebox/internal/xrootd/server"
+)
+
+// Box is a running set of roles and listeners.
+type Box struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	store   store.Store
+	closers []func() error
+
+	rootLn  net.Listener
+	httpsLn net.Listener
+	root    *xrdserver.Server
+	https   *http.Server
+}
+
+// New builds the roles and binds the listeners, so that address problems
+// surface before Run and the bound addresses (port 0 resolved) are known.
+func New(cfg *config.Config, log *slog.Logger) (b *Box, err error) {
+	b = &Box{cfg: cfg, log: log}
+	defer func() {
+		if err != nil {
+			b.Close()
+		}
+	}()
+	exports := make([]origin.Export, 0, len(cfg.Exports))
+	for _, e := range cfg.Exports {
+		exports = append(exports, origin.Export{Prefix: e.Prefix, Pools: e.Pools, ReadOnly: e.ReadOnly})
+	}
+	o, err := origin.New(origin.Config{Exports: exports}, log)
+	if err != nil {
+		return nil, err
+	}
+	b.closers = append(b.closers, o.Close)
+	b.store = o
+
+	if cfg.Root.Addr != config.Off {
+		if b.rootLn, err = net.Listen("tcp", cfg.Root.Addr); err != nil {
+			return nil, fmt.Errorf("root:// listener: %w", err)
+		}
+		b.root = xrdserver.New(xrdserver.Config{ServerName: cfg.Server.Name}, b.store, log.With("component", "root"))
+	}
+	if cfg.HTTPS.Addr != config.Off {
+		if b.httpsLn, err = net.Listen("tcp", cfg.HTTPS.Addr); err != nil {
+			return nil, fmt.Errorf("https:// listener: %w", err)
+		}
+		h := webdav.New(webdav.Config{ServerName: cfg.Server.Name}, b.store, log.With("component", "https"))
+		b.https = &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		if !cfg.HTTPS.PlainHTTP {
+			hosts := []string{"localhost", "127.0.0.1", "::1"}
+			if hn, err := os.Hostname(); err == nil {
+				hosts = append(hosts, hn)
+			}
+			tc, err := tlsutil.LoadOrCreate(cfg.HTTPS.Cert, cfg.HTTPS.Key, filepath.Join(cfg.Server.StateDir, "tls"), hosts)
+			if err != nil {
+				return nil, fmt.Errorf("https:// certificate: %w", err)
+			}
+			b.https.TLSConfig = tc
+		}
+	}
+	return b, nil
+}
+
+// RootAddr is the bound root:// address, or nil when disabled.
+func (b *Box) RootAddr() net.Addr { return addrOf(b.rootLn) }
+
+// HTTPSAddr is the bound https:// address, or nil when disabled.
+func (b *Box) HTTPSAddr() net.Addr { return addrOf(b.httpsLn) }
+
+func addrOf(ln net.Listener) net.Addr {
+	if ln == nil {
+		return nil
+	}
+	return ln.Addr()
+}
+
+// Run serves until ctx ends, then shuts every listener down gracefully
+// (bounded by a grace period) and releases the roles.
+func (b *Box) Run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	if b.root != nil {
+		b.log.Info("serving root://", "addr", b.rootLn.Addr().String())
+		g.Go(func() error { return b.root.Serve(b.rootLn) })
+	}
+	if b.https != nil {
+		scheme := "https"
+		if b.https.TLSConfig == nil {
+			scheme = "http"
+		}
+		b.log.Info("serving "+scheme+"://", "addr", b.httpsLn.Addr().String())
+		g.Go(func() error {
+			var err error
+			if b.https.TLSConfig != nil {
+				err = b.https.ServeTLS(b.httpsLn, "", "")
+			} else {
+				err = b.https.Serve(b.httpsLn)
+			}
+			if errors.Is(err, http.ErrServerClosed) {
+				return nil
+			}
+			return err
+		})
+	}
+	g.Go(func() error {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var errs []error
+		if b.root != nil {
+			errs = append(errs, b.root.Shutdown(sctx))
+		}
+		if b.https != nil {
+			errs = append(errs, b.https.Shutdown(sctx))
+		}
+		return errors.Join(errs...)
+	})
+	err := g.Wait()
+	b.Close()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// Close releases listeners and roles; safe after a partial New.
+func (b *Box) Close() error {
+	for _, ln := range []net.Listener{b.rootLn, b.httpsLn} {
+		if ln != nil {
+			ln.Close()
+		}
+	}
+	var errs []error
+	for i := len(b.closers) - 1; i >= 0; i-- {
+		errs = append(errs, b.closers[i]())
+	}
+	b.closers = nil
+	return errors.Join(errs...)
+}
