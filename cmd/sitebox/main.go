@@ -27,5 +27,6 @@ func newRootCmd() *cobra.Command {
 	addServeCommand(root)
 	addConfigCommands(root)
 	addTransferCommands(root)
+	addBenchCommands(root)
 	return root
 }

@@ -1,0 +1,216 @@
+//go:build sitebox_wip
+
+// Package bench runs sitebox's built-in benchmarks: the same workload
+// against sitebox and against the real XRootD peer, side by side in one run,
+// so the ratio survives a small, noisy machine.
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"sitebox/internal/peers"
+)
+
+// OriginConfig describes the data-server benchmark.
+type OriginConfig struct {
+	Sitebox  string // path of the sitebox binary to serve with
+	WorkDir  string // scratch directory (the test file lives here)
+	FileSize int64  // bytes (default 1 GiB)
+	Clients  []int  // parallel xrdcp counts (default 1, 4, 16)
+	Rounds   int    // repetitions per point; the median is reported (default 3)
+	Out      io.Writer
+}
+
+// OriginResult is one measured point.
+type OriginResult struct {
+	Server  string // "sitebox" or "xrootd"
+	Clients int
+	MBps    float64 // aggregate, median over rounds
+	Runs    []float64
+	RSSMiB  float64 // server's peak resident memory over the whole run
+}
+
+// Origin reads the same file with N parallel xrdcp clients from a sitebox
+// origin and from a real xrootd data server on the same machine, servers
+// interleaved round by round so drifting machine load hits both alike. The
+// file is read from the page cache (it is read once before timing), so the
+// figures measure the servers, not the disk.
+func Origin(ctx context.Context, cfg OriginConfig) ([]OriginResult, error) {
+	if cfg.FileSize <= 0 {
+		cfg.FileSize = 1 << 30
+	}
+	if len(cfg.Clients) == 0 {
+		cfg.Clients = []int{1, 4, 16}
+	}
+	if cfg.Rounds <= 0 {
+		cfg.Rounds = 3
+	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
+	if _, err := exec.LookPath("xrdcp"); err != nil {
+		return nil, fmt.Errorf("bench origin needs xrdcp (Debian package xrootd-client): %w", err)
+	}
+	data := filepath.Join(cfg.WorkDir, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return nil, err
+	}
+	if err := makeFile(filepath.Join(data, "bench.dat"), cfg.FileSize); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(cfg.Out, "bench origin: %d MiB file, clients %v, %d rounds\n", cfg.FileSize>>20, cfg.Clients, cfg.Rounds)
+
+	xport, err := peers.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	xrd, err := peers.StartXrootd(ctx, peers.XrootdConfig{DataDir: data, Port: xport, Name: "benchorigin", WorkDir: filepath.Join(cfg.WorkDir, "xrootd")})
+	if err != nil {
+		return nil, fmt.Errorf("start xrootd: %w", err)
+	}
+	defer xrd.Stop()
+	sport, err := peers.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	sb, err := peers.StartSitebox(ctx, cfg.Sitebox, []int{sport}, "serve", "--export", "/="+data,
+		"--root-addr", "127.0.0.1:"+strconv.Itoa(sport), "--https-addr", "off", "--log-level", "warn",
+		"--state-dir", filepath.Join(cfg.WorkDir, "state"))
+	if err != nil {
+		return nil, fmt.Errorf("start sitebox: %w", err)
+	}
+	defer sb.Stop()
+
+	servers := []struct {
+		name string
+		port int
+		proc *peers.Process
+	}{{"sitebox", sport, sb}, {"xrootd", xport, xrd}}
+	url := func(port int) string { return fmt.Sprintf("root://127.0.0.1:%d//bench.dat", port) }
+	for _, s := range servers { // warm the page cache and check both serve
+		if _, err := copyN(ctx, url(s.port), 1); err != nil {
+			return nil, fmt.Errorf("%s: warm-up read failed: %w", s.name, err)
+		}
+	}
+
+	var results []OriginResult
+	for _, n := range cfg.Clients {
+		runs := map[string][]float64{}
+		for r := 0; r < cfg.Rounds; r++ {
+			order := servers
+			if r%2 == 1 { // alternate who goes first
+				order = []struct {
+					name string
+					port int
+					proc *peers.Process
+				}{servers[1], servers[0]}
+			}
+			for _, s := range order {
+				secs, err := copyN(ctx, url(s.port), n)
+				if err != nil {
+					return nil, fmt.Errorf("%s with %d clients: %w", s.name, n, err)
+				}
+				mbps := float64(cfg.FileSize) * float64(n) / secs / 1e6
+				runs[s.name] = append(runs[s.name], mbps)
+				fmt.Fprintf(cfg.Out, "  %-7s clients=%-2d round %d: %8.0f MB/s\n", s.name, n, r+1, mbps)
+			}
+		}
+		for _, s := range servers {
+			results = append(results, OriginResult{Server: s.name, Clients: n, MBps: median(runs[s.name]), Runs: runs[s.name]})
+		}
+	}
+	for i := range results {
+		for _, s := range servers {
+			if s.name == results[i].Server {
+				if rss, err := s.proc.PeakRSS(); err == nil {
+					results[i].RSSMiB = float64(rss) / (1 << 20)
+				}
+			}
+		}
+	}
+	return results, nil
+}
+
+// copyN runs n xrdcp copies of url to /dev/null at once and returns the wall
+// time of the slowest.
+func copyN(ctx context.Context, url string, n int) (float64, error) {
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.CommandContext(ctx, "xrdcp", "-f", "-s", url, "/dev/null")
+			cmd.Env = append(os.Environ(), "XRD_REQUESTTIMEOUT=60", "XRD_CONNECTIONRETRY=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs <- fmt.Errorf("xrdcp %s: %v: %s", url, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, err
+	}
+	return time.Since(start).Seconds(), nil
+}
+
+// makeFile writes size random bytes, reusing an existing file of that size.
+func makeFile(path string, size int64) error {
+	if fi, err := os.Stat(path); err == nil && fi.Size() == size {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.CopyN(f, rand.Reader, size); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// FormatOrigin renders results as a Markdown table with the sitebox/xrootd
+// ratio per concurrency.
+func FormatOrigin(rs []OriginResult) string {
+	by := map[int]map[string]OriginResult{}
+	var ns []int
+	for _, r := range rs {
+		if by[r.Clients] == nil {
+			by[r.Clients] = map[string]OriginResult{}
+			ns = append(ns, r.Clients)
+		}
+		by[r.Clients][r.Server] = r
+	}
+	out := "| clients | sitebox MB/s | xrootd MB/s | ratio | sitebox RSS MiB | xrootd RSS MiB |\n|---:|---:|---:|---:|---:|---:|\n"
+	for _, n := range ns {
+		s, x := by[n]["sitebox"], by[n]["xrootd"]
+		ratio := 0.0
+		if x.MBps > 0 {
+			ratio = s.MBps / x.MBps
+		}
+		out += fmt.Sprintf("| %d | %.0f | %.0f | %.2f× | %.0f | %.0f |\n", n, s.MBps, x.MBps, ratio, s.RSSMiB, x.RSSMiB)
+	}
+	return out
+}
