@@ -1,5 +1,3 @@
-//go:build sitebox_wip
-
 package main
 
 import (

@@ -1,5 +1,3 @@
-//go:build sitebox_wip
-
 // Package bench runs sitebox's built-in benchmarks: the same workload
 // against sitebox and against the real XRootD peer, side by side in one run,
 // so the ratio survives a small, noisy machine.

@@ -1,5 +1,3 @@
-//go:build sitebox_wip
-
 // Package box assembles the roles a config asks for — today the origin
 // behind the root:// and https:// frontends — and runs them until the
 // context ends.

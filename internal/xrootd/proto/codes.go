@@ -3,9 +3,9 @@
 // all integers travel in network byte order.
 package proto
 
-// ProtocolVersion is the protocol version sitebox speaks (5.0.0, the
-// TLS-capable protocol XRootD 5 clients expect).
-const ProtocolVersion = 0x00000500
+// ProtocolVersion is the protocol version sitebox speaks (5.1.1, as
+// XRootD 5.5 servers announce).
+const ProtocolVersion = 0x00000511
 
 // Request IDs (XRequestTypes).
 const (

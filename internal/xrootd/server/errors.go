@@ -1,0 +1,56 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+
+	"sitebox/internal/cksum"
+	"sitebox/internal/store"
+	"sitebox/internal/xrootd/proto"
+)
+
+// xrdError is an error with the kXR code to answer it with.
+type xrdError struct {
+	code int32
+	msg  string
+}
+
+func (e *xrdError) Error() string { return e.msg }
+
+func errorf(code int32, format string, args ...any) error {
+	return &xrdError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// toXrd is the one place store errors become protocol error codes.
+func toXrd(err error) (int32, string) {
+	var xe *xrdError
+	if errors.As(err, &xe) {
+		return xe.code, xe.msg
+	}
+	msg := err.Error()
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return proto.ErrNotFound, msg
+	case errors.Is(err, store.ErrReadOnly):
+		return proto.ErrFSReadOnly, msg
+	case errors.Is(err, store.ErrPermission):
+		return proto.ErrNotAuthorized, msg
+	case errors.Is(err, store.ErrIsDir):
+		return proto.ErrIsDirectory, msg
+	case errors.Is(err, store.ErrNotDir):
+		return proto.ErrNotFile, msg
+	case errors.Is(err, store.ErrExist):
+		return proto.ErrItExists, msg
+	case errors.Is(err, store.ErrNotEmpty):
+		return proto.ErrFSError, msg
+	case errors.Is(err, store.ErrNoSpace):
+		return proto.ErrNoSpace, msg
+	case errors.Is(err, cksum.ErrUnknownAlgorithm), errors.Is(err, store.ErrUnsupported):
+		return proto.ErrUnsupported, msg
+	case errors.Is(err, store.ErrInvalid):
+		return proto.ErrArgInvalid, msg
+	case errors.Is(err, store.ErrIO):
+		return proto.ErrIOError, msg
+	}
+	return proto.ErrServerError, msg
+}
