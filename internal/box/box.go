@@ -68,7 +68,7 @@ func New(cfg *config.Config, log *slog.Logger) (b *Box, err error) {
 			return nil, fmt.Errorf("https:// listener: %w", err)
 		}
 		h := webdav.New(webdav.Config{ServerName: cfg.Server.Name}, b.store, log.With("component", "https"))
-		b.https = &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		b.https = &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 		if !cfg.HTTPS.PlainHTTP {
 			hosts := []string{"localhost", "127.0.0.1", "::1"}
 			if hn, err := os.Hostname(); err == nil {

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what sitebox's demo and tests need on Debian 12, idempotently:
+# XRootD 5.5 (server, client, Python bindings), curl, a Python venv with
+# uproot, Go modules, and builds bin/sitebox. Fast when all is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+for pkg in xrootd-server xrootd-server-plugins xrootd-client python3-xrootd python3-venv curl; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
+done
+if ((${#need_apt[@]})); then
+  echo "setup: installing ${need_apt[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${need_apt[@]}"
+fi
+
+# Debian's XRootD 5.5 bindings live in the system Python; the venv sees them.
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import uproot, awkward, XRootD.client" 2>/dev/null; then
+  echo "setup: preparing .venv (uproot, awkward, numpy)"
+  /usr/bin/python3 -m venv --system-site-packages .venv
+  .venv/bin/pip install -q uproot awkward numpy fsspec-xrootd
+fi
+
+go mod download
+go build -o bin/sitebox ./cmd/sitebox
