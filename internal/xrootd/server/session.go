@@ -243,7 +243,7 @@ func (s *session) sendString(stream proto.StreamID, str string) error {
 func (s *session) sendError(stream proto.StreamID, code int32, msg string) error {
 	var c [4]byte
 	binary.BigEndian.PutUint32(c[:], uint32(code))
-	return s.sendFrame(stream, proto.StatusError, c[:], []byte(msg), []byte{0})
+	return s.sendFrame(stream, proto.StatusError, c[:], []byte(msg))
 }
 
 func trimNUL(b []byte) []byte {
