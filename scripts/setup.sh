@@ -17,10 +17,10 @@ if ((${#need_apt[@]})); then
 fi
 
 # Debian's XRootD 5.5 bindings live in the system Python; the venv sees them.
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import uproot, awkward, XRootD.client" 2>/dev/null; then
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import uproot, awkward, aiohttp, requests, XRootD.client" 2>/dev/null; then
   echo "setup: preparing .venv (uproot, awkward, numpy)"
   /usr/bin/python3 -m venv --system-site-packages .venv
-  .venv/bin/pip install -q uproot awkward numpy fsspec-xrootd
+  .venv/bin/pip install -q uproot awkward numpy fsspec-xrootd aiohttp requests
 fi
 
 go mod download
