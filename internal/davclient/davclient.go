@@ -1,0 +1,259 @@
+// Package davclient is a store.Store over https:// (WebDAV) servers: sitebox
+// itself, XrdHttp, dCache, EOS. Reads are HTTP range requests, listings
+// PROPFIND, writes a streamed PUT, checksums RFC 3230 Want-Digest.
+package davclient
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+
+	"sitebox/internal/cksum"
+	"sitebox/internal/store"
+)
+
+// Options configure the client.
+type Options struct {
+	// CAFile adds a PEM CA (e.g. a box's self-signed cert) to the system pool.
+	CAFile string
+	// Insecure skips certificate verification (tests, first contact).
+	Insecure bool
+}
+
+// FS talks to one server; base is "https://host:port". Safe for
+// concurrent use.
+type FS struct {
+	base   *url.URL
+	client *http.Client
+}
+
+var (
+	_ store.Store     = (*FS)(nil)
+	_ store.Namespace = (*FS)(nil)
+)
+
+// New returns a client for the server at base.
+func New(base string, opts Options) (*FS, error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("davclient: %q is not an http(s)://host:port URL", base)
+	}
+	tc := &tls.Config{InsecureSkipVerify: opts.Insecure}
+	if opts.CAFile != "" {
+		pem, err := os.ReadFile(opts.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("davclient: CA file: %w", err)
+		}
+		pool, _ := x509.SystemCertPool()
+		if pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("davclient: no certificate in %s", opts.CAFile)
+		}
+		tc.RootCAs = pool
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = tc
+	tr.MaxIdleConnsPerHost = 16
+	return &FS{base: &url.URL{Scheme: u.Scheme, Host: u.Host}, client: &http.Client{Transport: tr, Timeout: 0}}, nil
+}
+
+func (f *FS) url(name string) string {
+	u := *f.base
+	u.Path = name
+	return u.String()
+}
+
+// do sends a request and turns error statuses into store errors.
+func (f *FS) do(ctx context.Context, method, name string, body io.Reader, hdr map[string]string, ok ...int) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, f.url(name), body)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return nil, &store.PathError{Op: strings.ToLower(method), Path: name, Err: fmt.Errorf("%w: %v", store.ErrIO, err)}
+	}
+	for _, c := range ok {
+		if resp.StatusCode == c {
+			return resp, nil
+		}
+	}
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	resp.Body.Close()
+	return nil, &store.PathError{Op: strings.ToLower(method), Path: name, Err: statusErr(resp.StatusCode, strings.TrimSpace(string(msg)))}
+}
+
+func statusErr(code int, msg string) error {
+	var base error
+	switch code {
+	case 404:
+		base = store.ErrNotFound
+	case 401, 403:
+		base = store.ErrPermission
+	case 405, 409, 412:
+		base = store.ErrExist
+	case 400:
+		base = store.ErrInvalid
+	case 501:
+		base = store.ErrUnsupported
+	case 507:
+		base = store.ErrNoSpace
+	default:
+		base = store.ErrIO
+	}
+	return fmt.Errorf("%w (HTTP %d: %s)", base, code, msg)
+}
+
+type multistatus struct {
+	Responses []struct {
+		Href string `xml:"href"`
+		Prop struct {
+			Length       string `xml:"getcontentlength"`
+			LastModified string `xml:"getlastmodified"`
+			Type         struct {
+				Collection *struct{} `xml:"collection"`
+			} `xml:"resourcetype"`
+		} `xml:"propstat>prop"`
+	} `xml:"response"`
+}
+
+func (f *FS) propfind(ctx context.Context, name, depth string) ([]store.FileInfo, error) {
+	resp, err := f.do(ctx, "PROPFIND", name, nil, map[string]string{"Depth": depth}, 207)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var ms multistatus
+	if err := xml.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&ms); err != nil {
+		return nil, &store.PathError{Op: "propfind", Path: name, Err: fmt.Errorf("%w: bad multistatus: %v", store.ErrIO, err)}
+	}
+	var out []store.FileInfo
+	for _, r := range ms.Responses {
+		href, _ := url.PathUnescape(r.Href)
+		if u, err := url.Parse(href); err == nil && u.Path != "" {
+			href = u.Path
+		}
+		fi := store.FileInfo{Name: path.Base(strings.TrimRight(href, "/")), Mode: 0o644}
+		fi.Size, _ = strconv.ParseInt(r.Prop.Length, 10, 64)
+		fi.ModTime, _ = http.ParseTime(r.Prop.LastModified)
+		if r.Prop.Type.Collection != nil {
+			fi.Mode = fs.ModeDir | 0o755
+		}
+		out = append(out, fi)
+	}
+	return out, nil
+}
+
+// Stat uses PROPFIND with depth 0.
+func (f *FS) Stat(ctx context.Context, name string) (store.FileInfo, error) {
+	l, err := f.propfind(ctx, name, "0")
+	if err != nil {
+		return store.FileInfo{}, err
+	}
+	if len(l) == 0 {
+		return store.FileInfo{}, &store.PathError{Op: "stat", Path: name, Err: store.ErrIO}
+	}
+	return l[0], nil
+}
+
+// List uses PROPFIND with depth 1, leaving out the directory itself.
+func (f *FS) List(ctx context.Context, name string) ([]store.FileInfo, error) {
+	l, err := f.propfind(ctx, name, "1")
+	if err != nil || len(l) == 0 {
+		return nil, err
+	}
+	return l[1:], nil
+}
+
+// Checksum asks with Want-Digest on a HEAD request.
+func (f *FS) Checksum(ctx context.Context, name, algo string) (string, error) {
+	algo, err := cksum.Normalize(algo)
+	if err != nil {
+		return "", err
+	}
+	resp, err := f.do(ctx, http.MethodHead, name, nil, map[string]string{"Want-Digest": algo}, 200)
+	if err != nil {
+		return "", err
+	}
+	resp.Body.Close()
+	for _, d := range strings.Split(resp.Header.Get("Digest"), ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(d), "=")
+		if strings.EqualFold(k, algo) {
+			if n, err := strconv.ParseUint(v, 16, 32); err == nil {
+				return cksum.Format(uint32(n)), nil
+			}
+		}
+	}
+	return "", &store.PathError{Op: "checksum", Path: name, Err: fmt.Errorf("%w: server sent no %s digest", store.ErrUnsupported, algo)}
+}
+
+// Locate answers with the server itself.
+func (f *FS) Locate(ctx context.Context, name string) ([]store.Location, error) {
+	if _, err := f.Stat(ctx, name); err != nil {
+		return nil, err
+	}
+	return []store.Location{{Endpoint: f.base.Host}}, nil
+}
+
+// Mkdir uses MKCOL, one level at a time when parents are asked for.
+func (f *FS) Mkdir(ctx context.Context, name string, perm fs.FileMode, parents bool) error {
+	if parents {
+		if fi, err := f.Stat(ctx, name); err == nil && fi.IsDir() {
+			return nil
+		}
+		if parent := path.Dir(name); parent != "/" && parent != "." {
+			if err := f.Mkdir(ctx, parent, perm, true); err != nil {
+				return err
+			}
+		}
+	}
+	resp, err := f.do(ctx, "MKCOL", name, nil, nil, 201)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// Remove and Rmdir both use DELETE.
+func (f *FS) Remove(ctx context.Context, name string) error {
+	resp, err := f.do(ctx, http.MethodDelete, name, nil, nil, 200, 204)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// Rmdir deletes an empty directory.
+func (f *FS) Rmdir(ctx context.Context, name string) error { return f.Remove(ctx, name) }
+
+// Rename uses MOVE.
+func (f *FS) Rename(ctx context.Context, from, to string) error {
+	resp, err := f.do(ctx, "MOVE", from, nil, map[string]string{"Destination": f.url(to)}, 201, 204)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// Chmod is not part of WebDAV.
+func (f *FS) Chmod(ctx context.Context, name string, perm fs.FileMode) error {
+	return &store.PathError{Op: "chmod", Path: name, Err: store.ErrUnsupported}
+}

@@ -1,0 +1,68 @@
+// Package transfer copies files between local disk and any root:// or
+// https:// server through the store.Store interface, so the same code
+// serves `sitebox get/put/ls/stat/cksum` whatever the protocol.
+package transfer
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+
+	"sitebox/internal/davclient"
+	"sitebox/internal/store"
+	"sitebox/internal/xrootd/client"
+)
+
+// Options for reaching remote servers.
+type Options struct {
+	CAFile   string // extra CA for https:// (a box's self-signed cert)
+	Insecure bool   // skip https:// certificate checks
+}
+
+// Remote is a store reached through a URL plus the path within it.
+type Remote struct {
+	Store store.Store
+	Path  string
+	URL   string
+	io.Closer
+}
+
+// IsRemote reports whether s names a remote URL rather than a local path.
+func IsRemote(s string) bool {
+	return strings.HasPrefix(s, "root://") || strings.HasPrefix(s, "roots://") ||
+		strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
+}
+
+// Open parses a root:// or https:// URL and returns a client store for it.
+// For root:// the path follows the host (root://host:port//store/f); CGI
+// after "?" is dropped from the path.
+func Open(raw string, opts Options) (*Remote, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a URL: %w", raw, err)
+	}
+	p, err := store.CleanPath("/" + strings.TrimLeft(u.Path, "/"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", raw, err)
+	}
+	switch u.Scheme {
+	case "root":
+		host := u.Host
+		if u.Port() == "" {
+			host = net.JoinHostPort(u.Hostname(), "1094")
+		}
+		fs := client.NewFS(host)
+		return &Remote{Store: fs, Path: p, URL: raw, Closer: fs}, nil
+	case "roots":
+		return nil, fmt.Errorf("%s: roots:// (TLS) is not supported by the sitebox client yet; use root:// or https://", raw)
+	case "https", "http":
+		fs, err := davclient.New(u.Scheme+"://"+u.Host, davclient.Options{CAFile: opts.CAFile, Insecure: opts.Insecure})
+		if err != nil {
+			return nil, err
+		}
+		return &Remote{Store: fs, Path: p, URL: raw, Closer: io.NopCloser(nil)}, nil
+	}
+	return nil, fmt.Errorf("%q: unsupported scheme %q (use root:// or https://)", raw, u.Scheme)
+}

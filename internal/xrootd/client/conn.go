@@ -1,0 +1,256 @@
+// Package client is sitebox's XRootD protocol client: one multiplexed
+// connection per server (Conn), and FS, a store.Store over root:// URLs that
+// follows redirects and re-dials after a dropped connection.
+package client
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"sitebox/internal/xrootd/proto"
+)
+
+// maxResponse bounds one response frame from the server (a hostile or
+// broken server cannot make us allocate more).
+const maxResponse = 64 << 20
+
+// ErrClosed is returned for calls on a connection that has gone away.
+var ErrClosed = errors.New("xrootd: connection closed")
+
+// Conn is one logged-in connection. Many requests may be in flight at once;
+// each gets a stream id and a reply channel. Safe for concurrent use.
+type Conn struct {
+	addr string
+	nc   net.Conn
+
+	wmu sync.Mutex // serialises request frames
+
+	mu      sync.Mutex
+	pending map[proto.StreamID]*call
+	next    uint16
+	err     error // set once the reader stops
+	done    chan struct{}
+
+	// ServerFlags are the kXR_protocol response flags.
+	ServerFlags uint32
+}
+
+type call struct {
+	body  []byte // accumulated kXR_oksofar parts
+	reply chan reply
+}
+
+type reply struct {
+	status uint16
+	body   []byte
+	err    error
+}
+
+// Dial connects to addr ("host:port"), performs the handshake, kXR_protocol
+// and an anonymous kXR_login.
+func Dial(ctx context.Context, addr string) (*Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("xrootd: dial %s: %w", addr, err)
+	}
+	c := &Conn{addr: addr, nc: nc, pending: map[proto.StreamID]*call{}, done: make(chan struct{})}
+	if err := c.handshake(ctx); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("xrootd: %s: %w", addr, err)
+	}
+	go c.readLoop()
+	if err := c.login(ctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("xrootd: %s: login: %w", addr, err)
+	}
+	return c, nil
+}
+
+// handshake sends the client hello and kXR_protocol and reads both answers
+// synchronously, before the reader goroutine starts.
+func (c *Conn) handshake(ctx context.Context) error {
+	if dl, ok := ctx.Deadline(); ok {
+		c.nc.SetDeadline(dl)
+	} else {
+		c.nc.SetDeadline(time.Now().Add(30 * time.Second))
+	}
+	defer c.nc.SetDeadline(time.Time{})
+	var hello [proto.HandshakeLen]byte
+	binary.BigEndian.PutUint32(hello[12:], proto.HandshakeFourth)
+	binary.BigEndian.PutUint32(hello[16:], proto.HandshakeFifth)
+	var body [16]byte
+	binary.BigEndian.PutUint32(body[0:4], proto.ProtocolVersion)
+	req := proto.EncodeRequest(proto.StreamID{0, 1}, proto.ReqProtocol, body, nil)
+	if _, err := c.nc.Write(append(hello[:], req...)); err != nil {
+		return err
+	}
+	h, _, err := proto.ReadResponse(c.nc, 1024)
+	if err != nil {
+		return fmt.Errorf("handshake: %w", err)
+	}
+	if h.Status != proto.StatusOK {
+		return fmt.Errorf("handshake refused (status %d)", h.Status)
+	}
+	h, b, err := proto.ReadResponse(c.nc, 4096)
+	if err != nil {
+		return fmt.Errorf("protocol: %w", err)
+	}
+	if h.Status != proto.StatusOK || len(b) < 8 {
+		return fmt.Errorf("protocol request refused (status %d)", h.Status)
+	}
+	c.ServerFlags = binary.BigEndian.Uint32(b[4:8])
+	return nil
+}
+
+func (c *Conn) login(ctx context.Context) error {
+	var body [16]byte
+	binary.BigEndian.PutUint32(body[0:4], uint32(os.Getpid()))
+	user := os.Getenv("USER")
+	if user == "" {
+		user = "sitebox"
+	}
+	copy(body[4:12], user)
+	body[14] = proto.LoginVer005
+	_, err := c.Do(ctx, proto.ReqLogin, body, nil)
+	return err
+}
+
+// Addr is the server address this connection reaches.
+func (c *Conn) Addr() string { return c.addr }
+
+// Close ends the connection; pending calls fail with ErrClosed.
+func (c *Conn) Close() error {
+	err := c.nc.Close()
+	<-c.done
+	return err
+}
+
+// Err reports why the connection stopped, or nil while it works.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Do sends a request and waits for its complete answer (all kXR_oksofar
+// parts joined). kXR_error becomes an *Error; kXR_redirect a *Redirect;
+// kXR_wait is honoured by resending after the wait, bounded by ctx.
+func (c *Conn) Do(ctx context.Context, id uint16, body [16]byte, data []byte) ([]byte, error) {
+	for {
+		r, err := c.roundTrip(ctx, id, body, data)
+		if err != nil {
+			return nil, err
+		}
+		switch r.status {
+		case proto.StatusOK:
+			return r.body, nil
+		case proto.StatusError:
+			return nil, parseError(r.body)
+		case proto.StatusRedirect:
+			return nil, parseRedirect(r.body)
+		case proto.StatusWait:
+			secs := 1
+			if len(r.body) >= 4 {
+				secs = int(binary.BigEndian.Uint32(r.body[:4]))
+			}
+			select {
+			case <-time.After(time.Duration(min(max(secs, 1), 30)) * time.Second):
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		default:
+			return nil, fmt.Errorf("xrootd: unexpected response status %d to %s", r.status, proto.RequestName(id))
+		}
+	}
+}
+
+func (c *Conn) roundTrip(ctx context.Context, id uint16, body [16]byte, data []byte) (reply, error) {
+	cl := &call{reply: make(chan reply, 1)}
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return reply{}, err
+	}
+	var sid proto.StreamID
+	for {
+		c.next++
+		binary.BigEndian.PutUint16(sid[:], c.next)
+		if c.pending[sid] == nil && c.next != 0 {
+			break
+		}
+	}
+	c.pending[sid] = cl
+	c.mu.Unlock()
+
+	frame := proto.EncodeRequest(sid, id, body, data)
+	c.wmu.Lock()
+	c.nc.SetWriteDeadline(time.Now().Add(2 * time.Minute))
+	_, err := c.nc.Write(frame)
+	c.wmu.Unlock()
+	if err != nil {
+		c.fail(fmt.Errorf("%w: %v", ErrClosed, err))
+	}
+	select {
+	case r := <-cl.reply:
+		return r, r.err
+	case <-ctx.Done():
+		// The answer may still come; the reader drops it as unknown.
+		c.mu.Lock()
+		delete(c.pending, sid)
+		c.mu.Unlock()
+		return reply{}, ctx.Err()
+	}
+}
+
+// readLoop delivers each response frame to its call.
+func (c *Conn) readLoop() {
+	defer close(c.done)
+	for {
+		h, b, err := proto.ReadResponse(c.nc, maxResponse)
+		if err != nil {
+			c.fail(fmt.Errorf("%w: %s: %v", ErrClosed, c.addr, err))
+			return
+		}
+		c.mu.Lock()
+		cl := c.pending[h.Stream]
+		if cl == nil {
+			c.mu.Unlock()
+			continue // a call that gave up (ctx ended)
+		}
+		if h.Status == proto.StatusOKSoFar {
+			cl.body = append(cl.body, b...)
+			c.mu.Unlock()
+			continue
+		}
+		delete(c.pending, h.Stream)
+		c.mu.Unlock()
+		if h.Status == proto.StatusOK && len(cl.body) > 0 {
+			b = append(cl.body, b...)
+		}
+		cl.reply <- reply{status: h.Status, body: b}
+	}
+}
+
+// fail marks the connection broken and fails every pending call.
+func (c *Conn) fail(err error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	pending := c.pending
+	c.pending = map[proto.StreamID]*call{}
+	c.mu.Unlock()
+	c.nc.Close()
+	for _, cl := range pending {
+		cl.reply <- reply{err: err}
+	}
+}

@@ -1,0 +1,201 @@
+package client
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"io/fs"
+	"time"
+
+	"sitebox/internal/store"
+	"sitebox/internal/xrootd/proto"
+)
+
+// maxIO caps one read or write request; larger ones are split.
+const maxIO = 8 << 20
+
+// File is an open remote file. ReadAt and WriteAt may be called
+// concurrently: each is its own request on the shared connection.
+type File struct {
+	c    *Conn
+	h    [4]byte
+	name string
+	size int64 // at open, from kXR_retstat
+}
+
+var _ store.WritableFile = (*File)(nil)
+
+// Open opens name for reading.
+func (f *FS) Open(ctx context.Context, name string) (store.File, error) {
+	return f.open(ctx, name, proto.OpenRead, 0)
+}
+
+// Create opens name for writing as opts asks.
+func (f *FS) Create(ctx context.Context, name string, opts store.CreateOptions) (store.WritableFile, error) {
+	var o uint16
+	switch {
+	case opts.Truncate:
+		o = proto.OpenDelete
+	case opts.Exclusive:
+		o = proto.OpenNew
+	default:
+		o = proto.OpenUpdate
+	}
+	if opts.MkParents {
+		o |= proto.OpenMkpath
+	}
+	perm := opts.Perm.Perm()
+	if perm == 0 {
+		perm = 0o644
+	}
+	return f.open(ctx, name, o, uint16(perm))
+}
+
+func (f *FS) open(ctx context.Context, name string, opts, mode uint16) (*File, error) {
+	var body [16]byte
+	binary.BigEndian.PutUint16(body[0:2], mode)
+	binary.BigEndian.PutUint16(body[2:4], opts|proto.OpenRetstat)
+	resp, c, err := f.do(ctx, proto.ReqOpen, body, []byte(name))
+	if err != nil {
+		return nil, pathOp("open", name, err)
+	}
+	if len(resp) < 4 {
+		return nil, pathOp("open", name, io.ErrUnexpectedEOF)
+	}
+	file := &File{c: c, name: name}
+	copy(file.h[:], resp[:4])
+	if len(resp) > 12 {
+		if fi, err := parseStat(baseName(name), string(resp[12:])); err == nil {
+			file.size = fi.Size
+		}
+	}
+	return file, nil
+}
+
+// IOTimeout bounds each request on an open file, so a server that stops
+// answering fails the call instead of hanging it.
+var IOTimeout = 2 * time.Minute
+
+func (f *File) call(id uint16, body [16]byte, data []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), IOTimeout)
+	defer cancel()
+	return f.c.Do(ctx, id, body, data)
+}
+
+// Size is the file's size when it was opened.
+func (f *File) Size() int64 { return f.size }
+
+// ReadAt reads len(p) bytes at off; fewer at the end of the file, with
+// io.EOF, like os.File.
+func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	for n < len(p) {
+		want := min(len(p)-n, maxIO)
+		var body [16]byte
+		copy(body[0:4], f.h[:])
+		binary.BigEndian.PutUint64(body[4:12], uint64(off+int64(n)))
+		binary.BigEndian.PutUint32(body[12:16], uint32(want))
+		resp, err := f.call(proto.ReqRead, body, nil)
+		if err != nil {
+			return n, pathOp("read", f.name, err)
+		}
+		if len(resp) > want {
+			return n, pathOp("read", f.name, store.ErrIO)
+		}
+		n += copy(p[n:], resp)
+		if len(resp) < want {
+			return n, io.EOF
+		}
+	}
+	return n, nil
+}
+
+// WriteAt writes p at off.
+func (f *File) WriteAt(p []byte, off int64) (int, error) {
+	n := 0
+	for n < len(p) {
+		chunk := p[n:min(len(p), n+maxIO)]
+		var body [16]byte
+		copy(body[0:4], f.h[:])
+		binary.BigEndian.PutUint64(body[4:12], uint64(off+int64(n)))
+		if _, err := f.call(proto.ReqWrite, body, chunk); err != nil {
+			return n, pathOp("write", f.name, err)
+		}
+		n += len(chunk)
+	}
+	return n, nil
+}
+
+// Stat asks the server about the open file.
+func (f *File) Stat() (store.FileInfo, error) {
+	var body [16]byte
+	copy(body[12:16], f.h[:])
+	resp, err := f.call(proto.ReqStat, body, nil)
+	if err != nil {
+		return store.FileInfo{}, pathOp("stat", f.name, err)
+	}
+	return parseStat(baseName(f.name), string(resp))
+}
+
+func (f *File) handleOp(op string, id uint16, extra func(*[16]byte)) error {
+	var body [16]byte
+	copy(body[0:4], f.h[:])
+	if extra != nil {
+		extra(&body)
+	}
+	_, err := f.call(id, body, nil)
+	return pathOp(op, f.name, err)
+}
+
+// Sync asks the server to flush the file to disk.
+func (f *File) Sync() error { return f.handleOp("sync", proto.ReqSync, nil) }
+
+// Truncate sets the file's size.
+func (f *File) Truncate(size int64) error {
+	return f.handleOp("truncate", proto.ReqTruncate, func(b *[16]byte) { binary.BigEndian.PutUint64(b[4:12], uint64(size)) })
+}
+
+// Close closes the remote handle.
+func (f *File) Close() error { return f.handleOp("close", proto.ReqClose, nil) }
+
+func (f *FS) simple(ctx context.Context, op string, id uint16, body [16]byte, name string, data string) error {
+	_, _, err := f.do(ctx, id, body, []byte(data))
+	return pathOp(op, name, err)
+}
+
+// Mkdir creates a directory (and its parents if asked).
+func (f *FS) Mkdir(ctx context.Context, name string, perm fs.FileMode, parents bool) error {
+	var body [16]byte
+	if parents {
+		body[0] = proto.MkdirPath
+	}
+	if perm.Perm() == 0 {
+		perm = 0o755
+	}
+	binary.BigEndian.PutUint16(body[14:16], uint16(perm.Perm()))
+	return f.simple(ctx, "mkdir", proto.ReqMkdir, body, name, name)
+}
+
+// Remove deletes a file.
+func (f *FS) Remove(ctx context.Context, name string) error {
+	return f.simple(ctx, "rm", proto.ReqRm, [16]byte{}, name, name)
+}
+
+// Rmdir deletes an empty directory.
+func (f *FS) Rmdir(ctx context.Context, name string) error {
+	return f.simple(ctx, "rmdir", proto.ReqRmdir, [16]byte{}, name, name)
+}
+
+// Rename moves from to to on the server.
+func (f *FS) Rename(ctx context.Context, from, to string) error {
+	var body [16]byte
+	binary.BigEndian.PutUint16(body[14:16], uint16(len(from)))
+	return f.simple(ctx, "mv", proto.ReqMv, body, from, from+" "+to)
+}
+
+// Chmod changes permissions.
+func (f *FS) Chmod(ctx context.Context, name string, perm fs.FileMode) error {
+	var body [16]byte
+	binary.BigEndian.PutUint16(body[14:16], uint16(perm.Perm()))
+	return f.simple(ctx, "chmod", proto.ReqChmod, body, name, name)
+}
