@@ -73,6 +73,9 @@ func Get(ctx context.Context, r *Remote, dest string, progress *Progress) (int64
 		})
 	}
 	err = g.Wait()
+	if err == nil {
+		err = tmp.Chmod(0o644) // CreateTemp made it private
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
