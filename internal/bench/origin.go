@@ -89,14 +89,18 @@ func Origin(ctx context.Context, cfg OriginConfig) ([]OriginResult, error) {
 	}
 	defer sb.Stop()
 
-	servers := []struct {
-		name string
-		port int
-		proc *peers.Process
-	}{{"sitebox", sport, sb}, {"xrootd", xport, xrd}}
+	// Each setup is a server plus how xrdcp reads from it: its default
+	// (pgread with a CRC32C per page when the server offers it) and plain
+	// kXR_read (XRD_CPUSEPGWRTRD=0), so the table shows both paths.
+	setups := []setup{
+		{name: "sitebox", port: sport, proc: sb},
+		{name: "xrootd", port: xport, proc: xrd},
+		{name: "sitebox/read", port: sport, proc: sb, env: []string{"XRD_CPUSEPGWRTRD=0"}},
+		{name: "xrootd/read", port: xport, proc: xrd, env: []string{"XRD_CPUSEPGWRTRD=0"}},
+	}
 	url := func(port int) string { return fmt.Sprintf("root://127.0.0.1:%d//bench.dat", port) }
-	for _, s := range servers { // warm the page cache and check both serve
-		if _, err := copyN(ctx, url(s.port), 1); err != nil {
+	for _, s := range setups[:2] { // warm the page cache and check both serve
+		if _, err := copyN(ctx, url(s.port), 1, nil); err != nil {
 			return nil, fmt.Errorf("%s: warm-up read failed: %w", s.name, err)
 		}
 	}
@@ -105,30 +109,23 @@ func Origin(ctx context.Context, cfg OriginConfig) ([]OriginResult, error) {
 	for _, n := range cfg.Clients {
 		runs := map[string][]float64{}
 		for r := 0; r < cfg.Rounds; r++ {
-			order := servers
-			if r%2 == 1 { // alternate who goes first
-				order = []struct {
-					name string
-					port int
-					proc *peers.Process
-				}{servers[1], servers[0]}
-			}
-			for _, s := range order {
-				secs, err := copyN(ctx, url(s.port), n)
+			for i := range setups {
+				s := setups[(i+r)%len(setups)] // rotate who goes first
+				secs, err := copyN(ctx, url(s.port), n, s.env)
 				if err != nil {
 					return nil, fmt.Errorf("%s with %d clients: %w", s.name, n, err)
 				}
 				mbps := float64(cfg.FileSize) * float64(n) / secs / 1e6
 				runs[s.name] = append(runs[s.name], mbps)
-				fmt.Fprintf(cfg.Out, "  %-7s clients=%-2d round %d: %8.0f MB/s\n", s.name, n, r+1, mbps)
+				fmt.Fprintf(cfg.Out, "  %-12s clients=%-2d round %d: %8.0f MB/s\n", s.name, n, r+1, mbps)
 			}
 		}
-		for _, s := range servers {
+		for _, s := range setups {
 			results = append(results, OriginResult{Server: s.name, Clients: n, MBps: median(runs[s.name]), Runs: runs[s.name]})
 		}
 	}
 	for i := range results {
-		for _, s := range servers {
+		for _, s := range setups {
 			if s.name == results[i].Server {
 				if rss, err := s.proc.PeakRSS(); err == nil {
 					results[i].RSSMiB = float64(rss) / (1 << 20)
@@ -139,9 +136,16 @@ func Origin(ctx context.Context, cfg OriginConfig) ([]OriginResult, error) {
 	return results, nil
 }
 
+type setup struct {
+	name string
+	port int
+	proc *peers.Process
+	env  []string // extra client environment
+}
+
 // copyN runs n xrdcp copies of url to /dev/null at once and returns the wall
 // time of the slowest.
-func copyN(ctx context.Context, url string, n int) (float64, error) {
+func copyN(ctx context.Context, url string, n int, env []string) (float64, error) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -150,7 +154,7 @@ func copyN(ctx context.Context, url string, n int) (float64, error) {
 		go func() {
 			defer wg.Done()
 			cmd := exec.CommandContext(ctx, "xrdcp", "-f", "-s", url, "/dev/null")
-			cmd.Env = append(os.Environ(), "XRD_REQUESTTIMEOUT=60", "XRD_CONNECTIONRETRY=1")
+			cmd.Env = append(append(os.Environ(), "XRD_REQUESTTIMEOUT=60", "XRD_CONNECTIONRETRY=1"), env...)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				errs <- fmt.Errorf("xrdcp %s: %v: %s", url, err, out)
 			}
@@ -189,26 +193,38 @@ func median(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-// FormatOrigin renders results as a Markdown table with the sitebox/xrootd
-// ratio per concurrency.
+// FormatOrigin renders results as a Markdown table: sitebox against xrootd
+// per client count and read path, with the ratio.
 func FormatOrigin(rs []OriginResult) string {
-	by := map[int]map[string]OriginResult{}
+	get := func(server string, n int) OriginResult {
+		for _, r := range rs {
+			if r.Server == server && r.Clients == n {
+				return r
+			}
+		}
+		return OriginResult{}
+	}
 	var ns []int
 	for _, r := range rs {
-		if by[r.Clients] == nil {
-			by[r.Clients] = map[string]OriginResult{}
+		if r.Server == "sitebox" {
 			ns = append(ns, r.Clients)
 		}
-		by[r.Clients][r.Server] = r
 	}
-	out := "| clients | sitebox MB/s | xrootd MB/s | ratio | sitebox RSS MiB | xrootd RSS MiB |\n|---:|---:|---:|---:|---:|---:|\n"
+	if len(ns) == 0 {
+		return "no results\n"
+	}
+	out := "| clients | xrdcp read path | sitebox MB/s | xrootd MB/s | sitebox ÷ xrootd |\n|---:|---|---:|---:|---:|\n"
 	for _, n := range ns {
-		s, x := by[n]["sitebox"], by[n]["xrootd"]
-		ratio := 0.0
-		if x.MBps > 0 {
-			ratio = s.MBps / x.MBps
+		for _, path := range []struct{ label, suffix string }{{"default (pgread)", ""}, {"plain read", "/read"}} {
+			s, x := get("sitebox"+path.suffix, n), get("xrootd"+path.suffix, n)
+			ratio := 0.0
+			if x.MBps > 0 {
+				ratio = s.MBps / x.MBps
+			}
+			out += fmt.Sprintf("| %d | %s | %.0f | %.0f | %.2f× |\n", n, path.label, s.MBps, x.MBps, ratio)
 		}
-		out += fmt.Sprintf("| %d | %.0f | %.0f | %.2f× | %.0f | %.0f |\n", n, s.MBps, x.MBps, ratio, s.RSSMiB, x.RSSMiB)
 	}
+	s, x := get("sitebox", ns[len(ns)-1]), get("xrootd", ns[len(ns)-1])
+	out += fmt.Sprintf("\nPeak server RSS over the run: sitebox %.0f MiB, xrootd %.0f MiB.\n", s.RSSMiB, x.RSSMiB)
 	return out
 }
