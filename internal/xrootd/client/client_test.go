@@ -1,0 +1,147 @@
+package client
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"sitebox/internal/store"
+	"sitebox/internal/xrootd/proto"
+)
+
+func TestParseStat(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		size    int64
+		dir, ok bool
+	}{
+		{"123 4096 48 1700000000 1700000000 1700000000 0644 u g\x00", 4096, false, true},
+		{"1 0 19 1700000000", 0, true, true}, // readable|isDir|xset
+		{"garbage", 0, false, false},
+	} {
+		fi, err := parseStat("x", tc.in)
+		if (err == nil) != tc.ok || fi.Size != tc.size || fi.IsDir() != tc.dir {
+			t.Errorf("parseStat(%q) = %+v, %v", tc.in, fi, err)
+		}
+	}
+	l, err := parseDirlist(".\n0 0 0 0\na\n1 10 16 5\nb\n2 0 18 5\x00")
+	if err != nil || len(l) != 2 || l[0].Name != "a" || l[0].Size != 10 || !l[1].IsDir() {
+		t.Fatalf("parseDirlist = %+v, %v", l, err)
+	}
+}
+
+// fakeServer answers the handshake, protocol and login, then passes every
+// other request to answer.
+func fakeServer(t *testing.T, answer func(net.Conn, *proto.Request)) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				hs := make([]byte, 20)
+				if _, err := io.ReadFull(c, hs); err != nil {
+					return
+				}
+				resp := make([]byte, 16)
+				proto.PutResponseHeader(resp, proto.ResponseHeader{Dlen: 8})
+				c.Write(resp)
+				for {
+					req, err := proto.ReadRequest(c, 1<<20)
+					if err != nil {
+						return
+					}
+					switch req.ID {
+					case proto.ReqProtocol:
+						send(c, req.Stream, proto.StatusOK, make([]byte, 8))
+					case proto.ReqLogin:
+						send(c, req.Stream, proto.StatusOK, make([]byte, 16))
+					default:
+						answer(c, req)
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func send(c net.Conn, s proto.StreamID, status uint16, body []byte) {
+	b := make([]byte, 8+len(body))
+	proto.PutResponseHeader(b, proto.ResponseHeader{Stream: s, Status: status, Dlen: int32(len(body))})
+	copy(b[8:], body)
+	c.Write(b)
+}
+
+func TestRedirectLoopStops(t *testing.T) {
+	var addr string
+	addr = fakeServer(t, func(c net.Conn, req *proto.Request) {
+		host, port, _ := net.SplitHostPort(addr)
+		b := make([]byte, 4)
+		p := 0
+		for _, ch := range port {
+			p = p*10 + int(ch-'0')
+		}
+		binary.BigEndian.PutUint32(b, uint32(p))
+		send(c, req.Stream, proto.StatusRedirect, append(b, host...))
+	})
+	fs := NewFS(addr)
+	defer fs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := fs.Stat(ctx, "/x")
+	if err == nil || !strings.Contains(err.Error(), "redirected 16 times") {
+		t.Fatalf("Stat through a redirect loop: %v", err)
+	}
+}
+
+func TestErrorsMapToStoreSentinels(t *testing.T) {
+	addr := fakeServer(t, func(c net.Conn, req *proto.Request) {
+		b := make([]byte, 4)
+		binary.BigEndian.PutUint32(b, uint32(proto.ErrNotFound))
+		send(c, req.Stream, proto.StatusError, append(b, "no such file"...))
+	})
+	fs := NewFS(addr)
+	defer fs.Close()
+	_, err := fs.Stat(context.Background(), "/x")
+	if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// A server that drops the connection mid-request fails the call with an
+// error; the next call re-dials.
+func TestDroppedConnection(t *testing.T) {
+	calls := 0
+	addr := fakeServer(t, func(c net.Conn, req *proto.Request) {
+		calls++
+		if calls == 1 {
+			c.Close()
+			return
+		}
+		send(c, req.Stream, proto.StatusOK, []byte("1 5 16 0\x00"))
+	})
+	fs := NewFS(addr)
+	defer fs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := fs.Stat(ctx, "/x"); err == nil {
+		t.Fatal("stat on a dropped connection succeeded")
+	}
+	fi, err := fs.Stat(ctx, "/x")
+	if err != nil || fi.Size != 5 {
+		t.Fatalf("stat after re-dial: %+v, %v", fi, err)
+	}
+}
