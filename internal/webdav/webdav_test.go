@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"sitebox/internal/origin"
 )
@@ -140,7 +141,14 @@ func TestShortPutLeavesNothing(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "keep")); string(b) != "original" {
 		t.Fatalf("short PUT replaced the file: %q", b)
 	}
-	entries, _ := os.ReadDir(dir)
+	// The handler notices the broken body after the client gave up: wait.
+	var entries []os.DirEntry
+	for range 100 {
+		if entries, _ = os.ReadDir(dir); len(entries) == 1 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if len(entries) != 1 {
 		t.Fatalf("short PUT left files: %v", entries)
 	}
