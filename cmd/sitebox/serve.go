@@ -30,7 +30,12 @@ type serveFlags struct {
 }
 
 func addServeCommand(root *cobra.Command) {
-	var f serveFlags
+	cmd, _ := newServeCmd()
+	root.AddCommand(cmd)
+}
+
+func newServeCmd() (*cobra.Command, *serveFlags) {
+	f := &serveFlags{}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the box: serve the configured roles over root:// and https://",
@@ -63,7 +68,7 @@ func addServeCommand(root *cobra.Command) {
 	fl.StringVar(&f.name, "name", "", "server name (default: hostname)")
 	fl.StringVar(&f.logFormat, "log-format", "", "text or json")
 	fl.StringVar(&f.logLevel, "log-level", "", "debug, info, warn or error")
-	root.AddCommand(cmd)
+	return cmd, f
 }
 
 // load reads the config file (if any), applies flags over it, then defaults,

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestFlagsOverrideFile(t *testing.T) {
+	pool, other := t.TempDir(), t.TempDir()
+	cfgFile := filepath.Join(t.TempDir(), "site.toml")
+	os.WriteFile(cfgFile, []byte(`
+[root]
+addr = "127.0.0.1:1111"
+[https]
+addr = "127.0.0.1:2222"
+[[export]]
+prefix = "/store"
+pools = ["`+pool+`"]
+`), 0o644)
+	serve, fl := newServeCmd()
+	if err := serve.ParseFlags([]string{"--config", cfgFile, "--root-addr", "127.0.0.1:3333", "--export", "/data=" + pool + "," + other + ":ro", "--http"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := fl.load(serve)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Root.Addr != "127.0.0.1:3333" || cfg.HTTPS.Addr != "127.0.0.1:2222" || !cfg.HTTPS.PlainHTTP {
+		t.Errorf("addresses: root %q https %q plain %v", cfg.Root.Addr, cfg.HTTPS.Addr, cfg.HTTPS.PlainHTTP)
+	}
+	if len(cfg.Exports) != 1 || cfg.Exports[0].Prefix != "/data" || len(cfg.Exports[0].Pools) != 2 || !cfg.Exports[0].ReadOnly {
+		t.Errorf("exports from flags: %+v", cfg.Exports)
+	}
+}
+
+func TestConfigCheckNamesLines(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	os.WriteFile(bad, []byte("[root]\naddr = \"nonsense\"\n\n[[export]]\nprefix = \"/store\"\npools = [\"/no/such/pool\"]\n"), 0o644)
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs([]string{"config", "check", bad})
+	if err := root.Execute(); err == nil {
+		t.Fatal("config check accepted a bad file")
+	}
+	for _, want := range []string{"line 2: root.addr", "line 6: export[1].pools"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("config check output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestParseExportFlag(t *testing.T) {
+	for _, bad := range []string{"/store", "=/x", "/store=", "/store=/a,,/b"} {
+		if _, err := parseExportFlag(bad); err == nil {
+			t.Errorf("parseExportFlag(%q) accepted", bad)
+		}
+	}
+}
