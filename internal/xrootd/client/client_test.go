@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,10 +125,9 @@ func TestErrorsMapToStoreSentinels(t *testing.T) {
 // A server that drops the connection mid-request fails the call with an
 // error; the next call re-dials.
 func TestDroppedConnection(t *testing.T) {
-	calls := 0
+	var calls atomic.Int32
 	addr := fakeServer(t, func(c net.Conn, req *proto.Request) {
-		calls++
-		if calls == 1 {
+		if calls.Add(1) == 1 {
 			c.Close()
 			return
 		}

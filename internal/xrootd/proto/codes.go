@@ -226,8 +226,9 @@ const (
 	LoginAbleFullURL byte = 1
 )
 
-// pgread / pgwrite: data travels in 4 KiB pages, each followed (pgread) or
-// preceded by its CRC32C. See ServerResponseBody_Status.
+// pgread / pgwrite: data travels in 4 KiB pages, each preceded by its
+// CRC32C in both directions; the first page runs from the offset to the next
+// 4 KiB boundary. See ServerResponseBody_Status.
 const (
 	PgPageSize = 4096
 	PgUnitSize = PgPageSize + 4

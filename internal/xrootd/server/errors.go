@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -9,7 +10,8 @@ import (
 	"sitebox/internal/xrootd/proto"
 )
 
-// xrdError is an error with the kXR code to answer it with.
+// xrdError is an error that already knows its kXR code: protocol-level
+// problems found by the server itself.
 type xrdError struct {
 	code int32
 	msg  string
@@ -21,7 +23,8 @@ func errorf(code int32, format string, args ...any) error {
 	return &xrdError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-// toXrd is the one place store errors become protocol error codes.
+// toXrd is the one place errors become kXR error codes and messages. Store
+// errors carry namespace paths only, so their text can go to the client.
 func toXrd(err error) (int32, string) {
 	var xe *xrdError
 	if errors.As(err, &xe) {
@@ -37,20 +40,25 @@ func toXrd(err error) (int32, string) {
 		return proto.ErrNotAuthorized, msg
 	case errors.Is(err, store.ErrIsDir):
 		return proto.ErrIsDirectory, msg
-	case errors.Is(err, store.ErrNotDir):
-		return proto.ErrNotFile, msg
 	case errors.Is(err, store.ErrExist):
 		return proto.ErrItExists, msg
-	case errors.Is(err, store.ErrNotEmpty):
-		return proto.ErrFSError, msg
 	case errors.Is(err, store.ErrNoSpace):
 		return proto.ErrNoSpace, msg
 	case errors.Is(err, cksum.ErrUnknownAlgorithm), errors.Is(err, store.ErrUnsupported):
 		return proto.ErrUnsupported, msg
 	case errors.Is(err, store.ErrInvalid):
 		return proto.ErrArgInvalid, msg
+	case errors.Is(err, store.ErrNotDir), errors.Is(err, store.ErrNotEmpty):
+		return proto.ErrFSError, msg // ENOTDIR, ENOTEMPTY in XRootD's mapping
 	case errors.Is(err, store.ErrIO):
 		return proto.ErrIOError, msg
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return proto.ErrCancelled, msg
 	}
 	return proto.ErrServerError, msg
+}
+
+// errReadOnly is the answer to changes on a read-only server.
+func errReadOnly(op, path string) error {
+	return errorf(proto.ErrFSReadOnly, "%s %s: this server is read-only", op, path)
 }

@@ -1,27 +1,29 @@
 package server
 
 import (
-	"strings"
+	"bytes"
+	"fmt"
 
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
 
-// namespace returns the store's namespace operations, refusing changes on a
-// read-only server and on stores that cannot change the namespace.
+// namespace returns the store's Namespace, or why path cannot be changed.
 func (s *session) namespace(op, path string) (store.Namespace, error) {
-	if err := s.refuseIfReadOnly(op, path); err != nil {
-		return nil, err
+	if s.srv.cfg.ReadOnly {
+		return nil, errReadOnly(op, path)
 	}
 	ns, ok := s.srv.store.(store.Namespace)
 	if !ok {
-		return nil, &store.PathError{Op: op, Path: path, Err: store.ErrUnsupported}
+		return nil, fmt.Errorf("%s %s: %w", op, path, store.ErrUnsupported)
 	}
 	return ns, nil
 }
 
+// doMkdir creates a directory; kXR_mkdirpath creates missing parents and
+// accepts an existing directory, like mkdir -p.
 func (s *session) doMkdir(req *proto.Request) error {
-	path, _, err := pathArg(req.Data)
+	path, _, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
@@ -29,14 +31,19 @@ func (s *session) doMkdir(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := ns.Mkdir(s.ctx, path, modeArg(req.U16(14)), req.Body[0]&proto.MkdirPath != 0); err != nil {
+	perm := modeFromXrd(req.U16(14))
+	if perm == 0 {
+		perm = 0o755
+	}
+	if err := ns.Mkdir(s.ctx, path, perm, req.Body[0]&proto.MkdirPath != 0); err != nil {
 		return err
 	}
 	return s.sendOK(req.Stream, nil)
 }
 
+// doRm removes a file.
 func (s *session) doRm(req *proto.Request) error {
-	path, _, err := pathArg(req.Data)
+	path, _, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
@@ -50,8 +57,9 @@ func (s *session) doRm(req *proto.Request) error {
 	return s.sendOK(req.Stream, nil)
 }
 
+// doRmdir removes an empty directory.
 func (s *session) doRmdir(req *proto.Request) error {
-	path, _, err := pathArg(req.Data)
+	path, _, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
@@ -65,39 +73,49 @@ func (s *session) doRmdir(req *proto.Request) error {
 	return s.sendOK(req.Stream, nil)
 }
 
-// doMv renames: the payload is "source destination"; arg1len, when set,
-// gives the source's length so names may contain spaces.
+// doMv renames: the payload holds the two paths separated by a space, the
+// first arg1len bytes long (or, from old clients with arg1len 0, up to the
+// first space).
 func (s *session) doMv(req *proto.Request) error {
-	data := strings.TrimSuffix(string(req.Data), "\x00")
-	var src, dst string
-	if n := int(int16(req.U16(14))); n > 0 && n < len(data) {
-		src, dst = data[:n], strings.TrimPrefix(data[n:], " ")
+	data := req.Data
+	var from, to []byte
+	if n := int(int16(req.U16(14))); n != 0 {
+		if n < 0 || n >= len(data) || data[n] != ' ' {
+			return errorf(proto.ErrArgInvalid, "mv: invalid path specification (arg1len %d for %d bytes)", n, len(data))
+		}
+		from, to = data[:n], data[n+1:]
 	} else {
 		var ok bool
-		if src, dst, ok = strings.Cut(data, " "); !ok {
-			return errorf(proto.ErrArgMissing, "mv needs a source and a destination")
+		from, to, ok = bytes.Cut(data, []byte{' '})
+		if !ok {
+			return errorf(proto.ErrArgMissing, "mv: no new path given")
 		}
+		to = bytes.TrimLeft(to, " ")
 	}
-	from, _, err := pathArg([]byte(src))
+	if len(to) == 0 || len(to) == 1 && to[0] == 0 {
+		return errorf(proto.ErrArgMissing, "mv: no new path given")
+	}
+	src, _, err := argPath(from)
 	if err != nil {
 		return err
 	}
-	to, _, err := pathArg([]byte(dst))
+	dst, _, err := argPath(to)
 	if err != nil {
 		return err
 	}
-	ns, err := s.namespace("mv", from)
+	ns, err := s.namespace("mv", src)
 	if err != nil {
 		return err
 	}
-	if err := ns.Rename(s.ctx, from, to); err != nil {
+	if err := ns.Rename(s.ctx, src, dst); err != nil {
 		return err
 	}
 	return s.sendOK(req.Stream, nil)
 }
 
+// doChmod changes permissions.
 func (s *session) doChmod(req *proto.Request) error {
-	path, _, err := pathArg(req.Data)
+	path, _, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
@@ -105,13 +123,30 @@ func (s *session) doChmod(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := ns.Chmod(s.ctx, path, modeArg(req.U16(14))); err != nil {
+	if err := ns.Chmod(s.ctx, path, modeFromXrd(req.U16(14))); err != nil {
 		return err
 	}
 	return s.sendOK(req.Stream, nil)
 }
 
-// doPrepare accepts staging hints: everything here is already online.
+// doPrepare accepts staging requests: every file on a disk server is
+// online already, so there is nothing to do but check that each exists.
+// Cancels and evictions are accepted as no-ops.
 func (s *session) doPrepare(req *proto.Request) error {
+	const cancel = 1
+	if req.Body[0]&cancel == 0 {
+		for _, l := range bytes.Split(bytes.TrimRight(req.Data, "\x00\n"), []byte{'\n'}) {
+			if len(l) == 0 {
+				continue
+			}
+			path, _, err := argPath(l)
+			if err != nil {
+				return err
+			}
+			if _, err := s.srv.store.Stat(s.ctx, path); err != nil {
+				return err
+			}
+		}
+	}
 	return s.sendOK(req.Stream, nil)
 }

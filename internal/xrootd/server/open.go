@@ -3,161 +3,124 @@ package server
 import (
 	"encoding/binary"
 	"io/fs"
-	"net/url"
-	"strings"
 
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
 
-// pathArg decodes a request's path payload: one trailing NUL is allowed (C
-// clients send it); the "?cgi" part is split off and parsed, never part of
-// the path; the path is cleaned and refused if it could escape.
-func pathArg(data []byte) (string, url.Values, error) {
-	raw := strings.TrimSuffix(string(data), "\x00")
-	if raw == "" {
-		return "", nil, errorf(proto.ErrArgMissing, "path argument missing")
+// argPath turns a request payload into a clean namespace path and its CGI.
+// The "?cgi" part never becomes part of the path; a trailing NUL, which
+// some clients send, is dropped, while one inside the path is refused by
+// CleanPath like every other control byte and any "..".
+func argPath(data []byte) (path, opaque string, err error) {
+	if n := len(data); n > 0 && data[n-1] == 0 {
+		data = data[:n-1]
 	}
-	p, opaque := store.SplitOpaque(raw)
+	if len(data) == 0 {
+		return "", "", errorf(proto.ErrArgMissing, "no path given")
+	}
+	p, cgi := store.SplitOpaque(string(data))
+	if len(p) > store.MaxPathLen {
+		return "", "", errorf(proto.ErrArgTooLong, "path of %d bytes exceeds the limit of %d", len(p), store.MaxPathLen)
+	}
 	clean, err := store.CleanPath(p)
 	if err != nil {
-		return "", nil, err
+		return "", "", err
 	}
-	cgi, _ := url.ParseQuery(opaque) // malformed pairs are ignored, as XRootD does
 	return clean, cgi, nil
 }
 
-func (s *session) refuseIfReadOnly(op, path string) error {
-	if s.srv.cfg.ReadOnly {
-		return &store.PathError{Op: op, Path: path, Err: store.ErrReadOnly}
-	}
-	return nil
-}
+// modeFromXrd converts XRootD's access mode bits (kXR_ur … kXR_ox, the
+// same layout as POSIX rwxrwxrwx) to a file mode.
+func modeFromXrd(m uint16) fs.FileMode { return fs.FileMode(m & 0o777) }
 
+// doOpen opens a file for reading or, with kXR_new, kXR_delete or
+// kXR_open_updt/kXR_open_wrto, for writing, and answers with its handle
+// and, if asked (kXR_retstat), its stat line.
 func (s *session) doOpen(req *proto.Request) error {
-	mode, opts := req.U16(0), req.U16(2)
-	path, _, err := pathArg(req.Data)
+	mode := req.U16(0)
+	opts := req.U16(2)
+	path, _, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
-	ctx := s.ctx
-	of := &openFile{path: path}
-	writing := opts&(proto.OpenNew|proto.OpenDelete|proto.OpenUpdate|proto.OpenAppend|proto.OpenWriteOnly) != 0
-	if writing {
-		if err := s.refuseIfReadOnly("open", path); err != nil {
-			return err
+	// Creating or truncating always writes; update, write-only and append
+	// write unless kXR_open_read says otherwise, which XRootD puts first.
+	create := opts&(proto.OpenNew|proto.OpenDelete) != 0
+	update := opts&(proto.OpenUpdate|proto.OpenWriteOnly|proto.OpenAppend) != 0 && opts&proto.OpenRead == 0
+	write := create || update
+	var of *openFile
+	if write {
+		if s.srv.cfg.ReadOnly {
+			return errReadOnly("open for writing", path)
 		}
-		co := store.CreateOptions{
-			Perm:      fs.FileMode(mode) & fs.ModePerm,
-			MkParents: opts&proto.OpenMkpath != 0,
-		}
+		co := store.CreateOptions{Perm: modeFromXrd(mode)}
 		switch {
-		case opts&proto.OpenDelete != 0:
-			co.Truncate = true
 		case opts&proto.OpenNew != 0:
 			co.Exclusive = true
-		default: // update or append: the file must exist
+			// XRootD creates missing directories for kXR_new when kXR_mkpath
+			// or kXR_async is set, and clients always set kXR_async.
+			co.MkParents = opts&(proto.OpenMkpath|proto.OpenAsync) != 0
+		case opts&proto.OpenDelete != 0:
+			co.Truncate = true
+			co.MkParents = opts&proto.OpenMkpath != 0
+		default:
 			co.Update = true
 		}
-		w, err := s.srv.store.Create(ctx, path, co)
+		if co.Perm == 0 {
+			co.Perm = 0o644
+		}
+		w, err := s.srv.store.Create(s.ctx, path, co)
 		if err != nil {
 			return err
 		}
-		of.f, of.w = w, w
+		of = newOpenFile(path, w, w)
 	} else {
-		f, err := s.srv.store.Open(ctx, path)
+		f, err := s.srv.store.Open(s.ctx, path)
 		if err != nil {
 			return err
 		}
-		of.f = f
+		of = newOpenFile(path, f, nil)
+	}
+	var stat string
+	if opts&proto.OpenRetstat != 0 {
+		fi, err := of.f.Stat()
+		if err != nil {
+			of.f.Close()
+			return err
+		}
+		stat = s.statLine(fi)
 	}
 	h, err := s.files.add(of)
 	if err != nil {
 		of.f.Close()
 		return err
 	}
+	s.log.Debug("open", "path", path, "write", write, "handle", binary.BigEndian.Uint32(h[:]))
 	if opts&proto.OpenRetstat == 0 {
 		return s.sendOK(req.Stream, h[:])
 	}
-	fi, err := of.f.Stat()
-	if err != nil {
-		s.files.remove(h)
-		of.f.Close()
-		return err
-	}
-	body := make([]byte, 12, 12+64)
-	copy(body, h[:]) // then cpsize and cptype, zero: no compression
-	body = append(body, statString(fi)...)
-	body = append(body, 0)
-	return s.sendOK(req.Stream, body)
+	// fhandle, cpsize, cptype, then the stat line with its NUL.
+	var head [12]byte
+	copy(head[:4], h[:])
+	return s.sendFrame(req.Stream, proto.StatusOK, head[:], []byte(stat), []byte{0})
 }
 
+// doClose closes a handle once no request uses it. A file written with
+// pgwrite that still has pages with bad CRCs is reported, as XRootD does.
 func (s *session) doClose(req *proto.Request) error {
 	of, err := s.files.remove(req.Handle(0))
 	if err != nil {
 		return err
 	}
+	of.mu.Lock()
+	bad := len(of.bad)
+	of.mu.Unlock()
 	if err := of.f.Close(); err != nil {
 		return err
 	}
-	return s.sendOK(req.Stream, nil)
-}
-
-func (s *session) doSync(req *proto.Request) error {
-	of, err := s.files.get(req.Handle(0))
-	if err != nil {
-		return err
-	}
-	if of.w != nil {
-		if err := of.w.Sync(); err != nil {
-			return err
-		}
+	if bad > 0 {
+		return errorf(proto.ErrChkSumErr, "close %s: %d pages written with pgwrite still have checksum errors", of.path, bad)
 	}
 	return s.sendOK(req.Stream, nil)
-}
-
-// doTruncate truncates by handle, or by path when a path is given.
-func (s *session) doTruncate(req *proto.Request) error {
-	size := req.I64(4)
-	if size < 0 {
-		return errorf(proto.ErrArgInvalid, "truncate to negative size %d", size)
-	}
-	if len(req.Data) == 0 {
-		of, err := s.files.get(req.Handle(0))
-		if err != nil {
-			return err
-		}
-		if of.w == nil {
-			return errorf(proto.ErrFileNotOpen, "file is not open for writing")
-		}
-		if err := of.w.Truncate(size); err != nil {
-			return err
-		}
-		return s.sendOK(req.Stream, nil)
-	}
-	path, _, err := pathArg(req.Data)
-	if err != nil {
-		return err
-	}
-	if err := s.refuseIfReadOnly("truncate", path); err != nil {
-		return err
-	}
-	w, err := s.srv.store.Create(s.ctx, path, store.CreateOptions{Update: true})
-	if err != nil {
-		return err
-	}
-	err = w.Truncate(size)
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return s.sendOK(req.Stream, nil)
-}
-
-// handleFromQuery reads the 4-byte handle used by by-handle stat and query.
-func handleAt(req *proto.Request, off int) ([4]byte, bool) {
-	h := req.Handle(off)
-	return h, binary.BigEndian.Uint32(h[:]) != 0
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"sitebox/internal/cksum"
@@ -9,45 +10,35 @@ import (
 	"sitebox/internal/xrootd/proto"
 )
 
-// Version is reported by query config.
-const Version = "sitebox-0.1"
+// versionString is what query config "version" answers: the XRootD
+// release whose protocol sitebox speaks, marked as sitebox.
+const versionString = "v5.5.3-sitebox"
 
+// doQuery answers kXR_query for checksums, configuration and space;
+// other kinds are not supported.
 func (s *session) doQuery(req *proto.Request) error {
-	switch req.U16(0) {
-	case proto.QueryCksum, proto.QueryCkscan:
+	switch qt := req.U16(0); qt {
+	case proto.QueryCksum:
 		return s.queryChecksum(req)
 	case proto.QueryConfig:
 		return s.queryConfig(req)
 	case proto.QuerySpace:
 		return s.querySpace(req)
+	default:
+		return errorf(proto.ErrUnsupported, "query type %d is not supported by this server", qt)
 	}
-	return errorf(proto.ErrUnsupported, "query type %d is not supported", req.U16(0))
 }
 
-// queryChecksum answers "<algo> <hex>". The algorithm comes from the
-// cks.type CGI (adler32 by default, as XRootD).
+// queryChecksum answers "<algo> <hex>", the algorithm named by the
+// cks.type CGI or adler32 by default.
 func (s *session) queryChecksum(req *proto.Request) error {
-	var path string
-	algo := cksum.Default
-	if len(req.Data) == 0 {
-		of, err := s.files.get(req.Handle(4))
-		if err != nil {
-			return err
-		}
-		path = of.path
-	} else {
-		p, cgi, err := pathArg(req.Data)
-		if err != nil {
-			return err
-		}
-		path = p
-		if t := cgi.Get("cks.type"); t != "" {
-			algo = t
-		}
-	}
-	algo, err := cksum.Normalize(algo)
+	path, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
+	}
+	algo, err := cksum.Normalize(cgiValue(cgi, "cks.type"))
+	if err != nil {
+		return errorf(proto.ErrUnsupported, "%s checksum not supported (this server computes %s and %s)", cgiValue(cgi, "cks.type"), cksum.Adler32, cksum.CRC32C)
 	}
 	sum, err := s.srv.store.Checksum(s.ctx, path, algo)
 	if err != nil {
@@ -56,61 +47,64 @@ func (s *session) queryChecksum(req *proto.Request) error {
 	return s.sendString(req.Stream, algo+" "+sum)
 }
 
-// queryConfig answers each requested item on its own line; unknown items
-// are echoed back, which is how XRootD says "not set".
+// queryConfig answers each requested key on its own line, as XRootD does;
+// keys it has no value for are echoed back, which clients read as "not
+// configured".
 func (s *session) queryConfig(req *proto.Request) error {
-	cfg := s.srv.cfg
-	var out []string
-	for _, key := range strings.Fields(strings.TrimSuffix(string(req.Data), "\x00")) {
-		v := key
-		switch key {
-		case "readv_iov_max":
-			v = fmt.Sprint(proto.ReadvMaxElems)
-		case "readv_ior_max":
-			v = fmt.Sprint(proto.ReadvMaxElemLen)
-		case "tpc", "tpcdlg":
-			v = "0" // third-party copy is not offered
-		case "pio_max":
-			v = "5"
-		case "chksum":
-			v = "0:" + cksum.Adler32 + ",1:" + cksum.CRC32C
-		case "version":
-			v = Version
-		case "role":
-			v = "server"
-		case "sitename":
-			if cfg.Site != "" {
-				v = cfg.Site
-			}
-		case "cms", "cid":
-			v = cfg.ServerName
-		case "bind_max":
-			v = "0"
-		case "csname":
-			v = "0:" + cksum.Adler32 + ",1:" + cksum.CRC32C
-		}
-		out = append(out, v)
-	}
-	if len(out) == 0 {
+	line, _, _ := strings.Cut(strings.TrimRight(string(req.Data), "\x00"), "\n")
+	keys := strings.Fields(line)
+	if len(keys) == 0 {
 		return errorf(proto.ErrArgMissing, "query config argument not specified")
 	}
-	return s.sendString(req.Stream, strings.Join(out, "\n"))
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(s.configValue(k))
+		b.WriteByte('\n')
+	}
+	return s.sendOK(req.Stream, []byte(b.String()))
 }
 
-// querySpace answers in XRootD's oss.* CGI form.
+func (s *session) configValue(key string) string {
+	cfg := &s.srv.cfg
+	switch key {
+	case "bind_max":
+		return "0" // no parallel substreams
+	case "chksum":
+		return "0:" + cksum.Adler32 + ",1:" + cksum.CRC32C
+	case "pio_max":
+		return "1"
+	case "readv_ior_max":
+		return strconv.Itoa(cfg.MaxReadChunk - proto.ReadvElemLen)
+	case "readv_iov_max":
+		return strconv.Itoa(proto.ReadvMaxElems)
+	case "role":
+		return "server"
+	case "sitename":
+		return cfg.Site
+	case "start":
+		return s.srv.started.Format("060102 15:04")
+	case "version":
+		return versionString
+	case "cms", "xrootd":
+		return ""
+	}
+	return key // tpc, tpcdlg, window, cid, sysid, vnid, fattr: not configured
+}
+
+// querySpace answers in XRootD's oss format for the space holding path.
 func (s *session) querySpace(req *proto.Request) error {
-	path, _, err := pathArg(req.Data)
+	path, _, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
 	sr, ok := s.srv.store.(store.SpaceReporter)
 	if !ok {
-		return errorf(proto.ErrUnsupported, "space query is not supported here")
+		return fmt.Errorf("query space %s: %w", path, store.ErrUnsupported)
 	}
 	sp, err := sr.Space(s.ctx, path)
 	if err != nil {
 		return err
 	}
-	return s.sendString(req.Stream, fmt.Sprintf("oss.cgroup=default&oss.space=%d&oss.free=%d&oss.maxf=%d&oss.used=%d&oss.quota=-1",
+	return s.sendString(req.Stream, fmt.Sprintf("oss.cgroup=public&oss.space=%d&oss.free=%d&oss.maxf=%d&oss.used=%d&oss.quota=-1",
 		sp.Total, sp.Free, sp.LargestFree, sp.Total-sp.Free))
 }

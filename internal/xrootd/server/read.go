@@ -4,142 +4,122 @@ import (
 	"errors"
 	"io"
 	"net"
-	"syscall"
 
-	"golang.org/x/sys/unix"
-
-	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
 
-// readRange validates a read of n bytes at off and returns how many bytes
-// the file actually has there (reads past the end return fewer or none).
-func readRange(of *openFile, off int64, n int32) (int64, error) {
+// readArgs validates the handle, offset and length shared by kXR_read and
+// kXR_pgread and returns the file with a reference held.
+func (s *session) readArgs(req *proto.Request) (*openFile, int64, int64, error) {
+	off := req.I64(4)
+	rlen := int32(req.U32(12))
 	if off < 0 {
-		return 0, errorf(proto.ErrArgInvalid, "negative read offset %d", off)
+		return nil, 0, 0, errorf(proto.ErrArgInvalid, "%s offset %d is negative", req.Name(), off)
 	}
-	if n < 0 {
-		return 0, errorf(proto.ErrArgInvalid, "negative read length %d", n)
+	if rlen < 0 {
+		return nil, 0, 0, errorf(proto.ErrArgInvalid, "%s length %d is negative", req.Name(), rlen)
 	}
-	fi, err := of.f.Stat()
+	of, err := s.files.acquire(req.Handle(0))
 	if err != nil {
-		return 0, err
+		return nil, 0, 0, err
 	}
-	return max(0, min(int64(n), fi.Size-off)), nil
+	return of, off, int64(rlen), nil
 }
 
+// doRead answers kXR_read: up to rlen bytes at offset, fewer at the end of
+// the file, none past it. Big answers go out as several frames, all but the
+// last as kXR_oksofar. With a descriptor and a TCP socket the bytes move
+// with sendfile(2) and never enter user space; otherwise they pass through
+// a pooled buffer, MaxReadChunk at a time.
 func (s *session) doRead(req *proto.Request) error {
-	of, err := s.files.get(req.Handle(0))
+	of, off, rlen, err := s.readArgs(req)
 	if err != nil {
 		return err
 	}
-	off := req.I64(4)
-	avail, err := readRange(of, off, int32(req.U32(12)))
-	if err != nil {
-		return err
-	}
-	if avail == 0 {
+	defer of.release()
+	if rlen == 0 {
 		return s.sendOK(req.Stream, nil)
 	}
-	if sf, ok := of.f.(store.SendFiler); ok {
-		if tc, ok := s.conn.(*net.TCPConn); ok {
-			return s.sendfileRead(req.Stream, tc, sf, off, avail)
-		}
-	}
-	return s.copyRead(req.Stream, of.f, off, avail)
-}
-
-// copyRead answers a read through a pooled buffer, in kXR_oksofar chunks.
-func (s *session) copyRead(stream proto.StreamID, f store.File, off, n int64) error {
-	bp := s.srv.getBuf()
-	defer s.srv.putBuf(bp)
-	buf := *bp
-	for n > 0 {
-		chunk := buf[:min(int64(len(buf)), n)]
-		got, err := f.ReadAt(chunk, off)
-		if got < len(chunk) {
-			if err == nil || errors.Is(err, io.EOF) {
-				// The file shrank since stat: send what exists and stop.
-				return s.sendFrame(stream, proto.StatusOK, chunk[:got])
-			}
+	if tc, ok := s.conn.(*net.TCPConn); ok && of.fd >= 0 && sendfileOK {
+		fi, err := of.f.Stat()
+		if err != nil {
 			return err
 		}
-		n -= int64(got)
-		off += int64(got)
-		status := proto.StatusOKSoFar
-		if n == 0 {
-			status = proto.StatusOK
-		}
-		if err := s.sendFrame(stream, status, chunk); err != nil {
-			return nil // connection gone; nobody to answer
-		}
+		n := min(rlen, max(fi.Size-off, 0))
+		return s.readSendfile(req.Stream, tc, of.fd, off, n)
 	}
-	return nil
+	return s.readBuffered(req.Stream, of, off, rlen)
 }
 
-// sendfileRead moves the bytes from the file to the socket with
-// sendfile(2): no copy through user space. Each chunk's header promises its
-// length, so a file that shrinks underneath forces the connection closed
-// rather than a short, misframed answer.
-func (s *session) sendfileRead(stream proto.StreamID, tc *net.TCPConn, sf store.SendFiler, off, n int64) error {
-	rc, err := tc.SyscallConn()
-	if err != nil {
-		return err
+// sendfileFrame is the largest frame sent with sendfile. Such frames take
+// no buffer, so they can be bigger than MaxReadChunk: xrdcp's 8 MiB chunk
+// reads then go out as one frame each, as XRootD sends them, which spares
+// the client work per frame.
+const sendfileFrame = 8 << 20
+
+// readSendfile sends n bytes at off (n already clipped to the file size).
+func (s *session) readSendfile(stream proto.StreamID, tc *net.TCPConn, fd int, off, n int64) error {
+	if n == 0 {
+		return s.sendOK(stream, nil)
 	}
-	infd := int(sf.Fd())
-	chunkMax := int64(s.srv.cfg.MaxReadChunk) * 4 // one header per 8 MiB is plenty
+	chunk := int64(max(s.srv.cfg.MaxReadChunk, sendfileFrame))
 	for n > 0 {
-		chunk := min(chunkMax, n)
+		m := min(n, chunk)
 		status := proto.StatusOKSoFar
-		if chunk == n {
+		if m == n {
 			status = proto.StatusOK
 		}
 		var hdr [proto.ResponseHeaderLen]byte
-		proto.PutResponseHeader(hdr[:], proto.ResponseHeader{Stream: stream, Status: status, Dlen: int32(chunk)})
-		s.wmu.Lock()
-		err := s.writeLocked(hdr[:])
-		if err == nil {
-			err = sendfile(rc, infd, off, chunk)
-			if err != nil {
-				s.close()
-			}
+		proto.PutResponseHeader(hdr[:], proto.ResponseHeader{Stream: stream, Status: status, Dlen: int32(m)})
+		if err := s.sendfileFrame(tc, hdr[:], fd, off, int(m)); err != nil {
+			return err
 		}
-		s.wmu.Unlock()
-		if err != nil {
-			s.log.Debug("sendfile", "err", err)
-			return nil
-		}
-		off += chunk
-		n -= chunk
+		off += m
+		n -= m
 	}
 	return nil
 }
 
-func sendfile(rc syscall.RawConn, infd int, off, n int64) error {
-	var werr error
-	err := rc.Write(func(outfd uintptr) bool {
-		for n > 0 {
-			w, err := unix.Sendfile(int(outfd), infd, &off, int(min(n, 1<<30)))
-			if w > 0 {
-				n -= int64(w)
-			}
-			switch {
-			case errors.Is(err, unix.EAGAIN):
-				return false // wait until the socket is writable
-			case errors.Is(err, unix.EINTR):
-				continue
-			case err != nil:
-				werr = err
-				return true
-			case w == 0:
-				werr = io.ErrUnexpectedEOF // file shrank
-				return true
-			}
+// sendfileFrame writes one frame from the file under the write lock.
+func (s *session) sendfileFrame(tc *net.TCPConn, hdr []byte, fd int, off int64, n int) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	if err := sendfile(tc, s.srv.cfg.WriteTimeout, hdr, fd, off, n); err != nil {
+		// The header promised n bytes: nothing else may follow a short frame.
+		s.close()
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			s.log.Warn("file shrank while being sent; closing the connection", "err", err)
 		}
-		return true
-	})
+		return err
+	}
+	return nil
+}
+
+// readBuffered reads through a pooled buffer, one chunk per frame. The
+// frame length is what was actually read, so a file shrinking meanwhile
+// just ends the answer early.
+func (s *session) readBuffered(stream proto.StreamID, of *openFile, off, rlen int64) error {
+	buf, err := s.getBuf()
 	if err != nil {
 		return err
 	}
-	return werr
+	defer buf.release()
+	for {
+		want := min(rlen, int64(len(buf.b)))
+		n, err := of.f.ReadAt(buf.b[:want], off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		rlen -= int64(n)
+		off += int64(n)
+		if rlen == 0 || int64(n) < want {
+			return s.sendOK(stream, buf.b[:n])
+		}
+		if err := s.sendFrame(stream, proto.StatusOKSoFar, buf.b[:n]); err != nil {
+			return err
+		}
+	}
 }

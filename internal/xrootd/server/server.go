@@ -1,6 +1,17 @@
 // Package server is sitebox's own implementation of the XRootD protocol
 // (root://) over a store.Store. XRootD 5.5 clients — xrdcp, xrdfs, the
 // Python bindings, uproot — work against it unchanged.
+//
+// Each connection is a session: one goroutine reads requests and serves
+// writes as their payload arrives; reads, pgreads and readvs run in arrival
+// order on a second goroutine (the data lane), as XRootD serves them; other
+// requests (open, stat, dirlist, checksums, namespace changes) run
+// concurrently, bounded per session. Responses go out one frame at a time
+// under a write lock. Plain reads are sent with sendfile(2) when the
+// store's file has a descriptor; everything that must pass through user
+// space (pgread's CRCs, readv, a store without descriptors, writes) uses a
+// bounded pool of buffers, so memory stays flat however many clients there
+// are.
 package server
 
 import (
@@ -14,62 +25,89 @@ import (
 	"time"
 
 	"sitebox/internal/store"
+	"sitebox/internal/xrootd/proto"
 )
 
-// Config tunes the server. The zero value is valid.
+// Config tunes the server. The zero value is valid; defaults are noted.
 type Config struct {
-	// MaxReadChunk is the largest response frame of a read; bigger reads go
-	// out as kXR_oksofar chunks (default 2 MiB, as XRootD).
+	// MaxReadChunk is the size of the pooled transfer buffers and so the
+	// largest data frame of a buffered read, pgread or readv response;
+	// bigger reads go out as several frames (kXR_oksofar or partial
+	// kXR_status). Reads sent with sendfile need no buffer and use frames
+	// of up to 8 MiB. Rounded down to a multiple of 4 KiB, at least 64 KiB.
+	// Default 2 MiB, as XRootD. readv segments are limited to
+	// MaxReadChunk-16 bytes (announced as readv_ior_max).
 	MaxReadChunk int
-	// MaxRequestData caps a request's payload (default 16 MiB + 64 KiB, room
-	// for xrdcp's 8 MiB and pgwrite's 16 MiB + CRCs). Bigger frames close
-	// the connection: it cannot be resynchronised.
+	// MaxRequestData caps a write or pgwrite payload (default 16 MiB +
+	// 64 KiB: room for xrdcp's 8 MiB chunks and their CRCs). A larger
+	// frame is answered with kXR_ArgTooLong and the connection closed, as
+	// it cannot be resynchronised without reading the payload.
 	MaxRequestData int
-	// MaxInFlight bounds requests executing at once per connection
-	// (default 64); further requests wait, so one client cannot exhaust
-	// the server.
+	// MaxInFlight bounds the requests one connection has executing at
+	// once (default 64); the session stops reading until one finishes.
 	MaxInFlight int
-	// ReadOnly refuses every change even where the store allows it.
+	// MaxBufferMemory bounds the memory of all transfer buffers together
+	// (default 32 MiB, at least two chunks). Requests wait for a buffer
+	// when all are in use; each connection holds at most two.
+	MaxBufferMemory int
+	// ReadOnly refuses every change (kXR_fsReadOnly) even where the store
+	// allows it.
 	ReadOnly bool
-	// AdvertisePgRW announces pgread/pgwrite support, so xrdcp checks a
-	// CRC32C per 4 KiB page end to end. Off by default: plain reads can go
-	// out with sendfile(2); pgread and pgwrite are served either way.
-	AdvertisePgRW bool
-	// TLS is reserved for roots:// (not yet served).
+	// DisablePgRW stops announcing kXR_suppgrw. Clients then use plain
+	// reads and writes (sent with sendfile) instead of pgread/pgwrite with
+	// per-page CRC32C; pgread and pgwrite are still served if asked for.
+	DisablePgRW bool
+	// TLS is reserved for roots:// (not served yet; ignored).
 	TLS *tls.Config
-	// ServerName is reported by query config.
+	// ServerName names this server in logs and is the default Site
+	// (default "sitebox").
 	ServerName string
-	// Site is reported by query config (sitename).
+	// Site is the answer to query config "sitename" (default ServerName).
 	Site string
-	// WriteTimeout bounds one response write to a stalled client
-	// (default 2 minutes).
+	// WriteTimeout bounds writing one response frame to a client that has
+	// stopped reading (default 2 minutes); the connection is closed then.
 	WriteTimeout time.Duration
+	// HandshakeTimeout bounds the wait for a new connection's hello
+	// (default 30 seconds).
+	HandshakeTimeout time.Duration
 }
 
 func (c *Config) defaults() {
 	if c.MaxReadChunk <= 0 {
 		c.MaxReadChunk = 2 << 20
 	}
+	c.MaxReadChunk = max(c.MaxReadChunk&^(proto.PgPageSize-1), 64<<10)
 	if c.MaxRequestData <= 0 {
 		c.MaxRequestData = 16<<20 + 64<<10
 	}
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = 64
 	}
-	if c.WriteTimeout <= 0 {
-		c.WriteTimeout = 2 * time.Minute
+	if c.MaxBufferMemory <= 0 {
+		c.MaxBufferMemory = 32 << 20
 	}
 	if c.ServerName == "" {
 		c.ServerName = "sitebox"
+	}
+	if c.Site == "" {
+		c.Site = c.ServerName
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 2 * time.Minute
+	}
+	if c.HandshakeTimeout <= 0 {
+		c.HandshakeTimeout = 30 * time.Second
 	}
 }
 
 // Server serves the XRootD protocol. Safe for concurrent use.
 type Server struct {
-	cfg   Config
-	store store.Store
-	log   *slog.Logger
-	bufs  sync.Pool // []byte of cfg.MaxReadChunk
+	cfg     Config
+	store   store.Store
+	log     *slog.Logger
+	bufs    *bufPool
+	ident   identity
+	started time.Time // reported by query config "start"
 
 	mu       sync.Mutex
 	ln       net.Listener
@@ -84,19 +122,26 @@ func New(cfg Config, st store.Store, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, store: st, log: log, sessions: map[*session]struct{}{}}
-	s.bufs.New = func() any { b := make([]byte, cfg.MaxReadChunk); return &b }
-	return s
+	log = log.With("server", cfg.ServerName)
+	n := max(cfg.MaxBufferMemory/cfg.MaxReadChunk, 2)
+	return &Server{
+		cfg:      cfg,
+		store:    st,
+		log:      log,
+		bufs:     newBufPool(cfg.MaxReadChunk, n),
+		ident:    currentIdentity(),
+		started:  time.Now(),
+		sessions: map[*session]struct{}{},
+	}
 }
 
-// ErrServerClosed is returned by Serve after Shutdown.
-var ErrServerClosed = errors.New("xrootd server closed")
-
-// Serve accepts connections on ln until Shutdown; it returns nil then.
+// Serve accepts connections on ln until Shutdown, then returns nil. Other
+// accept errors are returned after closing nothing: the caller owns ln.
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		ln.Close()
 		return nil
 	}
 	s.ln = ln
@@ -105,15 +150,14 @@ func (s *Server) Serve(ln net.Listener) error {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
-			s.mu.Lock()
-			closed := s.closed
-			s.mu.Unlock()
-			if closed {
+			if s.isClosed() {
 				return nil
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				// Out of descriptors: back off rather than spin.
 				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept failed; retrying", "err", err, "delay", delay)
 				time.Sleep(delay)
 				continue
 			}
@@ -140,8 +184,15 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
-// Shutdown stops accepting, closes every connection and waits for the
-// sessions to finish, or for ctx.
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Shutdown stops accepting, closes every connection (in-flight requests
+// fail fast on the closed socket) and waits for the sessions to release
+// their files, or for ctx.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
@@ -156,11 +207,21 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	go func() { s.wg.Wait(); close(done) }()
 	select {
 	case <-done:
+		s.bufs.release()
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-func (s *Server) getBuf() *[]byte  { return s.bufs.Get().(*[]byte) }
-func (s *Server) putBuf(b *[]byte) { s.bufs.Put(b) }
+// findSession returns the live session with the given login session ID.
+func (s *Server) findSession(id [16]byte) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for sess := range s.sessions {
+		if sess.sessID == id {
+			return sess
+		}
+	}
+	return nil
+}

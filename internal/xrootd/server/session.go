@@ -1,174 +1,154 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"strconv"
 	"sync"
-	"time"
+	"syscall"
 
 	"sitebox/internal/xrootd/proto"
 )
 
-// session is one client connection. Requests run concurrently (bounded by
-// MaxInFlight) and answer in order of completion; frames are written one at
-// a time under wmu, so a multi-frame answer may interleave with others at
-// frame boundaries, which the protocol allows.
+// maxArgLen bounds the payload of requests other than write and pgwrite:
+// paths with their CGI (tokens included), readv lists, query arguments.
+const maxArgLen = 256 << 10
+
+// session is one client connection.
 type session struct {
 	srv    *Server
 	conn   net.Conn
+	br     *bufio.Reader
 	log    *slog.Logger
-	ctx    context.Context
+	ctx    context.Context // ends when the session does
 	cancel context.CancelFunc
+	sessID [16]byte
 
-	wmu   sync.Mutex // serialises frames on conn
-	files fileTable
-	slots chan struct{}
-	wg    sync.WaitGroup
+	wmu      sync.Mutex // serialises frames on conn
+	files    fileTable
+	slots    chan struct{}       // requests executing
+	dataQ    chan *proto.Request // reads waiting for the data lane
+	bufShare chan struct{}       // transfer buffers held
+	wg       sync.WaitGroup
 
-	loggedIn bool // touched only by the reader goroutine
-	sessID   [16]byte
+	loggedIn bool // reader goroutine only
 }
 
 func newSession(s *Server, c net.Conn) *session {
 	ctx, cancel := context.WithCancel(context.Background())
 	sess := &session{
-		srv:    s,
-		conn:   c,
-		log:    s.log.With("client", c.RemoteAddr().String()),
-		ctx:    ctx,
-		cancel: cancel,
-		slots:  make(chan struct{}, s.cfg.MaxInFlight),
+		srv:      s,
+		conn:     c,
+		br:       bufio.NewReaderSize(c, 16<<10),
+		log:      s.log.With("client", c.RemoteAddr().String()),
+		ctx:      ctx,
+		cancel:   cancel,
+		slots:    make(chan struct{}, s.cfg.MaxInFlight),
+		dataQ:    make(chan *proto.Request, s.cfg.MaxInFlight),
+		bufShare: make(chan struct{}, 2),
 	}
 	rand.Read(sess.sessID[:])
 	return sess
 }
 
+// close ends the session: the socket is closed so blocked reads and writes
+// return, and waiting requests see ctx end. Safe to call many times.
 func (s *session) close() {
 	s.cancel()
 	s.conn.Close()
 }
 
-// run serves the connection until the client leaves or breaks the protocol.
+// run serves the connection until the client leaves or breaks the
+// protocol, then waits for its requests and closes its files.
 func (s *session) run() {
 	defer func() {
 		s.close()
-		s.wg.Wait() // in-flight requests finish (their writes fail fast)
-		s.files.closeAll()
+		s.wg.Wait()
+		s.files.closeAll(s.log)
 	}()
 	if err := s.handshake(); err != nil {
 		s.log.Debug("handshake failed", "err", err)
 		return
 	}
-	for {
-		req, err := proto.ReadRequest(s.conn, s.srv.cfg.MaxRequestData)
-		if err != nil {
-			if errors.Is(err, proto.ErrFrameTooLarge) && req != nil {
-				s.sendError(req.Stream, proto.ErrArgTooLong, err.Error())
-				s.log.Warn("closing connection", "err", err)
-			} else if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				s.log.Debug("read request", "err", err)
-			}
-			return
-		}
-		if !s.dispatch(req) {
-			return
-		}
-	}
-}
-
-// handshake reads the 20-byte client hello and answers it. Clients send
-// their kXR_protocol request right behind it; that is read by the loop.
-func (s *session) handshake() error {
-	s.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
-	defer s.conn.SetReadDeadline(time.Time{})
-	var hs [proto.HandshakeLen]byte
-	if _, err := io.ReadFull(s.conn, hs[:]); err != nil {
-		return err
-	}
-	if binary.BigEndian.Uint32(hs[12:16]) != proto.HandshakeFourth || binary.BigEndian.Uint32(hs[16:20]) != proto.HandshakeFifth {
-		return errors.New("not an XRootD client hello")
-	}
-	var resp [16]byte
-	proto.PutResponseHeader(resp[:], proto.ResponseHeader{Dlen: proto.HandshakeRespDlen})
-	binary.BigEndian.PutUint32(resp[8:], proto.ProtocolVersion)
-	binary.BigEndian.PutUint32(resp[12:], proto.ServerTypeData)
-	return s.write(resp[:])
-}
-
-// dispatch runs one request; it returns false when the session must end.
-// Session-level requests run inline so their effects are ordered; file and
-// namespace requests run concurrently.
-func (s *session) dispatch(req *proto.Request) bool {
-	switch req.ID {
-	case proto.ReqProtocol:
-		s.doProtocol(req)
-		return true
-	case proto.ReqLogin:
-		s.doLogin(req)
-		return true
-	case proto.ReqEndsess:
-		s.sendOK(req.Stream, nil)
-		return true
-	case proto.ReqBind:
-		s.sendError(req.Stream, proto.ErrUnsupported, "bind is not supported by this server; use one stream")
-		return true
-	case proto.ReqAuth:
-		s.sendError(req.Stream, proto.ErrUnsupported, "no authentication protocol is configured on this server")
-		return true
-	case proto.ReqPing:
-		s.sendOK(req.Stream, nil)
-		return true
-	}
-	h, ok := handlers[req.ID]
-	if !ok {
-		s.sendError(req.Stream, proto.ErrInvalidRequest, "unknown or unsupported request "+proto.RequestName(req.ID)+" ("+strconv.Itoa(int(req.ID))+")")
-		return true
-	}
-	if !s.loggedIn {
-		s.sendError(req.Stream, proto.ErrNotAuthorized, "login required before "+req.Name())
-		return true
-	}
-	select {
-	case s.slots <- struct{}{}:
-	case <-s.ctx.Done():
-		return false
-	}
 	s.wg.Add(1)
-	go func() {
-		defer func() {
-			<-s.slots
-			s.wg.Done()
-			if r := recover(); r != nil {
-				s.log.Error("request panicked", "req", req.Name(), "panic", r)
-				s.sendError(req.Stream, proto.ErrServerError, "internal error serving "+req.Name())
-			}
-		}()
-		if err := h(s, req); err != nil {
-			code, msg := toXrd(err)
-			s.log.Debug("request failed", "req", req.Name(), "code", code, "err", msg)
-			s.sendError(req.Stream, code, msg)
+	go s.dataLane()
+	var hdr [proto.RequestHeaderLen]byte
+	for {
+		if _, err := io.ReadFull(s.br, hdr[:]); err != nil {
+			s.logReadErr(err)
+			return
 		}
-	}()
-	return true
+		req, dlen := proto.DecodeRequestHeader(hdr[:])
+		if dlen < 0 || int64(dlen) > int64(s.srv.cfg.MaxRequestData) {
+			msg := fmt.Sprintf("%s request declares a payload of %d bytes (limit %d); closing the connection", req.Name(), dlen, s.srv.cfg.MaxRequestData)
+			s.log.Warn("protocol violation", "err", msg)
+			s.sendError(req.Stream, proto.ErrArgTooLong, msg)
+			return
+		}
+		if req.ID == proto.ReqWrite || req.ID == proto.ReqPgwrite {
+			// Writes are served by the reader itself: their payload has to
+			// come off the socket before anything else can, and serving
+			// them in order keeps a following close behind them.
+			if err := s.serveWrite(&req, int(dlen)); err != nil {
+				s.logReadErr(err)
+				return
+			}
+			continue
+		}
+		if dlen > maxArgLen {
+			if _, err := io.CopyN(io.Discard, s.br, int64(dlen)); err != nil {
+				s.logReadErr(err)
+				return
+			}
+			s.sendError(req.Stream, proto.ErrArgTooLong, fmt.Sprintf("%s argument of %d bytes exceeds the limit of %d", req.Name(), dlen, maxArgLen))
+			continue
+		}
+		if dlen > 0 {
+			req.Data = make([]byte, dlen)
+			if _, err := io.ReadFull(s.br, req.Data); err != nil {
+				s.logReadErr(err)
+				return
+			}
+		}
+		if !s.dispatch(&req) {
+			return
+		}
+	}
+}
+
+func (s *session) logReadErr(err error) {
+	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) {
+		s.log.Debug("connection ended", "err", err)
+		return
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		s.log.Info("client left in the middle of a request")
+		return
+	}
+	s.log.Info("connection ended", "err", err)
 }
 
 // handler serves one request; a returned error is sent as kXR_error.
 type handler func(s *session, req *proto.Request) error
 
-// handlers lists the requests served concurrently after login.
+// dataHandlers are the requests that answer with file data. They run one
+// after another in arrival order on the session's data lane, as XRootD
+// serves them: a client keeping several chunk reads in flight gets its
+// chunks in order, and one big answer streams out at a time.
+var dataHandlers = map[uint16]handler{
+	proto.ReqRead:   (*session).doRead,
+	proto.ReqReadv:  (*session).doReadv,
+	proto.ReqPgread: (*session).doPgread,
+}
+
+// handlers lists the other requests; they run concurrently.
 var handlers = map[uint16]handler{
 	proto.ReqOpen:     (*session).doOpen,
-	proto.ReqRead:     (*session).doRead,
-	proto.ReqReadv:    (*session).doReadv,
-	proto.ReqPgread:   (*session).doPgread,
-	proto.ReqWrite:    (*session).doWrite,
-	proto.ReqPgwrite:  (*session).doPgwrite,
 	proto.ReqSync:     (*session).doSync,
 	proto.ReqTruncate: (*session).doTruncate,
 	proto.ReqClose:    (*session).doClose,
@@ -185,72 +165,82 @@ var handlers = map[uint16]handler{
 	proto.ReqPrepare:  (*session).doPrepare,
 }
 
-func (s *session) doProtocol(req *proto.Request) {
-	var body [8]byte
-	binary.BigEndian.PutUint32(body[0:4], proto.ProtocolVersion)
-	flags := proto.ProtoIsServer
-	if s.srv.cfg.AdvertisePgRW {
-		flags |= proto.ProtoSupPgRW
+// dispatch runs one request; it returns false when the session must end.
+// Session-level requests run inline so their effects are ordered; data
+// requests queue for the data lane; the rest run concurrently, at most
+// MaxInFlight at a time. When the lane's queue or the slots are full the
+// reader waits, which pushes back on the client through TCP.
+func (s *session) dispatch(req *proto.Request) bool {
+	if s.sessionRequest(req) {
+		return true
 	}
-	binary.BigEndian.PutUint32(body[4:8], flags)
-	s.sendOK(req.Stream, body[:])
-}
-
-func (s *session) doLogin(req *proto.Request) {
-	s.loggedIn = true
-	user := string(trimNUL(req.Body[4:12]))
-	s.log = s.log.With("user", user)
-	s.sendOK(req.Stream, s.sessID[:])
-}
-
-// write sends raw bytes as one unit under the write lock.
-func (s *session) write(parts ...[]byte) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	return s.writeLocked(parts...)
-}
-
-func (s *session) writeLocked(parts ...[]byte) error {
-	s.conn.SetWriteDeadline(time.Now().Add(s.srv.cfg.WriteTimeout))
-	bufs := net.Buffers(parts)
-	_, err := bufs.WriteTo(s.conn)
-	if err != nil {
-		s.close() // a half-written frame leaves the stream unusable
+	_, data := dataHandlers[req.ID]
+	h, ok := handlers[req.ID]
+	if !ok && !data {
+		s.sendError(req.Stream, proto.ErrInvalidRequest, fmt.Sprintf("request %d (%s) is not supported by this server", req.ID, req.Name()))
+		return true
 	}
-	return err
-}
-
-// sendFrame writes one response frame: header then body parts.
-func (s *session) sendFrame(stream proto.StreamID, status uint16, parts ...[]byte) error {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
+	if !s.loggedIn {
+		s.sendError(req.Stream, proto.ErrNotAuthorized, "log in before "+req.Name())
+		return true
 	}
-	var hdr [proto.ResponseHeaderLen]byte
-	proto.PutResponseHeader(hdr[:], proto.ResponseHeader{Stream: stream, Status: status, Dlen: int32(n)})
-	return s.write(append([][]byte{hdr[:]}, parts...)...)
-}
-
-func (s *session) sendOK(stream proto.StreamID, body []byte) error {
-	return s.sendFrame(stream, proto.StatusOK, body)
-}
-
-// sendString answers with a NUL-terminated string, as XRootD does.
-func (s *session) sendString(stream proto.StreamID, str string) error {
-	return s.sendFrame(stream, proto.StatusOK, []byte(str), []byte{0})
-}
-
-func (s *session) sendError(stream proto.StreamID, code int32, msg string) error {
-	var c [4]byte
-	binary.BigEndian.PutUint32(c[:], uint32(code))
-	return s.sendFrame(stream, proto.StatusError, c[:], []byte(msg))
-}
-
-func trimNUL(b []byte) []byte {
-	for i, c := range b {
-		if c == 0 {
-			return b[:i]
+	if data {
+		select {
+		case s.dataQ <- req:
+			return true
+		case <-s.ctx.Done():
+			return false
 		}
 	}
-	return b
+	select {
+	case s.slots <- struct{}{}:
+	case <-s.ctx.Done():
+		return false
+	}
+	s.wg.Add(1)
+	go func() {
+		defer func() {
+			<-s.slots
+			s.wg.Done()
+		}()
+		s.serve(h, req)
+	}()
+	return true
+}
+
+// dataLane serves the data requests in order until the session ends.
+func (s *session) dataLane() {
+	defer s.wg.Done()
+	for {
+		select {
+		case req := <-s.dataQ:
+			s.serve(dataHandlers[req.ID], req)
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+// serve runs one handler, answering its error and containing its panic.
+func (s *session) serve(h handler, req *proto.Request) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("request panicked", "req", req.Name(), "panic", r)
+			s.sendError(req.Stream, proto.ErrServerError, "internal error serving "+req.Name())
+		}
+	}()
+	if err := h(s, req); err != nil {
+		s.replyErr(req, err)
+	}
+}
+
+// replyErr answers a failed request with its kXR error code.
+func (s *session) replyErr(req *proto.Request, err error) {
+	code, msg := toXrd(err)
+	if code == proto.ErrServerError || code == proto.ErrIOError {
+		s.log.Warn("request failed", "req", req.Name(), "code", code, "err", msg)
+	} else {
+		s.log.Debug("request failed", "req", req.Name(), "code", code, "err", msg)
+	}
+	s.sendError(req.Stream, code, msg)
 }

@@ -1,0 +1,147 @@
+package server
+
+import (
+	"bytes"
+	"net"
+	"strconv"
+	"strings"
+
+	"sitebox/internal/cksum"
+	"sitebox/internal/xrootd/proto"
+)
+
+// dirlistChunk is the size at which a listing is sent as a kXR_oksofar
+// frame and continued; frames hold whole entries, as chunked listings
+// are parsed frame by frame.
+const dirlistChunk = 64 << 10
+
+// dstatLead opens a kXR_dstat listing: a "." entry with a zero stat line,
+// which tells the client stat information follows every name.
+const dstatLead = ".\n0 0 0 0\n"
+
+// doDirlist lists a directory: one name per line, or with kXR_dstat each
+// name followed by its stat line, and with kXR_dcksm also its checksum
+// ("[ adler32:hex ]", algorithm from the cks.type CGI). The last line ends
+// with a NUL instead of a newline.
+func (s *session) doDirlist(req *proto.Request) error {
+	path, cgi, err := argPath(req.Data)
+	if err != nil {
+		return err
+	}
+	opts := req.Body[15]
+	withStat := opts&(proto.DirlistDstat|proto.DirlistDcksm) != 0
+	algo := ""
+	if opts&proto.DirlistDcksm != 0 {
+		if algo, err = cksum.Normalize(cgiValue(cgi, "cks.type")); err != nil {
+			return err
+		}
+	}
+	entries, err := s.srv.store.List(s.ctx, path)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if withStat {
+		b.WriteString(dstatLead)
+	}
+	for _, fi := range entries {
+		if fi.Name == "" || fi.Name == "." || fi.Name == ".." || strings.ContainsAny(fi.Name, "\n\x00") {
+			continue // a newline in a name would break the line format
+		}
+		if b.Len() >= dirlistChunk {
+			if err := s.sendFrame(req.Stream, proto.StatusOKSoFar, b.Bytes()); err != nil {
+				return err
+			}
+			b.Reset()
+		}
+		b.WriteString(fi.Name)
+		b.WriteByte('\n')
+		if !withStat {
+			continue
+		}
+		b.Write(s.appendStat(b.AvailableBuffer(), fi))
+		if algo != "" {
+			sum := "none"
+			if fi.Mode.IsRegular() {
+				if v, err := s.srv.store.Checksum(s.ctx, joinPath(path, fi.Name), algo); err == nil {
+					sum = v
+				}
+			}
+			b.WriteString(" [ " + algo + ":" + sum + " ]")
+		}
+		b.WriteByte('\n')
+	}
+	out := b.Bytes()
+	if len(out) == 0 {
+		return s.sendOK(req.Stream, nil)
+	}
+	out[len(out)-1] = 0
+	return s.sendOK(req.Stream, out)
+}
+
+func joinPath(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+// cgiValue returns the value of key in an "a=b&c=d" opaque string.
+func cgiValue(cgi, key string) string {
+	for kv := range strings.SplitSeq(cgi, "&") {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// doLocate says where a path is: "Sr[::127.0.0.1]:1094"-style entries
+// separated by spaces — 'S' a server ('M' a manager that redirects
+// further), 'r' or 'w' its access — as XrdCl's LocationInfo parses them.
+// A plain store answers with itself: the address the client reached.
+// A leading '*' (all servers, as xrdfs ls asks) is accepted.
+func (s *session) doLocate(req *proto.Request) error {
+	data := bytes.TrimPrefix(req.Data, []byte{'*'})
+	path, _, err := argPath(data)
+	if err != nil {
+		return err
+	}
+	locs, err := s.srv.store.Locate(s.ctx, path)
+	if err != nil {
+		return err
+	}
+	if len(locs) == 0 {
+		return errorf(proto.ErrNotFound, "locate %s: no server holds it", path)
+	}
+	parts := make([]string, 0, len(locs))
+	for _, l := range locs {
+		kind, access := "S", "r"
+		if l.Manager {
+			kind = "M"
+		}
+		if l.Writable && !s.srv.cfg.ReadOnly {
+			access = "w"
+		}
+		ep := l.Endpoint
+		if ep == "" {
+			ep = selfEndpoint(s.conn.LocalAddr())
+		}
+		parts = append(parts, kind+access+ep)
+	}
+	return s.sendString(req.Stream, strings.Join(parts, " "))
+}
+
+// selfEndpoint formats the local address as XRootD does: IPv4 in its
+// IPv6-mapped bracket form, "[::127.0.0.1]:1094".
+func selfEndpoint(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
+	}
+	port := strconv.Itoa(ta.Port)
+	if ip4 := ta.IP.To4(); ip4 != nil {
+		return "[::" + ip4.String() + "]:" + port
+	}
+	return "[" + ta.IP.String() + "]:" + port
+}

@@ -1,0 +1,70 @@
+package server
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+
+	"sitebox/internal/xrootd/proto"
+)
+
+// doPgread answers kXR_pgread: the data in kXR_status frames, each page's
+// CRC32C in front of the page. The first page runs from the offset to the
+// next 4 KiB boundary, so an unaligned read starts with a short page.
+// Every frame carries the file offset of its first byte; all but the last
+// are partial results. Frames end on page boundaries, so each starts with
+// a page the client can check on its own, as XrdCl expects.
+func (s *session) doPgread(req *proto.Request) error {
+	of, off, rlen, err := s.readArgs(req)
+	if err != nil {
+		return err
+	}
+	defer of.release()
+	if rlen == 0 {
+		return errorf(proto.ErrArgInvalid, "pgread length 0 is invalid")
+	}
+	buf, err := s.getBuf()
+	if err != nil {
+		return err
+	}
+	defer buf.release()
+	maxPages := len(buf.b)/proto.PgPageSize + 1
+	crcs := make([]byte, 4*maxPages)
+	parts := make([][]byte, 0, 1+2*maxPages)
+	var prefix [proto.StatusPrefixLen + 8]byte
+	for {
+		want := min(rlen, int64(len(buf.b)-int(off%proto.PgPageSize)))
+		n, err := of.f.ReadAt(buf.b[:want], off)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		final := int64(n) < want || int64(n) == rlen
+		data := buf.b[:n]
+		parts = parts[:1]
+		pos := off
+		for i := 0; len(data) > 0; i++ {
+			pl := min(proto.PgPageSize-int(pos%proto.PgPageSize), len(data))
+			c := crcs[4*i : 4*i+4]
+			binary.BigEndian.PutUint32(c, proto.CRC32C(data[:pl]))
+			parts = append(parts, c, data[:pl])
+			data = data[pl:]
+			pos += int64(pl)
+		}
+		var info [8]byte
+		binary.BigEndian.PutUint64(info[:], uint64(off))
+		rt := proto.RespPartial
+		if final {
+			rt = proto.RespFinal
+		}
+		dataLen := n + 4*(len(parts)-1)/2
+		parts[0] = proto.PutStatus(prefix[:], req.Stream, proto.ReqPgread, rt, info[:], dataLen)
+		if err := s.write(parts...); err != nil {
+			return err
+		}
+		if final {
+			return nil
+		}
+		off += int64(n)
+		rlen -= int64(n)
+	}
+}

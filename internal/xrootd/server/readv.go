@@ -1,0 +1,99 @@
+package server
+
+import (
+	"errors"
+	"io"
+
+	"sitebox/internal/xrootd/proto"
+)
+
+// readvFile is one distinct file a readv touches.
+type readvFile struct {
+	h    [4]byte
+	of   *openFile
+	size int64
+}
+
+// doReadv answers kXR_readv: a list of up to 1024 (handle, length, offset)
+// segments. Every segment is checked before anything is sent — a readv
+// cannot be answered in part — and the answer is, per segment, its 16-byte
+// read_list header followed by its data, packed into frames of at most
+// MaxReadChunk bytes without splitting a segment.
+func (s *session) doReadv(req *proto.Request) error {
+	elems, err := proto.ParseReadList(req.Data)
+	if err != nil {
+		if len(req.Data)%proto.ReadvElemLen == 0 {
+			return errorf(proto.ErrArgTooLong, "%v", err)
+		}
+		return errorf(proto.ErrArgInvalid, "%v", err)
+	}
+	if len(elems) == 0 {
+		return errorf(proto.ErrArgInvalid, "readv list is empty")
+	}
+	var files []readvFile
+	defer func() {
+		for _, f := range files {
+			f.of.release()
+		}
+	}()
+	maxSeg := s.srv.cfg.MaxReadChunk - proto.ReadvElemLen
+	which := make([]int, len(elems)) // index into files per element
+	for i, e := range elems {
+		if e.Len < 0 || int(e.Len) > maxSeg {
+			return errorf(proto.ErrArgInvalid, "readv segment %d: length %d is outside 0..%d", i, e.Len, maxSeg)
+		}
+		if e.Offset < 0 {
+			return errorf(proto.ErrArgInvalid, "readv segment %d: offset %d is negative", i, e.Offset)
+		}
+		j := -1
+		for k := range files {
+			if files[k].h == e.Handle {
+				j = k
+				break
+			}
+		}
+		if j < 0 {
+			of, err := s.files.acquire(e.Handle)
+			if err != nil {
+				return err
+			}
+			files = append(files, readvFile{h: e.Handle, of: of})
+			j = len(files) - 1
+			fi, err := of.f.Stat()
+			if err != nil {
+				return err
+			}
+			files[j].size = fi.Size
+		}
+		if end := e.Offset + int64(e.Len); end > files[j].size {
+			return errorf(proto.ErrArgInvalid, "readv segment %d (%d bytes at %d) extends past the end of %s (%d bytes)", i, e.Len, e.Offset, files[j].of.path, files[j].size)
+		}
+		which[i] = j
+	}
+	buf, err := s.getBuf()
+	if err != nil {
+		return err
+	}
+	defer buf.release()
+	pos := 0
+	for i, e := range elems {
+		need := proto.ReadvElemLen + int(e.Len)
+		if pos+need > len(buf.b) {
+			if err := s.sendFrame(req.Stream, proto.StatusOKSoFar, buf.b[:pos]); err != nil {
+				return err
+			}
+			pos = 0
+		}
+		proto.PutReadListElem(buf.b[pos:], e)
+		data := buf.b[pos+proto.ReadvElemLen : pos+need]
+		n, err := files[which[i]].of.f.ReadAt(data, e.Offset)
+		if n < len(data) {
+			if err == nil || errors.Is(err, io.EOF) {
+				err = errorf(proto.ErrIOError, "readv segment %d: %s ended at %d while being read", i, files[which[i]].of.path, e.Offset+int64(n))
+			}
+			return err
+		}
+		pos += need
+	}
+	return s.sendOK(req.Stream, buf.b[:pos])
+}

@@ -1,0 +1,70 @@
+package server
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net"
+	"time"
+
+	"sitebox/internal/xrootd/proto"
+)
+
+// write sends byte slices as one unit under the write lock.
+func (s *session) write(parts ...[]byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.writeLocked(parts)
+}
+
+// writeLocked sends parts with writev; the caller holds wmu. A failed or
+// partial write closes the session: the stream cannot be resynchronised
+// after half a frame.
+func (s *session) writeLocked(parts [][]byte) error {
+	if err := s.ctx.Err(); err != nil {
+		return fmt.Errorf("send response: %w", net.ErrClosed)
+	}
+	s.conn.SetWriteDeadline(time.Now().Add(s.srv.cfg.WriteTimeout))
+	bufs := net.Buffers(parts)
+	if _, err := bufs.WriteTo(s.conn); err != nil {
+		s.close()
+		return fmt.Errorf("send response: %w", err)
+	}
+	return nil
+}
+
+// sendFrame writes one response frame: the header, then the body parts.
+func (s *session) sendFrame(stream proto.StreamID, status uint16, parts ...[]byte) error {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	var hdr [proto.ResponseHeaderLen]byte
+	proto.PutResponseHeader(hdr[:], proto.ResponseHeader{Stream: stream, Status: status, Dlen: int32(n)})
+	var arr [5][]byte
+	all := append(arr[:0], hdr[:])
+	all = append(all, parts...)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.writeLocked(all)
+}
+
+func (s *session) sendOK(stream proto.StreamID, body []byte) error {
+	if len(body) == 0 {
+		return s.sendFrame(stream, proto.StatusOK)
+	}
+	return s.sendFrame(stream, proto.StatusOK, body)
+}
+
+// sendString answers with a NUL-terminated string, as XRootD does for
+// stat, checksum and locate answers.
+func (s *session) sendString(stream proto.StreamID, str string) error {
+	return s.sendFrame(stream, proto.StatusOK, []byte(str), []byte{0})
+}
+
+// sendError answers with kXR_error: the code and the message. XRootD adds
+// a NUL, which XrdCl keeps as part of the message text, so it is left out.
+func (s *session) sendError(stream proto.StreamID, code int32, msg string) error {
+	var c [4]byte
+	binary.BigEndian.PutUint32(c[:], uint32(code))
+	return s.sendFrame(stream, proto.StatusError, c[:], []byte(msg))
+}
