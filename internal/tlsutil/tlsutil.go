@@ -19,52 +19,107 @@ import (
 	"time"
 )
 
+// Names of the generated files inside stateDir.
+const (
+	CertName = "cert.pem"
+	KeyName  = "key.pem"
+)
+
+// validity of a generated certificate; it is renewed on the first start
+// after it has less than renewBefore left.
+const (
+	validity    = 2 * 365 * 24 * time.Hour
+	renewBefore = 7 * 24 * time.Hour
+)
+
 // LoadOrCreate returns a server TLS config from certFile and keyFile, or,
 // when both are empty, from a self-signed ECDSA certificate for hosts kept
-// in stateDir (cert.pem, key.pem) and generated there on first use, so
-// restarts keep the identity clients may have pinned.
+// in stateDir (cert.pem, key.pem 0600) and generated there on first use, so
+// restarts keep the identity clients may have pinned or added as a root.
+// A generated certificate is replaced only when missing, unreadable or
+// about to expire. hosts may be names or IP addresses; with none, the
+// certificate is for localhost, 127.0.0.1 and ::1.
 func LoadOrCreate(certFile, keyFile, stateDir string, hosts []string) (*tls.Config, error) {
 	if (certFile == "") != (keyFile == "") {
 		return nil, errors.New("tls: give both a certificate and a key file, or neither")
 	}
-	if certFile == "" {
-		certFile, keyFile = filepath.Join(stateDir, "cert.pem"), filepath.Join(stateDir, "key.pem")
-		if _, err := os.Stat(certFile); errors.Is(err, os.ErrNotExist) {
-			if err := generate(certFile, keyFile, hosts); err != nil {
-				return nil, err
-			}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls: load certificate %s and key %s: %w", certFile, keyFile, err)
+		}
+		return config(cert), nil
+	}
+	if stateDir == "" {
+		return nil, errors.New("tls: no certificate given and no state directory to keep a generated one")
+	}
+	certFile, keyFile = filepath.Join(stateDir, CertName), filepath.Join(stateDir, KeyName)
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err == nil && usable(cert) {
+		return config(cert), nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		// Both files exist but do not load (a half-written pair, a
+		// mismatched key): only ever replace what we generated ourselves.
+		if _, serr := os.Stat(certFile); serr == nil {
+			return nil, fmt.Errorf("tls: load generated certificate %s: %w (remove %s and %s to make a new one)", certFile, err, CertName, KeyName)
 		}
 	}
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("tls: load %s: %w", certFile, err)
+	if err := generate(stateDir, certFile, keyFile, hosts); err != nil {
+		return nil, err
 	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+	if cert, err = tls.LoadX509KeyPair(certFile, keyFile); err != nil {
+		return nil, fmt.Errorf("tls: load generated certificate %s: %w", certFile, err)
+	}
+	return config(cert), nil
 }
 
-func generate(certFile, keyFile string, hosts []string) error {
-	if err := os.MkdirAll(filepath.Dir(certFile), 0o700); err != nil {
-		return fmt.Errorf("tls: %w", err)
+func config(cert tls.Certificate) *tls.Config {
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+}
+
+// usable reports whether a stored generated certificate still has time left.
+func usable(cert tls.Certificate) bool {
+	leaf := cert.Leaf
+	if leaf == nil && len(cert.Certificate) > 0 {
+		leaf, _ = x509.ParseCertificate(cert.Certificate[0])
+	}
+	return leaf != nil && time.Until(leaf.NotAfter) > renewBefore
+}
+
+// generate writes a new key and self-signed certificate. Each file is
+// written under a temporary name and renamed, the key first, so a crash
+// never leaves a certificate next to a key that does not match it.
+func generate(stateDir, certFile, keyFile string, hosts []string) error {
+	if len(hosts) == 0 {
+		hosts = []string{"localhost", "127.0.0.1", "::1"}
+	}
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return fmt.Errorf("tls: state directory: %w", err)
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return err
+		return fmt.Errorf("tls: generate key: %w", err)
 	}
-	serial, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return fmt.Errorf("tls: serial number: %w", err)
+	}
+	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: firstOr(hosts, "sitebox"), Organization: []string{"sitebox self-signed"}},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().AddDate(2, 0, 0),
+		Subject:               pkix.Name{CommonName: hosts[0], Organization: []string{"sitebox self-signed"}},
+		NotBefore:             now.Add(-time.Hour), // tolerate small clock skew
+		NotAfter:              now.Add(validity),
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true,
-		IsCA:                  true, // so clients can trust it directly as a root
+		IsCA:                  true, // so clients can trust it directly as a root (curl --cacert)
 	}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {
 			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
+		} else if h != "" {
 			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
@@ -74,17 +129,41 @@ func generate(certFile, keyFile string, hosts []string) error {
 	}
 	kb, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
+		return fmt.Errorf("tls: encode key: %w", err)
+	}
+	// A stale certificate must go before the key is replaced, so that no
+	// moment has an old certificate beside a new key.
+	if err := os.Remove(certFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("tls: remove old certificate: %w", err)
+	}
+	if err := writeAtomic(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
 		return err
 	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-		return fmt.Errorf("tls: %w", err)
-	}
-	return os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	return writeAtomic(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
 }
 
-func firstOr(xs []string, def string) string {
-	if len(xs) > 0 {
-		return xs[0]
+func writeAtomic(name string, data []byte, perm os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(name), ".tmp-"+filepath.Base(name)+"-*")
+	if err != nil {
+		return fmt.Errorf("tls: write %s: %w", name, err)
 	}
-	return def
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, name)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("tls: write %s: %w", name, err)
+	}
+	return nil
 }

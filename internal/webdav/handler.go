@@ -1,23 +1,21 @@
 // Package webdav serves a store.Store over HTTP(S) the way grid HTTP clients
 // expect (curl, davix, gfal, uproot, XrdHttp users): GET with ranges, HEAD,
-// PROPFIND, PUT, DELETE, MKCOL, MOVE and RFC 3230 checksums.
+// PROPFIND, PUT, DELETE, MKCOL, MOVE and RFC 3230 checksums (Want-Digest).
 package webdav
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 
-	"sitebox/internal/cksum"
 	"sitebox/internal/store"
 )
 
 // Config tunes the handler. The zero value is valid.
 type Config struct {
-	// ReadOnly refuses PUT, DELETE, MKCOL and MOVE.
+	// ReadOnly refuses PUT, DELETE, MKCOL and MOVE with 403.
 	ReadOnly bool
 	// ServerName is sent in the Server header (default "sitebox").
 	ServerName string
@@ -30,7 +28,8 @@ type Handler struct {
 	log   *slog.Logger
 }
 
-// New returns a handler serving st. log may be nil.
+// New returns a handler serving st; the URL path is the namespace path.
+// log may be nil.
 func New(cfg Config, st store.Store, log *slog.Logger) *Handler {
 	if cfg.ServerName == "" {
 		cfg.ServerName = "sitebox"
@@ -43,8 +42,14 @@ func New(cfg Config, st store.Store, log *slog.Logger) *Handler {
 
 const allowed = "OPTIONS, GET, HEAD, PROPFIND, PUT, DELETE, MKCOL, MOVE"
 
+// ServeHTTP dispatches on the method; every failure goes through fail so
+// the status mapping lives in one place (errors.go).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Server", h.cfg.ServerName)
+	if r.Method == http.MethodOptions {
+		h.options(w)
+		return
+	}
 	name, err := requestPath(r)
 	if err != nil {
 		h.fail(w, r, err)
@@ -63,74 +68,49 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = h.mkcol(w, r, name)
 	case "MOVE":
 		err = h.move(w, r, name)
-	case http.MethodOptions:
-		w.Header().Set("DAV", "1")
-		w.Header().Set("Allow", allowed)
-		w.WriteHeader(http.StatusOK)
 	default:
-		w.Header().Set("Allow", allowed)
-		http.Error(w, r.Method+" is not supported", http.StatusMethodNotAllowed)
+		err = &httpError{http.StatusMethodNotAllowed, r.Method + " is not supported; allowed: " + allowed}
 	}
 	if err != nil {
 		h.fail(w, r, err)
 	}
 }
 
-// requestPath takes the namespace path from the URL. The raw (escaped) path
-// is decoded once here, so "%2e%2e" and "%00" meet the same checks as ".."
-// and NUL; the query string is never part of the path.
+// options answers OPTIONS for any path, including "*": class 1 WebDAV
+// (no locks), byte ranges.
+func (h *Handler) options(w http.ResponseWriter) {
+	w.Header().Set("DAV", "1")
+	w.Header().Set("Allow", allowed)
+	w.Header().Set("Accept-Ranges", "bytes")
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
+}
+
+// requestPath takes the namespace path from the URL. The escaped path is
+// decoded exactly once here, so "%2e%2e" and "%00" meet the same checks as
+// ".." and NUL in store.CleanPath; the query string (XRootD-style opaque
+// data, tokens) is never part of the path.
 func requestPath(r *http.Request) (string, error) {
-	raw := r.URL.EscapedPath()
+	return pathFromURL(r.URL)
+}
+
+func pathFromURL(u *url.URL) (string, error) {
+	raw := u.EscapedPath()
+	if raw == "" {
+		raw = "/"
+	}
+	if !strings.HasPrefix(raw, "/") {
+		return "", fmt.Errorf("%w: path %q does not start with /", store.ErrInvalid, raw)
+	}
 	p, err := url.PathUnescape(raw)
 	if err != nil {
-		return "", fmt.Errorf("%w: bad escape in path", store.ErrInvalid)
+		return "", fmt.Errorf("%w: bad percent-escape in path", store.ErrInvalid)
 	}
 	return store.CleanPath(p)
 }
 
-// statusOf is the one place store errors become HTTP statuses.
-func statusOf(err error) int {
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, store.ErrReadOnly), errors.Is(err, store.ErrPermission):
-		return http.StatusForbidden
-	case errors.Is(err, store.ErrExist):
-		return http.StatusPreconditionFailed
-	case errors.Is(err, store.ErrIsDir), errors.Is(err, store.ErrNotDir), errors.Is(err, store.ErrNotEmpty):
-		return http.StatusConflict
-	case errors.Is(err, store.ErrInvalid):
-		return http.StatusBadRequest
-	case errors.Is(err, store.ErrNoSpace):
-		return http.StatusInsufficientStorage
-	case errors.Is(err, store.ErrUnsupported), errors.Is(err, cksum.ErrUnknownAlgorithm):
-		return http.StatusNotImplemented
-	}
-	var he *httpError
-	if errors.As(err, &he) {
-		return he.status
-	}
-	return http.StatusInternalServerError
-}
-
-// httpError carries a status for failures that are not store errors.
-type httpError struct {
-	status int
-	msg    string
-}
-
-func (e *httpError) Error() string { return e.msg }
-
-func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	code := statusOf(err)
-	if code >= 500 {
-		h.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "status", code, "err", err)
-	} else {
-		h.log.Debug("request refused", "method", r.Method, "path", r.URL.Path, "status", code, "err", err)
-	}
-	http.Error(w, strings.TrimSpace(err.Error()), code)
-}
-
+// namespace returns the store's namespace operations for a modifying
+// request, or the error that refuses it.
 func (h *Handler) namespace(op, name string) (store.Namespace, error) {
 	if h.cfg.ReadOnly {
 		return nil, &store.PathError{Op: op, Path: name, Err: store.ErrReadOnly}
@@ -141,3 +121,9 @@ func (h *Handler) namespace(op, name string) (store.Namespace, error) {
 	}
 	return ns, nil
 }
+
+// uploadPrefix starts the names of PUT's temporary files. Listings hide
+// them so a half-done upload is never visible as a file.
+const uploadPrefix = ".sitebox-upload-"
+
+func hidden(name string) bool { return strings.HasPrefix(name, uploadPrefix) }

@@ -1,37 +1,41 @@
 package webdav
 
 import (
+	"bytes"
 	"encoding/xml"
 	"io"
 	"net/http"
 	"net/url"
 	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	"sitebox/internal/store"
 )
 
-// maxPropfindBody bounds the request body read (its contents are not needed:
-// all live properties are returned, as allprop).
+// maxPropfindBody bounds the request body: a propfind document is small.
 const maxPropfindBody = 64 << 10
 
 // propfind answers depth 0 and 1 with the live properties grid clients
-// read: size, mtime, type and ETag. Depth infinity is refused (RFC 4918
-// propfind-finite-depth).
+// (davix, gfal, curl scripts) read: displayname, size, mtime, type and
+// ETag. Every request is answered as allprop; a client asking for fewer
+// properties simply ignores the rest. Depth infinity is refused (RFC 4918
+// propfind-finite-depth); a missing Depth means 1, as most clients intend.
 func (h *Handler) propfind(w http.ResponseWriter, r *http.Request, name string) error {
-	depth := r.Header.Get("Depth")
+	depth := strings.ToLower(strings.TrimSpace(r.Header.Get("Depth")))
 	switch depth {
 	case "0", "1":
-	case "", "infinity":
-		if depth == "infinity" {
-			return &httpError{http.StatusForbidden, "PROPFIND with Depth: infinity is not supported; use 0 or 1"}
-		}
+	case "":
 		depth = "1"
+	case "infinity":
+		return &httpError{http.StatusForbidden, "PROPFIND with Depth: infinity is not supported; use Depth 0 or 1"}
 	default:
-		return &httpError{http.StatusBadRequest, "bad Depth header " + strconv.Quote(depth)}
+		return badRequest("bad Depth header " + strconv.Quote(depth) + "; use 0 or 1")
 	}
-	io.Copy(io.Discard, io.LimitReader(r.Body, maxPropfindBody))
+	if err := checkPropfindBody(r); err != nil {
+		return err
+	}
 	fi, err := h.store.Stat(r.Context(), name)
 	if err != nil {
 		return err
@@ -43,13 +47,49 @@ func (h *Handler) propfind(w http.ResponseWriter, r *http.Request, name string) 
 			return err
 		}
 		for _, e := range entries {
-			ms.Responses = append(ms.Responses, propResponse(path.Join(name, e.Name), e))
+			if !hidden(e.Name) {
+				ms.Responses = append(ms.Responses, propResponse(path.Join(name, e.Name), e))
+			}
 		}
 	}
+	var b bytes.Buffer
+	b.WriteString(xml.Header)
+	if err := xml.NewEncoder(&b).Encode(ms); err != nil {
+		return err
+	}
+	b.WriteByte('\n')
 	w.Header().Set("Content-Type", `application/xml; charset="utf-8"`)
+	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
 	w.WriteHeader(http.StatusMultiStatus)
-	io.WriteString(w, xml.Header)
-	return xml.NewEncoder(w).Encode(ms)
+	if _, err := w.Write(b.Bytes()); err != nil {
+		h.log.Debug("propfind answer not delivered", "path", name, "err", err)
+	}
+	return nil
+}
+
+// checkPropfindBody reads the (optional) request body and refuses one that
+// is not a well-formed XML document (RFC 4918 section 9.1: 400).
+func checkPropfindBody(r *http.Request) error {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxPropfindBody+1))
+	if err != nil {
+		return &clientBodyError{err}
+	}
+	if len(body) > maxPropfindBody {
+		return &httpError{http.StatusRequestEntityTooLarge, "PROPFIND body larger than 64 KiB"}
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	var doc struct {
+		XMLName xml.Name
+	}
+	if err := xml.Unmarshal(body, &doc); err != nil {
+		return badRequest("PROPFIND body is not well-formed XML: " + err.Error())
+	}
+	if doc.XMLName.Space != "DAV:" || doc.XMLName.Local != "propfind" {
+		return badRequest("PROPFIND body must be a DAV: propfind element")
+	}
+	return nil
 }
 
 type multistatus struct {
@@ -71,23 +111,29 @@ type propstat struct {
 type prop struct {
 	DisplayName   string       `xml:"D:displayname"`
 	ContentLength *int64       `xml:"D:getcontentlength,omitempty"`
+	ContentType   string       `xml:"D:getcontenttype,omitempty"`
 	LastModified  string       `xml:"D:getlastmodified"`
 	CreationDate  string       `xml:"D:creationdate"`
 	ResourceType  resourceType `xml:"D:resourcetype"`
 	ETag          string       `xml:"D:getetag,omitempty"`
-	Executable    string       `xml:"D:executable,omitempty"`
 }
 
 type resourceType struct {
 	Collection *struct{} `xml:"D:collection,omitempty"`
 }
 
+// propResponse describes one entry. Collections get a trailing slash on
+// their href, as davix and gfal expect when they list.
 func propResponse(name string, fi store.FileInfo) response {
 	href := (&url.URL{Path: name}).EscapedPath()
 	p := prop{
 		DisplayName:  path.Base(name),
 		LastModified: fi.ModTime.UTC().Format(http.TimeFormat),
 		CreationDate: fi.ModTime.UTC().Format(time.RFC3339),
+		ETag:         etag(fi),
+	}
+	if name == "/" {
+		p.DisplayName = ""
 	}
 	if fi.IsDir() {
 		p.ResourceType.Collection = &struct{}{}
@@ -97,7 +143,7 @@ func propResponse(name string, fi store.FileInfo) response {
 	} else {
 		size := fi.Size
 		p.ContentLength = &size
-		p.ETag = etag(fi)
+		p.ContentType = "application/octet-stream"
 	}
 	return response{Href: href, Propstat: propstat{Prop: p, Status: "HTTP/1.1 200 OK"}}
 }

@@ -8,147 +8,152 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"path"
+	"strings"
 
 	"sitebox/internal/store"
 )
 
+// putBuffer is the size of the writes PUT makes to the store: large enough
+// that a WriteAt per buffer costs nothing next to the network.
+const putBuffer = 1 << 20
+
 // put streams the body into a temporary file next to the target and renames
-// it into place only when the whole body arrived, so an interrupted upload
-// never leaves a truncated file under the real name.
+// it into place only when the whole body arrived, so an interrupted or short
+// upload never leaves a truncated file under the real name (and never
+// damages the file it was meant to replace). 201 for a new file, 204 for a
+// replaced one.
 func (h *Handler) put(w http.ResponseWriter, r *http.Request, name string) error {
 	ns, err := h.namespace("put", name)
 	if err != nil {
 		return err
 	}
-	existed := false
-	if fi, err := h.store.Stat(r.Context(), name); err == nil {
-		if fi.IsDir() {
-			return &store.PathError{Op: "put", Path: name, Err: store.ErrIsDir}
-		}
-		existed = true
-		if r.Header.Get("If-None-Match") == "*" {
-			return &store.PathError{Op: "put", Path: name, Err: store.ErrExist}
-		}
+	if r.Header.Get("Content-Range") != "" {
+		// RFC 9110 section 14.5: a server that does not do partial PUT must
+		// answer 400 rather than store the range as the whole file.
+		return badRequest("partial PUT (Content-Range) is not supported; upload the whole file")
 	}
-	var rnd [6]byte
-	rand.Read(rnd[:])
-	tmp := path.Join(path.Dir(name), ".sitebox-upload-"+hex.EncodeToString(rnd[:])+"-"+path.Base(name))
-	f, err := h.store.Create(r.Context(), tmp, store.CreateOptions{Exclusive: true, MkParents: true})
+	existed := false
+	fi, err := h.store.Stat(r.Context(), name)
+	switch {
+	case err == nil && fi.IsDir():
+		return &store.PathError{Op: "put", Path: name, Err: store.ErrIsDir}
+	case err == nil:
+		existed = true
+	case !errors.Is(err, store.ErrNotFound):
+		return err
+	}
+	if existed && r.Header.Get("If-None-Match") == "*" {
+		return &store.PathError{Op: "put", Path: name, Err: fmt.Errorf("%w (If-None-Match: *)", store.ErrExist)}
+	}
+	if im := r.Header.Get("If-Match"); im != "" && (!existed || !etagMatches(im, etag(fi))) {
+		return &httpError{http.StatusPreconditionFailed, "put " + name + ": If-Match does not match the current file"}
+	}
+	tmp, err := tempName(name)
 	if err != nil {
 		return err
 	}
-	n, err := io.Copy(&offsetWriter{w: f}, r.Body)
-	if err == nil && r.ContentLength >= 0 && n != r.ContentLength {
-		err = &httpError{http.StatusBadRequest, fmt.Sprintf("body ended after %d of %d bytes", n, r.ContentLength)}
+	f, err := h.store.Create(r.Context(), tmp, store.CreateOptions{Exclusive: true, MkParents: true})
+	if err != nil {
+		return withPath(err, "put", name, tmp)
 	}
-	if cerr := f.Close(); err == nil {
+	n, err := copyBody(f, r.Body)
+	if err == nil && r.ContentLength >= 0 && n != r.ContentLength {
+		err = &clientBodyError{fmt.Errorf("%w: got %d of %d bytes", io.ErrUnexpectedEOF, n, r.ContentLength)}
+	}
+	if cerr := f.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
 	if err == nil {
 		err = ns.Rename(r.Context(), tmp, name)
 	}
 	if err != nil {
-		ns.Remove(context.WithoutCancel(r.Context()), tmp)
-		return err
-	}
-	if existed {
-		w.WriteHeader(http.StatusNoContent)
-	} else {
-		w.WriteHeader(http.StatusCreated)
-	}
-	return nil
-}
-
-// offsetWriter turns an io.WriterAt into a sequential io.Writer.
-type offsetWriter struct {
-	w   io.WriterAt
-	off int64
-}
-
-func (o *offsetWriter) Write(p []byte) (int, error) {
-	n, err := o.w.WriteAt(p, o.off)
-	o.off += int64(n)
-	return n, err
-}
-
-func (h *Handler) delete(w http.ResponseWriter, r *http.Request, name string) error {
-	ns, err := h.namespace("delete", name)
-	if err != nil {
-		return err
-	}
-	fi, err := h.store.Stat(r.Context(), name)
-	if err != nil {
-		return err
-	}
-	if fi.IsDir() {
-		err = ns.Rmdir(r.Context(), name)
-	} else {
-		err = ns.Remove(r.Context(), name)
-	}
-	if err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-func (h *Handler) mkcol(w http.ResponseWriter, r *http.Request, name string) error {
-	ns, err := h.namespace("mkcol", name)
-	if err != nil {
-		return err
-	}
-	if r.ContentLength > 0 {
-		return &httpError{http.StatusUnsupportedMediaType, "MKCOL with a body is not supported"}
-	}
-	if _, err := h.store.Stat(r.Context(), name); err == nil {
-		return &httpError{http.StatusMethodNotAllowed, name + " already exists"}
-	}
-	if err := ns.Mkdir(r.Context(), name, 0o755, false); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return &httpError{http.StatusConflict, "parent of " + name + " does not exist"}
+		// The client may be gone and its context cancelled: clean up anyway.
+		if rerr := ns.Remove(context.WithoutCancel(r.Context()), tmp); rerr != nil && !errors.Is(rerr, store.ErrNotFound) {
+			h.log.Warn("cannot remove failed upload", "path", tmp, "err", rerr)
 		}
-		return err
+		return withPath(err, "put", name, tmp)
 	}
-	w.WriteHeader(http.StatusCreated)
-	return nil
-}
-
-// move renames within this server; Destination may be an absolute URL or a
-// path. Overwrite: F refuses an existing destination.
-func (h *Handler) move(w http.ResponseWriter, r *http.Request, name string) error {
-	ns, err := h.namespace("move", name)
-	if err != nil {
-		return err
-	}
-	dest := r.Header.Get("Destination")
-	if dest == "" {
-		return &httpError{http.StatusBadRequest, "MOVE needs a Destination header"}
-	}
-	u, err := url.Parse(dest)
-	if err != nil {
-		return &httpError{http.StatusBadRequest, "bad Destination: " + err.Error()}
-	}
-	if u.Host != "" && u.Host != r.Host {
-		return &httpError{http.StatusBadGateway, "Destination is on another server"}
-	}
-	to, err := store.CleanPath(u.Path)
-	if err != nil {
-		return err
-	}
-	_, statErr := h.store.Stat(r.Context(), to)
-	existed := statErr == nil
-	if existed && r.Header.Get("Overwrite") == "F" {
-		return &httpError{http.StatusPreconditionFailed, to + " exists and Overwrite is F"}
-	}
-	if err := ns.Rename(r.Context(), name, to); err != nil {
-		return err
-	}
+	h.log.Debug("put", "path", name, "bytes", n, "replaced", existed)
+	w.Header().Set("Content-Length", "0")
 	if existed {
 		w.WriteHeader(http.StatusNoContent)
 	} else {
 		w.WriteHeader(http.StatusCreated)
 	}
 	return nil
+}
+
+// etagMatches reports whether an If-Match list names tag (or is "*").
+func etagMatches(list, tag string) bool {
+	for t := range strings.SplitSeq(list, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || t == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// tempName is a fresh hidden name in name's directory; short, so that a
+// target name near the 255-byte limit still has a valid temporary.
+func tempName(name string) (string, error) {
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return "", fmt.Errorf("put: random name: %w", err)
+	}
+	return path.Join(path.Dir(name), uploadPrefix+hex.EncodeToString(rnd[:])), nil
+}
+
+// withPath makes store errors about the temporary name speak of the name
+// the client asked for, so clients never see our internal file names.
+func withPath(err error, op, name, tmp string) error {
+	var pe *store.PathError
+	if errors.As(err, &pe) && pe.Path == tmp {
+		return &store.PathError{Op: op, Path: name, Err: pe.Err}
+	}
+	return err
+}
+
+// copyBody writes all of body to f from offset 0 in putBuffer pieces. Read
+// failures are the client's (clientBodyError → 400, MaxBytesError → 413);
+// write failures are the store's.
+func copyBody(f store.WritableFile, body io.Reader) (int64, error) {
+	buf := make([]byte, putBuffer)
+	var off int64
+	for {
+		n, rerr := fill(body, buf)
+		if n > 0 {
+			if _, err := f.WriteAt(buf[:n], off); err != nil {
+				return off, err
+			}
+			off += int64(n)
+		}
+		switch {
+		case rerr == nil:
+		case rerr == io.EOF:
+			return off, nil
+		default:
+			var mbe *http.MaxBytesError
+			if errors.As(rerr, &mbe) {
+				return off, rerr
+			}
+			return off, &clientBodyError{rerr}
+		}
+	}
+}
+
+// fill reads into buf until it is full or r fails; unlike io.ReadFull it
+// passes r's own error through, so a clean io.EOF stays distinguishable
+// from a body cut short (io.ErrUnexpectedEOF from net/http).
+func fill(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }

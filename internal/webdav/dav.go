@@ -1,0 +1,132 @@
+package webdav
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"sitebox/internal/store"
+)
+
+// delete removes a file or an empty directory (a non-empty one answers 409:
+// recursive deletes over HTTP are too easy to get wrong to offer).
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request, name string) error {
+	ns, err := h.namespace("delete", name)
+	if err != nil {
+		return err
+	}
+	if name == "/" {
+		return &httpError{http.StatusForbidden, "delete /: the namespace root cannot be deleted"}
+	}
+	fi, err := h.store.Stat(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		err = ns.Rmdir(r.Context(), name)
+	} else {
+		err = ns.Remove(r.Context(), name)
+	}
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// mkcol makes one directory: 201, 405 if the name exists, 409 if the parent
+// does not (RFC 4918 section 9.3.1).
+func (h *Handler) mkcol(w http.ResponseWriter, r *http.Request, name string) error {
+	ns, err := h.namespace("mkcol", name)
+	if err != nil {
+		return err
+	}
+	if r.ContentLength > 0 || len(r.TransferEncoding) > 0 {
+		return &httpError{http.StatusUnsupportedMediaType, "MKCOL with a body is not supported"}
+	}
+	if _, err := h.store.Stat(r.Context(), name); err == nil {
+		return &httpError{http.StatusMethodNotAllowed, "mkcol " + name + ": already exists"}
+	}
+	if err := ns.Mkdir(r.Context(), name, 0o755, false); err != nil {
+		switch {
+		case errors.Is(err, store.ErrExist):
+			return &httpError{http.StatusMethodNotAllowed, "mkcol " + name + ": already exists"}
+		case errors.Is(err, store.ErrNotFound):
+			return &httpError{http.StatusConflict, "mkcol " + name + ": parent directory does not exist"}
+		}
+		return err
+	}
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// move renames within this server. Destination may be an absolute URL (its
+// host must be this server's) or an absolute path; Overwrite: F refuses an
+// existing destination with 412. 201 when the destination is new, 204 when
+// it was replaced.
+func (h *Handler) move(w http.ResponseWriter, r *http.Request, name string) error {
+	ns, err := h.namespace("move", name)
+	if err != nil {
+		return err
+	}
+	to, err := destination(r)
+	if err != nil {
+		return err
+	}
+	overwrite := true
+	switch strings.ToUpper(strings.TrimSpace(r.Header.Get("Overwrite"))) {
+	case "", "T":
+	case "F":
+		overwrite = false
+	default:
+		return badRequest("Overwrite header must be T or F")
+	}
+	if name == "/" || to == "/" {
+		return &httpError{http.StatusForbidden, "move: the namespace root cannot be moved or replaced"}
+	}
+	if to == name {
+		return &httpError{http.StatusForbidden, "move " + name + ": source and destination are the same"}
+	}
+	if _, err := h.store.Stat(r.Context(), name); err != nil {
+		return err
+	}
+	_, statErr := h.store.Stat(r.Context(), to)
+	existed := statErr == nil
+	if existed && !overwrite {
+		return &httpError{http.StatusPreconditionFailed, "move " + name + ": " + to + " exists and Overwrite is F"}
+	}
+	if err := ns.Rename(r.Context(), name, to); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			// The source was statted above: what is missing is the
+			// destination's parent (RFC 4918 section 9.9.4: 409).
+			return &httpError{http.StatusConflict, "move " + name + ": parent of " + to + " does not exist"}
+		}
+		return err
+	}
+	if existed {
+		w.WriteHeader(http.StatusNoContent)
+	} else {
+		w.WriteHeader(http.StatusCreated)
+	}
+	return nil
+}
+
+// destination returns the cleaned namespace path of the Destination header.
+func destination(r *http.Request) (string, error) {
+	dest := strings.TrimSpace(r.Header.Get("Destination"))
+	if dest == "" {
+		return "", badRequest("MOVE needs a Destination header")
+	}
+	u, err := url.Parse(dest)
+	if err != nil {
+		return "", badRequest("bad Destination header: not a URL or path")
+	}
+	if u.Host != "" && !strings.EqualFold(u.Host, r.Host) {
+		return "", &httpError{http.StatusBadGateway, "Destination " + u.Host + " is another server; MOVE works within one server"}
+	}
+	if u.Opaque != "" {
+		return "", badRequest("bad Destination header: not a URL or path")
+	}
+	return pathFromURL(u)
+}

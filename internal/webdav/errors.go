@@ -1,0 +1,103 @@
+package webdav
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"sitebox/internal/cksum"
+	"sitebox/internal/store"
+)
+
+// httpError carries a status for failures that are not store errors (bad
+// headers, refused methods). Its message goes to the client as is.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func badRequest(msg string) error { return &httpError{http.StatusBadRequest, msg} }
+
+// clientBodyError marks a failure reading the request body: the client's
+// fault (disconnect, short or malformed chunked body), not the store's.
+type clientBodyError struct{ err error }
+
+func (e *clientBodyError) Error() string { return "reading request body: " + e.err.Error() }
+func (e *clientBodyError) Unwrap() error { return e.err }
+
+// statusOf is the one place errors become HTTP statuses. Callers that need
+// a different status for a sentinel in their context (MKCOL answering 405
+// for ErrExist) wrap the error in an httpError first.
+func statusOf(err error) int {
+	var he *httpError
+	if errors.As(err, &he) {
+		return he.status
+	}
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, store.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, store.ErrPermission), errors.Is(err, store.ErrReadOnly):
+		return http.StatusForbidden
+	case errors.Is(err, store.ErrExist):
+		return http.StatusPreconditionFailed
+	case errors.Is(err, store.ErrIsDir), errors.Is(err, store.ErrNotDir), errors.Is(err, store.ErrNotEmpty):
+		return http.StatusConflict
+	case errors.Is(err, store.ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(err, store.ErrNoSpace):
+		return http.StatusInsufficientStorage
+	case errors.Is(err, store.ErrUnsupported), errors.Is(err, cksum.ErrUnknownAlgorithm):
+		return http.StatusNotImplemented
+	case isClientBody(err):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
+
+func isClientBody(err error) bool {
+	var cbe *clientBodyError
+	return errors.As(err, &cbe)
+}
+
+// message is the plain-text body for err. Store errors name the namespace
+// path and the problem (store.PathError never holds a disk path); errors we
+// cannot classify may come from anywhere, so the client only learns that
+// something failed and the details go to the server log.
+func message(err error, code int) string {
+	if code == http.StatusInternalServerError {
+		if errors.Is(err, store.ErrIO) {
+			return "i/o error on the storage"
+		}
+		return "internal server error"
+	}
+	msg := strings.TrimSpace(err.Error())
+	if errors.Is(err, io.ErrUnexpectedEOF) && isClientBody(err) {
+		msg = "request body ended before Content-Length bytes arrived"
+	}
+	return msg
+}
+
+// fail answers err with its status and a one-line plain-text body, logging
+// server-side failures loudly and refusals quietly.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	code := statusOf(err)
+	if code >= 500 {
+		h.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "status", code, "err", err)
+	} else {
+		h.log.Debug("request refused", "method", r.Method, "path", r.URL.Path, "status", code, "err", err)
+	}
+	// Headers set for a success (ETag, Digest) must not ride on an error.
+	for _, k := range []string{"Etag", "Digest", "Last-Modified", "Content-Range"} {
+		w.Header().Del(k)
+	}
+	if code == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", allowed)
+	}
+	http.Error(w, message(err, code), code)
+}
