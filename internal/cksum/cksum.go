@@ -57,6 +57,10 @@ func Format(sum uint32) string { return fmt.Sprintf("%08x", sum) }
 
 // Compute reads r to the end and returns the formatted checksum.
 func Compute(r io.Reader, algo string) (string, error) {
+	algo, err := Normalize(algo)
+	if err != nil {
+		return "", err
+	}
 	h, err := New(algo)
 	if err != nil {
 		return "", err

@@ -1,6 +1,7 @@
 package cksum
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -30,8 +31,9 @@ type memKey struct {
 }
 
 // Sum returns the checksum of f (opened for reading) with algorithm algo,
-// computing it only when no valid kept value exists.
-func (k *Keeper) Sum(f *os.File, algo string) (string, error) {
+// computing it only when no valid kept value exists. Cancelling ctx stops a
+// computation in progress (a client that gave up on a large file).
+func (k *Keeper) Sum(ctx context.Context, f *os.File, algo string) (string, error) {
 	algo, err := Normalize(algo)
 	if err != nil {
 		return "", err
@@ -44,7 +46,7 @@ func (k *Keeper) Sum(f *os.File, algo string) (string, error) {
 	if v, ok := k.lookup(f, st, algo, version); ok {
 		return v, nil
 	}
-	sum, err := Compute(&sectionAll{f: f}, algo)
+	sum, err := Compute(&sectionAll{ctx: ctx, f: f}, algo)
 	if err != nil {
 		return "", err
 	}
@@ -95,11 +97,15 @@ func keyOf(st unix.Stat_t, algo string) memKey {
 // sectionAll reads a file from offset 0 with ReadAt, leaving the shared file
 // offset alone so concurrent users of the same *os.File are unaffected.
 type sectionAll struct {
+	ctx context.Context
 	f   *os.File
 	off int64
 }
 
 func (s *sectionAll) Read(p []byte) (int, error) {
+	if err := s.ctx.Err(); err != nil {
+		return 0, err
+	}
 	n, err := s.f.ReadAt(p, s.off)
 	s.off += int64(n)
 	return n, err

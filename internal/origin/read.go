@@ -11,6 +11,7 @@ import (
 	"sort"
 	"syscall"
 
+	"sitebox/internal/cksum"
 	"sitebox/internal/store"
 )
 
@@ -187,14 +188,17 @@ func readDir(root *os.Root, rel string) ([]fs.FileInfo, error) {
 // Checksum returns the file's checksum, computed once per version of the
 // file and kept in an extended attribute.
 func (o *Origin) Checksum(ctx context.Context, name, algo string) (string, error) {
+	if _, err := cksum.Normalize(algo); err != nil {
+		return "", wrap("checksum", name, fmt.Errorf("%w: %v", store.ErrUnsupported, err))
+	}
 	f, err := o.Open(ctx, name)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	sum, err := o.sums.Sum(f.(*file).f, algo)
+	sum, err := o.sums.Sum(ctx, f.(*file).f, algo)
 	if err != nil {
-		return "", wrap("checksum", name, fmt.Errorf("%w: %v", store.ErrUnsupported, err))
+		return "", wrap("checksum", name, err)
 	}
 	return sum, nil
 }
