@@ -49,6 +49,13 @@ type fileTable struct {
 	files map[uint32]*openFile
 }
 
+// count returns how many files are open.
+func (t *fileTable) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.files)
+}
+
 func (t *fileTable) add(f *openFile) ([4]byte, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -70,6 +70,11 @@ type Config struct {
 	// HandshakeTimeout bounds the wait for a new connection's hello
 	// (default 30 seconds).
 	HandshakeTimeout time.Duration
+	// IdleTimeout closes a connection that has no open files and no
+	// requests in flight for this long (default 20 minutes, longer than
+	// the XRootD client's own 5-minute idle disconnect), so abandoned
+	// connections do not hold descriptors for ever.
+	IdleTimeout time.Duration
 }
 
 func (c *Config) defaults() {
@@ -97,6 +102,9 @@ func (c *Config) defaults() {
 	}
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = 30 * time.Second
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = 20 * time.Minute
 	}
 }
 

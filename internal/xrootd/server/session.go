@@ -11,6 +11,7 @@ import (
 	"net"
 	"sync"
 	"syscall"
+	"time"
 
 	"sitebox/internal/xrootd/proto"
 )
@@ -79,6 +80,10 @@ func (s *session) run() {
 	go s.dataLane()
 	var hdr [proto.RequestHeaderLen]byte
 	for {
+		if err := s.awaitRequest(); err != nil {
+			s.logReadErr(err)
+			return
+		}
 		if _, err := io.ReadFull(s.br, hdr[:]); err != nil {
 			s.logReadErr(err)
 			return
@@ -117,6 +122,24 @@ func (s *session) run() {
 		}
 		if !s.dispatch(&req) {
 			return
+		}
+	}
+}
+
+// awaitRequest waits for the first byte of the next request. A session
+// that holds nothing (no open file, no request executing) for IdleTimeout is
+// ended; one that is busy is left alone however long its client is quiet.
+func (s *session) awaitRequest() error {
+	for {
+		s.conn.SetReadDeadline(time.Now().Add(s.srv.cfg.IdleTimeout))
+		_, err := s.br.Peek(1)
+		var ne net.Error
+		if err == nil || !errors.As(err, &ne) || !ne.Timeout() {
+			s.conn.SetReadDeadline(time.Time{})
+			return err
+		}
+		if len(s.slots) == 0 && s.files.count() == 0 {
+			return fmt.Errorf("idle for %v with no open files: %w", s.srv.cfg.IdleTimeout, err)
 		}
 	}
 }
