@@ -9,26 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// needTool finds a real XRootD client program; without it the test is
-// skipped, except in CI, where the acceptance peers must be installed.
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI: %v", name, err)
-		}
-		t.Skipf("%s not installed", name)
-	}
-	return p
-}
+	"sitebox/internal/peers"
+)
 
 // runTool runs a client program with sane timeouts and returns its output.
 func runTool(t *testing.T, env []string, name string, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(needTool(t, name), args...)
+	cmd := exec.Command(peers.Require(t, name), args...)
 	cmd.Env = append(os.Environ(), "XRD_REQUESTTIMEOUT=30", "XRD_CONNECTIONRETRY=1", "XRD_LOGLEVEL=Error")
 	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
@@ -54,7 +42,7 @@ func sameFile(t *testing.T, a, b string) {
 }
 
 func TestXrdcp(t *testing.T) {
-	needTool(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	addr, dir := testEnv(t, Config{})
 	data := patterned(20<<20 + 4321)
 	src := filepath.Join(dir, "src.bin")
@@ -114,7 +102,7 @@ func TestXrdcp(t *testing.T) {
 }
 
 func TestXrdfs(t *testing.T) {
-	needTool(t, "xrdfs")
+	peers.Require(t, "xrdfs")
 	addr, dir := testEnv(t, Config{})
 	data := patterned(123457)
 	writeTestFile(t, filepath.Join(dir, "d/f"), data)
