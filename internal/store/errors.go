@@ -21,6 +21,7 @@ var (
 	ErrNoSpace     = errors.New("no space left on storage")
 	ErrUnsupported = errors.New("operation not supported")
 	ErrIO          = errors.New("i/o error")
+	ErrBusy        = errors.New("in use") // e.g. evicting a cached file a client has open
 )
 
 // PathError records an operation, the namespace path and the underlying

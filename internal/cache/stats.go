@@ -1,0 +1,83 @@
+package cache
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Stats is a snapshot of the cache's counters and gauges, for metrics, the
+// dashboard and `sitebox cache stats`. Counters only grow while the process
+// runs; gauges are current values.
+type Stats struct {
+	// Bytes and block requests served to clients.
+	HitBytes      int64 // from cache disk
+	MissBytes     int64 // fetched from upstream for the request (and cached)
+	BypassBytes   int64 // read from upstream without caching (RAM budget full, disk error)
+	HitRequests   int64 // block lookups answered from disk
+	MissRequests  int64 // block lookups that needed an upstream fetch
+	UpstreamBytes int64 // all bytes read from upstreams (misses, read-ahead, prefetch, bypass)
+	// CoalescedWaits counts block lookups that joined a fetch already in
+	// flight instead of starting another.
+	CoalescedWaits int64
+	ReadAheadBlocks int64 // blocks fetched ahead of a sequential reader or by prefetch
+	WrittenBytes    int64 // bytes written to the cache disk
+	EvictedBytes    int64 // bytes removed by purges and evictions
+	EvictedFiles    int64
+	WritesDropped   int64 // blocks not cached because the disk fell behind
+	CorruptBlocks   int64 // blocks whose CRC32C did not match on disk (refetched)
+	UpstreamErrors  int64 // failed upstream operations (each failover counts)
+
+	// Gauges.
+	UsedBytes   int64 // bytes of cached blocks on disk
+	Files       int64 // files in the cache
+	OpenFiles   int64 // cached files open by clients
+	RAMInUse    int64 // bytes of block buffers held (fetches and write-behind)
+	RAMLimit    int64
+	DiskTotal   int64 // the cache filesystem's size
+	DiskFree    int64
+	InodesTotal int64
+	InodesFree  int64
+	// DiskError is the last disk error while the cache is serving
+	// uncached because of it; empty when the disk is healthy.
+	DiskError string
+}
+
+// EntryInfo describes one cached file, for `sitebox cache ls`.
+type EntryInfo struct {
+	Path        string    `json:"path"`
+	Size        int64     `json:"size"`         // the upstream file's size
+	CachedBytes int64     `json:"cached_bytes"` // bytes of its blocks on disk
+	Blocks      int       `json:"blocks"`
+	Present     int       `json:"present"` // blocks on disk
+	ModTime     time.Time `json:"mtime"`   // the upstream file's mtime
+	LastAccess  time.Time `json:"last_access"`
+	Open        int       `json:"open"` // client handles open now
+}
+
+// counters are the atomically updated parts of Stats.
+type counters struct {
+	hitBytes, missBytes, bypassBytes     atomic.Int64
+	hitRequests, missRequests            atomic.Int64
+	upstreamBytes, coalescedWaits        atomic.Int64
+	readAheadBlocks                      atomic.Int64
+	writtenBytes, evictedBytes           atomic.Int64
+	evictedFiles, writesDropped          atomic.Int64
+	corruptBlocks, upstreamErrors        atomic.Int64
+}
+
+func (c *counters) snapshot(s *Stats) {
+	s.HitBytes = c.hitBytes.Load()
+	s.MissBytes = c.missBytes.Load()
+	s.BypassBytes = c.bypassBytes.Load()
+	s.HitRequests = c.hitRequests.Load()
+	s.MissRequests = c.missRequests.Load()
+	s.UpstreamBytes = c.upstreamBytes.Load()
+	s.CoalescedWaits = c.coalescedWaits.Load()
+	s.ReadAheadBlocks = c.readAheadBlocks.Load()
+	s.WrittenBytes = c.writtenBytes.Load()
+	s.EvictedBytes = c.evictedBytes.Load()
+	s.EvictedFiles = c.evictedFiles.Load()
+	s.WritesDropped = c.writesDropped.Load()
+	s.CorruptBlocks = c.corruptBlocks.Load()
+	s.UpstreamErrors = c.upstreamErrors.Load()
+}
