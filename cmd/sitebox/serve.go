@@ -20,6 +20,9 @@ import (
 type serveFlags struct {
 	configFile string
 	exports    []string
+	caches     []string
+	cacheDir   string
+	cacheRAM   string
 	rootAddr   string
 	httpsAddr  string
 	plainHTTP  bool
@@ -41,7 +44,9 @@ func newServeCmd() (*cobra.Command, *serveFlags) {
 		Short: "Run the box: serve the configured roles over root:// and https://",
 		Example: `  sitebox serve --config /etc/sitebox/site.toml
   sitebox serve --export /store=/data/pool1,/data/pool2 --export /pub=/data/pub:ro \
-      --root-addr 127.0.0.1:1094 --https-addr 127.0.0.1:8443`,
+      --root-addr 127.0.0.1:1094 --https-addr 127.0.0.1:8443
+  sitebox serve --cache /store=root://origin.example.org:1094,https://backup.example.org:8443 \
+      --cache-dir /srv/cache --cache-ram 2GiB`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.load(cmd)
@@ -61,6 +66,9 @@ func newServeCmd() (*cobra.Command, *serveFlags) {
 	fl := cmd.Flags()
 	fl.StringVarP(&f.configFile, "config", "c", "", "config file (TOML)")
 	fl.StringArrayVar(&f.exports, "export", nil, "export PREFIX=DIR[,DIR...][:ro] (repeatable); replaces the file's exports")
+	fl.StringArrayVar(&f.caches, "cache", nil, "cache PREFIX=URL[,URL...] through upstreams tried in order (repeatable); replaces the file's routes")
+	fl.StringVar(&f.cacheDir, "cache-dir", "", "directory for cached data")
+	fl.StringVar(&f.cacheRAM, "cache-ram", "", `RAM for blocks in flight and waiting for the disk (default "1GiB")`)
 	fl.StringVar(&f.rootAddr, "root-addr", "", `root:// listen address (default ":1094"; "off" disables)`)
 	fl.StringVar(&f.httpsAddr, "https-addr", "", `https:// listen address (default ":8443"; "off" disables)`)
 	fl.BoolVar(&f.plainHTTP, "http", false, "serve plain HTTP instead of HTTPS")
@@ -92,11 +100,23 @@ func (f *serveFlags) load(cmd *cobra.Command) (*config.Config, error) {
 			cfg.Exports = append(cfg.Exports, e)
 		}
 	}
+	if len(f.caches) > 0 {
+		cfg.Cache.Routes = nil
+		for _, s := range f.caches {
+			r, err := parseCacheFlag(s)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Cache.Routes = append(cfg.Cache.Routes, r)
+		}
+	}
 	set := func(name string, dst *string, v string) {
 		if cmd.Flags().Changed(name) {
 			*dst = v
 		}
 	}
+	set("cache-dir", &cfg.Cache.Dir, f.cacheDir)
+	set("cache-ram", &cfg.Cache.RAM, f.cacheRAM)
 	set("root-addr", &cfg.Root.Addr, f.rootAddr)
 	set("https-addr", &cfg.HTTPS.Addr, f.httpsAddr)
 	set("state-dir", &cfg.Server.StateDir, f.stateDir)
@@ -135,6 +155,22 @@ func parseExportFlag(s string) (config.Export, error) {
 		e.Pools = append(e.Pools, d)
 	}
 	return e, nil
+}
+
+// parseCacheFlag reads PREFIX=URL[,URL...].
+func parseCacheFlag(s string) (config.CacheRoute, error) {
+	prefix, urls, ok := strings.Cut(s, "=")
+	if !ok || prefix == "" || urls == "" {
+		return config.CacheRoute{}, fmt.Errorf("--cache %q: want PREFIX=URL[,URL...], e.g. /store=root://origin.example.org:1094", s)
+	}
+	r := config.CacheRoute{Prefix: prefix}
+	for _, u := range strings.Split(urls, ",") {
+		if u == "" {
+			return config.CacheRoute{}, fmt.Errorf("--cache %q: empty upstream URL", s)
+		}
+		r.Upstreams = append(r.Upstreams, u)
+	}
+	return r, nil
 }
 
 func newLogger(format, level string) *slog.Logger {

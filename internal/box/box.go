@@ -16,8 +16,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"sitebox/internal/cache"
 	"sitebox/internal/config"
-	"sitebox/internal/origin"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
 	"sitebox/internal/webdav"
@@ -29,6 +29,7 @@ type Box struct {
 	cfg     *config.Config
 	log     *slog.Logger
 	store   store.Store
+	cache   *cache.Cache
 	closers []func() error
 
 	rootLn  net.Listener
@@ -46,16 +47,9 @@ func New(cfg *config.Config, log *slog.Logger) (b *Box, err error) {
 			b.Close()
 		}
 	}()
-	exports := make([]origin.Export, 0, len(cfg.Exports))
-	for _, e := range cfg.Exports {
-		exports = append(exports, origin.Export{Prefix: e.Prefix, Pools: e.Pools, ReadOnly: e.ReadOnly})
-	}
-	o, err := origin.New(origin.Config{Exports: exports}, log)
-	if err != nil {
+	if b.store, err = b.buildStores(); err != nil {
 		return nil, err
 	}
-	b.closers = append(b.closers, o.Close)
-	b.store = o
 
 	if cfg.Root.Addr != config.Off {
 		if b.rootLn, err = net.Listen("tcp", cfg.Root.Addr); err != nil {

@@ -18,7 +18,7 @@ type Stats struct {
 	UpstreamBytes int64 // all bytes read from upstreams (misses, read-ahead, prefetch, bypass)
 	// CoalescedWaits counts block lookups that joined a fetch already in
 	// flight instead of starting another.
-	CoalescedWaits int64
+	CoalescedWaits  int64
 	ReadAheadBlocks int64 // blocks fetched ahead of a sequential reader or by prefetch
 	WrittenBytes    int64 // bytes written to the cache disk
 	EvictedBytes    int64 // bytes removed by purges and evictions
@@ -56,13 +56,13 @@ type EntryInfo struct {
 
 // counters are the atomically updated parts of Stats.
 type counters struct {
-	hitBytes, missBytes, bypassBytes     atomic.Int64
-	hitRequests, missRequests            atomic.Int64
-	upstreamBytes, coalescedWaits        atomic.Int64
-	readAheadBlocks                      atomic.Int64
-	writtenBytes, evictedBytes           atomic.Int64
-	evictedFiles, writesDropped          atomic.Int64
-	corruptBlocks, upstreamErrors        atomic.Int64
+	hitBytes, missBytes, bypassBytes atomic.Int64
+	hitRequests, missRequests        atomic.Int64
+	upstreamBytes, coalescedWaits    atomic.Int64
+	readAheadBlocks                  atomic.Int64
+	writtenBytes, evictedBytes       atomic.Int64
+	evictedFiles, writesDropped      atomic.Int64
+	corruptBlocks, upstreamErrors    atomic.Int64
 }
 
 func (c *counters) snapshot(s *Stats) {

@@ -10,6 +10,7 @@ type Config struct {
 	Root    Root     `toml:"root"`
 	HTTPS   HTTPS    `toml:"https"`
 	Exports []Export `toml:"export"`
+	Cache   Cache    `toml:"cache"`
 }
 
 // Server holds settings shared by every role.
@@ -79,4 +80,5 @@ func (c *Config) ApplyDefaults(hostname string, isRoot bool) {
 	if c.HTTPS.Addr == "" {
 		c.HTTPS.Addr = ":8443"
 	}
+	c.Cache.applyDefaults()
 }

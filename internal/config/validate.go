@@ -45,8 +45,9 @@ func (c *Config) Validate() []Problem {
 		}
 	}
 	ps = append(ps, c.validateExports()...)
-	if len(c.Exports) == 0 {
-		ps = append(ps, Problem{Msg: "nothing to serve: add at least one [[export]] (or --export PREFIX=DIR)"})
+	ps = append(ps, c.Cache.validate(c.Exports)...)
+	if len(c.Exports) == 0 && !c.Cache.Enabled() {
+		ps = append(ps, Problem{Msg: "nothing to serve: add at least one [[export]] (or --export PREFIX=DIR) or [[cache.route]] (or --cache PREFIX=URL)"})
 	}
 	return ps
 }

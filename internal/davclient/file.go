@@ -31,12 +31,17 @@ func (f *FS) Open(ctx context.Context, name string) (store.File, error) {
 }
 
 func (r *file) ReadAt(p []byte, off int64) (int, error) {
+	return r.ReadAtContext(context.Background(), p, off)
+}
+
+// ReadAtContext is ReadAt with a context bounding the request.
+func (r *file) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
 	if off >= r.info.Size {
 		return 0, io.EOF
 	}
 	end := min(off+int64(len(p)), r.info.Size) - 1
 	hdr := map[string]string{"Range": "bytes=" + strconv.FormatInt(off, 10) + "-" + strconv.FormatInt(end, 10)}
-	resp, err := r.fs.do(context.Background(), http.MethodGet, r.name, nil, hdr, 206, 200)
+	resp, err := r.fs.do(ctx, http.MethodGet, r.name, nil, hdr, 206, 200)
 	if err != nil {
 		return 0, err
 	}

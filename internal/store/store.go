@@ -69,6 +69,12 @@ type File interface {
 	Close() error
 }
 
+// ContextReaderAt is implemented by remote files whose reads a caller can
+// bound or cancel (the cache gives each upstream fetch a deadline).
+type ContextReaderAt interface {
+	ReadAtContext(ctx context.Context, p []byte, off int64) (int, error)
+}
+
 // WritableFile is a file opened by Create. ReadAt and WriteAt may be called
 // concurrently on distinct ranges.
 type WritableFile interface {

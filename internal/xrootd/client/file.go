@@ -77,7 +77,11 @@ func (f *FS) open(ctx context.Context, name string, opts, mode uint16) (*File, e
 var IOTimeout = 2 * time.Minute
 
 func (f *File) call(id uint16, body [16]byte, data []byte) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), IOTimeout)
+	return f.callCtx(context.Background(), id, body, data)
+}
+
+func (f *File) callCtx(ctx context.Context, id uint16, body [16]byte, data []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, IOTimeout)
 	defer cancel()
 	return f.c.Do(ctx, id, body, data)
 }
@@ -86,8 +90,13 @@ func (f *File) call(id uint16, body [16]byte, data []byte) ([]byte, error) {
 func (f *File) Size() int64 { return f.size }
 
 // ReadAt reads len(p) bytes at off; fewer at the end of the file, with
-// io.EOF, like os.File.
+// io.EOF, like os.File. Each request is bounded by IOTimeout.
 func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	return f.ReadAtContext(context.Background(), p, off)
+}
+
+// ReadAtContext is ReadAt bounded by ctx as well as IOTimeout.
+func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
 	n := 0
 	for n < len(p) {
 		want := min(len(p)-n, maxIO)
@@ -95,7 +104,7 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 		copy(body[0:4], f.h[:])
 		binary.BigEndian.PutUint64(body[4:12], uint64(off+int64(n)))
 		binary.BigEndian.PutUint32(body[12:16], uint32(want))
-		resp, err := f.call(proto.ReqRead, body, nil)
+		resp, err := f.callCtx(ctx, proto.ReqRead, body, nil)
 		if err != nil {
 			return n, pathOp("read", f.name, err)
 		}

@@ -1,0 +1,100 @@
+package box
+
+import (
+	"fmt"
+	"time"
+
+	"sitebox/internal/cache"
+	"sitebox/internal/config"
+	"sitebox/internal/origin"
+	"sitebox/internal/store"
+	"sitebox/internal/units"
+)
+
+// buildStores makes the origin for the exports and the cache for the
+// cached routes, mounted side by side when both are configured.
+func (b *Box) buildStores() (store.Store, error) {
+	mounts := map[string]store.Store{}
+	var only store.Store
+	if len(b.cfg.Exports) > 0 {
+		exports := make([]origin.Export, 0, len(b.cfg.Exports))
+		for _, e := range b.cfg.Exports {
+			exports = append(exports, origin.Export{Prefix: e.Prefix, Pools: e.Pools, ReadOnly: e.ReadOnly})
+		}
+		o, err := origin.New(origin.Config{Exports: exports}, b.log.With("component", "origin"))
+		if err != nil {
+			return nil, err
+		}
+		b.closers = append(b.closers, o.Close)
+		for _, e := range exports {
+			mounts[e.Prefix] = o
+		}
+		only = o
+	}
+	if b.cfg.Cache.Enabled() {
+		c, err := newCache(&b.cfg.Cache, b)
+		if err != nil {
+			return nil, err
+		}
+		b.cache = c
+		b.closers = append(b.closers, c.Close)
+		for _, p := range c.Prefixes() {
+			mounts[p] = c
+		}
+		only = c
+	}
+	if len(b.cfg.Exports) > 0 && b.cache != nil {
+		return store.NewMux(mounts), nil
+	}
+	return only, nil
+}
+
+func newCache(cc *config.Cache, b *Box) (*cache.Cache, error) {
+	cfg := cache.Config{
+		Dir:       cc.Dir,
+		ReadAhead: cc.ReadAhead,
+		Prefetch:  cc.Prefetch,
+		Streams:   cc.Streams,
+	}
+	var err error
+	if cfg.RAM, err = units.ParseSize(cc.RAM); err != nil {
+		return nil, fmt.Errorf("cache.ram: %w", err)
+	}
+	if cfg.BlockSize, err = units.ParseSize(cc.BlockSize); err != nil {
+		return nil, fmt.Errorf("cache.block_size: %w", err)
+	}
+	if cfg.Revalidate, err = time.ParseDuration(cc.Revalidate); err != nil {
+		return nil, fmt.Errorf("cache.revalidate: %w", err)
+	}
+	levels := []struct {
+		s    string
+		size bool
+		dst  *float64
+	}{
+		{cc.HighWater, true, &cfg.Space.BytesHigh}, {cc.LowWater, true, &cfg.Space.BytesLow},
+		{cc.FilesHighWater, false, &cfg.Space.FilesHigh}, {cc.FilesLowWater, false, &cfg.Space.FilesLow},
+	}
+	for _, l := range levels {
+		v, err := config.ParseLevel(l.s, l.size)
+		if err != nil {
+			return nil, fmt.Errorf("cache watermark: %w", err)
+		}
+		*l.dst = v.Value()
+	}
+	opts := cache.DialOptions{Streams: cc.Streams, CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure}
+	for _, r := range cc.Routes {
+		route := cache.Route{Prefix: r.Prefix}
+		for _, u := range r.Upstreams {
+			up, err := cache.NewUpstream(u, opts)
+			if err != nil {
+				return nil, err
+			}
+			route.Upstreams = append(route.Upstreams, up)
+		}
+		cfg.Routes = append(cfg.Routes, route)
+	}
+	return cache.New(cfg, b.log.With("component", "cache"))
+}
+
+// Cache is the box's cache, or nil when it runs none.
+func (b *Box) Cache() *cache.Cache { return b.cache }

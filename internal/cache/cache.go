@@ -1,0 +1,384 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sitebox/internal/store"
+)
+
+// Cache is a read-only store.Store that serves its routes' upstreams
+// through the local block cache. Safe for concurrent use.
+type Cache struct {
+	cfg    Config
+	log    *slog.Logger
+	disk   *disk
+	routes []*route
+	budget *budget
+	writeQ chan writeJob
+	ctr    counters
+
+	blockPool sync.Pool // buffers for checking partially read disk blocks
+
+	ctx    context.Context // ends at Close: stops fetches and prefetches
+	cancel context.CancelFunc
+	closed atomic.Bool
+	wg     sync.WaitGroup // writers
+	bg     sync.WaitGroup // flusher, purger
+
+	mu      sync.Mutex
+	entries map[string]*entry
+
+	purgeCh           chan struct{}
+	writtenSinceCheck atomic.Int64
+}
+
+var _ store.Store = (*Cache)(nil)
+
+// New opens the cache directory, loads the block maps of what it holds
+// and starts the disk writers and the purger.
+func New(cfg Config, log *slog.Logger) (*Cache, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	d, err := openDisk(cfg.Dir, log)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Cache{
+		cfg:     cfg,
+		log:     log,
+		disk:    d,
+		routes:  newRoutes(cfg.Routes),
+		budget:  newBudget(cfg.RAM, cfg.BlockSize),
+		writeQ:  make(chan writeJob, max(cfg.RAM/cfg.BlockSize/2, 1)),
+		ctx:     ctx,
+		cancel:  cancel,
+		entries: map[string]*entry{},
+		purgeCh: make(chan struct{}, 1),
+	}
+	c.blockPool.New = func() any { b := make([]byte, cfg.BlockSize); return &b }
+	d.onFailure = func() { c.kickPurge(-1) }
+	err = d.scan(func(p string, m *blockMap) {
+		r := c.route(p)
+		if r == nil || m.blockSize != cfg.BlockSize {
+			d.remove(p) // no longer cached here, or cached in another block size
+			return
+		}
+		c.entries[p] = &entry{c: c, path: p, route: r, m: m}
+	})
+	if err != nil {
+		d.close()
+		cancel()
+		return nil, fmt.Errorf("cache: reading %s: %w", cfg.Dir, err)
+	}
+	for range 2 {
+		c.wg.Add(1)
+		go c.writer()
+	}
+	c.bg.Add(2)
+	go c.flusher()
+	go c.purger()
+	log.Info("cache ready", "dir", cfg.Dir, "files", len(c.entries), "block_size", cfg.BlockSize, "ram", cfg.RAM)
+	return c, nil
+}
+
+// Close stops background work, saves every block map and closes files.
+func (c *Cache) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	c.cancel()
+	c.bg.Wait()
+	// Fetches still running fail fast now that ctx is done; wait for them
+	// to hand their blocks to the writers, then drain the writers.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if c.busyFetches() == 0 {
+			break
+		}
+	}
+	close(c.writeQ)
+	c.wg.Wait()
+	c.mu.Lock()
+	es := make([]*entry, 0, len(c.entries))
+	for _, e := range c.entries {
+		es = append(es, e)
+	}
+	c.mu.Unlock()
+	for _, e := range es {
+		e.flush()
+		e.closeData()
+		e.up.closeAll()
+	}
+	for _, r := range c.routes {
+		for _, u := range r.ups {
+			for _, s := range u.Streams {
+				if cl, ok := s.(io.Closer); ok {
+					cl.Close()
+				}
+			}
+		}
+	}
+	return c.disk.close()
+}
+
+func (c *Cache) busyFetches() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, e := range c.entries {
+		e.mu.Lock()
+		n += len(e.inflight)
+		e.mu.Unlock()
+	}
+	return n
+}
+
+// route returns the route serving p, or nil.
+func (c *Cache) route(p string) *route {
+	for _, r := range c.routes {
+		if store.HasPrefix(p, r.prefix) {
+			return r
+		}
+	}
+	return nil
+}
+
+// Prefixes lists the cached namespace prefixes.
+func (c *Cache) Prefixes() []string {
+	ps := make([]string, len(c.routes))
+	for i, r := range c.routes {
+		ps[i] = r.prefix
+	}
+	return ps
+}
+
+// acquire takes a reference on e, keeping it (and its data) from purges.
+func (c *Cache) acquire(e *entry) {
+	c.mu.Lock()
+	e.refs++
+	c.mu.Unlock()
+}
+
+// release drops a reference. The last one saves the block map and closes
+// the data file; an entry that holds nothing is forgotten.
+func (c *Cache) release(e *entry) {
+	c.mu.Lock()
+	e.refs--
+	last := e.refs == 0
+	c.mu.Unlock()
+	if !last {
+		return
+	}
+	e.flush()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.refs != 0 {
+		return
+	}
+	e.closeData()
+	e.mu.Lock()
+	empty := e.m == nil || e.m.count() == 0
+	if empty && c.entries[e.path] == e {
+		delete(c.entries, e.path)
+		e.dropLocked()
+	}
+	e.mu.Unlock()
+}
+
+// entryFor returns the entry for p with a reference held.
+func (c *Cache) entryFor(p string, r *route) *entry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[p]
+	if e == nil {
+		e = &entry{c: c, path: p, route: r}
+		c.entries[p] = e
+	}
+	e.refs++
+	return e
+}
+
+func clean(op, name string) (string, error) {
+	p, err := store.CleanPath(name)
+	if err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+func (c *Cache) routeOf(op, name string) (string, *route, error) {
+	p, err := clean(op, name)
+	if err != nil {
+		return "", nil, err
+	}
+	r := c.route(p)
+	if r == nil {
+		return "", nil, &store.PathError{Op: op, Path: p, Err: fmt.Errorf("%w: not below a cached prefix", store.ErrNotFound)}
+	}
+	return p, r, nil
+}
+
+// Open opens a file for reading through the cache. The cached copy is
+// checked against the upstream's size and mtime when it is older than the
+// revalidation interval; a changed file is dropped and cached afresh.
+func (c *Cache) Open(ctx context.Context, name string) (store.File, error) {
+	p, r, err := c.routeOf("open", name)
+	if err != nil {
+		return nil, err
+	}
+	e := c.entryFor(p, r)
+	if err := c.validate(ctx, e); err != nil {
+		c.release(e)
+		return nil, err
+	}
+	c.mu.Lock()
+	e.opens++
+	c.mu.Unlock()
+	e.touch(time.Now())
+	f := &File{e: e, c: c}
+	if c.cfg.Prefetch {
+		c.prefetch(e)
+	}
+	return f, nil
+}
+
+// validate makes sure e describes the upstream's current version.
+func (c *Cache) validate(ctx context.Context, e *entry) error {
+	e.openMu.Lock()
+	defer e.openMu.Unlock()
+	e.mu.Lock()
+	fresh := e.m != nil && time.Since(e.m.validated) < c.cfg.Revalidate
+	e.mu.Unlock()
+	if fresh {
+		return nil
+	}
+	fi, err := c.upStat(ctx, e.route, e.path)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		if e.m != nil && e.m.count() > 0 {
+			c.log.Info("file gone upstream; dropping cached copy", "path", e.path)
+			e.dropLocked()
+			// Handles still open keep the old size and now fail upstream.
+			e.m = newBlockMap(c.cfg.BlockSize, e.m.size, e.m.mtime)
+		}
+		return err
+	case err != nil && e.m != nil && e.m.complete():
+		c.log.Warn("upstream unreachable; serving the complete cached copy", "path", e.path, "err", err)
+		return nil
+	case err != nil:
+		return err
+	case fi.IsDir():
+		return &store.PathError{Op: "open", Path: e.path, Err: store.ErrIsDir}
+	}
+	if e.m != nil && (e.m.size != fi.Size || !e.m.mtime.Equal(fi.ModTime)) {
+		c.log.Info("file changed upstream; dropping cached copy", "path", e.path,
+			"old_size", e.m.size, "new_size", fi.Size, "old_mtime", e.m.mtime, "new_mtime", fi.ModTime)
+		e.dropLocked()
+		e.m = nil
+	}
+	if e.m == nil || e.m.validated.IsZero() && e.m.count() == 0 {
+		e.m = newBlockMap(c.cfg.BlockSize, fi.Size, fi.ModTime)
+	}
+	e.m.validated = time.Now()
+	e.dirty = true
+	return nil
+}
+
+func (c *Cache) upStat(ctx context.Context, r *route, p string) (fi store.FileInfo, err error) {
+	err = c.each(ctx, r, func(u *upstream) error {
+		var e error
+		fi, e = u.Streams[0].Stat(ctx, r.upPath(u, p))
+		return e
+	})
+	return fi, err
+}
+
+// Stat answers from the cached copy while it is fresh, else upstream.
+func (c *Cache) Stat(ctx context.Context, name string) (store.FileInfo, error) {
+	p, r, err := c.routeOf("stat", name)
+	if err != nil {
+		return store.FileInfo{}, err
+	}
+	c.mu.Lock()
+	e := c.entries[p]
+	c.mu.Unlock()
+	if e != nil {
+		e.mu.Lock()
+		m := e.m
+		if m != nil && time.Since(m.validated) < c.cfg.Revalidate {
+			fi := store.FileInfo{Name: baseName(p), Size: m.size, Mode: 0o444, ModTime: m.mtime}
+			e.mu.Unlock()
+			return fi, nil
+		}
+		e.mu.Unlock()
+	}
+	fi, err := c.upStat(ctx, r, p)
+	fi.Writable = false
+	return fi, err
+}
+
+// List lists the upstream directory.
+func (c *Cache) List(ctx context.Context, name string) (fis []store.FileInfo, err error) {
+	p, r, err := c.routeOf("list", name)
+	if err != nil {
+		return nil, err
+	}
+	err = c.each(ctx, r, func(u *upstream) error {
+		var e error
+		fis, e = u.Streams[0].List(ctx, r.upPath(u, p))
+		return e
+	})
+	for i := range fis {
+		fis[i].Writable = false
+	}
+	return fis, err
+}
+
+// Checksum asks the upstream, which computes and keeps it.
+func (c *Cache) Checksum(ctx context.Context, name, algo string) (sum string, err error) {
+	p, r, err := c.routeOf("checksum", name)
+	if err != nil {
+		return "", err
+	}
+	err = c.each(ctx, r, func(u *upstream) error {
+		var e error
+		sum, e = u.Streams[0].Checksum(ctx, r.upPath(u, p), algo)
+		return e
+	})
+	return sum, err
+}
+
+// Locate answers "here": clients read cached files from this server.
+func (c *Cache) Locate(ctx context.Context, name string) ([]store.Location, error) {
+	if _, err := c.Stat(ctx, name); err != nil {
+		return nil, err
+	}
+	return []store.Location{{}}, nil
+}
+
+// Create refuses: the cache serves reads; writes go to an origin.
+func (c *Cache) Create(ctx context.Context, name string, opts store.CreateOptions) (store.WritableFile, error) {
+	return nil, &store.PathError{Op: "create", Path: name, Err: fmt.Errorf("%w: this path is served by the cache; write to the origin", store.ErrReadOnly)}
+}
+
+func baseName(p string) string {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			return p[i+1:]
+		}
+	}
+	return p
+}

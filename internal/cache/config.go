@@ -1,0 +1,144 @@
+// Package cache is the caching proxy: a store.Store in front of remote
+// stores that keeps the blocks clients read on local disk, so the WAN
+// carries each byte once.
+//
+// Files are cached in fixed-size blocks into sparse data files, each with
+// a block map (which blocks are present, a CRC32C per block). A miss is
+// answered from the upstream bytes as they arrive; writing them to disk
+// happens behind, within a RAM budget, and is dropped rather than waited
+// for when the disk falls behind. Any number of readers wanting the same
+// block share one upstream fetch.
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"sitebox/internal/store"
+)
+
+// DefaultBlockSize is 1 MiB. Smaller blocks waste less on sparse reads
+// (uproot reads baskets of tens of KiB to a few MiB, so a 1 MiB block
+// over-fetches little); larger ones need fewer upstream requests. At 1 MiB
+// a 5 GB file's block map is 5000 bits plus 20 KB of CRCs, and keeping
+// ReadAhead blocks in flight fills a 10 ms × 150 MB/s link (1.5 MB in
+// flight) with a few requests per stream.
+const DefaultBlockSize = 1 << 20
+
+// Config configures a Cache.
+type Config struct {
+	// Dir holds the cached data and block maps. It is created if missing.
+	Dir string
+	// Routes map namespace prefixes to upstreams, longest prefix first.
+	Routes []Route
+	// BlockSize is the unit of caching (default DefaultBlockSize; a power of
+	// two from 64 KiB to 64 MiB).
+	BlockSize int64
+	// RAM bounds the memory of block buffers: fetches in flight and blocks
+	// waiting to be written (default 1 GiB). When it is used up, reads go
+	// to the upstream uncached rather than wait.
+	RAM int64
+	// ReadAhead is how many blocks are fetched ahead of a sequential reader
+	// (default 8; 0 uses the default, negative disables).
+	ReadAhead int
+	// Prefetch fetches whole files in the background once opened.
+	Prefetch bool
+	// Revalidate is how long a cached copy is trusted before the next open
+	// checks the upstream's size and mtime (default 10 minutes).
+	Revalidate time.Duration
+	// Streams is the number of connections kept to each root:// upstream,
+	// so the cache is not held to one TCP window per RTT (default 8).
+	Streams int
+	// FetchTimeout bounds one upstream block fetch before it is retried on
+	// the next upstream (default 60 s).
+	FetchTimeout time.Duration
+	// Space watermarks; see Watermarks.
+	Space Watermarks
+}
+
+// Watermarks start a purge when usage passes High (of bytes or of files)
+// and purge least recently used, unopened files until both are under Low.
+// A fraction (0 < f ≤ 1) is of the cache filesystem's size or inodes, as
+// XCache's diskusage; a value above 1 is an absolute number of bytes or
+// files used by the cache itself.
+type Watermarks struct {
+	BytesHigh, BytesLow float64 // default 0.90, 0.80
+	FilesHigh, FilesLow float64 // default 0.90, 0.80
+	// Interval between usage checks (default 10 s; writes also trigger one
+	// when they may have crossed the mark).
+	Interval time.Duration
+}
+
+// Route is a cached namespace prefix and its upstreams, tried in order.
+type Route struct {
+	Prefix    string
+	Upstreams []Upstream
+}
+
+// Upstream is one remote server. Streams are independent clients of the
+// same server (one connection each); a file's blocks are spread over
+// them. PathPrefix is prepended to the path below the route's prefix (empty
+// keeps the path as the client asked for it).
+type Upstream struct {
+	Name       string // for logs and errors, e.g. the URL
+	PathPrefix string
+	Streams    []store.Store
+}
+
+func (c *Config) defaults() error {
+	if c.Dir == "" {
+		return errors.New("cache: no directory configured")
+	}
+	if c.BlockSize == 0 {
+		c.BlockSize = DefaultBlockSize
+	}
+	if c.BlockSize < 64<<10 || c.BlockSize > 64<<20 || c.BlockSize&(c.BlockSize-1) != 0 {
+		return fmt.Errorf("cache: block size %d must be a power of two from 64 KiB to 64 MiB", c.BlockSize)
+	}
+	if c.RAM == 0 {
+		c.RAM = 1 << 30
+	}
+	if c.RAM < 4*c.BlockSize {
+		return fmt.Errorf("cache: RAM budget %d is less than 4 blocks of %d", c.RAM, c.BlockSize)
+	}
+	if c.ReadAhead == 0 {
+		c.ReadAhead = 8
+	}
+	if c.Revalidate == 0 {
+		c.Revalidate = 10 * time.Minute
+	}
+	if c.Streams <= 0 {
+		c.Streams = 8
+	}
+	if c.FetchTimeout <= 0 {
+		c.FetchTimeout = 60 * time.Second
+	}
+	w := &c.Space
+	if w.BytesHigh == 0 && w.BytesLow == 0 {
+		w.BytesHigh, w.BytesLow = 0.90, 0.80
+	}
+	if w.FilesHigh == 0 && w.FilesLow == 0 {
+		w.FilesHigh, w.FilesLow = 0.90, 0.80
+	}
+	if w.BytesLow >= w.BytesHigh || w.FilesLow >= w.FilesHigh || w.BytesLow <= 0 || w.FilesLow <= 0 {
+		return fmt.Errorf("cache: watermarks must satisfy 0 < low < high (bytes %v/%v, files %v/%v)", w.BytesLow, w.BytesHigh, w.FilesLow, w.FilesHigh)
+	}
+	if w.Interval <= 0 {
+		w.Interval = 10 * time.Second
+	}
+	if len(c.Routes) == 0 {
+		return errors.New("cache: no upstreams configured")
+	}
+	for _, r := range c.Routes {
+		if len(r.Upstreams) == 0 {
+			return fmt.Errorf("cache: prefix %s has no upstream", r.Prefix)
+		}
+		for _, u := range r.Upstreams {
+			if len(u.Streams) == 0 {
+				return fmt.Errorf("cache: upstream %s of %s has no client", u.Name, r.Prefix)
+			}
+		}
+	}
+	return nil
+}

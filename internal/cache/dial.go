@@ -1,0 +1,58 @@
+package cache
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"sitebox/internal/davclient"
+	"sitebox/internal/store"
+	xrdclient "sitebox/internal/xrootd/client"
+)
+
+// DialOptions are what upstream clients need besides the URL.
+type DialOptions struct {
+	Streams  int    // connections to a root:// upstream (default 8)
+	CAFile   string // extra CA for https:// upstreams
+	Insecure bool   // skip https:// certificate checks (tests only)
+}
+
+// NewUpstream makes the clients for an upstream URL: root://host:port (a
+// sitebox origin or director, or any XRootD server) or https://host:port.
+// A path in the URL ("root://host:1094//data") is where the route's prefix
+// maps to upstream; without one, paths are passed as clients asked.
+func NewUpstream(rawURL string, opts DialOptions) (Upstream, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" || u.Port() == "" {
+		return Upstream{}, fmt.Errorf("upstream %q: want root://host:port or https://host:port", rawURL)
+	}
+	up := Upstream{Name: rawURL}
+	if p := "/" + strings.TrimLeft(u.Path, "/"); p != "/" {
+		clean, err := store.CleanPath(p)
+		if err != nil {
+			return Upstream{}, fmt.Errorf("upstream %q: %w", rawURL, err)
+		}
+		up.PathPrefix = clean
+	}
+	switch u.Scheme {
+	case "root", "xroot":
+		n := opts.Streams
+		if n <= 0 {
+			n = 8
+		}
+		for range n {
+			up.Streams = append(up.Streams, xrdclient.NewFS(u.Host))
+		}
+	case "https", "http":
+		// net/http keeps a pool of connections per host already, so one
+		// client carries parallel fetches over parallel streams.
+		fs, err := davclient.New(u.Scheme+"://"+u.Host, davclient.Options{CAFile: opts.CAFile, Insecure: opts.Insecure})
+		if err != nil {
+			return Upstream{}, err
+		}
+		up.Streams = []store.Store{fs}
+	default:
+		return Upstream{}, fmt.Errorf("upstream %q: scheme must be root or https", rawURL)
+	}
+	return up, nil
+}

@@ -1,0 +1,232 @@
+package cache
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// disk is the cache directory: data/ holds sparse data files at their
+// namespace paths, meta/ the block maps at the same paths, tmp/ block maps
+// being written (renamed into meta/ when complete). All access goes
+// through an os.Root, so no path, symlink or race can leave the directory.
+type disk struct {
+	dir  string
+	root *os.Root
+	log  *slog.Logger
+
+	mu        sync.Mutex
+	lastErr   error     // non-nil while the disk is considered failed
+	retryAt   time.Time // when to try writing again
+	onFailure func()    // called on ENOSPC, to start a purge
+}
+
+// diskRetry is how long the cache serves uncached after a disk error
+// before trying to write again.
+const diskRetry = 30 * time.Second
+
+func openDisk(dir string, log *slog.Logger) (*disk, error) {
+	for _, sub := range []string{"data", "meta", "tmp"} {
+		if err := os.MkdirAll(path.Join(dir, sub), 0o755); err != nil {
+			return nil, fmt.Errorf("cache directory: %w", err)
+		}
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cache directory: %w", err)
+	}
+	// Block maps half-written when the process died are garbage.
+	if err := root.RemoveAll("tmp"); err == nil {
+		root.Mkdir("tmp", 0o755)
+	}
+	return &disk{dir: dir, root: root, log: log}, nil
+}
+
+func (d *disk) close() error { return d.root.Close() }
+
+func dataName(p string) string { return "data" + p }
+func metaName(p string) string { return "meta" + p }
+
+// openData opens (creating) the data file of namespace path p.
+func (d *disk) openData(p string) (*os.File, error) {
+	name := dataName(p)
+	f, err := d.root.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = d.root.MkdirAll(path.Dir(name), 0o755); err == nil {
+			f, err = d.root.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+		}
+	}
+	return f, err
+}
+
+// saveMap writes p's block map atomically: a crash leaves the old map or
+// the new one, never a mix.
+func (d *disk) saveMap(p string, m *blockMap) error {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := "tmp/" + hex.EncodeToString(rnd[:])
+	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(m.marshal())
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		name := metaName(p)
+		if err = d.root.Rename(tmp, name); errors.Is(err, fs.ErrNotExist) {
+			if err = d.root.MkdirAll(path.Dir(name), 0o755); err == nil {
+				err = d.root.Rename(tmp, name)
+			}
+		}
+	}
+	if err != nil {
+		d.root.Remove(tmp)
+	}
+	return err
+}
+
+func (d *disk) loadMap(p string) (*blockMap, error) {
+	b, err := d.root.ReadFile(metaName(p))
+	if err != nil {
+		return nil, err
+	}
+	return unmarshalBlockMap(b)
+}
+
+// remove deletes p's map, then its data: a crash in between leaves data
+// without a map, which counts as nothing cached and is cleaned at start.
+func (d *disk) remove(p string) error {
+	err1 := d.root.Remove(metaName(p))
+	err2 := d.root.Remove(dataName(p))
+	if errors.Is(err1, fs.ErrNotExist) {
+		err1 = nil
+	}
+	if errors.Is(err2, fs.ErrNotExist) {
+		err2 = nil
+	}
+	d.pruneDirs(p)
+	return errors.Join(err1, err2)
+}
+
+// pruneDirs removes directories left empty above p (failing harmlessly on
+// the first that is not empty).
+func (d *disk) pruneDirs(p string) {
+	for dir := path.Dir(p); dir != "/"; dir = path.Dir(dir) {
+		e1 := d.root.Remove(metaName(dir))
+		e2 := d.root.Remove(dataName(dir))
+		if e1 != nil && e2 != nil {
+			return
+		}
+	}
+}
+
+// scan calls fn for every valid block map. Invalid maps and data files
+// without a map are removed.
+func (d *disk) scan(fn func(p string, m *blockMap)) error {
+	known := map[string]bool{}
+	err := fs.WalkDir(d.root.FS(), "meta", func(name string, de fs.DirEntry, err error) error {
+		if err != nil || de.IsDir() {
+			return err
+		}
+		p := name[len("meta"):]
+		m, lerr := d.loadMap(p)
+		if lerr != nil {
+			d.log.Warn("dropping unreadable cache entry", "path", p, "err", lerr)
+			d.remove(p)
+			return nil
+		}
+		known[p] = true
+		fn(p, m)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return fs.WalkDir(d.root.FS(), "data", func(name string, de fs.DirEntry, err error) error {
+		if err != nil || de.IsDir() {
+			return err
+		}
+		if p := name[len("data"):]; !known[p] {
+			d.root.Remove(name)
+		}
+		return nil
+	})
+}
+
+// healthy reports whether writes should be attempted: the disk has not
+// failed, or the retry time after a failure has come.
+func (d *disk) healthy() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.lastErr == nil || time.Now().After(d.retryAt)
+}
+
+// failed records a write error. Disk-wide conditions (full, read-only,
+// I/O errors) switch the cache to serving uncached for diskRetry, logged
+// once; other errors concern one file only.
+func (d *disk) failed(p string, err error) {
+	if !diskWide(err) {
+		d.log.Warn("cache write failed; file served uncached", "path", p, "err", err)
+		return
+	}
+	d.mu.Lock()
+	first := d.lastErr == nil
+	d.lastErr, d.retryAt = err, time.Now().Add(diskRetry)
+	cb := d.onFailure
+	d.mu.Unlock()
+	if first {
+		d.log.Error("cache disk failed; serving uncached until it recovers", "err", err, "retry_in", diskRetry)
+	}
+	if cb != nil && errors.Is(err, syscall.ENOSPC) {
+		cb()
+	}
+}
+
+// succeeded clears a failure once a write works again.
+func (d *disk) succeeded() {
+	d.mu.Lock()
+	was := d.lastErr
+	d.lastErr = nil
+	d.mu.Unlock()
+	if was != nil {
+		d.log.Info("cache disk recovered; caching again", "after", was)
+	}
+}
+
+func (d *disk) errorText() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.lastErr == nil {
+		return ""
+	}
+	return d.lastErr.Error()
+}
+
+func diskWide(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) ||
+		errors.Is(err, syscall.EIO) || errors.Is(err, syscall.EROFS)
+}
+
+// statfs returns the cache filesystem's size and free space, in bytes and
+// inodes.
+func (d *disk) statfs() (total, free, inodes, freeInodes int64, err error) {
+	var st syscall.Statfs_t
+	if err = syscall.Statfs(d.dir, &st); err != nil {
+		return
+	}
+	bs := int64(st.Bsize)
+	return int64(st.Blocks) * bs, int64(st.Bavail) * bs, int64(st.Files), int64(st.Ffree), nil
+}

@@ -1,0 +1,128 @@
+package cache
+
+import (
+	"os"
+	"sync"
+	"time"
+)
+
+// entry is one cached file. The block map, data file and fetches in flight
+// are guarded by mu; refs (open handles, prefetchers and pending disk
+// writes) by the cache's mu, so an entry in use is never purged.
+type entry struct {
+	c     *Cache
+	path  string
+	route *route
+	up    upFiles
+
+	openMu sync.Mutex // serialises revalidation of this file
+
+	mu       sync.Mutex
+	m        *blockMap // nil until the upstream has been asked
+	gen      uint64    // bumped when the cached copy is dropped
+	dirty    bool      // m changed since it was saved
+	data     *os.File  // nil until needed
+	inflight map[int]*fetch
+
+	// Guarded by Cache.mu.
+	refs  int
+	opens int
+}
+
+func (e *entry) size() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m == nil {
+		return 0
+	}
+	return e.m.size
+}
+
+// dataFile returns the open data file, opening or creating it. Called with
+// e.mu held.
+func (e *entry) dataFile() (*os.File, error) {
+	if e.data != nil {
+		return e.data, nil
+	}
+	f, err := e.c.disk.openData(e.path)
+	if err != nil {
+		return nil, err
+	}
+	e.data = f
+	return f, nil
+}
+
+// dropLocked forgets every cached block (the upstream file changed, or the
+// data on disk is unusable) and removes the files. Fetches in flight see
+// the new generation and discard their data. Called with e.mu held.
+func (e *entry) dropLocked() int64 {
+	var freed int64
+	if e.m != nil {
+		freed = e.m.cachedBytes()
+	}
+	e.gen++
+	e.inflight = nil
+	if e.data != nil {
+		e.data.Close()
+		e.data = nil
+	}
+	e.c.disk.remove(e.path)
+	e.dirty = false
+	e.up.closeAll()
+	return freed
+}
+
+// flush makes the block map on disk match memory: the data file is synced
+// first, so every block the saved map calls present is on disk.
+func (e *entry) flush() error {
+	e.mu.Lock()
+	if !e.dirty || e.m == nil {
+		e.mu.Unlock()
+		return nil
+	}
+	snap := e.m.clone()
+	data := e.data
+	gen := e.gen
+	e.dirty = false
+	e.mu.Unlock()
+
+	var err error
+	if data != nil {
+		err = data.Sync()
+	}
+	if err == nil {
+		e.mu.Lock()
+		if e.gen == gen {
+			err = e.c.disk.saveMap(e.path, snap)
+		}
+		e.mu.Unlock()
+	}
+	if err != nil {
+		e.mu.Lock()
+		e.dirty = true
+		e.mu.Unlock()
+		e.c.disk.failed(e.path, err)
+	}
+	return err
+}
+
+// touch records an access for least-recently-used purging. The map is
+// saved with it only when something else changes, or on close.
+func (e *entry) touch(now time.Time) {
+	e.mu.Lock()
+	if e.m != nil && now.Sub(e.m.lastAccess) > time.Second {
+		e.m.lastAccess = now
+		e.dirty = true
+	}
+	e.mu.Unlock()
+}
+
+// closeData releases the data file once nobody uses the entry.
+func (e *entry) closeData() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.data != nil {
+		e.data.Close()
+		e.data = nil
+	}
+}

@@ -1,0 +1,171 @@
+package cache
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sitebox/internal/store"
+)
+
+// File is a cached file open for reading.
+type File struct {
+	c      *Cache
+	e      *entry
+	once   sync.Once
+	closed atomic.Bool
+	// maxEnd is the furthest offset read so far; a read near it counts as
+	// sequential and triggers read-ahead.
+	maxEnd atomic.Int64
+}
+
+var _ store.File = (*File)(nil)
+
+// ReadAt reads through the cache: every block the range touches is asked
+// for at once (so the misses are fetched in parallel), then copied out in
+// order. It returns exactly the upstream bytes or an error, never less
+// than asked except at end of file.
+func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	if f.closed.Load() {
+		return 0, &store.PathError{Op: "read", Path: f.e.path, Err: fmt.Errorf("%w: file is closed", store.ErrInvalid)}
+	}
+	if off < 0 {
+		return 0, &store.PathError{Op: "read", Path: f.e.path, Err: fmt.Errorf("%w: negative offset", store.ErrInvalid)}
+	}
+	e, bs := f.e, f.c.cfg.BlockSize
+	size := e.size()
+	if off >= size {
+		return 0, io.EOF
+	}
+	end := min(off+int64(len(p)), size)
+	first, last := int(off/bs), int((end-1)/bs)
+	slots := make([]slot, 0, last-first+1)
+	for b := first; b <= last; b++ {
+		slots = append(slots, e.want(b))
+	}
+	f.readAhead(off, end)
+	var err error
+	n := 0
+	for i, s := range slots {
+		if err != nil { // release the fetches we joined but will not read
+			if s.f != nil {
+				s.f.unref(f.c)
+			}
+			continue
+		}
+		blockOff := int64(s.b) * bs
+		from := max(off, blockOff) - blockOff
+		to := min(end, blockOff+s.bytes) - blockOff
+		if err = e.readSlot(s, p[n:n+int(to-from)], from); err == nil {
+			n += int(to - from)
+		}
+		_ = i
+	}
+	if err != nil {
+		return 0, err
+	}
+	if end-off < int64(len(p)) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// readAhead starts fetches for the blocks after a sequential read, as far
+// as RAM allows; it never waits.
+func (f *File) readAhead(off, end int64) {
+	ra := f.c.cfg.ReadAhead
+	if ra <= 0 {
+		return
+	}
+	prev := f.maxEnd.Load()
+	if end > prev {
+		f.maxEnd.CompareAndSwap(prev, end)
+	}
+	// Parallel chunked readers (xrdcp keeps several reads in flight) are
+	// sequential too, just not strictly in order.
+	bs := f.c.cfg.BlockSize
+	if off > prev+bs || off+64*bs < prev {
+		return
+	}
+	f.e.fetchAhead(int((end+bs-1)/bs), ra)
+}
+
+// fetchAhead starts fetches of up to n missing blocks from block from.
+func (e *entry) fetchAhead(from, n int) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	started := 0
+	for b := from; b < from+n && b < e.m.blocks(); b++ {
+		if e.m.has(b) || e.inflight[b] != nil {
+			continue
+		}
+		if e.startFetchLocked(b, 1) == nil {
+			break // out of RAM: clients come first
+		}
+		started++
+		e.c.ctr.readAheadBlocks.Add(1)
+	}
+	return started
+}
+
+// prefetch fetches the whole file in the background, a few blocks at a
+// time, pausing while RAM is short.
+func (c *Cache) prefetch(e *entry) {
+	e.mu.Lock()
+	done := e.m.complete()
+	e.mu.Unlock()
+	if done {
+		return
+	}
+	c.acquire(e)
+	go func() {
+		defer c.release(e)
+		const window = 8
+		e.mu.Lock()
+		gen, blocks := e.gen, e.m.blocks()
+		e.mu.Unlock()
+		for b := 0; b < blocks; {
+			if c.ctx.Err() != nil {
+				return
+			}
+			e.mu.Lock()
+			stale := e.gen != gen
+			inflight := len(e.inflight)
+			e.mu.Unlock()
+			if stale {
+				return
+			}
+			if inflight >= window {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			if e.fetchAhead(b, 1) == 0 && c.budget.inUse() >= c.cfg.RAM {
+				time.Sleep(20 * time.Millisecond) // RAM is short: let clients go first
+				continue
+			}
+			b++
+		}
+	}()
+}
+
+// Stat describes the cached file.
+func (f *File) Stat() (store.FileInfo, error) {
+	f.e.mu.Lock()
+	defer f.e.mu.Unlock()
+	return store.FileInfo{Name: baseName(f.e.path), Size: f.e.m.size, Mode: 0o444, ModTime: f.e.m.mtime}, nil
+}
+
+// Close releases the file; its blocks stay cached.
+func (f *File) Close() error {
+	f.once.Do(func() {
+		f.closed.Store(true)
+		f.e.touch(time.Now())
+		f.c.mu.Lock()
+		f.e.opens--
+		f.c.mu.Unlock()
+		f.c.release(f.e)
+	})
+	return nil
+}

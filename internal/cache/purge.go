@@ -1,0 +1,253 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"sitebox/internal/store"
+)
+
+// flusher saves changed block maps every few seconds, so a crash loses at
+// most that much of what was cached (never correctness: a block counts as
+// present only after its data was synced).
+func (c *Cache) flusher() {
+	defer c.bg.Done()
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, e := range c.snapshotEntries() {
+			e.mu.Lock()
+			dirty := e.dirty && e.data != nil
+			e.mu.Unlock()
+			if dirty {
+				e.flush()
+			}
+		}
+	}
+}
+
+func (c *Cache) snapshotEntries() []*entry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	es := make([]*entry, 0, len(c.entries))
+	for _, e := range c.entries {
+		es = append(es, e)
+	}
+	return es
+}
+
+// purgeEvery is how many bytes may be written between usage checks, so a
+// fast fill is checked before it overshoots the high mark by much.
+const purgeEvery = 256 << 20
+
+func (c *Cache) kickPurge(written int64) {
+	if written >= 0 && c.writtenSinceCheck.Add(written) < purgeEvery {
+		return
+	}
+	select {
+	case c.purgeCh <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Cache) purger() {
+	defer c.bg.Done()
+	t := time.NewTicker(c.cfg.Space.Interval)
+	defer t.Stop()
+	for {
+		c.writtenSinceCheck.Store(0)
+		c.purgeOnce()
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		case <-c.purgeCh:
+		}
+	}
+}
+
+// usage is what the watermarks are compared with.
+type usage struct {
+	bytes, files           int64 // the cache's own
+	fsTotal, fsUsed        int64
+	inodesTotal, inodesUse int64
+}
+
+func (c *Cache) usage() usage {
+	var u usage
+	for _, e := range c.snapshotEntries() {
+		e.mu.Lock()
+		if e.m != nil && e.m.count() > 0 {
+			u.bytes += e.m.cachedBytes()
+			u.files++
+		}
+		e.mu.Unlock()
+	}
+	total, free, inodes, freeInodes, err := c.disk.statfs()
+	if err == nil {
+		u.fsTotal, u.fsUsed = total, total-free
+		u.inodesTotal, u.inodesUse = inodes, inodes-freeInodes
+	}
+	return u
+}
+
+// excess returns how much must go to get under low, once usage is above
+// high (0 otherwise). A fraction mark is of the filesystem, an absolute
+// one of the cache's own usage.
+func excess(high, low float64, own, fsUsed, fsTotal int64) int64 {
+	used, hi, lo := own, high, low
+	if high <= 1 {
+		used = fsUsed
+		hi, lo = high*float64(fsTotal), low*float64(fsTotal)
+	}
+	if float64(used) <= hi {
+		return 0
+	}
+	return used - int64(lo)
+}
+
+// purgeOnce evicts least recently used files that nobody has open until
+// both bytes and files are under their low marks.
+func (c *Cache) purgeOnce() {
+	w := c.cfg.Space
+	u := c.usage()
+	needBytes := excess(w.BytesHigh, w.BytesLow, u.bytes, u.fsUsed, u.fsTotal)
+	// Each cached file costs two inodes (data and block map).
+	needFiles := excess(w.FilesHigh, w.FilesLow, u.files, u.inodesUse, u.inodesTotal)
+	if w.FilesHigh <= 1 {
+		needFiles = (needFiles + 1) / 2
+	}
+	if needBytes <= 0 && needFiles <= 0 {
+		return
+	}
+	type cand struct {
+		e      *entry
+		access time.Time
+	}
+	var cands []cand
+	for _, e := range c.snapshotEntries() {
+		e.mu.Lock()
+		if e.m != nil && e.m.count() > 0 {
+			cands = append(cands, cand{e, e.m.lastAccess})
+		}
+		e.mu.Unlock()
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].access.Before(cands[j].access) })
+	var freedBytes, freedFiles, skipped int64
+	for _, cd := range cands {
+		if freedBytes >= needBytes && freedFiles >= needFiles {
+			break
+		}
+		n, ok := c.evictEntry(cd.e)
+		if !ok {
+			skipped++
+			continue
+		}
+		freedBytes += n
+		freedFiles++
+	}
+	c.log.Info("cache purge", "freed_bytes", freedBytes, "freed_files", freedFiles, "skipped_open", skipped,
+		"needed_bytes", max(needBytes, 0), "needed_files", max(needFiles, 0))
+	if freedBytes < needBytes || freedFiles < needFiles {
+		c.log.Warn("cache purge could not reach the low watermark (files in use, or other data on the cache filesystem)")
+	}
+}
+
+// evictEntry removes e unless it is in use; it returns the bytes freed.
+func (c *Cache) evictEntry(e *entry) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.refs > 0 || c.entries[e.path] != e {
+		return 0, false
+	}
+	delete(c.entries, e.path)
+	e.mu.Lock()
+	freed := e.dropLocked()
+	e.mu.Unlock()
+	c.ctr.evictedBytes.Add(freed)
+	c.ctr.evictedFiles.Add(1)
+	return freed, true
+}
+
+// Evict removes the cached copy of path, or of everything below it.
+// Files open by clients are skipped and reported with store.ErrBusy.
+func (c *Cache) Evict(ctx context.Context, path string) error {
+	p, err := store.CleanPath(path)
+	if err != nil {
+		return err
+	}
+	var busy []string
+	found := 0
+	for _, e := range c.snapshotEntries() {
+		if !store.HasPrefix(e.path, p) {
+			continue
+		}
+		e.mu.Lock()
+		has := e.m != nil && e.m.count() > 0
+		e.mu.Unlock()
+		if !has {
+			continue
+		}
+		found++
+		if _, ok := c.evictEntry(e); !ok {
+			busy = append(busy, e.path)
+		}
+	}
+	switch {
+	case found == 0:
+		return &store.PathError{Op: "evict", Path: p, Err: fmt.Errorf("%w: nothing cached there", store.ErrNotFound)}
+	case len(busy) > 0:
+		return &store.PathError{Op: "evict", Path: p, Err: fmt.Errorf("%w: %d of %d cached files are open and were kept: %s",
+			store.ErrBusy, len(busy), found, strings.Join(busy, ", "))}
+	}
+	return nil
+}
+
+// Stats returns the counters and current usage.
+func (c *Cache) Stats() Stats {
+	var s Stats
+	c.ctr.snapshot(&s)
+	u := c.usage()
+	s.UsedBytes, s.Files = u.bytes, u.files
+	c.mu.Lock()
+	for _, e := range c.entries {
+		if e.opens > 0 {
+			s.OpenFiles++
+		}
+	}
+	c.mu.Unlock()
+	s.RAMInUse, s.RAMLimit = c.budget.inUse(), c.cfg.RAM
+	s.DiskTotal, s.DiskFree = u.fsTotal, u.fsTotal-u.fsUsed
+	s.InodesTotal, s.InodesFree = u.inodesTotal, u.inodesTotal-u.inodesUse
+	s.DiskError = c.disk.errorText()
+	return s
+}
+
+// Entries lists the cached files.
+func (c *Cache) Entries() []EntryInfo {
+	var out []EntryInfo
+	for _, e := range c.snapshotEntries() {
+		c.mu.Lock()
+		opens := e.opens
+		c.mu.Unlock()
+		e.mu.Lock()
+		if e.m != nil && (e.m.count() > 0 || opens > 0) {
+			out = append(out, EntryInfo{
+				Path: e.path, Size: e.m.size, CachedBytes: e.m.cachedBytes(),
+				Blocks: e.m.blocks(), Present: e.m.count(),
+				ModTime: e.m.mtime, LastAccess: e.m.lastAccess, Open: opens,
+			})
+		}
+		e.mu.Unlock()
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}

@@ -1,0 +1,206 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sitebox/internal/store"
+)
+
+// route is a cached prefix and its upstreams in failover order.
+type route struct {
+	prefix string
+	ups    []*upstream
+}
+
+type upstream struct {
+	Upstream
+	busy []atomic.Int32 // fetches in flight per stream
+}
+
+func newRoutes(cfg []Route) []*route {
+	rs := make([]*route, 0, len(cfg))
+	for _, r := range cfg {
+		nr := &route{prefix: r.Prefix}
+		for _, u := range r.Upstreams {
+			nr.ups = append(nr.ups, &upstream{Upstream: u, busy: make([]atomic.Int32, len(u.Streams))})
+		}
+		rs = append(rs, nr)
+	}
+	// Longest prefix first, so /store/user wins over /store.
+	sort.SliceStable(rs, func(i, j int) bool { return len(rs[i].prefix) > len(rs[j].prefix) })
+	return rs
+}
+
+// upPath is the name of p at upstream u.
+func (r *route) upPath(u *upstream, p string) string {
+	if u.PathPrefix == "" {
+		return p
+	}
+	rest := strings.TrimPrefix(p, r.prefix)
+	if r.prefix == "/" {
+		rest = p
+	}
+	if rest == "" {
+		return u.PathPrefix
+	}
+	return strings.TrimSuffix(u.PathPrefix, "/") + rest
+}
+
+// pick returns the least busy stream of u.
+func (u *upstream) pick() int {
+	best := 0
+	for i := range u.busy {
+		if u.busy[i].Load() < u.busy[best].Load() {
+			best = i
+		}
+	}
+	return best
+}
+
+// each runs op against each upstream in order until one succeeds. If all
+// fail, the error of the first upstream that had the file wins over "not
+// found" from the others, so a transient failure is not reported as a
+// missing file.
+func (c *Cache) each(ctx context.Context, r *route, op func(u *upstream) error) error {
+	var errs []error
+	for _, u := range r.ups {
+		err := op(u)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			c.ctr.upstreamErrors.Add(1)
+			c.log.Warn("upstream failed", "upstream", u.Name, "err", err)
+		}
+		errs = append(errs, err)
+	}
+	for _, err := range errs {
+		if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	return errs[0]
+}
+
+// upFiles are one cached file's open upstream handles: one per (upstream,
+// stream), opened on first use, so a file's blocks travel over all
+// streams at once.
+type upFiles struct {
+	mu      sync.Mutex
+	handles map[[2]int]store.File
+}
+
+func (h *upFiles) get(ctx context.Context, r *route, ui, si int, name string, size int64) (store.File, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	key := [2]int{ui, si}
+	if f := h.handles[key]; f != nil {
+		return f, nil
+	}
+	u := r.ups[ui]
+	f, err := u.Streams[si].Open(ctx, r.upPath(u, name))
+	if err != nil {
+		return nil, err
+	}
+	// Blocks from another version of the file must not mix with ours.
+	got := int64(-1)
+	if sz, ok := f.(interface{ Size() int64 }); ok {
+		got = sz.Size()
+	} else if fi, err := f.Stat(); err == nil {
+		got = fi.Size
+	}
+	if got >= 0 && got != size {
+		go f.Close()
+		return nil, fmt.Errorf("upstream copy has %d bytes, the cached version %d: file changed", got, size)
+	}
+	if h.handles == nil {
+		h.handles = map[[2]int]store.File{}
+	}
+	h.handles[key] = f
+	return f, nil
+}
+
+// drop closes a handle that failed, so the next use opens a fresh one
+// (the client re-dials a dropped connection).
+func (h *upFiles) drop(ui, si int, f store.File) {
+	h.mu.Lock()
+	if h.handles[[2]int{ui, si}] == f {
+		delete(h.handles, [2]int{ui, si})
+	}
+	h.mu.Unlock()
+	go f.Close()
+}
+
+func (h *upFiles) closeAll() {
+	h.mu.Lock()
+	hs := h.handles
+	h.handles = nil
+	h.mu.Unlock()
+	for _, f := range hs {
+		go f.Close()
+	}
+}
+
+// readUpstream fills p from offset off of e's file, trying each upstream
+// in order and each twice (a retry re-dials after a cut connection). It
+// succeeds only with exactly len(p) bytes from a copy of the same size:
+// short or foreign data is an error, never served.
+func (c *Cache) readUpstream(e *entry, p []byte, off int64) error {
+	var errs []error
+	for ui, u := range e.route.ups {
+		for try := 0; try < 2; try++ {
+			if try > 0 {
+				time.Sleep(50 * time.Millisecond)
+			}
+			err := c.readOnce(e, ui, u, p, off)
+			if err == nil {
+				c.ctr.upstreamBytes.Add(int64(len(p)))
+				return nil
+			}
+			c.ctr.upstreamErrors.Add(1)
+			errs = append(errs, fmt.Errorf("%s: %w", u.Name, err))
+			if c.closed.Load() {
+				return errors.Join(errs...)
+			}
+		}
+		c.log.Warn("upstream read failed, trying the next", "path", e.path, "upstream", u.Name, "err", errs[len(errs)-1])
+	}
+	return &store.PathError{Op: "read", Path: e.path, Err: fmt.Errorf("%w: no upstream could serve bytes %d-%d: %v", store.ErrIO, off, off+int64(len(p))-1, errors.Join(errs...))}
+}
+
+func (c *Cache) readOnce(e *entry, ui int, u *upstream, p []byte, off int64) error {
+	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.FetchTimeout)
+	defer cancel()
+	si := u.pick()
+	u.busy[si].Add(1)
+	defer u.busy[si].Add(-1)
+	f, err := e.up.get(ctx, e.route, ui, si, e.path, e.size())
+	if err != nil {
+		return err
+	}
+	var n int
+	if cr, ok := f.(store.ContextReaderAt); ok {
+		n, err = cr.ReadAtContext(ctx, p, off)
+	} else {
+		n, err = f.ReadAt(p, off)
+	}
+	if n == len(p) && (err == nil || errors.Is(err, io.EOF)) {
+		return nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		err = fmt.Errorf("short read: %d of %d bytes (file truncated upstream?)", n, len(p))
+	}
+	e.up.drop(ui, si, f)
+	return err
+}

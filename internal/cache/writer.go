@@ -1,0 +1,97 @@
+package cache
+
+import (
+	"errors"
+	"hash/crc32"
+	"os"
+	"sync"
+)
+
+// budget hands out block buffers up to the RAM limit. It never blocks: a
+// caller that gets nil reads uncached instead of waiting for memory.
+type budget struct {
+	size  int64
+	slots chan struct{}
+	pool  sync.Pool
+}
+
+func newBudget(ram, blockSize int64) *budget {
+	b := &budget{size: blockSize, slots: make(chan struct{}, ram/blockSize)}
+	b.pool.New = func() any { return make([]byte, blockSize) }
+	return b
+}
+
+func (b *budget) get() []byte {
+	select {
+	case b.slots <- struct{}{}:
+		return b.pool.Get().([]byte)
+	default:
+		return nil
+	}
+}
+
+func (b *budget) put(buf []byte) {
+	b.pool.Put(buf[:cap(buf)])
+	<-b.slots
+}
+
+func (b *budget) inUse() int64 { return int64(len(b.slots)) * b.size }
+
+type writeJob struct {
+	e *entry
+	f *fetch
+}
+
+// writeBehind queues a fetched block for the disk. It reports false when
+// the block will not be cached: the disk is failed or the queue is full
+// (the disk is slower than the network), so the reader never waits on it.
+func (c *Cache) writeBehind(e *entry, f *fetch) bool {
+	if !c.disk.healthy() {
+		return false
+	}
+	select {
+	case c.writeQ <- writeJob{e, f}:
+		return true
+	default:
+		c.ctr.writesDropped.Add(1)
+		return false
+	}
+}
+
+// writer drains the write queue.
+func (c *Cache) writer() {
+	defer c.wg.Done()
+	for job := range c.writeQ {
+		job.e.writeBlock(job.f)
+	}
+}
+
+func (e *entry) writeBlock(f *fetch) {
+	c := e.c
+	crc := crc32.Checksum(f.buf, castagnoli)
+	e.mu.Lock()
+	current := e.gen == f.gen
+	var err error
+	data := e.data
+	if current && c.disk.healthy() {
+		data, err = e.dataFile()
+	} else {
+		current = false
+	}
+	e.mu.Unlock()
+	if current && err == nil {
+		_, err = data.WriteAt(f.buf, int64(f.b)*c.cfg.BlockSize)
+	}
+	switch {
+	case errors.Is(err, os.ErrClosed): // the copy was dropped while we wrote
+		current = false
+	case err != nil:
+		c.disk.failed(e.path, err)
+		current = false
+	case current:
+		c.disk.succeeded()
+		c.ctr.writtenBytes.Add(int64(len(f.buf)))
+		c.kickPurge(int64(len(f.buf)))
+	}
+	e.finishFetch(f, current, crc)
+}

@@ -1,0 +1,233 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Mux serves one namespace from several stores mounted at prefixes (an
+// origin's exports, a cache's routes). A path goes to the store with the
+// longest matching prefix; the directories above the prefixes are virtual
+// and list what is mounted below them.
+type Mux struct {
+	mounts []mount // longest prefix first
+}
+
+type mount struct {
+	prefix string
+	s      Store
+}
+
+var (
+	_ Store         = (*Mux)(nil)
+	_ Namespace     = (*Mux)(nil)
+	_ SpaceReporter = (*Mux)(nil)
+)
+
+// NewMux mounts each store at its (clean) prefix.
+func NewMux(stores map[string]Store) *Mux {
+	m := &Mux{}
+	for p, s := range stores {
+		m.mounts = append(m.mounts, mount{p, s})
+	}
+	sort.Slice(m.mounts, func(i, j int) bool { return len(m.mounts[i].prefix) > len(m.mounts[j].prefix) })
+	return m
+}
+
+func (m *Mux) pick(op, name string) (string, Store, error) {
+	p, err := CleanPath(name)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, mt := range m.mounts {
+		if HasPrefix(p, mt.prefix) {
+			return p, mt.s, nil
+		}
+	}
+	if len(m.children(p)) > 0 {
+		return p, nil, nil // a virtual directory
+	}
+	return "", nil, &PathError{Op: op, Path: p, Err: ErrNotFound}
+}
+
+// children lists the next elements of the prefixes mounted below p.
+func (m *Mux) children(p string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, mt := range m.mounts {
+		if mt.prefix == p || !HasPrefix(mt.prefix, p) {
+			continue
+		}
+		rest := strings.TrimPrefix(strings.TrimPrefix(mt.prefix, p), "/")
+		first, _, _ := strings.Cut(rest, "/")
+		if !seen[first] {
+			seen[first] = true
+			out = append(out, first)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func virtualDir(name string) FileInfo {
+	return FileInfo{Name: path.Base(name), Mode: fs.ModeDir | 0o555, ModTime: time.Unix(0, 0)}
+}
+
+func (m *Mux) Stat(ctx context.Context, name string) (FileInfo, error) {
+	p, s, err := m.pick("stat", name)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	if s == nil {
+		return virtualDir(p), nil
+	}
+	return s.Stat(ctx, p)
+}
+
+func (m *Mux) Open(ctx context.Context, name string) (File, error) {
+	p, s, err := m.pick("open", name)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, &PathError{Op: "open", Path: p, Err: ErrIsDir}
+	}
+	return s.Open(ctx, p)
+}
+
+// List lists the store's directory, adding the mount points below it that
+// the store itself does not show.
+func (m *Mux) List(ctx context.Context, name string) ([]FileInfo, error) {
+	p, s, err := m.pick("list", name)
+	if err != nil {
+		return nil, err
+	}
+	var fis []FileInfo
+	if s != nil {
+		if fis, err = s.List(ctx, p); err != nil {
+			return nil, err
+		}
+	}
+	have := map[string]bool{}
+	for _, fi := range fis {
+		have[fi.Name] = true
+	}
+	for _, c := range m.children(p) {
+		if !have[c] {
+			fis = append(fis, virtualDir(path.Join(p, c)))
+		}
+	}
+	sort.Slice(fis, func(i, j int) bool { return fis[i].Name < fis[j].Name })
+	return fis, nil
+}
+
+func (m *Mux) Create(ctx context.Context, name string, opts CreateOptions) (WritableFile, error) {
+	p, s, err := m.pick("create", name)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, &PathError{Op: "create", Path: p, Err: ErrIsDir}
+	}
+	return s.Create(ctx, p, opts)
+}
+
+func (m *Mux) Checksum(ctx context.Context, name, algo string) (string, error) {
+	p, s, err := m.pick("checksum", name)
+	if err != nil {
+		return "", err
+	}
+	if s == nil {
+		return "", &PathError{Op: "checksum", Path: p, Err: ErrIsDir}
+	}
+	return s.Checksum(ctx, p, algo)
+}
+
+func (m *Mux) Locate(ctx context.Context, name string) ([]Location, error) {
+	p, s, err := m.pick("locate", name)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return []Location{{}}, nil
+	}
+	return s.Locate(ctx, p)
+}
+
+// namespace returns the store for a change to name, or why not.
+func (m *Mux) namespace(op, name string) (string, Namespace, error) {
+	p, s, err := m.pick(op, name)
+	if err != nil {
+		return "", nil, err
+	}
+	ns, ok := s.(Namespace)
+	if s == nil || !ok {
+		return "", nil, &PathError{Op: op, Path: p, Err: fmt.Errorf("%w: this path cannot be changed here", ErrReadOnly)}
+	}
+	return p, ns, nil
+}
+
+func (m *Mux) Mkdir(ctx context.Context, name string, perm fs.FileMode, parents bool) error {
+	p, ns, err := m.namespace("mkdir", name)
+	if err != nil {
+		return err
+	}
+	return ns.Mkdir(ctx, p, perm, parents)
+}
+
+func (m *Mux) Remove(ctx context.Context, name string) error {
+	p, ns, err := m.namespace("rm", name)
+	if err != nil {
+		return err
+	}
+	return ns.Remove(ctx, p)
+}
+
+func (m *Mux) Rmdir(ctx context.Context, name string) error {
+	p, ns, err := m.namespace("rmdir", name)
+	if err != nil {
+		return err
+	}
+	return ns.Rmdir(ctx, p)
+}
+
+func (m *Mux) Chmod(ctx context.Context, name string, perm fs.FileMode) error {
+	p, ns, err := m.namespace("chmod", name)
+	if err != nil {
+		return err
+	}
+	return ns.Chmod(ctx, p, perm)
+}
+
+// Rename works within one store only.
+func (m *Mux) Rename(ctx context.Context, from, to string) error {
+	pf, nsf, err := m.namespace("mv", from)
+	if err != nil {
+		return err
+	}
+	pt, nst, err := m.namespace("mv", to)
+	if err != nil {
+		return err
+	}
+	if nsf != nst {
+		return &PathError{Op: "mv", Path: pf, Err: fmt.Errorf("%w: %s is served by another store than %s", ErrUnsupported, pt, pf)}
+	}
+	return nsf.Rename(ctx, pf, pt)
+}
+
+func (m *Mux) Space(ctx context.Context, name string) (Space, error) {
+	p, s, err := m.pick("space", name)
+	if err != nil {
+		return Space{}, err
+	}
+	sr, ok := s.(SpaceReporter)
+	if s == nil || !ok {
+		return Space{}, &PathError{Op: "space", Path: p, Err: ErrUnsupported}
+	}
+	return sr.Space(ctx, p)
+}
