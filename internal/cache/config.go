@@ -48,7 +48,8 @@ type Config struct {
 	// checks the upstream's size and mtime (default 10 minutes).
 	Revalidate time.Duration
 	// Streams is the number of connections kept to each root:// upstream,
-	// so the cache is not held to one TCP window per RTT (default 8).
+	// so the cache is not held to one TCP window per RTT (default 16;
+	// idle streams never connect).
 	Streams int
 	// FetchTimeout bounds one upstream block fetch before it is retried on
 	// the next upstream (default 60 s).
@@ -109,7 +110,7 @@ func (c *Config) defaults() error {
 		c.Revalidate = 10 * time.Minute
 	}
 	if c.Streams <= 0 {
-		c.Streams = 8
+		c.Streams = 16
 	}
 	if c.FetchTimeout <= 0 {
 		c.FetchTimeout = 60 * time.Second

@@ -12,7 +12,7 @@ import (
 
 // DialOptions are what upstream clients need besides the URL.
 type DialOptions struct {
-	Streams  int    // connections to a root:// upstream (default 8)
+	Streams  int    // connections to a root:// upstream (default 16)
 	CAFile   string // extra CA for https:// upstreams
 	Insecure bool   // skip https:// certificate checks (tests only)
 }
@@ -38,7 +38,7 @@ func NewUpstream(rawURL string, opts DialOptions) (Upstream, error) {
 	case "root", "xroot":
 		n := opts.Streams
 		if n <= 0 {
-			n = 8
+			n = 16
 		}
 		for range n {
 			up.Streams = append(up.Streams, xrdclient.NewFS(u.Host))

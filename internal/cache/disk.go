@@ -31,7 +31,7 @@ type disk struct {
 
 // diskRetry is how long the cache serves uncached after a disk error
 // before trying to write again.
-const diskRetry = 30 * time.Second
+var diskRetry = 30 * time.Second
 
 func openDisk(dir string, log *slog.Logger) (*disk, error) {
 	for _, sub := range []string{"data", "meta", "tmp"} {

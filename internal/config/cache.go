@@ -30,7 +30,7 @@ type Cache struct {
 	// Revalidate is how long a cached copy is trusted before an open checks
 	// the upstream's size and mtime (default "10m").
 	Revalidate string `toml:"revalidate"`
-	// Streams is connections per root:// upstream (default 8).
+	// Streams is connections per root:// upstream (default 16).
 	Streams int `toml:"streams"`
 	// HighWater/LowWater: bytes, as "90%" of the cache filesystem or an
 	// absolute size used by the cache ("500GiB"). Defaults 90% and 80%.
@@ -113,7 +113,7 @@ func (c *Cache) applyDefaults() {
 		c.ReadAhead = 8
 	}
 	if c.Streams == 0 {
-		c.Streams = 8
+		c.Streams = 16
 	}
 }
 

@@ -1,0 +1,184 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"sitebox/internal/origin"
+	"sitebox/internal/store"
+)
+
+// countingStore wraps an upstream and counts the bytes read through it;
+// fail makes every read fail (a dead upstream), short makes reads return
+// less than asked without an error (a broken one).
+type countingStore struct {
+	store.Store
+	bytes atomic.Int64
+	reads atomic.Int64
+	opens atomic.Int64
+	fail  atomic.Bool
+	short atomic.Bool
+	delay time.Duration
+}
+
+func (s *countingStore) Open(ctx context.Context, name string) (store.File, error) {
+	if s.fail.Load() {
+		return nil, errors.New("upstream down")
+	}
+	f, err := s.Store.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	s.opens.Add(1)
+	return &countingFile{File: f, s: s}, nil
+}
+
+func (s *countingStore) Stat(ctx context.Context, name string) (store.FileInfo, error) {
+	if s.fail.Load() {
+		return store.FileInfo{}, errors.New("upstream down")
+	}
+	return s.Store.Stat(ctx, name)
+}
+
+type countingFile struct {
+	store.File
+	s *countingStore
+}
+
+func (f *countingFile) ReadAt(p []byte, off int64) (int, error) {
+	if f.s.delay > 0 {
+		time.Sleep(f.s.delay)
+	}
+	if f.s.fail.Load() {
+		return 0, errors.New("connection cut")
+	}
+	n, err := f.File.ReadAt(p, off)
+	if f.s.short.Load() && n > 1 {
+		n /= 2
+		err = nil
+	}
+	f.s.bytes.Add(int64(n))
+	f.s.reads.Add(1)
+	return n, err
+}
+
+// env is a cache in front of an origin in temporary directories.
+type env struct {
+	t        *testing.T
+	src      string // origin pool
+	dir      string // cache dir
+	up       *countingStore
+	cfg      Config
+	c        *Cache
+	upstream []*countingStore
+}
+
+func newEnv(t *testing.T, mod func(*Config)) *env {
+	t.Helper()
+	e := &env{t: t, src: t.TempDir(), dir: t.TempDir()}
+	o, err := origin.New(origin.Config{Exports: []origin.Export{{Prefix: "/store", Pools: []string{e.src}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.Close() })
+	e.up = &countingStore{Store: o}
+	e.upstream = []*countingStore{e.up}
+	e.cfg = Config{
+		Dir:       e.dir,
+		BlockSize: 64 << 10,
+		RAM:       64 << 20,
+		Routes: []Route{{Prefix: "/store", Upstreams: []Upstream{
+			{Name: "origin", Streams: []store.Store{e.up, e.up, e.up}},
+		}}},
+	}
+	if mod != nil {
+		mod(&e.cfg)
+	}
+	e.start()
+	return e
+}
+
+func (e *env) start() {
+	e.t.Helper()
+	c, err := New(e.cfg, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.c = c
+	e.t.Cleanup(func() { c.Close() })
+}
+
+func (e *env) restart() {
+	e.t.Helper()
+	if err := e.c.Close(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.start()
+}
+
+// file writes random content of size n to the origin at name.
+func (e *env) file(name string, n int) []byte {
+	e.t.Helper()
+	data := make([]byte, n)
+	rand.Read(data)
+	p := filepath.Join(e.src, name)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return data
+}
+
+// read reads all of name through the cache in chunks of the given size.
+func (e *env) read(name string, chunk int) []byte {
+	e.t.Helper()
+	f, err := e.c.Open(context.Background(), name)
+	if err != nil {
+		e.t.Fatalf("open %s: %v", name, err)
+	}
+	defer f.Close()
+	var out bytes.Buffer
+	buf := make([]byte, chunk)
+	for off := int64(0); ; {
+		n, err := f.ReadAt(buf, off)
+		out.Write(buf[:n])
+		off += int64(n)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			e.t.Fatalf("read %s at %d: %v", name, off, err)
+		}
+	}
+	return out.Bytes()
+}
+
+// settle waits until no fetch or disk write is pending.
+func (e *env) settle() {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.c.busyFetches() > 0 || len(e.c.writeQ) > 0 {
+		if time.Now().After(deadline) {
+			e.t.Fatal("cache did not settle")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func parallel(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() { defer wg.Done(); fn(i) }()
+	}
+	wg.Wait()
+}
