@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -54,6 +55,12 @@ func newServeCmd() (*cobra.Command, *serveFlags) {
 				return err
 			}
 			log := newLogger(cfg.Server.LogFormat, cfg.Server.LogLevel)
+			if p := os.Getenv("SITEBOX_CPUPROFILE"); p != "" { // for developers
+				if f, err := os.Create(p); err == nil {
+					pprof.StartCPUProfile(f)
+					defer pprof.StopCPUProfile()
+				}
+			}
 			b, err := box.New(cfg, log)
 			if err != nil {
 				return err
