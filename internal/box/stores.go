@@ -66,6 +66,11 @@ func newCache(cc *config.Cache, b *Box) (*cache.Cache, error) {
 	if cfg.Revalidate, err = time.ParseDuration(cc.Revalidate); err != nil {
 		return nil, fmt.Errorf("cache.revalidate: %w", err)
 	}
+	if cc.PurgeInterval != "" {
+		if cfg.Space.Interval, err = time.ParseDuration(cc.PurgeInterval); err != nil {
+			return nil, fmt.Errorf("cache.purge_interval: %w", err)
+		}
+	}
 	levels := []struct {
 		s    string
 		size bool

@@ -40,6 +40,9 @@ type Cache struct {
 	// a number of cached files. Defaults 90% and 80%.
 	FilesHighWater string `toml:"files_high_water"`
 	FilesLowWater  string `toml:"files_low_water"`
+	// PurgeInterval is how often usage is checked against the watermarks
+	// (default "10s"; a fast fill also triggers a check).
+	PurgeInterval string `toml:"purge_interval"`
 	// UpstreamCA is a PEM CA file for https:// upstreams with private
 	// certificates; UpstreamInsecure skips verification (tests only).
 	UpstreamCA       string       `toml:"upstream_ca"`
@@ -152,6 +155,11 @@ func (c *Cache) validate(exports []Export) []Problem {
 	if c.Revalidate != "" {
 		if d, err := time.ParseDuration(c.Revalidate); err != nil || d <= 0 {
 			add("revalidate", "%q is not a positive duration (e.g. \"10m\")", c.Revalidate)
+		}
+	}
+	if c.PurgeInterval != "" {
+		if d, err := time.ParseDuration(c.PurgeInterval); err != nil || d <= 0 {
+			add("purge_interval", "%q is not a positive duration (e.g. \"10s\")", c.PurgeInterval)
 		}
 	}
 	if c.Streams < 0 || c.Streams > 64 {
