@@ -40,11 +40,14 @@ type Box struct {
 
 // New builds the roles and binds the listeners, so that address problems
 // surface before Run and the bound addresses (port 0 resolved) are known.
-func New(cfg *config.Config, log *slog.Logger) (b *Box, err error) {
-	b = &Box{cfg: cfg, log: log}
+func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	b := &Box{cfg: cfg, log: log}
 	defer func() {
 		if err != nil {
-			b.Close()
+			b.Close() // what was built before the failure
 		}
 	}()
 	if b.store, err = b.buildStores(); err != nil {

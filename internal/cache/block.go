@@ -179,7 +179,7 @@ func (e *entry) readDisk(s slot, dst []byte, from int64) (bool, error) {
 		return true, nil
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
-		c.disk.failed(e.path, err)
+		e.diskFailed(err)
 	}
 	c.ctr.corruptBlocks.Add(1)
 	c.log.Warn("cached block failed its CRC32C check; refetching", "path", e.path, "block", s.b, "err", err)

@@ -174,13 +174,13 @@ func (d *disk) healthy() bool {
 	return d.lastErr == nil || time.Now().After(d.retryAt)
 }
 
-// failed records a write error. Disk-wide conditions (full, read-only,
-// I/O errors) switch the cache to serving uncached for diskRetry, logged
-// once; other errors concern one file only.
-func (d *disk) failed(p string, err error) {
+// failed records a disk error and reports whether it is disk-wide: the
+// disk is full, read-only, failing, or the cache tree was removed. Those
+// switch the cache to serving uncached for diskRetry, logged once; other
+// errors concern one file, which its entry reports.
+func (d *disk) failed(err error) bool {
 	if !diskWide(err) {
-		d.log.Warn("cache write failed; file served uncached", "path", p, "err", err)
-		return
+		return false
 	}
 	d.mu.Lock()
 	first := d.lastErr == nil
@@ -193,6 +193,7 @@ func (d *disk) failed(p string, err error) {
 	if cb != nil && errors.Is(err, syscall.ENOSPC) {
 		cb()
 	}
+	return true
 }
 
 // succeeded clears a failure once a write works again.
@@ -217,7 +218,8 @@ func (d *disk) errorText() string {
 
 func diskWide(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) ||
-		errors.Is(err, syscall.EIO) || errors.Is(err, syscall.EROFS)
+		errors.Is(err, syscall.EIO) || errors.Is(err, syscall.EROFS) ||
+		errors.Is(err, fs.ErrNotExist) // the cache tree itself is gone
 }
 
 // statfs returns the cache filesystem's size and free space, in bytes and

@@ -21,6 +21,7 @@ type entry struct {
 	m        *blockMap // nil until the upstream has been asked
 	gen      uint64    // bumped when the cached copy is dropped
 	dirty    bool      // m changed since it was saved
+	warned   bool      // a disk error on this file was logged
 	data     *os.File  // nil until needed
 	inflight map[int]*fetch
 
@@ -110,9 +111,24 @@ func (e *entry) flush() error {
 		e.mu.Lock()
 		e.dirty = true
 		e.mu.Unlock()
-		e.c.disk.failed(e.path, err)
+		e.diskFailed(err)
 	}
 	return err
+}
+
+// diskFailed reports a disk error on this file: disk-wide ones are logged
+// by the disk, once; others once per entry, however many blocks fail.
+func (e *entry) diskFailed(err error) {
+	if e.c.disk.failed(err) {
+		return
+	}
+	e.mu.Lock()
+	first := !e.warned
+	e.warned = true
+	e.mu.Unlock()
+	if first {
+		e.c.log.Warn("cannot cache this file; serving it uncached", "path", e.path, "err", err)
+	}
 }
 
 // touch records an access for least-recently-used purging. The map is

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"sitebox/internal/store"
@@ -22,7 +21,9 @@ type route struct {
 
 type upstream struct {
 	Upstream
-	busy []atomic.Int32 // fetches in flight per stream
+	mu   sync.Mutex
+	busy []int // fetches in flight per stream
+	next int   // where the search for the least busy stream starts
 }
 
 func newRoutes(cfg []Route) []*route {
@@ -30,7 +31,7 @@ func newRoutes(cfg []Route) []*route {
 	for _, r := range cfg {
 		nr := &route{prefix: r.Prefix}
 		for _, u := range r.Upstreams {
-			nr.ups = append(nr.ups, &upstream{Upstream: u, busy: make([]atomic.Int32, len(u.Streams))})
+			nr.ups = append(nr.ups, &upstream{Upstream: u, busy: make([]int, len(u.Streams))})
 		}
 		rs = append(rs, nr)
 	}
@@ -54,15 +55,27 @@ func (r *route) upPath(u *upstream, p string) string {
 	return strings.TrimSuffix(u.PathPrefix, "/") + rest
 }
 
-// pick returns the least busy stream of u.
-func (u *upstream) pick() int {
-	best := 0
-	for i := range u.busy {
-		if u.busy[i].Load() < u.busy[best].Load() {
+// take returns the least busy stream of u and counts a fetch on it; ties
+// go round-robin, so a burst of fetches spreads over every stream (a
+// server answers one read per connection at a time).
+func (u *upstream) take() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	best := u.next % len(u.busy)
+	for k := range u.busy {
+		if i := (u.next + k) % len(u.busy); u.busy[i] < u.busy[best] {
 			best = i
 		}
 	}
+	u.busy[best]++
+	u.next = best + 1
 	return best
+}
+
+func (u *upstream) done(si int) {
+	u.mu.Lock()
+	u.busy[si]--
+	u.mu.Unlock()
 }
 
 // each runs op against each upstream in order until one succeeds. If all
@@ -95,19 +108,50 @@ func (c *Cache) each(ctx context.Context, r *route, op func(u *upstream) error) 
 
 // upFiles are one cached file's open upstream handles: one per (upstream,
 // stream), opened on first use, so a file's blocks travel over all
-// streams at once.
+// streams at once. Opens of different streams proceed in parallel.
 type upFiles struct {
 	mu      sync.Mutex
-	handles map[[2]int]store.File
+	handles map[[2]int]*upHandle
+}
+
+type upHandle struct {
+	ready chan struct{} // closed when f and err are set
+	f     store.File
+	err   error
 }
 
 func (h *upFiles) get(ctx context.Context, r *route, ui, si int, name string, size int64) (store.File, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	key := [2]int{ui, si}
-	if f := h.handles[key]; f != nil {
-		return f, nil
+	h.mu.Lock()
+	uh := h.handles[key]
+	if uh == nil {
+		if h.handles == nil {
+			h.handles = map[[2]int]*upHandle{}
+		}
+		uh = &upHandle{ready: make(chan struct{})}
+		h.handles[key] = uh
+		h.mu.Unlock()
+		uh.f, uh.err = openUpstream(ctx, r, ui, si, name, size)
+		if uh.err != nil {
+			h.mu.Lock()
+			if h.handles[key] == uh {
+				delete(h.handles, key)
+			}
+			h.mu.Unlock()
+		}
+		close(uh.ready)
+	} else {
+		h.mu.Unlock()
 	}
+	select {
+	case <-uh.ready:
+		return uh.f, uh.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func openUpstream(ctx context.Context, r *route, ui, si int, name string, size int64) (store.File, error) {
 	u := r.ups[ui]
 	f, err := u.Streams[si].Open(ctx, r.upPath(u, name))
 	if err != nil {
@@ -124,10 +168,6 @@ func (h *upFiles) get(ctx context.Context, r *route, ui, si int, name string, si
 		go f.Close()
 		return nil, fmt.Errorf("upstream copy has %d bytes, the cached version %d: file changed", got, size)
 	}
-	if h.handles == nil {
-		h.handles = map[[2]int]store.File{}
-	}
-	h.handles[key] = f
 	return f, nil
 }
 
@@ -135,7 +175,7 @@ func (h *upFiles) get(ctx context.Context, r *route, ui, si int, name string, si
 // (the client re-dials a dropped connection).
 func (h *upFiles) drop(ui, si int, f store.File) {
 	h.mu.Lock()
-	if h.handles[[2]int{ui, si}] == f {
+	if uh := h.handles[[2]int{ui, si}]; uh != nil && uh.f == f {
 		delete(h.handles, [2]int{ui, si})
 	}
 	h.mu.Unlock()
@@ -147,8 +187,13 @@ func (h *upFiles) closeAll() {
 	hs := h.handles
 	h.handles = nil
 	h.mu.Unlock()
-	for _, f := range hs {
-		go f.Close()
+	for _, uh := range hs {
+		go func() {
+			<-uh.ready
+			if uh.f != nil {
+				uh.f.Close()
+			}
+		}()
 	}
 }
 
@@ -182,9 +227,8 @@ func (c *Cache) readUpstream(e *entry, p []byte, off int64) error {
 func (c *Cache) readOnce(e *entry, ui int, u *upstream, p []byte, off int64) error {
 	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.FetchTimeout)
 	defer cancel()
-	si := u.pick()
-	u.busy[si].Add(1)
-	defer u.busy[si].Add(-1)
+	si := u.take()
+	defer u.done(si)
 	f, err := e.up.get(ctx, e.route, ui, si, e.path, e.size())
 	if err != nil {
 		return err

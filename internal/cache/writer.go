@@ -86,7 +86,7 @@ func (e *entry) writeBlock(f *fetch) {
 	case errors.Is(err, os.ErrClosed): // the copy was dropped while we wrote
 		current = false
 	case err != nil:
-		c.disk.failed(e.path, err)
+		e.diskFailed(err)
 		current = false
 	case current:
 		c.disk.succeeded()

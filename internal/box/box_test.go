@@ -1,0 +1,58 @@
+package box
+
+import (
+	"net"
+	"strings"
+	"testing"
+
+	"sitebox/internal/config"
+)
+
+// A listener that cannot bind fails New with a message naming it, after
+// releasing what was already built (no panic, no leaked origin).
+func TestNewReportsBusyPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cfg := &config.Config{
+		Exports: []config.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
+		Root:    config.Root{Addr: ln.Addr().String()},
+		HTTPS:   config.HTTPS{Addr: config.Off},
+	}
+	cfg.ApplyDefaults("test", false)
+	b, err := New(cfg, nil)
+	if err == nil || b != nil || !strings.Contains(err.Error(), "root:// listener") {
+		t.Fatalf("New = %v, %v; want a root:// listener error", b, err)
+	}
+}
+
+// Exports and cache routes side by side: both prefixes are served, and
+// the namespace root lists them.
+func TestOriginAndCacheTogether(t *testing.T) {
+	cfg := &config.Config{
+		Exports: []config.Export{{Prefix: "/local", Pools: []string{t.TempDir()}}},
+		Cache: config.Cache{Dir: t.TempDir(), Routes: []config.CacheRoute{
+			{Prefix: "/remote", Upstreams: []string{"root://127.0.0.1:1"}},
+		}},
+		Root:  config.Root{Addr: "127.0.0.1:0"},
+		HTTPS: config.HTTPS{Addr: config.Off},
+	}
+	cfg.ApplyDefaults("test", false)
+	if ps := cfg.Validate(); len(ps) > 0 {
+		t.Fatalf("config: %v", ps)
+	}
+	b, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if b.Cache() == nil {
+		t.Fatal("no cache built")
+	}
+	fis, err := b.store.List(t.Context(), "/")
+	if err != nil || len(fis) != 2 || fis[0].Name != "local" || fis[1].Name != "remote" {
+		t.Fatalf("root listing %+v, %v", fis, err)
+	}
+}
