@@ -1,0 +1,86 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"sitebox/internal/origin"
+	"sitebox/internal/webdav"
+	xrdserver "sitebox/internal/xrootd/server"
+)
+
+// The cache reads from real protocol upstreams: a root:// server and an
+// https:// server, both over a sitebox origin, built by NewUpstream from
+// URLs as the config gives them.
+func TestProtocolUpstreams(t *testing.T) {
+	src := t.TempDir()
+	data := bytes.Repeat([]byte("0123456789abcdef"), 300<<10/16+7)
+	os.MkdirAll(filepath.Join(src, "d"), 0o755)
+	os.WriteFile(filepath.Join(src, "d/f"), data, 0o644)
+	o, err := origin.New(origin.Config{Exports: []origin.Export{{Prefix: "/data", Pools: []string{src}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := xrdserver.New(xrdserver.Config{}, o, nil)
+	go xs.Serve(ln)
+	defer xs.Shutdown(context.Background())
+	hs := httptest.NewTLSServer(webdav.New(webdav.Config{}, o, nil))
+	defer hs.Close()
+
+	for _, url := range []string{
+		"root://" + ln.Addr().String() + "//data", // the cache's /store is the origin's /data
+		hs.URL + "/data",
+	} {
+		t.Run(url[:5], func(t *testing.T) {
+			up, err := NewUpstream(url, DialOptions{Streams: 3, Insecure: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := New(Config{Dir: t.TempDir(), BlockSize: 64 << 10, RAM: 16 << 20,
+				Routes: []Route{{Prefix: "/store", Upstreams: []Upstream{up}}}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			ctx := context.Background()
+			fi, err := c.Stat(ctx, "/store/d/f")
+			if err != nil || fi.Size != int64(len(data)) {
+				t.Fatalf("stat: %+v, %v", fi, err)
+			}
+			fis, err := c.List(ctx, "/store/d")
+			if err != nil || len(fis) != 1 || fis[0].Name != "f" {
+				t.Fatalf("list: %+v, %v", fis, err)
+			}
+			sum, err := c.Checksum(ctx, "/store/d/f", "adler32")
+			if err != nil || len(sum) != 8 {
+				t.Fatalf("checksum: %q, %v", sum, err)
+			}
+			f, err := c.Open(ctx, "/store/d/f")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			got := make([]byte, len(data))
+			if n, err := f.ReadAt(got, 0); n != len(data) || (err != nil && err.Error() != "EOF") || !bytes.Equal(got, data) {
+				t.Fatalf("read %d, %v; equal %v", n, err, bytes.Equal(got, data))
+			}
+		})
+	}
+	if _, err := NewUpstream("ftp://x:1", DialOptions{}); err == nil {
+		t.Fatal("ftp upstream accepted")
+	}
+	if _, err := NewUpstream("root://nohostport", DialOptions{}); err == nil {
+		t.Fatal("upstream without port accepted")
+	}
+}
