@@ -144,7 +144,11 @@ func positions(data []byte) (*Positions, *Problem) {
 			if table != "" {
 				k = table + "." + k
 			}
-			pos.lines[k] = lineOf(&p, e.Value())
+			line := lineOf(&p, e.Value())
+			if it := e.Key(); line == 0 && it.Next() { // an empty value: use the key's line
+				line = lineOf(&p, it.Node())
+			}
+			pos.lines[k] = line
 		}
 	}
 	if err := p.Error(); err != nil {

@@ -1,0 +1,97 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestCacheProblemsNamedWithLines(t *testing.T) {
+	text := `[cache]
+dir = "relative/dir"
+ram = "lots"
+block_size = "3MiB"
+revalidate = "soon"
+high_water = "80%"
+low_water = "90%"
+files_high_water = "1000"
+files_low_water = "10%"
+
+[[cache.route]]
+prefix = "/store"
+upstreams = ["ftp://x:1", "root://nohostport"]
+
+[[cache.route]]
+prefix = "/store"
+upstreams = []
+`
+	_, _, err := Parse("site.toml", []byte(text))
+	var ps *Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("Parse error = %v, want *Problems", err)
+	}
+	want := map[string]int{ // problem key → line
+		"cache.dir":                2,
+		"cache.ram":                3,
+		"cache.block_size":         4,
+		"cache.revalidate":         5,
+		"cache.low_water":          7,
+		"cache.files_low_water":    9,
+		"cache.route[1].upstreams": 13,
+		"cache.route[2].prefix":    16,
+		"cache.route[2].upstreams": 17,
+	}
+	got := map[string]int{}
+	for _, p := range ps.List {
+		got[p.Key] = p.Line
+	}
+	for k, line := range want {
+		if got[k] != line {
+			t.Errorf("%s: line %d, want %d (all: %v)", k, got[k], line, ps.List)
+		}
+	}
+	if !strings.Contains(ps.Error(), "ftp://x:1") || !strings.Contains(ps.Error(), "nohostport") {
+		t.Errorf("upstream problems not named: %v", ps)
+	}
+}
+
+func TestCacheValid(t *testing.T) {
+	dir := t.TempDir()
+	text := `[cache]
+dir = "` + dir + `"
+high_water = "500GiB"
+low_water = "400GiB"
+[[cache.route]]
+prefix = "/store"
+upstreams = ["root://origin.example.org:1094", "https://backup.example.org:8443/data"]
+`
+	cfg, _, err := Parse("site.toml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ApplyDefaults("box", false)
+	if ps := cfg.Validate(); len(ps) != 0 || cfg.Cache.RAM != "1GiB" || cfg.Cache.Streams != 16 {
+		t.Fatalf("problems %v, cache %+v", ps, cfg.Cache)
+	}
+	l, _ := ParseLevel(cfg.Cache.HighWater, true)
+	if l.Value() != 500*(1<<30) {
+		t.Fatalf("high water %v", l)
+	}
+}
+
+func TestCacheOverlappingExport(t *testing.T) {
+	dir := t.TempDir()
+	text := `[[export]]
+prefix = "/store"
+pools = ["` + dir + `"]
+[cache]
+dir = "` + dir + `"
+[[cache.route]]
+prefix = "/store/remote"
+upstreams = ["root://h:1094"]
+`
+	_, _, err := Parse("site.toml", []byte(text))
+	if err == nil || !strings.Contains(err.Error(), "overlaps export[1]") {
+		t.Fatalf("err = %v", err)
+	}
+}
