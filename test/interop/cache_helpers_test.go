@@ -1,0 +1,184 @@
+package interop
+
+import (
+	"context"
+	"encoding/binary"
+	"io/fs"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"sitebox/internal/peers"
+)
+
+// cacheRoute is one [[cache.route]] of a cache under test.
+type cacheRoute struct {
+	prefix    string
+	upstreams []string
+}
+
+// cacheConf is a sitebox cache started from a config file, so every
+// [cache] key can be set. dir is kept across restarts.
+type cacheConf struct {
+	dir    string
+	routes []cacheRoute
+	extra  []string // more [cache] lines, e.g. `high_water = "20MiB"`
+}
+
+// startCache runs `sitebox serve --config` with only the cache role, on
+// fresh loopback ports; the returned box has no pools.
+func startCache(t *testing.T, c cacheConf) *box {
+	t.Helper()
+	state := t.TempDir()
+	rp, _ := peers.FreePort()
+	hp, _ := peers.FreePort()
+	var cfg strings.Builder
+	cfg.WriteString("[server]\nstate_dir = " + strconv.Quote(state) + "\nlog_level = \"info\"\n")
+	cfg.WriteString("[root]\naddr = \"127.0.0.1:" + strconv.Itoa(rp) + "\"\n")
+	cfg.WriteString("[https]\naddr = \"127.0.0.1:" + strconv.Itoa(hp) + "\"\n")
+	cfg.WriteString("[cache]\ndir = " + strconv.Quote(c.dir) + "\n")
+	for _, l := range c.extra {
+		cfg.WriteString(l + "\n")
+	}
+	for _, r := range c.routes {
+		q := make([]string, len(r.upstreams))
+		for i, u := range r.upstreams {
+			q[i] = strconv.Quote(u)
+		}
+		cfg.WriteString("[[cache.route]]\nprefix = " + strconv.Quote(r.prefix) + "\nupstreams = [" + strings.Join(q, ", ") + "]\n")
+	}
+	file := filepath.Join(state, "sitebox.toml")
+	if err := os.WriteFile(file, []byte(cfg.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := peers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, "serve", "--config", file)
+	if err != nil {
+		t.Fatalf("%v\nconfig:\n%s", err, cfg.String())
+	}
+	t.Cleanup(func() {
+		p.Stop()
+		if t.Failed() {
+			t.Logf("cache log:\n%s", tail(p.Log.String(), 6000))
+		}
+	})
+	return &box{
+		rootHost: "127.0.0.1:" + strconv.Itoa(rp),
+		rootURL:  "root://127.0.0.1:" + strconv.Itoa(rp),
+		httpsURL: "https://127.0.0.1:" + strconv.Itoa(hp),
+		certFile: filepath.Join(state, "tls", "cert.pem"),
+		proc:     p,
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// startXrootdOrigin runs a real XRootD data server exporting data (put
+// files there first: the tree is handed to user xrootd) and returns its
+// host:port.
+func startXrootdOrigin(t *testing.T, data string) string {
+	t.Helper()
+	peers.Require(t, "xrootd")
+	port, _ := peers.FreePort()
+	x, err := peers.StartXrootd(context.Background(), peers.XrootdConfig{
+		DataDir: data, Port: port, Name: "interop-cache-" + strconv.Itoa(port), WorkDir: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(x.Stop)
+	return "127.0.0.1:" + strconv.Itoa(port)
+}
+
+// allocated is the disk space the files below dir really take (the data
+// files are sparse: their size says nothing about what is cached).
+func allocated(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(p, &st) == nil {
+			n += st.Blocks * 512
+		}
+		return nil
+	})
+	return n
+}
+
+// blockMap reads a cache block map (internal/cache/cinfo.go: magic, version,
+// block size u32, size, mtime, validated, last access i64, block count u32,
+// presence bitmap) and returns how many blocks are present, of how many.
+// ok is false while the map does not exist or is not whole.
+func blockMap(path string) (present, blocks int, ok bool) {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < 52 || string(b[:4]) != "SBXC" {
+		return 0, 0, false
+	}
+	blocks = int(binary.LittleEndian.Uint32(b[44:]))
+	words := (blocks + 63) / 64
+	if len(b) < 48+8*words {
+		return 0, 0, false
+	}
+	for i := range words {
+		present += bits.OnesCount64(binary.LittleEndian.Uint64(b[48+8*i:]))
+	}
+	return present, blocks, true
+}
+
+// blockPresent reports whether block i is marked present in the map.
+func blockPresent(path string, i int) bool {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < 48+8*(i/64+1) {
+		return false
+	}
+	return binary.LittleEndian.Uint64(b[48+8*(i/64):])&(1<<(i%64)) != 0
+}
+
+// waitFor polls cond until it holds or timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+const mib = 1 << 20
+
+// makeTree writes a ROOT file with a TTree "Events" of nBranches float64
+// branches of n entries each, written in chunks of n/chunks entries, so
+// the baskets of the branches interleave as in files written by ROOT.
+func makeTree(t *testing.T, py, path string, nBranches, n, chunks int) {
+	t.Helper()
+	script := `
+import sys, numpy as np, uproot
+path, nb, n, chunks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+rng = np.random.default_rng(11)
+names = ["b%d" % i for i in range(nb)]
+step = n // chunks
+with uproot.recreate(path) as f:
+    tree = f.mktree("Events", {k: np.float64 for k in names})  # a TTree (assigning a dict makes an RNTuple)
+    for c in range(chunks):
+        tree.extend({k: rng.normal(i, 1.0, step) for i, k in enumerate(names)})
+print("ok")
+`
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if out, _ := run(t, false, py, "-c", script, path, strconv.Itoa(nBranches), strconv.Itoa(n), strconv.Itoa(chunks)); !strings.Contains(out, "ok") {
+		t.Fatalf("making %s: %s", path, out)
+	}
+}
