@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what sitebox's demo and tests need on Debian 12, idempotently:
 # XRootD 5.5 (server, client, Python bindings), curl, a Python venv with
-# uproot, Go modules, and builds bin/sitebox. Fast when all is present.
+# uproot, Go modules, Toxiproxy, and builds bin/sitebox. Fast when all is
+# present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,3 +26,15 @@ fi
 
 go mod download
 go build -o bin/sitebox ./cmd/sitebox
+
+# Toxiproxy shapes the upstream link in `sitebox bench cache` and its tests
+# (latency, per-connection bandwidth, cuts). Its binary is named "server",
+# so give it a stable name in bin/ where internal/peers looks first.
+if [ ! -x bin/toxiproxy-server ]; then
+  gobin="$(go env GOPATH)/bin"
+  if [ ! -x "$gobin/server" ] || ! "$gobin/server" -version 2>&1 | grep -qi toxiproxy; then
+    echo "setup: installing toxiproxy"
+    go install github.com/Shopify/toxiproxy/v2/cmd/server@latest
+  fi
+  ln -sf "$gobin/server" bin/toxiproxy-server
+fi
