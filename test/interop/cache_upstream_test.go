@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"context"
 	"net"
 	"os"
 	"os/exec"
@@ -154,4 +155,125 @@ func blackHole(t *testing.T) string {
 		}
 	})
 	return ln.Addr().String()
+}
+
+// TestCacheUpstreamCut: the link to the first upstream goes down in the
+// middle of an xrdcp through the cache. With a second upstream the copy
+// either completes byte-identical (failover) or fails with an error; with
+// only one it fails cleanly, and once the link is back the cache serves
+// the file. Never short or wrong data.
+func TestCacheUpstreamCut(t *testing.T) {
+	peers.Require(t, "xrdcp")
+	tpBin := peers.RequireToxiproxy(t)
+	ctx := context.Background()
+	tp, err := peers.StartToxiproxy(ctx, tpBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tp.Stop)
+	o := startBox(t, 1)
+	const size = 48 * mib
+	want := writeRandom(t, filepath.Join(o.pools[0], "cut.bin"), size)
+	want2 := writeRandom(t, filepath.Join(o.pools[0], "cut2.bin"), size)
+	first, err := tp.Proxy(ctx, "first", o.rootHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	single, err := tp.Proxy(ctx, "single", o.rootHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := startRelay(t, o.rootHost) // counts what the second upstream serves
+	for _, l := range []*peers.Link{first, single} {
+		// 1 MB/s per connection, 16 streams: the file takes about 3 s.
+		if err := l.SetBandwidth(ctx, 1_000_000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conf := cacheConf{dir: t.TempDir(), routes: []cacheRoute{
+		{"/store", []string{"root://" + first.Addr, "root://" + second.addr}},
+		{"/single", []string{"root://" + single.Addr + "//store"}},
+	}}
+	c := startCache(t, conf)
+	dir := t.TempDir()
+
+	// copyCut runs xrdcp of name and calls cut once a few blocks of it are
+	// cached, returning xrdcp's outcome.
+	copyCut := func(name string, cut func() error, dst string) (string, error) {
+		t.Helper()
+		type result struct {
+			out string
+			err error
+		}
+		res := make(chan result, 1)
+		go func() {
+			out, err := runEnv(t, []string{"XRD_TIMEOUTRESOLUTION=1"}, "xrdcp", "-f", c.rootURL+"/"+name, dst)
+			res <- result{out, err}
+		}()
+		cached := filepath.Join(conf.dir, "data", name)
+		waitFor(t, 20*time.Second, "4 blocks of "+name+" cached", func() bool { return allocated(t, cached) >= 4*mib })
+		if n := allocated(t, cached); n >= size {
+			t.Fatalf("%s was all cached (%d bytes) before the cut", name, n)
+		}
+		if err := cut(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case r := <-res:
+			return r.out, r.err
+		case <-time.After(60 * time.Second):
+			t.Fatalf("xrdcp of %s still running 60 s after its upstream was cut", name)
+			return "", nil
+		}
+	}
+
+	t.Run("failover", func(t *testing.T) {
+		start := time.Now()
+		out, err := copyCut("/store/cut.bin", func() error { return first.SetEnabled(ctx, false) }, dir+"/failover")
+		fromSecond := second.reset()
+		t.Logf("xrdcp after the cut: %v in %v, %d bytes from the second upstream %s", err, time.Since(start), fromSecond, strings.TrimSpace(out))
+		if err == nil {
+			sameFile(t, dir+"/failover", want)
+			if fromSecond < mib {
+				t.Errorf("the copy succeeded with %d bytes from the second upstream: the cut came too late", fromSecond)
+			}
+		} else if !strings.Contains(out, "ERROR") {
+			t.Errorf("xrdcp failed without an error message: %v %q", err, out)
+		}
+		// Whatever happened to that copy, the next one is whole.
+		run(t, false, "xrdcp", "-f", c.rootURL+"//store/cut.bin", dir+"/again")
+		sameFile(t, dir+"/again", want)
+	})
+
+	t.Run("single upstream", func(t *testing.T) {
+		start := time.Now()
+		out, err := copyCut("/single/cut.bin", func() error { return single.SetEnabled(ctx, false) }, dir+"/single")
+		t.Logf("xrdcp after the cut: %v in %v %s", err, time.Since(start), strings.TrimSpace(out))
+		if err == nil {
+			// Possible only if everything was already fetched.
+			sameFile(t, dir+"/single", want)
+		} else if !strings.Contains(out, "ERROR") {
+			t.Errorf("xrdcp failed without an error message: %v %q", err, out)
+		}
+		if err := single.SetEnabled(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		if err := single.RemoveToxics(ctx); err != nil {
+			t.Fatal(err)
+		}
+		run(t, false, "xrdcp", "-f", c.rootURL+"//single/cut.bin", dir+"/single-again")
+		sameFile(t, dir+"/single-again", want)
+	})
+	// A cut that heals at once (connections dropped, new ones accepted):
+	// the cache re-dials and the copy completes.
+	t.Run("transient cut", func(t *testing.T) {
+		if err := single.SetBandwidth(ctx, 1_000_000); err != nil {
+			t.Fatal(err)
+		}
+		out, err := copyCut("/single/cut2.bin", func() error { return single.Cut(ctx) }, dir+"/transient")
+		if err != nil {
+			t.Fatalf("xrdcp across a transient cut: %v %s", err, out)
+		}
+		sameFile(t, dir+"/transient", want2)
+	})
 }
