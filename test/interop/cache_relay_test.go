@@ -17,6 +17,7 @@ type relay struct {
 	ln     net.Listener
 	down   atomic.Int64 // origin → cache
 	rate   atomic.Int64 // bytes per second origin → cache; 0 = unlimited
+	active atomic.Int64 // copying goroutines still running
 
 	mu    sync.Mutex
 	next  time.Time // pacing: when the next byte may go
@@ -49,6 +50,7 @@ func (r *relay) serve() {
 		r.mu.Lock()
 		r.conns[c], r.conns[o] = struct{}{}, struct{}{}
 		r.mu.Unlock()
+		r.active.Add(2)
 		go r.pipe(c, o, nil)
 		go r.pipe(o, c, &r.down)
 	}
@@ -58,6 +60,7 @@ func (r *relay) serve() {
 // forwarded, and closes both ends when either side is done.
 func (r *relay) pipe(src, dst net.Conn, n *atomic.Int64) {
 	defer func() {
+		r.active.Add(-1)
 		src.Close()
 		dst.Close()
 		r.mu.Lock()
@@ -103,6 +106,10 @@ func (r *relay) pace(n int) {
 
 // reset returns the origin's byte count so far and starts a new one.
 func (r *relay) reset() int64 { return r.down.Swap(0) }
+
+// idle reports whether every connection is done with (all bytes in
+// flight to a killed client have been counted).
+func (r *relay) idle() bool { return r.active.Load() == 0 }
 
 // cut closes every open connection (new ones are still accepted).
 func (r *relay) cut() {
