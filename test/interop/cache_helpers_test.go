@@ -75,6 +75,35 @@ func startCache(t *testing.T, c cacheConf) *box {
 	}
 }
 
+// startCacheFlags runs a cache set up with the quick-use flags only:
+// `sitebox serve --cache PREFIX=URL[,URL...] --cache-dir DIR --cache-ram RAM`.
+func startCacheFlags(t *testing.T, dir, route, ram string) *box {
+	t.Helper()
+	state := t.TempDir()
+	rp, _ := peers.FreePort()
+	hp, _ := peers.FreePort()
+	p, err := peers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, "serve",
+		"--cache", route, "--cache-dir", dir, "--cache-ram", ram,
+		"--root-addr", "127.0.0.1:"+strconv.Itoa(rp), "--https-addr", "127.0.0.1:"+strconv.Itoa(hp),
+		"--state-dir", state, "--log-level", "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Stop()
+		if t.Failed() {
+			t.Logf("cache log:\n%s", tail(p.Log.String(), 6000))
+		}
+	})
+	return &box{
+		rootHost: "127.0.0.1:" + strconv.Itoa(rp),
+		rootURL:  "root://127.0.0.1:" + strconv.Itoa(rp),
+		httpsURL: "https://127.0.0.1:" + strconv.Itoa(hp),
+		certFile: filepath.Join(state, "tls", "cert.pem"),
+		proc:     p,
+	}
+}
+
 func tail(s string, n int) string {
 	if len(s) > n {
 		return "…" + s[len(s)-n:]

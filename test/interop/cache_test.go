@@ -134,13 +134,14 @@ func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"
 
 // TestCacheCoalescing: ten xrdcp at once on the same uncached 200 MB file
 // cost the file once upstream (counted at a real XRootD origin), not ten
-// times, and every client gets the source's bytes.
+// times, and every client gets the source's bytes. The cache is set up
+// with the quick-use flags.
 func TestCacheCoalescing(t *testing.T) {
 	peers.Require(t, "xrdcp")
 	data := t.TempDir()
 	want := writeRandom(t, filepath.Join(data, "store/big.bin"), 200*mib)
 	r := startRelay(t, startXrootdOrigin(t, data))
-	c := startCache(t, cacheConf{dir: t.TempDir(), routes: []cacheRoute{{"/store", []string{"root://" + r.addr}}}})
+	c := startCacheFlags(t, t.TempDir(), "/store=root://"+r.addr, "1GiB")
 	dir := t.TempDir()
 	var wg sync.WaitGroup
 	errs := make([]string, 10)

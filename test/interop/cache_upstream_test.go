@@ -87,6 +87,12 @@ func TestCacheBadInput(t *testing.T) {
 			if err == nil || took > 5*time.Second || !strings.Contains(out, "refused") {
 				t.Errorf("xrdcp from a route whose upstream is down: %v after %v: %s", err, took, out)
 			}
+			start := time.Now()
+			code, body := curl(c.httpsURL + p)
+			t.Logf("GET %s: %s after %v: %q", p, code, time.Since(start), body)
+			if code < "500" || time.Since(start) > 5*time.Second {
+				t.Errorf("GET from a route whose upstream is down: %s %q after %v, want a 5xx at once", code, body, time.Since(start))
+			}
 		}
 	})
 
