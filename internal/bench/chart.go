@@ -57,6 +57,7 @@ func cacheChart(pts []CachePoint, c CacheConfig, n int, path string) error {
 	p.Title.Text = fmt.Sprintf("%d client(s), %d × %s files, link +%v each way, %s per connection (dashed: end of cold phase)",
 		n, c.Files, mb(c.FileSize), c.Latency, rateText(c.Bandwidth))
 	p.Title.TextStyle.Font.Size = vg.Points(10)
+	p.Title.Padding = vg.Points(6)
 	p.X.Label.Text = "seconds from start (empty cache)"
 	p.Y.Label.Text = "aggregate MB/s (10⁶ B/s)"
 	p.Legend.Top = true
