@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -381,4 +382,24 @@ func baseName(p string) string {
 		}
 	}
 	return p
+}
+
+// The cache mirrors its upstreams read-only: namespace changes are refused
+// with the same clear message as writes, whichever protocol asks.
+var _ store.Namespace = (*Cache)(nil)
+
+func readOnly(op, name string) error {
+	return &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: this path is served by the cache; change it at the origin", store.ErrReadOnly)}
+}
+
+func (c *Cache) Mkdir(ctx context.Context, name string, perm fs.FileMode, parents bool) error {
+	return readOnly("mkdir", name)
+}
+func (c *Cache) Remove(ctx context.Context, name string) error { return readOnly("rm", name) }
+func (c *Cache) Rmdir(ctx context.Context, name string) error  { return readOnly("rmdir", name) }
+func (c *Cache) Rename(ctx context.Context, from, to string) error {
+	return readOnly("mv", from)
+}
+func (c *Cache) Chmod(ctx context.Context, name string, perm fs.FileMode) error {
+	return readOnly("chmod", name)
 }

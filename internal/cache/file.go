@@ -19,6 +19,7 @@ type File struct {
 	// maxEnd is the furthest offset read so far; a read near it counts as
 	// sequential and triggers read-ahead.
 	maxEnd atomic.Int64
+	streak atomic.Int32 // sequential reads in a row
 }
 
 var _ store.File = (*File)(nil)
@@ -86,8 +87,16 @@ func (f *File) readAhead(off, end int64) {
 	// Parallel chunked readers (xrdcp keeps several reads in flight) are
 	// sequential too, just not strictly in order.
 	bs := f.c.cfg.BlockSize
-	if off > prev+bs || off+64*bs < prev {
+	// The first read of a handle (often a header) says nothing about the
+	// pattern; a read far behind the furthest one is a jump, not a stream.
+	// A gap, even a small one, is a reader picking pieces (uproot reading
+	// one branch of interleaved baskets): it gets no read-ahead.
+	if prev == 0 || off > prev+4096 || off+4*bs < prev {
+		f.streak.Store(0)
 		return
+	}
+	if f.streak.Add(1) < 2 {
+		return // two reads in a row are not yet a stream
 	}
 	f.e.fetchAhead(int((end+bs-1)/bs), ra)
 }

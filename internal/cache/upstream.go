@@ -182,6 +182,26 @@ func (h *upFiles) drop(ui, si int, f store.File) {
 	go f.Close()
 }
 
+func (h *upFiles) dropUpstream(ui int) {
+	h.mu.Lock()
+	var gone []*upHandle
+	for k, uh := range h.handles {
+		if k[0] == ui {
+			gone = append(gone, uh)
+			delete(h.handles, k)
+		}
+	}
+	h.mu.Unlock()
+	for _, uh := range gone {
+		go func() {
+			<-uh.ready
+			if uh.f != nil {
+				uh.f.Close()
+			}
+		}()
+	}
+}
+
 func (h *upFiles) closeAll() {
 	h.mu.Lock()
 	hs := h.handles
@@ -245,6 +265,8 @@ func (c *Cache) readOnce(e *entry, ui int, u *upstream, p []byte, off int64) err
 	if err == nil || errors.Is(err, io.EOF) {
 		err = fmt.Errorf("short read: %d of %d bytes (file truncated upstream?)", n, len(p))
 	}
-	e.up.drop(ui, si, f)
+	// A cut usually takes every connection to this upstream with it: drop
+	// all its handles so the retry re-opens on a fresh connection.
+	e.up.dropUpstream(ui)
 	return err
 }

@@ -82,6 +82,10 @@ func (c *Conn) handshake(ctx context.Context) error {
 		c.nc.SetDeadline(time.Now().Add(30 * time.Second))
 	}
 	defer c.nc.SetDeadline(time.Time{})
+	// A cancelled caller (a client that left, a shutdown) ends the wait at
+	// once instead of at the deadline.
+	stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(time.Now()) })
+	defer stop()
 	var hello [proto.HandshakeLen]byte
 	binary.BigEndian.PutUint32(hello[12:], proto.HandshakeFourth)
 	binary.BigEndian.PutUint32(hello[16:], proto.HandshakeFifth)
