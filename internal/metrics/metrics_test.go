@@ -1,0 +1,118 @@
+package metrics
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"sitebox/internal/cache"
+)
+
+func sampleStats() cache.Stats {
+	return cache.Stats{
+		HitBytes: 700, MissBytes: 200, BypassBytes: 100,
+		HitRequests: 7, MissRequests: 2,
+		UpstreamBytes: 350, UpstreamErrors: 3, CoalescedWaits: 4,
+		ReadAheadBlocks: 5, WrittenBytes: 250, EvictedBytes: 60, EvictedFiles: 1,
+		WritesDropped: 2, CorruptBlocks: 1,
+		UsedBytes: 190, Files: 2, OpenFiles: 1, RAMInUse: 64, RAMLimit: 1024,
+		DiskTotal: 10000, DiskFree: 4000, InodesTotal: 500, InodesFree: 450,
+	}
+}
+
+func TestCacheCollectorValues(t *testing.T) {
+	st := sampleStats()
+	c := NewCacheCollector(func() cache.Stats { return st })
+	want := `
+# HELP sitebox_cache_served_bytes_total Bytes served to clients, by where they came from: hit (cache disk), miss (fetched for the request and cached) or bypass (read from upstream without caching).
+# TYPE sitebox_cache_served_bytes_total counter
+sitebox_cache_served_bytes_total{source="bypass"} 100
+sitebox_cache_served_bytes_total{source="hit"} 700
+sitebox_cache_served_bytes_total{source="miss"} 200
+# HELP sitebox_cache_block_requests_total Block lookups, by result: hit (on disk) or miss (needed an upstream fetch).
+# TYPE sitebox_cache_block_requests_total counter
+sitebox_cache_block_requests_total{result="hit"} 7
+sitebox_cache_block_requests_total{result="miss"} 2
+# HELP sitebox_cache_disk_healthy 1 while the cache disk works; 0 while the cache serves uncached because of a disk error.
+# TYPE sitebox_cache_disk_healthy gauge
+sitebox_cache_disk_healthy 1
+# HELP sitebox_cache_disk_inodes_free Free inodes on the cache filesystem.
+# TYPE sitebox_cache_disk_inodes_free gauge
+sitebox_cache_disk_inodes_free 450
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want),
+		"sitebox_cache_served_bytes_total", "sitebox_cache_block_requests_total",
+		"sitebox_cache_disk_healthy", "sitebox_cache_disk_inodes_free"); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.CollectAndCount(c); n != 24 {
+		t.Errorf("collected %d series, want 24", n)
+	}
+
+	st.DiskError = "write /cache/data: input/output error"
+	if err := testutil.CollectAndCompare(c, strings.NewReader(`
+# HELP sitebox_cache_disk_healthy 1 while the cache disk works; 0 while the cache serves uncached because of a disk error.
+# TYPE sitebox_cache_disk_healthy gauge
+sitebox_cache_disk_healthy 0
+`), "sitebox_cache_disk_healthy"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCacheCollectorLint runs Prometheus's naming rules over every series
+// (counters end in _total, units in base units, help text present).
+func TestCacheCollectorLint(t *testing.T) {
+	c := NewCacheCollector(sampleStats)
+	problems, err := testutil.CollectAndLint(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", p.Metric, p.Text)
+	}
+}
+
+func TestRegistryHandler(t *testing.T) {
+	reg := NewRegistry()
+	if err := reg.Register(NewCacheCollector(sampleStats)); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(Handler(reg, nil))
+	t.Cleanup(srv.Close)
+
+	tests := []struct {
+		name, method, path string
+		status             int
+		contains           []string
+	}{
+		{"metrics", "GET", "/metrics", 200, []string{
+			"sitebox_cache_used_bytes 190", "sitebox_cache_upstream_errors_total 3",
+			"go_goroutines", "process_resident_memory_bytes",
+		}},
+		{"other path", "GET", "/", 404, nil},
+		{"wrong method", "POST", "/metrics", 405, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, srv.URL+tt.path, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tt.status)
+			}
+			for _, s := range tt.contains {
+				if !strings.Contains(string(body), s) {
+					t.Errorf("body lacks %q", s)
+				}
+			}
+		})
+	}
+}
