@@ -5,6 +5,7 @@
 package metrics
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -49,4 +50,4 @@ func Handler(reg prometheus.Gatherer, log *slog.Logger) http.Handler {
 // logAdapter lets promhttp report gathering errors through slog.
 type logAdapter struct{ log *slog.Logger }
 
-func (l logAdapter) Println(v ...any) { l.log.Warn("gathering metrics", "error", v) }
+func (l logAdapter) Println(v ...any) { l.log.Warn("gathering metrics", "error", fmt.Sprint(v...)) }
