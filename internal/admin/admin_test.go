@@ -20,6 +20,9 @@ import (
 	"sitebox/internal/store"
 )
 
+// The real cache must keep fitting the interface.
+var _ Cache = (*cache.Cache)(nil)
+
 // fakeCache behaves like the real cache's Evict: ErrNotFound when nothing
 // is cached below the path, ErrBusy (keeping them) when files are open.
 type fakeCache struct {
