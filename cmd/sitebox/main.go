@@ -28,5 +28,6 @@ func newRootCmd() *cobra.Command {
 	addConfigCommands(root)
 	addTransferCommands(root)
 	addBenchCommands(root)
+	addCacheCommands(root)
 	return root
 }
