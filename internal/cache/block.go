@@ -32,8 +32,8 @@ func (f *fetch) unref(c *Cache) {
 // slot is how one block of a read will be served.
 type slot struct {
 	b     int
-	disk  bool   // present on disk, with this CRC
-	crc   uint32 //
+	disk  bool // present on disk, with checksum crc
+	crc   uint32
 	f     *fetch // in flight (joined or started)
 	gen   uint64
 	bytes int64 // block length

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"path"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -210,16 +211,8 @@ func (c *Cache) entryFor(p string, r *route) *entry {
 	return e
 }
 
-func clean(op, name string) (string, error) {
-	p, err := store.CleanPath(name)
-	if err != nil {
-		return "", err
-	}
-	return p, nil
-}
-
 func (c *Cache) routeOf(op, name string) (string, *route, error) {
-	p, err := clean(op, name)
+	p, err := store.CleanPath(name)
 	if err != nil {
 		return "", nil, err
 	}
@@ -320,7 +313,7 @@ func (c *Cache) Stat(ctx context.Context, name string) (store.FileInfo, error) {
 		e.mu.Lock()
 		m := e.m
 		if m != nil && time.Since(m.validated) < c.cfg.Revalidate {
-			fi := store.FileInfo{Name: baseName(p), Size: m.size, Mode: 0o444, ModTime: m.mtime}
+			fi := store.FileInfo{Name: path.Base(p), Size: m.size, Mode: 0o444, ModTime: m.mtime}
 			e.mu.Unlock()
 			return fi, nil
 		}
@@ -373,15 +366,6 @@ func (c *Cache) Locate(ctx context.Context, name string) ([]store.Location, erro
 // Create refuses: the cache serves reads; writes go to an origin.
 func (c *Cache) Create(ctx context.Context, name string, opts store.CreateOptions) (store.WritableFile, error) {
 	return nil, &store.PathError{Op: "create", Path: name, Err: fmt.Errorf("%w: this path is served by the cache; write to the origin", store.ErrReadOnly)}
-}
-
-func baseName(p string) string {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] == '/' {
-			return p[i+1:]
-		}
-	}
-	return p
 }
 
 // The cache mirrors its upstreams read-only: namespace changes are refused

@@ -3,6 +3,7 @@ package cache
 import (
 	"fmt"
 	"io"
+	"path"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,7 +50,7 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	f.readAhead(off, end)
 	var err error
 	n := 0
-	for i, s := range slots {
+	for _, s := range slots {
 		if err != nil { // release the fetches we joined but will not read
 			if s.f != nil {
 				s.f.unref(f.c)
@@ -62,7 +63,6 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 		if err = e.readSlot(s, p[n:n+int(to-from)], from); err == nil {
 			n += int(to - from)
 		}
-		_ = i
 	}
 	if err != nil {
 		return 0, err
@@ -163,7 +163,7 @@ func (c *Cache) prefetch(e *entry) {
 func (f *File) Stat() (store.FileInfo, error) {
 	f.e.mu.Lock()
 	defer f.e.mu.Unlock()
-	return store.FileInfo{Name: baseName(f.e.path), Size: f.e.m.size, Mode: 0o444, ModTime: f.e.m.mtime}, nil
+	return store.FileInfo{Name: path.Base(f.e.path), Size: f.e.m.size, Mode: 0o444, ModTime: f.e.m.mtime}, nil
 }
 
 // Close releases the file; its blocks stay cached.

@@ -233,11 +233,19 @@ func (c *Cache) Stats() Stats {
 
 // Entries lists the cached files.
 func (c *Cache) Entries() []EntryInfo {
+	type held struct {
+		e     *entry
+		opens int
+	}
+	c.mu.Lock()
+	all := make([]held, 0, len(c.entries))
+	for _, e := range c.entries {
+		all = append(all, held{e, e.opens})
+	}
+	c.mu.Unlock()
 	var out []EntryInfo
-	for _, e := range c.snapshotEntries() {
-		c.mu.Lock()
-		opens := e.opens
-		c.mu.Unlock()
+	for _, h := range all {
+		e, opens := h.e, h.opens
 		e.mu.Lock()
 		if e.m != nil && (e.m.count() > 0 || opens > 0) {
 			out = append(out, EntryInfo{

@@ -144,19 +144,9 @@ func (o *Origin) resolve(name string) (*export, string, bool) {
 // name, so that "/" and "/store" list and stat as directories when only
 // "/store/user" is exported.
 func (o *Origin) virtualChildren(name string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, ex := range o.exports {
-		if ex.prefix == name || !store.HasPrefix(ex.prefix, name) {
-			continue
-		}
-		rest := strings.TrimPrefix(strings.TrimPrefix(ex.prefix, name), "/")
-		child, _, _ := strings.Cut(rest, "/")
-		if !seen[child] {
-			seen[child] = true
-			out = append(out, child)
-		}
+	prefixes := make([]string, len(o.exports))
+	for i, ex := range o.exports {
+		prefixes[i] = ex.prefix
 	}
-	sort.Strings(out)
-	return out
+	return store.ChildrenBelow(name, prefixes)
 }

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"path"
 	"sort"
-	"strings"
 	"time"
 )
 
@@ -57,21 +56,11 @@ func (m *Mux) pick(op, name string) (string, Store, error) {
 
 // children lists the next elements of the prefixes mounted below p.
 func (m *Mux) children(p string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, mt := range m.mounts {
-		if mt.prefix == p || !HasPrefix(mt.prefix, p) {
-			continue
-		}
-		rest := strings.TrimPrefix(strings.TrimPrefix(mt.prefix, p), "/")
-		first, _, _ := strings.Cut(rest, "/")
-		if !seen[first] {
-			seen[first] = true
-			out = append(out, first)
-		}
+	prefixes := make([]string, len(m.mounts))
+	for i, mt := range m.mounts {
+		prefixes[i] = mt.prefix
 	}
-	sort.Strings(out)
-	return out
+	return ChildrenBelow(p, prefixes)
 }
 
 func virtualDir(name string) FileInfo {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -68,4 +69,25 @@ func SplitOpaque(s string) (path, opaque string) {
 		return s[:i], s[i+1:]
 	}
 	return s, ""
+}
+
+// ChildrenBelow returns, sorted and once each, the next path element of
+// every prefix strictly below p: what p lists as directories when only
+// deeper prefixes are mounted ("/" shows "store" for "/store/user").
+func ChildrenBelow(p string, prefixes []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, pre := range prefixes {
+		if pre == p || !HasPrefix(pre, p) {
+			continue
+		}
+		rest := strings.TrimPrefix(strings.TrimPrefix(pre, p), "/")
+		child, _, _ := strings.Cut(rest, "/")
+		if !seen[child] {
+			seen[child] = true
+			out = append(out, child)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -13,19 +13,15 @@ import (
 
 	"sitebox/internal/origin"
 	"sitebox/internal/tlsutil"
+
+	"sitebox/internal/peers"
 )
 
 // TestRealCurl drives the handler with the curl binary over HTTPS with a
 // tlsutil self-signed certificate, the way users and scripts do. Skipped
 // without curl unless CI=true.
 func TestRealCurl(t *testing.T) {
-	curl, err := exec.LookPath("curl")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("curl not installed")
-		}
-		t.Skip("curl not installed")
-	}
+	curl := peers.Require(t, "curl")
 	dir, state := t.TempDir(), t.TempDir()
 	o, err := origin.New(origin.Config{Exports: []origin.Export{{Prefix: "/store", Pools: []string{dir}}}}, nil)
 	if err != nil {

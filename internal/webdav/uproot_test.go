@@ -1,11 +1,12 @@
 package webdav
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sitebox/internal/peers"
 )
 
 // uprootScript writes a ROOT file to sys.argv[1] and reads it back over
@@ -23,10 +24,7 @@ with uproot.open(sys.argv[2], handler=uproot.source.http.HTTPSource) as f:
 // TestRealUproot reads a ROOT file through the handler with uproot. It
 // needs the project's Python environment and is skipped without it.
 func TestRealUproot(t *testing.T) {
-	py := filepath.Join("..", "..", ".venv", "bin", "python")
-	if _, err := os.Stat(py); err != nil {
-		t.Skip("no .venv python with uproot")
-	}
+	py := peers.RequireFile(t, filepath.Join("..", "..", ".venv", "bin", "python"), "the Python venv with uproot")
 	srv, dir := newServer(t, Config{})
 	out, err := exec.Command(py, "-c", uprootScript, filepath.Join(dir, "t.root"), srv.URL+"/store/t.root").CombinedOutput()
 	if err != nil {

@@ -56,23 +56,7 @@ func startCache(t *testing.T, c cacheConf) *box {
 	if err := os.WriteFile(file, []byte(cfg.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := peers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, "serve", "--config", file)
-	if err != nil {
-		t.Fatalf("%v\nconfig:\n%s", err, cfg.String())
-	}
-	t.Cleanup(func() {
-		p.Stop()
-		if t.Failed() {
-			t.Logf("cache log:\n%s", tail(p.Log.String(), 6000))
-		}
-	})
-	return &box{
-		rootHost: "127.0.0.1:" + strconv.Itoa(rp),
-		rootURL:  "root://127.0.0.1:" + strconv.Itoa(rp),
-		httpsURL: "https://127.0.0.1:" + strconv.Itoa(hp),
-		certFile: filepath.Join(state, "tls", "cert.pem"),
-		proc:     p,
-	}
+	return runCache(t, rp, hp, state, "--config", file)
 }
 
 // startCacheFlags runs a cache set up with the quick-use flags only:
@@ -82,12 +66,18 @@ func startCacheFlags(t *testing.T, dir, route, ram string) *box {
 	state := t.TempDir()
 	rp, _ := peers.FreePort()
 	hp, _ := peers.FreePort()
-	p, err := peers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, "serve",
-		"--cache", route, "--cache-dir", dir, "--cache-ram", ram,
+	return runCache(t, rp, hp, state, "--cache", route, "--cache-dir", dir, "--cache-ram", ram,
 		"--root-addr", "127.0.0.1:"+strconv.Itoa(rp), "--https-addr", "127.0.0.1:"+strconv.Itoa(hp),
 		"--state-dir", state, "--log-level", "info")
+}
+
+// runCache starts `sitebox serve ARGS` listening on ports rp (root://) and
+// hp (https://), stopped at cleanup with its log shown if the test failed.
+func runCache(t *testing.T, rp, hp int, state string, args ...string) *box {
+	t.Helper()
+	p, err := peers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, append([]string{"serve"}, args...)...)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\nargs: %q", err, args)
 	}
 	t.Cleanup(func() {
 		p.Stop()

@@ -127,12 +127,5 @@ func python(t *testing.T) string {
 	if py == "" {
 		py, _ = filepath.Abs("../../.venv/bin/python")
 	}
-	if _, err := os.Stat(py); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("python venv with XRootD and uproot required under CI: %v", err)
-		}
-		t.Skip("no .venv (run scripts/setup.sh)")
-	}
-	return py
+	return peers.RequireFile(t, py, "the Python venv with XRootD and uproot")
 }
-

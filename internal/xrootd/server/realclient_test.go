@@ -189,13 +189,7 @@ print("python ok")
 `
 
 func TestPythonBindings(t *testing.T) {
-	py := "/work/main/.venv/bin/python"
-	if _, err := os.Stat(py); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("python bindings required in CI: %v", err)
-		}
-		t.Skip("no Python with XRootD bindings")
-	}
+	py := peers.RequireFile(t, "../../../.venv/bin/python", "the Python venv with the XRootD bindings")
 	addr, dir := testEnv(t, Config{})
 	data := patterned(3<<20 + 99)
 	writeTestFile(t, filepath.Join(dir, "d/f.bin"), data)
