@@ -19,18 +19,19 @@ import (
 
 // serveFlags are the quick-use flags; each overrides the config file.
 type serveFlags struct {
-	configFile string
-	exports    []string
-	caches     []string
-	cacheDir   string
-	cacheRAM   string
-	rootAddr   string
-	httpsAddr  string
-	plainHTTP  bool
-	stateDir   string
-	name       string
-	logFormat  string
-	logLevel   string
+	configFile  string
+	exports     []string
+	caches      []string
+	cacheDir    string
+	cacheRAM    string
+	rootAddr    string
+	httpsAddr   string
+	plainHTTP   bool
+	metricsAddr string
+	stateDir    string
+	name        string
+	logFormat   string
+	logLevel    string
 }
 
 func addServeCommand(root *cobra.Command) {
@@ -79,7 +80,8 @@ func newServeCmd() (*cobra.Command, *serveFlags) {
 	fl.StringVar(&f.rootAddr, "root-addr", "", `root:// listen address (default ":1094"; "off" disables)`)
 	fl.StringVar(&f.httpsAddr, "https-addr", "", `https:// listen address (default ":8443"; "off" disables)`)
 	fl.BoolVar(&f.plainHTTP, "http", false, "serve plain HTTP instead of HTTPS")
-	fl.StringVar(&f.stateDir, "state-dir", "", "directory for generated certificates and state")
+	fl.StringVar(&f.stateDir, "state-dir", "", "directory for generated certificates, state and the admin socket")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", `Prometheus /metrics listen address over plain HTTP (default "off": admin socket only)`)
 	fl.StringVar(&f.name, "name", "", "server name (default: hostname)")
 	fl.StringVar(&f.logFormat, "log-format", "", "text or json")
 	fl.StringVar(&f.logLevel, "log-level", "", "debug, info, warn or error")
@@ -127,6 +129,7 @@ func (f *serveFlags) load(cmd *cobra.Command) (*config.Config, error) {
 	set("root-addr", &cfg.Root.Addr, f.rootAddr)
 	set("https-addr", &cfg.HTTPS.Addr, f.httpsAddr)
 	set("state-dir", &cfg.Server.StateDir, f.stateDir)
+	set("metrics-addr", &cfg.Server.MetricsAddr, f.metricsAddr)
 	set("name", &cfg.Server.Name, f.name)
 	set("log-format", &cfg.Server.LogFormat, f.logFormat)
 	set("log-level", &cfg.Server.LogLevel, f.logLevel)

@@ -63,10 +63,10 @@ func TestPromHitRatio(t *testing.T) {
 		want       float64
 		wantErr    bool
 	}{
-		{"plain", "# TYPE x counter\nsitebox_cache_hit_bytes_total 300\nsitebox_cache_miss_bytes_total 100\n", 0.75, false},
-		{"labels summed", "sitebox_cache_hit_bytes_total{route=\"/a\"} 1\nsitebox_cache_hit_bytes_total{route=\"/b\"} 2\nsitebox_cache_miss_bytes_total 0\nsitebox_cache_bypass_bytes_total 1\n", 0.75, false},
+		{"plain", "# TYPE x counter\nsitebox_cache_served_bytes_total{source=\"hit\"} 300\nsitebox_cache_served_bytes_total{source=\"miss\"} 100\nsitebox_cache_upstream_bytes_total 999\n", 0.75, false},
+		{"labels summed", "sitebox_cache_served_bytes_total{route=\"/a\",source=\"hit\"} 1\nsitebox_cache_served_bytes_total{source=\"hit\",route=\"/b\"} 2\nsitebox_cache_served_bytes_total{source=\"miss\"} 0\nsitebox_cache_served_bytes_total{source=\"bypass\"} 1\n", 0.75, false},
 		{"missing", "other_total 5\n", 0, true},
-		{"empty", "sitebox_cache_hit_bytes_total 0\n", 0, true},
+		{"empty", "sitebox_cache_served_bytes_total{source=\"hit\"} 0\n", 0, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

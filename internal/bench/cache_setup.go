@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -73,25 +74,26 @@ func (e *cacheEnv) startSitebox(ctx context.Context, upstream, dir string) (*tar
 		return nil, err
 	}
 	ports := []int{port}
-	https, metricsURL := `addr = "off"`, ""
+	metricsAddr, metricsURL := "off", ""
 	if e.cfg.MetricsPath != "" {
-		hport, err := peers.FreePort()
+		mport, err := peers.FreePort()
 		if err != nil {
 			return nil, err
 		}
-		https = fmt.Sprintf("addr = \"127.0.0.1:%d\"\nplain_http = true", hport)
-		ports = append(ports, hport)
-		metricsURL = "http://127.0.0.1:" + strconv.Itoa(hport) + e.cfg.MetricsPath
+		metricsAddr = "127.0.0.1:" + strconv.Itoa(mport)
+		ports = append(ports, mport)
+		metricsURL = "http://" + metricsAddr + e.cfg.MetricsPath
 	}
 	cfgText := fmt.Sprintf(`[server]
 state_dir = %q
 log_level = "warn"
+metrics_addr = %q
 
 [root]
 addr = "127.0.0.1:%d"
 
 [https]
-%s
+addr = "off"
 
 [cache]
 dir = %q
@@ -102,7 +104,7 @@ low_water = "%d"
 [[cache.route]]
 prefix = "/"
 upstreams = ["root://%s"]
-`, filepath.Join(dir, "state"), port, https, filepath.Join(dir, "data"), e.cfg.RAM, e.cfg.Disk, e.cfg.Disk*8/10, upstream)
+`, filepath.Join(dir, "state"), metricsAddr, port, filepath.Join(dir, "data"), e.cfg.RAM, e.cfg.Disk, e.cfg.Disk*8/10, upstream)
 	cfgFile := filepath.Join(dir, "sitebox.toml")
 	if err := os.WriteFile(cfgFile, []byte(cfgText), 0o644); err != nil {
 		return nil, err
@@ -119,17 +121,16 @@ upstreams = ["root://%s"]
 	return t, nil
 }
 
-// Prometheus counters promHitRatio reads: bytes served to clients from the
-// cache's disk, and fetched from upstreams for them (misses and bypasses).
-const (
-	metricHitBytes    = "sitebox_cache_hit_bytes_total"
-	metricMissBytes   = "sitebox_cache_miss_bytes_total"
-	metricBypassBytes = "sitebox_cache_bypass_bytes_total"
-)
+// metricServedBytes is the Prometheus counter promHitRatio reads: bytes
+// served to clients, labelled source="hit" (cache disk), "miss" or
+// "bypass" (fetched from upstream for them).
+const metricServedBytes = "sitebox_cache_served_bytes_total"
+
+var sourceLabel = regexp.MustCompile(`source="(\w+)"`)
 
 // promHitRatio is the hook for a cache that reports its own hit ratio: it
-// reads Prometheus text exposition from url and returns hit ÷ (hit + miss
-// + bypass) bytes. Without it the bench computes 1 − upstream ÷ served.
+// reads Prometheus text exposition from url and returns hit ÷ all served
+// bytes. Without it the bench computes 1 − upstream ÷ served.
 func promHitRatio(ctx context.Context, url string) (float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -156,19 +157,29 @@ func promHitRatio(ctx context.Context, url string) (float64, error) {
 		if len(f) < 2 {
 			continue
 		}
-		name, _, _ := strings.Cut(f[0], "{") // sum over labels
+		name, labels, _ := strings.Cut(f[0], "{")
+		if name != metricServedBytes {
+			continue
+		}
+		source := ""
+		if m := sourceLabel.FindStringSubmatch(labels); m != nil {
+			source = m[1]
+		}
 		if v, err := strconv.ParseFloat(f[1], 64); err == nil {
-			vals[name] += v
+			vals[source] += v // summed over other labels
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return 0, fmt.Errorf("metrics %s: %w", url, err)
 	}
-	hit, ok := vals[metricHitBytes]
+	hit, ok := vals["hit"]
 	if !ok {
-		return 0, fmt.Errorf("metrics %s: no %s", url, metricHitBytes)
+		return 0, fmt.Errorf("metrics %s: no %s{source=\"hit\"}", url, metricServedBytes)
 	}
-	total := hit + vals[metricMissBytes] + vals[metricBypassBytes]
+	var total float64
+	for _, v := range vals {
+		total += v
+	}
 	if total == 0 {
 		return 0, fmt.Errorf("metrics %s: nothing served yet", url)
 	}

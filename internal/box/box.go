@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"sitebox/internal/admin"
 	"sitebox/internal/cache"
 	"sitebox/internal/config"
 	"sitebox/internal/store"
@@ -36,6 +37,11 @@ type Box struct {
 	httpsLn net.Listener
 	root    *xrdserver.Server
 	https   *http.Server
+
+	admin     *admin.Server
+	adminLn   net.Listener
+	metricsLn net.Listener // nil unless [server] metrics_addr is set
+	metrics   *http.Server
 }
 
 // New builds the roles and binds the listeners, so that address problems
@@ -51,6 +57,9 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 		}
 	}()
 	if b.store, err = b.buildStores(); err != nil {
+		return nil, err
+	}
+	if err = b.buildOps(); err != nil {
 		return nil, err
 	}
 
@@ -121,6 +130,7 @@ func (b *Box) Run(ctx context.Context) error {
 			return err
 		})
 	}
+	b.runOps(g)
 	g.Go(func() error {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -132,6 +142,7 @@ func (b *Box) Run(ctx context.Context) error {
 		if b.https != nil {
 			errs = append(errs, b.https.Shutdown(sctx))
 		}
+		errs = append(errs, b.shutdownOps(sctx))
 		return errors.Join(errs...)
 	})
 	err := g.Wait()
@@ -144,7 +155,7 @@ func (b *Box) Run(ctx context.Context) error {
 
 // Close releases listeners and roles; safe after a partial New.
 func (b *Box) Close() error {
-	for _, ln := range []net.Listener{b.rootLn, b.httpsLn} {
+	for _, ln := range []net.Listener{b.rootLn, b.httpsLn, b.adminLn, b.metricsLn} {
 		if ln != nil {
 			ln.Close()
 		}

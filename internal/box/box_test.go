@@ -18,6 +18,7 @@ func TestNewReportsBusyPort(t *testing.T) {
 	defer ln.Close()
 	cfg := &config.Config{
 		Exports: []config.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
+		Server:  config.Server{StateDir: t.TempDir()},
 		Root:    config.Root{Addr: ln.Addr().String()},
 		HTTPS:   config.HTTPS{Addr: config.Off},
 	}
@@ -36,8 +37,9 @@ func TestOriginAndCacheTogether(t *testing.T) {
 		Cache: config.Cache{Dir: t.TempDir(), Routes: []config.CacheRoute{
 			{Prefix: "/remote", Upstreams: []string{"root://127.0.0.1:1"}},
 		}},
-		Root:  config.Root{Addr: "127.0.0.1:0"},
-		HTTPS: config.HTTPS{Addr: config.Off},
+		Server: config.Server{StateDir: t.TempDir()},
+		Root:   config.Root{Addr: "127.0.0.1:0"},
+		HTTPS:  config.HTTPS{Addr: config.Off},
 	}
 	cfg.ApplyDefaults("test", false)
 	if ps := cfg.Validate(); len(ps) > 0 {

@@ -10,36 +10,36 @@ import (
 // runs; gauges are current values.
 type Stats struct {
 	// Bytes and block requests served to clients.
-	HitBytes      int64 // from cache disk
-	MissBytes     int64 // fetched from upstream for the request (and cached)
-	BypassBytes   int64 // read from upstream without caching (RAM budget full, disk error)
-	HitRequests   int64 // block lookups answered from disk
-	MissRequests  int64 // block lookups that needed an upstream fetch
-	UpstreamBytes int64 // all bytes read from upstreams (misses, read-ahead, prefetch, bypass)
+	HitBytes      int64 `json:"hit_bytes"`      // from cache disk
+	MissBytes     int64 `json:"miss_bytes"`     // fetched from upstream for the request (and cached)
+	BypassBytes   int64 `json:"bypass_bytes"`   // read from upstream without caching (RAM budget full, disk error)
+	HitRequests   int64 `json:"hit_requests"`   // block lookups answered from disk
+	MissRequests  int64 `json:"miss_requests"`  // block lookups that needed an upstream fetch
+	UpstreamBytes int64 `json:"upstream_bytes"` // all bytes read from upstreams (misses, read-ahead, prefetch, bypass)
 	// CoalescedWaits counts block lookups that joined a fetch already in
 	// flight instead of starting another.
-	CoalescedWaits  int64
-	ReadAheadBlocks int64 // blocks fetched ahead of a sequential reader or by prefetch
-	WrittenBytes    int64 // bytes written to the cache disk
-	EvictedBytes    int64 // bytes removed by purges and evictions
-	EvictedFiles    int64
-	WritesDropped   int64 // blocks not cached because the disk fell behind
-	CorruptBlocks   int64 // blocks whose CRC32C did not match on disk (refetched)
-	UpstreamErrors  int64 // failed upstream operations (each failover counts)
+	CoalescedWaits  int64 `json:"coalesced_waits"`
+	ReadAheadBlocks int64 `json:"read_ahead_blocks"` // blocks fetched ahead of a sequential reader or by prefetch
+	WrittenBytes    int64 `json:"written_bytes"`     // bytes written to the cache disk
+	EvictedBytes    int64 `json:"evicted_bytes"`     // bytes removed by purges and evictions
+	EvictedFiles    int64 `json:"evicted_files"`
+	WritesDropped   int64 `json:"writes_dropped"`  // blocks not cached because the disk fell behind
+	CorruptBlocks   int64 `json:"corrupt_blocks"`  // blocks whose CRC32C did not match on disk (refetched)
+	UpstreamErrors  int64 `json:"upstream_errors"` // failed upstream operations (each failover counts)
 
 	// Gauges.
-	UsedBytes   int64 // bytes of cached blocks on disk
-	Files       int64 // files in the cache
-	OpenFiles   int64 // cached files open by clients
-	RAMInUse    int64 // bytes of block buffers held (fetches and write-behind)
-	RAMLimit    int64
-	DiskTotal   int64 // the cache filesystem's size
-	DiskFree    int64
-	InodesTotal int64
-	InodesFree  int64
+	UsedBytes   int64 `json:"used_bytes"` // bytes of cached blocks on disk
+	Files       int64 `json:"files"`      // files in the cache
+	OpenFiles   int64 `json:"open_files"` // cached files open by clients
+	RAMInUse    int64 `json:"ram_in_use"` // bytes of block buffers held (fetches and write-behind)
+	RAMLimit    int64 `json:"ram_limit"`
+	DiskTotal   int64 `json:"disk_total"` // the cache filesystem's size
+	DiskFree    int64 `json:"disk_free"`
+	InodesTotal int64 `json:"inodes_total"`
+	InodesFree  int64 `json:"inodes_free"`
 	// DiskError is the last disk error while the cache is serving
 	// uncached because of it; empty when the disk is healthy.
-	DiskError string
+	DiskError string `json:"disk_error"`
 }
 
 // EntryInfo describes one cached file, for `sitebox cache ls`.

@@ -26,6 +26,10 @@ type Server struct {
 	LogFormat string `toml:"log_format"`
 	// LogLevel is "debug", "info" (default), "warn" or "error".
 	LogLevel string `toml:"log_level"`
+	// MetricsAddr serves Prometheus metrics over plain HTTP at /metrics,
+	// e.g. "127.0.0.1:9101"; "off" (default) serves them only on the admin
+	// socket in StateDir.
+	MetricsAddr string `toml:"metrics_addr"`
 }
 
 // Root configures the root:// (XRootD protocol) frontend.
@@ -73,6 +77,9 @@ func (c *Config) ApplyDefaults(hostname string, isRoot bool) {
 	}
 	if c.Server.LogLevel == "" {
 		c.Server.LogLevel = "info"
+	}
+	if c.Server.MetricsAddr == "" {
+		c.Server.MetricsAddr = Off
 	}
 	if c.Root.Addr == "" {
 		c.Root.Addr = ":1094"

@@ -28,6 +28,9 @@ func (c *Config) Validate() []Problem {
 	default:
 		add("server.log_level", "%q is not a log level (use debug, info, warn or error)", c.Server.LogLevel)
 	}
+	if msg := checkAddr(c.Server.MetricsAddr); msg != "" {
+		add("server.metrics_addr", "%s", msg)
+	}
 	if msg := checkAddr(c.Root.Addr); msg != "" {
 		add("root.addr", "%s", msg)
 	}

@@ -1,0 +1,70 @@
+package box
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"sitebox/internal/admin"
+	"sitebox/internal/config"
+	"sitebox/internal/metrics"
+)
+
+// buildOps sets up what the operator talks to: the admin socket in the
+// state dir (always, so `sitebox cache …` finds a running box) and, when
+// configured, a plain-HTTP /metrics listener for Prometheus.
+func (b *Box) buildOps() error {
+	reg := metrics.NewRegistry()
+	if b.cache != nil {
+		reg.MustRegister(metrics.NewCacheCollector(b.cache.Stats))
+	}
+	b.admin = admin.New(reg, b.cache, b.log)
+	var err error
+	if b.adminLn, err = b.admin.Listen(b.cfg.Server.StateDir); err != nil {
+		return fmt.Errorf("admin socket: %w", err)
+	}
+	if addr := b.cfg.Server.MetricsAddr; addr != "" && addr != config.Off {
+		if b.metricsLn, err = net.Listen("tcp", addr); err != nil {
+			return fmt.Errorf("metrics listener (server.metrics_addr): %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metrics.Handler(reg, b.log))
+		b.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(b.log.Handler(), slog.LevelDebug)}
+	}
+	return nil
+}
+
+// MetricsAddr is the bound /metrics address, or nil when disabled.
+func (b *Box) MetricsAddr() net.Addr { return addrOf(b.metricsLn) }
+
+func (b *Box) runOps(g *errgroup.Group) {
+	ln := b.adminLn
+	g.Go(func() error { return b.admin.Serve(ln) })
+	if b.metrics != nil {
+		b.log.Info("serving metrics", "addr", b.metricsLn.Addr().String())
+		g.Go(func() error {
+			if err := b.metrics.Serve(b.metricsLn); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
+	}
+}
+
+func (b *Box) shutdownOps(ctx context.Context) error {
+	var errs []error
+	if b.metrics != nil {
+		errs = append(errs, b.metrics.Shutdown(ctx))
+	}
+	if b.admin != nil {
+		errs = append(errs, b.admin.Shutdown(ctx))
+	}
+	return errors.Join(errs...)
+}
