@@ -87,6 +87,9 @@ func (e *cacheEnv) point(ctx context.Context, setup string, n int) CachePoint {
 		}
 		p.PeakRSS = r.peakRSS
 	}
+	if t.diagnose != nil {
+		fmt.Fprintf(e.cfg.Out, "  %s N=%d %s\n", setup, p.Clients, t.diagnose(ctx))
+	}
 	if t.hitRatio != nil {
 		if h, err := t.hitRatio(ctx); err == nil {
 			p.HitRatio, p.HitSource = h, "cache"

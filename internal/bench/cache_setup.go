@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"sitebox/internal/admin"
 	"sitebox/internal/peers"
 )
 
@@ -22,6 +23,9 @@ type target struct {
 	proc *peers.Process // the cache process; nil for direct
 	// hitRatio, if set, asks the cache itself for its byte hit ratio.
 	hitRatio func(context.Context) (float64, error)
+	// diagnose, if set, describes what the cache did (bypassed bytes,
+	// dropped writes, ...) for the progress log.
+	diagnose func(context.Context) string
 }
 
 // startTarget starts setup with an empty cache in dir, its upstream being
@@ -115,6 +119,7 @@ upstreams = ["root://%s"]
 		return nil, fmt.Errorf("start sitebox cache: %w", err)
 	}
 	t := &target{host: "127.0.0.1:" + strconv.Itoa(port), proc: p}
+	t.diagnose = siteboxDiagnosis(filepath.Join(dir, "state"))
 	if metricsURL != "" {
 		t.hitRatio = func(ctx context.Context) (float64, error) { return promHitRatio(ctx, metricsURL) }
 	}
@@ -184,4 +189,18 @@ func promHitRatio(ctx context.Context, url string) (float64, error) {
 		return 0, fmt.Errorf("metrics %s: nothing served yet", url)
 	}
 	return hit / total, nil
+}
+
+// siteboxDiagnosis reads the cache's own counters over its admin socket:
+// the figures that explain a missed target.
+func siteboxDiagnosis(stateDir string) func(context.Context) string {
+	return func(ctx context.Context) string {
+		st, err := admin.NewClient(stateDir).Stats(ctx)
+		if err != nil {
+			return "cache stats: " + err.Error()
+		}
+		return fmt.Sprintf("cache: served hit %s miss %s bypass %s; upstream %s (%d errors); %d coalesced, %d read-ahead blocks, %d writes dropped; written %s",
+			mb(st.HitBytes), mb(st.MissBytes), mb(st.BypassBytes), mb(st.UpstreamBytes), st.UpstreamErrors,
+			st.CoalescedWaits, st.ReadAheadBlocks, st.WritesDropped, mb(st.WrittenBytes))
+	}
 }

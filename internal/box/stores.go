@@ -54,6 +54,7 @@ func newCache(cc *config.Cache, b *Box) (*cache.Cache, error) {
 		Dir:       cc.Dir,
 		ReadAhead: cc.ReadAhead,
 		Prefetch:  cc.Prefetch,
+		PageCache: cc.PageCache,
 		Streams:   cc.Streams,
 	}
 	var err error

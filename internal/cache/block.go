@@ -154,12 +154,14 @@ func (e *entry) readSlot(s slot, dst []byte, from int64) error {
 // (and no error) when the block turned out bad and was dropped.
 func (e *entry) readDisk(s slot, dst []byte, from int64) (bool, error) {
 	c := e.c
-	whole := from == 0 && int64(len(dst)) == s.bytes
+	// O_DIRECT reads whole aligned blocks into an aligned buffer; with the
+	// page cache a whole-block read can go straight to dst.
+	whole := from == 0 && int64(len(dst)) == s.bytes && !c.disk.direct
 	buf := dst
 	if !whole {
 		pb := c.blockPool.Get().(*[]byte)
 		defer c.blockPool.Put(pb)
-		buf = (*pb)[:s.bytes]
+		buf = (*pb)[:alignUp(s.bytes)]
 	}
 	e.mu.Lock()
 	data, err := e.dataFile()
@@ -167,11 +169,12 @@ func (e *entry) readDisk(s slot, dst []byte, from int64) (bool, error) {
 	if err == nil {
 		var n int
 		n, err = data.ReadAt(buf, int64(s.b)*c.cfg.BlockSize)
-		if n == len(buf) && errors.Is(err, io.EOF) {
+		if int64(n) >= s.bytes && errors.Is(err, io.EOF) {
 			err = nil
 		}
+		buf = buf[:min(int64(n), s.bytes)]
 	}
-	if err == nil && crc32.Checksum(buf, castagnoli) == s.crc {
+	if err == nil && int64(len(buf)) == s.bytes && crc32.Checksum(buf, castagnoli) == s.crc {
 		if !whole {
 			copy(dst, buf[from:])
 		}

@@ -52,7 +52,7 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	d, err := openDisk(cfg.Dir, log)
+	d, err := openDisk(cfg.Dir, !cfg.PageCache, log)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 		entries: map[string]*entry{},
 		purgeCh: make(chan struct{}, 1),
 	}
-	c.blockPool.New = func() any { b := make([]byte, cfg.BlockSize); return &b }
+	c.blockPool.New = func() any { b := alignedBuf(cfg.BlockSize); return &b }
 	d.onFailure = func() { c.kickPurge(-1) }
 	err = d.scan(func(p string, m *blockMap) {
 		r := c.route(p)
@@ -84,7 +84,9 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 		cancel()
 		return nil, fmt.Errorf("cache: reading %s: %w", cfg.Dir, err)
 	}
-	for range 2 {
+	// Several writers, so one write stalled behind the disk's writeback
+	// does not hold up the queue.
+	for range 4 {
 		c.wg.Add(1)
 		go c.writer()
 	}

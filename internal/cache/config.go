@@ -44,6 +44,10 @@ type Config struct {
 	ReadAhead int
 	// Prefetch fetches whole files in the background once opened.
 	Prefetch bool
+	// PageCache writes and reads cached data through the kernel's page
+	// cache. By default the cache uses O_DIRECT where the filesystem
+	// supports it (see directio.go).
+	PageCache bool
 	// Revalidate is how long a cached copy is trusted before the next open
 	// checks the upstream's size and mtime (default 10 minutes).
 	Revalidate time.Duration

@@ -19,9 +19,10 @@ import (
 // being written (renamed into meta/ when complete). All access goes
 // through an os.Root, so no path, symlink or race can leave the directory.
 type disk struct {
-	dir  string
-	root *os.Root
-	log  *slog.Logger
+	dir    string
+	root   *os.Root
+	log    *slog.Logger
+	direct bool // data files use O_DIRECT
 
 	mu        sync.Mutex
 	lastErr   error     // non-nil while the disk is considered failed
@@ -33,7 +34,7 @@ type disk struct {
 // before trying to write again.
 var diskRetry = 30 * time.Second
 
-func openDisk(dir string, log *slog.Logger) (*disk, error) {
+func openDisk(dir string, direct bool, log *slog.Logger) (*disk, error) {
 	for _, sub := range []string{"data", "meta", "tmp"} {
 		if err := os.MkdirAll(path.Join(dir, sub), 0o755); err != nil {
 			return nil, fmt.Errorf("cache directory: %w", err)
@@ -47,7 +48,13 @@ func openDisk(dir string, log *slog.Logger) (*disk, error) {
 	if err := root.RemoveAll("tmp"); err == nil {
 		root.Mkdir("tmp", 0o755)
 	}
-	return &disk{dir: dir, root: root, log: log}, nil
+	d := &disk{dir: dir, root: root, log: log}
+	if direct {
+		if d.direct = d.probeDirect(); !d.direct {
+			log.Info("cache filesystem does not support O_DIRECT; caching through the page cache", "dir", dir)
+		}
+	}
+	return d, nil
 }
 
 func (d *disk) close() error { return d.root.Close() }
@@ -58,10 +65,14 @@ func metaName(p string) string { return "meta" + p }
 // openData opens (creating) the data file of namespace path p.
 func (d *disk) openData(p string) (*os.File, error) {
 	name := dataName(p)
-	f, err := d.root.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	flags := os.O_RDWR | os.O_CREATE
+	if d.direct {
+		flags |= syscall.O_DIRECT
+	}
+	f, err := d.root.OpenFile(name, flags, 0o644)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = d.root.MkdirAll(path.Dir(name), 0o755); err == nil {
-			f, err = d.root.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+			f, err = d.root.OpenFile(name, flags, 0o644)
 		}
 	}
 	return f, err
@@ -108,6 +119,12 @@ func (d *disk) loadMap(p string) (*blockMap, error) {
 
 // remove deletes p's map, then its data: a crash in between leaves data
 // without a map, which counts as nothing cached and is cleaned at start.
+// removeMap removes p's block map only, leaving its data to the next
+// save or to the startup scan (which drops data without a map).
+func (d *disk) removeMap(p string) {
+	d.root.Remove(metaName(p))
+}
+
 func (d *disk) remove(p string) error {
 	err1 := d.root.Remove(metaName(p))
 	err2 := d.root.Remove(dataName(p))

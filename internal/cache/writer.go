@@ -17,7 +17,7 @@ type budget struct {
 
 func newBudget(ram, blockSize int64) *budget {
 	b := &budget{size: blockSize, slots: make(chan struct{}, ram/blockSize)}
-	b.pool.New = func() any { return make([]byte, blockSize) }
+	b.pool.New = func() any { return alignedBuf(blockSize) }
 	return b
 }
 
@@ -80,7 +80,11 @@ func (e *entry) writeBlock(f *fetch) {
 	}
 	e.mu.Unlock()
 	if current && err == nil {
-		_, err = data.WriteAt(f.buf, int64(f.b)*c.cfg.BlockSize)
+		// The last block is padded to O_DIRECT's alignment; the data file
+		// is that much longer than the upstream file (see dataFile).
+		buf := f.buf[:alignUp(int64(len(f.buf)))]
+		clear(buf[len(f.buf):])
+		_, err = data.WriteAt(buf, int64(f.b)*c.cfg.BlockSize)
 	}
 	switch {
 	case errors.Is(err, os.ErrClosed): // the copy was dropped while we wrote

@@ -1,0 +1,57 @@
+package cache
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// Cached data goes to disk with O_DIRECT when the filesystem allows it.
+// Filling the page cache is what made XCache's cold reads slow: on a small
+// VM each GB written through it costs 0.4–2.5 s of kernel CPU (measured
+// here: buffered 1 MiB writes 0.3–1.2 s sys/GB, O_DIRECT 0.13 s/GB at
+// 1.5 GB/s), CPU the clients' transfers need. The cache manages its own
+// RAM; a second copy in the page cache buys little. Direct reads of a
+// block cost almost no CPU too (1.1–1.3 GB/s from this VM's disk).
+
+// dioAlign is the alignment O_DIRECT needs of buffers, offsets and
+// lengths: the largest logical block size in common use.
+const dioAlign = 4096
+
+// alignUp rounds n up to a multiple of dioAlign.
+func alignUp(n int64) int64 { return (n + dioAlign - 1) &^ (dioAlign - 1) }
+
+// alignedBuf returns n bytes whose first byte sits on a dioAlign boundary.
+func alignedBuf(n int64) []byte {
+	b := make([]byte, n+dioAlign)
+	off := 0
+	if r := int(uintptr(unsafePointer(b)) & (dioAlign - 1)); r != 0 {
+		off = dioAlign - r
+	}
+	return b[off : off+int(n) : off+int(n)]
+}
+
+// probeDirect reports whether files in the cache's tmp/ directory can be
+// written and read with O_DIRECT (tmpfs and some network filesystems say
+// EINVAL).
+func (d *disk) probeDirect() bool {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	name := "tmp/direct-" + hex.EncodeToString(rnd[:])
+	f, err := d.root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_DIRECT, 0o644)
+	if err != nil {
+		return false
+	}
+	defer d.root.Remove(name)
+	defer f.Close()
+	buf := alignedBuf(dioAlign)
+	if _, err := f.WriteAt(buf, 0); err != nil {
+		return false
+	}
+	_, err = f.ReadAt(buf, 0)
+	return err == nil
+}
+
+func unsafePointer(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
