@@ -20,7 +20,8 @@ type File struct {
 	// maxEnd is the furthest offset read so far; a read near it counts as
 	// sequential and triggers read-ahead.
 	maxEnd atomic.Int64
-	streak atomic.Int32 // sequential reads in a row
+	// runStart is where the current sequential run began.
+	runStart atomic.Int64
 }
 
 var _ store.File = (*File)(nil)
@@ -92,11 +93,15 @@ func (f *File) readAhead(off, end int64) {
 	// A gap, even a small one, is a reader picking pieces (uproot reading
 	// one branch of interleaved baskets): it gets no read-ahead.
 	if prev == 0 || off > prev+4096 || off+4*bs < prev {
-		f.streak.Store(0)
+		f.runStart.Store(off)
 		return
 	}
-	if f.streak.Add(1) < 2 {
-		return // two reads in a row are not yet a stream
+	// A run earns read-ahead once it has covered two blocks: a reader
+	// walking through a few small records (a ROOT file's header and
+	// directory) is not streaming, and read-ahead would fetch megabytes
+	// nobody asked for.
+	if end-f.runStart.Load() < 2*bs {
+		return
 	}
 	f.e.fetchAhead(int((end+bs-1)/bs), ra)
 }

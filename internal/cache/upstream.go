@@ -92,9 +92,10 @@ func (c *Cache) each(ctx context.Context, r *route, op func(u *upstream) error) 
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if !errors.Is(err, store.ErrNotFound) {
+		if !store.IsAnswer(err) {
 			c.ctr.upstreamErrors.Add(1)
 			c.log.Warn("upstream failed", "upstream", u.Name, "err", err)
+			err = fmt.Errorf("%w: %s: %w", store.ErrUnavailable, u.Name, err)
 		}
 		errs = append(errs, err)
 	}
@@ -241,7 +242,9 @@ func (c *Cache) readUpstream(e *entry, p []byte, off int64) error {
 		}
 		c.log.Warn("upstream read failed, trying the next", "path", e.path, "upstream", u.Name, "err", errs[len(errs)-1])
 	}
-	return &store.PathError{Op: "read", Path: e.path, Err: fmt.Errorf("%w: no upstream could serve bytes %d-%d: %v", store.ErrIO, off, off+int64(len(p))-1, errors.Join(errs...))}
+	// Both sentinels: root:// clients see an I/O error on the read, https
+	// clients a 502 or 504.
+	return &store.PathError{Op: "read", Path: e.path, Err: fmt.Errorf("%w (%w): no upstream could serve bytes %d-%d: %w", store.ErrIO, store.ErrUnavailable, off, off+int64(len(p))-1, errors.Join(errs...))}
 }
 
 func (c *Cache) readOnce(e *entry, ui int, u *upstream, p []byte, off int64) error {

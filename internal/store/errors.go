@@ -22,7 +22,23 @@ var (
 	ErrUnsupported = errors.New("operation not supported")
 	ErrIO          = errors.New("i/o error")
 	ErrBusy        = errors.New("in use") // e.g. evicting a cached file a client has open
+	// ErrUnavailable: the server this store relies on (a cache's upstream)
+	// could not be reached or did not answer in time.
+	ErrUnavailable = errors.New("upstream unavailable")
 )
+
+// IsAnswer reports whether err is a definite answer about the request (not
+// found, not allowed, ...) rather than a failure to get one, so a proxy
+// passes it on instead of reporting its upstream unavailable.
+func IsAnswer(err error) bool {
+	for _, s := range []error{ErrNotFound, ErrExist, ErrPermission, ErrInvalid, ErrIsDir, ErrNotDir,
+		ErrNotEmpty, ErrReadOnly, ErrNoSpace, ErrUnsupported, ErrBusy} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
 
 // PathError records an operation, the namespace path and the underlying
 // error. Its message never contains a disk path, so it can be sent to

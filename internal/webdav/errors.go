@@ -1,9 +1,11 @@
 package webdav
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 
 	"sitebox/internal/cksum"
@@ -56,6 +58,11 @@ func statusOf(err error) int {
 		return http.StatusNotImplemented
 	case isClientBody(err):
 		return http.StatusBadRequest
+	case errors.Is(err, store.ErrUnavailable):
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+			return http.StatusGatewayTimeout
+		}
+		return http.StatusBadGateway
 	}
 	return http.StatusInternalServerError
 }
@@ -70,6 +77,9 @@ func isClientBody(err error) bool {
 // cannot classify may come from anywhere, so the client only learns that
 // something failed and the details go to the server log.
 func message(err error, code int) string {
+	if code == http.StatusBadGateway || code == http.StatusGatewayTimeout {
+		return "the upstream server of this path is unavailable"
+	}
 	if code == http.StatusInternalServerError {
 		if errors.Is(err, store.ErrIO) {
 			return "i/o error on the storage"

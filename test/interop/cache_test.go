@@ -241,11 +241,8 @@ print("need", " ".join(map(str, need)))
 	}
 	// uproot never reads sequentially here: read-ahead has no business
 	// fetching blocks no read touches.
-	// Known open issue (issue 3 notes): a few blocks next to the header
-	// and the first baskets are still fetched without a read naming them;
-	// reported here until the read-ahead heuristic is settled.
-	if len(extra) > 1 {
-		t.Logf("KNOWN ISSUE: blocks %v were fetched though no read touched them", extra)
+	if len(extra) > 0 {
+		t.Errorf("blocks %v were fetched though no read touched them", extra)
 	}
 }
 
