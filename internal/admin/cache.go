@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 
 	"sitebox/internal/cache"
@@ -77,8 +78,13 @@ func (s *Server) evict(w http.ResponseWriter, r *http.Request, c Cache) {
 		}
 	}
 	if err := c.Evict(r.Context(), p); err != nil {
-		s.log.Warn("evict", "path", p, "error", err)
-		writeError(w, statusOf(err), err)
+		code := statusOf(err)
+		lvl := slog.LevelDebug // the operator's own mistake: the CLI shows it
+		if code >= 500 {
+			lvl = slog.LevelWarn
+		}
+		s.log.Log(r.Context(), lvl, "evict failed", "path", p, "error", err)
+		writeError(w, code, err)
 		return
 	}
 	s.log.Info("evicted", "path", p, "files", len(res.Files), "bytes", res.Bytes)

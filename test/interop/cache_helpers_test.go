@@ -90,6 +90,7 @@ func runCache(t *testing.T, rp, hp int, state string, args ...string) *box {
 		rootURL:  "root://127.0.0.1:" + strconv.Itoa(rp),
 		httpsURL: "https://127.0.0.1:" + strconv.Itoa(hp),
 		certFile: filepath.Join(state, "tls", "cert.pem"),
+		state:    state,
 		proc:     p,
 	}
 }

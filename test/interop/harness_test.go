@@ -47,6 +47,7 @@ type box struct {
 	httpsURL string // https://127.0.0.1:PORT
 	rootHost string // 127.0.0.1:PORT for xrdfs
 	certFile string
+	state    string // state dir: admin socket, TLS certificate
 	pools    []string
 	proc     *peers.Process
 }
