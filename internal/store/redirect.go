@@ -1,0 +1,108 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Endpoint is one server as clients reach it.
+type Endpoint struct {
+	Root  string // "host:port" of its root:// service; "" if none
+	HTTPS string // base URL of its https:// service, "https://host:port"; "" if none
+}
+
+// RedirectError is a director's answer for a path it does not serve but
+// knows where to find: the frontends send the client to To[0] (root://
+// kXR_redirect, https 307 with the others in a Link header) with Opaque
+// appended to the path's CGI.
+type RedirectError struct {
+	Op, Path string
+	To       []Endpoint // best first; never empty
+	// Opaque is CGI for the target, without '?': "vo=cms&sbx.hops=2".
+	Opaque string
+	Reason string // for logs: "replica at site B", "VO cms federation"
+}
+
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("%s %s: redirect to %s (%s)", e.Op, e.Path, e.To[0].String(), e.Reason)
+}
+
+func (ep Endpoint) String() string {
+	switch {
+	case ep.Root != "" && ep.HTTPS != "":
+		return "root://" + ep.Root + " " + ep.HTTPS
+	case ep.Root != "":
+		return "root://" + ep.Root
+	}
+	return ep.HTTPS
+}
+
+// WaitError asks the client to come back after Wait (root:// kXR_wait,
+// https 503 with Retry-After): a director whose search is still running.
+type WaitError struct {
+	Op, Path string
+	Wait     time.Duration
+	Reason   string
+}
+
+func (e *WaitError) Error() string {
+	return fmt.Sprintf("%s %s: retry in %v (%s)", e.Op, e.Path, e.Wait, e.Reason)
+}
+
+// Request is what a frontend knows about the client behind a store call,
+// carried in the context: stores that route (directors, caches asking
+// upstream) need it; plain stores ignore it.
+type Request struct {
+	Client string     // client's IP address
+	Opaque url.Values // the CGI of the request path (?vo=cms&tried=host)
+	// VO is the client's virtual organisation: from its token's groups
+	// (issue 5) or an explicit ?vo=. Empty when unknown.
+	VO string
+}
+
+type requestKey struct{}
+
+// WithRequest returns ctx carrying r.
+func WithRequest(ctx context.Context, r *Request) context.Context {
+	return context.WithValue(ctx, requestKey{}, r)
+}
+
+// RequestFrom returns the request in ctx, or an empty one.
+func RequestFrom(ctx context.Context) *Request {
+	if r, ok := ctx.Value(requestKey{}).(*Request); ok && r != nil {
+		return r
+	}
+	return &Request{}
+}
+
+// ParseOpaque parses a CGI string ("a=1&b=2", no '?') leniently: XRootD
+// clients send values that are not always valid URL encoding, so a bad
+// pair is kept as is rather than failing the request.
+func ParseOpaque(cgi string) url.Values {
+	v := url.Values{}
+	for _, kv := range strings.Split(cgi, "&") {
+		if kv == "" {
+			continue
+		}
+		k, val, _ := strings.Cut(kv, "=")
+		if uk, err := url.QueryUnescape(k); err == nil {
+			k = uk
+		}
+		if uv, err := url.QueryUnescape(val); err == nil {
+			val = uv
+		}
+		v.Add(k, val)
+	}
+	return v
+}
+
+// NewRequest builds the request a frontend puts in the context from the
+// client's address and the path's CGI.
+func NewRequest(client, cgi string) *Request {
+	r := &Request{Client: client, Opaque: ParseOpaque(cgi)}
+	r.VO = r.Opaque.Get("vo")
+	return r
+}
