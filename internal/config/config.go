@@ -6,11 +6,13 @@ package config
 // Config is the whole file. The zero value plus Defaults is a box that
 // serves nothing; at least one role must be configured to serve.
 type Config struct {
-	Server  Server   `toml:"server"`
-	Root    Root     `toml:"root"`
-	HTTPS   HTTPS    `toml:"https"`
-	Exports []Export `toml:"export"`
-	Cache   Cache    `toml:"cache"`
+	Server    Server    `toml:"server"`
+	Root      Root      `toml:"root"`
+	HTTPS     HTTPS     `toml:"https"`
+	Exports   []Export  `toml:"export"`
+	Cache     Cache     `toml:"cache"`
+	Director  Director  `toml:"director"`
+	Advertise Advertise `toml:"advertise"`
 }
 
 // Server holds settings shared by every role.
@@ -88,4 +90,6 @@ func (c *Config) ApplyDefaults(hostname string, isRoot bool) {
 		c.HTTPS.Addr = ":8443"
 	}
 	c.Cache.applyDefaults()
+	c.Director.applyDefaults()
+	c.Advertise.applyDefaults()
 }

@@ -49,8 +49,13 @@ func (c *Config) Validate() []Problem {
 	}
 	ps = append(ps, c.validateExports()...)
 	ps = append(ps, c.Cache.validate(c.Exports)...)
-	if len(c.Exports) == 0 && !c.Cache.Enabled() {
-		ps = append(ps, Problem{Msg: "nothing to serve: add at least one [[export]] (or --export PREFIX=DIR) or [[cache.route]] (or --cache PREFIX=URL)"})
+	ps = append(ps, c.Director.validate()...)
+	ps = append(ps, c.Advertise.validate()...)
+	if len(c.Exports) == 0 && !c.Cache.Enabled() && !c.Director.Enabled {
+		ps = append(ps, Problem{Msg: "nothing to serve: add at least one [[export]] (or --export PREFIX=DIR), [[cache.route]] (or --cache PREFIX=URL) or [director] enabled = true"})
+	}
+	if c.Director.Enabled && (len(c.Exports) > 0 || c.Cache.Enabled()) {
+		ps = append(ps, Problem{Key: "director.enabled", Msg: "a director serves no data of its own: run exports and cache routes in another box that advertises to it"})
 	}
 	return ps
 }
