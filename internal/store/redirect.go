@@ -61,6 +61,10 @@ type Request struct {
 	// VO is the client's virtual organisation: from its token's groups
 	// (issue 5) or an explicit ?vo=. Empty when unknown.
 	VO string
+	// Proto is "root" or "https": a director answers root:// clients
+	// kXR_wait while a search runs, but makes https clients (which do not
+	// retry a 503 by themselves) wait for the answer.
+	Proto string
 }
 
 type requestKey struct{}
