@@ -19,6 +19,7 @@ import (
 	"sitebox/internal/admin"
 	"sitebox/internal/cache"
 	"sitebox/internal/config"
+	"sitebox/internal/director"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
 	"sitebox/internal/webdav"
@@ -27,11 +28,13 @@ import (
 
 // Box is a running set of roles and listeners.
 type Box struct {
-	cfg     *config.Config
-	log     *slog.Logger
-	store   store.Store
-	cache   *cache.Cache
-	closers []func() error
+	cfg        *config.Config
+	log        *slog.Logger
+	store      store.Store
+	cache      *cache.Cache
+	director   *director.Director
+	advertiser *director.Advertiser
+	closers    []func() error
 
 	rootLn  net.Listener
 	httpsLn net.Listener
@@ -74,7 +77,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 			return nil, fmt.Errorf("https:// listener: %w", err)
 		}
 		h := webdav.New(webdav.Config{ServerName: cfg.Server.Name}, b.store, log.With("component", "https"))
-		b.https = &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+		b.https = &http.Server{Handler: b.httpsHandler(h), ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 		if !cfg.HTTPS.PlainHTTP {
 			hosts := []string{"localhost", "127.0.0.1", "::1"}
 			if hn, err := os.Hostname(); err == nil {
@@ -86,6 +89,9 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 			}
 			b.https.TLSConfig = tc
 		}
+	}
+	if b.advertiser, err = b.newAdvertiser(); err != nil {
+		return nil, err
 	}
 	return b, nil
 }
@@ -131,6 +137,9 @@ func (b *Box) Run(ctx context.Context) error {
 		})
 	}
 	b.runOps(g)
+	if b.advertiser != nil {
+		g.Go(func() error { return b.advertiser.Run(ctx) })
+	}
 	g.Go(func() error {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

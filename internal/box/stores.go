@@ -31,6 +31,15 @@ func (b *Box) buildStores() (store.Store, error) {
 		}
 		only = o
 	}
+	if b.cfg.Director.Enabled {
+		d, err := newDirector(b.cfg, b)
+		if err != nil {
+			return nil, err
+		}
+		b.director = d
+		b.closers = append(b.closers, d.Close)
+		return d, nil
+	}
 	if b.cfg.Cache.Enabled() {
 		c, err := newCache(&b.cfg.Cache, b)
 		if err != nil {

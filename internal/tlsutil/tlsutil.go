@@ -167,3 +167,26 @@ func writeAtomic(name string, data []byte, perm os.FileMode) error {
 	}
 	return nil
 }
+
+// ClientConfig trusts the system roots plus the PEM certificates in
+// caFile (e.g. a box's generated self-signed certificate); insecure skips
+// verification, for tests only.
+func ClientConfig(caFile string, insecure bool) (*tls.Config, error) {
+	tc := &tls.Config{InsecureSkipVerify: insecure}
+	if caFile == "" {
+		return tc, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("CA file: %w", err)
+	}
+	pool, _ := x509.SystemCertPool()
+	if pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("no PEM certificate in %s", caFile)
+	}
+	tc.RootCAs = pool
+	return tc, nil
+}

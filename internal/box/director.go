@@ -1,0 +1,181 @@
+package box
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"sitebox/internal/config"
+	"sitebox/internal/director"
+	"sitebox/internal/store"
+	"sitebox/internal/tlsutil"
+)
+
+// Version is reported to directors; set at build time by main.
+var Version = "dev"
+
+func newDirector(cfg *config.Config, b *Box) (*director.Director, error) {
+	dc := cfg.Director
+	c := director.Config{Name: cfg.Server.Name, Site: cfg.Server.Site, DefaultVO: dc.DefaultVO, DropAfter: dc.DropAfter, VO: map[string]store.Endpoint{}}
+	var err error
+	for _, f := range []struct {
+		v   string
+		dst *time.Duration
+	}{{dc.LocateTimeout, &c.LocateTimeout}, {dc.CacheTTL, &c.CacheTTL}, {dc.NegativeTTL, &c.NegativeTTL}} {
+		if *f.dst, err = time.ParseDuration(f.v); err != nil {
+			return nil, fmt.Errorf("director: %w", err)
+		}
+	}
+	for _, p := range dc.Parents {
+		c.Parents = append(c.Parents, endpointOf(p))
+	}
+	for vo, u := range dc.VO {
+		c.VO[vo] = endpointOf(u)
+	}
+	for _, s := range dc.Servers {
+		ep := endpointOf(s.Root)
+		c.Static = append(c.Static, director.Ad{Name: s.Name, Site: s.Site, Role: s.Role, Root: ep.Root, HTTPS: s.HTTPS, Prefixes: s.Prefixes})
+	}
+	return director.New(c, b.log.With("component", "director")), nil
+}
+
+// endpointOf turns a root:// or https:// URL into an endpoint.
+func endpointOf(raw string) store.Endpoint {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return store.Endpoint{}
+	}
+	if u.Scheme == "root" {
+		return store.Endpoint{Root: u.Host}
+	}
+	return store.Endpoint{HTTPS: u.Scheme + "://" + u.Host}
+}
+
+// httpsHandler puts the director's API next to the namespace.
+func (b *Box) httpsHandler(ns http.Handler) http.Handler {
+	if b.director == nil {
+		return ns
+	}
+	mux := http.NewServeMux()
+	mux.Handle(director.APIPrefix, b.director.Handler())
+	mux.Handle("/", ns)
+	return mux
+}
+
+// newAdvertiser announces this box to the directors in [advertise].
+func (b *Box) newAdvertiser() (*director.Advertiser, error) {
+	a := b.cfg.Advertise
+	if len(a.To) == 0 {
+		return nil, nil
+	}
+	interval, err := time.ParseDuration(a.Interval)
+	if err != nil {
+		return nil, fmt.Errorf("advertise.interval: %w", err)
+	}
+	tc, err := tlsutil.ClientConfig(a.CA, a.Insecure)
+	if err != nil {
+		return nil, fmt.Errorf("advertise.ca: %w", err)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = tc
+	root, https := b.publicEndpoints()
+	return &director.Advertiser{
+		To: a.To, Interval: interval, Client: &http.Client{Transport: tr, Timeout: 10 * time.Second},
+		Log: b.log.With("component", "advertise"),
+		Ads: func() []director.Ad { return b.ads(root, https) },
+	}, nil
+}
+
+// ads describes each role this box plays.
+func (b *Box) ads(root, https string) []director.Ad {
+	base := director.Ad{Name: b.cfg.Server.Name, Site: b.cfg.Server.Site, Root: root, HTTPS: https, Load: loadPerCPU(), Version: Version}
+	var out []director.Ad
+	if b.director != nil {
+		ad := base
+		ad.Role = director.RoleDirector
+		ad.Servers = b.director.AdvertisedServers()
+		for _, s := range ad.Servers {
+			ad.Prefixes = append(ad.Prefixes, s.Prefixes...)
+		}
+		out = append(out, ad)
+	}
+	if len(b.cfg.Exports) > 0 {
+		ad := base
+		ad.Role = director.RoleOrigin
+		for _, e := range b.cfg.Exports {
+			ad.Prefixes = append(ad.Prefixes, e.Prefix)
+			if len(e.Pools) > 0 {
+				t, f := diskSpace(e.Pools[0])
+				ad.Total += t
+				ad.Free += f
+			}
+		}
+		out = append(out, ad)
+	}
+	if b.cache != nil {
+		ad := base
+		ad.Role = director.RoleCache
+		if len(out) > 0 {
+			ad.Name += "-cache" // one name per registry entry
+		}
+		ad.Prefixes = b.cache.Prefixes()
+		st := b.cache.Stats()
+		ad.Total, ad.Free = st.DiskTotal, st.DiskFree
+		out = append(out, ad)
+	}
+	return out
+}
+
+// publicEndpoints are the addresses clients should use: [advertise]'s
+// URLs, else the listeners with a wildcard host replaced by the hostname.
+func (b *Box) publicEndpoints() (root, https string) {
+	a := b.cfg.Advertise
+	if a.RootURL != "" {
+		root = endpointOf(a.RootURL).Root
+	} else if b.rootLn != nil {
+		root = publicAddr(b.rootLn.Addr())
+	}
+	if a.HTTPSURL != "" {
+		https = strings.TrimSuffix(a.HTTPSURL, "/")
+	} else if b.httpsLn != nil {
+		scheme := "https://"
+		if b.https.TLSConfig == nil {
+			scheme = "http://"
+		}
+		https = scheme + publicAddr(b.httpsLn.Addr())
+	}
+	return root, https
+}
+
+func publicAddr(a net.Addr) string {
+	host, port, _ := net.SplitHostPort(a.String())
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host, _ = os.Hostname()
+	}
+	return net.JoinHostPort(host, port)
+}
+
+func diskSpace(dir string) (total, free int64) {
+	var st syscall.Statfs_t
+	if syscall.Statfs(dir, &st) != nil {
+		return 0, 0
+	}
+	return int64(st.Blocks) * st.Bsize, int64(st.Bavail) * st.Bsize
+}
+
+// loadPerCPU is the 1-minute load average divided by the CPUs.
+func loadPerCPU() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strings.Fields(string(data) + " 0")[0], 64)
+	return f / float64(runtime.NumCPU())
+}

@@ -1,0 +1,91 @@
+package director
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Advertiser announces a server to its directors every Interval. A
+// director that cannot be reached is logged when it goes away and when it
+// comes back, not at every attempt.
+type Advertiser struct {
+	To       []string // directors' base URLs, https://host:port
+	Interval time.Duration
+	Client   *http.Client
+	// Ads returns the current advertisements (free space and load change):
+	// one per role the box plays.
+	Ads func() []Ad
+	Log *slog.Logger
+}
+
+// Run advertises until ctx ends.
+func (a *Advertiser) Run(ctx context.Context) error {
+	failing := map[string]bool{}
+	t := time.NewTicker(a.Interval)
+	defer t.Stop()
+	for {
+		var bodies [][]byte
+		for _, ad := range a.Ads() {
+			ad.Interval = a.Interval.Seconds()
+			body, err := json.Marshal(ad)
+			if err != nil {
+				return err
+			}
+			bodies = append(bodies, body)
+		}
+		for _, to := range a.To {
+			var err error
+			for _, body := range bodies {
+				if err = a.post(ctx, to, body); err != nil {
+					break
+				}
+			}
+			switch {
+			case err != nil && !failing[to]:
+				a.Log.Warn("cannot advertise to director; will keep trying", "director", to, "err", err)
+				failing[to] = true
+			case err == nil && failing[to]:
+				a.Log.Info("advertising to director again", "director", to)
+				delete(failing, to)
+			case err == nil && !failing[to] && !seen(failing, to):
+				a.Log.Info("advertising to director", "director", to, "every", a.Interval)
+				failing["ok:"+to] = true
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// seen notes the first success, so it is logged once.
+func seen(m map[string]bool, to string) bool { return m["ok:"+to] }
+
+func (a *Advertiser) post(ctx context.Context, to string, body []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(to, "/")+APIPrefix+"advertise", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := a.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(msg)))
+	}
+	return nil
+}

@@ -1,0 +1,329 @@
+// Package director is the redirector role: a registry of the servers that
+// advertise to it (or are listed in its config), a locator that asks them
+// which holds a path, and a store.Store whose answers are redirects — to a
+// server at the client's site holding the file, to the site's cache for
+// remote data, to a replica elsewhere, to the parent director, and last to
+// the VO's federation.
+package director
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"sitebox/internal/store"
+)
+
+// MaxHops stops redirect loops: a request that has been redirected this
+// many times by directors is refused (XRootD clients give up at 16 too).
+const MaxHops = 16
+
+// hopsKey is the CGI key counting redirects by sitebox directors.
+const hopsKey = "sbx.hops"
+
+// Config configures a Director.
+type Config struct {
+	Name, Site    string
+	LocateTimeout time.Duration // default 3 s
+	// WaitAfter is how long a root:// request waits for a search before
+	// being told to come back (kXR_wait); default 1 s.
+	WaitAfter   time.Duration
+	CacheTTL    time.Duration // default 60 s
+	NegativeTTL time.Duration // default 10 s
+	DropAfter   int           // missed ads before a server is dropped; default 3
+	Parents     []store.Endpoint
+	DefaultVO   string
+	VO          map[string]store.Endpoint
+	Static      []Ad // plain XRootD servers from the config
+}
+
+// Director answers every data request with where to go.
+type Director struct {
+	cfg   Config
+	log   *slog.Logger
+	reg   *registry
+	loc   *locator
+	probe prober
+	stop  context.CancelFunc
+	done  chan struct{}
+}
+
+var _ store.Store = (*Director)(nil)
+
+// New starts a director; Close stops its background work.
+func New(cfg Config, log *slog.Logger) *Director {
+	return newWithProber(cfg, newRootProber(), log)
+}
+
+func newWithProber(cfg Config, p prober, log *slog.Logger) *Director {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.LocateTimeout <= 0 {
+		cfg.LocateTimeout = 3 * time.Second
+	}
+	if cfg.WaitAfter <= 0 {
+		cfg.WaitAfter = time.Second
+	}
+	if cfg.CacheTTL <= 0 {
+		cfg.CacheTTL = time.Minute
+	}
+	if cfg.NegativeTTL <= 0 {
+		cfg.NegativeTTL = 10 * time.Second
+	}
+	if cfg.DropAfter <= 0 {
+		cfg.DropAfter = 3
+	}
+	d := &Director{cfg: cfg, log: log, reg: newRegistry(cfg.DropAfter), probe: p, done: make(chan struct{})}
+	d.loc = &locator{probe: p, timeout: cfg.LocateTimeout, ttl: cfg.CacheTTL, negTTL: cfg.NegativeTTL,
+		onUnreachable: func(root string) {
+			d.log.Warn("server unreachable; not sending clients there until it answers again", "root", root)
+			d.reg.setDown(root, true)
+		},
+		onReachable: func(root string) { d.reg.setDown(root, false) },
+	}
+	for _, s := range cfg.Static {
+		d.reg.addStatic(Server{Ad: s})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d.stop = cancel
+	go d.maintain(ctx)
+	return d
+}
+
+// Close stops the background work.
+func (d *Director) Close() error {
+	d.stop()
+	<-d.done
+	if c, ok := d.probe.(interface{ Close() error }); ok {
+		c.Close()
+	}
+	return nil
+}
+
+// Advertise records a server's advertisement.
+func (d *Director) Advertise(ad Ad) error {
+	if ad.Name == "" || (ad.Root == "" && ad.HTTPS == "") {
+		return fmt.Errorf("%w: an advertisement needs a name and at least one endpoint", store.ErrInvalid)
+	}
+	switch ad.Role {
+	case RoleOrigin, RoleCache, RoleDirector:
+	default:
+		return fmt.Errorf("%w: role %q is not origin, cache or director", store.ErrInvalid, ad.Role)
+	}
+	for _, p := range ad.Prefixes {
+		if c, err := store.CleanPath(p); err != nil || c != p {
+			return fmt.Errorf("%w: prefix %q is not a clean namespace path", store.ErrInvalid, p)
+		}
+	}
+	_, known := d.server(ad.Name)
+	d.reg.advertise(ad, time.Now())
+	if !known {
+		d.log.Info("server joined", "name", ad.Name, "site", ad.Site, "role", ad.Role, "root", ad.Root, "prefixes", ad.Prefixes, "servers_below", len(flatten(ad.Servers)))
+	}
+	return nil
+}
+
+func (d *Director) server(name string) (Server, bool) {
+	for _, s := range d.reg.list(func(s *Server) bool { return s.Name == name }) {
+		return s, true
+	}
+	return Server{}, false
+}
+
+// Servers lists the registry, for the federation view and for a parent.
+func (d *Director) Servers() []Server { return d.reg.list(nil) }
+
+// AdvertisedServers is this director's registry as ads for its parent:
+// its usable data servers and caches (directors below are flattened).
+func (d *Director) AdvertisedServers() []Ad {
+	now := time.Now()
+	var out []Ad
+	for _, s := range d.reg.list(func(s *Server) bool { return s.usable(now) && s.Role != RoleDirector }) {
+		out = append(out, s.Ad)
+	}
+	return out
+}
+
+// maintain drops silent servers, probes static ones and sweeps old answers.
+func (d *Director) maintain(ctx context.Context) {
+	defer close(d.done)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	probeEvery := 10
+	for i := 0; ; i++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		for _, name := range d.reg.expire(now) {
+			d.log.Warn("server dropped: it stopped advertising", "name", name)
+		}
+		d.loc.sweep(now)
+		if i%probeEvery == 0 {
+			d.probeStatic(ctx)
+		}
+	}
+}
+
+// probeStatic checks the configured servers answer at all.
+func (d *Director) probeStatic(ctx context.Context) {
+	for _, s := range d.reg.list(func(s *Server) bool { return s.Static }) {
+		pctx, cancel := context.WithTimeout(ctx, d.cfg.LocateTimeout)
+		_, err := d.probe.Stat(pctx, s.Root, s.Prefixes[0])
+		cancel()
+		down := err != nil && !store.IsAnswer(err)
+		if down != s.Down {
+			d.log.Info("static server health changed", "name", s.Name, "down", down, "err", err)
+		}
+		d.reg.setDown(s.Root, down)
+	}
+}
+
+// route decides where a request for name goes.
+func (d *Director) route(ctx context.Context, op, name string) error {
+	req := store.RequestFrom(ctx)
+	hops, _ := strconv.Atoi(req.Opaque.Get(hopsKey))
+	if hops >= MaxHops {
+		return &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: redirected %d times: a loop between directors? (last: %s)", store.ErrInvalid, hops, d.cfg.Name)}
+	}
+	tried := triedSet(req.Opaque.Get("tried"))
+	now := time.Now()
+	origins := d.reg.list(func(s *Server) bool {
+		return s.Role == RoleOrigin && s.Root != "" && s.usable(now) && s.holds(name) && !tried.has(s.Root)
+	})
+	var holders []Server
+	if len(origins) > 0 {
+		cands := make([]string, len(origins))
+		for i, s := range origins {
+			cands[i] = s.Root
+		}
+		wait := d.cfg.WaitAfter
+		if req.Proto == "https" {
+			wait = d.cfg.LocateTimeout + time.Second
+		}
+		roots, done := d.loc.lookup(name, cands, wait)
+		if !done {
+			return &store.WaitError{Op: op, Path: name, Wait: time.Second, Reason: "searching the federation"}
+		}
+		holders = pick(origins, roots)
+	}
+	redirect := func(to []Server, why string) error {
+		eps := make([]store.Endpoint, len(to))
+		for i, s := range to {
+			eps[i] = s.endpoint()
+		}
+		return d.redirect(op, name, req, hops, eps, why)
+	}
+	local := filter(holders, func(s Server) bool { return s.Site == d.cfg.Site })
+	if len(local) > 0 {
+		return redirect(best(local, tried), "data at this site")
+	}
+	caches := d.reg.list(func(s *Server) bool {
+		return s.Role == RoleCache && s.Site == d.cfg.Site && d.cfg.Site != "" && s.usable(now) && s.holds(name) && !tried.has(s.Root)
+	})
+	if len(caches) > 0 {
+		return redirect(best(caches, tried), "remote data through the site cache")
+	}
+	if len(holders) > 0 {
+		return redirect(best(holders, tried), "replica at site "+holders[0].Site)
+	}
+	if len(d.cfg.Parents) > 0 {
+		return d.redirect(op, name, req, hops, d.cfg.Parents, "not in this director's servers: asking the parent")
+	}
+	vo := req.VO
+	if vo == "" {
+		vo = d.cfg.DefaultVO
+	}
+	if ep, ok := d.cfg.VO[vo]; ok && vo != "" {
+		return d.redirect(op, name, req, hops, []store.Endpoint{ep}, "VO "+vo+" federation")
+	}
+	why := fmt.Sprintf("asked %d server(s)", len(origins))
+	if vo == "" {
+		why += "; no VO given (?vo= or a token) for a federation fallback"
+	} else {
+		why += fmt.Sprintf("; VO %q has no federation configured", vo)
+	}
+	return &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: no server in the federation has it (%s)", store.ErrNotFound, why)}
+}
+
+func (d *Director) redirect(op, name string, req *store.Request, hops int, to []store.Endpoint, why string) error {
+	q := url.Values{}
+	if req.VO != "" {
+		q.Set("vo", req.VO)
+	}
+	q.Set(hopsKey, strconv.Itoa(hops+1))
+	d.log.Debug("redirect", "op", op, "path", name, "to", to[0].String(), "why", why)
+	return &store.RedirectError{Op: op, Path: name, To: to, Opaque: q.Encode(), Reason: why}
+}
+
+// pick returns the servers whose root endpoint is in roots.
+func pick(servers []Server, roots []string) []Server {
+	in := map[string]bool{}
+	for _, r := range roots {
+		in[r] = true
+	}
+	return filter(servers, func(s Server) bool { return in[s.Root] })
+}
+
+func filter(servers []Server, keep func(Server) bool) []Server {
+	var out []Server
+	for _, s := range servers {
+		if keep(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// best orders servers: not yet tried by the client first, then least
+// loaded, then most free space, then by name so equal servers are chosen
+// stably.
+func best(servers []Server, t tried) []Server {
+	out := append([]Server(nil), servers...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if ta, tb := t.hostTried(a.Root), t.hostTried(b.Root); ta != tb {
+			return tb
+		}
+		if a.Load != b.Load {
+			return a.Load < b.Load
+		}
+		if a.Free != b.Free {
+			return a.Free > b.Free
+		}
+		return a.Name < b.Name
+	})
+	return out
+}
+
+// tried is XRootD's tried= CGI: hosts a client already failed at.
+type tried map[string]bool
+
+func triedSet(s string) tried {
+	t := tried{}
+	for _, h := range strings.Split(s, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			t[h] = true
+		}
+	}
+	return t
+}
+
+// has matches "host:port" exactly: that server failed the client.
+func (t tried) has(root string) bool { return t[root] }
+
+// hostTried matches a bare host, as XrdCl sends it. Several servers may
+// share a host (one machine, or loopback), so this only makes a server
+// the last choice rather than excluding it.
+func (t tried) hostTried(root string) bool {
+	host, _, _ := strings.Cut(root, ":")
+	return t[host]
+}

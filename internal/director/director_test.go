@@ -1,0 +1,270 @@
+package director
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"sitebox/internal/store"
+)
+
+// fakeProber answers from a table: root endpoint → files it holds.
+type fakeProber struct {
+	mu    sync.Mutex
+	files map[string][]string
+	down  map[string]bool
+	delay time.Duration
+	stats atomic.Int64
+}
+
+func (p *fakeProber) Stat(ctx context.Context, root, name string) (store.FileInfo, error) {
+	p.stats.Add(1)
+	if p.delay > 0 {
+		select {
+		case <-time.After(p.delay):
+		case <-ctx.Done():
+			return store.FileInfo{}, ctx.Err()
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.down[root] {
+		return store.FileInfo{}, fmt.Errorf("dial %s: connection refused", root)
+	}
+	for _, f := range p.files[root] {
+		if f == name {
+			return store.FileInfo{Name: name, Size: 1}, nil
+		}
+	}
+	return store.FileInfo{}, fs.ErrNotExist
+}
+
+func (p *fakeProber) List(ctx context.Context, root, name string) ([]store.FileInfo, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []store.FileInfo
+	for _, f := range p.files[root] {
+		if strings.HasPrefix(f, name+"/") && !strings.Contains(f[len(name)+1:], "/") {
+			out = append(out, store.FileInfo{Name: f[len(name)+1:]})
+		}
+	}
+	return out, nil
+}
+
+func newTestDirector(t *testing.T, cfg Config, p *fakeProber) *Director {
+	t.Helper()
+	if cfg.Name == "" {
+		cfg.Name = "dir"
+	}
+	d := newWithProber(cfg, p, nil)
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func ad(name, site, role, root string, prefixes ...string) Ad {
+	return Ad{Name: name, Site: site, Role: role, Root: root, HTTPS: "https://" + root, Prefixes: prefixes, Interval: 10}
+}
+
+func reqCtx(cgi string) context.Context {
+	return store.WithRequest(context.Background(), store.NewRequest("127.0.0.1", cgi))
+}
+
+// redirectOf returns where err sends the client, failing if it does not.
+func redirectOf(t *testing.T, err error) (*store.RedirectError, string) {
+	t.Helper()
+	var re *store.RedirectError
+	if !errors.As(err, &re) {
+		t.Fatalf("got %v, want a redirect", err)
+	}
+	return re, re.To[0].Root
+}
+
+func TestRoutePolicy(t *testing.T) {
+	p := &fakeProber{files: map[string][]string{
+		"a:1": {"/store/both", "/store/onlyA"},
+		"b:1": {"/store/both", "/store/onlyB"},
+	}}
+	d := newTestDirector(t, Config{Site: "A", VO: map[string]store.Endpoint{"cms": {Root: "cms:1094"}, "atlas": {Root: "atlas:1094"}}}, p)
+	d.Advertise(ad("originA", "A", RoleOrigin, "a:1", "/store"))
+	d.Advertise(ad("originB", "B", RoleOrigin, "b:1", "/store"))
+
+	ctx := reqCtx("")
+	if _, to := redirectOf(t, d.route(ctx, "open", "/store/both")); to != "a:1" {
+		t.Errorf("file at this site and elsewhere: sent to %s, want the local a:1", to)
+	}
+	if _, to := redirectOf(t, d.route(ctx, "open", "/store/onlyB")); to != "b:1" {
+		t.Errorf("file only at B (no cache here): sent to %s", to)
+	}
+	re, to := redirectOf(t, d.route(reqCtx("vo=cms"), "open", "/store/nowhere"))
+	if to != "cms:1094" || !strings.Contains(re.Opaque, "vo=cms") || !strings.Contains(re.Opaque, "sbx.hops=1") {
+		t.Errorf("VO cms fallback: %s %q", to, re.Opaque)
+	}
+	if _, to := redirectOf(t, d.route(reqCtx("vo=atlas"), "open", "/store/nowhere")); to != "atlas:1094" {
+		t.Errorf("VO atlas fallback: %s", to)
+	}
+	err := d.route(ctx, "open", "/store/nowhere")
+	if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "no server in the federation has it") || !strings.Contains(err.Error(), "no VO given") {
+		t.Errorf("nowhere, no VO: %v", err)
+	}
+	err = d.route(reqCtx("vo=lhcb"), "open", "/store/nowhere")
+	if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), `VO "lhcb" has no federation`) {
+		t.Errorf("nowhere, unknown VO: %v", err)
+	}
+	// Loop protection.
+	err = d.route(reqCtx("sbx.hops=16"), "open", "/store/both")
+	if err == nil || !strings.Contains(err.Error(), "loop") {
+		t.Errorf("16 hops: %v", err)
+	}
+	// A client that failed at a:1 (exact tried=) is sent to the replica.
+	if _, to := redirectOf(t, d.route(reqCtx("tried=a:1"), "open", "/store/both")); to != "b:1" {
+		t.Errorf("tried=a:1: sent to %s", to)
+	}
+	// The answers were cached: repeated lookups do not ask again.
+	n := p.stats.Load()
+	for range 10 {
+		d.route(ctx, "open", "/store/both")
+	}
+	if p.stats.Load() != n {
+		t.Errorf("repeated lookups probed %d more times", p.stats.Load()-n)
+	}
+}
+
+func TestRemoteDataGoesThroughSiteCache(t *testing.T) {
+	p := &fakeProber{files: map[string][]string{"b:1": {"/store/onlyB"}}}
+	d := newTestDirector(t, Config{Site: "C"}, p)
+	d.Advertise(ad("originB", "B", RoleOrigin, "b:1", "/store"))
+	d.Advertise(ad("cacheC", "C", RoleCache, "c:1", "/store"))
+	if _, to := redirectOf(t, d.route(reqCtx(""), "open", "/store/onlyB")); to != "c:1" {
+		t.Errorf("remote file at a site with a cache: sent to %s, want the cache", to)
+	}
+	// Unknown files go to the cache too (its upstream, the regional
+	// director, searches further).
+	if _, to := redirectOf(t, d.route(reqCtx("vo=cms"), "open", "/store/nowhere")); to != "c:1" {
+		t.Errorf("unknown file: sent to %s, want the cache", to)
+	}
+}
+
+func TestParentAndDroppedServers(t *testing.T) {
+	p := &fakeProber{files: map[string][]string{"b:1": {"/store/f"}}}
+	d := newTestDirector(t, Config{Site: "A", DropAfter: 2, Parents: []store.Endpoint{{Root: "region:1094"}}}, p)
+	b := ad("originB", "B", RoleOrigin, "b:1", "/store")
+	b.Interval = 0.2
+	d.Advertise(b)
+	if _, to := redirectOf(t, d.route(reqCtx(""), "open", "/store/f")); to != "b:1" {
+		t.Fatalf("sent to %s", to)
+	}
+	// B stops advertising: after 2 missed intervals (+ the 1 s sweep) it is
+	// gone and requests go up to the parent.
+	deadline := time.Now().Add(3 * time.Second)
+	for len(d.Servers()) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("silent server never dropped")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, to := redirectOf(t, d.route(reqCtx(""), "open", "/store/f")); to != "region:1094" {
+		t.Errorf("after B dropped: sent to %s, want the parent", to)
+	}
+}
+
+func TestUnreachableServerIsAvoided(t *testing.T) {
+	p := &fakeProber{files: map[string][]string{"a:1": {"/store/f"}, "b:1": {"/store/f"}}, down: map[string]bool{"a:1": true}}
+	d := newTestDirector(t, Config{Site: "X"}, p)
+	d.Advertise(ad("a", "A", RoleOrigin, "a:1", "/store"))
+	d.Advertise(ad("b", "B", RoleOrigin, "b:1", "/store"))
+	if _, to := redirectOf(t, d.route(reqCtx(""), "open", "/store/f")); to != "b:1" {
+		t.Errorf("sent to %s, want the reachable b:1", to)
+	}
+	locs, err := d.Locate(reqCtx(""), "/store/f")
+	if err != nil || len(locs) != 1 || locs[0].Endpoint != "b:1" {
+		t.Errorf("locate: %+v %v", locs, err)
+	}
+}
+
+func TestSlowSearchAsksRootClientsToWait(t *testing.T) {
+	p := &fakeProber{files: map[string][]string{"a:1": {"/store/f", "/store/g"}}, delay: 300 * time.Millisecond}
+	d := newTestDirector(t, Config{Site: "A", WaitAfter: 50 * time.Millisecond}, p)
+	d.Advertise(ad("a", "A", RoleOrigin, "a:1", "/store"))
+	var we *store.WaitError
+	if err := d.route(reqCtx(""), "open", "/store/f"); !errors.As(err, &we) {
+		t.Fatalf("slow search: %v, want a wait", err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	redirectOf(t, d.route(reqCtx(""), "open", "/store/f")) // the search finished meanwhile
+	// https clients wait for the answer instead.
+	ctx := store.WithRequest(context.Background(), &store.Request{Proto: "https"})
+	redirectOf(t, d.route(ctx, "open", "/store/g"))
+}
+
+func TestLocateAndListMerge(t *testing.T) {
+	p := &fakeProber{files: map[string][]string{"a:1": {"/store/x", "/store/y"}, "b:1": {"/store/y", "/store/z"}}}
+	d := newTestDirector(t, Config{Site: "A"}, p)
+	d.Advertise(ad("a", "A", RoleOrigin, "a:1", "/store"))
+	d.Advertise(ad("b", "B", RoleOrigin, "b:1", "/store"))
+	locs, err := d.Locate(reqCtx(""), "/store/y")
+	if err != nil || len(locs) != 2 {
+		t.Errorf("locate /store/y: %+v %v", locs, err)
+	}
+	fis, err := d.List(context.Background(), "/store")
+	var names []string
+	for _, fi := range fis {
+		names = append(names, fi.Name)
+	}
+	if err != nil || strings.Join(names, ",") != "x,y,z" {
+		t.Errorf("merged listing %v, %v", names, err)
+	}
+	root, err := d.List(context.Background(), "/")
+	if err != nil || len(root) != 1 || root[0].Name != "store" || !root[0].IsDir() {
+		t.Errorf("root listing %+v %v", root, err)
+	}
+}
+
+func TestAdvertiseAPIAndTree(t *testing.T) {
+	p := &fakeProber{}
+	region := newTestDirector(t, Config{Name: "region", Site: "R"}, p)
+	srv := httptest.NewServer(region.Handler())
+	defer srv.Close()
+	site := newTestDirector(t, Config{Name: "siteC", Site: "C"}, p)
+	site.Advertise(ad("cacheC", "C", RoleCache, "c:1", "/store"))
+	site.Advertise(ad("originC", "C", RoleOrigin, "oc:1", "/store/c"))
+
+	a := &Advertiser{To: []string{srv.URL}, Interval: 50 * time.Millisecond, Client: srv.Client(), Log: nil,
+		Ads: func() []Ad {
+			top := ad("siteC", "C", RoleDirector, "dc:1")
+			top.Servers = site.AdvertisedServers()
+			return []Ad{top}
+		}}
+	a.Log = region.log
+	ctx, cancel := context.WithCancel(context.Background())
+	go a.Run(ctx)
+	defer cancel()
+	deadline := time.Now().Add(2 * time.Second)
+	for len(region.Servers()) < 3 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	got := map[string]string{}
+	for _, s := range region.Servers() {
+		got[s.Name] = s.Via
+	}
+	if len(got) != 3 || got["originC"] != "siteC" || got["cacheC"] != "siteC" || got["siteC"] != "" {
+		t.Errorf("region learned %v", got)
+	}
+	for _, body := range []string{`{`, `{"name":"x","role":"origin"}`, `{"name":"x","role":"boss","root":"h:1"}`, `{"name":"x","role":"origin","root":"h:1","prefixes":["../etc"]}`, `{"bogus":1}`} {
+		resp, err := http.Post(srv.URL+APIPrefix+"advertise", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 400 {
+			t.Errorf("advertise %s: %d, want 400", body, resp.StatusCode)
+		}
+	}
+}

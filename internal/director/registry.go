@@ -1,0 +1,154 @@
+package director
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"sitebox/internal/store"
+)
+
+// Roles a server plays in the federation.
+const (
+	RoleOrigin   = "origin"
+	RoleCache    = "cache"
+	RoleDirector = "director"
+)
+
+// Ad is what a server advertises to its directors, over HTTPS as JSON.
+// A director advertises its own registry in Servers, so its parent learns
+// every data server below it (and redirects clients straight there).
+type Ad struct {
+	Name     string   `json:"name"`
+	Site     string   `json:"site"`
+	Role     string   `json:"role"`
+	Root     string   `json:"root,omitempty"`  // host:port
+	HTTPS    string   `json:"https,omitempty"` // https://host:port
+	Prefixes []string `json:"prefixes"`
+	Free     int64    `json:"free"`  // bytes free in its storage (0 unknown)
+	Total    int64    `json:"total"` // bytes
+	Load     float64  `json:"load"`  // 1-minute load average per CPU
+	Version  string   `json:"version"`
+	Interval float64  `json:"interval"` // seconds until the next ad
+	Servers  []Ad     `json:"servers,omitempty"`
+}
+
+// Server is one entry of the registry.
+type Server struct {
+	Ad
+	Static   bool      `json:"static"`        // from the config; probed, not advertised
+	Via      string    `json:"via,omitempty"` // the child director it was learned from
+	LastSeen time.Time `json:"last_seen"`
+	Expires  time.Time `json:"expires"`
+	// Down is set when a probe could not reach it; cleared by its next ad
+	// or a successful probe.
+	Down bool `json:"down"`
+}
+
+func (s *Server) endpoint() store.Endpoint { return store.Endpoint{Root: s.Root, HTTPS: s.HTTPS} }
+
+// usable reports whether clients may be sent to s now.
+func (s *Server) usable(now time.Time) bool {
+	return !s.Down && (s.Static || now.Before(s.Expires))
+}
+
+// holds reports whether name is below one of s's prefixes.
+func (s *Server) holds(name string) bool {
+	for _, p := range s.Prefixes {
+		if store.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// registry is the set of known servers, keyed by name.
+type registry struct {
+	mu        sync.Mutex
+	servers   map[string]*Server
+	dropAfter int
+}
+
+func newRegistry(dropAfter int) *registry {
+	return &registry{servers: map[string]*Server{}, dropAfter: dropAfter}
+}
+
+// advertise records ad (and, for a director, the servers below it) as
+// seen now.
+func (r *registry) advertise(ad Ad, now time.Time) {
+	interval := time.Duration(ad.Interval * float64(time.Second))
+	if interval <= 0 {
+		interval = 10 * time.Second
+	}
+	expires := now.Add(time.Duration(r.dropAfter) * interval)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	children := ad.Servers
+	ad.Servers = nil
+	r.servers[ad.Name] = &Server{Ad: ad, LastSeen: now, Expires: expires}
+	for _, c := range flatten(children) {
+		if old := r.servers[c.Name]; old != nil && old.Via == "" {
+			continue // it advertises to us itself: that entry wins
+		}
+		r.servers[c.Name] = &Server{Ad: c, Via: ad.Name, LastSeen: now, Expires: expires}
+	}
+}
+
+// flatten lists a tree of ads depth first, without their children.
+func flatten(ads []Ad) []Ad {
+	var out []Ad
+	for _, a := range ads {
+		kids := a.Servers
+		a.Servers = nil
+		out = append(out, a)
+		out = append(out, flatten(kids)...)
+	}
+	return out
+}
+
+// addStatic registers a server from the config.
+func (r *registry) addStatic(s Server) {
+	s.Static = true
+	r.mu.Lock()
+	r.servers[s.Name] = &s
+	r.mu.Unlock()
+}
+
+// setDown marks the server with this root endpoint unreachable (or back).
+func (r *registry) setDown(root string, down bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.servers {
+		if s.Root == root {
+			s.Down = down
+		}
+	}
+}
+
+// expire drops advertised servers that missed too many ads.
+func (r *registry) expire(now time.Time) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var gone []string
+	for name, s := range r.servers {
+		if !s.Static && now.After(s.Expires) {
+			delete(r.servers, name)
+			gone = append(gone, name)
+		}
+	}
+	return gone
+}
+
+// list returns copies of the servers matching keep, sorted by name.
+func (r *registry) list(keep func(*Server) bool) []Server {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Server
+	for _, s := range r.servers {
+		if keep == nil || keep(s) {
+			out = append(out, *s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

@@ -1,0 +1,143 @@
+package director
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"sync"
+	"time"
+
+	"sitebox/internal/store"
+)
+
+// Stat, Open and Checksum are answered with a redirect to a server that
+// has the file (or the error saying none has).
+func (d *Director) Stat(ctx context.Context, name string) (store.FileInfo, error) {
+	if name == "/" {
+		return store.FileInfo{Name: "", Mode: fs.ModeDir | 0o555}, nil
+	}
+	if fi, ok := d.isPrefixDir(name); ok {
+		return fi, nil
+	}
+	return store.FileInfo{}, d.route(ctx, "stat", name)
+}
+
+func (d *Director) Open(ctx context.Context, name string) (store.File, error) {
+	return nil, d.route(ctx, "open", name)
+}
+
+func (d *Director) Checksum(ctx context.Context, name, algo string) (string, error) {
+	return "", d.route(ctx, "checksum", name)
+}
+
+// Create sends an upload to the origin at this site with the most free
+// space whose prefix covers the path.
+func (d *Director) Create(ctx context.Context, name string, _ store.CreateOptions) (store.WritableFile, error) {
+	now := time.Now()
+	req := store.RequestFrom(ctx)
+	origins := d.reg.list(func(s *Server) bool {
+		return s.Role == RoleOrigin && s.Site == d.cfg.Site && s.usable(now) && s.holds(name) && !s.Static
+	})
+	if len(origins) == 0 {
+		return nil, &store.PathError{Op: "create", Path: name, Err: fmt.Errorf("%w: no origin at site %q exports %s for uploads", store.ErrUnsupported, d.cfg.Site, name)}
+	}
+	sort.SliceStable(origins, func(i, j int) bool { return origins[i].Free > origins[j].Free })
+	eps := make([]store.Endpoint, len(origins))
+	for i, s := range origins {
+		eps[i] = s.endpoint()
+	}
+	return nil, d.redirect("create", name, req, 0, eps, "upload to the origin with most free space")
+}
+
+// Locate lists every server holding name: all replicas, for `xrdfs locate`.
+func (d *Director) Locate(ctx context.Context, name string) ([]store.Location, error) {
+	now := time.Now()
+	origins := d.reg.list(func(s *Server) bool {
+		return s.Role == RoleOrigin && s.Root != "" && s.usable(now) && s.holds(name)
+	})
+	cands := make([]string, len(origins))
+	for i, s := range origins {
+		cands[i] = s.Root
+	}
+	roots, _ := d.loc.lookup(name, cands, d.cfg.LocateTimeout+time.Second)
+	var locs []store.Location
+	for _, s := range best(pick(origins, roots), nil) {
+		locs = append(locs, store.Location{Endpoint: s.Root})
+	}
+	if len(locs) == 0 {
+		for _, p := range d.cfg.Parents {
+			locs = append(locs, store.Location{Endpoint: p.Root, Manager: true})
+		}
+	}
+	if len(locs) == 0 {
+		return nil, &store.PathError{Op: "locate", Path: name, Err: fmt.Errorf("%w: no server in this director's federation has it", store.ErrNotFound)}
+	}
+	return locs, nil
+}
+
+// List merges the listings of every server whose prefixes cover name (or
+// lie below it), asked in parallel under the locate deadline.
+func (d *Director) List(ctx context.Context, name string) ([]store.FileInfo, error) {
+	now := time.Now()
+	var prefixes []string
+	servers := d.reg.list(func(s *Server) bool {
+		if s.Role != RoleOrigin || s.Root == "" || !s.usable(now) {
+			return false
+		}
+		prefixes = append(prefixes, s.Prefixes...)
+		return s.holds(name)
+	})
+	merged := map[string]store.FileInfo{}
+	for _, c := range store.ChildrenBelow(name, prefixes) {
+		merged[c] = store.FileInfo{Name: c, Mode: fs.ModeDir | 0o555}
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.LocateTimeout)
+	defer cancel()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	answered := 0
+	for _, s := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fis, err := d.probe.List(ctx, s.Root, name)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			answered++
+			for _, fi := range fis {
+				if _, dup := merged[fi.Name]; !dup {
+					merged[fi.Name] = fi
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if answered == 0 && len(merged) == 0 {
+		return nil, &store.PathError{Op: "list", Path: name, Err: fmt.Errorf("%w: no server in this director's federation lists it", store.ErrNotFound)}
+	}
+	out := make([]store.FileInfo, 0, len(merged))
+	for _, fi := range merged {
+		out = append(out, fi)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// isPrefixDir answers stat for a directory that is a server prefix or
+// above one, so clients can walk down to the data.
+func (d *Director) isPrefixDir(name string) (store.FileInfo, bool) {
+	now := time.Now()
+	for _, s := range d.reg.list(func(s *Server) bool { return s.usable(now) }) {
+		for _, p := range s.Prefixes {
+			if store.HasPrefix(p, name) {
+				return store.FileInfo{Name: path.Base(name), Mode: fs.ModeDir | 0o555}, true
+			}
+		}
+	}
+	return store.FileInfo{}, false
+}
