@@ -29,5 +29,6 @@ func newRootCmd() *cobra.Command {
 	addTransferCommands(root)
 	addBenchCommands(root)
 	addCacheCommands(root)
+	addFederationCommand(root)
 	return root
 }

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"sitebox/internal/director"
+	"sitebox/internal/tlsutil"
+)
+
+func addFederationCommand(root *cobra.Command) {
+	var caFile string
+	var insecure, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "federation https://DIRECTOR:PORT",
+		Short: "Show a director's federation: its servers by site, with health",
+		Example: `  sitebox federation https://region.example.org:8443 --ca /etc/sitebox/region-ca.pem
+  sitebox federation https://127.0.0.1:8443 --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tc, err := tlsutil.ClientConfig(caFile, insecure)
+			if err != nil {
+				return err
+			}
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			tr.TLSClientConfig = tc
+			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+			defer cancel()
+			f, raw, err := fetchFederation(ctx, &http.Client{Transport: tr}, args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				_, err := cmd.OutOrStdout().Write(raw)
+				return err
+			}
+			printFederation(cmd.OutOrStdout(), f)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&caFile, "ca", os.Getenv("SITEBOX_CA"), "extra CA certificate (PEM) to trust (env SITEBOX_CA)")
+	cmd.Flags().BoolVar(&insecure, "insecure", os.Getenv("SITEBOX_INSECURE") == "1", "do not verify the certificate")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the director's JSON")
+	root.AddCommand(cmd)
+}
+
+func fetchFederation(ctx context.Context, c *http.Client, base string) (*director.Federation, []byte, error) {
+	u := strings.TrimSuffix(base, "/") + director.APIPrefix + "federation"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%q is not a director URL like https://host:8443: %w", base, err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("asking %s: %w", base, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		return nil, nil, fmt.Errorf("%s is not a director (no %s)", base, director.APIPrefix+"federation")
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, nil, fmt.Errorf("%s: %s", base, resp.Status)
+	}
+	var f director.Federation
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, nil, fmt.Errorf("%s answered something that is not a federation view: %w", base, err)
+	}
+	return &f, raw, nil
+}
+
+// printFederation draws the tree: the director, then each site with its
+// servers (those learned through a child director under it).
+func printFederation(w io.Writer, f *director.Federation) {
+	fmt.Fprintf(w, "director %s (site %s)", f.Name, orDash(f.Site))
+	if len(f.Parents) > 0 {
+		fmt.Fprintf(w, " → parents %s", strings.Join(f.Parents, ", "))
+	}
+	if len(f.VOs) > 0 {
+		sort.Strings(f.VOs)
+		fmt.Fprintf(w, "; VO fallbacks: %s", strings.Join(f.VOs, ", "))
+	}
+	fmt.Fprintln(w)
+	bySite := map[string][]director.Server{}
+	for _, s := range f.Servers {
+		bySite[s.Site] = append(bySite[s.Site], s)
+	}
+	sites := make([]string, 0, len(bySite))
+	for s := range bySite {
+		sites = append(sites, s)
+	}
+	sort.Strings(sites)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	for i, site := range sites {
+		branch, indent := "├─", "│  "
+		if i == len(sites)-1 {
+			branch, indent = "└─", "   "
+		}
+		fmt.Fprintf(tw, "%s site %s\t\t\t\t\t\n", branch, orDash(site))
+		for _, s := range bySite[site] {
+			name := s.Name
+			if s.Via != "" {
+				name += " (via " + s.Via + ")"
+			}
+			fmt.Fprintf(tw, "%s  %s\t%s\t%s\t%s\t%s\t%s\n", indent, name, s.Role, orDash(s.Root), strings.Join(s.Prefixes, ","), health(s, f.Now), space(s))
+		}
+	}
+	tw.Flush()
+	if len(f.Servers) == 0 {
+		fmt.Fprintln(w, "└─ no servers have advertised yet")
+	}
+}
+
+func health(s director.Server, now time.Time) string {
+	switch {
+	case s.Down:
+		return "DOWN (probe failed)"
+	case s.Static:
+		return "ok (static)"
+	}
+	return fmt.Sprintf("ok (seen %s ago)", now.Sub(s.LastSeen).Round(100*time.Millisecond))
+}
+
+func space(s director.Server) string {
+	if s.Total == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f%% free, load %.2f", 100*float64(s.Free)/float64(s.Total), s.Load)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,88 @@
+package interop
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"sitebox/internal/peers"
+)
+
+// fedNode is one sitebox of a federation topology, started from a config
+// file. conf is the TOML after the [server], [root] and [https] tables,
+// which fedNode writes itself.
+type fedNode struct {
+	*box
+	name, site string
+}
+
+func startFedNode(t *testing.T, name, site, conf string) *fedNode {
+	t.Helper()
+	rp, _ := peers.FreePort()
+	return startFedNodeAt(t, name, site, conf, rp)
+}
+
+// startFedNodeAt is startFedNode with the root:// port chosen by the
+// caller, for topologies whose configs name each other.
+func startFedNodeAt(t *testing.T, name, site, conf string, rp int) *fedNode {
+	t.Helper()
+	state := t.TempDir()
+	hp, _ := peers.FreePort()
+	var cfg strings.Builder
+	cfg.WriteString("[server]\nname = " + strconv.Quote(name) + "\nsite = " + strconv.Quote(site) +
+		"\nstate_dir = " + strconv.Quote(state) + "\nlog_level = \"debug\"\n")
+	cfg.WriteString("[root]\naddr = \"127.0.0.1:" + strconv.Itoa(rp) + "\"\n")
+	cfg.WriteString("[https]\naddr = \"127.0.0.1:" + strconv.Itoa(hp) + "\"\n")
+	cfg.WriteString(conf)
+	file := filepath.Join(state, "sitebox.toml")
+	if err := os.WriteFile(file, []byte(cfg.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := peers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, "serve", "--config", file)
+	if err != nil {
+		t.Fatalf("start %s: %v\n%s", name, err, cfg.String())
+	}
+	t.Cleanup(func() {
+		p.Stop()
+		if t.Failed() {
+			t.Logf("%s log:\n%s", name, tail(p.Log.String(), 5000))
+		}
+	})
+	return &fedNode{box: &box{
+		rootHost: "127.0.0.1:" + strconv.Itoa(rp),
+		rootURL:  "root://127.0.0.1:" + strconv.Itoa(rp),
+		httpsURL: "https://127.0.0.1:" + strconv.Itoa(hp),
+		certFile: filepath.Join(state, "tls", "cert.pem"),
+		state:    state,
+		proc:     p,
+	}, name: name, site: site}
+}
+
+// advertiseTo is the [advertise] table for a node reporting to dir every
+// interval.
+func advertiseTo(dir *fedNode, interval string) string {
+	return "[advertise]\nto = [" + strconv.Quote(dir.httpsURL) + "]\ninterval = " + strconv.Quote(interval) +
+		"\nca = " + strconv.Quote(dir.certFile) + "\n"
+}
+
+// certBundle concatenates the nodes' self-signed certificates, for clients
+// that follow redirects across them (curl, uproot).
+func certBundle(t *testing.T, nodes ...*fedNode) string {
+	t.Helper()
+	var all []byte
+	for _, n := range nodes {
+		b, err := os.ReadFile(n.certFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	p := filepath.Join(t.TempDir(), "bundle.pem")
+	if err := os.WriteFile(p, all, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

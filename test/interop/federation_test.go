@@ -1,0 +1,173 @@
+package interop
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"sitebox/internal/cache"
+	"sitebox/internal/director"
+	"sitebox/internal/peers"
+)
+
+// TestFederation is the topology of the federation issue on loopback:
+// site A (origin), site B (origin with replicas of some A files), site C
+// (director + cache, no data), a regional director over all three, and
+// two real XRootD servers standing in for the CMS and ATLAS federations.
+// Clients are real: xrdcp, xrdfs, curl, uproot, sitebox get.
+func TestFederation(t *testing.T) {
+	for _, tool := range []string{"xrdcp", "xrdfs", "curl", "xrootd"} {
+		peers.Require(t, tool)
+	}
+	py := python(t)
+
+	// The VO federations: real xrootd servers, each with its own file.
+	cmsData, atlasData := t.TempDir(), t.TempDir()
+	cmsWant := writeRandom(t, filepath.Join(cmsData, "store/vo/cms.bin"), 300_000)
+	atlasWant := writeRandom(t, filepath.Join(atlasData, "store/vo/atlas.bin"), 200_000)
+	cmsHost, atlasHost := startXrootdOrigin(t, cmsData), startXrootdOrigin(t, atlasData)
+
+	region := startFedNode(t, "region", "R", "[director]\nenabled = true\nlocate_timeout = \"2s\"\n[director.vo]\ncms = \"root://"+cmsHost+"\"\natlas = \"root://"+atlasHost+"\"\n")
+
+	poolA, poolB := t.TempDir(), t.TempDir()
+	rep := writeRandom(t, filepath.Join(poolA, "rep.bin"), 3<<20)
+	os.WriteFile(filepath.Join(poolB, "rep.bin"), rep, 0o644)
+	onlyA := writeRandom(t, filepath.Join(poolA, "onlyA.bin"), 1<<20)
+	onlyB := writeRandom(t, filepath.Join(poolB, "onlyB.bin"), 2<<20+17)
+	writeRandom(t, filepath.Join(poolB, "onlyB2.bin"), 100_000)
+	tree := filepath.Join(t.TempDir(), "tree.root")
+	makeTree(t, py, tree, 3, 20_000, 4)
+	treeData, _ := os.ReadFile(tree)
+	os.WriteFile(filepath.Join(poolB, "tree.root"), treeData, 0o644)
+
+	export := func(pool string) string {
+		return "[[export]]\nprefix = \"/store\"\npools = [" + strconv.Quote(pool) + "]\n"
+	}
+	originA := startFedNode(t, "originA", "A", export(poolA)+advertiseTo(region, "500ms"))
+	originB := startFedNode(t, "originB", "B", export(poolB)+advertiseTo(region, "500ms"))
+	dirC := startFedNode(t, "directorC", "C", "[director]\nenabled = true\n"+advertiseTo(region, "500ms"))
+	cacheDir := t.TempDir()
+	cacheC := startFedNode(t, "cacheC", "C", "[cache]\ndir = "+strconv.Quote(cacheDir)+
+		"\n[[cache.route]]\nprefix = \"/store\"\nupstreams = [\"root://"+region.rootHost+"\"]\n"+advertiseTo(dirC, "500ms"))
+
+	fedView := func() *director.Federation {
+		out, _ := run(t, false, siteboxBin, "federation", region.httpsURL, "--ca", region.certFile, "--json")
+		var f director.Federation
+		if err := json.Unmarshal([]byte(out), &f); err != nil {
+			t.Fatalf("federation --json: %v: %s", err, out)
+		}
+		return &f
+	}
+	waitFor(t, 10*time.Second, "every server in the regional registry", func() bool {
+		names := map[string]bool{}
+		for _, s := range fedView().Servers {
+			names[s.Name] = true
+		}
+		return names["originA"] && names["originB"] && names["directorC"] && names["cacheC"]
+	})
+	tree1, _ := run(t, false, siteboxBin, "federation", region.httpsURL, "--ca", region.certFile)
+	t.Logf("sitebox federation:\n%s", tree1)
+	for _, want := range []string{"site A", "site B", "site C", "originA", "cacheC (via directorC)", "ok (seen"} {
+		if !strings.Contains(tree1, want) {
+			t.Errorf("federation view lacks %q", want)
+		}
+	}
+	dir := t.TempDir()
+	bundle := certBundle(t, region, originA, originB, dirC, cacheC)
+	cachedPaths := func() map[string]int64 {
+		out, _ := run(t, false, siteboxBin, "cache", "ls", "--json", "--state-dir", cacheC.state)
+		var ents []cache.EntryInfo
+		json.Unmarshal([]byte(out), &ents)
+		m := map[string]int64{}
+		for _, e := range ents {
+			m[e.Path] = e.Size
+		}
+		return m
+	}
+
+	t.Run("file only at B via C's cache", func(t *testing.T) {
+		run(t, false, "xrdcp", "-f", dirC.rootURL+"//store/onlyB.bin", dir+"/onlyB")
+		sameFile(t, dir+"/onlyB", onlyB)
+		if got := cachedPaths()["/store/onlyB.bin"]; got != int64(len(onlyB)) {
+			t.Errorf("C's cache does not hold /store/onlyB.bin after the read (entries %v)", cachedPaths())
+		}
+		// curl follows the 307s: director C → cache C.
+		out, _ := run(t, false, "curl", "-sS", "-L", "--cacert", bundle, "-o", dir+"/onlyB-https", "-w", "%{http_code} %{num_redirects}", dirC.httpsURL+"/store/onlyB.bin")
+		sameFile(t, dir+"/onlyB-https", onlyB)
+		t.Logf("curl -L: %s", out)
+		run(t, false, siteboxBin, "get", "--ca", bundle, dirC.rootURL+"//store/onlyA.bin", dir+"/onlyA")
+		sameFile(t, dir+"/onlyA", onlyA)
+		uprootSame(t, py, tree, dirC.rootURL+"//store/tree.root", dirC.httpsURL+"/store/tree.root", bundle)
+	})
+
+	t.Run("VO federation fallback", func(t *testing.T) {
+		run(t, false, "xrdcp", "-f", dirC.rootURL+"//store/vo/cms.bin?vo=cms", dir+"/cms")
+		sameFile(t, dir+"/cms", cmsWant)
+		run(t, false, "xrdcp", "-f", dirC.rootURL+"//store/vo/atlas.bin?vo=atlas", dir+"/atlas")
+		sameFile(t, dir+"/atlas", atlasWant)
+		// The CMS federation has no ATLAS file: asked with vo=cms, it fails.
+		out, err := run(t, true, "xrdcp", "-f", region.rootURL+"//store/vo/atlas.bin?vo=cms", dir+"/wrong")
+		if err == nil {
+			t.Errorf("atlas file with vo=cms was found: %s", out)
+		}
+		// Straight at the regional director, no cache: redirected to the VO.
+		run(t, false, "xrdcp", "-f", region.rootURL+"//store/vo/cms.bin?vo=cms", dir+"/cms2")
+		sameFile(t, dir+"/cms2", cmsWant)
+	})
+
+	t.Run("locate and merged listing", func(t *testing.T) {
+		out, _ := run(t, false, "xrdfs", region.rootHost, "locate", "/store/rep.bin")
+		if !strings.Contains(out, originA.rootHost) || !strings.Contains(out, originB.rootHost) {
+			t.Errorf("xrdfs locate shows %q, want both replicas (%s, %s)", out, originA.rootHost, originB.rootHost)
+		}
+		out, _ = run(t, false, "xrdfs", region.rootHost, "ls", "/store")
+		for _, f := range []string{"onlyA.bin", "onlyB.bin", "rep.bin", "tree.root"} {
+			if !strings.Contains(out, f) {
+				t.Errorf("merged listing lacks %s:\n%s", f, out)
+			}
+		}
+	})
+
+	t.Run("redirect loop is stopped", func(t *testing.T) {
+		l2r, _ := peers.FreePort()
+		l1 := startFedNode(t, "loop1", "L", "[director]\nenabled = true\nparents = [\"root://127.0.0.1:"+strconv.Itoa(l2r)+"\"]\n")
+		startFedNodeAt(t, "loop2", "L", "[director]\nenabled = true\nparents = [\"root://"+l1.rootHost+"\"]\n", l2r)
+		start := time.Now()
+		out, err := run(t, true, "xrdcp", "-f", l1.rootURL+"//store/none.bin", dir+"/none")
+		t.Logf("loop: %v after %v: %s", err, time.Since(start), strings.TrimSpace(out))
+		if err == nil || time.Since(start) > 20*time.Second || !strings.Contains(strings.ToLower(out), "loop") && !strings.Contains(strings.ToLower(out), "redirect") {
+			t.Errorf("redirect loop: %v after %v: %s", err, time.Since(start), out)
+		}
+	})
+
+	t.Run("origin B killed", func(t *testing.T) {
+		originB.proc.Kill()
+		killed := time.Now()
+		// Replicated data keeps coming (from A), through C's cache.
+		run(t, false, "xrdcp", "-f", dirC.rootURL+"//store/rep.bin", dir+"/rep")
+		sameFile(t, dir+"/rep", rep)
+		t.Logf("replicated file read %v after the kill", time.Since(killed).Round(time.Millisecond))
+		// A file only B had fails clearly, within seconds (B drops out of
+		// the registry after 3 missed ads of 500 ms).
+		time.Sleep(2 * time.Second)
+		start := time.Now()
+		out, err := run(t, true, "xrdcp", "-f", dirC.rootURL+"//store/onlyB2.bin", dir+"/gone")
+		took := time.Since(start)
+		t.Logf("file only at B after the kill: %v after %v: %s", err, took, strings.TrimSpace(out))
+		if err == nil || took > 10*time.Second || !strings.Contains(out, "no server") {
+			t.Errorf("file only at B after B died: %v after %v: %s (want a clear \"no server has it\" within seconds)", err, took, out)
+		}
+		waitFor(t, 10*time.Second, "B gone from the federation view", func() bool {
+			for _, s := range fedView().Servers {
+				if s.Name == "originB" {
+					return false
+				}
+			}
+			return true
+		})
+	})
+}
