@@ -234,6 +234,11 @@ func (c *Cache) Open(ctx context.Context, name string) (store.File, error) {
 		return nil, err
 	}
 	e := c.entryFor(p, r)
+	if vo := store.RequestFrom(ctx).VO; vo != "" {
+		e.mu.Lock()
+		e.vo = vo // the VO that reaches the file, for fetches later
+		e.mu.Unlock()
+	}
 	if err := c.validate(ctx, e); err != nil {
 		c.release(e)
 		return nil, err
@@ -296,7 +301,7 @@ func (c *Cache) validate(ctx context.Context, e *entry) error {
 func (c *Cache) upStat(ctx context.Context, r *route, p string) (fi store.FileInfo, err error) {
 	err = c.each(ctx, r, func(u *upstream) error {
 		var e error
-		fi, e = u.Streams[0].Stat(ctx, r.upPath(u, p))
+		fi, e = u.Streams[0].Stat(ctx, r.upPathVO(u, p, store.RequestFrom(ctx).VO))
 		return e
 	})
 	return fi, err

@@ -89,6 +89,9 @@ type Upstream struct {
 	Name       string // for logs and errors, e.g. the URL
 	PathPrefix string
 	Streams    []store.Store
+	// PassVO appends the client's ?vo= to upstream paths (root://
+	// upstreams: a director there picks the VO's federation by it).
+	PassVO bool
 }
 
 func (c *Config) defaults() error {

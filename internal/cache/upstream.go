@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -41,6 +42,16 @@ func newRoutes(cfg []Route) []*route {
 }
 
 // upPath is the name of p at upstream u.
+// upPathVO is upPath with the client's VO as CGI, where the upstream
+// takes it.
+func (r *route) upPathVO(u *upstream, p, vo string) string {
+	p = r.upPath(u, p)
+	if vo != "" && u.PassVO {
+		p += "?vo=" + url.QueryEscape(vo)
+	}
+	return p
+}
+
 func (r *route) upPath(u *upstream, p string) string {
 	if u.PathPrefix == "" {
 		return p
@@ -121,7 +132,7 @@ type upHandle struct {
 	err   error
 }
 
-func (h *upFiles) get(ctx context.Context, r *route, ui, si int, name string, size int64) (store.File, error) {
+func (h *upFiles) get(ctx context.Context, r *route, ui, si int, name, vo string, size int64) (store.File, error) {
 	key := [2]int{ui, si}
 	h.mu.Lock()
 	uh := h.handles[key]
@@ -132,7 +143,7 @@ func (h *upFiles) get(ctx context.Context, r *route, ui, si int, name string, si
 		uh = &upHandle{ready: make(chan struct{})}
 		h.handles[key] = uh
 		h.mu.Unlock()
-		uh.f, uh.err = openUpstream(ctx, r, ui, si, name, size)
+		uh.f, uh.err = openUpstream(ctx, r, ui, si, name, vo, size)
 		if uh.err != nil {
 			h.mu.Lock()
 			if h.handles[key] == uh {
@@ -152,9 +163,9 @@ func (h *upFiles) get(ctx context.Context, r *route, ui, si int, name string, si
 	}
 }
 
-func openUpstream(ctx context.Context, r *route, ui, si int, name string, size int64) (store.File, error) {
+func openUpstream(ctx context.Context, r *route, ui, si int, name, vo string, size int64) (store.File, error) {
 	u := r.ups[ui]
-	f, err := u.Streams[si].Open(ctx, r.upPath(u, name))
+	f, err := u.Streams[si].Open(ctx, r.upPathVO(u, name, vo))
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +263,10 @@ func (c *Cache) readOnce(e *entry, ui int, u *upstream, p []byte, off int64) err
 	defer cancel()
 	si := u.take()
 	defer u.done(si)
-	f, err := e.up.get(ctx, e.route, ui, si, e.path, e.size())
+	e.mu.Lock()
+	vo := e.vo
+	e.mu.Unlock()
+	f, err := e.up.get(ctx, e.route, ui, si, e.path, vo, e.size())
 	if err != nil {
 		return err
 	}

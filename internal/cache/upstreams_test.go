@@ -7,9 +7,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"sitebox/internal/origin"
+	"sitebox/internal/store"
 	"sitebox/internal/webdav"
 	xrdserver "sitebox/internal/xrootd/server"
 )
@@ -82,5 +84,62 @@ func TestProtocolUpstreams(t *testing.T) {
 	}
 	if _, err := NewUpstream("root://nohostport", DialOptions{}); err == nil {
 		t.Fatal("upstream without port accepted")
+	}
+}
+
+// voStore strips the CGI a cache adds for a VO-aware upstream, recording
+// what came.
+type voStore struct {
+	*countingStore
+	mu   sync.Mutex
+	seen []string
+}
+
+func (s *voStore) record(name string) string {
+	s.mu.Lock()
+	s.seen = append(s.seen, name)
+	s.mu.Unlock()
+	p, _ := store.SplitOpaque(name)
+	return p
+}
+
+func (s *voStore) Open(ctx context.Context, name string) (store.File, error) {
+	return s.countingStore.Open(ctx, s.record(name))
+}
+
+func (s *voStore) Stat(ctx context.Context, name string) (store.FileInfo, error) {
+	return s.countingStore.Stat(ctx, s.record(name))
+}
+
+// A client's VO (from ?vo= or its token) reaches a root:// upstream as
+// CGI on the stat and on every fetch's open, so a director there can pick
+// the VO's federation.
+func TestVOPassedUpstream(t *testing.T) {
+	var vs *voStore
+	e := newEnv(t, func(c *Config) {
+		vs = &voStore{countingStore: c.Routes[0].Upstreams[0].Streams[0].(*countingStore)}
+		c.Routes[0].Upstreams[0].Streams = []store.Store{vs}
+		c.Routes[0].Upstreams[0].PassVO = true
+	})
+	want := e.file("v", 200<<10)
+	ctx := store.WithRequest(context.Background(), store.NewRequest("127.0.0.1", "vo=cms"))
+	f, err := e.c.Open(ctx, "/store/v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, len(want))
+	if n, err := f.ReadAt(buf, 0); n != len(want) || !bytes.Equal(buf, want) {
+		t.Fatalf("read %d, %v", n, err)
+	}
+	f.Close()
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if len(vs.seen) < 2 {
+		t.Fatalf("upstream saw %v", vs.seen)
+	}
+	for _, s := range vs.seen {
+		if s != "/store/v?vo=cms" {
+			t.Errorf("upstream asked for %q, want /store/v?vo=cms", s)
+		}
 	}
 }
