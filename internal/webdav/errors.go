@@ -38,6 +38,9 @@ func statusOf(err error) int {
 	if errors.As(err, &he) {
 		return he.status
 	}
+	if code, ok := routingStatus(err); ok {
+		return code // a director's redirect or wait (redirect.go)
+	}
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
@@ -94,17 +97,21 @@ func message(err error, code int) string {
 }
 
 // fail answers err with its status and a one-line plain-text body, logging
-// server-side failures loudly and refusals quietly.
+// server-side failures loudly and refusals quietly. A director's answer
+// (redirect, wait) is not a failure: answerRouting sends it with its
+// Location, Link or Retry-After headers.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	for _, k := range []string{"Etag", "Digest", "Last-Modified", "Content-Range"} {
+		w.Header().Del(k) // headers set for a success must not ride on an error
+	}
+	if h.answerRouting(w, r, err) {
+		return
+	}
 	code := statusOf(err)
 	if code >= 500 {
 		h.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "status", code, "err", err)
 	} else {
 		h.log.Debug("request refused", "method", r.Method, "path", r.URL.Path, "status", code, "err", err)
-	}
-	// Headers set for a success (ETag, Digest) must not ride on an error.
-	for _, k := range []string{"Etag", "Digest", "Last-Modified", "Content-Range"} {
-		w.Header().Del(k)
 	}
 	if code == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", allowed)

@@ -55,6 +55,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	r = withRequest(r) // before any store call: directors route on it
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		err = h.get(w, r, name)

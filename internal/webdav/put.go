@@ -23,15 +23,25 @@ const putBuffer = 1 << 20
 // upload never leaves a truncated file under the real name (and never
 // damages the file it was meant to replace). 201 for a new file, 204 for a
 // replaced one.
+//
+// Nothing here reads the body before the store has had its say, so a
+// director's redirect (307, which keeps the method) reaches the client
+// before it has sent the data.
 func (h *Handler) put(w http.ResponseWriter, r *http.Request, name string) error {
-	ns, err := h.namespace("put", name)
-	if err != nil {
-		return err
+	if h.cfg.ReadOnly {
+		return &store.PathError{Op: "put", Path: name, Err: store.ErrReadOnly}
 	}
 	if r.Header.Get("Content-Range") != "" {
 		// RFC 9110 section 14.5: a server that does not do partial PUT must
 		// answer 400 rather than store the range as the whole file.
 		return badRequest("partial PUT (Content-Range) is not supported; upload the whole file")
+	}
+	if _, ok := h.store.(store.Namespace); !ok {
+		return h.putDirect(w, r, name)
+	}
+	ns, err := h.namespace("put", name)
+	if err != nil {
+		return err
 	}
 	existed := false
 	fi, err := h.store.Stat(r.Context(), name)

@@ -1,0 +1,46 @@
+package webdav
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"sitebox/internal/store"
+)
+
+// putDirect uploads to a store without namespace operations, such as a
+// director. With no rename there is no temporary file: Create alone
+// decides, and a director answers it with a redirect to the origin that
+// takes the upload (before any of the body is read). A store that does
+// hand out a file gets the body written in place; it cannot be atomic.
+func (h *Handler) putDirect(w http.ResponseWriter, r *http.Request, name string) error {
+	if im := r.Header.Get("If-Match"); im != "" {
+		fi, err := h.store.Stat(r.Context(), name)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && !etagMatches(im, etag(fi))) {
+			return &httpError{http.StatusPreconditionFailed, "put " + name + ": If-Match does not match the current file"}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	opts := store.CreateOptions{Truncate: true, MkParents: true, Exclusive: r.Header.Get("If-None-Match") == "*"}
+	f, err := h.store.Create(r.Context(), name, opts)
+	if err != nil {
+		return err
+	}
+	n, err := copyBody(f, r.Body)
+	if err == nil && r.ContentLength >= 0 && n != r.ContentLength {
+		err = &clientBodyError{fmt.Errorf("%w: got %d of %d bytes", io.ErrUnexpectedEOF, n, r.ContentLength)}
+	}
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	h.log.Debug("put in place", "path", name, "bytes", n)
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}

@@ -1,0 +1,180 @@
+package webdav
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"sitebox/internal/store"
+)
+
+// withRequest puts what routing stores (directors, caches asking upstream)
+// need to know about the client into the request's context: its address
+// and the CGI of the URL (?vo=cms&tried=host, tokens).
+func withRequest(r *http.Request) *http.Request {
+	client := r.RemoteAddr
+	if host, _, err := net.SplitHostPort(client); err == nil {
+		client = host
+	}
+	req := store.NewRequest(client, r.URL.RawQuery)
+	req.Proto = "https"
+	return r.WithContext(store.WithRequest(r.Context(), req))
+}
+
+// target is where a RedirectError sends an https client.
+type target struct {
+	location string   // the first endpoint with an https:// service
+	links    []string // every such endpoint, best first, as full URLs
+	rootOnly string   // with no https endpoint: the first root:// host
+}
+
+// redirectTarget builds the URLs of re's endpoints for the request path
+// name (cleaned, unescaped) and the request's raw query. Endpoints whose
+// HTTPS base is not a usable http(s)://host URL are skipped, so a bad
+// registry entry costs an alternative, never a broken Location.
+func redirectTarget(name, rawQuery string, re *store.RedirectError) target {
+	var t target
+	suffix := (&url.URL{Path: name}).EscapedPath()
+	if q := mergeQuery(rawQuery, re.Opaque); q != "" {
+		suffix += "?" + q
+	}
+	for _, ep := range re.To {
+		base, ok := httpsBase(ep.HTTPS)
+		if !ok {
+			if t.rootOnly == "" && ep.Root != "" {
+				t.rootOnly = ep.Root
+			}
+			continue
+		}
+		u := base + suffix
+		if t.location == "" {
+			t.location = u
+		}
+		t.links = append(t.links, u)
+	}
+	return t
+}
+
+// httpsBase checks an endpoint's base URL and returns it without a
+// trailing slash.
+func httpsBase(raw string) (string, bool) {
+	if raw == "" {
+		return "", false
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
+		u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", false
+	}
+	return strings.TrimRight(raw, "/"), true
+}
+
+// mergeQuery joins the client's query with the director's opaque CGI;
+// for a key in both the opaque value wins. Pairs are kept byte for byte
+// (tokens are not re-encoded), the client's first, in their order.
+func mergeQuery(orig, opaque string) string {
+	override := map[string]bool{}
+	var out []string
+	for _, kv := range strings.Split(opaque, "&") {
+		if kv != "" {
+			override[queryKey(kv)] = true
+			out = append(out, kv)
+		}
+	}
+	var kept []string
+	for _, kv := range strings.Split(orig, "&") {
+		if kv != "" && !override[queryKey(kv)] {
+			kept = append(kept, kv)
+		}
+	}
+	return strings.Join(append(kept, out...), "&")
+}
+
+func queryKey(kv string) string {
+	k, _, _ := strings.Cut(kv, "=")
+	if uk, err := url.QueryUnescape(k); err == nil {
+		return uk
+	}
+	return k
+}
+
+// linkHeader is the metalink-style list davix and dCache read to find
+// replicas: `<url>; rel=duplicate; pri=N`, pri 1 the best.
+func linkHeader(links []string) string {
+	parts := make([]string, len(links))
+	for i, l := range links {
+		parts[i] = "<" + l + ">; rel=duplicate; pri=" + strconv.Itoa(i+1)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// retryAfter is a WaitError's delay in whole seconds, at least 1: a
+// Retry-After of 0 would make clients spin.
+func retryAfter(d time.Duration) int {
+	s := int((d + time.Second - 1) / time.Second)
+	return max(s, 1)
+}
+
+// routing reports whether err is a director's answer rather than a
+// failure, and if so its status (307, 502 without an https endpoint, 503).
+func routingStatus(err error) (int, bool) {
+	var re *store.RedirectError
+	if errors.As(err, &re) {
+		for _, ep := range re.To {
+			if _, ok := httpsBase(ep.HTTPS); ok {
+				return http.StatusTemporaryRedirect, true
+			}
+		}
+		return http.StatusBadGateway, true
+	}
+	var we *store.WaitError
+	if errors.As(err, &we) {
+		return http.StatusServiceUnavailable, true
+	}
+	return 0, false
+}
+
+// answerRouting sends a redirect, a "only over root://" 502 or a 503 with
+// Retry-After for a director's answer. It reports false for other errors.
+// The Location is built from the request path, not the error's: a store may
+// have been asked for an internal name (PUT's temporary file).
+func (h *Handler) answerRouting(w http.ResponseWriter, r *http.Request, err error) bool {
+	code, ok := routingStatus(err)
+	if !ok {
+		return false
+	}
+	name, perr := requestPath(r)
+	if perr != nil { // cannot happen: the request got this far with it
+		name = r.URL.Path
+	}
+	var re *store.RedirectError
+	var we *store.WaitError
+	switch {
+	case errors.As(err, &re):
+		t := redirectTarget(name, r.URL.RawQuery, re)
+		if code == http.StatusBadGateway {
+			h.log.Warn("redirect has no https endpoint", "method", r.Method, "path", name, "to", re.To, "reason", re.Reason)
+			msg := fmt.Sprintf("%s is only reachable over root:// at %s (root://%s/%s)", name, t.rootOnly, t.rootOnly, name)
+			if t.rootOnly == "" {
+				msg = name + " is held by servers this one cannot send an https:// client to (no https:// or root:// address)"
+			}
+			http.Error(w, msg, code)
+			return true
+		}
+		h.log.Debug("redirect", "method", r.Method, "path", name, "to", t.location, "reason", re.Reason)
+		w.Header().Set("Location", t.location)
+		w.Header().Set("Link", linkHeader(t.links))
+		http.Error(w, "redirecting to "+t.location, code)
+	case errors.As(err, &we):
+		secs := retryAfter(we.Wait)
+		h.log.Debug("asking client to wait", "method", r.Method, "path", name, "seconds", secs, "reason", we.Reason)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		http.Error(w, fmt.Sprintf("%s: still locating this file; retry in %d s", name, secs), code)
+	}
+	return true
+}
