@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -17,6 +18,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"sitebox/internal/cksum"
 	"sitebox/internal/store"
@@ -28,6 +30,9 @@ type Options struct {
 	CAFile string
 	// Insecure skips certificate verification (tests, first contact).
 	Insecure bool
+	// Token is a bearer token (WLCG, SciTokens) sent as Authorization to
+	// the server and to the https:// servers it redirects to.
+	Token string
 }
 
 // FS talks to one server; base is "https://host:port". Safe for
@@ -35,6 +40,7 @@ type Options struct {
 type FS struct {
 	base   *url.URL
 	client *http.Client
+	token  string
 }
 
 var (
@@ -66,7 +72,17 @@ func New(base string, opts Options) (*FS, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = tc
 	tr.MaxIdleConnsPerHost = 16
-	return &FS{base: &url.URL{Scheme: u.Scheme, Host: u.Host}, client: &http.Client{Transport: tr, Timeout: 0}}, nil
+	// Uploads ask for 100 Continue, so a director's 307 arrives before any
+	// of the body is sent and the upload can go to the next hop. Servers
+	// that ignore Expect get the body after this long.
+	tr.ExpectContinueTimeout = 3 * time.Second
+	// Redirects are followed by send (redirect.go), not by http.Client.
+	noFollow := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &FS{
+		base:   &url.URL{Scheme: u.Scheme, Host: u.Host},
+		client: &http.Client{Transport: tr, Timeout: 0, CheckRedirect: noFollow},
+		token:  opts.Token,
+	}, nil
 }
 
 func (f *FS) url(name string) string {
@@ -75,27 +91,30 @@ func (f *FS) url(name string) string {
 	return u.String()
 }
 
-// do sends a request and turns error statuses into store errors.
+// do sends a request for name to this server and turns error statuses
+// into store errors.
 func (f *FS) do(ctx context.Context, method, name string, body io.Reader, hdr map[string]string, ok ...int) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, method, f.url(name), body)
+	return f.doAt(ctx, method, name, f.url(name), body, hdr, ok...)
+}
+
+// doAt is do with the URL given: where a redirect already led (file reads
+// go straight to the server that answered Open).
+func (f *FS) doAt(ctx context.Context, method, name, target string, body io.Reader, hdr map[string]string, ok ...int) (*http.Response, error) {
+	op := strings.ToLower(method)
+	resp, err := f.send(ctx, method, target, body, hdr)
 	if err != nil {
-		return nil, err
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := f.client.Do(req)
-	if err != nil {
-		return nil, &store.PathError{Op: strings.ToLower(method), Path: name, Err: fmt.Errorf("%w: %v", store.ErrIO, err)}
+		if !errors.Is(err, store.ErrIO) && !errors.Is(err, store.ErrUnavailable) {
+			err = fmt.Errorf("%w: %w", store.ErrIO, err)
+		}
+		return nil, &store.PathError{Op: op, Path: name, Err: err}
 	}
 	for _, c := range ok {
 		if resp.StatusCode == c {
 			return resp, nil
 		}
 	}
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	resp.Body.Close()
-	return nil, &store.PathError{Op: strings.ToLower(method), Path: name, Err: statusErr(resp.StatusCode, strings.TrimSpace(string(msg)))}
+	msg := peek(resp)
+	return nil, &store.PathError{Op: op, Path: name, Err: statusErr(resp.StatusCode, msg)}
 }
 
 func statusErr(code int, msg string) error {
@@ -113,6 +132,8 @@ func statusErr(code int, msg string) error {
 		base = store.ErrUnsupported
 	case 507:
 		base = store.ErrNoSpace
+	case 502, 503, 504:
+		base = store.ErrUnavailable
 	default:
 		base = store.ErrIO
 	}
@@ -132,15 +153,18 @@ type multistatus struct {
 	} `xml:"response"`
 }
 
-func (f *FS) propfind(ctx context.Context, name, depth string) ([]store.FileInfo, error) {
+// propfind lists name and, for depth 1, its entries; it also returns the
+// URL that answered, which differs from ours after a redirect.
+func (f *FS) propfind(ctx context.Context, name, depth string) ([]store.FileInfo, string, error) {
 	resp, err := f.do(ctx, "PROPFIND", name, nil, map[string]string{"Depth": depth}, 207)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
+	at := resp.Request.URL.String()
 	defer resp.Body.Close()
 	var ms multistatus
 	if err := xml.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&ms); err != nil {
-		return nil, &store.PathError{Op: "propfind", Path: name, Err: fmt.Errorf("%w: bad multistatus: %v", store.ErrIO, err)}
+		return nil, "", &store.PathError{Op: "propfind", Path: name, Err: fmt.Errorf("%w: bad multistatus: %v", store.ErrIO, err)}
 	}
 	var out []store.FileInfo
 	for _, r := range ms.Responses {
@@ -156,24 +180,30 @@ func (f *FS) propfind(ctx context.Context, name, depth string) ([]store.FileInfo
 		}
 		out = append(out, fi)
 	}
-	return out, nil
+	return out, at, nil
 }
 
 // Stat uses PROPFIND with depth 0.
 func (f *FS) Stat(ctx context.Context, name string) (store.FileInfo, error) {
-	l, err := f.propfind(ctx, name, "0")
+	fi, _, err := f.stat(ctx, name)
+	return fi, err
+}
+
+// stat is Stat that also says which URL answered.
+func (f *FS) stat(ctx context.Context, name string) (store.FileInfo, string, error) {
+	l, at, err := f.propfind(ctx, name, "0")
 	if err != nil {
-		return store.FileInfo{}, err
+		return store.FileInfo{}, "", err
 	}
 	if len(l) == 0 {
-		return store.FileInfo{}, &store.PathError{Op: "stat", Path: name, Err: store.ErrIO}
+		return store.FileInfo{}, "", &store.PathError{Op: "stat", Path: name, Err: fmt.Errorf("%w: empty multistatus", store.ErrIO)}
 	}
-	return l[0], nil
+	return l[0], at, nil
 }
 
 // List uses PROPFIND with depth 1, leaving out the directory itself.
 func (f *FS) List(ctx context.Context, name string) ([]store.FileInfo, error) {
-	l, err := f.propfind(ctx, name, "1")
+	l, _, err := f.propfind(ctx, name, "1")
 	if err != nil || len(l) == 0 {
 		return nil, err
 	}

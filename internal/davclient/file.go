@@ -11,23 +11,25 @@ import (
 	"sitebox/internal/store"
 )
 
-// file reads with range requests.
+// file reads with range requests, sent to the URL that answered Open's
+// PROPFIND: after a director's redirect, straight to the data server.
 type file struct {
 	fs   *FS
 	name string
+	at   string
 	info store.FileInfo
 }
 
 // Open stats the file and returns a range-reading handle.
 func (f *FS) Open(ctx context.Context, name string) (store.File, error) {
-	fi, err := f.Stat(ctx, name)
+	fi, at, err := f.stat(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	if fi.IsDir() {
 		return nil, &store.PathError{Op: "open", Path: name, Err: store.ErrIsDir}
 	}
-	return &file{fs: f, name: name, info: fi}, nil
+	return &file{fs: f, name: name, at: at, info: fi}, nil
 }
 
 func (r *file) ReadAt(p []byte, off int64) (int, error) {
@@ -41,7 +43,7 @@ func (r *file) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 	}
 	end := min(off+int64(len(p)), r.info.Size) - 1
 	hdr := map[string]string{"Range": "bytes=" + strconv.FormatInt(off, 10) + "-" + strconv.FormatInt(end, 10)}
-	resp, err := r.fs.do(ctx, http.MethodGet, r.name, nil, hdr, 206, 200)
+	resp, err := r.fs.doAt(ctx, http.MethodGet, r.name, r.at, nil, hdr, 206, 200)
 	if err != nil {
 		return 0, err
 	}
@@ -83,7 +85,7 @@ func (f *FS) Create(ctx context.Context, name string, opts store.CreateOptions) 
 	}
 	pr, pw := io.Pipe()
 	u := &upload{name: name, pw: pw, done: make(chan error, 1)}
-	hdr := map[string]string{}
+	hdr := map[string]string{"Expect": "100-continue"} // see New
 	if opts.Exclusive {
 		hdr["If-None-Match"] = "*"
 	}

@@ -1,0 +1,233 @@
+package davclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"sitebox/internal/store"
+)
+
+// MaxHops bounds the redirects one request follows: directors stop their
+// own loops at 16 hops (sbx.hops), and so does the client, whatever the
+// servers do.
+const MaxHops = 16
+
+// MaxWait bounds the time one request spends honouring 503 + Retry-After
+// (a director still searching), over all the servers it is sent to.
+var MaxWait = 60 * time.Second
+
+// send makes one request, following redirects and waits by itself rather
+// than through http.Client: Go turns a 302 to PROPFIND into a GET, cannot
+// resend a streamed PUT body, and knows nothing of Retry-After. Headers
+// (Range, Depth, Want-Digest, If-None-Match) go to every hop; the bearer
+// token only to hops that keep it private (tokenFor). The response's
+// Request.URL is the URL that answered.
+func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hdr map[string]string) (*http.Response, error) {
+	var rb *replayBody
+	if body != nil {
+		rb = &replayBody{r: body, mu: &sync.Mutex{}}
+	}
+	var waited time.Duration
+	hops := 0
+	for {
+		req, err := f.newRequest(ctx, method, target, rb, hdr)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := f.client.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case isRedirect(method, resp.StatusCode):
+			loc := resp.Header.Get("Location")
+			if loc == "" {
+				return resp, nil // a 3xx without a target is the caller's error status
+			}
+			next, err := req.URL.Parse(loc)
+			drain(resp)
+			if err != nil || (next.Scheme != "https" && next.Scheme != "http") || next.Host == "" {
+				return nil, fmt.Errorf("%s %s: redirected to a bad Location %q", method, target, loc)
+			}
+			hops++
+			if hops > MaxHops {
+				return nil, fmt.Errorf("%w: %s: more than %d redirects, the last to %s", store.ErrIO, method, MaxHops, redact(next))
+			}
+			target = next.String()
+		case resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != "":
+			d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now())
+			msg := peek(resp)
+			if !ok {
+				return nil, fmt.Errorf("%w: %s %s: HTTP 503 with a bad Retry-After %q: %s", store.ErrUnavailable, method, redactString(target), resp.Header.Get("Retry-After"), msg)
+			}
+			if waited+d > MaxWait {
+				return nil, fmt.Errorf("%w: %s %s asks to wait %v more (%q) after %v of waiting; giving up at %v",
+					store.ErrUnavailable, method, redactString(target), d, msg, waited, MaxWait)
+			}
+			waited += d
+			if err := sleep(ctx, d); err != nil {
+				return nil, err
+			}
+		default:
+			return resp, nil
+		}
+		if rb != nil && !rb.retire() {
+			return nil, fmt.Errorf("%w: %s %s: the server redirected or deferred the upload after part of it was sent; it cannot be resent", store.ErrIO, method, redactString(target))
+		}
+		rb = rb.again()
+	}
+}
+
+func (f *FS) newRequest(ctx context.Context, method, target string, body *replayBody, hdr map[string]string) (*http.Request, error) {
+	var r io.Reader
+	if body != nil {
+		r = body
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, r)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	if tok := f.tokenFor(req.URL); tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	return req, nil
+}
+
+// tokenFor is the bearer token to send to u: to any https:// server (a
+// federation redirects across hosts, and a WLCG token's audience says
+// where it is good), but never in clear text to a plain http:// server
+// other than the one the client was pointed at.
+func (f *FS) tokenFor(u *url.URL) string {
+	if f.token == "" {
+		return ""
+	}
+	if u.Scheme == "https" || strings.EqualFold(u.Host, f.base.Host) {
+		return f.token
+	}
+	return ""
+}
+
+// isRedirect reports whether the client follows status for method. 301,
+// 302, 307 and 308 keep the method (WebDAV clients resend PROPFIND, not
+// GET); 303 means "GET that instead", which only fits GET and HEAD.
+func isRedirect(method string, status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	case http.StatusSeeOther:
+		return method == http.MethodGet || method == http.MethodHead
+	}
+	return false
+}
+
+// retryAfter parses a Retry-After value: delay-seconds or an HTTP date.
+// Waits under a second are taken as one, so a server answering 0 cannot
+// make the client spin.
+func retryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		return max(time.Duration(min(secs, 1<<30))*time.Second, time.Second), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), time.Second), true
+	}
+	return 0, false
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// drain reads a little of a response we are done with, so its connection
+// can be reused, and closes it.
+func drain(resp *http.Response) {
+	io.CopyN(io.Discard, resp.Body, 4<<10)
+	resp.Body.Close()
+}
+
+// peek returns the start of a response's plain-text message and closes it.
+func peek(resp *http.Response) string {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	resp.Body.Close()
+	return strings.TrimSpace(string(b))
+}
+
+// redact drops the query (tokens, authz=) from a URL for error messages.
+func redact(u *url.URL) string {
+	c := *u
+	c.RawQuery, c.User, c.Fragment = "", nil, ""
+	return c.String()
+}
+
+func redactString(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		return redact(u)
+	}
+	return "(bad URL)"
+}
+
+// replayBody lets an upload that a server redirected or deferred before
+// reading any of it be sent again, to the next hop. The transport may
+// still hold the old request's body (it reads only after 100 Continue or
+// its timeout), so each hop gets its own view, and a retired view refuses
+// to read: the bytes can go to one request only.
+type replayBody struct {
+	r       io.Reader
+	mu      *sync.Mutex // shared by the views of one body
+	started bool        // a read was let through
+	retired bool
+}
+
+var errRetired = errors.New("davclient: upload body moved to the next hop")
+
+func (b *replayBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	if b.retired {
+		b.mu.Unlock()
+		return 0, errRetired
+	}
+	b.started = true
+	b.mu.Unlock()
+	return b.r.Read(p)
+}
+
+// Close is a no-op: the transport closes a body it will not send, but the
+// next hop still needs the reader (its owner closes it).
+func (b *replayBody) Close() error { return nil }
+
+// retire stops this view and reports whether none of the body was read.
+func (b *replayBody) retire() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.retired = true
+	return !b.started
+}
+
+// again is a fresh view of the same reader for the next request.
+func (b *replayBody) again() *replayBody {
+	if b == nil {
+		return nil
+	}
+	return &replayBody{r: b.r, mu: b.mu}
+}
