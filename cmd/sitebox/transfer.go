@@ -32,7 +32,11 @@ func (f *remoteFlags) open(raw string) (*transfer.Remote, error) {
 	if !transfer.IsRemote(raw) {
 		return nil, fmt.Errorf("%q is not a root:// or https:// URL", raw)
 	}
-	return transfer.Open(raw, transfer.Options{CAFile: f.caFile, Insecure: f.insecure})
+	tok, err := bearerToken()
+	if err != nil {
+		return nil, err
+	}
+	return transfer.Open(raw, transfer.Options{CAFile: f.caFile, Insecure: f.insecure, Token: tok})
 }
 
 func signalContext() (context.Context, context.CancelFunc) {

@@ -19,6 +19,9 @@ import (
 type Options struct {
 	CAFile   string // extra CA for https:// (a box's self-signed cert)
 	Insecure bool   // skip https:// certificate checks
+	// Token is a bearer token for https:// servers, also sent to the
+	// https:// servers a director redirects to.
+	Token string
 }
 
 // Remote is a store reached through a URL plus the path within it.
@@ -58,10 +61,12 @@ func Open(raw string, opts Options) (*Remote, error) {
 	case "roots":
 		return nil, fmt.Errorf("%s: roots:// (TLS) is not supported by the sitebox client yet; use root:// or https://", raw)
 	case "https", "http":
-		fs, err := davclient.New(u.Scheme+"://"+u.Host, davclient.Options{CAFile: opts.CAFile, Insecure: opts.Insecure})
+		fs, err := davclient.New(u.Scheme+"://"+u.Host, davclient.Options{CAFile: opts.CAFile, Insecure: opts.Insecure, Token: opts.Token})
 		if err != nil {
 			return nil, err
 		}
+		// Redirects (a director's 307) and waits (503 + Retry-After) are
+		// followed inside davclient, for every command.
 		return &Remote{Store: fs, Path: p, URL: raw, Closer: io.NopCloser(nil)}, nil
 	}
 	return nil, fmt.Errorf("%q: unsupported scheme %q (use root:// or https://)", raw, u.Scheme)
