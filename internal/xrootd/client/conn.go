@@ -145,8 +145,16 @@ func (c *Conn) Err() error {
 
 // Do sends a request and waits for its complete answer (all kXR_oksofar
 // parts joined). kXR_error becomes an *Error; kXR_redirect a *Redirect;
-// kXR_wait is honoured by resending after the wait, bounded by ctx.
+// kXR_wait is honoured by resending after the wait, bounded by ctx and by
+// MaxWait in all.
 func (c *Conn) Do(ctx context.Context, id uint16, body [16]byte, data []byte) ([]byte, error) {
+	var w waiter
+	return c.do(ctx, &w, id, body, data)
+}
+
+// do is Do with the wait budget of a whole operation, which may span
+// several servers.
+func (c *Conn) do(ctx context.Context, w *waiter, id uint16, body [16]byte, data []byte) ([]byte, error) {
 	for {
 		r, err := c.roundTrip(ctx, id, body, data)
 		if err != nil {
@@ -160,15 +168,8 @@ func (c *Conn) Do(ctx context.Context, id uint16, body [16]byte, data []byte) ([
 		case proto.StatusRedirect:
 			return nil, parseRedirect(r.body)
 		case proto.StatusWait:
-			secs := 1
-			if len(r.body) >= 4 {
-				secs = int(binary.BigEndian.Uint32(r.body[:4]))
-			}
-			select {
-			case <-time.After(time.Duration(min(max(secs, 1), 30)) * time.Second):
-				continue
-			case <-ctx.Done():
-				return nil, ctx.Err()
+			if err := w.wait(ctx, c.addr, id, r.body); err != nil {
+				return nil, err
 			}
 		default:
 			return nil, fmt.Errorf("xrootd: unexpected response status %d to %s", r.status, proto.RequestName(id))

@@ -79,7 +79,20 @@ func parseRedirect(b []byte) error {
 	port := int(int32(binary.BigEndian.Uint32(b[:4])))
 	host, opaque, _ := strings.Cut(strings.TrimRight(string(b[4:]), "\x00"), "?")
 	if port <= 0 { // a URL form: root://host:port/...
-		return &Error{Code: proto.ErrUnsupported, Msg: "URL redirects are not supported: " + host}
+		return &Error{Code: proto.ErrUnsupported, Msg: "URL redirects are not supported: " + trimForMsg(host)}
+	}
+	// XrdCl builds "host:port/" from the answer, with IPv6 in brackets.
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if port > 65535 || host == "" || strings.ContainsFunc(host, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '/' }) {
+		return &Error{Code: proto.ErrServerError, Msg: fmt.Sprintf("malformed redirect to %q port %d", trimForMsg(host), port)}
 	}
 	return &Redirect{Host: host, Port: port, Opaque: opaque}
+}
+
+// trimForMsg shortens text from a server for an error message.
+func trimForMsg(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"io/fs"
 	"time"
@@ -55,17 +56,23 @@ func (f *FS) open(ctx context.Context, name string, opts, mode uint16) (*File, e
 	var body [16]byte
 	binary.BigEndian.PutUint16(body[0:2], mode)
 	binary.BigEndian.PutUint16(body[2:4], opts|proto.OpenRetstat)
-	resp, c, err := f.do(ctx, proto.ReqOpen, body, []byte(name))
+	r, err := newPathReq("open", proto.ReqOpen, body, name)
 	if err != nil {
-		return nil, pathOp("open", name, err)
+		return nil, err
+	}
+	// c is the server that opened the file, after any redirects: the
+	// handle means nothing anywhere else, so every later call goes there.
+	resp, c, err := f.do(ctx, r)
+	if err != nil {
+		return nil, pathOp("open", r.path, err)
 	}
 	if len(resp) < 4 {
-		return nil, pathOp("open", name, io.ErrUnexpectedEOF)
+		return nil, pathOp("open", r.path, io.ErrUnexpectedEOF)
 	}
-	file := &File{c: c, name: name}
+	file := &File{c: c, name: r.path}
 	copy(file.h[:], resp[:4])
 	if len(resp) > 12 {
-		if fi, err := parseStat(baseName(name), string(resp[12:])); err == nil {
+		if fi, err := parseStat(baseName(r.path), string(resp[12:])); err == nil {
 			file.size = fi.Size
 		}
 	}
@@ -167,9 +174,13 @@ func (f *File) Truncate(size int64) error {
 // Close closes the remote handle.
 func (f *File) Close() error { return f.handleOp("close", proto.ReqClose, nil) }
 
-func (f *FS) simple(ctx context.Context, op string, id uint16, body [16]byte, name string, data string) error {
-	_, _, err := f.do(ctx, id, body, []byte(data))
-	return pathOp(op, name, err)
+func (f *FS) simple(ctx context.Context, op string, id uint16, body [16]byte, name string) error {
+	r, err := newPathReq(op, id, body, name)
+	if err != nil {
+		return err
+	}
+	_, _, err = f.do(ctx, r)
+	return pathOp(op, r.path, err)
 }
 
 // Mkdir creates a directory (and its parents if asked).
@@ -182,29 +193,42 @@ func (f *FS) Mkdir(ctx context.Context, name string, perm fs.FileMode, parents b
 		perm = 0o755
 	}
 	binary.BigEndian.PutUint16(body[14:16], uint16(perm.Perm()))
-	return f.simple(ctx, "mkdir", proto.ReqMkdir, body, name, name)
+	return f.simple(ctx, "mkdir", proto.ReqMkdir, body, name)
 }
 
 // Remove deletes a file.
 func (f *FS) Remove(ctx context.Context, name string) error {
-	return f.simple(ctx, "rm", proto.ReqRm, [16]byte{}, name, name)
+	return f.simple(ctx, "rm", proto.ReqRm, [16]byte{}, name)
 }
 
 // Rmdir deletes an empty directory.
 func (f *FS) Rmdir(ctx context.Context, name string) error {
-	return f.simple(ctx, "rmdir", proto.ReqRmdir, [16]byte{}, name, name)
+	return f.simple(ctx, "rmdir", proto.ReqRmdir, [16]byte{}, name)
 }
 
-// Rename moves from to to on the server.
+// Rename moves from to to on the server. Both may carry CGI; a
+// redirect's CGI is merged into the new path's, as XrdCl does.
 func (f *FS) Rename(ctx context.Context, from, to string) error {
-	var body [16]byte
-	binary.BigEndian.PutUint16(body[14:16], uint16(len(from)))
-	return f.simple(ctx, "mv", proto.ReqMv, body, from, from+" "+to)
+	src, err := newPathReq("mv", proto.ReqMv, [16]byte{}, from)
+	if err != nil {
+		return err
+	}
+	r, err := newPathReq("mv", proto.ReqMv, [16]byte{}, to)
+	if err != nil {
+		return err
+	}
+	r.lead = string(src.payload(src.cgi)) + " "
+	if len(r.lead)-1 > 0x7fff { // arg1len is a kXR_int16
+		return pathOp("mv", src.path, fmt.Errorf("%w: source path and CGI of %d bytes do not fit a mv request", store.ErrInvalid, len(r.lead)-1))
+	}
+	binary.BigEndian.PutUint16(r.body[14:16], uint16(len(r.lead)-1))
+	_, _, err = f.do(ctx, r)
+	return pathOp("mv", src.path, err)
 }
 
 // Chmod changes permissions.
 func (f *FS) Chmod(ctx context.Context, name string, perm fs.FileMode) error {
 	var body [16]byte
 	binary.BigEndian.PutUint16(body[14:16], uint16(perm.Perm()))
-	return f.simple(ctx, "chmod", proto.ReqChmod, body, name, name)
+	return f.simple(ctx, "chmod", proto.ReqChmod, body, name)
 }

@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io/fs"
 	"strconv"
@@ -16,13 +15,11 @@ import (
 	"sitebox/internal/xrootd/proto"
 )
 
-// MaxRedirects stops a request that keeps being redirected (a loop between
-// directors) with a clear error instead of going round forever.
-const MaxRedirects = 16
-
 // FS is a store.Store (and store.Namespace) over one root:// server or
 // director. Connections are made on first use, shared by all calls, and
-// re-dialled after a drop. Safe for concurrent use.
+// re-dialled after a drop. Names may carry CGI ("/f?vo=cms"), sent with
+// the cleaned path; redirects and waits are followed (see do). Safe for
+// concurrent use.
 type FS struct {
 	addr string
 
@@ -70,27 +67,6 @@ func (f *FS) conn(ctx context.Context, addr string) (*Conn, error) {
 	return nc, nil
 }
 
-// do sends a request, following redirects; it returns the connection that
-// answered, which owns any file handle in the answer.
-func (f *FS) do(ctx context.Context, id uint16, body [16]byte, data []byte) ([]byte, *Conn, error) {
-	addr := f.addr
-	for hop := 0; ; hop++ {
-		c, err := f.conn(ctx, addr)
-		if err != nil {
-			return nil, nil, err
-		}
-		resp, err := c.Do(ctx, id, body, data)
-		var rd *Redirect
-		if !errors.As(err, &rd) {
-			return resp, c, err
-		}
-		if hop+1 >= MaxRedirects {
-			return nil, nil, fmt.Errorf("xrootd: %s: redirected %d times, giving up (redirect loop?)", proto.RequestName(id), MaxRedirects)
-		}
-		addr = rd.Addr()
-	}
-}
-
 func pathOp(op, name string, err error) error {
 	if err == nil {
 		return nil
@@ -100,24 +76,32 @@ func pathOp(op, name string, err error) error {
 
 // Stat describes a file or directory.
 func (f *FS) Stat(ctx context.Context, name string) (store.FileInfo, error) {
-	resp, _, err := f.do(ctx, proto.ReqStat, [16]byte{}, []byte(name))
+	r, err := newPathReq("stat", proto.ReqStat, [16]byte{}, name)
 	if err != nil {
-		return store.FileInfo{}, pathOp("stat", name, err)
+		return store.FileInfo{}, err
 	}
-	fi, err := parseStat(baseName(name), string(resp))
-	return fi, pathOp("stat", name, err)
+	resp, _, err := f.do(ctx, r)
+	if err != nil {
+		return store.FileInfo{}, pathOp("stat", r.path, err)
+	}
+	fi, err := parseStat(baseName(r.path), string(resp))
+	return fi, pathOp("stat", r.path, err)
 }
 
 // List lists a directory with stat information (kXR_dstat).
 func (f *FS) List(ctx context.Context, name string) ([]store.FileInfo, error) {
 	var body [16]byte
 	body[15] = proto.DirlistDstat
-	resp, _, err := f.do(ctx, proto.ReqDirlist, body, []byte(name))
+	r, err := newPathReq("list", proto.ReqDirlist, body, name)
 	if err != nil {
-		return nil, pathOp("list", name, err)
+		return nil, err
+	}
+	resp, _, err := f.do(ctx, r)
+	if err != nil {
+		return nil, pathOp("list", r.path, err)
 	}
 	out, err := parseDirlist(string(resp))
-	return out, pathOp("list", name, err)
+	return out, pathOp("list", r.path, err)
 }
 
 // Checksum asks the server for the file's checksum.
@@ -128,13 +112,18 @@ func (f *FS) Checksum(ctx context.Context, name, algo string) (string, error) {
 	}
 	var body [16]byte
 	binary.BigEndian.PutUint16(body[0:2], proto.QueryCksum)
-	resp, _, err := f.do(ctx, proto.ReqQuery, body, []byte(name+"?cks.type="+algo))
+	r, err := newPathReq("checksum", proto.ReqQuery, body, name)
 	if err != nil {
-		return "", pathOp("checksum", name, err)
+		return "", err
+	}
+	r.cgi = mergeCGI(r.cgi, "cks.type="+algo)
+	resp, _, err := f.do(ctx, r)
+	if err != nil {
+		return "", pathOp("checksum", r.path, err)
 	}
 	got, val, ok := strings.Cut(strings.TrimRight(string(resp), "\x00\n "), " ")
 	if !ok || !strings.EqualFold(got, algo) {
-		return "", pathOp("checksum", name, fmt.Errorf("%w: server answered %q for %s", store.ErrIO, resp, algo))
+		return "", pathOp("checksum", r.path, fmt.Errorf("%w: server answered %q for %s", store.ErrIO, resp, algo))
 	}
 	// XRootD servers may drop leading zeros; normalise to 8 hex digits.
 	if v, err := strconv.ParseUint(val, 16, 32); err == nil {
@@ -145,9 +134,13 @@ func (f *FS) Checksum(ctx context.Context, name, algo string) (string, error) {
 
 // Locate lists the servers holding name.
 func (f *FS) Locate(ctx context.Context, name string) ([]store.Location, error) {
-	resp, _, err := f.do(ctx, proto.ReqLocate, [16]byte{}, []byte(name))
+	r, err := newPathReq("locate", proto.ReqLocate, [16]byte{}, name)
 	if err != nil {
-		return nil, pathOp("locate", name, err)
+		return nil, err
+	}
+	resp, _, err := f.do(ctx, r)
+	if err != nil {
+		return nil, pathOp("locate", r.path, err)
 	}
 	var out []store.Location
 	for _, tok := range strings.Fields(strings.TrimRight(string(resp), "\x00")) {

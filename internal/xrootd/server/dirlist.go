@@ -36,7 +36,8 @@ func (s *session) doDirlist(req *proto.Request) error {
 			return err
 		}
 	}
-	entries, err := s.srv.store.List(s.ctx, path)
+	ctx := s.reqCtx(cgi)
+	entries, err := s.srv.store.List(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ func (s *session) doDirlist(req *proto.Request) error {
 		if algo != "" {
 			sum := "none"
 			if fi.Mode.IsRegular() {
-				if v, err := s.srv.store.Checksum(s.ctx, joinPath(path, fi.Name), algo); err == nil {
+				if v, err := s.srv.store.Checksum(ctx, joinPath(path, fi.Name), algo); err == nil {
 					sum = v
 				}
 			}
@@ -103,11 +104,11 @@ func cgiValue(cgi, key string) string {
 // A leading '*' (all servers, as xrdfs ls asks) is accepted.
 func (s *session) doLocate(req *proto.Request) error {
 	data := bytes.TrimPrefix(req.Data, []byte{'*'})
-	path, _, err := argPath(data)
+	path, cgi, err := argPath(data)
 	if err != nil {
 		return err
 	}
-	locs, err := s.srv.store.Locate(s.ctx, path)
+	locs, err := s.srv.store.Locate(s.reqCtx(cgi), path)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ func (s *session) namespace(op, path string) (store.Namespace, error) {
 // doMkdir creates a directory; kXR_mkdirpath creates missing parents and
 // accepts an existing directory, like mkdir -p.
 func (s *session) doMkdir(req *proto.Request) error {
-	path, _, err := argPath(req.Data)
+	path, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (s *session) doMkdir(req *proto.Request) error {
 	if perm == 0 {
 		perm = 0o755
 	}
-	if err := ns.Mkdir(s.ctx, path, perm, req.Body[0]&proto.MkdirPath != 0); err != nil {
+	if err := ns.Mkdir(s.reqCtx(cgi), path, perm, req.Body[0]&proto.MkdirPath != 0); err != nil {
 		return err
 	}
 	return s.sendOK(req.Stream, nil)
@@ -43,7 +43,7 @@ func (s *session) doMkdir(req *proto.Request) error {
 
 // doRm removes a file.
 func (s *session) doRm(req *proto.Request) error {
-	path, _, err := argPath(req.Data)
+	path, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (s *session) doRm(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := ns.Remove(s.ctx, path); err != nil {
+	if err := ns.Remove(s.reqCtx(cgi), path); err != nil {
 		return err
 	}
 	return s.sendOK(req.Stream, nil)
@@ -59,7 +59,7 @@ func (s *session) doRm(req *proto.Request) error {
 
 // doRmdir removes an empty directory.
 func (s *session) doRmdir(req *proto.Request) error {
-	path, _, err := argPath(req.Data)
+	path, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func (s *session) doRmdir(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := ns.Rmdir(s.ctx, path); err != nil {
+	if err := ns.Rmdir(s.reqCtx(cgi), path); err != nil {
 		return err
 	}
 	return s.sendOK(req.Stream, nil)
@@ -95,11 +95,11 @@ func (s *session) doMv(req *proto.Request) error {
 	if len(to) == 0 || len(to) == 1 && to[0] == 0 {
 		return errorf(proto.ErrArgMissing, "mv: no new path given")
 	}
-	src, _, err := argPath(from)
+	src, srcCGI, err := argPath(from)
 	if err != nil {
 		return err
 	}
-	dst, _, err := argPath(to)
+	dst, dstCGI, err := argPath(to)
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,9 @@ func (s *session) doMv(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := ns.Rename(s.ctx, src, dst); err != nil {
+	// XrdCl appends a redirect's CGI to the new path of a resent mv, while
+	// a caller may have put its own on either: the store sees both.
+	if err := ns.Rename(s.reqCtx(joinCGI(srcCGI, dstCGI)), src, dst); err != nil {
 		return err
 	}
 	return s.sendOK(req.Stream, nil)
@@ -115,7 +117,7 @@ func (s *session) doMv(req *proto.Request) error {
 
 // doChmod changes permissions.
 func (s *session) doChmod(req *proto.Request) error {
-	path, _, err := argPath(req.Data)
+	path, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
@@ -123,7 +125,7 @@ func (s *session) doChmod(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := ns.Chmod(s.ctx, path, modeFromXrd(req.U16(14))); err != nil {
+	if err := ns.Chmod(s.reqCtx(cgi), path, modeFromXrd(req.U16(14))); err != nil {
 		return err
 	}
 	return s.sendOK(req.Stream, nil)
@@ -139,11 +141,11 @@ func (s *session) doPrepare(req *proto.Request) error {
 			if len(l) == 0 {
 				continue
 			}
-			path, _, err := argPath(l)
+			path, cgi, err := argPath(l)
 			if err != nil {
 				return err
 			}
-			if _, err := s.srv.store.Stat(s.ctx, path); err != nil {
+			if _, err := s.srv.store.Stat(s.reqCtx(cgi), path); err != nil {
 				return err
 			}
 		}

@@ -40,10 +40,11 @@ func modeFromXrd(m uint16) fs.FileMode { return fs.FileMode(m & 0o777) }
 func (s *session) doOpen(req *proto.Request) error {
 	mode := req.U16(0)
 	opts := req.U16(2)
-	path, _, err := argPath(req.Data)
+	path, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
+	ctx := s.reqCtx(cgi)
 	// Creating or truncating always writes; update, write-only and append
 	// write unless kXR_open_read says otherwise, which XRootD puts first.
 	create := opts&(proto.OpenNew|proto.OpenDelete) != 0
@@ -70,13 +71,13 @@ func (s *session) doOpen(req *proto.Request) error {
 		if co.Perm == 0 {
 			co.Perm = 0o644
 		}
-		w, err := s.srv.store.Create(s.ctx, path, co)
+		w, err := s.srv.store.Create(ctx, path, co)
 		if err != nil {
 			return err
 		}
 		of = newOpenFile(path, w, w)
 	} else {
-		f, err := s.srv.store.Open(s.ctx, path)
+		f, err := s.srv.store.Open(ctx, path)
 		if err != nil {
 			return err
 		}

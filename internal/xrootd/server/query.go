@@ -40,7 +40,7 @@ func (s *session) queryChecksum(req *proto.Request) error {
 	if err != nil {
 		return errorf(proto.ErrUnsupported, "%s checksum not supported (this server computes %s and %s)", cgiValue(cgi, "cks.type"), cksum.Adler32, cksum.CRC32C)
 	}
-	sum, err := s.srv.store.Checksum(s.ctx, path, algo)
+	sum, err := s.srv.store.Checksum(s.reqCtx(cgi), path, algo)
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (s *session) configValue(key string) string {
 
 // querySpace answers in XRootD's oss format for the space holding path.
 func (s *session) querySpace(req *proto.Request) error {
-	path, _, err := argPath(req.Data)
+	path, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (s *session) querySpace(req *proto.Request) error {
 	if !ok {
 		return fmt.Errorf("query space %s: %w", path, store.ErrUnsupported)
 	}
-	sp, err := sr.Space(s.ctx, path)
+	sp, err := sr.Space(s.reqCtx(cgi), path)
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,8 @@ type session struct {
 	ctx    context.Context // ends when the session does
 	cancel context.CancelFunc
 	sessID [16]byte
+	// clientIP is the client's address as stores see it (store.Request).
+	clientIP string
 
 	wmu      sync.Mutex // serialises frames on conn
 	files    fileTable
@@ -45,6 +47,7 @@ func newSession(s *Server, c net.Conn) *session {
 	sess := &session{
 		srv:      s,
 		conn:     c,
+		clientIP: clientIP(c.RemoteAddr()),
 		br:       bufio.NewReaderSize(c, 16<<10),
 		log:      s.log.With("client", c.RemoteAddr().String()),
 		ctx:      ctx,
@@ -257,8 +260,18 @@ func (s *session) serve(h handler, req *proto.Request) {
 	}
 }
 
-// replyErr answers a failed request with its kXR error code.
+// replyErr answers a failed request with its kXR error code, or with
+// kXR_redirect or kXR_wait when the store sends the client elsewhere or
+// asks it to come back later (see divert).
 func (s *session) replyErr(req *proto.Request, err error) {
+	if status, body, fail, ok := divert(err); ok {
+		if fail == nil {
+			s.log.Debug("request diverted", "req", req.Name(), "status", status, "why", err)
+			s.sendFrame(req.Stream, status, body)
+			return
+		}
+		err = fail
+	}
 	code, msg := toXrd(err)
 	if code == proto.ErrServerError || code == proto.ErrIOError {
 		s.log.Warn("request failed", "req", req.Name(), "code", code, "err", msg)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io/fs"
 	"os/user"
@@ -112,14 +113,15 @@ func (s *session) doStat(req *proto.Request) error {
 		}
 		return s.sendString(req.Stream, s.statLine(fi))
 	}
-	path, _, err := argPath(req.Data)
+	path, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
+	ctx := s.reqCtx(cgi)
 	if req.Body[0]&proto.StatVFS != 0 {
-		return s.statVFS(req, path)
+		return s.statVFS(ctx, req, path)
 	}
-	fi, err := s.srv.store.Stat(s.ctx, path)
+	fi, err := s.srv.store.Stat(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -128,14 +130,14 @@ func (s *session) doStat(req *proto.Request) error {
 
 // statVFS answers "nodesRW freeMiB util% nodesStaging freeMiB util%", as
 // XRootD's oss does for a disk server (no staging).
-func (s *session) statVFS(req *proto.Request, path string) error {
+func (s *session) statVFS(ctx context.Context, req *proto.Request, path string) error {
 	var free, util int64
 	writable := int64(1)
 	if s.srv.cfg.ReadOnly {
 		writable = 0
 	}
 	if sr, ok := s.srv.store.(store.SpaceReporter); ok && writable == 1 {
-		sp, err := sr.Space(s.ctx, path)
+		sp, err := sr.Space(ctx, path)
 		if err != nil {
 			return err
 		}
@@ -152,11 +154,11 @@ func (s *session) doStatx(req *proto.Request) error {
 	lines := bytes.Split(bytes.TrimRight(req.Data, "\x00\n"), []byte{'\n'})
 	out := make([]byte, 0, len(lines))
 	for _, l := range lines {
-		path, _, err := argPath(l)
+		path, cgi, err := argPath(l)
 		if err != nil {
 			return err
 		}
-		fi, err := s.srv.store.Stat(s.ctx, path)
+		fi, err := s.srv.store.Stat(s.reqCtx(cgi), path)
 		if err != nil {
 			return err
 		}

@@ -249,14 +249,14 @@ func (s *session) doTruncate(req *proto.Request) error {
 		}
 		return s.sendOK(req.Stream, nil)
 	}
-	path, _, err := argPath(req.Data)
+	path, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
 	if s.srv.cfg.ReadOnly {
 		return errReadOnly("truncate", path)
 	}
-	w, err := s.srv.store.Create(s.ctx, path, store.CreateOptions{Update: true})
+	w, err := s.srv.store.Create(s.reqCtx(cgi), path, store.CreateOptions{Update: true})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,116 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"sitebox/internal/store"
+	"sitebox/internal/xrootd/proto"
+)
+
+// MaxRedirects is how many kXR_redirect answers one operation follows
+// (XrdCl's default RedirectLimit); the next one fails with
+// ErrRedirectLimit instead of going round a loop between directors.
+const MaxRedirects = 16
+
+// ErrRedirectLimit is wrapped by the error of an operation redirected more
+// than MaxRedirects times.
+var ErrRedirectLimit = fmt.Errorf("redirect limit of %d reached", MaxRedirects)
+
+// pathReq is a request that names a path. Its payload is rebuilt for each
+// server a redirect sends it to, with the redirect's CGI merged into the
+// path's.
+type pathReq struct {
+	id   uint16
+	body [16]byte
+	lead string // payload before the path: a mv's source path and a space
+	path string // cleaned; also what errors name (the CGI may hold tokens)
+	cgi  string // without '?'
+}
+
+// newPathReq splits name into its path, which is cleaned like every
+// store path, and its CGI ("/f?vo=cms"), which is sent as given.
+func newPathReq(op string, id uint16, body [16]byte, name string) (*pathReq, error) {
+	p, cgi := store.SplitOpaque(name)
+	clean, err := store.CleanPath(p)
+	if err != nil {
+		var pe *store.PathError
+		if errors.As(err, &pe) {
+			return nil, &store.PathError{Op: op, Path: pe.Path, Err: pe.Err}
+		}
+		return nil, &store.PathError{Op: op, Path: p, Err: err}
+	}
+	return &pathReq{id: id, body: body, path: clean, cgi: cgi}, nil
+}
+
+// payload is the request data with cgi as the path's CGI.
+func (r *pathReq) payload(cgi string) []byte {
+	b := make([]byte, 0, len(r.lead)+len(r.path)+1+len(cgi))
+	b = append(b, r.lead...)
+	b = append(b, r.path...)
+	if cgi != "" {
+		b = append(b, '?')
+		b = append(b, cgi...)
+	}
+	return b
+}
+
+// do sends r to the FS's server and follows its redirects: each to the
+// named server's pooled connection, with the redirect's CGI merged into
+// the path's. kXR_wait answers are honoured within one budget for the
+// whole operation (MaxWait). It returns the connection that answered,
+// which owns any file handle in the answer.
+func (f *FS) do(ctx context.Context, r *pathReq) ([]byte, *Conn, error) {
+	var w waiter
+	addr, cgi := f.addr, r.cgi
+	for redirects := 0; ; {
+		c, err := f.conn(ctx, addr)
+		if err != nil {
+			return nil, nil, err
+		}
+		resp, err := c.do(ctx, &w, r.id, r.body, r.payload(cgi))
+		var rd *Redirect
+		if !errors.As(err, &rd) {
+			return resp, c, err
+		}
+		if redirects == MaxRedirects {
+			return nil, nil, fmt.Errorf("xrootd: %s: %w: loop between directors? (the last, %s, sent it on to %s)",
+				proto.RequestName(r.id), ErrRedirectLimit, addr, rd.Addr())
+		}
+		redirects++
+		addr = rd.Addr()
+		cgi = mergeCGI(cgi, rd.Opaque)
+	}
+}
+
+// mergeCGI adds the pairs of add to cur, a value in add replacing cur's
+// for the same key: what XrdCl does with a redirect's CGI (MergeCGI with
+// replace). Pairs are kept as sent, not re-encoded: XRootD clients and
+// servers do not always send valid URL encoding.
+func mergeCGI(cur, add string) string {
+	add = strings.Trim(add, "&")
+	if add == "" {
+		return cur
+	}
+	cur = strings.Trim(cur, "&")
+	if cur == "" {
+		return add
+	}
+	replaced := map[string]bool{}
+	for kv := range strings.SplitSeq(add, "&") {
+		k, _, _ := strings.Cut(kv, "=")
+		replaced[k] = true
+	}
+	var b strings.Builder
+	for kv := range strings.SplitSeq(cur, "&") {
+		if k, _, _ := strings.Cut(kv, "="); kv == "" || replaced[k] {
+			continue
+		}
+		b.WriteString(kv)
+		b.WriteByte('&')
+	}
+	b.WriteString(add)
+	return b.String()
+}
