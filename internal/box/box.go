@@ -70,7 +70,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 		if b.rootLn, err = net.Listen("tcp", cfg.Root.Addr); err != nil {
 			return nil, fmt.Errorf("root:// listener: %w", err)
 		}
-		b.root = xrdserver.New(xrdserver.Config{ServerName: cfg.Server.Name}, b.store, log.With("component", "root"))
+		b.root = xrdserver.New(xrdserver.Config{ServerName: cfg.Server.Name, Manager: b.director != nil}, b.store, log.With("component", "root"))
 	}
 	if cfg.HTTPS.Addr != config.Off {
 		if b.httpsLn, err = net.Listen("tcp", cfg.HTTPS.Addr); err != nil {

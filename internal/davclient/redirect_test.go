@@ -348,9 +348,12 @@ func TestPutFollowsRedirect(t *testing.T) {
 }
 
 // A server that reads part of an upload and then redirects cannot have
-// the body resent: a clear error, not a truncated file elsewhere.
+// the body resent: a clear error, not a truncated file elsewhere. Which
+// error comes first is a race: the 307 ("cannot be resent") or, when the
+// server closes the half-read connection before the client reads the
+// answer, the reset of the client's write.
 func TestPutRedirectAfterBodyFails(t *testing.T) {
-	originH, _ := newOrigin(t)
+	originH, originDir := newOrigin(t)
 	b := tlsServer(t, originH)
 	a := tlsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.CopyN(io.Discard, r.Body, 1<<20)
@@ -370,7 +373,10 @@ func TestPutRedirectAfterBodyFails(t *testing.T) {
 	if err == nil {
 		err = werr
 	}
-	if err == nil || !strings.Contains(err.Error(), "cannot be resent") {
+	if err == nil || !strings.Contains(err.Error(), "cannot be resent") && !strings.Contains(err.Error(), "connection reset") {
 		t.Fatalf("want a resend error, got %v", err)
+	}
+	if _, serr := os.Stat(filepath.Join(originDir, "g")); !errors.Is(serr, os.ErrNotExist) {
+		t.Errorf("the redirect target got a file from a cut upload (stat: %v)", serr)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"sort"
 	"strconv"
@@ -195,6 +196,9 @@ func (d *Director) route(ctx context.Context, op, name string) error {
 		return &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: redirected %d times: a loop between directors? (last: %s)", store.ErrInvalid, hops, d.cfg.Name)}
 	}
 	tried := triedSet(req.Opaque.Get("tried"))
+	if len(tried) > 0 {
+		d.recheckTried(name, tried)
+	}
 	now := time.Now()
 	origins := d.reg.list(func(s *Server) bool {
 		return s.Role == RoleOrigin && s.Root != "" && s.usable(now) && s.holds(name) && !tried.has(s.Root)
@@ -226,8 +230,12 @@ func (d *Director) route(ctx context.Context, op, name string) error {
 	if len(local) > 0 {
 		return redirect(best(local, tried), "data at this site")
 	}
+	// A client back from the site cache (tried= names its host) is not
+	// sent there again: the cache has already asked the federation, or is
+	// failing; the client goes to a replica directly, or gets the answer.
 	caches := d.reg.list(func(s *Server) bool {
-		return s.Role == RoleCache && s.Site == d.cfg.Site && d.cfg.Site != "" && s.usable(now) && s.holds(name) && !tried.has(s.Root)
+		return s.Role == RoleCache && s.Site == d.cfg.Site && d.cfg.Site != "" && s.usable(now) && s.holds(name) &&
+			!tried.has(s.Root) && !tried.hostTried(s.Root)
 	})
 	if len(caches) > 0 {
 		return redirect(best(caches, tried), "remote data through the site cache")
@@ -246,12 +254,34 @@ func (d *Director) route(ctx context.Context, op, name string) error {
 		return d.redirect(op, name, req, hops, []store.Endpoint{ep}, "VO "+vo+" federation")
 	}
 	why := fmt.Sprintf("asked %d server(s)", len(origins))
+	if len(tried) > 0 {
+		why += "; already tried at " + req.Opaque.Get("tried")
+		if rc := req.Opaque.Get("triedrc"); rc != "" {
+			why += " (" + rc + ")"
+		}
+	}
 	if vo == "" {
 		why += "; no VO given (?vo= or a token) for a federation fallback"
 	} else {
 		why += fmt.Sprintf("; VO %q has no federation configured", vo)
 	}
 	return &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: no server in the federation has it (%s)", store.ErrNotFound, why)}
+}
+
+// recheckTried asks the servers a client says it failed at (tried=, by
+// host:port or, as XrdCl sends it, by host alone) whether they still hold
+// name, before routing it again: a dead server is marked down and one
+// that lost the file is no longer offered, so the retry goes elsewhere
+// instead of round the same loop until the redirect limit.
+func (d *Director) recheckTried(name string, t tried) {
+	now := time.Now()
+	var roots []string
+	for _, s := range d.reg.list(func(s *Server) bool {
+		return s.Role == RoleOrigin && s.Root != "" && s.usable(now) && s.holds(name) && (t.has(s.Root) || t.hostTried(s.Root))
+	}) {
+		roots = append(roots, s.Root)
+	}
+	d.loc.recheck(name, roots)
 }
 
 func (d *Director) redirect(op, name string, req *store.Request, hops int, to []store.Endpoint, why string) error {
@@ -324,6 +354,6 @@ func (t tried) has(root string) bool { return t[root] }
 // share a host (one machine, or loopback), so this only makes a server
 // the last choice rather than excluding it.
 func (t tried) hostTried(root string) bool {
-	host, _, _ := strings.Cut(root, ":")
-	return t[host]
+	host, _, err := net.SplitHostPort(root)
+	return err == nil && t[host]
 }

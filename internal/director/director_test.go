@@ -43,6 +43,9 @@ func (p *fakeProber) Stat(ctx context.Context, root, name string) (store.FileInf
 		if f == name {
 			return store.FileInfo{Name: name, Size: 1}, nil
 		}
+		if strings.HasPrefix(f, name+"/") {
+			return store.FileInfo{Name: name, Mode: fs.ModeDir}, nil
+		}
 	}
 	return store.FileInfo{}, fs.ErrNotExist
 }
@@ -150,6 +153,16 @@ func TestRemoteDataGoesThroughSiteCache(t *testing.T) {
 	if _, to := redirectOf(t, d.route(reqCtx("vo=cms"), "open", "/store/nowhere")); to != "c:1" {
 		t.Errorf("unknown file: sent to %s, want the cache", to)
 	}
+	// Back from the cache (XrdCl names its host): straight to the
+	// replica, or, for a file nowhere, a clear answer instead of the
+	// cache again until the hop limit.
+	if _, to := redirectOf(t, d.route(reqCtx("tried=c&triedrc=ioerr"), "open", "/store/onlyB")); to != "b:1" {
+		t.Errorf("back from a failing cache: sent to %s, want the replica", to)
+	}
+	err := d.route(reqCtx("tried=c&triedrc=enoent"), "open", "/store/nowhere")
+	if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "already tried at c (enoent)") {
+		t.Errorf("back from the cache for a file nowhere: %v", err)
+	}
 }
 
 func TestParentAndDroppedServers(t *testing.T) {
@@ -189,6 +202,38 @@ func TestUnreachableServerIsAvoided(t *testing.T) {
 	}
 }
 
+// A client back from a dead server with tried= (XrdCl sends the host
+// alone, which two servers on one machine share) gets a recheck of the
+// servers it names, and the dead one is avoided although the cached
+// answer still lists it.
+func TestTriedServersAreRechecked(t *testing.T) {
+	p := &fakeProber{files: map[string][]string{"h:1": {"/store/f"}, "h:2": {"/store/f"}}}
+	d := newTestDirector(t, Config{Site: "X"}, p)
+	d.Advertise(ad("a", "A", RoleOrigin, "h:1", "/store"))
+	d.Advertise(ad("b", "B", RoleOrigin, "h:2", "/store"))
+	if _, to := redirectOf(t, d.route(reqCtx(""), "open", "/store/f")); to != "h:1" {
+		t.Fatalf("first choice %s, want h:1 (by name at equal load)", to)
+	}
+	p.mu.Lock()
+	p.down = map[string]bool{"h:1": true}
+	p.mu.Unlock()
+	for _, tried := range []string{"tried=h", "tried=h:1&triedrc=ioerr"} {
+		if _, to := redirectOf(t, d.route(reqCtx(tried), "open", "/store/f")); to != "h:2" {
+			t.Errorf("%s after h:1 died: sent to %s, want h:2", tried, to)
+		}
+	}
+	// h:1 is back (its next ad clears the mark); h:2 answers but lost
+	// the file.
+	p.mu.Lock()
+	p.down = nil
+	p.files["h:2"] = nil
+	p.mu.Unlock()
+	d.Advertise(ad("a", "A", RoleOrigin, "h:1", "/store"))
+	if _, to := redirectOf(t, d.route(reqCtx("tried=h:2&triedrc=enoent"), "open", "/store/f")); to != "h:1" {
+		t.Errorf("after h:2 lost the file: sent to %s, want h:1", to)
+	}
+}
+
 func TestSlowSearchAsksRootClientsToWait(t *testing.T) {
 	p := &fakeProber{files: map[string][]string{"a:1": {"/store/f", "/store/g"}}, delay: 300 * time.Millisecond}
 	d := newTestDirector(t, Config{Site: "A", WaitAfter: 50 * time.Millisecond}, p)
@@ -212,6 +257,11 @@ func TestLocateAndListMerge(t *testing.T) {
 	locs, err := d.Locate(reqCtx(""), "/store/y")
 	if err != nil || len(locs) != 2 {
 		t.Errorf("locate /store/y: %+v %v", locs, err)
+	}
+	// xrdfs ls locates the directory ("*/store") and lists each server.
+	locs, err = d.Locate(reqCtx(""), "/store")
+	if err != nil || len(locs) != 2 {
+		t.Errorf("locate of the directory /store: %+v %v, want both servers", locs, err)
 	}
 	fis, err := d.List(context.Background(), "/store")
 	var names []string

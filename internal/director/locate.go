@@ -3,6 +3,8 @@ package director
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -111,53 +113,77 @@ func (l *locator) search(name string, cands []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
 	type answer struct {
-		root string
-		has  bool
+		root       string
+		has, known bool
 	}
 	ch := make(chan answer, len(cands))
 	for _, c := range cands {
 		go func() {
-			fi, err := l.probe.Stat(ctx, c, name)
+			_, err := l.probe.Stat(ctx, c, name)
+			known := true
 			switch {
 			case err == nil:
 				l.onReachable(c)
 			case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrPermission), errors.Is(err, store.ErrInvalid):
 				l.onReachable(c) // it answered
 			default:
+				// No answer is not "not here": nothing is kept, so the
+				// server is asked again once it is back.
+				known = false
 				if ctx.Err() == nil {
 					l.onUnreachable(c)
 				}
 			}
-			ch <- answer{c, err == nil && !fi.IsDir()}
+			// A directory counts: `xrdfs ls` locates the servers
+			// holding one before asking each for its listing.
+			ch <- answer{c, err == nil, known}
 		}()
 	}
 	holders := map[string]bool{}
 	anyHas := false
 	for range cands {
-		a := <-ch
-		holders[a.root] = a.has
-		anyHas = anyHas || a.has
+		if a := <-ch; a.known {
+			holders[a.root] = a.has
+			anyHas = anyHas || a.has
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.results == nil {
+		l.results = map[string]*found{}
+	}
+	// Fresh answers of servers not asked this time are kept (a recheck
+	// asks only some); the entry lives as long as its positive or
+	// negative TTL from now.
+	if old := l.results[name]; old != nil && time.Now().Before(old.expires) {
+		for root, has := range old.holders {
+			if _, answered := holders[root]; !answered && !slices.Contains(cands, root) {
+				holders[root] = has
+				anyHas = anyHas || has
+			}
+		}
 	}
 	ttl := l.negTTL
 	if anyHas {
 		ttl = l.ttl
 	}
-	l.mu.Lock()
-	if l.results == nil {
-		l.results = map[string]*found{}
-	}
 	l.results[name] = &found{holders: holders, expires: time.Now().Add(ttl)}
 	l.searches++
-	l.mu.Unlock()
 }
 
-// forget drops what is known about the servers at root (it went away).
-func (l *locator) forget(root string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, f := range l.results {
-		delete(f.holders, root)
+// recheck asks cands again now, whatever is known: a client came back
+// saying it failed at them (XRootD's tried= CGI). A server that went away
+// is marked down by the search; one that lost the file stops being
+// offered. Concurrent rechecks of the same path and servers are one.
+func (l *locator) recheck(name string, cands []string) {
+	if len(cands) == 0 {
+		return
 	}
+	key := "recheck\x00" + name + "\x00" + strings.Join(cands, ",")
+	l.flight.Do(key, func() (any, error) {
+		l.search(name, cands)
+		return nil, nil
+	})
 }
 
 // sweep drops expired results so the map does not grow without bound.

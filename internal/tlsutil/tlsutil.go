@@ -107,8 +107,13 @@ func generate(stateDir, certFile, keyFile string, hosts []string) error {
 	}
 	now := time.Now()
 	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: hosts[0], Organization: []string{"sitebox self-signed"}},
+		SerialNumber: serial,
+		// The serial in the subject keeps every box's certificate distinct:
+		// OpenSSL finds a trust anchor by subject name, so in a bundle of
+		// several boxes' certificates with one subject it tries only the
+		// first and fails the others ("self-signed certificate").
+		Subject: pkix.Name{CommonName: hosts[0], Organization: []string{"sitebox self-signed"},
+			SerialNumber: serial.Text(16)},
 		NotBefore:             now.Add(-time.Hour), // tolerate small clock skew
 		NotAfter:              now.Add(validity),
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,

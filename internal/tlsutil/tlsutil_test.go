@@ -124,3 +124,28 @@ func TestCorruptStateIsNotOverwritten(t *testing.T) {
 		t.Fatalf("half-generated state not repaired: %v", err)
 	}
 }
+
+// Boxes' generated certificates go into one CA bundle for clients that
+// follow redirects across boxes; OpenSSL picks trust anchors by subject,
+// so two boxes must never share one.
+func TestGeneratedSubjectsDiffer(t *testing.T) {
+	subject := func() string {
+		dir := t.TempDir()
+		if _, err := LoadOrCreate("", "", dir, nil); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, CertName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blk, _ := pem.Decode(b)
+		c, err := x509.ParseCertificate(blk.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Subject.String()
+	}
+	if a, b := subject(), subject(); a == b {
+		t.Errorf("two generated certificates share the subject %q", a)
+	}
+}

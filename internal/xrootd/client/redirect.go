@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"sitebox/internal/store"
@@ -60,29 +61,93 @@ func (r *pathReq) payload(cgi string) []byte {
 // do sends r to the FS's server and follows its redirects: each to the
 // named server's pooled connection, with the redirect's CGI merged into
 // the path's. kXR_wait answers are honoured within one budget for the
-// whole operation (MaxWait). It returns the connection that answered,
-// which owns any file handle in the answer.
+// whole operation (MaxWait). A server a director sent the request to that
+// cannot be reached, or answers with an error another server may not
+// have, sends the request back to that director with tried= naming it,
+// as XrdCl does with its load balancer; every such return counts as a
+// redirect. It returns the connection that answered, which owns any file
+// handle in the answer.
 func (f *FS) do(ctx context.Context, r *pathReq) ([]byte, *Conn, error) {
 	var w waiter
 	addr, cgi := f.addr, r.cgi
+	director := "" // the server that last redirected this request
+	var tried []string
+	var failed error // the last failure at a server in tried
 	for redirects := 0; ; {
-		c, err := f.conn(ctx, addr)
-		if err != nil {
-			return nil, nil, err
-		}
-		resp, err := c.do(ctx, &w, r.id, r.body, r.payload(cgi))
+		resp, c, err := f.try(ctx, &w, addr, r, cgi)
 		var rd *Redirect
-		if !errors.As(err, &rd) {
+		switch {
+		case errors.As(err, &rd):
+			if failed != nil && slices.Contains(tried, rd.Addr()) {
+				return nil, nil, failed // the director knows no other server
+			}
+			director = addr
+		case err == nil || director == "" || addr == director || ctx.Err() != nil:
 			return resp, c, err
+		default:
+			rc, retry := triedCode(err)
+			if !retry {
+				return nil, nil, err
+			}
+			failed = err
+			if !slices.Contains(tried, addr) {
+				tried = append(tried, addr)
+			}
+			back := "tried=" + strings.Join(tried, ",")
+			if rc != "" {
+				back += "&triedrc=" + rc
+			}
+			rd = &Redirect{Opaque: back}
 		}
 		if redirects == MaxRedirects {
+			if rd.Host == "" {
+				return nil, nil, fmt.Errorf("xrootd: %s: %w after %s failed: %w", proto.RequestName(r.id), ErrRedirectLimit, addr, err)
+			}
 			return nil, nil, fmt.Errorf("xrootd: %s: %w: loop between directors? (the last, %s, sent it on to %s)",
 				proto.RequestName(r.id), ErrRedirectLimit, addr, rd.Addr())
 		}
 		redirects++
-		addr = rd.Addr()
+		if rd.Host == "" {
+			addr = director // back to the director, telling it where we failed
+		} else {
+			addr = rd.Addr()
+		}
 		cgi = mergeCGI(cgi, rd.Opaque)
 	}
+}
+
+// try sends r once to the server at addr.
+func (f *FS) try(ctx context.Context, w *waiter, addr string, r *pathReq, cgi string) ([]byte, *Conn, error) {
+	c, err := f.conn(ctx, addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := c.do(ctx, w, r.id, r.body, r.payload(cgi))
+	return resp, c, err
+}
+
+// triedCode says whether a failure at a server a director chose is worth
+// asking that director again, and the triedrc= reason XRootD's directors
+// understand. A server that cannot be reached is; so are the errors
+// another replica may not share (XrdCl's list for a load balancer).
+func triedCode(err error) (rc string, retry bool) {
+	var xe *Error
+	if !errors.As(err, &xe) {
+		return "", true // no answer: down, unreachable or cut
+	}
+	switch xe.Code {
+	case proto.ErrNotFound:
+		return "enoent", true
+	case proto.ErrIOError:
+		return "ioerr", true
+	case proto.ErrFSError:
+		return "fserr", true
+	case proto.ErrServerError:
+		return "srverr", true
+	case proto.ErrOverloaded, proto.ErrNoMemory:
+		return "", true
+	}
+	return "", false
 }
 
 // mergeCGI adds the pairs of add to cur, a value in add replacing cur's

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -236,6 +237,75 @@ func TestRedirectLoopBetweenServers(t *testing.T) {
 	if el := time.Since(start); el > 5*time.Second {
 		t.Fatalf("loop took %v to stop", el)
 	}
+}
+
+// A server the director chose that is down, or has lost the file, sends
+// the client back to the director with tried= (and triedrc=), as XrdCl
+// does; the director then picks another. Errors that another server
+// would share are not retried.
+func TestBackToDirectorWithTried(t *testing.T) {
+	fed := newFederation(t, 0)
+	if err := os.WriteFile(filepath.Join(fed.dir, "f"), []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := ln.Addr().String()
+	ln.Close()
+	lost, lostDir := newOrigin(t) // answers, but has no /f
+	if err := os.Mkdir(filepath.Join(lostDir, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lostAddr := serve(t, lost)
+
+	empty, _ := newOrigin(t)
+	dir := &xrdtest.RouteStore{Store: empty}
+	dir.SetRoute(func(op, name string) error {
+		tried := dir.Last(op).Req.Opaque.Get("tried")
+		to := dead
+		switch {
+		case strings.Contains(tried, lostAddr):
+			to = fed.dataAddr
+		case strings.Contains(tried, dead):
+			to = lostAddr
+		}
+		return &store.RedirectError{Op: op, Path: name, To: []store.Endpoint{{Root: to}}, Reason: "test"}
+	})
+	fs := NewFS(serve(t, dir))
+	defer fs.Close()
+	fi, err := fs.Stat(testCtx(t), "/f")
+	if err != nil || fi.Size != 4 {
+		t.Fatalf("stat after a dead and a lost replica: %+v %v", fi, err)
+	}
+	var got []string
+	for _, c := range dir.Calls() {
+		got = append(got, c.Req.Opaque.Encode())
+	}
+	want := []string{"", "tried=" + dead, "tried=" + dead + "," + lostAddr + "&triedrc=enoent"}
+	for i := range want {
+		want[i] = url.Values(mustParseQuery(t, want[i])).Encode()
+	}
+	if strings.Join(got, " | ") != strings.Join(want, " | ") {
+		t.Errorf("director saw CGI %q, want %q", got, want)
+	}
+
+	// A refusal is the answer wherever the client goes: not retried.
+	dir.SetRoute(xrdtest.RedirectAll([]store.Endpoint{{Root: lostAddr}}, ""))
+	before := len(dir.Calls())
+	if _, err := fs.Open(testCtx(t), "/d"); !errors.Is(err, store.ErrIsDir) {
+		t.Fatalf("open of a directory: %v", err)
+	}
+	if n := len(dir.Calls()) - before; n != 1 {
+		t.Errorf("director asked %d times", n)
+	}
+}
+
+func mustParseQuery(t *testing.T, s string) url.Values {
+	t.Helper()
+	v, err := url.ParseQuery(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // kXR_wait is honoured at the same server, then the operation goes on

@@ -67,6 +67,9 @@ func (s *session) doProtocol(req *proto.Request) {
 	var body [14]byte
 	binary.BigEndian.PutUint32(body[0:4], proto.ProtocolVersion)
 	flags := proto.ProtoIsServer
+	if s.srv.cfg.Manager {
+		flags = proto.ProtoIsManager
+	}
 	if !s.srv.cfg.DisablePgRW {
 		flags |= proto.ProtoSupPgRW
 	}

@@ -57,6 +57,12 @@ type Config struct {
 	// reads and writes (sent with sendfile) instead of pgread/pgwrite with
 	// per-page CRC32C; pgread and pgwrite are still served if asked for.
 	DisablePgRW bool
+	// Manager announces a redirector (kXR_isManager) instead of a data
+	// server, as a cmsd manager does. XRootD clients then treat it as
+	// their load balancer: they come back to it with tried= when the
+	// server it sent them to fails, and `xrdfs ls` lists every server
+	// it locates instead of asking it alone.
+	Manager bool
 	// TLS is reserved for roots:// (not served yet; ignored).
 	TLS *tls.Config
 	// ServerName names this server in logs and is the default Site
