@@ -53,7 +53,10 @@ func TestFailover(t *testing.T) {
 	} else if !errors.Is(err, store.ErrIO) {
 		t.Fatalf("error does not say I/O: %v", err)
 	}
-	// Upstreams back: the same handle reads again.
+	// Upstreams back: the same handle reads again (once the failed read's
+	// other block has finished failing: a read joining that fetch would
+	// share its error).
+	e.settle()
 	e.up.fail.Store(false)
 	second.fail.Store(false)
 	if _, err := f.ReadAt(buf, 384<<10); err != nil || !bytes.Equal(buf, want[384<<10:384<<10+len(buf)]) {
