@@ -104,8 +104,15 @@ func StartCluster(ctx context.Context, c ClusterConfig) (cl *Cluster, err error)
 	if err := waitFor(ctx, 20*time.Second, func() bool { _, err := os.Stat(sock); return err == nil }); err != nil {
 		return cl, fmt.Errorf("data server cmsd made no admin socket %s: %w: %s", sock, err, cl.ServerCmsd.tail(filepath.Join(logDir, clusterServer, "cmsd.log")))
 	}
-	if cl.Server, err = daemon("xrootd", clusterServer, []int{c.DataPort}); err != nil {
-		return cl, err
+	// xrootd 5.5.3 now and then dies of a segmentation fault while
+	// starting next to a fresh cmsd; a second start works.
+	for try := 1; ; try++ {
+		if cl.Server, err = daemon("xrootd", clusterServer, []int{c.DataPort}); err == nil {
+			break
+		}
+		if try == 3 || ctx.Err() != nil {
+			return cl, err
+		}
 	}
 
 	// The manager's cmsd logs "Primary server.PID:FD@host:PORT logged in."
