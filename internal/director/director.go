@@ -48,6 +48,7 @@ type Director struct {
 	cfg   Config
 	log   *slog.Logger
 	reg   *registry
+	sites siteMap
 	loc   *locator
 	probe prober
 	stop  context.CancelFunc
@@ -90,6 +91,7 @@ func newWithProber(cfg Config, p prober, log *slog.Logger) *Director {
 	}
 	for _, s := range cfg.Static {
 		d.reg.addStatic(Server{Ad: s})
+		go d.sites.note(s.Site, hostOf(s.Root))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d.stop = cancel
@@ -123,6 +125,11 @@ func (d *Director) Advertise(ad Ad) error {
 		}
 	}
 	_, known := d.server(ad.Name)
+	for _, a := range append([]Ad{ad}, flatten(ad.Servers)...) {
+		if a.Role != RoleDirector {
+			d.sites.note(a.Site, hostOf(a.Root))
+		}
+	}
 	d.reg.advertise(ad, time.Now())
 	if !known {
 		d.log.Info("server joined", "name", ad.Name, "site", ad.Site, "role", ad.Role, "root", ad.Root, "prefixes", ad.Prefixes, "servers_below", len(flatten(ad.Servers)))
@@ -226,19 +233,23 @@ func (d *Director) route(ctx context.Context, op, name string) error {
 		}
 		return d.redirect(op, name, req, hops, eps, why)
 	}
-	local := filter(holders, func(s Server) bool { return s.Site == d.cfg.Site })
+	site := d.sites.site(req.Client)
+	if site == "" {
+		site = d.cfg.Site
+	}
+	local := filter(holders, func(s Server) bool { return s.Site == site })
 	if len(local) > 0 {
-		return redirect(best(local, tried), "data at this site")
+		return redirect(best(local, tried), "data at the client's site "+site)
 	}
 	// A client back from the site cache (tried= names its host) is not
 	// sent there again: the cache has already asked the federation, or is
 	// failing; the client goes to a replica directly, or gets the answer.
 	caches := d.reg.list(func(s *Server) bool {
-		return s.Role == RoleCache && s.Site == d.cfg.Site && d.cfg.Site != "" && s.usable(now) && s.holds(name) &&
+		return s.Role == RoleCache && s.Site == site && site != "" && s.usable(now) && s.holds(name) &&
 			!tried.has(s.Root) && !tried.hostTried(s.Root)
 	})
 	if len(caches) > 0 {
-		return redirect(best(caches, tried), "remote data through the site cache")
+		return redirect(best(caches, tried), "remote data through the cache of site "+site)
 	}
 	if len(holders) > 0 {
 		return redirect(best(holders, tried), "replica at site "+holders[0].Site)
@@ -350,10 +361,19 @@ func triedSet(s string) tried {
 // has matches "host:port" exactly: that server failed the client.
 func (t tried) has(root string) bool { return t[root] }
 
+// hostOf is the host of a "host:port" endpoint, or "".
+func hostOf(root string) string {
+	host, _, err := net.SplitHostPort(root)
+	if err != nil {
+		return ""
+	}
+	return host
+}
+
 // hostTried matches a bare host, as XrdCl sends it. Several servers may
 // share a host (one machine, or loopback), so this only makes a server
 // the last choice rather than excluding it.
 func (t tried) hostTried(root string) bool {
-	host, _, err := net.SplitHostPort(root)
-	return err == nil && t[host]
+	host := hostOf(root)
+	return host != "" && t[host]
 }

@@ -318,3 +318,32 @@ func TestAdvertiseAPIAndTree(t *testing.T) {
 		}
 	}
 }
+
+// A regional director prefers the replica and the cache at the client's
+// own site, told from the client's network; an address no site or
+// several sites share falls back to the director's own site.
+func TestClientSiteFromNetwork(t *testing.T) {
+	p := &fakeProber{files: map[string][]string{
+		"10.1.1.5:1094": {"/store/both", "/store/onlyA"},
+		"10.2.2.5:1094": {"/store/both"},
+	}}
+	d := newTestDirector(t, Config{Site: "R"}, p)
+	d.Advertise(ad("originA", "A", RoleOrigin, "10.1.1.5:1094", "/store"))
+	d.Advertise(ad("originB", "B", RoleOrigin, "10.2.2.5:1094", "/store"))
+	d.Advertise(ad("cacheB", "B", RoleCache, "10.2.2.6:1094", "/store"))
+	from := func(client, name string) string {
+		ctx := store.WithRequest(context.Background(), store.NewRequest(client, ""))
+		_, to := redirectOf(t, d.route(ctx, "open", name))
+		return to
+	}
+	for _, c := range []struct{ client, name, want string }{
+		{"10.2.2.77", "/store/both", "10.2.2.5:1094"},  // B's replica for a B client
+		{"10.1.1.9", "/store/both", "10.1.1.5:1094"},   // A's for an A client
+		{"10.2.2.77", "/store/onlyA", "10.2.2.6:1094"}, // remote data via B's cache
+		{"192.0.2.1", "/store/onlyA", "10.1.1.5:1094"}, // unknown network: the replica
+	} {
+		if got := from(c.client, c.name); got != c.want {
+			t.Errorf("client %s, %s: sent to %s, want %s", c.client, c.name, got, c.want)
+		}
+	}
+}

@@ -30,8 +30,15 @@ func TestFederation(t *testing.T) {
 	cmsWant := writeRandom(t, filepath.Join(cmsData, "store/vo/cms.bin"), 300_000)
 	atlasWant := writeRandom(t, filepath.Join(atlasData, "store/vo/atlas.bin"), 200_000)
 	cmsHost, atlasHost := startXrootdOrigin(t, cmsData), startXrootdOrigin(t, atlasData)
+	// A plain XRootD server that cannot advertise, listed in the regional
+	// director's config and probed.
+	legacyData := t.TempDir()
+	legacyWant := writeRandom(t, filepath.Join(legacyData, "legacy/old.bin"), 150_000)
+	legacyHost := startXrootdOrigin(t, legacyData)
 
-	region := startFedNode(t, "region", "R", "[director]\nenabled = true\nlocate_timeout = \"2s\"\n[director.vo]\ncms = \"root://"+cmsHost+"\"\natlas = \"root://"+atlasHost+"\"\n")
+	region := startFedNode(t, "region", "R", "[director]\nenabled = true\nlocate_timeout = \"2s\"\n"+
+		"[[director.server]]\nname = \"legacy\"\nsite = \"L\"\nroot = \"root://"+legacyHost+"\"\nprefixes = [\"/legacy\"]\n"+
+		"[director.vo]\ncms = \"root://"+cmsHost+"\"\natlas = \"root://"+atlasHost+"\"\n")
 
 	poolA, poolB := t.TempDir(), t.TempDir()
 	rep := writeRandom(t, filepath.Join(poolA, "rep.bin"), 3<<20)
@@ -128,6 +135,34 @@ func TestFederation(t *testing.T) {
 		for _, f := range []string{"onlyA.bin", "onlyB.bin", "rep.bin", "tree.root"} {
 			if !strings.Contains(out, f) {
 				t.Errorf("merged listing lacks %s:\n%s", f, out)
+			}
+		}
+	})
+
+	t.Run("static XRootD server and the sitebox CLI", func(t *testing.T) {
+		run(t, false, "xrdcp", "-f", region.rootURL+"//legacy/old.bin", dir+"/legacy")
+		sameFile(t, dir+"/legacy", legacyWant)
+		run(t, false, siteboxBin, "get", region.rootURL+"//legacy/old.bin", dir+"/legacy2")
+		sameFile(t, dir+"/legacy2", legacyWant)
+		var legacy *director.Server
+		for _, s := range fedView().Servers {
+			if s.Name == "legacy" {
+				legacy = &s
+			}
+		}
+		if legacy == nil || !legacy.Static || legacy.Down {
+			t.Errorf("federation view of the static server: %+v", legacy)
+		}
+		out, _ := run(t, false, siteboxBin, "stat", region.rootURL+"//store/onlyB.bin")
+		if !strings.Contains(out, strconv.Itoa(len(onlyB))) {
+			t.Errorf("sitebox stat through the director: %s", out)
+		}
+		for _, u := range []string{region.rootURL + "//store", region.httpsURL + "/store"} {
+			out, _ = run(t, false, siteboxBin, "ls", "--ca", bundle, u)
+			for _, f := range []string{"onlyA.bin", "onlyB.bin", "rep.bin", "tree.root"} {
+				if !strings.Contains(out, f) {
+					t.Errorf("sitebox ls %s lacks %s:\n%s", u, f, out)
+				}
 			}
 		}
 	})
