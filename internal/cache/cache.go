@@ -301,7 +301,7 @@ func (c *Cache) validate(ctx context.Context, e *entry) error {
 func (c *Cache) upStat(ctx context.Context, r *route, p string) (fi store.FileInfo, err error) {
 	err = c.each(ctx, r, func(u *upstream) error {
 		var e error
-		fi, e = u.Streams[0].Stat(ctx, r.upPathVO(u, p, store.RequestFrom(ctx).VO))
+		fi, e = u.Streams[0].Stat(ctx, r.upName(u, p, store.RequestFrom(ctx).VO))
 		return e
 	})
 	return fi, err
@@ -339,7 +339,7 @@ func (c *Cache) List(ctx context.Context, name string) (fis []store.FileInfo, er
 	}
 	err = c.each(ctx, r, func(u *upstream) error {
 		var e error
-		fis, e = u.Streams[0].List(ctx, r.upPath(u, p))
+		fis, e = u.Streams[0].List(ctx, r.upName(u, p, store.RequestFrom(ctx).VO))
 		return e
 	})
 	for i := range fis {
@@ -356,7 +356,7 @@ func (c *Cache) Checksum(ctx context.Context, name, algo string) (sum string, er
 	}
 	err = c.each(ctx, r, func(u *upstream) error {
 		var e error
-		sum, e = u.Streams[0].Checksum(ctx, r.upPath(u, p), algo)
+		sum, e = u.Streams[0].Checksum(ctx, r.upName(u, p, store.RequestFrom(ctx).VO), algo)
 		return e
 	})
 	return sum, err

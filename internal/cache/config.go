@@ -89,9 +89,9 @@ type Upstream struct {
 	Name       string // for logs and errors, e.g. the URL
 	PathPrefix string
 	Streams    []store.Store
-	// PassVO appends the client's ?vo= to upstream paths (root://
-	// upstreams: a director there picks the VO's federation by it).
-	PassVO bool
+	// PassCGI appends the client's VO and the cache's mark to upstream
+	// paths (root:// upstreams, which may be directors; see upName).
+	PassCGI bool
 }
 
 func (c *Config) defaults() error {

@@ -43,7 +43,7 @@ func NewUpstream(rawURL string, opts DialOptions) (Upstream, error) {
 		for range n {
 			up.Streams = append(up.Streams, xrdclient.NewFS(u.Host))
 		}
-		up.PassVO = true
+		up.PassCGI = true
 	case "https", "http":
 		// net/http keeps a pool of connections per host already, so one
 		// client carries parallel fetches over parallel streams.

@@ -41,17 +41,23 @@ func newRoutes(cfg []Route) []*route {
 	return rs
 }
 
-// upPath is the name of p at upstream u.
-// upPathVO is upPath with the client's VO as CGI, where the upstream
-// takes it.
-func (r *route) upPathVO(u *upstream, p, vo string) string {
+// upName is the name of p at upstream u, with the CGI a root:// upstream
+// takes: the client's VO (a director there picks the VO's federation by
+// it) and a mark that a cache is asking, so a director never sends the
+// request back to a cache — its own, or another — round a loop.
+func (r *route) upName(u *upstream, p, vo string) string {
 	p = r.upPath(u, p)
-	if vo != "" && u.PassVO {
-		p += "?vo=" + url.QueryEscape(vo)
+	if !u.PassCGI {
+		return p
 	}
-	return p
+	q := url.Values{store.ViaKey: {store.ViaCache}}
+	if vo != "" {
+		q.Set("vo", vo)
+	}
+	return p + "?" + q.Encode()
 }
 
+// upPath is the name of p at upstream u.
 func (r *route) upPath(u *upstream, p string) string {
 	if u.PathPrefix == "" {
 		return p
@@ -165,7 +171,7 @@ func (h *upFiles) get(ctx context.Context, r *route, ui, si int, name, vo string
 
 func openUpstream(ctx context.Context, r *route, ui, si int, name, vo string, size int64) (store.File, error) {
 	u := r.ups[ui]
-	f, err := u.Streams[si].Open(ctx, r.upPathVO(u, name, vo))
+	f, err := u.Streams[si].Open(ctx, r.upName(u, name, vo))
 	if err != nil {
 		return nil, err
 	}

@@ -113,13 +113,13 @@ func (s *voStore) Stat(ctx context.Context, name string) (store.FileInfo, error)
 
 // A client's VO (from ?vo= or its token) reaches a root:// upstream as
 // CGI on the stat and on every fetch's open, so a director there can pick
-// the VO's federation.
+// the VO's federation, with the mark that a cache is asking.
 func TestVOPassedUpstream(t *testing.T) {
 	var vs *voStore
 	e := newEnv(t, func(c *Config) {
 		vs = &voStore{countingStore: c.Routes[0].Upstreams[0].Streams[0].(*countingStore)}
 		c.Routes[0].Upstreams[0].Streams = []store.Store{vs}
-		c.Routes[0].Upstreams[0].PassVO = true
+		c.Routes[0].Upstreams[0].PassCGI = true
 	})
 	want := e.file("v", 200<<10)
 	ctx := store.WithRequest(context.Background(), store.NewRequest("127.0.0.1", "vo=cms"))
@@ -138,8 +138,8 @@ func TestVOPassedUpstream(t *testing.T) {
 		t.Fatalf("upstream saw %v", vs.seen)
 	}
 	for _, s := range vs.seen {
-		if s != "/store/v?vo=cms" {
-			t.Errorf("upstream asked for %q, want /store/v?vo=cms", s)
+		if s != "/store/v?sbx.via=cache&vo=cms" {
+			t.Errorf("upstream asked for %q, want /store/v?sbx.via=cache&vo=cms", s)
 		}
 	}
 }

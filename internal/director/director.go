@@ -244,8 +244,10 @@ func (d *Director) route(ctx context.Context, op, name string) error {
 	// A client back from the site cache (tried= names its host) is not
 	// sent there again: the cache has already asked the federation, or is
 	// failing; the client goes to a replica directly, or gets the answer.
+	// Nor is a cache asking for its own fill (sbx.via=cache).
+	fromCache := req.Opaque.Get(store.ViaKey) == store.ViaCache
 	caches := d.reg.list(func(s *Server) bool {
-		return s.Role == RoleCache && s.Site == site && site != "" && s.usable(now) && s.holds(name) &&
+		return !fromCache && s.Role == RoleCache && s.Site == site && site != "" && s.usable(now) && s.holds(name) &&
 			!tried.has(s.Root) && !tried.hostTried(s.Root)
 	})
 	if len(caches) > 0 {

@@ -153,6 +153,10 @@ func TestRemoteDataGoesThroughSiteCache(t *testing.T) {
 	if _, to := redirectOf(t, d.route(reqCtx("vo=cms"), "open", "/store/nowhere")); to != "c:1" {
 		t.Errorf("unknown file: sent to %s, want the cache", to)
 	}
+	// The cache filling itself through this director goes to the data.
+	if _, to := redirectOf(t, d.route(reqCtx("sbx.via=cache"), "open", "/store/onlyB")); to != "b:1" {
+		t.Errorf("the cache's own fill: sent to %s, want the replica", to)
+	}
 	// Back from the cache (XrdCl names its host): straight to the
 	// replica, or, for a file nowhere, a clear answer instead of the
 	// cache again until the hop limit.

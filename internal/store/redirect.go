@@ -52,6 +52,13 @@ func (e *WaitError) Error() string {
 	return fmt.Sprintf("%s %s: retry in %v (%s)", e.Op, e.Path, e.Wait, e.Reason)
 }
 
+// ViaKey is the CGI key a sitebox cache sets to ViaCache on what it asks
+// its upstreams, so a director there does not send it to a cache again.
+const (
+	ViaKey   = "sbx.via"
+	ViaCache = "cache"
+)
+
 // Request is what a frontend knows about the client behind a store call,
 // carried in the context: stores that route (directors, caches asking
 // upstream) need it; plain stores ignore it.
