@@ -373,8 +373,9 @@ func hostOf(root string) string {
 }
 
 // hostTried matches a bare host, as XrdCl sends it. Several servers may
-// share a host (one machine, or loopback), so this only makes a server
-// the last choice rather than excluding it.
+// share a host (one machine, or loopback), so for data servers this only
+// makes a server the last choice (after a recheck) rather than excluding
+// it; a cache on that host is skipped.
 func (t tried) hostTried(root string) bool {
 	host := hostOf(root)
 	return host != "" && t[host]

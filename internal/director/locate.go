@@ -23,8 +23,9 @@ type prober interface {
 // found is a search result: the root endpoints of the servers holding a
 // path, kept until expires.
 type found struct {
-	holders map[string]bool
-	expires time.Time
+	holders   map[string]bool
+	expires   time.Time
+	rechecked time.Time // last recheck on a client's tried=
 }
 
 // locator finds which candidate servers hold a path: all asked in
@@ -155,7 +156,8 @@ func (l *locator) search(name string, cands []string) {
 	// Fresh answers of servers not asked this time are kept (a recheck
 	// asks only some); the entry lives as long as its positive or
 	// negative TTL from now.
-	if old := l.results[name]; old != nil && time.Now().Before(old.expires) {
+	old := l.results[name]
+	if old != nil && time.Now().Before(old.expires) {
 		for root, has := range old.holders {
 			if _, answered := holders[root]; !answered && !slices.Contains(cands, root) {
 				holders[root] = has
@@ -167,18 +169,36 @@ func (l *locator) search(name string, cands []string) {
 	if anyHas {
 		ttl = l.ttl
 	}
-	l.results[name] = &found{holders: holders, expires: time.Now().Add(ttl)}
+	f := &found{holders: holders, expires: time.Now().Add(ttl)}
+	if old != nil {
+		f.rechecked = old.rechecked
+	}
+	l.results[name] = f
 	l.searches++
 }
 
-// recheck asks cands again now, whatever is known: a client came back
-// saying it failed at them (XRootD's tried= CGI). A server that went away
-// is marked down by the search; one that lost the file stops being
-// offered. Concurrent rechecks of the same path and servers are one.
+// recheckAfter is how often a client's tried= may have a path's
+// servers asked again, so clients cannot turn retries into a storm of
+// probes.
+const recheckAfter = time.Second
+
+// recheck asks cands again, whatever is known: a client came back saying
+// it failed at them (XRootD's tried= CGI). A server that went away is
+// marked down by the search; one that lost the file stops being offered.
+// Concurrent rechecks of the same path and servers are one.
 func (l *locator) recheck(name string, cands []string) {
 	if len(cands) == 0 {
 		return
 	}
+	l.mu.Lock()
+	if f := l.results[name]; f != nil {
+		if time.Since(f.rechecked) < recheckAfter {
+			l.mu.Unlock()
+			return
+		}
+		f.rechecked = time.Now()
+	}
+	l.mu.Unlock()
 	key := "recheck\x00" + name + "\x00" + strings.Join(cands, ",")
 	l.flight.Do(key, func() (any, error) {
 		l.search(name, cands)
