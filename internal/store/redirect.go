@@ -72,6 +72,23 @@ type Request struct {
 	// kXR_wait while a search runs, but makes https clients (which do not
 	// retry a 503 by themselves) wait for the answer.
 	Proto string
+	// Identity is the client's verified token, nil when anonymous.
+	Identity *Identity
+	// TLS is set when the request came over an encrypted connection
+	// (roots://, https://): privacy-protected namespaces require it.
+	TLS bool
+}
+
+// ClientVO is the VO a request acts for: an explicit ?vo=, else the
+// first VO of the client's token groups.
+func (r *Request) ClientVO() string {
+	if r.VO != "" {
+		return r.VO
+	}
+	if vos := r.Identity.VOs(); len(vos) > 0 {
+		return vos[0]
+	}
+	return ""
 }
 
 type requestKey struct{}
