@@ -77,6 +77,10 @@ type Request struct {
 	// TLS is set when the request came over an encrypted connection
 	// (roots://, https://): privacy-protected namespaces require it.
 	TLS bool
+	// AuthError is why a token the request carried was refused; the
+	// namespace policy denies such a request with it rather than treat
+	// the client as anonymous.
+	AuthError error
 }
 
 // ClientVO is the VO a request acts for: an explicit ?vo=, else the

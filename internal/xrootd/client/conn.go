@@ -5,6 +5,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -52,30 +53,49 @@ type reply struct {
 	err    error
 }
 
+// Options say how to connect beyond the address.
+type Options struct {
+	// TLS, when set, asks the server to switch to TLS before login
+	// (roots://) and verifies it with this configuration; ServerName is
+	// taken from the address when empty. A server that switches a plain
+	// client to TLS by itself is verified against the system roots.
+	TLS *tls.Config
+	// Token is a bearer token, presented with the ztn security protocol
+	// when a server asks for authentication on a TLS connection.
+	Token string
+}
+
 // Dial connects to addr ("host:port"), performs the handshake, kXR_protocol
 // and an anonymous kXR_login.
-func Dial(ctx context.Context, addr string) (*Conn, error) {
+func Dial(ctx context.Context, addr string) (*Conn, error) { return DialOptions(ctx, addr, Options{}) }
+
+// DialOptions is Dial with TLS and a token: a logged-in (and, where the
+// server asks, authenticated) connection.
+func DialOptions(ctx context.Context, addr string, opts Options) (*Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("xrootd: dial %s: %w", addr, err)
 	}
 	c := &Conn{addr: addr, nc: nc, pending: map[proto.StreamID]*call{}, done: make(chan struct{})}
-	if err := c.handshake(ctx); err != nil {
-		nc.Close()
+	if err := c.handshake(ctx, opts); err != nil {
+		c.nc.Close()
 		return nil, fmt.Errorf("xrootd: %s: %w", addr, err)
 	}
 	go c.readLoop()
-	if err := c.login(ctx); err != nil {
+	if err := c.login(ctx, opts); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("xrootd: %s: login: %w", addr, err)
+		return nil, fmt.Errorf("xrootd: %s: %w", addr, err)
 	}
 	return c, nil
 }
 
+// TLS reports whether the connection is encrypted.
+func (c *Conn) TLS() bool { _, ok := c.nc.(*tls.Conn); return ok }
+
 // handshake sends the client hello and kXR_protocol and reads both answers
 // synchronously, before the reader goroutine starts.
-func (c *Conn) handshake(ctx context.Context) error {
+func (c *Conn) handshake(ctx context.Context, opts Options) error {
 	if dl, ok := ctx.Deadline(); ok {
 		c.nc.SetDeadline(dl)
 	} else {
@@ -91,6 +111,10 @@ func (c *Conn) handshake(ctx context.Context) error {
 	binary.BigEndian.PutUint32(hello[16:], proto.HandshakeFifth)
 	var body [16]byte
 	binary.BigEndian.PutUint32(body[0:4], proto.ProtocolVersion)
+	if opts.TLS != nil {
+		body[4] = proto.ProtoReqAbleTLS | proto.ProtoReqWantTLS
+	}
+	body[5] = proto.ProtoExpectLogin
 	req := proto.EncodeRequest(proto.StreamID{0, 1}, proto.ReqProtocol, body, nil)
 	if _, err := c.nc.Write(append(hello[:], req...)); err != nil {
 		return err
@@ -110,20 +134,56 @@ func (c *Conn) handshake(ctx context.Context) error {
 		return fmt.Errorf("protocol request refused (status %d)", h.Status)
 	}
 	c.ServerFlags = binary.BigEndian.Uint32(b[4:8])
+	switch {
+	case c.ServerFlags&proto.ProtoGotoTLS != 0:
+		return c.startTLS(ctx, opts)
+	case opts.TLS != nil && c.ServerFlags&proto.ProtoHaveTLS == 0:
+		return errors.New("roots:// asked for, but the server does not support TLS")
+	case opts.TLS != nil:
+		return errors.New("roots:// asked for, but the server did not switch to TLS")
+	}
 	return nil
 }
 
-func (c *Conn) login(ctx context.Context) error {
+// startTLS runs the client side of the TLS handshake the server asked for
+// right after its kXR_protocol answer.
+func (c *Conn) startTLS(ctx context.Context, opts Options) error {
+	cfg := opts.TLS
+	if cfg == nil {
+		cfg = &tls.Config{}
+	}
+	if cfg.ServerName == "" {
+		cfg = cfg.Clone()
+		cfg.ServerName, _, _ = net.SplitHostPort(c.addr)
+	}
+	tc := tls.Client(c.nc, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return fmt.Errorf("TLS: %w", err)
+	}
+	c.nc = tc
+	return nil
+}
+
+func (c *Conn) login(ctx context.Context, opts Options) error {
 	var body [16]byte
 	binary.BigEndian.PutUint32(body[0:4], uint32(os.Getpid()))
-	user := os.Getenv("USER")
-	if user == "" {
-		user = "sitebox"
-	}
-	copy(body[4:12], user)
+	copy(body[4:12], userName())
 	body[14] = proto.LoginVer005
-	_, err := c.Do(ctx, proto.ReqLogin, body, nil)
-	return err
+	resp, err := c.Do(ctx, proto.ReqLogin, body, nil)
+	if err != nil {
+		return fmt.Errorf("login: %w", err)
+	}
+	if len(resp) > 16 {
+		return c.authenticate(ctx, string(resp[16:]), opts)
+	}
+	return nil
+}
+
+func userName() string {
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return "sitebox"
 }
 
 // Addr is the server address this connection reaches.

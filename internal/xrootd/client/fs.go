@@ -22,6 +22,7 @@ import (
 // concurrent use.
 type FS struct {
 	addr string
+	opts Options // for every server, redirect targets included
 
 	mu    sync.Mutex
 	conns map[string]*Conn
@@ -33,7 +34,14 @@ var (
 )
 
 // NewFS returns a client for the server at addr ("host:port").
-func NewFS(addr string) *FS { return &FS{addr: addr, conns: map[string]*Conn{}} }
+func NewFS(addr string) *FS { return NewFSOptions(addr, Options{}) }
+
+// NewFSOptions is NewFS with TLS (roots://) and a bearer token, used for
+// the servers redirects lead to as well, as XrdCl keeps roots:// across
+// redirects.
+func NewFSOptions(addr string, opts Options) *FS {
+	return &FS{addr: addr, opts: opts, conns: map[string]*Conn{}}
+}
 
 // Close drops every connection.
 func (f *FS) Close() error {
@@ -53,7 +61,7 @@ func (f *FS) conn(ctx context.Context, addr string) (*Conn, error) {
 	if c != nil && c.Err() == nil {
 		return c, nil
 	}
-	nc, err := Dial(ctx, addr)
+	nc, err := DialOptions(ctx, addr, f.opts)
 	if err != nil {
 		return nil, err
 	}

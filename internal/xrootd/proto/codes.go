@@ -202,6 +202,9 @@ const (
 	ProtoReqAbleTLS byte = 0x02
 	ProtoReqWantTLS byte = 0x04
 	ProtoReqBifReqs byte = 0x08
+	// ProtoExpectLogin is the kXR_protocol "expect" byte of a main
+	// connection: a login follows.
+	ProtoExpectLogin byte = 0x03
 
 	ProtoIsServer  uint32 = 0x00000001
 	ProtoIsManager uint32 = 0x00000002
@@ -257,6 +260,7 @@ const (
 	HandshakeLen      = 20
 	HandshakeFourth   = 4
 	HandshakeFifth    = 2012
+	ServerTypeLBal    = 0 // kXR_LBalServer: a redirector
 	ServerTypeData    = 1 // kXR_DataServer
 	HandshakeRespDlen = 8
 )

@@ -25,7 +25,11 @@ type openFile struct {
 	f    store.File
 	w    store.WritableFile // nil when opened for reading
 	fd   int                // descriptor for sendfile, or -1
-	refs sync.WaitGroup
+	// needCRC is set for files of an integrity-protected namespace: on a
+	// plain connection their data moves only with per-page CRC32C
+	// (pgread, pgwrite).
+	needCRC bool
+	refs    sync.WaitGroup
 
 	mu  sync.Mutex
 	bad map[int64]int // pgwrite pages awaiting a good copy: offset → length
@@ -36,7 +40,23 @@ func newOpenFile(path string, f store.File, w store.WritableFile) *openFile {
 	if sf, ok := f.(store.SendFiler); ok {
 		of.fd = int(sf.Fd())
 	}
+	if rc, ok := f.(checksumRequirer); ok {
+		of.needCRC = rc.RequiresChecksums()
+	}
 	return of
+}
+
+// checksumRequirer is implemented by files of integrity-protected
+// namespaces (see the auth guard).
+type checksumRequirer interface{ RequiresChecksums() bool }
+
+// plainRefused says why a plain read or write of of is not allowed on
+// this connection, or returns nil.
+func (s *session) plainRefused(op string, of *openFile) error {
+	if !of.needCRC || s.tls {
+		return nil
+	}
+	return errorf(proto.ErrNotAuthorized, "%s of %s refused: its namespace requires integrity protection; read with pgread or write with pgwrite (xrdcp's default), or connect with roots://", op, of.path)
 }
 
 // release gives back the reference acquire took.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"time"
 
 	"sitebox/internal/xrootd/proto"
@@ -28,7 +29,11 @@ func (s *session) handshake() error {
 	var resp [16]byte
 	proto.PutResponseHeader(resp[:], proto.ResponseHeader{Dlen: proto.HandshakeRespDlen})
 	binary.BigEndian.PutUint32(resp[8:], proto.ProtocolVersion)
-	binary.BigEndian.PutUint32(resp[12:], proto.ServerTypeData)
+	kind := uint32(proto.ServerTypeData)
+	if s.srv.cfg.Manager {
+		kind = proto.ServerTypeLBal
+	}
+	binary.BigEndian.PutUint32(resp[12:], kind)
 	return s.write(resp[:])
 }
 
@@ -44,7 +49,7 @@ func (s *session) sessionRequest(req *proto.Request) bool {
 	case proto.ReqPing:
 		s.sendOK(req.Stream, nil)
 	case proto.ReqAuth:
-		s.sendError(req.Stream, proto.ErrNotAuthorized, "no authentication is configured on this server; log in without credentials")
+		s.doAuth(req)
 	case proto.ReqBind:
 		// Parallel substreams would share this session's file table across
 		// connections; the client falls back to this one connection.
@@ -62,7 +67,9 @@ func (s *session) sessionRequest(req *proto.Request) bool {
 // doProtocol answers kXR_protocol with the version and what this server
 // is and supports. A client asking for security requirements (kXR_secreqs)
 // gets the requirements structure saying "none"; bind preferences are never
-// sent, as binding is not supported.
+// sent, as binding is not supported. A server with a TLS certificate says
+// so (kXR_haveTLS); a client that wants TLS (roots://) is told to switch
+// now (kXR_gotoTLS) and the TLS handshake follows this answer at once.
 func (s *session) doProtocol(req *proto.Request) {
 	var body [14]byte
 	binary.BigEndian.PutUint32(body[0:4], proto.ProtocolVersion)
@@ -73,6 +80,14 @@ func (s *session) doProtocol(req *proto.Request) {
 	if !s.srv.cfg.DisablePgRW {
 		flags |= proto.ProtoSupPgRW
 	}
+	goTLS := false
+	if s.srv.cfg.TLS != nil && !s.tls {
+		flags |= proto.ProtoHaveTLS
+		if req.Body[4]&proto.ProtoReqWantTLS != 0 {
+			flags |= proto.ProtoGotoTLS
+			goTLS = true
+		}
+	}
 	binary.BigEndian.PutUint32(body[4:8], flags)
 	n := 8
 	if req.Body[4]&proto.ProtoReqSecReqs != 0 {
@@ -80,15 +95,30 @@ func (s *session) doProtocol(req *proto.Request) {
 		body[8] = 'S'
 		n = 14
 	}
-	s.sendOK(req.Stream, body[:n])
+	if err := s.sendOK(req.Stream, body[:n]); err != nil || !goTLS {
+		return
+	}
+	if err := s.startTLS(); err != nil {
+		s.log.Info("TLS handshake failed; closing", "err", err)
+		s.close()
+	}
 }
 
-// doLogin accepts any user: without authentication configured, the login
-// response is the 16-byte session ID alone (no security parameters).
+// doLogin accepts the user and answers with the 16-byte session ID. Over
+// TLS with token verification configured, the answer also lists the
+// security protocols, which makes the client authenticate before anything
+// else: ztn (its bearer token; XrdCl sends it only over TLS) or, for a
+// client without a token, unix (anonymous). A plain connection needs no
+// authentication: its tokens travel per request as authz= CGI.
 func (s *session) doLogin(req *proto.Request) {
 	if !s.loggedIn {
 		s.loggedIn = true
-		s.log.Debug("login", "user", string(trimNUL(req.Body[4:12])), "pid", binary.BigEndian.Uint32(req.Body[0:4]))
+		s.log.Debug("login", "user", string(trimNUL(req.Body[4:12])), "pid", binary.BigEndian.Uint32(req.Body[0:4]), "tls", s.tls)
+	}
+	if s.tls && s.srv.cfg.Tokens != nil && s.identity == nil {
+		s.authNeeded = true
+		s.sendOK(req.Stream, append(s.sessID[:len(s.sessID):len(s.sessID)], "&P=ztn,0:"+strconv.Itoa(maxTokenLen)+":&P=unix"...))
+		return
 	}
 	s.sendOK(req.Stream, s.sessID[:])
 }

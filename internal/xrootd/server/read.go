@@ -37,6 +37,9 @@ func (s *session) doRead(req *proto.Request) error {
 		return err
 	}
 	defer of.release()
+	if err := s.plainRefused("read", of); err != nil {
+		return err
+	}
 	if rlen == 0 {
 		return s.sendOK(req.Stream, nil)
 	}

@@ -59,6 +59,9 @@ func (s *session) doReadv(req *proto.Request) error {
 			}
 			files = append(files, readvFile{h: e.Handle, of: of})
 			j = len(files) - 1
+			if err := s.plainRefused("readv", of); err != nil {
+				return err
+			}
 			fi, err := of.f.Stat()
 			if err != nil {
 				return err

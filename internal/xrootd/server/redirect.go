@@ -22,9 +22,22 @@ const maxWaitSecs = 600
 // reqCtx is the context for a store call about a path: the session's,
 // carrying who asks and the path's CGI, which routing stores (directors,
 // caches asking upstream) decide by.
+// A token in authz= CGI takes the place of the session's for this request;
+// one that fails verification is kept as the request's AuthError, so the
+// namespace policy refuses the request with the reason.
 func (s *session) reqCtx(cgi string) context.Context {
 	r := store.NewRequest(s.clientIP, cgi)
 	r.Proto = "root"
+	r.TLS = s.tls
+	r.Identity = s.identity
+	if tok := authzToken(r.Opaque); tok != "" && s.srv.cfg.Tokens != nil {
+		id, err := s.srv.cfg.Tokens.Verify(s.ctx, tok)
+		if err != nil {
+			r.Identity, r.AuthError = nil, err
+		} else {
+			r.Identity = id
+		}
+	}
 	return store.WithRequest(s.ctx, r)
 }
 

@@ -63,8 +63,12 @@ type Config struct {
 	// server it sent them to fails, and `xrdfs ls` lists every server
 	// it locates instead of asking it alone.
 	Manager bool
-	// TLS is reserved for roots:// (not served yet; ignored).
+	// TLS enables roots://: the server announces kXR_haveTLS and switches
+	// a client that asks for it to TLS before login. Nil: plain only.
 	TLS *tls.Config
+	// Tokens verifies bearer tokens, from the ztn security protocol (over
+	// TLS) and from authz= CGI. Nil: tokens are ignored.
+	Tokens TokenVerifier
 	// ServerName names this server in logs and is the default Site
 	// (default "sitebox").
 	ServerName string

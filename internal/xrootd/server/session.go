@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -22,7 +23,10 @@ const maxArgLen = 256 << 10
 
 // session is one client connection.
 type session struct {
-	srv    *Server
+	srv *Server
+	raw net.Conn // the TCP connection, closed to end the session
+	// conn carries the protocol: raw, or a TLS session over it once the
+	// client switched (set under wmu before login, read-only after).
 	conn   net.Conn
 	br     *bufio.Reader
 	log    *slog.Logger
@@ -40,12 +44,20 @@ type session struct {
 	wg       sync.WaitGroup
 
 	loggedIn bool // reader goroutine only
+	tls      bool // conn is TLS; set before login
+	// authNeeded is set when the login answer asked for kXR_auth; no
+	// other request is served until it succeeds.
+	authNeeded bool
+	// identity is the token the client authenticated with (ztn), nil if
+	// anonymous; set by kXR_auth before any store call.
+	identity *store.Identity
 }
 
 func newSession(s *Server, c net.Conn) *session {
 	ctx, cancel := context.WithCancel(context.Background())
 	sess := &session{
 		srv:      s,
+		raw:      c,
 		conn:     c,
 		clientIP: clientIP(c.RemoteAddr()),
 		br:       bufio.NewReaderSize(c, 16<<10),
@@ -64,7 +76,7 @@ func newSession(s *Server, c net.Conn) *session {
 // return, and waiting requests see ctx end. Safe to call many times.
 func (s *session) close() {
 	s.cancel()
-	s.conn.Close()
+	s.raw.Close()
 }
 
 // run serves the connection until the client leaves or breaks the
@@ -208,6 +220,10 @@ func (s *session) dispatch(req *proto.Request) bool {
 	}
 	if !s.loggedIn {
 		s.sendError(req.Stream, proto.ErrNotAuthorized, "log in before "+req.Name())
+		return true
+	}
+	if s.authNeeded {
+		s.sendError(req.Stream, proto.ErrNotAuthorized, "authenticate (kXR_auth) before "+req.Name())
 		return true
 	}
 	if data {

@@ -77,6 +77,12 @@ func (s *session) writeTarget(req *proto.Request, dlen int) (*openFile, error) {
 		of.release()
 		return nil, errorf(proto.ErrNotAuthorized, "%s: file handle %x (%s) is open for reading only", req.Name(), req.Handle(0), of.path)
 	}
+	if req.ID == proto.ReqWrite {
+		if err := s.plainRefused("write", of); err != nil {
+			of.release()
+			return nil, err
+		}
+	}
 	return of, nil
 }
 

@@ -1,0 +1,37 @@
+// Package auth secures sitebox with WLCG / SciTokens bearer tokens: a
+// Verifier turns a token into a store.Identity, a Policy decides what an
+// identity may do where, a Guard enforces the policy in front of any
+// store.Store, and an Issuer lets a site mint its own tokens.
+package auth
+
+import (
+	"fmt"
+
+	"sitebox/internal/store"
+)
+
+// Denied is a refusal: its message is the reason, fit to show a client
+// ("token expired at …"), and it unwraps to store.ErrPermission so the
+// frontends map it to kXR_NotAuthorized / HTTP 403 in their one place.
+// It never contains the token itself.
+type Denied struct {
+	Reason string
+	// Cause is the underlying failure, if any (a JWKS fetch error); its
+	// text is already part of Reason.
+	Cause error
+}
+
+func (e *Denied) Error() string { return e.Reason }
+
+// Unwrap lets errors.Is see store.ErrPermission (and the cause).
+func (e *Denied) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{store.ErrPermission, e.Cause}
+	}
+	return []error{store.ErrPermission}
+}
+
+// deny builds a Denied from a format, like fmt.Errorf without %w.
+func deny(format string, args ...any) *Denied {
+	return &Denied{Reason: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,92 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"sitebox/internal/store"
+	"sitebox/internal/xrootd/proto"
+)
+
+// TokenVerifier checks a bearer token and says who it identifies; the
+// error names why a token is refused.
+type TokenVerifier interface {
+	Verify(ctx context.Context, raw string) (*store.Identity, error)
+}
+
+// maxTokenLen is the largest token accepted through ztn, announced in the
+// login answer as XRootD does ("&P=ztn,0:<max>:"); longer ones are refused
+// before they are parsed.
+const maxTokenLen = 16 << 10
+
+// doAuth answers kXR_auth. Without token verification configured every
+// credential is accepted, as XRootD does with no security layer. Otherwise
+// "ztn" carries a bearer token (verified: the session acts for it), and
+// "unix" is the anonymous fallback XrdCl takes when it has no token.
+func (s *session) doAuth(req *proto.Request) {
+	credType := string(trimNUL(req.Body[12:16]))
+	if s.srv.cfg.Tokens == nil || !s.authNeeded {
+		s.sendOK(req.Stream, nil)
+		return
+	}
+	switch credType {
+	case "unix":
+		s.authNeeded = false
+		s.log.Debug("authenticated", "protocol", "unix", "identity", "anonymous")
+		s.sendOK(req.Stream, nil)
+	case "ztn":
+		tok, err := parseZTN(req.Data)
+		if err == nil {
+			var id *store.Identity
+			if id, err = s.srv.cfg.Tokens.Verify(s.ctx, tok); err == nil {
+				s.identity, s.authNeeded = id, false
+				s.log.Debug("authenticated", "protocol", "ztn", "sub", id.Subject, "groups", id.Groups)
+				s.sendOK(req.Stream, nil)
+				return
+			}
+		}
+		s.log.Info("authentication failed", "protocol", "ztn", "err", err)
+		s.sendError(req.Stream, proto.ErrAuthFailed, "ztn: "+err.Error())
+	default:
+		s.sendError(req.Stream, proto.ErrAuthFailed, fmt.Sprintf("security protocol %q is not supported (use ztn with a bearer token, or unix)", credType))
+	}
+}
+
+// parseZTN extracts the token from a ztn credential: "ztn\0", version 0,
+// 'T', two reserved bytes, a big-endian length counting the token and its
+// NUL, the token, the NUL (and XrdCl's padding, ignored).
+func parseZTN(b []byte) (string, error) {
+	switch {
+	case len(b) < 10 || !bytes.Equal(b[:4], []byte("ztn\x00")):
+		return "", fmt.Errorf("malformed credential (%d bytes, not a ztn header)", len(b))
+	case b[4] != 0:
+		return "", fmt.Errorf("credential version %d is not supported", b[4])
+	case b[5] != 'T':
+		return "", fmt.Errorf("operation %q is not supported (only a token, 'T')", b[5])
+	}
+	n := int(binary.BigEndian.Uint16(b[8:10]))
+	if n < 2 || 10+n > len(b) {
+		return "", fmt.Errorf("token length %d does not fit the %d-byte credential", n, len(b))
+	}
+	if n-1 > maxTokenLen {
+		return "", fmt.Errorf("token of %d bytes is over the %d-byte limit", n-1, maxTokenLen)
+	}
+	if b[10+n-1] != 0 {
+		return "", fmt.Errorf("token is not NUL-terminated")
+	}
+	return strings.TrimSpace(string(b[10 : 10+n-1])), nil
+}
+
+// authzToken is the bearer token of an authz= CGI value ("Bearer%20<jwt>"
+// or the bare token), or "".
+func authzToken(opaque url.Values) string {
+	v := strings.TrimSpace(opaque.Get("authz"))
+	for _, p := range []string{"Bearer%20", "Bearer ", "bearer "} {
+		v = strings.TrimPrefix(v, p)
+	}
+	return strings.TrimSpace(v)
+}
