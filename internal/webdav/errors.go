@@ -107,7 +107,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if h.answerRouting(w, r, err) {
 		return
 	}
-	code := statusOf(err)
+	code := h.authStatus(w, r, err, statusOf(err))
 	if code >= 500 {
 		h.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "status", code, "err", err)
 	} else {

@@ -19,6 +19,9 @@ type Config struct {
 	ReadOnly bool
 	// ServerName is sent in the Server header (default "sitebox").
 	ServerName string
+	// Tokens verifies bearer tokens (Authorization: Bearer, ?authz=).
+	// Nil: tokens are ignored.
+	Tokens TokenVerifier
 }
 
 // Handler is an http.Handler over a store. Safe for concurrent use.
@@ -55,7 +58,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	r = withRequest(r) // before any store call: directors route on it
+	r = h.withRequest(r) // before any store call: directors route on it, policy checks it
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		err = h.get(w, r, name)

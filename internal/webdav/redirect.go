@@ -13,16 +13,17 @@ import (
 	"sitebox/internal/store"
 )
 
-// withRequest puts what routing stores (directors, caches asking upstream)
-// need to know about the client into the request's context: its address
-// and the CGI of the URL (?vo=cms&tried=host, tokens).
-func withRequest(r *http.Request) *http.Request {
+// withRequest puts what stores need to know about the client into the
+// request's context: its address, the CGI of the URL (?vo=cms&tried=host),
+// whether it came over TLS and who its token says it is.
+func (h *Handler) withRequest(r *http.Request) *http.Request {
 	client := r.RemoteAddr
 	if host, _, err := net.SplitHostPort(client); err == nil {
 		client = host
 	}
 	req := store.NewRequest(client, r.URL.RawQuery)
 	req.Proto = "https"
+	h.authenticate(r, req)
 	return r.WithContext(store.WithRequest(r.Context(), req))
 }
 
