@@ -24,8 +24,8 @@ type remoteFlags struct {
 }
 
 func (f *remoteFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.caFile, "ca", os.Getenv("SITEBOX_CA"), "extra CA certificate (PEM) to trust for https:// (env SITEBOX_CA)")
-	cmd.Flags().BoolVar(&f.insecure, "insecure", os.Getenv("SITEBOX_INSECURE") == "1", "do not verify https:// certificates (env SITEBOX_INSECURE=1)")
+	cmd.Flags().StringVar(&f.caFile, "ca", os.Getenv("SITEBOX_CA"), "extra CA certificate (PEM) to trust for https:// and roots:// (env SITEBOX_CA)")
+	cmd.Flags().BoolVar(&f.insecure, "insecure", os.Getenv("SITEBOX_INSECURE") == "1", "do not verify https:// and roots:// certificates (env SITEBOX_INSECURE=1)")
 }
 
 func (f *remoteFlags) open(raw string) (*transfer.Remote, error) {

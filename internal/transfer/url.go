@@ -12,15 +12,17 @@ import (
 
 	"sitebox/internal/davclient"
 	"sitebox/internal/store"
+	"sitebox/internal/tlsutil"
 	"sitebox/internal/xrootd/client"
 )
 
 // Options for reaching remote servers.
 type Options struct {
-	CAFile   string // extra CA for https:// (a box's self-signed cert)
-	Insecure bool   // skip https:// certificate checks
-	// Token is a bearer token for https:// servers, also sent to the
-	// https:// servers a director redirects to.
+	CAFile   string // extra CA for https:// and roots:// (a box's self-signed cert)
+	Insecure bool   // skip certificate checks
+	// Token is a bearer token for https:// servers (also sent to the
+	// https:// servers a director redirects to) and for roots:// servers
+	// (ztn over TLS).
 	Token string
 }
 
@@ -51,15 +53,21 @@ func Open(raw string, opts Options) (*Remote, error) {
 		return nil, fmt.Errorf("%s: %w", raw, err)
 	}
 	switch u.Scheme {
-	case "root":
+	case "root", "roots":
 		host := u.Host
 		if u.Port() == "" {
 			host = net.JoinHostPort(u.Hostname(), "1094")
 		}
-		fs := client.NewFS(host)
+		var co client.Options
+		if u.Scheme == "roots" {
+			// The token goes only over TLS (ztn), never in clear.
+			if co.TLS, err = tlsutil.ClientConfig(opts.CAFile, opts.Insecure); err != nil {
+				return nil, err
+			}
+			co.Token = opts.Token
+		}
+		fs := client.NewFSOptions(host, co)
 		return &Remote{Store: fs, Path: p, URL: raw, Closer: fs}, nil
-	case "roots":
-		return nil, fmt.Errorf("%s: roots:// (TLS) is not supported by the sitebox client yet; use root:// or https://", raw)
 	case "https", "http":
 		fs, err := davclient.New(u.Scheme+"://"+u.Host, davclient.Options{CAFile: opts.CAFile, Insecure: opts.Insecure, Token: opts.Token})
 		if err != nil {
