@@ -7,24 +7,29 @@ import (
 
 	"sitebox/internal/davclient"
 	"sitebox/internal/store"
+	"sitebox/internal/tlsutil"
 	xrdclient "sitebox/internal/xrootd/client"
 )
 
 // DialOptions are what upstream clients need besides the URL.
 type DialOptions struct {
 	Streams  int    // connections to a root:// upstream (default 16)
-	CAFile   string // extra CA for https:// upstreams
-	Insecure bool   // skip https:// certificate checks (tests only)
+	CAFile   string // extra CA for https:// and roots:// upstreams
+	Insecure bool   // skip certificate checks (tests only)
+	// Token is the cache's own bearer token for its upstreams (https://,
+	// and ztn over roots://); clients' tokens are never passed on.
+	Token string
 }
 
 // NewUpstream makes the clients for an upstream URL: root://host:port (a
-// sitebox origin or director, or any XRootD server) or https://host:port.
+// sitebox origin or director, or any XRootD server), roots://host:port
+// (the same over TLS, with the cache's token) or https://host:port.
 // A path in the URL ("root://host:1094//data") is where the route's prefix
 // maps to upstream; without one, paths are passed as clients asked.
 func NewUpstream(rawURL string, opts DialOptions) (Upstream, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" || u.Port() == "" {
-		return Upstream{}, fmt.Errorf("upstream %q: want root://host:port or https://host:port", rawURL)
+		return Upstream{}, fmt.Errorf("upstream %q: want root://, roots:// or https://host:port", rawURL)
 	}
 	up := Upstream{Name: rawURL}
 	if p := "/" + strings.TrimLeft(u.Path, "/"); p != "/" {
@@ -35,25 +40,32 @@ func NewUpstream(rawURL string, opts DialOptions) (Upstream, error) {
 		up.PathPrefix = clean
 	}
 	switch u.Scheme {
-	case "root", "xroot":
+	case "root", "xroot", "roots", "xroots":
 		n := opts.Streams
 		if n <= 0 {
 			n = 16
 		}
+		var co xrdclient.Options
+		if strings.HasSuffix(u.Scheme, "s") {
+			if co.TLS, err = tlsutil.ClientConfig(opts.CAFile, opts.Insecure); err != nil {
+				return Upstream{}, fmt.Errorf("upstream %q: %w", rawURL, err)
+			}
+			co.Token = opts.Token
+		}
 		for range n {
-			up.Streams = append(up.Streams, xrdclient.NewFS(u.Host))
+			up.Streams = append(up.Streams, xrdclient.NewFSOptions(u.Host, co))
 		}
 		up.PassCGI = true
 	case "https", "http":
 		// net/http keeps a pool of connections per host already, so one
 		// client carries parallel fetches over parallel streams.
-		fs, err := davclient.New(u.Scheme+"://"+u.Host, davclient.Options{CAFile: opts.CAFile, Insecure: opts.Insecure})
+		fs, err := davclient.New(u.Scheme+"://"+u.Host, davclient.Options{CAFile: opts.CAFile, Insecure: opts.Insecure, Token: opts.Token})
 		if err != nil {
 			return Upstream{}, err
 		}
 		up.Streams = []store.Store{fs}
 	default:
-		return Upstream{}, fmt.Errorf("upstream %q: scheme must be root or https", rawURL)
+		return Upstream{}, fmt.Errorf("upstream %q: scheme must be root, roots or https", rawURL)
 	}
 	return up, nil
 }

@@ -48,9 +48,13 @@ type Cache struct {
 	PurgeInterval string `toml:"purge_interval"`
 	// UpstreamCA is a PEM CA file for https:// upstreams with private
 	// certificates; UpstreamInsecure skips verification (tests only).
-	UpstreamCA       string       `toml:"upstream_ca"`
-	UpstreamInsecure bool         `toml:"upstream_insecure"`
-	Routes           []CacheRoute `toml:"route"`
+	UpstreamCA       string `toml:"upstream_ca"`
+	UpstreamInsecure bool   `toml:"upstream_insecure"`
+	// UpstreamTokenFile holds the bearer token the cache presents to its
+	// upstreams (its own credentials, never a client's): over https://,
+	// and with ztn over roots://.
+	UpstreamTokenFile string       `toml:"upstream_token_file"`
+	Routes            []CacheRoute `toml:"route"`
 }
 
 // CacheRoute is a cached namespace prefix and its upstreams, tried in order.
@@ -201,7 +205,14 @@ func (c *Cache) validate(exports []Export) []Problem {
 		for _, u := range r.Upstreams {
 			if msg := CheckUpstreamURL(u); msg != "" {
 				add(key+".upstreams", "%s", msg)
+			} else if c.UpstreamTokenFile != "" && (strings.HasPrefix(u, "root://") || strings.HasPrefix(u, "xroot://") || strings.HasPrefix(u, "http://")) {
+				add(key+".upstreams", "%q: the upstream token is sent only over TLS; use roots:// or https://", u)
 			}
+		}
+	}
+	if c.UpstreamTokenFile != "" {
+		if _, err := os.Stat(c.UpstreamTokenFile); err != nil {
+			add("upstream_token_file", "cannot read %s: %v", c.UpstreamTokenFile, unwrapPath(err))
 		}
 	}
 	return ps
@@ -242,9 +253,9 @@ func CheckUpstreamURL(s string) string {
 		return fmt.Sprintf("%q is not a URL: %v", s, err)
 	}
 	switch u.Scheme {
-	case "root", "xroot", "https", "http":
+	case "root", "xroot", "roots", "xroots", "https", "http":
 	default:
-		return fmt.Sprintf("%q: upstream must be root://host:port or https://host:port", s)
+		return fmt.Sprintf("%q: upstream must be root://, roots:// or https://host:port", s)
 	}
 	if u.Host == "" || u.Port() == "" {
 		return fmt.Sprintf("%q: give host and port, e.g. root://origin.example.org:1094", s)

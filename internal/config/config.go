@@ -13,6 +13,7 @@ type Config struct {
 	Cache     Cache     `toml:"cache"`
 	Director  Director  `toml:"director"`
 	Advertise Advertise `toml:"advertise"`
+	Auth      Auth      `toml:"auth"`
 }
 
 // Server holds settings shared by every role.
@@ -38,7 +39,13 @@ type Server struct {
 type Root struct {
 	// Addr is the listen address (default ":1094"); "off" disables it.
 	Addr string `toml:"addr"`
+	// TLS serves roots:// (TLS switched on in-band, as XRootD does) with
+	// the https certificate; default true. Tokens over root:// need it.
+	TLS *bool `toml:"tls"`
 }
+
+// TLSEnabled reports whether roots:// is served.
+func (r *Root) TLSEnabled() bool { return r.TLS == nil || *r.TLS }
 
 // HTTPS configures the https:// (WebDAV) frontend.
 type HTTPS struct {
@@ -92,4 +99,5 @@ func (c *Config) ApplyDefaults(hostname string, isRoot bool) {
 	c.Cache.applyDefaults()
 	c.Director.applyDefaults()
 	c.Advertise.applyDefaults()
+	c.Auth.applyDefaults()
 }

@@ -51,6 +51,7 @@ func (c *Config) Validate() []Problem {
 	ps = append(ps, c.Cache.validate(c.Exports)...)
 	ps = append(ps, c.Director.validate()...)
 	ps = append(ps, c.Advertise.validate()...)
+	ps = append(ps, c.Auth.validate()...)
 	if len(c.Exports) == 0 && !c.Cache.Enabled() && !c.Director.Enabled {
 		ps = append(ps, Problem{Msg: "nothing to serve: add at least one [[export]] (or --export PREFIX=DIR), [[cache.route]] (or --cache PREFIX=URL) or [director] enabled = true"})
 	}
