@@ -234,7 +234,7 @@ func (c *Cache) Open(ctx context.Context, name string) (store.File, error) {
 		return nil, err
 	}
 	e := c.entryFor(p, r)
-	if vo := store.RequestFrom(ctx).VO; vo != "" {
+	if vo := store.RequestFrom(ctx).ClientVO(); vo != "" {
 		e.mu.Lock()
 		e.vo = vo // the VO that reaches the file, for fetches later
 		e.mu.Unlock()
@@ -301,7 +301,7 @@ func (c *Cache) validate(ctx context.Context, e *entry) error {
 func (c *Cache) upStat(ctx context.Context, r *route, p string) (fi store.FileInfo, err error) {
 	err = c.each(ctx, r, func(u *upstream) error {
 		var e error
-		fi, e = u.Streams[0].Stat(ctx, r.upName(u, p, store.RequestFrom(ctx).VO))
+		fi, e = u.Streams[0].Stat(ctx, r.upName(u, p, store.RequestFrom(ctx).ClientVO()))
 		return e
 	})
 	return fi, err
@@ -339,7 +339,7 @@ func (c *Cache) List(ctx context.Context, name string) (fis []store.FileInfo, er
 	}
 	err = c.each(ctx, r, func(u *upstream) error {
 		var e error
-		fis, e = u.Streams[0].List(ctx, r.upName(u, p, store.RequestFrom(ctx).VO))
+		fis, e = u.Streams[0].List(ctx, r.upName(u, p, store.RequestFrom(ctx).ClientVO()))
 		return e
 	})
 	for i := range fis {
@@ -356,7 +356,7 @@ func (c *Cache) Checksum(ctx context.Context, name, algo string) (sum string, er
 	}
 	err = c.each(ctx, r, func(u *upstream) error {
 		var e error
-		sum, e = u.Streams[0].Checksum(ctx, r.upName(u, p, store.RequestFrom(ctx).VO), algo)
+		sum, e = u.Streams[0].Checksum(ctx, r.upName(u, p, store.RequestFrom(ctx).ClientVO()), algo)
 		return e
 	})
 	return sum, err

@@ -259,7 +259,7 @@ func (d *Director) route(ctx context.Context, op, name string) error {
 	if len(d.cfg.Parents) > 0 {
 		return d.redirect(op, name, req, hops, d.cfg.Parents, "not in this director's servers: asking the parent")
 	}
-	vo := req.VO
+	vo := req.ClientVO() // ?vo=, else the token's groups
 	if vo == "" {
 		vo = d.cfg.DefaultVO
 	}
@@ -299,8 +299,10 @@ func (d *Director) recheckTried(name string, t tried) {
 
 func (d *Director) redirect(op, name string, req *store.Request, hops int, to []store.Endpoint, why string) error {
 	q := url.Values{}
-	if req.VO != "" {
-		q.Set("vo", req.VO)
+	// The VO goes along so the next director (which may not see the
+	// client's token) picks the same federation.
+	if vo := req.ClientVO(); vo != "" {
+		q.Set("vo", vo)
 	}
 	q.Set(hopsKey, strconv.Itoa(hops+1))
 	d.log.Debug("redirect", "op", op, "path", name, "to", to[0].String(), "why", why)

@@ -113,6 +113,13 @@ func TestRoutePolicy(t *testing.T) {
 	if _, to := redirectOf(t, d.route(reqCtx("vo=atlas"), "open", "/store/nowhere")); to != "atlas:1094" {
 		t.Errorf("VO atlas fallback: %s", to)
 	}
+	// The VO of a token's groups, passed on to the next hop.
+	tokReq := store.NewRequest("127.0.0.1", "")
+	tokReq.Identity = &store.Identity{Subject: "alice", Groups: []string{"/atlas/production"}}
+	re, to = redirectOf(t, d.route(store.WithRequest(context.Background(), tokReq), "open", "/store/nowhere"))
+	if to != "atlas:1094" || !strings.Contains(re.Opaque, "vo=atlas") {
+		t.Errorf("VO from token groups: %s %q", to, re.Opaque)
+	}
 	err := d.route(ctx, "open", "/store/nowhere")
 	if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "no server in the federation has it") || !strings.Contains(err.Error(), "no VO given") {
 		t.Errorf("nowhere, no VO: %v", err)
