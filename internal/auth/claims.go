@@ -69,18 +69,30 @@ func (is *issuer) acceptsAudience(aud jwt.ClaimStrings) bool {
 	return false
 }
 
-// wlcgOps maps WLCG scope names to store scope operations.
-var wlcgOps = map[string][]string{
-	"storage.read":   {store.ScopeRead},
-	"storage.create": {store.ScopeCreate},
-	"storage.modify": {store.ScopeModify},
-	"storage.stage":  {store.ScopeStage},
-}
-
-// sciOps maps SciTokens scope names; write covers creating and changing.
-var sciOps = map[string][]string{
-	"read":  {store.ScopeRead},
-	"write": {store.ScopeCreate, store.ScopeModify},
+// scopeOps maps a scope name to store scope operations: the WLCG names
+// always, the SciTokens ones (write covers creating and changing) when
+// sci is set; nil for scopes that are not about storage.
+func scopeOps(name string, sci bool) []string {
+	switch name {
+	case "storage.read":
+		return []string{store.ScopeRead}
+	case "storage.create":
+		return []string{store.ScopeCreate}
+	case "storage.modify":
+		return []string{store.ScopeModify}
+	case "storage.stage":
+		return []string{store.ScopeStage}
+	}
+	if !sci {
+		return nil
+	}
+	switch name {
+	case "read":
+		return []string{store.ScopeRead}
+	case "write":
+		return []string{store.ScopeCreate, store.ScopeModify}
+	}
+	return nil
 }
 
 // scopes turns the scope claim into store scopes rooted at base. Scopes
@@ -95,10 +107,7 @@ func (c *claims) scopes(base string) ([]store.Scope, error) {
 	for _, field := range c.Scope {
 		for _, s := range strings.Fields(field) {
 			name, p, hasPath := strings.Cut(s, ":")
-			ops := wlcgOps[name]
-			if ops == nil && sci {
-				ops = sciOps[name]
-			}
+			ops := scopeOps(name, sci)
 			if ops == nil {
 				continue
 			}

@@ -54,6 +54,8 @@ type VerifierConfig struct {
 	// not answer and refetches for a token with an unknown kid, so a
 	// stream of bad tokens cannot make us hammer the issuer.
 	MinRefetch time.Duration
+
+	now func() time.Time // the clock; tests replace it (default time.Now)
 }
 
 // IssuerConfig is one trusted token issuer.
@@ -89,7 +91,9 @@ type Verifier struct {
 	ctx    context.Context // cancelled by Close; bounds every fetch
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	once   sync.Once
+
+	mu     sync.Mutex // protects closed, so no goroutine starts after Close
+	closed bool
 }
 
 // NewVerifier checks cfg, loads JWKS files (an unreadable file is a
@@ -120,9 +124,12 @@ func NewVerifier(cfg VerifierConfig, log *slog.Logger) (*Verifier, error) {
 	if len(cfg.Issuers) == 0 {
 		return nil, errors.New("new verifier: no issuers configured")
 	}
+	if cfg.now == nil {
+		cfg.now = time.Now
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	v := &Verifier{cfg: cfg, log: log.With("component", "auth"), issuers: map[string]*issuer{},
-		now: time.Now, ctx: ctx, cancel: cancel}
+		now: cfg.now, ctx: ctx, cancel: cancel}
 	for _, ic := range cfg.Issuers {
 		is, err := newIssuer(v, ic)
 		if err != nil {
@@ -146,7 +153,7 @@ func NewVerifier(cfg VerifierConfig, log *slog.Logger) (*Verifier, error) {
 		}
 	}
 	for _, is := range v.issuers {
-		v.wg.Add(1)
+		v.goroutine()
 		go is.run(ctx)
 	}
 	return v, nil
@@ -155,10 +162,23 @@ func NewVerifier(cfg VerifierConfig, log *slog.Logger) (*Verifier, error) {
 // Close stops the background refreshes and waits for them. Verify keeps
 // working on the keys already loaded but no longer fetches.
 func (v *Verifier) Close() {
-	v.once.Do(func() {
-		v.cancel()
-		v.wg.Wait()
-	})
+	v.mu.Lock()
+	v.closed = true
+	v.mu.Unlock()
+	v.cancel()
+	v.wg.Wait()
+}
+
+// goroutine accounts for a goroutine about to start, unless the verifier
+// is closed (then it reports false and none may start).
+func (v *Verifier) goroutine() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return false
+	}
+	v.wg.Add(1)
+	return true
 }
 
 // header is the part of the JOSE header we look at before anything else.

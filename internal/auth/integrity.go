@@ -1,0 +1,40 @@
+package auth
+
+import (
+	"context"
+
+	"sitebox/internal/store"
+)
+
+// ChecksumRequirer is implemented by files that must only be read with
+// per-page checksums (kXR_pgread): files of an integrity-protected
+// namespace opened over a connection without TLS. The root:// frontend
+// refuses plain reads of them.
+type ChecksumRequirer interface {
+	RequiresChecksums() bool
+}
+
+// integrityFile marks a file as needing checksummed reads. Embedding the
+// store.File interface hides the inner file's SendFiler on purpose:
+// sendfile(2) would bypass the checksums.
+type integrityFile struct{ store.File }
+
+func (integrityFile) RequiresChecksums() bool { return true }
+
+// integrityCtxFile keeps store.ContextReaderAt of the inner file.
+type integrityCtxFile struct {
+	integrityFile
+	cr store.ContextReaderAt
+}
+
+func (f integrityCtxFile) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
+	return f.cr.ReadAtContext(ctx, p, off)
+}
+
+// markIntegrity wraps f as integrityFile, keeping ContextReaderAt.
+func markIntegrity(f store.File) store.File {
+	if cr, ok := f.(store.ContextReaderAt); ok {
+		return integrityCtxFile{integrityFile{f}, cr}
+	}
+	return integrityFile{f}
+}
