@@ -148,6 +148,14 @@ func (g *guard) Create(ctx context.Context, name string, opts store.CreateOption
 	if err != nil {
 		return nil, err
 	}
+	w, err := g.create(ctx, p, opts)
+	if err != nil || g.p.Protection(p) != LevelIntegrity || store.RequestFrom(ctx).TLS {
+		return w, err
+	}
+	return integrityWritable{w}, nil
+}
+
+func (g *guard) create(ctx context.Context, p string, opts store.CreateOptions) (store.WritableFile, error) {
 	r := store.RequestFrom(ctx)
 	if opts.Exclusive {
 		if err := g.p.Check(r, store.ScopeCreate, p); err != nil {

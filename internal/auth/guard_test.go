@@ -217,6 +217,24 @@ func TestGuardIntegrityFiles(t *testing.T) {
 	}
 }
 
+// Uploads into an integrity namespace over a plain connection are marked
+// too, so the root:// frontend takes only checksummed writes.
+func TestGuardIntegrityCreate(t *testing.T) {
+	g := NewGuard(newMemStore(), testPolicy(t), nil)
+	writer := ident(nil, "modify:/store/integ")
+	for _, tls := range []bool{false, true} {
+		w, err := g.Create(reqCtx(&store.Request{TLS: tls, Identity: writer}), "/store/integ/new", store.CreateOptions{Truncate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, marked := w.(interface{ RequiresChecksums() bool })
+		if marked == tls {
+			t.Errorf("TLS %v: marked %v", tls, marked)
+		}
+		w.Close()
+	}
+}
+
 func TestGuardLogsDenials(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))

@@ -38,3 +38,10 @@ func markIntegrity(f store.File) store.File {
 	}
 	return integrityFile{f}
 }
+
+// integrityWritable marks a file being written in an integrity-protected
+// namespace over a plain connection: the root:// frontend then accepts
+// only checksummed writes (kXR_pgwrite) to it.
+type integrityWritable struct{ store.WritableFile }
+
+func (integrityWritable) RequiresChecksums() bool { return true }
