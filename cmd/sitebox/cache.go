@@ -31,6 +31,16 @@ func (f *adminFlags) add(cmd *cobra.Command) {
 // resolveStateDir returns the state dir that serve would use with the
 // same --config and --state-dir.
 func (f *adminFlags) resolveStateDir(cmd *cobra.Command) (string, error) {
+	cfg, err := f.resolveConfig(cmd)
+	if err != nil {
+		return "", err
+	}
+	return cfg.Server.StateDir, nil
+}
+
+// resolveConfig is the running box's config as serve reads it, defaults
+// applied, with --state-dir applied over the file.
+func (f *adminFlags) resolveConfig(cmd *cobra.Command) (*config.Config, error) {
 	cfg := &config.Config{}
 	if f.configFile != "" {
 		c, _, err := config.Load(f.configFile)
@@ -43,7 +53,7 @@ func (f *adminFlags) resolveStateDir(cmd *cobra.Command) (string, error) {
 			// do not change where the running box keeps its socket.
 			cfg = c
 		default:
-			return "", err
+			return nil, err
 		}
 	}
 	if cmd.Flags().Changed("state-dir") {
@@ -51,7 +61,7 @@ func (f *adminFlags) resolveStateDir(cmd *cobra.Command) (string, error) {
 	}
 	host, _ := os.Hostname()
 	cfg.ApplyDefaults(host, os.Geteuid() == 0)
-	return cfg.Server.StateDir, nil
+	return cfg, nil
 }
 
 func (f *adminFlags) client(cmd *cobra.Command) (*admin.Client, error) {

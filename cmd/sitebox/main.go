@@ -30,5 +30,6 @@ func newRootCmd() *cobra.Command {
 	addBenchCommands(root)
 	addCacheCommands(root)
 	addFederationCommand(root)
+	addTokenCommands(root)
 	return root
 }

@@ -5,6 +5,7 @@ package box
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"sitebox/internal/admin"
+	"sitebox/internal/auth"
 	"sitebox/internal/cache"
 	"sitebox/internal/config"
 	"sitebox/internal/director"
@@ -34,6 +36,9 @@ type Box struct {
 	cache      *cache.Cache
 	director   *director.Director
 	advertiser *director.Advertiser
+	policy     *auth.Policy
+	tokens     *auth.Verifier // nil without [auth] issuers
+	issuer     *auth.Issuer   // the site issuer, when this box is one
 	closers    []func() error
 
 	rootLn  net.Listener
@@ -59,34 +64,47 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 			b.Close() // what was built before the failure
 		}
 	}()
+	if err = b.buildAuth(); err != nil {
+		return nil, err
+	}
 	if b.store, err = b.buildStores(); err != nil {
 		return nil, err
 	}
+	b.store = b.guard(b.store)
 	if err = b.buildOps(); err != nil {
 		return nil, err
+	}
+	var tc *tls.Config
+	if cfg.Root.Addr != config.Off && cfg.Root.TLSEnabled() || cfg.HTTPS.Addr != config.Off && !cfg.HTTPS.PlainHTTP {
+		if tc, err = b.serverTLS(); err != nil {
+			return nil, err
+		}
 	}
 
 	if cfg.Root.Addr != config.Off {
 		if b.rootLn, err = net.Listen("tcp", cfg.Root.Addr); err != nil {
 			return nil, fmt.Errorf("root:// listener: %w", err)
 		}
-		b.root = xrdserver.New(xrdserver.Config{ServerName: cfg.Server.Name, Manager: b.director != nil}, b.store, log.With("component", "root"))
+		rc := xrdserver.Config{ServerName: cfg.Server.Name, Manager: b.director != nil}
+		if cfg.Root.TLSEnabled() {
+			rc.TLS = tc
+		}
+		if b.tokens != nil {
+			rc.Tokens = b.tokens
+		}
+		b.root = xrdserver.New(rc, b.store, log.With("component", "root"))
 	}
 	if cfg.HTTPS.Addr != config.Off {
 		if b.httpsLn, err = net.Listen("tcp", cfg.HTTPS.Addr); err != nil {
 			return nil, fmt.Errorf("https:// listener: %w", err)
 		}
-		h := webdav.New(webdav.Config{ServerName: cfg.Server.Name}, b.store, log.With("component", "https"))
+		wc := webdav.Config{ServerName: cfg.Server.Name}
+		if b.tokens != nil {
+			wc.Tokens = b.tokens
+		}
+		h := webdav.New(wc, b.store, log.With("component", "https"))
 		b.https = &http.Server{Handler: b.httpsHandler(h), ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 		if !cfg.HTTPS.PlainHTTP {
-			hosts := []string{"localhost", "127.0.0.1", "::1"}
-			if hn, err := os.Hostname(); err == nil {
-				hosts = append(hosts, hn)
-			}
-			tc, err := tlsutil.LoadOrCreate(cfg.HTTPS.Cert, cfg.HTTPS.Key, filepath.Join(cfg.Server.StateDir, "tls"), hosts)
-			if err != nil {
-				return nil, fmt.Errorf("https:// certificate: %w", err)
-			}
 			b.https.TLSConfig = tc
 		}
 	}
@@ -94,6 +112,20 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// serverTLS is the box's certificate for https:// and roots://: the
+// configured one, or a self-signed one kept in the state dir.
+func (b *Box) serverTLS() (*tls.Config, error) {
+	hosts := []string{"localhost", "127.0.0.1", "::1"}
+	if hn, err := os.Hostname(); err == nil {
+		hosts = append(hosts, hn)
+	}
+	tc, err := tlsutil.LoadOrCreate(b.cfg.HTTPS.Cert, b.cfg.HTTPS.Key, filepath.Join(b.cfg.Server.StateDir, "tls"), hosts)
+	if err != nil {
+		return nil, fmt.Errorf("TLS certificate: %w", err)
+	}
+	return tc, nil
 }
 
 // RootAddr is the bound root:// address, or nil when disabled.

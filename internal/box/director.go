@@ -58,13 +58,17 @@ func endpointOf(raw string) store.Endpoint {
 	return store.Endpoint{HTTPS: u.Scheme + "://" + u.Host}
 }
 
-// httpsHandler puts the director's API next to the namespace.
+// httpsHandler puts the director's API and the site issuer's documents
+// next to the namespace.
 func (b *Box) httpsHandler(ns http.Handler) http.Handler {
-	if b.director == nil {
+	if b.director == nil && b.issuer == nil {
 		return ns
 	}
 	mux := http.NewServeMux()
-	mux.Handle(director.APIPrefix, b.director.Handler())
+	if b.director != nil {
+		mux.Handle(director.APIPrefix, b.director.Handler())
+	}
+	b.withIssuer(mux)
 	mux.Handle("/", ns)
 	return mux
 }

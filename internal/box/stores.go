@@ -2,6 +2,8 @@ package box
 
 import (
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"sitebox/internal/cache"
@@ -97,6 +99,15 @@ func newCache(cc *config.Cache, b *Box) (*cache.Cache, error) {
 		*l.dst = v.Value()
 	}
 	opts := cache.DialOptions{Streams: cc.Streams, CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure}
+	if cc.UpstreamTokenFile != "" {
+		tok, err := os.ReadFile(cc.UpstreamTokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("cache.upstream_token_file: %w", err)
+		}
+		if opts.Token = strings.TrimSpace(string(tok)); opts.Token == "" {
+			return nil, fmt.Errorf("cache.upstream_token_file %s is empty", cc.UpstreamTokenFile)
+		}
+	}
 	for _, r := range cc.Routes {
 		route := cache.Route{Prefix: r.Prefix}
 		for _, u := range r.Upstreams {

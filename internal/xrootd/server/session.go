@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -289,6 +290,10 @@ func (s *session) replyErr(req *proto.Request, err error) {
 		err = fail
 	}
 	code, msg := toXrd(err)
+	if code == proto.ErrNotAuthorized && !s.tls && s.srv.cfg.Tokens != nil && s.srv.cfg.TLS != nil && strings.Contains(msg, "no token") {
+		// XrdCl sends BEARER_TOKEN only over TLS: say so.
+		msg += "; root:// carries no token: use roots:// (or ?authz= on the path)"
+	}
 	if code == proto.ErrServerError || code == proto.ErrIOError {
 		s.log.Warn("request failed", "req", req.Name(), "code", code, "err", msg)
 	} else {

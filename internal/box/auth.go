@@ -1,0 +1,98 @@
+package box
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"sitebox/internal/auth"
+	"sitebox/internal/config"
+	"sitebox/internal/store"
+)
+
+// IssuerDir is where the site issuer's key lives, below the state dir.
+const IssuerDir = "issuer"
+
+// buildAuth makes the token verifier (the trusted issuers, and the site
+// issuer when this box is one) and the namespace policy. A box without
+// [auth] verifies nothing and allows everything, as before.
+func (b *Box) buildAuth() error {
+	a := &b.cfg.Auth
+	var ns []auth.Namespace
+	for _, n := range a.Namespaces {
+		lvl, err := auth.ParseLevel(n.Protection)
+		if err != nil {
+			return fmt.Errorf("auth.namespace %s: %w", n.Prefix, err)
+		}
+		ns = append(ns, auth.Namespace{Prefix: n.Prefix, Read: n.Read, VOs: n.VOs, Write: n.Write, Protection: lvl})
+	}
+	p, err := auth.NewPolicy(ns)
+	if err != nil {
+		return fmt.Errorf("auth: %w", err)
+	}
+	b.policy = p
+	if !a.Enabled() {
+		return nil
+	}
+	vc := auth.VerifierConfig{}
+	if vc.ClockSkew, err = time.ParseDuration(a.ClockSkew); err != nil {
+		return fmt.Errorf("auth.clock_skew: %w", err)
+	}
+	for _, is := range a.Issuers {
+		vc.Issuers = append(vc.Issuers, auth.IssuerConfig{Issuer: is.URL, JWKSFile: is.JWKS, JWKSURL: is.JWKSURL, Audiences: is.Audience, BasePath: is.BasePath})
+	}
+	if a.SiteIssuer {
+		is, err := auth.LoadIssuer(filepath.Join(b.cfg.Server.StateDir, IssuerDir, auth.KeyFileName), SiteIssuerURL(b.cfg))
+		if err != nil {
+			return fmt.Errorf("auth.site_issuer: %w (make the key with `sitebox token keygen`)", err)
+		}
+		b.issuer = is
+		// The box trusts its own tokens through a JWKS file: no fetch.
+		jwks := filepath.Join(b.cfg.Server.StateDir, IssuerDir, "jwks.json")
+		if err := os.WriteFile(jwks, is.JWKS(), 0o644); err != nil {
+			return fmt.Errorf("auth.site_issuer: %w", err)
+		}
+		vc.Issuers = append(vc.Issuers, auth.IssuerConfig{Issuer: is.URL(), JWKSFile: jwks})
+	}
+	v, err := auth.NewVerifier(vc, b.log.With("component", "auth"))
+	if err != nil {
+		return fmt.Errorf("auth: %w", err)
+	}
+	b.tokens = v
+	b.closers = append(b.closers, func() error { v.Close(); return nil })
+	return nil
+}
+
+// guard puts the namespace policy in front of st, unless it allows all.
+func (b *Box) guard(st store.Store) store.Store {
+	if b.policy == nil || b.policy.AllowsAll() {
+		return st
+	}
+	return auth.NewGuard(st, b.policy, b.log.With("component", "auth"))
+}
+
+// withIssuer serves the site issuer's discovery document and JWKS beside
+// the namespace, so other boxes can trust this one's tokens.
+func (b *Box) withIssuer(mux *http.ServeMux) {
+	if b.issuer != nil {
+		mux.Handle("/.well-known/", b.issuer.Handler())
+	}
+}
+
+// SiteIssuerURL is the site issuer's `iss`: [auth] issuer_url, else
+// https://<hostname>:<https port>.
+func SiteIssuerURL(cfg *config.Config) string {
+	if u := cfg.Auth.IssuerURL; u != "" {
+		return strings.TrimSuffix(u, "/")
+	}
+	host, _ := os.Hostname()
+	_, port, err := net.SplitHostPort(cfg.HTTPS.Addr)
+	if err != nil || port == "" {
+		port = "8443"
+	}
+	return "https://" + net.JoinHostPort(host, port)
+}
