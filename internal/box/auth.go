@@ -12,6 +12,7 @@ import (
 	"sitebox/internal/auth"
 	"sitebox/internal/config"
 	"sitebox/internal/store"
+	"sitebox/internal/tlsutil"
 )
 
 // IssuerDir is where the site issuer's key lives, below the state dir.
@@ -41,6 +42,15 @@ func (b *Box) buildAuth() error {
 	vc := auth.VerifierConfig{}
 	if vc.ClockSkew, err = time.ParseDuration(a.ClockSkew); err != nil {
 		return fmt.Errorf("auth.clock_skew: %w", err)
+	}
+	if a.CA != "" {
+		tc, err := tlsutil.ClientConfig(a.CA, false)
+		if err != nil {
+			return fmt.Errorf("auth.ca: %w", err)
+		}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.TLSClientConfig = tc
+		vc.HTTPClient = &http.Client{Transport: tr, Timeout: 10 * time.Second}
 	}
 	for _, is := range a.Issuers {
 		vc.Issuers = append(vc.Issuers, auth.IssuerConfig{Issuer: is.URL, JWKSFile: is.JWKS, JWKSURL: is.JWKSURL, Audiences: is.Audience, BasePath: is.BasePath})

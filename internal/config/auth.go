@@ -16,6 +16,9 @@ type Auth struct {
 	Issuers []AuthIssuer `toml:"issuer"`
 	// ClockSkew allowed on exp, nbf and iat (default "60s").
 	ClockSkew string `toml:"clock_skew"`
+	// CA is a PEM file of extra CA certificates trusted when fetching
+	// issuers' keys over https (another box's self-signed certificate).
+	CA string `toml:"ca"`
 	// SiteIssuer makes this box a token issuer of its own: it serves its
 	// JWKS and OpenID configuration over https://, and trusts its own
 	// tokens. `sitebox token keygen` makes the key (in state_dir/issuer).
@@ -92,6 +95,11 @@ func (a *Auth) validate() []Problem {
 	if a.ClockSkew != "" {
 		if d, err := time.ParseDuration(a.ClockSkew); err != nil || d < 0 || d > time.Hour {
 			add("clock_skew", "%q is not a duration between 0 and 1h", a.ClockSkew)
+		}
+	}
+	if a.CA != "" {
+		if _, err := os.Stat(a.CA); err != nil {
+			add("ca", "cannot read %s: %v", a.CA, unwrapPath(err))
 		}
 	}
 	if a.IssuerURL != "" {
