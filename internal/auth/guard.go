@@ -223,7 +223,7 @@ func (n nsGuard) Chmod(ctx context.Context, name string, perm fs.FileMode) error
 // new name). The existence check and the rename are not atomic; a file
 // appearing at the destination in between is replaced.
 func (n nsGuard) Rename(ctx context.Context, from, to string) error {
-	src, err := n.g.check(ctx, "mv", store.ScopeModify, from)
+	src, err := store.CleanPath(from)
 	if err != nil {
 		return err
 	}
@@ -232,13 +232,28 @@ func (n nsGuard) Rename(ctx context.Context, from, to string) error {
 		return err
 	}
 	r := store.RequestFrom(ctx)
-	if modErr := n.g.p.Check(r, store.ScopeModify, dst); modErr != nil {
-		if err := n.g.p.Check(r, store.ScopeCreate, dst); err != nil {
-			return n.g.denied(ctx, "mv", dst, err)
+	srcMod := n.g.p.Check(r, store.ScopeModify, src)
+	dstMod := n.g.p.Check(r, store.ScopeModify, dst)
+	if srcMod == nil && dstMod == nil {
+		return n.ns.Rename(ctx, src, dst)
+	}
+	// The WLCG profile lets storage.create rename files onto names that
+	// do not exist yet (how an upload lands: written under a temporary
+	// name, then renamed); anything else changes stored data: modify.
+	if srcMod != nil {
+		if err := n.g.p.Check(r, store.ScopeCreate, src); err != nil {
+			return n.g.denied(ctx, "mv", src, srcMod)
 		}
-		if _, err := n.g.inner.Stat(ctx, dst); !errors.Is(err, store.ErrNotFound) {
-			return n.g.denied(ctx, "mv", dst, modErr)
+	}
+	if err := n.g.p.Check(r, store.ScopeCreate, dst); err != nil {
+		return n.g.denied(ctx, "mv", dst, err)
+	}
+	if _, err := n.g.inner.Stat(ctx, dst); !errors.Is(err, store.ErrNotFound) {
+		why := dstMod
+		if why == nil {
+			why = srcMod
 		}
+		return n.g.denied(ctx, "mv", dst, why)
 	}
 	return n.ns.Rename(ctx, src, dst)
 }

@@ -94,10 +94,15 @@ func TestGuardOps(t *testing.T) {
 		{"rmdir with modify scope", modifier, ns(func(ctx context.Context, n store.Namespace) error { return n.Rmdir(ctx, "/store/user/d") }), "", []string{"rmdir"}, nil},
 		{"chmod with create scope", creator, ns(func(ctx context.Context, n store.Namespace) error { return n.Chmod(ctx, "/store/user/f", 0o600) }), "no storage.modify scope", nil, nil},
 		{"chmod with modify scope", modifier, ns(func(ctx context.Context, n store.Namespace) error { return n.Chmod(ctx, "/store/user/f", 0o600) }), "", []string{"chmod"}, nil},
-		{"mv without modify on source", creator, ns(func(ctx context.Context, n store.Namespace) error {
+		// WLCG: storage.create includes renaming onto a name that does not
+		// exist yet (how an upload lands), never onto an existing file.
+		{"mv with create only onto a new name", creator, ns(func(ctx context.Context, n store.Namespace) error {
 			return n.Rename(ctx, "/store/user/f", "/store/user/g")
+		}), "", []string{"stat", "mv"}, nil},
+		{"mv with create only onto an existing file", creator, ns(func(ctx context.Context, n store.Namespace) error {
+			return n.Rename(ctx, "/store/user/a/f", "/store/user/f")
 		}),
-			"mv /store/user/f: token has no storage.modify scope", nil, nil},
+			"mv /store/user/f: token has no storage.modify scope", []string{"stat"}, nil},
 		{"mv modify source, create new destination", &store.Request{Identity: ident(nil, "modify:/store/user/a", "create:/store/user/b")},
 			ns(func(ctx context.Context, n store.Namespace) error {
 				return n.Rename(ctx, "/store/user/a/f", "/store/user/b/g")

@@ -62,8 +62,14 @@ func (b *Box) buildAuth() error {
 		}
 		b.issuer = is
 		// The box trusts its own tokens through a JWKS file: no fetch.
-		jwks := filepath.Join(b.cfg.Server.StateDir, IssuerDir, "jwks.json")
+		// Beside it, the issuer URL, so `sitebox token issue` signs for
+		// the same iss without being told.
+		dir := filepath.Join(b.cfg.Server.StateDir, IssuerDir)
+		jwks := filepath.Join(dir, "jwks.json")
 		if err := os.WriteFile(jwks, is.JWKS(), 0o644); err != nil {
+			return fmt.Errorf("auth.site_issuer: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, IssuerURLFile), []byte(is.URL()+"\n"), 0o644); err != nil {
 			return fmt.Errorf("auth.site_issuer: %w", err)
 		}
 		vc.Issuers = append(vc.Issuers, auth.IssuerConfig{Issuer: is.URL(), JWKSFile: jwks})
@@ -93,11 +99,21 @@ func (b *Box) withIssuer(mux *http.ServeMux) {
 	}
 }
 
-// SiteIssuerURL is the site issuer's `iss`: [auth] issuer_url, else
+// IssuerURLFile, in the issuer dir, holds the URL a running site issuer
+// signs for.
+const IssuerURLFile = "url"
+
+// SiteIssuerURL is the site issuer's `iss`: [auth] issuer_url, else what
+// the box last started with wrote in its state dir, else
 // https://<hostname>:<https port>.
 func SiteIssuerURL(cfg *config.Config) string {
 	if u := cfg.Auth.IssuerURL; u != "" {
 		return strings.TrimSuffix(u, "/")
+	}
+	if b, err := os.ReadFile(filepath.Join(cfg.Server.StateDir, IssuerDir, IssuerURLFile)); err == nil {
+		if u := strings.TrimSpace(string(b)); u != "" {
+			return u
+		}
 	}
 	host, _ := os.Hostname()
 	_, port, err := net.SplitHostPort(cfg.HTTPS.Addr)

@@ -21,16 +21,38 @@ type fedNode struct {
 
 func startFedNode(t *testing.T, name, site, conf string) *fedNode {
 	t.Helper()
-	rp, _ := peers.FreePort()
-	return startFedNodeAt(t, name, site, conf, rp)
+	return prepareNode(t, 0).start(t, name, site, conf)
 }
 
 // startFedNodeAt is startFedNode with the root:// port chosen by the
 // caller, for topologies whose configs name each other.
 func startFedNodeAt(t *testing.T, name, site, conf string, rp int) *fedNode {
 	t.Helper()
-	state := t.TempDir()
+	return prepareNode(t, rp).start(t, name, site, conf)
+}
+
+// nodeSpec is a node's state dir and ports before it starts, so a test can
+// prepare its state (a token issuer key) and name its ports in the config.
+type nodeSpec struct {
+	state  string
+	rp, hp int
+}
+
+// prepareNode picks the ports (rp 0: a free one) and a state dir.
+func prepareNode(t *testing.T, rp int) nodeSpec {
+	t.Helper()
+	if rp == 0 {
+		rp, _ = peers.FreePort()
+	}
 	hp, _ := peers.FreePort()
+	return nodeSpec{state: t.TempDir(), rp: rp, hp: hp}
+}
+
+func (n nodeSpec) httpsURL() string { return "https://127.0.0.1:" + strconv.Itoa(n.hp) }
+
+func (n nodeSpec) start(t *testing.T, name, site, conf string) *fedNode {
+	t.Helper()
+	state, rp, hp := n.state, n.rp, n.hp
 	var cfg strings.Builder
 	cfg.WriteString("[server]\nname = " + strconv.Quote(name) + "\nsite = " + strconv.Quote(site) +
 		"\nstate_dir = " + strconv.Quote(state) + "\nlog_level = \"debug\"\n")

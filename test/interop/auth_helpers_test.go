@@ -1,0 +1,132 @@
+package interop
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"sitebox/internal/peers"
+)
+
+// issuerNode is a box that is its own token issuer ([auth] site_issuer):
+// its key is made with `sitebox token keygen` before it starts.
+type issuerNode struct {
+	*fedNode
+	issuer string // its tokens' iss
+	key    *ecdsa.PrivateKey
+	kid    string
+}
+
+func startIssuerNode(t *testing.T, name, site, conf string) *issuerNode {
+	t.Helper()
+	spec := prepareNode(t, 0)
+	run(t, false, siteboxBin, "token", "keygen", "--state-dir", spec.state)
+	iss := spec.httpsURL()
+	n := spec.start(t, name, site, "[auth]\nsite_issuer = true\nissuer_url = \""+iss+"\"\n"+conf)
+	in := &issuerNode{fedNode: n, issuer: iss}
+	pemBytes, err := os.ReadFile(filepath.Join(spec.state, "issuer", "issuer.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.key, err = jwt.ParseECPrivateKeyFromPEM(pemBytes); err != nil {
+		t.Fatal(err)
+	}
+	// The kid the box publishes, from a token it issued.
+	hdr, _, _ := strings.Cut(in.token(t, "probe", "", "storage.read:/"), ".")
+	var h struct{ Kid string }
+	b, _ := base64.RawURLEncoding.DecodeString(hdr)
+	json.Unmarshal(b, &h)
+	in.kid = h.Kid
+	return in
+}
+
+// token asks the box's CLI for a token (subject, groups, scopes; the
+// lists comma-separated).
+func (n *issuerNode) token(t *testing.T, sub, groups, scopes string) string {
+	t.Helper()
+	out, _ := run(t, false, siteboxBin, "token", "issue", "--config", filepath.Join(n.state, "sitebox.toml"), "--sub", sub, "--groups", groups, "--scope", scopes, "--lifetime", "1h")
+	return strings.TrimSpace(out)
+}
+
+// forge signs claims with the issuer's own key (or key, when given) and
+// header alg, for tokens the CLI refuses to make: expired, not yet valid,
+// another issuer.
+func (n *issuerNode) forge(t *testing.T, claims jwt.MapClaims, key *ecdsa.PrivateKey) string {
+	t.Helper()
+	if key == nil {
+		key = n.key
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
+	tok.Header["kid"] = n.kid
+	s, err := tok.SignedString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// claims are a valid token's claims for sub with scope, changed by edit.
+func (n *issuerNode) claims(sub, groups, scope string, edit func(jwt.MapClaims)) jwt.MapClaims {
+	now := time.Now()
+	c := jwt.MapClaims{"iss": n.issuer, "sub": sub, "iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(time.Hour).Unix(),
+		"wlcg.ver": "1.0", "scope": scope, "aud": "https://wlcg.cern.ch/jwt/v1/any", "jti": "t"}
+	if groups != "" {
+		c["wlcg.groups"] = strings.Split(groups, ",")
+	}
+	if edit != nil {
+		edit(c)
+	}
+	return c
+}
+
+func otherKey(t *testing.T) *ecdsa.PrivateKey {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// algNone is a token claiming no signature.
+func algNone(claims jwt.MapClaims) string {
+	h := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`))
+	b, _ := json.Marshal(claims)
+	return h + "." + base64.RawURLEncoding.EncodeToString(b) + "."
+}
+
+// certDir is an OpenSSL hashed CA directory holding the boxes'
+// certificates, as XrdCl wants for roots:// (X509_CERT_DIR).
+func certDir(t *testing.T, nodes ...*fedNode) string {
+	t.Helper()
+	peers.Require(t, "openssl")
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	for i, n := range nodes {
+		b, err := os.ReadFile(n.certFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "box"+string(rune('a'+i))+".pem"), b, 0o644)
+	}
+	if out, err := exec.Command("openssl", "rehash", dir).CombinedOutput(); err != nil {
+		t.Fatalf("openssl rehash: %v: %s", err, out)
+	}
+	return dir
+}
+
+// xrdEnv is the environment for xrdcp with a token (empty: none) and the
+// CA directory.
+func xrdEnv(caDir, token string) []string {
+	// An empty BEARER_TOKEN is skipped by XrdCl, so no token is sent.
+	return []string{"X509_CERT_DIR=" + caDir, "BEARER_TOKEN=" + token}
+}
