@@ -24,8 +24,23 @@ func (s *session) writeLocked(parts [][]byte) error {
 		return fmt.Errorf("send response: %w", net.ErrClosed)
 	}
 	s.conn.SetWriteDeadline(time.Now().Add(s.srv.cfg.WriteTimeout))
-	bufs := net.Buffers(parts)
-	if _, err := bufs.WriteTo(s.conn); err != nil {
+	var err error
+	if s.tlsw != nil {
+		// TLS has no writev: each part would be a record of its own (an
+		// 8-byte header, every 4-byte pgread CRC). Gather them instead.
+		for _, p := range parts {
+			if _, err = s.tlsw.Write(p); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = s.tlsw.Flush()
+		}
+	} else {
+		bufs := net.Buffers(parts)
+		_, err = bufs.WriteTo(s.conn)
+	}
+	if err != nil {
 		s.close()
 		return fmt.Errorf("send response: %w", err)
 	}

@@ -30,12 +30,17 @@ func (s *session) startTLS() error {
 	tc.SetDeadline(time.Time{})
 	s.wmu.Lock()
 	s.conn = tc
+	s.tlsw = bufio.NewWriterSize(tc, tlsWriteBuffer)
 	s.wmu.Unlock()
 	s.br = bufio.NewReaderSize(tc, 16<<10)
 	s.tls = true
 	s.log.Debug("connection upgraded to TLS", "version", tls.VersionName(tc.ConnectionState().Version))
 	return nil
 }
+
+// tlsWriteBuffer gathers a response's parts into full TLS records (16 KiB
+// of payload each) before they reach the connection.
+const tlsWriteBuffer = 64 << 10
 
 // prefixConn reads from r (buffered bytes, then the socket) and does
 // everything else on the socket.
