@@ -148,36 +148,45 @@ func (g *guard) Create(ctx context.Context, name string, opts store.CreateOption
 	if err != nil {
 		return nil, err
 	}
-	w, err := g.create(ctx, p, opts)
-	if err != nil || g.p.Protection(p) != LevelIntegrity || store.RequestFrom(ctx).TLS {
+	w, fresh, err := g.create(ctx, p, opts)
+	r := store.RequestFrom(ctx)
+	if err == nil && fresh {
+		r.MarkCreated(p) // it may undo its own upload (see Remove)
+	}
+	if err != nil || g.p.Protection(p) != LevelIntegrity || r.TLS {
 		return w, err
 	}
 	return integrityWritable{w}, nil
 }
 
-func (g *guard) create(ctx context.Context, p string, opts store.CreateOptions) (store.WritableFile, error) {
+// create checks and creates; fresh reports that the file is certainly
+// new (an exclusive create).
+func (g *guard) create(ctx context.Context, p string, opts store.CreateOptions) (w store.WritableFile, fresh bool, err error) {
 	r := store.RequestFrom(ctx)
 	if opts.Exclusive {
 		if err := g.p.Check(r, store.ScopeCreate, p); err != nil {
-			return nil, g.denied(ctx, "create", p, err)
+			return nil, false, g.denied(ctx, "create", p, err)
 		}
-		return g.inner.Create(ctx, p, opts)
+		w, err = g.inner.Create(ctx, p, opts)
+		return w, true, err
 	}
 	modErr := g.p.Check(r, store.ScopeModify, p)
 	if modErr == nil {
-		return g.inner.Create(ctx, p, opts)
+		w, err = g.inner.Create(ctx, p, opts)
+		return w, false, err
 	}
 	if opts.Update { // only ever changes an existing file
-		return nil, g.denied(ctx, "create", p, modErr)
+		return nil, false, g.denied(ctx, "create", p, modErr)
 	}
 	if err := g.p.Check(r, store.ScopeCreate, p); err != nil {
-		return nil, g.denied(ctx, "create", p, err)
+		return nil, false, g.denied(ctx, "create", p, err)
 	}
 	if _, err := g.inner.Stat(ctx, p); !errors.Is(err, store.ErrNotFound) {
-		return nil, g.denied(ctx, "create", p, modErr)
+		return nil, false, g.denied(ctx, "create", p, modErr)
 	}
 	opts.Exclusive, opts.Truncate = true, false
-	return g.inner.Create(ctx, p, opts)
+	w, err = g.inner.Create(ctx, p, opts)
+	return w, true, err
 }
 
 // nsGuard checks the policy before each store.Namespace call.
@@ -194,7 +203,12 @@ func (n nsGuard) Mkdir(ctx context.Context, name string, perm fs.FileMode, paren
 	return n.ns.Mkdir(ctx, p, perm, parents)
 }
 
+// Remove needs storage.modify, except for a file the same request
+// created: an upload cleaning up its temporary after a failure.
 func (n nsGuard) Remove(ctx context.Context, name string) error {
+	if p, err := store.CleanPath(name); err == nil && store.RequestFrom(ctx).CreatedHere(p) {
+		return n.ns.Remove(ctx, p)
+	}
 	p, err := n.g.check(ctx, "rm", store.ScopeModify, name)
 	if err != nil {
 		return err

@@ -262,3 +262,30 @@ func TestGuardLogsDenials(t *testing.T) {
 		}
 	}
 }
+
+// A request may remove what it created itself (an upload's temporary
+// after a failure) with only a create scope; not another file, and not in
+// another request.
+func TestGuardRemovesOwnCreation(t *testing.T) {
+	g := NewGuard(newMemStore("/store/user/old"), testPolicy(t), nil)
+	ns := g.(store.Namespace)
+	r := &store.Request{Identity: ident(nil, "create:/store/user")}
+	ctx := reqCtx(r)
+	w, err := g.Create(ctx, "/store/user/.tmp", store.CreateOptions{Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if err := ns.Remove(ctx, "/store/user/.tmp"); err != nil {
+		t.Errorf("removing its own creation: %v", err)
+	}
+	if err := ns.Remove(ctx, "/store/user/old"); err == nil {
+		t.Error("create scope removed an existing file")
+	}
+	other := reqCtx(&store.Request{Identity: ident(nil, "create:/store/user")})
+	w, _ = g.Create(ctx, "/store/user/.tmp2", store.CreateOptions{Exclusive: true})
+	w.Close()
+	if err := ns.Remove(other, "/store/user/.tmp2"); err == nil {
+		t.Error("another request removed a file it did not create")
+	}
+}

@@ -165,7 +165,9 @@ func (p *Policy) Check(r *store.Request, op, name string) error {
 	}
 	n := p.lookup(name)
 	if n.Protection == LevelPrivacy && !r.TLS {
-		return deny("%s requires TLS (privacy): use roots:// or https://", n.Prefix)
+		d := deny("%s requires TLS (privacy): use roots:// or https://", n.Prefix)
+		d.Cause = store.ErrInsecure
+		return d
 	}
 	id := r.Identity
 	if op == store.ScopeRead {

@@ -107,6 +107,9 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 		if !cfg.HTTPS.PlainHTTP {
 			b.https.TLSConfig = tc
 		}
+		if !cfg.HTTPS.HTTP2 {
+			b.https.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){} // HTTP/1.1 only
+		}
 	}
 	if b.advertiser, err = b.newAdvertiser(); err != nil {
 		return nil, err

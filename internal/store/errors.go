@@ -25,6 +25,10 @@ var (
 	// ErrUnavailable: the server this store relies on (a cache's upstream)
 	// could not be reached or did not answer in time.
 	ErrUnavailable = errors.New("upstream unavailable")
+	// ErrInsecure: the namespace needs a protected connection (TLS, or
+	// checksummed transfers); wrapped together with ErrPermission, so a
+	// frontend can tell "use TLS" from "show a token".
+	ErrInsecure = errors.New("needs a protected connection")
 )
 
 // IsAnswer reports whether err is a definite answer about the request (not

@@ -3,6 +3,7 @@ package webdav
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -55,8 +56,8 @@ func (h *Handler) authenticate(r *http.Request, req *store.Request) {
 // with a Bearer challenge when the client presented no usable token (RFC
 // 6750), 403 when its token does not grant the request.
 func (h *Handler) authStatus(w http.ResponseWriter, r *http.Request, err error, code int) int {
-	if h.cfg.Tokens == nil || code != http.StatusForbidden || !errors.Is(err, store.ErrPermission) {
-		return code
+	if h.cfg.Tokens == nil || code != http.StatusForbidden || !errors.Is(err, store.ErrPermission) || errors.Is(err, store.ErrInsecure) {
+		return code // a TLS requirement is no token's business: 403
 	}
 	req := store.RequestFrom(r.Context())
 	if req.Identity != nil {
@@ -68,4 +69,18 @@ func (h *Handler) authStatus(w http.ResponseWriter, r *http.Request, err error, 
 	}
 	w.Header().Set("WWW-Authenticate", challenge)
 	return http.StatusUnauthorized
+}
+
+// checksumRequirer is implemented by files of integrity-protected
+// namespaces opened over a plain connection (see the auth guard).
+type checksumRequirer interface{ RequiresChecksums() bool }
+
+// insecure refuses moving f over a plain HTTP connection when its
+// namespace needs integrity protection: HTTP has no per-block checksums,
+// so TLS is the only way to protect the bytes.
+func insecure(r *http.Request, f any, op, name string) error {
+	if rc, ok := f.(checksumRequirer); !ok || !rc.RequiresChecksums() || r.TLS != nil {
+		return nil
+	}
+	return &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: %w: its namespace requires integrity protection; use https://", store.ErrPermission, store.ErrInsecure)}
 }

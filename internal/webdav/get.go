@@ -35,6 +35,11 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, name string) error
 	if fi.IsDir() {
 		return h.listing(w, r, name) // replaced by a directory in between
 	}
+	if r.Method != http.MethodHead {
+		if err := insecure(r, f, "get", name); err != nil {
+			return err
+		}
+	}
 	d, err := h.digest(r, name)
 	if err != nil {
 		return err

@@ -67,7 +67,10 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, name string) error
 	if err != nil {
 		return withPath(err, "put", name, tmp)
 	}
-	n, err := copyBody(f, r.Body)
+	var n int64
+	if err = insecure(r, f, "put", name); err == nil {
+		n, err = copyBody(f, r.Body)
+	}
 	if err == nil && r.ContentLength >= 0 && n != r.ContentLength {
 		err = &clientBodyError{fmt.Errorf("%w: got %d of %d bytes", io.ErrUnexpectedEOF, n, r.ContentLength)}
 	}

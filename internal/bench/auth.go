@@ -1,0 +1,381 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"sitebox/internal/peers"
+)
+
+// AuthConfig describes the wire-protection benchmark: one file read over
+// root:// and https:// from namespaces of each protection level (none,
+// integrity, privacy), every path in one run, side by side. Zero fields
+// take the documented defaults.
+type AuthConfig struct {
+	Sitebox  string    // sitebox binary serving both boxes
+	WorkDir  string    // scratch: the pool, box configs and state, the client CA dir
+	FileSize int64     // bytes per copy (default 1 GiB)
+	Rounds   int       // rounds over every path; the median is reported (default 3)
+	Out      io.Writer // progress lines (default: discarded)
+}
+
+func (c *AuthConfig) applyDefaults() {
+	if c.FileSize <= 0 {
+		c.FileSize = 1 << 30
+	}
+	if c.Rounds <= 0 {
+		c.Rounds = 3
+	}
+	if c.Out == nil {
+		c.Out = io.Discard
+	}
+}
+
+func (c *AuthConfig) validate() error {
+	if c.Sitebox == "" {
+		return errors.New("bench auth: no sitebox binary given")
+	}
+	if c.WorkDir == "" {
+		return errors.New("bench auth: no work directory given")
+	}
+	// roots:// needs `openssl rehash` to make the CA directory xrdcp reads.
+	for _, tool := range []string{"xrdcp", "curl", "openssl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("bench auth needs %s: %w", tool, err)
+		}
+	}
+	return nil
+}
+
+// AuthReport is the whole run.
+type AuthReport struct {
+	Config AuthConfig
+	CPUs   int
+	Rows   []AuthRow   // table order: root:// then https://, none → privacy, variants last
+	Checks []AuthCheck // refusals tried once before the rounds
+	// PeakRSS of each box over the run: "box" serves root:// and
+	// https://, "plain" serves http://.
+	PeakRSS map[string]int64
+}
+
+// AuthRow is one client path at one protection level.
+type AuthRow struct {
+	Proto   string // "root" or "https" (plain http:// counts as https at level none)
+	Level   string // none, integrity or privacy
+	How     string // the client and the wire path it takes
+	Variant bool   // beside the six main rows: another client path at the same level
+	Runs    []float64
+	MBps    float64 // median of Runs
+}
+
+// AuthCheck is one read that the box's policy must refuse.
+type AuthCheck struct {
+	What    string
+	Refused bool
+	// Proof marks the refusals that show a measured row took the
+	// protected path: without them a "privacy" figure could be plain.
+	Proof  bool
+	Detail string // what the client printed, trimmed
+}
+
+// Cost is 1 − row ÷ the same protocol's unprotected row: the share of
+// throughput the level costs. ok is false when there is no baseline.
+func (r *AuthReport) Cost(row AuthRow) (cost float64, ok bool) {
+	for _, b := range r.Rows {
+		if b.Proto == row.Proto && b.Level == "none" && !b.Variant && b.MBps > 0 {
+			return 1 - row.MBps/b.MBps, true
+		}
+	}
+	return 0, false
+}
+
+// authLevels are the namespaces, one per protection level, each holding
+// the same file as /bench/<level>/f.
+var authLevels = []string{"none", "integrity", "privacy"}
+
+// authPath is how one row reads its file.
+type authPath struct {
+	row  AuthRow
+	argv []string
+	env  []string
+	// verify checks a successful command's stdout (curl's -w line).
+	verify func(stdout string) error
+}
+
+// Auth runs the benchmark. One box serves root:// (and roots:// with its
+// self-signed certificate) and https://; a second box with the same
+// policy over the same pool serves plain http://, the unprotected HTTP
+// baseline. The file is read through every path once (page cache warm,
+// paths proven to work), the refusals are checked, then cfg.Rounds rounds
+// read it through every path, the first path rotating per round so slow
+// drift of the shared machine spreads over all rows.
+func Auth(ctx context.Context, cfg AuthConfig) (*AuthReport, error) {
+	cfg.applyDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	pool := filepath.Join(cfg.WorkDir, "pool")
+	if err := makeAuthFiles(pool, cfg.FileSize); err != nil {
+		return nil, fmt.Errorf("bench auth: test file: %w", err)
+	}
+	fmt.Fprintf(cfg.Out, "bench auth: %d MiB file, %d rounds\n", cfg.FileSize>>20, cfg.Rounds)
+	bx, err := startAuthBoxes(ctx, cfg.Sitebox, cfg.WorkDir, pool)
+	if bx != nil {
+		defer bx.stop()
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep := &AuthReport{Config: cfg, CPUs: runtime.NumCPU(), PeakRSS: map[string]int64{}}
+	paths := bx.paths(cfg.FileSize)
+	for _, p := range paths {
+		if _, err := runAuthPath(ctx, p); err != nil {
+			return nil, fmt.Errorf("bench auth: %s %s: warm-up read failed: %w", p.row.Proto, p.row.How, err)
+		}
+	}
+	for _, c := range bx.refusals() {
+		rep.Checks = append(rep.Checks, runRefusal(ctx, c))
+		last := rep.Checks[len(rep.Checks)-1]
+		fmt.Fprintf(cfg.Out, "  check %s: refused=%t %s\n", last.What, last.Refused, last.Detail)
+	}
+	runs := make([][]float64, len(paths))
+	for r := range cfg.Rounds {
+		for i := range paths {
+			k := (i + r) % len(paths)
+			p := paths[k]
+			secs, err := runAuthPath(ctx, p)
+			if err != nil {
+				return nil, fmt.Errorf("bench auth: %s %s, round %d: %w", p.row.Proto, p.row.How, r+1, err)
+			}
+			mbps := float64(cfg.FileSize) / secs / 1e6
+			runs[k] = append(runs[k], mbps)
+			fmt.Fprintf(cfg.Out, "  %-5s %-9s %-52s round %d: %6.0f MB/s\n", p.row.Proto, p.row.Level, p.row.How, r+1, mbps)
+		}
+	}
+	for i, p := range paths {
+		row := p.row
+		row.Runs, row.MBps = runs[i], median(runs[i])
+		rep.Rows = append(rep.Rows, row)
+	}
+	for name, proc := range map[string]*peers.Process{"box": bx.main, "plain": bx.plain} {
+		if n, err := proc.PeakRSS(); err == nil {
+			rep.PeakRSS[name] = n
+		}
+	}
+	return rep, nil
+}
+
+func xrdcpArgs(url string) []string { return []string{"xrdcp", "-f", "-s", url, "/dev/null"} }
+
+// clientCmd runs a client with the XRootD timeouts of every benchmark;
+// env comes last, and later entries win in exec, so the caller's own
+// XRD_* cannot switch a row to another read path.
+func clientCmd(ctx context.Context, argv, env []string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(append(os.Environ(), "XRD_REQUESTTIMEOUT=60", "XRD_CONNECTIONRETRY=1"), env...)
+	return cmd
+}
+
+// runAuthPath runs one copy and returns its wall time in seconds.
+func runAuthPath(ctx context.Context, p authPath) (float64, error) {
+	cmd := clientCmd(ctx, p.argv, p.env)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("%s: %w: %s", p.argv[0], err, trimMsg(stderr.Bytes()))
+	}
+	secs := time.Since(start).Seconds()
+	if p.verify != nil {
+		if err := p.verify(stdout.String()); err != nil {
+			return 0, fmt.Errorf("%s: %w", p.argv[0], err)
+		}
+	}
+	return secs, nil
+}
+
+// authBoxes are the two sitebox processes and how clients reach them.
+type authBoxes struct {
+	main, plain *peers.Process
+	rootPort    int
+	httpsPort   int
+	httpPort    int
+	cert        string // the box's self-signed certificate (curl --cacert)
+	caDir       string // X509_CERT_DIR for xrdcp: cert.pem plus its hash link
+}
+
+func (b *authBoxes) stop() {
+	b.plain.Stop()
+	b.main.Stop()
+}
+
+func (b *authBoxes) rootURL(scheme, level string) string {
+	return fmt.Sprintf("%s://127.0.0.1:%d//bench/%s/f", scheme, b.rootPort, level)
+}
+
+func (b *authBoxes) httpURL(level string) string {
+	if level == "none" {
+		return fmt.Sprintf("http://127.0.0.1:%d/bench/none/f", b.httpPort)
+	}
+	return fmt.Sprintf("https://127.0.0.1:%d/bench/%s/f", b.httpsPort, level)
+}
+
+// paths lists the measured rows; every xrdcp row sets XRD_CPUSEPGWRTRD.
+func (b *authBoxes) paths(size int64) []authPath {
+	// -q ignores ~/.curlrc; a stalled transfer fails instead of hanging.
+	curl := func(url, version string) []string {
+		return []string{"curl", "-q", "-sS", "-f", "--speed-limit", "1000000", "--speed-time", "30",
+			"--cacert", b.cert, "--http" + version, "-o", "/dev/null", "-w", "%{http_version} %{size_download}", url}
+	}
+	// The HTTP version curl reports proves which framing was measured.
+	want := func(version string) func(string) error {
+		return func(out string) error {
+			if w := version + " " + strconv.FormatInt(size, 10); strings.TrimSpace(out) != w {
+				return fmt.Errorf("curl reported %q (HTTP version, bytes), want %q", out, w)
+			}
+			return nil
+		}
+	}
+	plain, pg, tls := "XRD_CPUSEPGWRTRD=0", "XRD_CPUSEPGWRTRD=1", "X509_CERT_DIR="+b.caDir
+	return []authPath{
+		{row: AuthRow{Proto: "root", Level: "none", How: "xrdcp root://, kXR_read (sendfile)"},
+			argv: xrdcpArgs(b.rootURL("root", "none")), env: []string{plain}},
+		{row: AuthRow{Proto: "root", Level: "integrity", How: "xrdcp root://, kXR_pgread (CRC32C per 4 KiB page)"},
+			argv: xrdcpArgs(b.rootURL("root", "integrity")), env: []string{pg}},
+		{row: AuthRow{Proto: "root", Level: "privacy", How: "xrdcp roots://, TLS + kXR_pgread (xrdcp default)"},
+			argv: xrdcpArgs(b.rootURL("roots", "privacy")), env: []string{pg, tls}},
+		{row: AuthRow{Proto: "https", Level: "none", How: "curl http:// (plain box), HTTP/1.1"},
+			argv: curl(b.httpURL("none"), "1.1"), verify: want("1.1")},
+		{row: AuthRow{Proto: "https", Level: "integrity", How: "curl https://, TLS, HTTP/1.1"},
+			argv: curl(b.httpURL("integrity"), "1.1"), verify: want("1.1")},
+		{row: AuthRow{Proto: "https", Level: "privacy", How: "curl https://, TLS, HTTP/1.1"},
+			argv: curl(b.httpURL("privacy"), "1.1"), verify: want("1.1")},
+		// Variants split a level's cost: TLS alone on root://, and the
+		// HTTP/2 framing curl negotiates by default on top of TLS.
+		{row: AuthRow{Proto: "root", Level: "privacy", How: "xrdcp roots://, TLS + kXR_read (XRD_CPUSEPGWRTRD=0)", Variant: true},
+			argv: xrdcpArgs(b.rootURL("roots", "privacy")), env: []string{plain, tls}},
+		{row: AuthRow{Proto: "https", Level: "privacy", How: "curl https://, TLS, HTTP/2 (curl's default)", Variant: true},
+			argv: curl(b.httpURL("privacy"), "2"), verify: want("2")},
+	}
+}
+
+// makeAuthFiles writes the test file once as pool/none/f and hard-links
+// it into the other levels' namespaces: one copy in the page cache
+// serves all rows, so no row reads from disk.
+func makeAuthFiles(pool string, size int64) error {
+	for _, l := range authLevels {
+		if err := os.MkdirAll(filepath.Join(pool, l), 0o755); err != nil {
+			return err
+		}
+	}
+	src := filepath.Join(pool, "none", "f")
+	if err := makeFile(src, size); err != nil {
+		return err
+	}
+	for _, l := range authLevels[1:] {
+		dst := filepath.Join(pool, l, "f")
+		if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		if err := os.Link(src, dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// authBoxConfig is a box's TOML: /bench exported from pool, with a
+// public-read namespace per protection level. Both boxes need an issuer
+// for [[auth.namespace]]; the plain one names the main box's URL, as it
+// issues nothing here.
+func authBoxConfig(name, state, rootAddr, httpAddr string, plainHTTP bool, pool, issuer string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[server]\nname = %q\nstate_dir = %q\nlog_level = \"warn\"\n\n", name, state)
+	fmt.Fprintf(&b, "[root]\naddr = %q\n\n[https]\naddr = %q\nplain_http = %t\n\n", rootAddr, httpAddr, plainHTTP)
+	fmt.Fprintf(&b, "[[export]]\nprefix = \"/bench\"\npools = [%q]\n\n", pool)
+	fmt.Fprintf(&b, "[auth]\nsite_issuer = true\nissuer_url = %q\n", issuer)
+	for _, l := range authLevels {
+		fmt.Fprintf(&b, "\n[[auth.namespace]]\nprefix = \"/bench/%s\"\nread = \"public\"\nprotection = %q\n", l, l)
+	}
+	return b.String()
+}
+
+// startAuthBoxes starts both boxes and makes the client CA directory.
+// The returned boxes are non-nil whenever something was started, so the
+// caller stops them even after a partial start.
+func startAuthBoxes(ctx context.Context, bin, dir, pool string) (*authBoxes, error) {
+	bx := &authBoxes{}
+	for _, p := range []*int{&bx.rootPort, &bx.httpsPort, &bx.httpPort} {
+		var err error
+		if *p, err = peers.FreePort(); err != nil {
+			return nil, err
+		}
+	}
+	issuer := fmt.Sprintf("https://127.0.0.1:%d", bx.httpsPort)
+	start := func(name string, rootAddr string, httpPort int, plain bool) (*peers.Process, error) {
+		state := filepath.Join(dir, name)
+		file := filepath.Join(dir, name+".toml")
+		httpAddr := "127.0.0.1:" + strconv.Itoa(httpPort)
+		if err := os.WriteFile(file, []byte(authBoxConfig("bench-auth-"+name, state, rootAddr, httpAddr, plain, pool, issuer)), 0o644); err != nil {
+			return nil, err
+		}
+		// --force: a reused --work-dir already has a key; no token is kept.
+		if out, err := exec.CommandContext(ctx, bin, "token", "keygen", "--force", "--config", file).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("bench auth: sitebox token keygen for %s: %w: %s", name, err, trimMsg(out))
+		}
+		ports := []int{httpPort}
+		if rootAddr != "off" {
+			ports = append(ports, bx.rootPort)
+		}
+		p, err := peers.StartSitebox(ctx, bin, ports, "serve", "--config", file)
+		if err != nil {
+			return nil, fmt.Errorf("bench auth: start %s box: %w", name, err)
+		}
+		return p, nil
+	}
+	var err error
+	if bx.main, err = start("box", "127.0.0.1:"+strconv.Itoa(bx.rootPort), bx.httpsPort, false); err != nil {
+		return nil, err
+	}
+	if bx.plain, err = start("plain", "off", bx.httpPort, true); err != nil {
+		return bx, err
+	}
+	bx.cert = filepath.Join(dir, "box", "tls", "cert.pem")
+	bx.caDir = filepath.Join(dir, "x509")
+	if err := makeCADir(ctx, bx.caDir, bx.cert); err != nil {
+		return bx, fmt.Errorf("bench auth: CA directory for roots://: %w", err)
+	}
+	return bx, nil
+}
+
+// makeCADir makes the X509_CERT_DIR xrdcp trusts for roots://: the box's
+// certificate and the subject-hash link OpenSSL looks it up by.
+func makeCADir(ctx context.Context, dir, cert string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil { // MkdirAll keeps an existing dir's mode
+		return err
+	}
+	pem, err := os.ReadFile(cert)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cert.pem"), pem, 0o644); err != nil {
+		return err
+	}
+	if out, err := exec.CommandContext(ctx, "openssl", "rehash", dir).CombinedOutput(); err != nil {
+		return fmt.Errorf("openssl rehash %s: %w: %s", dir, err, trimMsg(out))
+	}
+	return nil
+}
