@@ -74,8 +74,14 @@ type AuthRow struct {
 	Level   string // none, integrity or privacy
 	How     string // the client and the wire path it takes
 	Variant bool   // beside the six main rows: another client path at the same level
-	Runs    []float64
-	MBps    float64 // median of Runs
+	// Server is "sitebox" or "xrootd" (the peer, for reference rows).
+	Server string
+	Runs   []float64
+	MBps   float64 // median of Runs
+	// ServerCPU and ClientCPU are CPU seconds per GB moved (medians): on
+	// a machine whose cores clients and servers share, a level's cost is
+	// the CPU it adds at both ends.
+	ServerCPU, ClientCPU float64
 }
 
 // AuthCheck is one read that the box's policy must refuse.
@@ -88,11 +94,13 @@ type AuthCheck struct {
 	Detail string // what the client printed, trimmed
 }
 
-// Cost is 1 − row ÷ the same protocol's unprotected row: the share of
-// throughput the level costs. ok is false when there is no baseline.
+// Cost is 1 − row ÷ the same server's and protocol's unprotected row: the
+// share of throughput the level costs (sitebox rows against sitebox's
+// main row, the xrootd peer's against its own). ok is false when there is
+// no baseline.
 func (r *AuthReport) Cost(row AuthRow) (cost float64, ok bool) {
 	for _, b := range r.Rows {
-		if b.Proto == row.Proto && b.Level == "none" && !b.Variant && b.MBps > 0 {
+		if b.Proto == row.Proto && b.Server == row.Server && b.Level == "none" && b.MBps > 0 && (!b.Variant || row.Server == "xrootd") {
 			return 1 - row.MBps/b.MBps, true
 		}
 	}
@@ -105,9 +113,10 @@ var authLevels = []string{"none", "integrity", "privacy"}
 
 // authPath is how one row reads its file.
 type authPath struct {
-	row  AuthRow
-	argv []string
-	env  []string
+	row    AuthRow
+	server *peers.Process // charged with the server CPU
+	argv   []string
+	env    []string
 	// verify checks a successful command's stdout (curl's -w line).
 	verify func(stdout string) error
 }
@@ -149,22 +158,28 @@ func Auth(ctx context.Context, cfg AuthConfig) (*AuthReport, error) {
 		fmt.Fprintf(cfg.Out, "  check %s: refused=%t %s\n", last.What, last.Refused, last.Detail)
 	}
 	runs := make([][]float64, len(paths))
+	srvCPU, cliCPU := make([][]float64, len(paths)), make([][]float64, len(paths))
+	gb := float64(cfg.FileSize) / 1e9
 	for r := range cfg.Rounds {
 		for i := range paths {
 			k := (i + r) % len(paths)
 			p := paths[k]
-			secs, err := runAuthPath(ctx, p)
+			m, err := runAuthPath(ctx, p)
 			if err != nil {
 				return nil, fmt.Errorf("bench auth: %s %s, round %d: %w", p.row.Proto, p.row.How, r+1, err)
 			}
-			mbps := float64(cfg.FileSize) / secs / 1e6
+			mbps := float64(cfg.FileSize) / m.secs / 1e6
 			runs[k] = append(runs[k], mbps)
-			fmt.Fprintf(cfg.Out, "  %-5s %-9s %-52s round %d: %6.0f MB/s\n", p.row.Proto, p.row.Level, p.row.How, r+1, mbps)
+			srvCPU[k] = append(srvCPU[k], m.server.Seconds()/gb)
+			cliCPU[k] = append(cliCPU[k], m.client.Seconds()/gb)
+			fmt.Fprintf(cfg.Out, "  %-7s %-5s %-9s %-52s round %d: %6.0f MB/s  cpu/GB server %.2fs client %.2fs\n",
+				p.row.Server, p.row.Proto, p.row.Level, p.row.How, r+1, mbps, m.server.Seconds()/gb, m.client.Seconds()/gb)
 		}
 	}
 	for i, p := range paths {
 		row := p.row
 		row.Runs, row.MBps = runs[i], median(runs[i])
+		row.ServerCPU, row.ClientCPU = median(srvCPU[i]), median(cliCPU[i])
 		rep.Rows = append(rep.Rows, row)
 	}
 	for name, proc := range map[string]*peers.Process{"box": bx.main, "plain": bx.plain} {
@@ -186,27 +201,44 @@ func clientCmd(ctx context.Context, argv, env []string) *exec.Cmd {
 	return cmd
 }
 
-// runAuthPath runs one copy and returns its wall time in seconds.
-func runAuthPath(ctx context.Context, p authPath) (float64, error) {
+// copyMeasure is one copy: wall time, and the CPU the server and the
+// client spent on it.
+type copyMeasure struct {
+	secs           float64
+	server, client time.Duration
+}
+
+// runAuthPath runs one copy and measures it.
+func runAuthPath(ctx context.Context, p authPath) (copyMeasure, error) {
 	cmd := clientCmd(ctx, p.argv, p.env)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var m copyMeasure
+	srv0, serr := p.server.CPUTime()
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		return 0, fmt.Errorf("%s: %w: %s", p.argv[0], err, trimMsg(stderr.Bytes()))
+		return m, fmt.Errorf("%s: %w: %s", p.argv[0], err, trimMsg(stderr.Bytes()))
 	}
-	secs := time.Since(start).Seconds()
+	m.secs = time.Since(start).Seconds()
+	if srv1, err := p.server.CPUTime(); err == nil && serr == nil {
+		m.server = srv1 - srv0
+	}
+	m.client = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	if p.verify != nil {
 		if err := p.verify(stdout.String()); err != nil {
-			return 0, fmt.Errorf("%s: %w", p.argv[0], err)
+			return m, fmt.Errorf("%s: %w", p.argv[0], err)
 		}
 	}
-	return secs, nil
+	return m, nil
 }
 
 // authBoxes are the two sitebox processes and how clients reach them.
 type authBoxes struct {
 	main, plain *peers.Process
+	// xrd is a real xrootd with TLS over the same pool, for the peer's
+	// own TLS cost beside ours; nil when xrootd is not installed.
+	xrd         *peers.Process
+	xrdPort     int
 	rootPort    int
 	httpsPort   int
 	httpPort    int
@@ -215,8 +247,11 @@ type authBoxes struct {
 }
 
 func (b *authBoxes) stop() {
-	b.plain.Stop()
-	b.main.Stop()
+	for _, p := range []*peers.Process{b.xrd, b.plain, b.main} {
+		if p != nil {
+			p.Stop()
+		}
+	}
 }
 
 func (b *authBoxes) rootURL(scheme, level string) string {
@@ -247,7 +282,7 @@ func (b *authBoxes) paths(size int64) []authPath {
 		}
 	}
 	plain, pg, tls := "XRD_CPUSEPGWRTRD=0", "XRD_CPUSEPGWRTRD=1", "X509_CERT_DIR="+b.caDir
-	return []authPath{
+	ps := []authPath{
 		{row: AuthRow{Proto: "root", Level: "none", How: "xrdcp root://, kXR_read (sendfile)"},
 			argv: xrdcpArgs(b.rootURL("root", "none")), env: []string{plain}},
 		{row: AuthRow{Proto: "root", Level: "integrity", How: "xrdcp root://, kXR_pgread (CRC32C per 4 KiB page)"},
@@ -264,9 +299,25 @@ func (b *authBoxes) paths(size int64) []authPath {
 		// HTTP/2 framing curl negotiates by default on top of TLS.
 		{row: AuthRow{Proto: "root", Level: "privacy", How: "xrdcp roots://, TLS + kXR_read (XRD_CPUSEPGWRTRD=0)", Variant: true},
 			argv: xrdcpArgs(b.rootURL("roots", "privacy")), env: []string{plain, tls}},
-		{row: AuthRow{Proto: "https", Level: "privacy", How: "curl https://, TLS, HTTP/2 (curl's default)", Variant: true},
+		{row: AuthRow{Proto: "https", Level: "privacy", How: "curl https://, TLS, HTTP/2 ([https] http2 = true)", Variant: true},
 			argv: curl(b.httpURL("privacy"), "2"), verify: want("2")},
 	}
+	for i := range ps {
+		ps[i].row.Server, ps[i].server = "sitebox", b.main
+		if strings.HasPrefix(ps[i].argv[len(ps[i].argv)-1], "http://") {
+			ps[i].server = b.plain
+		}
+	}
+	if b.xrd != nil {
+		xrd := func(scheme string) string { return fmt.Sprintf("%s://127.0.0.1:%d//none/f", scheme, b.xrdPort) }
+		ps = append(ps,
+			authPath{row: AuthRow{Server: "xrootd", Proto: "root", Level: "none", How: "XRootD 5.5: xrdcp root://, kXR_read", Variant: true},
+				server: b.xrd, argv: xrdcpArgs(xrd("root")), env: []string{plain}},
+			authPath{row: AuthRow{Server: "xrootd", Proto: "root", Level: "privacy", How: "XRootD 5.5: xrdcp roots://, TLS + kXR_read", Variant: true},
+				server: b.xrd, argv: xrdcpArgs(xrd("roots")), env: []string{plain, tls}},
+		)
+	}
+	return ps
 }
 
 // makeAuthFiles writes the test file once as pool/none/f and hard-links
@@ -301,7 +352,8 @@ func makeAuthFiles(pool string, size int64) error {
 func authBoxConfig(name, state, rootAddr, httpAddr string, plainHTTP bool, pool, issuer string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[server]\nname = %q\nstate_dir = %q\nlog_level = \"warn\"\n\n", name, state)
-	fmt.Fprintf(&b, "[root]\naddr = %q\n\n[https]\naddr = %q\nplain_http = %t\n\n", rootAddr, httpAddr, plainHTTP)
+	// HTTP/2 on, for the variant row that shows why it is off by default.
+	fmt.Fprintf(&b, "[root]\naddr = %q\n\n[https]\naddr = %q\nplain_http = %t\nhttp2 = true\n\n", rootAddr, httpAddr, plainHTTP)
 	fmt.Fprintf(&b, "[[export]]\nprefix = \"/bench\"\npools = [%q]\n\n", pool)
 	fmt.Fprintf(&b, "[auth]\nsite_issuer = true\nissuer_url = %q\n", issuer)
 	for _, l := range authLevels {
@@ -355,7 +407,40 @@ func startAuthBoxes(ctx context.Context, bin, dir, pool string) (*authBoxes, err
 	if err := makeCADir(ctx, bx.caDir, bx.cert); err != nil {
 		return bx, fmt.Errorf("bench auth: CA directory for roots://: %w", err)
 	}
+	if _, err := exec.LookPath("xrootd"); err == nil {
+		if err := bx.startXrootd(ctx, dir, pool); err != nil {
+			return bx, err
+		}
+	}
 	return bx, nil
+}
+
+// startXrootd runs the peer with TLS (the box's certificate and key) over
+// the pool, exported as "/".
+func (b *authBoxes) startXrootd(ctx context.Context, dir, pool string) error {
+	work := filepath.Join(dir, "xrootd")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+	for _, f := range []string{"cert.pem", "key.pem"} {
+		data, err := os.ReadFile(filepath.Join(dir, "box", "tls", f))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(work, f), data, 0o600); err != nil {
+			return err
+		}
+	}
+	var err error
+	if b.xrdPort, err = peers.FreePort(); err != nil {
+		return err
+	}
+	b.xrd, err = peers.StartXrootd(ctx, peers.XrootdConfig{DataDir: pool, Port: b.xrdPort, Name: "bench-auth", WorkDir: work,
+		Extra: []string{"xrd.tls " + filepath.Join(work, "cert.pem") + " " + filepath.Join(work, "key.pem"), "xrd.tlsca certdir " + b.caDir}})
+	if err != nil {
+		return fmt.Errorf("bench auth: start the xrootd peer: %w", err)
+	}
+	return nil
 }
 
 // makeCADir makes the X509_CERT_DIR xrdcp trusts for roots://: the box's

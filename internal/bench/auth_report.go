@@ -82,8 +82,8 @@ func FormatAuth(r *AuthReport) string {
 		"%d round(s), the first path rotating per round; median MB/s. One sitebox box serves root:// (roots:// with its self-signed certificate) and https://; a second box with the same policy over the same pool serves plain http://. Loopback, %d CPUs shared by clients and servers.\n\n",
 		c.FileSize>>20, c.Rounds, r.CPUs)
 
-	b.WriteString("| protocol | level | how (client path) | MB/s (median) | runs | cost vs none | TLS ≤ 15 % |\n")
-	b.WriteString("|---|---|---|---:|---|---:|---|\n")
+	b.WriteString("| protocol | level | how (client path) | MB/s (median) | runs | cost vs none | TLS ≤ 15 % | CPU s/GB server + client |\n")
+	b.WriteString("|---|---|---|---:|---|---:|---|---:|\n")
 	for _, row := range r.Rows {
 		how := row.How
 		if row.Variant {
@@ -96,9 +96,14 @@ func FormatAuth(r *AuthReport) string {
 				target = verdict(100*v, 100*targetTLSCost, false, "%.1f %%")
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %.0f | %s | %s | %s |\n",
-			protoLabel(row.Proto), row.Level, how, row.MBps, runsText(row.Runs), cost, target)
+		cpu := ""
+		if row.ServerCPU > 0 || row.ClientCPU > 0 {
+			cpu = fmt.Sprintf("%.2f + %.2f = %.2f", row.ServerCPU, row.ClientCPU, row.ServerCPU+row.ClientCPU)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %.0f | %s | %s | %s | %s |\n",
+			protoLabel(row.Proto), row.Level, how, row.MBps, runsText(row.Runs), cost, target, cpu)
 	}
+	b.WriteString("\nCPU s/GB: CPU time of the serving process (/proc/<pid>/stat) and of the client per GB moved. With both ends on the same cores, a level costs throughput in proportion to the CPU it adds at both ends.\n")
 
 	b.WriteString("\nRefusals checked once before the rounds (the first two prove the root:// integrity and privacy rows took the protected path):\n\n")
 	for _, ch := range r.Checks {
@@ -123,7 +128,7 @@ func FormatAuth(r *AuthReport) string {
 func formatAuthTarget(r *AuthReport) string {
 	var parts []string
 	for _, row := range r.Rows {
-		if row.Level != "privacy" || row.Variant {
+		if row.Level != "privacy" || row.Variant || row.Server == "xrootd" {
 			continue
 		}
 		if v, ok := r.Cost(row); ok {

@@ -92,12 +92,14 @@ func TestFormatAuthCosts(t *testing.T) {
 	rep := &AuthReport{
 		Config: AuthConfig{FileSize: 1 << 30, Rounds: 3}, CPUs: 2,
 		Rows: []AuthRow{
-			{Proto: "root", Level: "none", How: "a", MBps: 1000, Runs: []float64{990, 1000, 1010}},
-			{Proto: "root", Level: "integrity", How: "b", MBps: 800},
-			{Proto: "root", Level: "privacy", How: "c", MBps: 900},
-			{Proto: "https", Level: "none", How: "d", MBps: 500},
-			{Proto: "https", Level: "privacy", How: "e", MBps: 200},
-			{Proto: "https", Level: "privacy", How: "f", MBps: 450, Variant: true},
+			{Server: "sitebox", Proto: "root", Level: "none", How: "a", MBps: 1000, Runs: []float64{990, 1000, 1010}},
+			{Server: "sitebox", Proto: "root", Level: "integrity", How: "b", MBps: 800},
+			{Server: "sitebox", Proto: "root", Level: "privacy", How: "c", MBps: 900},
+			{Server: "sitebox", Proto: "https", Level: "none", How: "d", MBps: 500},
+			{Server: "sitebox", Proto: "https", Level: "privacy", How: "e", MBps: 200},
+			{Server: "sitebox", Proto: "https", Level: "privacy", How: "f", MBps: 450, Variant: true},
+			{Server: "xrootd", Proto: "root", Level: "none", How: "g", MBps: 2000, Variant: true},
+			{Server: "xrootd", Proto: "root", Level: "privacy", How: "h", MBps: 1000, Variant: true, ServerCPU: 0.5, ClientCPU: 0.25},
 		},
 		Checks: []AuthCheck{{What: "x", Proof: true, Refused: true, Detail: "no"}},
 	}
@@ -110,6 +112,7 @@ func TestFormatAuthCosts(t *testing.T) {
 		{"privacy vs root none", 2, 0.1},
 		{"privacy vs https none", 4, 0.6},
 		{"variant vs https none", 5, 0.1},
+		{"peer against its own none", 7, 0.5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,11 +124,12 @@ func TestFormatAuthCosts(t *testing.T) {
 	}
 	out := FormatAuth(rep)
 	for _, want := range []string{
-		"| root:// | none | a | 1000 | 990, 1000, 1010 | — |  |",
-		"| root:// | integrity | b | 800 |  | 20.0 % |  |",
-		"| root:// | privacy | c | 900 |  | 10.0 % | 10.0 % ✓ |",
-		"| https:// | privacy | e | 200 |  | 60.0 % | 60.0 % ✗ |",
-		"| https:// | privacy | f *(variant)* | 450 |  | 10.0 % | 10.0 % ✓ |",
+		"| root:// | none | a | 1000 | 990, 1000, 1010 | — |  |  |",
+		"| root:// | integrity | b | 800 |  | 20.0 % |  |  |",
+		"| root:// | privacy | c | 900 |  | 10.0 % | 10.0 % ✓ |  |",
+		"| https:// | privacy | e | 200 |  | 60.0 % | 60.0 % ✗ |  |",
+		"| https:// | privacy | f *(variant)* | 450 |  | 10.0 % | 10.0 % ✓ |  |",
+		"| root:// | privacy | h *(variant)* | 1000 |  | 50.0 % | 50.0 % ✗ | 0.50 + 0.25 = 0.75 |",
 		"root:// 10.0 % ✓; https:// 60.0 % ✗",
 		"x: ✓ refused — no",
 	} {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // RSS returns the process's resident memory now (VmRSS) in bytes, for
@@ -21,4 +22,33 @@ func (p *Process) RSS() (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("pid %d: VmRSS not found", p.Cmd.Process.Pid)
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times: 100 on every
+// Linux architecture Go runs on.
+const clockTicks = 100
+
+// CPUTime is the CPU time (user + system, all threads) the process has
+// used so far, from /proc/<pid>/stat, for charging work to a server.
+func (p *Process) CPUTime() (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.Cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The command name may hold spaces: fields start after its ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("pid %d: malformed stat", p.Cmd.Process.Pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("pid %d: short stat", p.Cmd.Process.Pid)
+	}
+	// After ')': state(0) ... utime(11) stime(12).
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("pid %d: bad cpu times in stat", p.Cmd.Process.Pid)
+	}
+	return time.Duration(ut+st) * time.Second / clockTicks, nil
 }
