@@ -36,6 +36,9 @@ func (s *session) writeLocked(parts [][]byte) error {
 		if err == nil {
 			err = s.tlsw.Flush()
 		}
+		if err == nil {
+			err = s.batch.flush()
+		}
 	} else {
 		bufs := net.Buffers(parts)
 		_, err = bufs.WriteTo(s.conn)

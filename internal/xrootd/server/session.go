@@ -30,6 +30,7 @@ type session struct {
 	// client switched (set under wmu before login, read-only after).
 	conn   net.Conn
 	tlsw   *bufio.Writer // over conn once it is TLS; used under wmu
+	batch  *recordBatcher // under the TLS session; flushed after each response
 	br     *bufio.Reader
 	log    *slog.Logger
 	ctx    context.Context // ends when the session does

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"time"
 )
 
@@ -22,15 +23,18 @@ func (s *session) startTLS() error {
 		early, _ := s.br.Peek(n)
 		under = &prefixConn{Conn: s.raw, r: io.MultiReader(bytes.NewReader(bytes.Clone(early)), s.raw)}
 	}
-	tc := tls.Server(under, s.srv.cfg.TLS)
+	batch := &recordBatcher{Conn: under}
+	tc := tls.Server(batch, s.srv.cfg.TLS)
 	tc.SetDeadline(time.Now().Add(s.srv.cfg.HandshakeTimeout))
 	if err := tc.HandshakeContext(s.ctx); err != nil {
 		return fmt.Errorf("TLS handshake: %w", err)
 	}
 	tc.SetDeadline(time.Time{})
+	batch.start()
 	s.wmu.Lock()
 	s.conn = tc
 	s.tlsw = bufio.NewWriterSize(tc, tlsWriteBuffer)
+	s.batch = batch
 	s.wmu.Unlock()
 	s.br = bufio.NewReaderSize(tc, 16<<10)
 	s.tls = true
@@ -50,3 +54,61 @@ type prefixConn struct {
 }
 
 func (c *prefixConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// recordBatcher sits under the TLS session and gathers the records of one
+// response into few large socket writes: crypto/tls writes every 16 KiB
+// record with a syscall of its own, which on this kind of machine costs
+// more than encrypting it. It passes writes straight through until start
+// (the handshake must not wait), then holds them until flush or until
+// batchSize is reached.
+type recordBatcher struct {
+	net.Conn
+	mu       sync.Mutex
+	batching bool
+	buf      []byte
+}
+
+// batchSize bounds what one socket write carries: a few loopback-sized
+// TCP segments.
+const batchSize = 256 << 10
+
+func (b *recordBatcher) start() {
+	b.mu.Lock()
+	b.batching = true
+	b.buf = make([]byte, 0, batchSize)
+	b.mu.Unlock()
+}
+
+func (b *recordBatcher) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.batching {
+		return b.Conn.Write(p)
+	}
+	if len(b.buf)+len(p) > cap(b.buf) {
+		if err := b.flushLocked(); err != nil {
+			return 0, err
+		}
+		if len(p) > cap(b.buf) {
+			return b.Conn.Write(p)
+		}
+	}
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+// flush sends what is held; the session calls it after each response.
+func (b *recordBatcher) flush() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.flushLocked()
+}
+
+func (b *recordBatcher) flushLocked() error {
+	if len(b.buf) == 0 {
+		return nil
+	}
+	_, err := b.Conn.Write(b.buf)
+	b.buf = b.buf[:0]
+	return err
+}
