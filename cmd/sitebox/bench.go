@@ -1,12 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"os/signal"
-	"path/filepath"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -32,20 +27,13 @@ func addBenchCommands(root *cobra.Command) {
 			if err != nil {
 				return fmt.Errorf("--size: %w", err)
 			}
-			self, err := os.Executable()
+			run, err := startBenchRun("origin", workDir)
 			if err != nil {
 				return err
 			}
-			if workDir == "" {
-				if workDir, err = os.MkdirTemp("", "sitebox-bench-"); err != nil {
-					return err
-				}
-				defer os.RemoveAll(workDir)
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			rs, err := bench.Origin(ctx, bench.OriginConfig{
-				Sitebox: self, WorkDir: filepath.Clean(workDir), FileSize: n,
+			defer run.done()
+			rs, err := bench.Origin(run.ctx, bench.OriginConfig{
+				Sitebox: run.self, WorkDir: run.workDir, FileSize: n,
 				Clients: clients, Rounds: rounds, Out: cmd.ErrOrStderr(),
 			})
 			if err != nil {

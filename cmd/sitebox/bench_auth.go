@@ -1,13 +1,8 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
-	"path/filepath"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -68,20 +63,13 @@ Progress goes to stderr. Needs xrdcp, curl and openssl.`,
 			if cfg.Rounds <= 0 {
 				return fmt.Errorf("--rounds %d: want at least 1", cfg.Rounds)
 			}
-			if cfg.Sitebox, err = os.Executable(); err != nil {
+			run, err := startBenchRun("auth", workDir)
+			if err != nil {
 				return err
 			}
-			if workDir == "" {
-				if workDir, err = os.MkdirTemp("", "sitebox-bench-auth-"); err != nil {
-					return err
-				}
-				defer os.RemoveAll(workDir)
-			}
-			cfg.WorkDir = filepath.Clean(workDir)
-			cfg.Out = cmd.ErrOrStderr()
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			rep, err := bench.Auth(ctx, cfg)
+			defer run.done()
+			cfg.Sitebox, cfg.WorkDir, cfg.Out = run.self, run.workDir, cmd.ErrOrStderr()
+			rep, err := bench.Auth(run.ctx, cfg)
 			if err != nil {
 				return err
 			}

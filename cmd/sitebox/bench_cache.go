@@ -1,13 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"os/signal"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -83,20 +78,13 @@ MB/s over time per client count into --out.`,
 				cfg.Latency = -1 // an explicit 0: no added latency
 			}
 			cfg.Setups = strings.Split(setups, ",")
-			if cfg.Sitebox, err = os.Executable(); err != nil {
+			run, err := startBenchRun("cache", workDir)
+			if err != nil {
 				return err
 			}
-			if workDir == "" {
-				if workDir, err = os.MkdirTemp("", "sitebox-bench-cache-"); err != nil {
-					return err
-				}
-				defer os.RemoveAll(workDir)
-			}
-			cfg.WorkDir = filepath.Clean(workDir)
-			cfg.Out = cmd.ErrOrStderr()
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			rep, err := bench.Cache(ctx, cfg)
+			defer run.done()
+			cfg.Sitebox, cfg.WorkDir, cfg.Out = run.self, run.workDir, cmd.ErrOrStderr()
+			rep, err := bench.Cache(run.ctx, cfg)
 			if rep != nil && len(rep.Points) > 0 {
 				fmt.Fprint(cmd.OutOrStdout(), bench.FormatCache(rep))
 				files, cerr := bench.CacheCharts(rep, outDir)

@@ -1,13 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"os/signal"
-	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -44,21 +39,13 @@ table.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Setups = strings.Split(setups, ",")
-			var err error
-			if cfg.Sitebox, err = os.Executable(); err != nil {
+			run, err := startBenchRun("director", workDir)
+			if err != nil {
 				return err
 			}
-			if workDir == "" {
-				if workDir, err = os.MkdirTemp("", "sitebox-bench-director-"); err != nil {
-					return err
-				}
-				defer os.RemoveAll(workDir)
-			}
-			cfg.WorkDir = filepath.Clean(workDir)
-			cfg.Out = cmd.ErrOrStderr()
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			rep, err := bench.Director(ctx, cfg)
+			defer run.done()
+			cfg.Sitebox, cfg.WorkDir, cfg.Out = run.self, run.workDir, cmd.ErrOrStderr()
+			rep, err := bench.Director(run.ctx, cfg)
 			if rep != nil && (len(rep.Points) > 0 || rep.Floor.Setup != "") {
 				fmt.Fprint(cmd.OutOrStdout(), bench.FormatDirector(rep))
 			}
