@@ -37,7 +37,10 @@ type Cache struct {
 	mu      sync.Mutex
 	entries map[string]*entry
 
-	purgeCh           chan struct{}
+	purgeCh chan struct{}
+	// purgeShort: the last purge could not reach the low marks (purger
+	// goroutine only).
+	purgeShort        bool
 	writtenSinceCheck atomic.Int64
 }
 

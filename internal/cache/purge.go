@@ -115,17 +115,25 @@ func excess(high, low float64, own, fsUsed, fsTotal int64) int64 {
 }
 
 // purgeOnce evicts least recently used files that nobody has open until
-// both bytes and files are under their low marks.
+// both bytes and files are under their low marks. A pass that falls short
+// (files in use at that moment) leaves the cache between the marks; the
+// next passes then aim for the low mark without waiting for the high one
+// to be crossed again.
 func (c *Cache) purgeOnce() {
 	w := c.cfg.Space
 	u := c.usage()
-	needBytes := excess(w.BytesHigh, w.BytesLow, u.bytes, u.fsUsed, u.fsTotal)
+	bytesHigh, filesHigh := w.BytesHigh, w.FilesHigh
+	if c.purgeShort {
+		bytesHigh, filesHigh = w.BytesLow, w.FilesLow
+	}
+	needBytes := excess(bytesHigh, w.BytesLow, u.bytes, u.fsUsed, u.fsTotal)
 	// Each cached file costs two inodes (data and block map).
-	needFiles := excess(w.FilesHigh, w.FilesLow, u.files, u.inodesUse, u.inodesTotal)
+	needFiles := excess(filesHigh, w.FilesLow, u.files, u.inodesUse, u.inodesTotal)
 	if w.FilesHigh <= 1 {
 		needFiles = (needFiles + 1) / 2
 	}
 	if needBytes <= 0 && needFiles <= 0 {
+		c.purgeShort = false
 		return
 	}
 	type cand struct {
@@ -154,11 +162,15 @@ func (c *Cache) purgeOnce() {
 		freedBytes += n
 		freedFiles++
 	}
-	c.log.Info("cache purge", "freed_bytes", freedBytes, "freed_files", freedFiles, "skipped_open", skipped,
-		"needed_bytes", max(needBytes, 0), "needed_files", max(needFiles, 0))
-	if freedBytes < needBytes || freedFiles < needFiles {
-		c.log.Warn("cache purge could not reach the low watermark (files in use, or other data on the cache filesystem)")
+	short := freedBytes < needBytes || freedFiles < needFiles
+	if freedFiles > 0 || !c.purgeShort {
+		c.log.Info("cache purge", "freed_bytes", freedBytes, "freed_files", freedFiles, "skipped_open", skipped,
+			"needed_bytes", max(needBytes, 0), "needed_files", max(needFiles, 0))
 	}
+	if short && !c.purgeShort {
+		c.log.Warn("cache purge could not reach the low watermark (files in use, or other data on the cache filesystem); retrying every check")
+	}
+	c.purgeShort = short
 }
 
 // evictEntry removes e unless it is in use; it returns the bytes freed.

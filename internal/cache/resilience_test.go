@@ -150,6 +150,51 @@ func TestPurgeWatermarks(t *testing.T) {
 	}
 }
 
+// A purge that falls short because files were open at that moment keeps
+// aiming for the low mark on later checks, though usage is now under the
+// high mark (it would otherwise stay between the marks for ever).
+func TestPurgeFinishesAfterFilesClose(t *testing.T) {
+	e := newEnv(t, func(c *Config) {
+		c.Space = Watermarks{BytesHigh: 3 << 20, BytesLow: 2 << 20, FilesHigh: 100, FilesLow: 50, Interval: time.Hour}
+	})
+	ctx := context.Background()
+	var open []store.File
+	for i := range 4 {
+		e.file(fmt.Sprintf("q%d", i), 1<<20)
+		e.read(fmt.Sprintf("/store/q%d", i), 1<<20)
+		e.settle()
+		if i < 3 { // held open during the first pass
+			f, err := e.c.Open(ctx, fmt.Sprintf("/store/q%d", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			open = append(open, f)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.c.purgeOnce() // 4 MiB, 2 to free: only q3 may go
+	if u := e.c.Stats().UsedBytes; u != 3<<20 {
+		t.Fatalf("first pass left %d bytes", u)
+	}
+	for _, f := range open {
+		f.Close()
+	}
+	// 3 MiB is not over the high mark, but the job is not done.
+	e.c.purgeOnce()
+	if u := e.c.Stats().UsedBytes; u > 2<<20 {
+		t.Fatalf("second pass left %d bytes, low mark %d", u, 2<<20)
+	}
+	// Done: no further pass below the high mark evicts anything.
+	e.file("q9", 1<<20)
+	e.read("/store/q9", 1<<20)
+	e.settle()
+	before := e.c.Stats().EvictedFiles
+	e.c.purgeOnce()
+	if e.c.Stats().EvictedFiles != before {
+		t.Error("a pass under the high mark evicted after the purge had finished")
+	}
+}
+
 func TestFilesWatermark(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
 		c.Space = Watermarks{BytesHigh: 1 << 40, BytesLow: 1 << 39, FilesHigh: 4, FilesLow: 2, Interval: time.Hour}
