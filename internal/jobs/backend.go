@@ -1,0 +1,47 @@
+package jobs
+
+import (
+	"context"
+	"time"
+)
+
+// Backend runs jobs in one domain other than the box's own cores: the
+// site's batch system (Slurm, HTCondor) or another box. The router hands
+// it jobs whose sandbox (inputs staged, on a filesystem the domain can
+// see) is ready, and polls it for their fate. Implementations must be
+// safe for concurrent use.
+type Backend interface {
+	// Capacity says how much room the domain has now; the router uses it
+	// to choose among a job's domains.
+	Capacity(ctx context.Context) (Capacity, error)
+	// Submit starts j (its sandbox is j.SandboxDir) and returns the
+	// domain's id for it.
+	Submit(ctx context.Context, j *Job) (remote string, err error)
+	// Poll reports the state of the given jobs (all submitted by this
+	// backend). A job the domain no longer lists must be looked up in its
+	// accounting, never guessed: when that is impossible the update says
+	// Lost with the reason.
+	Poll(ctx context.Context, js []*Job) ([]Update, error)
+	// Cancel stops j in the domain.
+	Cancel(ctx context.Context, j *Job) error
+}
+
+// Capacity is a domain's room: free CPUs now (-1 unknown) and the jobs it
+// holds.
+type Capacity struct {
+	FreeCPUs int
+	Running  int
+	Queued   int
+}
+
+// Update is what a backend learned about one job.
+type Update struct {
+	ID       string // Job.ID
+	State    State
+	Reason   string
+	ExitCode int
+	CPUTime  float64 // seconds, when known
+	WallTime float64 // seconds, when known
+	Started  time.Time
+	Finished time.Time
+}

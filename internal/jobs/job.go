@@ -1,0 +1,99 @@
+// Package jobs is the job router: users submit jobs with a list of
+// domains where they may run — the box's own cores ("local"), the site's
+// batch system (Slurm), partner boxes, an HPC centre — and the router
+// sends each to a domain with room, schedules the local domain with fair
+// share and backfill, keeps the queue in an embedded database across
+// restarts, and accounts CPU and wall time.
+package jobs
+
+import (
+	"time"
+)
+
+// Spec is what a user asks to run: one job of a submission (a submit
+// file's "queue N" makes N specs differing in Process).
+type Spec struct {
+	Executable string            `json:"executable"`
+	Arguments  []string          `json:"arguments,omitempty"`
+	Env        map[string]string `json:"env,omitempty"`
+	CPUs       int               `json:"cpus"`                // default 1
+	MemoryMB   int64             `json:"memory_mb"`           // default 1024
+	DiskMB     int64             `json:"disk_mb,omitempty"`   // sandbox size limit (0: none)
+	WallTime   time.Duration     `json:"wall_time,omitempty"` // limit; also the "short before long" hint (0: unknown)
+	// Inputs are fetched into the sandbox before the job starts:
+	// federation URLs (root://, https://) or paths (/store/...) read
+	// through the site's cache, or files shipped with the submission.
+	Inputs []Input `json:"inputs,omitempty"`
+	// Outputs are sandbox files copied to OutputDestination (a federation
+	// URL directory) after a successful run.
+	Outputs           []string `json:"outputs,omitempty"`
+	OutputDestination string   `json:"output_destination,omitempty"`
+	// Stdout and Stderr name sandbox files (defaults "stdout", "stderr"),
+	// returned by `sitebox logs`.
+	Stdout string `json:"stdout,omitempty"`
+	Stderr string `json:"stderr,omitempty"`
+	// Domains the job may run in, in the user's order of preference.
+	Domains []string `json:"domains"`
+	// Backfill jobs use only idle local slots at the lowest priority and
+	// are preempted (SIGTERM, grace, SIGKILL, requeue) by real jobs.
+	Backfill bool `json:"backfill,omitempty"`
+	// Cluster and Process number the jobs of one submission, as HTCondor
+	// does ($(Cluster).$(Process)).
+	Cluster int64 `json:"cluster"`
+	Process int   `json:"process"`
+}
+
+// Input is one file the job needs: From is a URL or federation path, As
+// the name in the sandbox (default: the last path element). Data holds a
+// small file sent with the submission itself (transfer_input_files of a
+// local file).
+type Input struct {
+	From string `json:"from,omitempty"`
+	As   string `json:"as,omitempty"`
+	Data []byte `json:"data,omitempty"`
+}
+
+// State is where a job is in its life.
+type State string
+
+const (
+	Idle      State = "idle"      // queued, not placed yet
+	Routed    State = "routed"    // handed to a non-local domain, waiting there
+	Staging   State = "staging"   // inputs being fetched
+	Running   State = "running"   // executing
+	Completed State = "completed" // exited 0 (outputs delivered)
+	Failed    State = "failed"    // exited non-zero, was killed, or staging failed
+	Cancelled State = "cancelled" // by its owner or an operator
+	Lost      State = "lost"      // its process vanished across a restart
+)
+
+// Final reports whether s is an end state.
+func (s State) Final() bool {
+	return s == Completed || s == Failed || s == Cancelled || s == Lost
+}
+
+// Job is a submitted job and everything known about it; it is what the
+// database keeps.
+type Job struct {
+	ID     string `json:"id"` // "<cluster>.<process>"
+	Spec   Spec   `json:"spec"`
+	Owner  string `json:"owner"`  // token subject
+	VO     string `json:"vo"`     // from the token's groups
+	Grid   bool   `json:"grid"`   // from outside the site (behind local users)
+	State  State  `json:"state"`  // current state
+	Reason string `json:"reason"` // why it waits or why it ended, in words
+	Domain string `json:"domain,omitempty"`
+	// Remote is the job's id in its domain's system (Slurm job id, the
+	// other box's id).
+	Remote     string    `json:"remote,omitempty"`
+	Submitted  time.Time `json:"submitted"`
+	Started    time.Time `json:"started,omitzero"`
+	Finished   time.Time `json:"finished,omitzero"`
+	ExitCode   int       `json:"exit_code"`
+	CPUTime    float64   `json:"cpu_seconds"`  // user + system of the job's processes
+	WallTime   float64   `json:"wall_seconds"` // time it held its slots
+	Preempted  int       `json:"preempted,omitempty"`
+	Attempts   int       `json:"attempts,omitempty"`
+	Pid        int       `json:"pid,omitempty"` // local process group leader while running
+	SandboxDir string    `json:"sandbox,omitempty"`
+}
