@@ -14,6 +14,7 @@ type Config struct {
 	Director  Director  `toml:"director"`
 	Advertise Advertise `toml:"advertise"`
 	Auth      Auth      `toml:"auth"`
+	Jobs      Jobs      `toml:"jobs"`
 }
 
 // Server holds settings shared by every role.
@@ -105,4 +106,5 @@ func (c *Config) ApplyDefaults(hostname string, isRoot bool) {
 	c.Director.applyDefaults()
 	c.Advertise.applyDefaults()
 	c.Auth.applyDefaults()
+	c.Jobs.applyDefaults(c.Server.StateDir)
 }

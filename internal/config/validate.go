@@ -52,8 +52,15 @@ func (c *Config) Validate() []Problem {
 	ps = append(ps, c.Director.validate()...)
 	ps = append(ps, c.Advertise.validate()...)
 	ps = append(ps, c.Auth.validate()...)
-	if len(c.Exports) == 0 && !c.Cache.Enabled() && !c.Director.Enabled {
-		ps = append(ps, Problem{Msg: "nothing to serve: add at least one [[export]] (or --export PREFIX=DIR), [[cache.route]] (or --cache PREFIX=URL) or [director] enabled = true"})
+	ps = append(ps, c.Jobs.validate()...)
+	if len(c.Exports) == 0 && !c.Cache.Enabled() && !c.Director.Enabled && !c.Jobs.Enabled {
+		ps = append(ps, Problem{Msg: "nothing to serve: add at least one [[export]] (or --export PREFIX=DIR), [[cache.route]] (or --cache PREFIX=URL), [director] enabled = true or [jobs] enabled = true"})
+	}
+	if c.Jobs.Enabled && !c.Auth.Enabled() {
+		ps = append(ps, Problem{Key: "jobs.enabled", Msg: "the job router needs tokens to know who submits: add [[auth.issuer]] or [auth] site_issuer = true"})
+	}
+	if c.Jobs.Enabled && c.HTTPS.Addr == Off {
+		ps = append(ps, Problem{Key: "jobs.enabled", Msg: "the submit API is served over https://: [https] addr must not be \"off\""})
 	}
 	if c.Director.Enabled && (len(c.Exports) > 0 || c.Cache.Enabled()) {
 		ps = append(ps, Problem{Key: "director.enabled", Msg: "a director serves no data of its own: run exports and cache routes in another box that advertises to it"})

@@ -1,0 +1,164 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"sitebox/internal/units"
+)
+
+// Jobs configures the job router: the domains jobs may run in and how the
+// box's own cores (the "local" domain) are shared.
+type Jobs struct {
+	// Enabled turns the role on (the submit API on https://).
+	Enabled bool `toml:"enabled"`
+	// Dir holds sandboxes (default <state_dir>/jobs); the queue database
+	// lives in the state dir.
+	Dir string `toml:"dir"`
+	// CPUs and Memory of the local domain (defaults: all cores, 80 % of RAM).
+	CPUs   int    `toml:"cpus"`
+	Memory string `toml:"memory"`
+	// GridMaxCPUs caps the local CPUs jobs from outside the site may hold
+	// (default: all); local users always come first.
+	GridMaxCPUs int `toml:"grid_max_cpus"`
+	// LocalIssuers are token issuers whose users are local (the site
+	// issuer always is); everyone else is a grid user.
+	LocalIssuers []string `toml:"local_issuers"`
+	// HalfLife of the decaying usage fair share is computed from
+	// (default "24h").
+	HalfLife string `toml:"half_life"`
+	// PreemptGrace is how long a preempted backfill job has between
+	// SIGTERM and SIGKILL (default "30s").
+	PreemptGrace string `toml:"preempt_grace"`
+	// Cache is where inputs named by federation path are read from, the
+	// site cache, e.g. "root://127.0.0.1:1094"; URLs are read through it
+	// too when set.
+	Cache string `toml:"cache"`
+	// StageTokenFile is the box's own bearer token for fetching inputs and
+	// writing outputs.
+	StageTokenFile string `toml:"stage_token_file"`
+	// StageCA is an extra CA for https:// and roots:// staging.
+	StageCA string `toml:"stage_ca"`
+	// Domains besides "local": the site's batch system, partner boxes.
+	Domains []JobDomain `toml:"domain"`
+}
+
+// JobDomain is one place jobs can be sent.
+type JobDomain struct {
+	Name string `toml:"name"`
+	// Type is "slurm", "box" (another sitebox's local domain) or
+	// "htcondor".
+	Type string `toml:"type"`
+	// MaxJobs and MaxIdleJobs cap what the router keeps in the domain, as
+	// HTCondor's job router does (defaults 100 and 10).
+	MaxJobs     int `toml:"max_jobs"`
+	MaxIdleJobs int `toml:"max_idle_jobs"`
+	// Slurm: the partition (default: the cluster's default) and the
+	// slurm.conf (default: Slurm's own).
+	Partition string `toml:"partition"`
+	SlurmConf string `toml:"slurm_conf"`
+	// Box: the partner's https URL, a CA for its certificate and the
+	// token this box presents there.
+	URL       string `toml:"url"`
+	CA        string `toml:"ca"`
+	TokenFile string `toml:"token_file"`
+}
+
+func (j *Jobs) applyDefaults(stateDir string) {
+	if !j.Enabled {
+		return
+	}
+	if j.Dir == "" {
+		j.Dir = stateDir + "/jobs"
+	}
+	if j.HalfLife == "" {
+		j.HalfLife = "24h"
+	}
+	if j.PreemptGrace == "" {
+		j.PreemptGrace = "30s"
+	}
+	for i := range j.Domains {
+		d := &j.Domains[i]
+		if d.MaxJobs == 0 {
+			d.MaxJobs = 100
+		}
+		if d.MaxIdleJobs == 0 {
+			d.MaxIdleJobs = 10
+		}
+	}
+}
+
+func (j *Jobs) validate() []Problem {
+	var ps []Problem
+	add := func(key, format string, args ...any) {
+		ps = append(ps, Problem{Key: "jobs." + key, Msg: fmt.Sprintf(format, args...)})
+	}
+	if !j.Enabled {
+		if len(j.Domains) > 0 {
+			add("enabled", "domains are configured but the job router is not enabled (enabled = true)")
+		}
+		return ps
+	}
+	if j.CPUs < 0 {
+		add("cpus", "%d: must be at least 1 (or unset for all cores)", j.CPUs)
+	}
+	if j.GridMaxCPUs < 0 {
+		add("grid_max_cpus", "%d: must be 0 (no cap) or more", j.GridMaxCPUs)
+	}
+	if j.Memory != "" {
+		if n, err := units.ParseSize(j.Memory); err != nil || n <= 0 {
+			add("memory", "%q is not a size (e.g. \"16GiB\")", j.Memory)
+		}
+	}
+	for _, k := range []struct{ key, v string }{{"half_life", j.HalfLife}, {"preempt_grace", j.PreemptGrace}} {
+		if k.v != "" {
+			if d, err := time.ParseDuration(k.v); err != nil || d <= 0 {
+				add(k.key, "%q is not a positive duration (e.g. \"24h\")", k.v)
+			}
+		}
+	}
+	if j.Cache != "" {
+		if msg := checkURL(j.Cache, "root", "roots", "https", "http"); msg != "" {
+			add("cache", "%s", msg)
+		}
+	}
+	for _, f := range []struct{ key, path string }{{"stage_token_file", j.StageTokenFile}, {"stage_ca", j.StageCA}} {
+		if f.path != "" {
+			if _, err := os.Stat(f.path); err != nil {
+				add(f.key, "cannot read %s: %v", f.path, unwrapPath(err))
+			}
+		}
+	}
+	seen := map[string]bool{"local": true}
+	for i, d := range j.Domains {
+		key := fmt.Sprintf("domain[%d]", i+1)
+		switch {
+		case d.Name == "":
+			add(key+".name", "missing")
+		case seen[d.Name]:
+			add(key+".name", "%q is defined twice (\"local\" is the box's own cores)", d.Name)
+		}
+		seen[d.Name] = true
+		switch d.Type {
+		case "slurm", "htcondor":
+		case "box":
+			if msg := checkURL(d.URL, "https", "http"); msg != "" {
+				add(key+".url", "%s", msg)
+			}
+		default:
+			add(key+".type", "%q is not a domain type (use slurm, box or htcondor)", d.Type)
+		}
+		if d.MaxJobs < 0 || d.MaxIdleJobs < 0 {
+			add(key+".max_jobs", "caps must not be negative")
+		}
+		for _, f := range []struct{ key, path string }{{"ca", d.CA}, {"token_file", d.TokenFile}, {"slurm_conf", d.SlurmConf}} {
+			if f.path != "" {
+				if _, err := os.Stat(f.path); err != nil {
+					add(key+"."+f.key, "cannot read %s: %v", f.path, unwrapPath(err))
+				}
+			}
+		}
+	}
+	return ps
+}

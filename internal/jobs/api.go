@@ -1,0 +1,207 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"sitebox/internal/store"
+)
+
+// APIPrefix is where the submit API lives on the box's https:// port.
+const APIPrefix = "/api/v1/jobs"
+
+// maxSubmission bounds a submission's body: specs and the small input
+// files shipped with them.
+const maxSubmission = 64 << 20
+
+// API serves the job router over HTTPS to token holders: the owner and VO
+// of a job come from the token, never from the request.
+type API struct {
+	Svc *Service
+	// Verify checks a bearer token.
+	Verify func(ctx context.Context, raw string) (*store.Identity, error)
+	// Local says whether an identity is a local user (else a grid one).
+	Local func(*store.Identity) bool
+}
+
+// Submission is the body of POST /api/v1/jobs.
+type Submission struct {
+	Specs []Spec `json:"specs"`
+}
+
+// Handler returns the HTTP handler for APIPrefix and below.
+func (a *API) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+APIPrefix, a.submit)
+	mux.HandleFunc("GET "+APIPrefix, a.list)
+	mux.HandleFunc("GET "+APIPrefix+"/report", a.report)
+	mux.HandleFunc("GET "+APIPrefix+"/{id}", a.get)
+	mux.HandleFunc("DELETE "+APIPrefix+"/{id}", a.cancel)
+	mux.HandleFunc("GET "+APIPrefix+"/{id}/logs", a.logs)
+	return mux
+}
+
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+func fail(w http.ResponseWriter, code int, format string, args ...any) {
+	if code == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="sitebox jobs"`)
+	}
+	writeJSON(w, code, apiError{Error: fmt.Sprintf(format, args...)})
+}
+
+// who authenticates the request.
+func (a *API) who(w http.ResponseWriter, r *http.Request) (*store.Identity, bool) {
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		fail(w, http.StatusUnauthorized, "the job API needs a bearer token (Authorization: Bearer …)")
+		return nil, false
+	}
+	id, err := a.Verify(r.Context(), strings.TrimSpace(tok))
+	if err != nil {
+		fail(w, http.StatusUnauthorized, "token refused: %v", err)
+		return nil, false
+	}
+	if id.Subject == "" {
+		fail(w, http.StatusUnauthorized, "token has no subject: jobs need an owner")
+		return nil, false
+	}
+	return id, true
+}
+
+func (a *API) submit(w http.ResponseWriter, r *http.Request) {
+	id, ok := a.who(w, r)
+	if !ok {
+		return
+	}
+	var sub Submission
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxSubmission))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sub); err != nil {
+		fail(w, http.StatusBadRequest, "submission is not valid JSON: %v", err)
+		return
+	}
+	vo := ""
+	if vos := id.VOs(); len(vos) > 0 {
+		vo = vos[0]
+	}
+	js, err := a.Svc.Submit(id.Subject, vo, !a.Local(id), sub.Specs)
+	if err != nil {
+		fail(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"jobs": js})
+}
+
+func (a *API) list(w http.ResponseWriter, r *http.Request) {
+	id, ok := a.who(w, r)
+	if !ok {
+		return
+	}
+	js := a.Svc.List(func(j *Job) bool { return j.Owner == id.Subject })
+	writeJSON(w, http.StatusOK, map[string]any{"jobs": js, "domains": a.Svc.Domains()})
+}
+
+// own returns the caller's job named in the path.
+func (a *API) own(w http.ResponseWriter, r *http.Request) (*Job, *store.Identity, bool) {
+	id, ok := a.who(w, r)
+	if !ok {
+		return nil, nil, false
+	}
+	j, found := a.Svc.Get(r.PathValue("id"))
+	if !found || j.Owner != id.Subject {
+		// Someone else's job is as good as absent.
+		fail(w, http.StatusNotFound, "no job %s of yours", r.PathValue("id"))
+		return nil, nil, false
+	}
+	return j, id, true
+}
+
+func (a *API) get(w http.ResponseWriter, r *http.Request) {
+	if j, _, ok := a.own(w, r); ok {
+		writeJSON(w, http.StatusOK, j)
+	}
+}
+
+func (a *API) cancel(w http.ResponseWriter, r *http.Request) {
+	j, id, ok := a.own(w, r)
+	if !ok {
+		return
+	}
+	if err := a.Svc.Cancel(r.Context(), j.ID, id.Subject); err != nil {
+		fail(w, http.StatusConflict, "%v", err)
+		return
+	}
+	j, _ = a.Svc.Get(j.ID)
+	writeJSON(w, http.StatusOK, j)
+}
+
+func (a *API) logs(w http.ResponseWriter, r *http.Request) {
+	j, _, ok := a.own(w, r)
+	if !ok {
+		return
+	}
+	stream := r.URL.Query().Get("stream")
+	if stream == "" {
+		stream = "stdout"
+	}
+	if stream != "stdout" && stream != "stderr" {
+		fail(w, http.StatusBadRequest, "stream must be stdout or stderr")
+		return
+	}
+	rc, err := a.Svc.Logs(j.ID, stream)
+	if err != nil {
+		fail(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	defer rc.Close()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	io.Copy(w, rc)
+}
+
+func (a *API) report(w http.ResponseWriter, r *http.Request) {
+	if _, ok := a.who(w, r); !ok {
+		return
+	}
+	since := 7 * 24 * time.Hour
+	if v := r.URL.Query().Get("since"); v != "" {
+		d, err := ParseSince(v)
+		if err != nil {
+			fail(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+		since = d
+	}
+	writeJSON(w, http.StatusOK, a.Svc.Report(time.Now().Add(-since)))
+}
+
+// ParseSince reads "7d", "12h", "90m".
+func ParseSince(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		d, err := time.ParseDuration(n + "h")
+		if err != nil || d <= 0 {
+			return 0, fmt.Errorf("since %q: want a duration like 7d or 12h", s)
+		}
+		return 24 * d, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("since %q: want a duration like 7d or 12h", s)
+	}
+	return d, nil
+}

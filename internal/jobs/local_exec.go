@@ -1,0 +1,129 @@
+package jobs
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// localExec starts and stops job supervisors on the box's own cores.
+type localExec struct {
+	self  string // the sitebox binary: `self job-exec SANDBOX` is the supervisor
+	cg    *cgroupV2
+	log   *slog.Logger
+	grace time.Duration
+}
+
+// running is a started job: its supervisor, and done closed when it is
+// gone (its exit report, if any, is then in the sandbox).
+type running struct {
+	pid   int
+	start int64
+	done  chan struct{}
+}
+
+// start launches j's supervisor in a session of its own (so it outlives a
+// restart of the box and its process group can be signalled as one).
+func (x *localExec) start(j *Job) (*running, error) {
+	plan := execPlan{
+		Executable: j.Spec.Executable, Arguments: j.Spec.Arguments, Env: j.Spec.Env,
+		Stdout: j.Spec.Stdout, Stderr: j.Spec.Stderr,
+		MemoryMB: j.Spec.MemoryMB, DiskMB: j.Spec.DiskMB, WallTime: j.Spec.WallTime,
+	}
+	if j.Spec.Backfill {
+		plan.Nice = 19
+	}
+	if x.cg != nil {
+		dir, err := x.cg.create(j.ID, j.Spec.CPUs, j.Spec.MemoryMB, j.Spec.Backfill)
+		if err != nil {
+			x.log.Warn("cgroup not made; limits by rlimits", "job", j.ID, "err", err)
+		} else {
+			plan.Cgroup = dir
+		}
+	}
+	os.Remove(filepath.Join(j.SandboxDir, exitFile))
+	if err := writeJSONAtomic(filepath.Join(j.SandboxDir, execFile), plan); err != nil {
+		return nil, fmt.Errorf("job %s: plan: %w", j.ID, err)
+	}
+	cmd := exec.Command(x.self, "job-exec", j.SandboxDir)
+	cmd.Dir = j.SandboxDir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer devnull.Close()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, devnull
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("job %s: start supervisor: %w", j.ID, err)
+	}
+	r := &running{pid: cmd.Process.Pid, done: make(chan struct{})}
+	r.start, _ = procStart(r.pid)
+	go func() {
+		cmd.Wait()
+		close(r.done)
+	}()
+	return r, nil
+}
+
+// reattach finds the supervisor of a job that was running when the box
+// stopped: the same pid with the same start time. Nil when it is gone.
+func (x *localExec) reattach(j *Job) *running {
+	if j.Pid <= 0 {
+		return nil
+	}
+	if st, ok := procStart(j.Pid); !ok || st != j.PidStart {
+		return nil
+	}
+	r := &running{pid: j.Pid, start: j.PidStart, done: make(chan struct{})}
+	go func() {
+		// Not our child any more: poll until it has gone.
+		for {
+			if st, ok := procStart(r.pid); !ok || st != r.start {
+				close(r.done)
+				return
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}()
+	return r
+}
+
+// stop asks the job to end (SIGTERM to its process group), then kills it
+// after grace unless it ended by itself. It returns at once.
+func (x *localExec) stop(r *running, grace time.Duration) {
+	syscall.Kill(-r.pid, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-r.done:
+		case <-time.After(grace):
+			x.log.Info("job did not stop within its grace period; killing it", "pid", r.pid, "grace", grace)
+			// The supervisor ignores TERM; kill the job's processes, then
+			// the supervisor if it still lingers.
+			killGroupMembers(r.pid, syscall.SIGKILL)
+			select {
+			case <-r.done:
+			case <-time.After(5 * time.Second):
+				syscall.Kill(-r.pid, syscall.SIGKILL)
+			}
+		}
+	}()
+}
+
+// finish reads how the job ended once its supervisor is gone; a missing
+// report means the supervisor itself died.
+func (x *localExec) finish(j *Job) (*exitReport, error) {
+	if x.cg != nil {
+		x.cg.remove(j.ID)
+	}
+	rep, err := readExit(j.SandboxDir)
+	if errors.Is(err, errNoExit) {
+		return nil, errors.New("the job's supervisor ended without a report (killed, or the machine went down)")
+	}
+	return rep, err
+}

@@ -1,0 +1,56 @@
+package jobs
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// pageSize converts /proc statm pages to bytes.
+var pageSize = int64(os.Getpagesize())
+
+// procGroupRSS reads a process's group and resident memory from /proc.
+func procGroupRSS(pid int) (pgid int, rss int64, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	// The command may hold spaces and parentheses: fields follow the last ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// After ')': state(0) ppid(1) pgrp(2) ... rss(21) in pages.
+	if len(f) < 22 {
+		return 0, 0, false
+	}
+	return atoiOr(f[2], -1), int64(atoiOr(f[21], 0)) * pageSize, true
+}
+
+// procStart is a process's start time in clock ticks since boot, which
+// with its pid identifies it across pid reuse.
+func procStart(pid int) (int64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(f[19], 10, 64)
+	return n, err == nil
+}
+
+func atoiOr(s string, def int) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return def
+	}
+	return n
+}

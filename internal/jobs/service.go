@@ -1,0 +1,371 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config configures a Service. Zero values take the documented defaults.
+type Config struct {
+	Dir         string // sandboxes, one directory per job
+	DBPath      string // the queue database
+	CPUs        int    // local domain (default: all cores)
+	MemoryMB    int64  // local domain (default: 80 % of RAM)
+	GridMaxCPUs int    // local CPUs grid jobs may hold (0: no cap)
+	// HalfLife of the decaying usage behind fair share (default 24 h).
+	HalfLife time.Duration
+	// Shares weigh owners (by subject, or "vo:<name>") against each
+	// other; default 1 each.
+	Shares map[string]float64
+	// PreemptGrace is SIGTERM to SIGKILL for preempted and cancelled
+	// local jobs (default 30 s).
+	PreemptGrace time.Duration
+	Self         string // the sitebox binary (runs `job-exec`)
+	// Domains are the other places jobs may go, by name, with their caps.
+	Domains []Domain
+	Stager  Stager // fetches inputs, delivers outputs (nil: none possible)
+	// Tick is how often the scheduler runs besides events (default 250 ms).
+	Tick time.Duration
+	// PollEvery is how often other domains are asked about their jobs
+	// (default 3 s).
+	PollEvery time.Duration
+}
+
+// Domain is a non-local domain: its backend and the router's caps on it.
+type Domain struct {
+	Name        string
+	Backend     Backend
+	MaxJobs     int // jobs it may hold in all (0: no cap)
+	MaxIdleJobs int // jobs it may hold waiting (0: no cap)
+}
+
+// Stager moves job data between the federation and sandboxes.
+type Stager interface {
+	Fetch(ctx context.Context, in Input, dst string) error
+	Deliver(ctx context.Context, src, destDir string) error
+}
+
+// Service is the job router of one box. Safe for concurrent use.
+type Service struct {
+	cfg  Config
+	log  *slog.Logger
+	db   *db
+	exec *localExec
+
+	mu      sync.Mutex
+	jobs    map[string]*Job
+	local   map[string]*localRun // jobs holding local resources
+	remote  map[string]*Domain   // job id → the domain it was sent to
+	domains map[string]*Domain
+	usage   map[string]usage
+	outcome map[string][]bool // per domain, recent results (true: failed)
+	dirty   map[string]bool   // jobs to save
+	staging map[string]context.CancelFunc
+	kick    chan struct{}
+	lastRun time.Time
+}
+
+// localRun is a job on the box's cores.
+type localRun struct {
+	run      *running // nil while staging
+	stopping bool
+	requeue  bool // preempted: back to the queue when it has stopped
+}
+
+// New opens the database, recovers the jobs it holds (re-attaching to
+// running local jobs or marking them lost) and returns the service; Run
+// schedules.
+func New(cfg Config, log *slog.Logger) (*Service, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.CPUs <= 0 {
+		cfg.CPUs = numCPU()
+	}
+	if cfg.MemoryMB <= 0 {
+		cfg.MemoryMB = totalMemoryMB() * 8 / 10
+	}
+	if cfg.HalfLife <= 0 {
+		cfg.HalfLife = 24 * time.Hour
+	}
+	if cfg.PreemptGrace <= 0 {
+		cfg.PreemptGrace = 30 * time.Second
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = 250 * time.Millisecond
+	}
+	if cfg.PollEvery <= 0 {
+		cfg.PollEvery = 3 * time.Second
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("jobs: sandbox dir: %w", err)
+	}
+	d, err := openDB(cfg.DBPath)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{
+		cfg: cfg, log: log, db: d,
+		exec: &localExec{self: cfg.Self, log: log, grace: cfg.PreemptGrace},
+		jobs: map[string]*Job{}, local: map[string]*localRun{}, remote: map[string]*Domain{},
+		domains: map[string]*Domain{}, outcome: map[string][]bool{}, dirty: map[string]bool{},
+		staging: map[string]context.CancelFunc{}, kick: make(chan struct{}, 1),
+	}
+	if cg, err := detectCgroupV2("/sys/fs/cgroup"); err == nil {
+		s.exec.cg = cg
+		log.Info("local jobs get cgroup v2 limits", "parent", cg.parent)
+	} else {
+		log.Info("local jobs get rlimits and an RSS watch (no usable cgroup v2)", "why", err)
+	}
+	for i := range cfg.Domains {
+		s.domains[cfg.Domains[i].Name] = &cfg.Domains[i]
+	}
+	if s.usage, err = d.loadUsage(); err != nil {
+		d.close()
+		return nil, err
+	}
+	if err := s.recover(); err != nil {
+		d.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// KnownDomain reports whether jobs may name domain.
+func (s *Service) KnownDomain(name string) bool {
+	_, ok := s.domains[name]
+	return ok || name == "local"
+}
+
+// Domains lists the domain names, local first.
+func (s *Service) Domains() []string {
+	out := []string{"local"}
+	for n := range s.domains {
+		out = append(out, n)
+	}
+	sort.Strings(out[1:])
+	return out
+}
+
+// recover brings the jobs of the database back after a restart.
+func (s *Service) recover() error {
+	js, err := s.db.load()
+	if err != nil {
+		return err
+	}
+	for _, j := range js {
+		s.jobs[j.ID] = j
+		if j.State.Final() {
+			continue
+		}
+		switch {
+		case j.State == Idle:
+		case j.State == Staging:
+			s.requeue(j, "the box restarted while its inputs were being fetched")
+		case j.Domain == "local" && j.State == Running:
+			if r := s.exec.reattach(j); r != nil {
+				s.local[j.ID] = &localRun{run: r}
+				go s.watchLocal(j.ID, r)
+				s.log.Info("re-attached to a running job", "job", j.ID, "pid", j.Pid)
+			} else if rep, err := readExit(j.SandboxDir); err == nil {
+				s.local[j.ID] = &localRun{}
+				s.finishLocal(j, rep, nil)
+			} else {
+				s.end(j, Lost, "its process was gone when the box restarted, with no exit report")
+			}
+		default: // in another domain: its next poll says
+			if d := s.domains[j.Domain]; d != nil {
+				s.remote[j.ID] = d
+			} else {
+				s.end(j, Lost, fmt.Sprintf("domain %q is no longer configured", j.Domain))
+			}
+		}
+	}
+	return s.flush()
+}
+
+// Submit queues specs as one cluster for owner; each spec is validated
+// again (the API's input is untrusted). It returns the new jobs.
+func (s *Service) Submit(owner, vo string, grid bool, specs []Spec) ([]*Job, error) {
+	if owner == "" {
+		return nil, errors.New("a job needs an owner (the token's subject)")
+	}
+	if len(specs) == 0 {
+		return nil, errors.New("no job to submit")
+	}
+	for i := range specs {
+		if err := s.validate(&specs[i]); err != nil {
+			return nil, fmt.Errorf("job %d: %w", i, err)
+		}
+	}
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*Job
+	err := s.db.b.Update(func(tx *boltTx) error {
+		cluster, err := s.db.nextCluster(tx)
+		if err != nil {
+			return err
+		}
+		out = make([]*Job, len(specs))
+		for i, sp := range specs {
+			sp.Cluster, sp.Process = cluster, i
+			expandCluster(&sp, cluster)
+			id := strconv.FormatInt(cluster, 10) + "." + strconv.Itoa(i)
+			out[i] = &Job{ID: id, Spec: sp, Owner: owner, VO: vo, Grid: grid, State: Idle,
+				Reason: "queued", Submitted: now, SandboxDir: filepath.Join(s.cfg.Dir, id)}
+		}
+		return putJobs(tx, out...)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jobs: record submission: %w", err)
+	}
+	for _, j := range out {
+		s.jobs[j.ID] = j
+	}
+	s.poke()
+	return copies(out), nil
+}
+
+// validate checks what the server must not trust the client about.
+func (s *Service) validate(sp *Spec) error {
+	if strings.TrimSpace(sp.Executable) == "" {
+		return errors.New("executable is missing")
+	}
+	if sp.CPUs <= 0 {
+		sp.CPUs = 1
+	}
+	if sp.MemoryMB <= 0 {
+		sp.MemoryMB = 1024
+	}
+	if sp.DiskMB < 0 || sp.WallTime < 0 {
+		return errors.New("disk and wall time must not be negative")
+	}
+	if sp.Stdout == "" {
+		sp.Stdout = "stdout"
+	}
+	if sp.Stderr == "" {
+		sp.Stderr = "stderr"
+	}
+	for _, f := range append([]string{sp.Stdout, sp.Stderr}, sp.Outputs...) {
+		if !sandboxName(f) {
+			return fmt.Errorf("%q must be a plain name inside the job's sandbox", f)
+		}
+	}
+	for _, in := range sp.Inputs {
+		if in.As != "" && !sandboxName(in.As) {
+			return fmt.Errorf("input name %q must be a plain name inside the sandbox", in.As)
+		}
+	}
+	if len(sp.Domains) == 0 {
+		sp.Domains = []string{"local"}
+	}
+	for _, d := range sp.Domains {
+		if !s.KnownDomain(d) {
+			return fmt.Errorf("unknown domain %q (known: %s)", d, strings.Join(s.Domains(), ", "))
+		}
+	}
+	if sp.CPUs > s.cfg.CPUs && len(sp.Domains) == 1 && sp.Domains[0] == "local" {
+		return fmt.Errorf("asks for %d CPUs; the local domain has %d", sp.CPUs, s.cfg.CPUs)
+	}
+	return nil
+}
+
+// sandboxName accepts a relative name that stays in the sandbox.
+func sandboxName(n string) bool {
+	c := filepath.Clean(n)
+	return n != "" && !filepath.IsAbs(n) && c != "." && c != ".." && !strings.HasPrefix(c, "../") && !strings.ContainsRune(n, 0)
+}
+
+// expandCluster substitutes $(Cluster) now that the cluster is known.
+func expandCluster(sp *Spec, cluster int64) {
+	c := strconv.FormatInt(cluster, 10)
+	r := strings.NewReplacer("$(Cluster)", c, "$(ClusterId)", c, "$(CLUSTER)", c)
+	for i, a := range sp.Arguments {
+		sp.Arguments[i] = r.Replace(a)
+	}
+	for k, v := range sp.Env {
+		sp.Env[k] = r.Replace(v)
+	}
+	sp.Stdout, sp.Stderr = r.Replace(sp.Stdout), r.Replace(sp.Stderr)
+	sp.OutputDestination = r.Replace(sp.OutputDestination)
+	for i, o := range sp.Outputs {
+		sp.Outputs[i] = r.Replace(o)
+	}
+}
+
+func copies(js []*Job) []*Job {
+	out := make([]*Job, len(js))
+	for i, j := range js {
+		c := *j
+		out[i] = &c
+	}
+	return out
+}
+
+// poke wakes the scheduler.
+func (s *Service) poke() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Get returns a copy of job id.
+func (s *Service) Get(id string) (*Job, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.jobs[id]
+	if !ok {
+		return nil, false
+	}
+	c := *j
+	return &c, true
+}
+
+// List returns copies of the jobs keep accepts (nil: all), oldest first.
+func (s *Service) List(keep func(*Job) bool) []*Job {
+	s.mu.Lock()
+	var out []*Job
+	for _, j := range s.jobs {
+		if keep == nil || keep(j) {
+			c := *j
+			out = append(out, &c)
+		}
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(a, b int) bool { return jobLess(out[a].ID, out[b].ID) })
+	return out
+}
+
+// jobLess orders "cluster.process" ids numerically.
+func jobLess(a, b string) bool {
+	ac, ap, _ := strings.Cut(a, ".")
+	bc, bp, _ := strings.Cut(b, ".")
+	if x, y := atoiOr(ac, 0), atoiOr(bc, 0); x != y {
+		return x < y
+	}
+	return atoiOr(ap, 0) < atoiOr(bp, 0)
+}
+
+// Close stops scheduling; running local jobs keep running (they are
+// re-attached by the next start), their records saved.
+func (s *Service) Close() error {
+	s.mu.Lock()
+	for _, cancel := range s.staging {
+		cancel()
+	}
+	s.saveUsageLocked(time.Now())
+	err := s.flushLocked()
+	s.mu.Unlock()
+	return errors.Join(err, s.db.close())
+}

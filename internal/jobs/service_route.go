@@ -1,0 +1,294 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// failWindow is how many recent results per domain the router weighs;
+// a domain failing more than half of them (with at least failMin
+// results) is skipped while others have room.
+const (
+	failWindow = 20
+	failMin    = 5
+)
+
+func (s *Service) noteOutcome(domain string, failed bool) {
+	o := append(s.outcome[domain], failed)
+	if len(o) > failWindow {
+		o = o[len(o)-failWindow:]
+	}
+	s.outcome[domain] = o
+}
+
+func (s *Service) failureRate(domain string) (failed, of int) {
+	for _, f := range s.outcome[domain] {
+		if f {
+			failed++
+		}
+	}
+	return failed, len(s.outcome[domain])
+}
+
+// domainLoad counts the router's jobs in a domain: all, and those not yet
+// running there.
+func (s *Service) domainLoad(name string) (held, idle int) {
+	for id, d := range s.remote {
+		if d.Name != name {
+			continue
+		}
+		held++
+		if j := s.jobs[id]; j != nil && j.State != Running {
+			idle++
+		}
+	}
+	return held, idle
+}
+
+// routeLocked sends idle jobs the local round did not start to another of
+// their domains with room, and records why the others wait.
+func (s *Service) routeLocked(ctx context.Context, localWhy map[string]string, started map[string]bool) {
+	var idle []*Job
+	for _, j := range s.jobs {
+		if j.State == Idle && !started[j.ID] {
+			idle = append(idle, j)
+		}
+	}
+	prio := map[string]float64{}
+	for _, j := range idle {
+		prio[j.Owner] = s.usage[j.Owner].decayed(time.Now(), s.cfg.HalfLife) / s.share(j.Owner, j.VO)
+	}
+	sortJobs(idle, prio)
+	for _, j := range idle {
+		var why []string
+		routed := false
+		for _, name := range j.Spec.Domains {
+			if name == "local" {
+				if w := localWhy[j.ID]; w != "" {
+					why = append(why, "local: "+w)
+				}
+				continue
+			}
+			d := s.domains[name]
+			held, waiting := s.domainLoad(name)
+			failed, of := s.failureRate(name)
+			switch {
+			case d.MaxJobs > 0 && held >= d.MaxJobs:
+				why = append(why, fmt.Sprintf("%s: holds %d jobs, its max_jobs", name, held))
+			case d.MaxIdleJobs > 0 && waiting >= d.MaxIdleJobs:
+				why = append(why, fmt.Sprintf("%s: %d jobs already wait there, its max_idle_jobs", name, waiting))
+			case of >= failMin && failed*2 > of:
+				why = append(why, fmt.Sprintf("%s: %d of its last %d jobs failed", name, failed, of))
+			default:
+				s.routeTo(ctx, j, d)
+				routed = true
+			}
+			if routed {
+				break
+			}
+		}
+		if !routed {
+			reason := "waiting: " + strings.Join(why, "; ")
+			if len(why) == 0 {
+				reason = "waiting for a free slot"
+			}
+			if j.Reason != reason {
+				j.Reason = reason
+				s.dirty[j.ID] = true
+			}
+		}
+	}
+}
+
+func sortJobs(js []*Job, prio map[string]float64) {
+	for i := 1; i < len(js); i++ { // insertion sort keeps it stable and short
+		for k := i; k > 0 && before(js[k], js[k-1], prio); k-- {
+			js[k], js[k-1] = js[k-1], js[k]
+		}
+	}
+}
+
+// routeTo stages j and submits it to d.
+func (s *Service) routeTo(ctx context.Context, j *Job, d *Domain) {
+	j.State, j.Domain, j.Reason = Staging, d.Name, "staging for "+d.Name
+	j.Attempts++
+	s.remote[j.ID] = d
+	s.dirty[j.ID] = true
+	sctx, cancel := context.WithCancel(ctx)
+	s.staging[j.ID] = cancel
+	spec, dir := j.Spec, j.SandboxDir
+	_, selfStaging := d.Backend.(interface{ StagesItself() })
+	snapshot := *j
+	go func() {
+		var err error
+		if !selfStaging {
+			err = s.stage(sctx, spec, dir)
+		} else {
+			err = os.MkdirAll(dir, 0o755)
+		}
+		var remote string
+		if err == nil {
+			remote, err = d.Backend.Submit(sctx, &snapshot)
+		}
+		cancel()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.staging, j.ID)
+		if j.State != Staging {
+			if remote != "" { // cancelled while submitting
+				j.Remote = remote
+				go d.Backend.Cancel(context.Background(), &snapshot)
+			}
+			return
+		}
+		if err != nil {
+			delete(s.remote, j.ID)
+			s.noteOutcome(d.Name, true)
+			s.requeue(j, fmt.Sprintf("%s refused it: %v", d.Name, err))
+			return
+		}
+		j.State, j.Remote, j.Reason = Routed, remote, "submitted to "+d.Name+" as "+remote
+		s.dirty[j.ID] = true
+	}()
+}
+
+// pollDomains asks every domain about its jobs and applies the answers.
+func (s *Service) pollDomains(ctx context.Context) {
+	s.mu.Lock()
+	byDomain := map[*Domain][]*Job{}
+	for id, d := range s.remote {
+		if j := s.jobs[id]; j != nil && (j.State == Routed || j.State == Running) {
+			c := *j
+			byDomain[d] = append(byDomain[d], &c)
+		}
+	}
+	s.mu.Unlock()
+	for d, js := range byDomain {
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		ups, err := d.Backend.Poll(pctx, js)
+		cancel()
+		if err != nil {
+			s.log.Warn("cannot poll domain", "domain", d.Name, "err", err)
+			continue
+		}
+		s.mu.Lock()
+		for _, u := range ups {
+			s.applyUpdate(u)
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *Service) applyUpdate(u Update) {
+	j := s.jobs[u.ID]
+	if j == nil || j.State.Final() || j.State == Staging {
+		return
+	}
+	if u.CPUTime > 0 {
+		j.CPUTime = u.CPUTime
+	}
+	if u.WallTime > 0 {
+		j.WallTime = u.WallTime
+	}
+	if !u.Started.IsZero() {
+		j.Started = u.Started
+	}
+	j.ExitCode = u.ExitCode
+	if !u.State.Final() {
+		if j.State != u.State || j.Reason != u.Reason && u.Reason != "" {
+			j.State = u.State
+			if u.Reason != "" {
+				j.Reason = j.Domain + ": " + u.Reason
+			}
+			s.dirty[j.ID] = true
+		}
+		return
+	}
+	delete(s.remote, j.ID)
+	if !u.Finished.IsZero() {
+		defer func() { j.Finished = u.Finished }()
+	}
+	if u.State == Completed {
+		s.deliverAsync(j)
+		return
+	}
+	s.end(j, u.State, j.Domain+": "+u.Reason)
+}
+
+// ErrNotOwner is returned when a user acts on another's job.
+var ErrNotOwner = errors.New("not the job's owner")
+
+// ErrNoJob is returned for an unknown job id.
+var ErrNoJob = errors.New("no such job")
+
+// Cancel stops job id for who (its owner).
+func (s *Service) Cancel(ctx context.Context, id, who string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[id]
+	if j == nil {
+		return fmt.Errorf("%w: %s", ErrNoJob, id)
+	}
+	if j.Owner != who {
+		return fmt.Errorf("%w: job %s belongs to %s", ErrNotOwner, id, j.Owner)
+	}
+	if j.State.Final() {
+		return fmt.Errorf("job %s has already ended (%s)", id, j.State)
+	}
+	why := "cancelled by " + who
+	switch {
+	case j.State == Idle:
+		s.end(j, Cancelled, why)
+	case j.Domain == "local":
+		lr := s.local[id]
+		if cancel := s.staging[id]; cancel != nil {
+			cancel()
+		}
+		s.end(j, Cancelled, why)
+		if lr != nil && lr.run != nil && !lr.stopping {
+			lr.stopping = true
+			s.exec.stop(lr.run, s.cfg.PreemptGrace)
+		} else if lr != nil && lr.run == nil {
+			delete(s.local, id)
+		}
+	default:
+		if cancel := s.staging[id]; cancel != nil {
+			cancel()
+		}
+		d := s.remote[id]
+		delete(s.remote, id)
+		s.end(j, Cancelled, why)
+		if d != nil && j.Remote != "" {
+			snap := *j
+			go func() {
+				if err := d.Backend.Cancel(context.Background(), &snap); err != nil {
+					s.log.Warn("cannot cancel job in its domain", "job", id, "domain", d.Name, "err", err)
+				}
+			}()
+		}
+	}
+	return nil
+}
+
+// Logs opens a job's stdout or stderr (stream "stdout" or "stderr").
+func (s *Service) Logs(id, stream string) (io.ReadCloser, error) {
+	j, ok := s.Get(id)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNoJob, id)
+	}
+	name := j.Spec.Stdout
+	if stream == "stderr" {
+		name = j.Spec.Stderr
+	}
+	f, err := os.Open(filepath.Join(j.SandboxDir, name))
+	if errors.Is(err, os.ErrNotExist) {
+		return io.NopCloser(strings.NewReader("")), nil // nothing written (yet)
+	}
+	return f, err
+}

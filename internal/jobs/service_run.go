@@ -1,0 +1,360 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func numCPU() int { return runtime.NumCPU() }
+
+func totalMemoryMB() int64 {
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil {
+		return 4096
+	}
+	return int64(si.Totalram) * int64(si.Unit) >> 20
+}
+
+// Run schedules until ctx ends: each tick (and after every event) the
+// local domain's round, routing to other domains, and from time to time
+// a poll of those domains.
+func (s *Service) Run(ctx context.Context) error {
+	t := time.NewTicker(s.cfg.Tick)
+	defer t.Stop()
+	lastPoll, lastUsage := time.Time{}, time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		case <-s.kick:
+		}
+		now := time.Now()
+		s.mu.Lock()
+		s.accrueLocked(now)
+		s.scheduleLocked(ctx, now)
+		if now.Sub(lastUsage) > 30*time.Second {
+			s.saveUsageLocked(now)
+			lastUsage = now
+		}
+		if err := s.flushLocked(); err != nil {
+			s.log.Error("cannot save job records", "err", err)
+		}
+		s.mu.Unlock()
+		if now.Sub(lastPoll) >= s.cfg.PollEvery {
+			s.pollDomains(ctx)
+			lastPoll = now
+		}
+	}
+}
+
+// accrueLocked charges running local jobs' CPUs to their owners' usage.
+func (s *Service) accrueLocked(now time.Time) {
+	if s.lastRun.IsZero() {
+		s.lastRun = now
+		return
+	}
+	dt := now.Sub(s.lastRun).Seconds()
+	s.lastRun = now
+	for id, lr := range s.local {
+		j := s.jobs[id]
+		if lr.run == nil || j == nil {
+			continue
+		}
+		s.addUsage(j.Owner, float64(j.Spec.CPUs)*dt, now)
+	}
+}
+
+func (s *Service) addUsage(owner string, cpuSeconds float64, now time.Time) {
+	u := s.usage[owner]
+	s.usage[owner] = usage{Value: u.decayed(now, s.cfg.HalfLife) + cpuSeconds, At: now}
+}
+
+func (s *Service) saveUsageLocked(now time.Time) {
+	m := make(map[string]usage, len(s.usage))
+	for k, u := range s.usage {
+		m[k] = usage{Value: u.decayed(now, s.cfg.HalfLife), At: now}
+	}
+	if err := s.db.saveUsage(m); err != nil {
+		s.log.Warn("cannot save fair-share usage", "err", err)
+	}
+}
+
+// share is the owner's weight: by subject, else by VO, else 1.
+func (s *Service) share(owner, vo string) float64 {
+	if w, ok := s.cfg.Shares[owner]; ok && w > 0 {
+		return w
+	}
+	if w, ok := s.cfg.Shares["vo:"+vo]; ok && w > 0 {
+		return w
+	}
+	return 1
+}
+
+// scheduleLocked runs the local round and routes what is left.
+func (s *Service) scheduleLocked(ctx context.Context, now time.Time) {
+	var running []localSlot
+	for id, lr := range s.local {
+		running = append(running, localSlot{job: s.jobs[id], stopping: lr.stopping})
+	}
+	var idle []*Job
+	vos := map[string]string{}
+	for _, j := range s.jobs {
+		if j.State == Idle && wants(j, "local") {
+			idle = append(idle, j)
+			vos[j.Owner] = j.VO
+		}
+	}
+	out := schedule(schedInput{
+		cpus: s.cfg.CPUs, memMB: s.cfg.MemoryMB, gridMaxCPUs: s.cfg.GridMaxCPUs,
+		running: running, idle: idle,
+		priority: func(owner string) float64 {
+			return s.usage[owner].decayed(now, s.cfg.HalfLife) / s.share(owner, vos[owner])
+		},
+		projected: func(j *Job) float64 {
+			est := j.Spec.WallTime.Seconds()
+			if est <= 0 {
+				est = 60
+			}
+			return float64(j.Spec.CPUs) * est / s.share(j.Owner, j.VO)
+		},
+	})
+	for _, j := range out.preempt {
+		s.preemptLocked(j)
+	}
+	for _, j := range out.start {
+		s.startLocal(ctx, j)
+	}
+	started := map[string]bool{}
+	for _, j := range out.start {
+		started[j.ID] = true
+	}
+	s.routeLocked(ctx, out.waiting, started)
+}
+
+func wants(j *Job, domain string) bool {
+	for _, d := range j.Spec.Domains {
+		if d == domain {
+			return true
+		}
+	}
+	return false
+}
+
+// startLocal reserves the job's slot and stages it; the supervisor starts
+// when its inputs are in the sandbox.
+func (s *Service) startLocal(ctx context.Context, j *Job) {
+	j.State, j.Domain, j.Reason = Staging, "local", "fetching inputs"
+	j.Attempts++
+	s.local[j.ID] = &localRun{}
+	s.dirty[j.ID] = true
+	sctx, cancel := context.WithCancel(ctx)
+	s.staging[j.ID] = cancel
+	spec := j.Spec
+	dir := j.SandboxDir
+	go func() {
+		err := s.stage(sctx, spec, dir)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.staging, j.ID)
+		cancel()
+		if j.State != Staging { // cancelled meanwhile
+			delete(s.local, j.ID)
+			s.poke()
+			return
+		}
+		if err != nil {
+			delete(s.local, j.ID)
+			s.end(j, Failed, "staging: "+err.Error())
+			return
+		}
+		r, err := s.exec.start(j)
+		if err != nil {
+			delete(s.local, j.ID)
+			s.end(j, Failed, err.Error())
+			return
+		}
+		s.local[j.ID].run = r
+		j.State, j.Reason, j.Started = Running, "running on the box", time.Now()
+		j.Pid, j.PidStart = r.pid, r.start
+		s.dirty[j.ID] = true
+		go s.watchLocal(j.ID, r)
+	}()
+}
+
+// stage makes the sandbox and fetches the inputs into it.
+func (s *Service) stage(ctx context.Context, sp Spec, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, in := range sp.Inputs {
+		name := inputName(in)
+		dst := dir + "/" + name
+		if in.Data != nil {
+			if err := os.WriteFile(dst, in.Data, 0o755); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			continue
+		}
+		if s.cfg.Stager == nil {
+			return fmt.Errorf("input %s: no stager configured to fetch it", in.From)
+		}
+		if err := s.cfg.Stager.Fetch(ctx, in, dst); err != nil {
+			return fmt.Errorf("input %s: %w", in.From, err)
+		}
+	}
+	return nil
+}
+
+// watchLocal waits for a local job's supervisor to end.
+func (s *Service) watchLocal(id string, r *running) {
+	<-r.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[id]
+	if j == nil {
+		return
+	}
+	rep, err := s.exec.finish(j)
+	s.finishLocal(j, rep, err)
+}
+
+// finishLocal records a local job's end: requeued after a preemption,
+// cancelled, or completed/failed with its accounting; outputs are
+// delivered before a success counts.
+func (s *Service) finishLocal(j *Job, rep *exitReport, err error) {
+	lr := s.local[j.ID]
+	delete(s.local, j.ID)
+	if rep != nil {
+		j.CPUTime += rep.CPU
+		j.WallTime += rep.Wall
+		j.ExitCode = rep.ExitCode
+	}
+	j.Pid, j.PidStart = 0, 0
+	switch {
+	case j.State == Cancelled:
+		j.Finished = time.Now()
+		s.dirty[j.ID] = true
+	case lr != nil && lr.requeue:
+		j.Preempted++
+		s.requeue(j, fmt.Sprintf("preempted by a higher-priority job (%d time(s)); requeued", j.Preempted))
+	case err != nil:
+		s.end(j, Failed, err.Error())
+	case rep.ExitCode != 0:
+		why := fmt.Sprintf("exited with code %d", rep.ExitCode)
+		if rep.Signal != "" {
+			why = "killed by " + rep.Signal
+		}
+		if rep.Reason != "" {
+			why += ": " + rep.Reason
+		}
+		s.end(j, Failed, why)
+	default:
+		s.deliverAsync(j)
+		return
+	}
+	s.poke()
+}
+
+// deliverAsync copies a successful job's outputs, then completes it.
+func (s *Service) deliverAsync(j *Job) {
+	if len(j.Spec.Outputs) == 0 || j.Spec.OutputDestination == "" {
+		s.end(j, Completed, "exited with code 0")
+		return
+	}
+	j.Reason = "delivering outputs"
+	s.dirty[j.ID] = true
+	spec, dir := j.Spec, j.SandboxDir
+	go func() {
+		err := s.deliver(context.Background(), spec, dir)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if err != nil {
+			s.end(j, Failed, "outputs: "+err.Error())
+			return
+		}
+		s.end(j, Completed, fmt.Sprintf("exited with code 0; %d output(s) delivered to %s", len(spec.Outputs), spec.OutputDestination))
+	}()
+}
+
+func (s *Service) deliver(ctx context.Context, sp Spec, dir string) error {
+	if s.cfg.Stager == nil {
+		return fmt.Errorf("no stager configured to deliver to %s", sp.OutputDestination)
+	}
+	for _, o := range sp.Outputs {
+		if err := s.cfg.Stager.Deliver(ctx, dir+"/"+o, sp.OutputDestination); err != nil {
+			return fmt.Errorf("%s: %w", o, err)
+		}
+	}
+	return nil
+}
+
+// preemptLocked stops a backfill job to free its slot; it goes back to
+// the queue once stopped.
+func (s *Service) preemptLocked(j *Job) {
+	lr := s.local[j.ID]
+	if lr == nil || lr.stopping {
+		return
+	}
+	lr.stopping, lr.requeue = true, true
+	j.Reason = fmt.Sprintf("being preempted (SIGTERM, SIGKILL after %v)", s.cfg.PreemptGrace)
+	s.dirty[j.ID] = true
+	s.log.Info("preempting backfill job", "job", j.ID, "owner", j.Owner)
+	if lr.run != nil {
+		s.exec.stop(lr.run, s.cfg.PreemptGrace)
+	} else if cancel := s.staging[j.ID]; cancel != nil {
+		cancel()
+		delete(s.local, j.ID)
+		s.requeue(j, "preempted while staging; requeued")
+	}
+}
+
+// requeue puts a job back in the queue.
+func (s *Service) requeue(j *Job, why string) {
+	j.State, j.Reason, j.Domain, j.Remote = Idle, why, "", ""
+	j.Pid, j.PidStart = 0, 0
+	s.dirty[j.ID] = true
+}
+
+// end records a final state.
+func (s *Service) end(j *Job, st State, why string) {
+	j.State, j.Reason, j.Finished = st, why, time.Now()
+	if j.Started.IsZero() && st != Cancelled {
+		j.Started = j.Finished
+	}
+	s.dirty[j.ID] = true
+	if d := j.Domain; d != "" && d != "local" {
+		s.noteOutcome(d, st == Failed || st == Lost)
+	}
+	s.log.Info("job ended", "job", j.ID, "owner", j.Owner, "state", st, "domain", j.Domain, "why", why)
+	s.poke()
+}
+
+// flush saves the changed jobs in one transaction.
+func (s *Service) flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.flushLocked()
+}
+
+func (s *Service) flushLocked() error {
+	if len(s.dirty) == 0 {
+		return nil
+	}
+	js := make([]*Job, 0, len(s.dirty))
+	for id := range s.dirty {
+		if j := s.jobs[id]; j != nil {
+			js = append(js, j)
+		}
+	}
+	if err := s.db.save(js...); err != nil {
+		return err
+	}
+	clear(s.dirty)
+	return nil
+}
