@@ -237,13 +237,13 @@ type authBoxes struct {
 	main, plain *peers.Process
 	// xrd is a real xrootd with TLS over the same pool, for the peer's
 	// own TLS cost beside ours; nil when xrootd is not installed.
-	xrd         *peers.Process
-	xrdPort     int
-	rootPort    int
-	httpsPort   int
-	httpPort    int
-	cert        string // the box's self-signed certificate (curl --cacert)
-	caDir       string // X509_CERT_DIR for xrdcp: cert.pem plus its hash link
+	xrd       *peers.Process
+	xrdPort   int
+	rootPort  int
+	httpsPort int
+	httpPort  int
+	cert      string // the box's self-signed certificate (curl --cacert)
+	caDir     string // X509_CERT_DIR for xrdcp: cert.pem plus its hash link
 }
 
 func (b *authBoxes) stop() {

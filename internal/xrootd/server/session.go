@@ -29,7 +29,7 @@ type session struct {
 	// conn carries the protocol: raw, or a TLS session over it once the
 	// client switched (set under wmu before login, read-only after).
 	conn   net.Conn
-	tlsw   *bufio.Writer // over conn once it is TLS; used under wmu
+	tlsw   *bufio.Writer  // over conn once it is TLS; used under wmu
 	batch  *recordBatcher // under the TLS session; flushed after each response
 	br     *bufio.Reader
 	log    *slog.Logger
