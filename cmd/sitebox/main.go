@@ -31,5 +31,6 @@ func newRootCmd() *cobra.Command {
 	addCacheCommands(root)
 	addFederationCommand(root)
 	addTokenCommands(root)
+	addJobCommands(root)
 	return root
 }

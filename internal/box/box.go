@@ -22,6 +22,7 @@ import (
 	"sitebox/internal/cache"
 	"sitebox/internal/config"
 	"sitebox/internal/director"
+	"sitebox/internal/jobs"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
 	"sitebox/internal/webdav"
@@ -39,6 +40,7 @@ type Box struct {
 	policy     *auth.Policy
 	tokens     *auth.Verifier // nil without [auth] issuers
 	issuer     *auth.Issuer   // the site issuer, when this box is one
+	jobs       *jobs.Service  // the job router, when [jobs] is enabled
 	closers    []func() error
 
 	rootLn  net.Listener
@@ -71,6 +73,9 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 		return nil, err
 	}
 	b.store = b.guard(b.store)
+	if err = b.buildJobs(); err != nil {
+		return nil, err
+	}
 	if err = b.buildOps(); err != nil {
 		return nil, err
 	}
@@ -174,6 +179,9 @@ func (b *Box) Run(ctx context.Context) error {
 	b.runOps(g)
 	if b.advertiser != nil {
 		g.Go(func() error { return b.advertiser.Run(ctx) })
+	}
+	if b.jobs != nil {
+		g.Go(func() error { return b.jobs.Run(ctx) })
 	}
 	g.Go(func() error {
 		<-ctx.Done()

@@ -14,6 +14,7 @@ import (
 
 	"sitebox/internal/config"
 	"sitebox/internal/director"
+	"sitebox/internal/jobs"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
 )
@@ -61,12 +62,17 @@ func endpointOf(raw string) store.Endpoint {
 // httpsHandler puts the director's API and the site issuer's documents
 // next to the namespace.
 func (b *Box) httpsHandler(ns http.Handler) http.Handler {
-	if b.director == nil && b.issuer == nil {
+	if b.director == nil && b.issuer == nil && b.jobs == nil {
 		return ns
 	}
 	mux := http.NewServeMux()
 	if b.director != nil {
 		mux.Handle(director.APIPrefix, b.director.Handler())
+	}
+	if b.jobs != nil {
+		h := b.jobsAPI()
+		mux.Handle(jobs.APIPrefix, h)
+		mux.Handle(jobs.APIPrefix+"/", h)
 	}
 	b.withIssuer(mux)
 	mux.Handle("/", ns)

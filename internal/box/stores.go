@@ -54,7 +54,9 @@ func (b *Box) buildStores() (store.Store, error) {
 		}
 		only = c
 	}
-	if len(b.cfg.Exports) > 0 && b.cache != nil {
+	if len(b.cfg.Exports) > 0 && b.cache != nil || only == nil {
+		// Both side by side; or neither (a box that only runs jobs serves
+		// an empty namespace).
 		return store.NewMux(mounts), nil
 	}
 	return only, nil

@@ -28,6 +28,9 @@ type Jobs struct {
 	// HalfLife of the decaying usage fair share is computed from
 	// (default "24h").
 	HalfLife string `toml:"half_life"`
+	// Shares weigh users (by token subject, or "vo:cms" for a whole VO)
+	// in fair share; unlisted ones weigh 1.
+	Shares map[string]float64 `toml:"shares"`
 	// PreemptGrace is how long a preempted backfill job has between
 	// SIGTERM and SIGKILL (default "30s").
 	PreemptGrace string `toml:"preempt_grace"`
@@ -99,6 +102,11 @@ func (j *Jobs) validate() []Problem {
 			add("enabled", "domains are configured but the job router is not enabled (enabled = true)")
 		}
 		return ps
+	}
+	for who, w := range j.Shares {
+		if w <= 0 {
+			add("shares."+who, "%v: a share must be above 0", w)
+		}
 	}
 	if j.CPUs < 0 {
 		add("cpus", "%d: must be at least 1 (or unset for all cores)", j.CPUs)

@@ -296,6 +296,10 @@ func expandCluster(sp *Spec, cluster int64) {
 	for k, v := range sp.Env {
 		sp.Env[k] = r.Replace(v)
 	}
+	sp.Executable = r.Replace(sp.Executable)
+	for i := range sp.Inputs {
+		sp.Inputs[i].From, sp.Inputs[i].As = r.Replace(sp.Inputs[i].From), r.Replace(sp.Inputs[i].As)
+	}
 	sp.Stdout, sp.Stderr = r.Replace(sp.Stdout), r.Replace(sp.Stderr)
 	sp.OutputDestination = r.Replace(sp.OutputDestination)
 	for i, o := range sp.Outputs {

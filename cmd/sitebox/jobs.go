@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"sitebox/internal/jobs"
+	"sitebox/internal/tlsutil"
+)
+
+// jobClient talks to a box's submit API with the user's token.
+type jobClient struct {
+	url      string
+	caFile   string
+	insecure bool
+}
+
+func (c *jobClient) add(cmd *cobra.Command) {
+	def := os.Getenv("SITEBOX_URL")
+	if def == "" {
+		def = "https://localhost:8443"
+	}
+	fl := cmd.PersistentFlags()
+	fl.StringVar(&c.url, "url", def, "the box's https:// URL (env SITEBOX_URL)")
+	fl.StringVar(&c.caFile, "ca", os.Getenv("SITEBOX_CA"), "extra CA certificate (PEM) for the box (env SITEBOX_CA)")
+	fl.BoolVar(&c.insecure, "insecure", os.Getenv("SITEBOX_INSECURE") == "1", "do not verify the box's certificate")
+}
+
+// do sends one request; out (a pointer or an io.Writer) gets the answer.
+func (c *jobClient) do(method, path string, body, out any) error {
+	tok, err := bearerToken()
+	if err != nil {
+		return err
+	}
+	if tok == "" {
+		return errors.New("no token: set BEARER_TOKEN or BEARER_TOKEN_FILE (e.g. from `sitebox token issue`)")
+	}
+	tc, err := tlsutil.ClientConfig(c.caFile, c.insecure)
+	if err != nil {
+		return err
+	}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: tc}, Timeout: 2 * time.Minute}
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, strings.TrimRight(c.url, "/")+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		var e struct{ Error string }
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if json.Unmarshal(b, &e) == nil && e.Error != "" {
+			return errors.New(e.Error)
+		}
+		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
+	}
+	if w, ok := out.(io.Writer); ok {
+		_, err = io.Copy(w, resp.Body)
+		return err
+	}
+	if out != nil {
+		return json.NewDecoder(resp.Body).Decode(out)
+	}
+	return nil
+}
+
+// addJobCommands registers submit, jobs, cancel, logs and the hidden
+// job supervisor.
+func addJobCommands(root *cobra.Command) {
+	var c jobClient
+	submit := &cobra.Command{
+		Use:   "submit FILE",
+		Short: "Submit jobs from a TOML job file or an HTCondor-style submit file",
+		Example: `  sitebox submit analysis.sub          # executable = ..., queue 10, +Domains = "local,site"
+  BEARER_TOKEN=$(sitebox token issue --sub alice ...) sitebox submit --url https://t3-box:8443 job.toml`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			specs, err := jobs.ParseJobFile(args[0], data, nil)
+			if err != nil {
+				return err
+			}
+			if err := attachLocalFiles(".", specs); err != nil {
+				return err
+			}
+			var resp struct{ Jobs []*jobs.Job }
+			if err := c.do("POST", jobs.APIPrefix, jobs.Submission{Specs: specs}, &resp); err != nil {
+				return fmt.Errorf("submit: %w", err)
+			}
+			ids := make([]string, len(resp.Jobs))
+			for i, j := range resp.Jobs {
+				ids[i] = j.ID
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d job(s) submitted: %s\n", len(ids), strings.Join(ids, " "))
+			return nil
+		},
+	}
+	c.add(submit)
+
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "jobs",
+		Short: "List your jobs, with the reason each one waits",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var resp struct{ Jobs []*jobs.Job }
+			if err := c.do("GET", jobs.APIPrefix, nil, &resp); err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(resp.Jobs)
+			}
+			printJobs(cmd.OutOrStdout(), resp.Jobs)
+			return nil
+		},
+	}
+	c.add(list)
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	status := &cobra.Command{
+		Use:   "status ID",
+		Short: "Show one job: state, reason, domain, times, CPU",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var j jobs.Job
+			if err := c.do("GET", jobs.APIPrefix+"/"+args[0], nil, &j); err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(j)
+			}
+			printJob(cmd.OutOrStdout(), &j)
+			return nil
+		},
+	}
+	status.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	var since string
+	report := &cobra.Command{
+		Use:   "report",
+		Short: "Accounting: CPU efficiency and utilization per class for a period",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var r jobs.Report
+			if err := c.do("GET", jobs.APIPrefix+"/report?since="+since, nil, &r); err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(r)
+			}
+			fmt.Fprint(cmd.OutOrStdout(), r.Format())
+			return nil
+		},
+	}
+	report.Flags().StringVar(&since, "since", "7d", "period: 7d, 12h, 90m")
+	report.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	list.AddCommand(status, report)
+
+	cancel := &cobra.Command{
+		Use:   "cancel ID...",
+		Short: "Cancel jobs",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var errs []error
+			for _, id := range args {
+				if err := c.do("DELETE", jobs.APIPrefix+"/"+id, nil, nil); err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", id, err))
+					continue
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s cancelled\n", id)
+			}
+			return errors.Join(errs...)
+		},
+	}
+	c.add(cancel)
+	var stderr bool
+	logs := &cobra.Command{
+		Use:   "logs ID",
+		Short: "Print a job's standard output (--stderr: its standard error)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			stream := "stdout"
+			if stderr {
+				stream = "stderr"
+			}
+			return c.do("GET", jobs.APIPrefix+"/"+args[0]+"/logs?stream="+stream, nil, cmd.OutOrStdout())
+		},
+	}
+	logs.Flags().BoolVar(&stderr, "stderr", false, "standard error instead of output")
+	c.add(logs)
+	exec := &cobra.Command{
+		Use:    "job-exec SANDBOX",
+		Hidden: true,
+		Short:  "Supervise one job (started by the box)",
+		Args:   cobra.ExactArgs(1),
+		Run:    func(_ *cobra.Command, args []string) { os.Exit(jobs.RunSupervisor(args[0])) },
+	}
+	root.AddCommand(submit, list, cancel, logs, exec)
+}
+
+// attachLocalFiles reads the inputs and executable that are local files
+// (relative to the current directory, as condor_submit reads them) into
+// the submission, as HTCondor
+// transfers them.
+func attachLocalFiles(dir string, specs []jobs.Spec) error {
+	for i := range specs {
+		sp := &specs[i]
+		for k, in := range sp.Inputs {
+			name, ok := strings.CutPrefix(in.From, "file:")
+			if !ok {
+				continue
+			}
+			p := name
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(dir, p)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return fmt.Errorf("transfer_input_files: %w", err)
+			}
+			sp.Inputs[k] = jobs.Input{As: filepath.Base(name), Data: b}
+			if in.As != "" {
+				sp.Inputs[k].As = in.As
+			}
+		}
+		// A relative executable next to the submit file is shipped too.
+		if !filepath.IsAbs(sp.Executable) {
+			p := filepath.Join(dir, sp.Executable)
+			if b, err := os.ReadFile(p); err == nil {
+				sp.Inputs = append(sp.Inputs, jobs.Input{As: filepath.Base(sp.Executable), Data: b})
+				sp.Executable = filepath.Base(sp.Executable)
+			}
+		}
+	}
+	return nil
+}
+
+func printJobs(w io.Writer, js []*jobs.Job) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tDOMAIN\tCPUS\tSUBMITTED\tREASON")
+	for _, j := range js {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", j.ID, j.State, dash(j.Domain), j.Spec.CPUs, j.Submitted.Local().Format("01-02 15:04:05"), j.Reason)
+	}
+	tw.Flush()
+	if len(js) == 0 {
+		fmt.Fprintln(w, "(no jobs)")
+	}
+}
+
+func printJob(w io.Writer, j *jobs.Job) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	row("ID", j.ID)
+	row("Owner", j.Owner+" (VO "+dash(j.VO)+", "+map[bool]string{true: "grid", false: "local user"}[j.Grid]+")")
+	row("State", string(j.State))
+	row("Reason", j.Reason)
+	row("Domain", dash(j.Domain)+" "+j.Remote)
+	row("Command", strings.TrimSpace(j.Spec.Executable+" "+strings.Join(j.Spec.Arguments, " ")))
+	row("Requests", fmt.Sprintf("%d CPUs, %d MB", j.Spec.CPUs, j.Spec.MemoryMB))
+	row("Submitted", j.Submitted.Local().Format(time.DateTime))
+	if !j.Started.IsZero() {
+		row("Started", j.Started.Local().Format(time.DateTime))
+	}
+	if !j.Finished.IsZero() {
+		row("Finished", j.Finished.Local().Format(time.DateTime))
+		row("Exit code", fmt.Sprint(j.ExitCode))
+	}
+	row("CPU / wall", fmt.Sprintf("%.1f s / %.1f s", j.CPUTime, j.WallTime))
+	if j.Preempted > 0 {
+		row("Preempted", fmt.Sprint(j.Preempted))
+	}
+	tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,117 @@
+package box
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"sitebox/internal/config"
+	"sitebox/internal/jobs"
+	"sitebox/internal/store"
+	"sitebox/internal/tlsutil"
+	"sitebox/internal/transfer"
+	"sitebox/internal/units"
+)
+
+// buildJobs makes the job router when [jobs] is enabled: the local
+// domain on this box's cores, the other configured domains, staging
+// through the site cache with the box's own token.
+func (b *Box) buildJobs() error {
+	jc := &b.cfg.Jobs
+	if !jc.Enabled {
+		return nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("jobs: %w", err)
+	}
+	cfg := jobs.Config{
+		Dir: jc.Dir, DBPath: filepath.Join(b.cfg.Server.StateDir, "jobs.db"),
+		CPUs: jc.CPUs, GridMaxCPUs: jc.GridMaxCPUs, Self: self, Shares: jc.Shares,
+	}
+	if jc.Memory != "" {
+		n, _ := units.ParseSize(jc.Memory)
+		cfg.MemoryMB = n >> 20
+	}
+	cfg.HalfLife, _ = time.ParseDuration(jc.HalfLife)
+	cfg.PreemptGrace, _ = time.ParseDuration(jc.PreemptGrace)
+	st := &jobs.TransferStager{Cache: jc.Cache, Opts: transfer.Options{CAFile: jc.StageCA}}
+	if jc.StageTokenFile != "" {
+		if st.Opts.Token, err = readToken(jc.StageTokenFile); err != nil {
+			return fmt.Errorf("jobs.stage_token_file: %w", err)
+		}
+	}
+	cfg.Stager = st
+	for _, d := range jc.Domains {
+		be, err := b.jobBackend(d)
+		if err != nil {
+			return fmt.Errorf("jobs.domain %s: %w", d.Name, err)
+		}
+		cfg.Domains = append(cfg.Domains, jobs.Domain{Name: d.Name, Backend: be, MaxJobs: d.MaxJobs, MaxIdleJobs: d.MaxIdleJobs})
+	}
+	svc, err := jobs.New(cfg, b.log.With("component", "jobs"))
+	if err != nil {
+		return err
+	}
+	b.jobs = svc
+	b.closers = append(b.closers, svc.Close)
+	return nil
+}
+
+func (b *Box) jobBackend(d config.JobDomain) (jobs.Backend, error) {
+	switch d.Type {
+	case "slurm":
+		var env []string
+		if d.SlurmConf != "" {
+			env = append(env, "SLURM_CONF="+d.SlurmConf)
+		}
+		return jobs.NewSlurm(jobs.SlurmBackendConfig{Partition: d.Partition, Env: env, Log: b.log.With("component", "slurm")}), nil
+	case "box":
+		tc, err := tlsutil.ClientConfig(d.CA, false)
+		if err != nil {
+			return nil, err
+		}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.TLSClientConfig = tc
+		file := d.TokenFile
+		return &jobs.BoxBackend{URL: d.URL, Client: &http.Client{Transport: tr, Timeout: time.Minute},
+			Token: func() (string, error) { return readToken(file) }}, nil
+	case "htcondor":
+		return &jobs.HTCondorBackend{}, nil
+	}
+	return nil, fmt.Errorf("unknown domain type %q", d.Type)
+}
+
+// readToken reads a token file (re-read on every use, so a renewed token
+// is picked up).
+func readToken(file string) (string, error) {
+	if file == "" {
+		return "", fmt.Errorf("no token file configured")
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", fmt.Errorf("token file %s is empty", file)
+	}
+	return t, nil
+}
+
+// jobsAPI is the submit API, authenticated with the box's verifier.
+func (b *Box) jobsAPI() http.Handler {
+	local := map[string]bool{}
+	for _, is := range b.cfg.Jobs.LocalIssuers {
+		local[strings.TrimSuffix(is, "/")] = true
+	}
+	if b.issuer != nil {
+		local[b.issuer.URL()] = true
+	}
+	api := &jobs.API{Svc: b.jobs, Verify: b.tokens.Verify,
+		Local: func(id *store.Identity) bool { return local[strings.TrimSuffix(id.Issuer, "/")] }}
+	return api.Handler()
+}

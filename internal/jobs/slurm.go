@@ -1,0 +1,674 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// SlurmBackendConfig configures a SlurmBackend. The zero value works with
+// the machine's own Slurm and its default partition.
+type SlurmBackendConfig struct {
+	Partition string   // sbatch --partition and the one Capacity counts ("": the cluster's default)
+	Env       []string // added to the commands' environment, e.g. SLURM_CONF=…
+	// Command runs one Slurm command (nil: exec with Env); tests put a
+	// fake here.
+	Command SlurmCommand
+	Timeout time.Duration // per command (default 30 s)
+	Log     *slog.Logger  // nil: discard
+}
+
+// SlurmCommand runs one Slurm command and returns its standard output. A
+// command that ran and failed returns a *SlurmError with its stderr.
+type SlurmCommand func(ctx context.Context, name string, args ...string) ([]byte, error)
+
+// SlurmError is a failed Slurm command: its command line, what it
+// wrote to standard error, and the underlying error.
+type SlurmError struct {
+	Cmd    string
+	Stderr string
+	Err    error
+}
+
+func (e *SlurmError) Error() string {
+	if e.Stderr == "" {
+		return e.Cmd + ": " + e.Err.Error()
+	}
+	return e.Cmd + ": " + e.Err.Error() + ": " + e.Stderr
+}
+
+func (e *SlurmError) Unwrap() error { return e.Err }
+
+// SlurmBackend runs jobs as Slurm batch jobs through the Slurm commands
+// (sbatch, squeue, sacct, scancel, sinfo), so it needs nothing but a
+// working Slurm client on this machine and sandboxes on a filesystem
+// the compute nodes share. Safe for concurrent use.
+type SlurmBackend struct {
+	cfg SlurmBackendConfig
+	log *slog.Logger
+	// jobcomp is set once sacct has said accounting storage is disabled
+	// (no slurmdbd): from then on finished jobs are read from the job
+	// completion file with `sacct -c`.
+	jobcomp atomic.Bool
+}
+
+var _ Backend = (*SlurmBackend)(nil)
+
+// NewSlurm returns a backend for the Slurm that cfg's commands reach.
+func NewSlurm(cfg SlurmBackendConfig) *SlurmBackend {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	b := &SlurmBackend{cfg: cfg, log: log}
+	if b.cfg.Command == nil {
+		b.cfg.Command = b.exec
+	}
+	return b
+}
+
+// exec is the default SlurmCommand.
+func (b *SlurmBackend) exec(ctx context.Context, name string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), b.cfg.Env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// Do not wait forever for pipes held open by a stuck grandchild.
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
+		return stdout.Bytes(), &SlurmError{Cmd: name + " " + strings.Join(args, " "), Stderr: strings.TrimSpace(stderr.String()), Err: err}
+	}
+	return stdout.Bytes(), nil
+}
+
+// run runs one command with the configured timeout; every error names
+// the command.
+func (b *SlurmBackend) run(ctx context.Context, name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
+	defer cancel()
+	out, err := b.cfg.Command(ctx, name, args...)
+	if err != nil {
+		var se *SlurmError
+		if !errors.As(err, &se) {
+			err = &SlurmError{Cmd: name + " " + strings.Join(args, " "), Err: err}
+		}
+		return string(out), err
+	}
+	return string(out), nil
+}
+
+// slurmJobName marks our jobs in squeue, so Capacity counts only them.
+const slurmJobPrefix = "sitebox-"
+
+// Submit writes <sandbox>/job.sbatch and submits it with sbatch. Slurm
+// has no per-job disk quota, so Spec.DiskMB is not enforced here.
+func (b *SlurmBackend) Submit(ctx context.Context, j *Job) (string, error) {
+	script, err := slurmScript(j, b.cfg.Partition)
+	if err != nil {
+		return "", fmt.Errorf("slurm submit %s: %w", j.ID, err)
+	}
+	// Slurm does not make the directories of --output and --error: a
+	// job whose log cannot be opened fails without a word.
+	for _, name := range []string{j.Spec.Stdout, j.Spec.Stderr} {
+		if d := filepath.Dir(name); name != "" && d != "." {
+			if err := os.MkdirAll(filepath.Join(j.SandboxDir, d), 0o755); err != nil {
+				return "", fmt.Errorf("slurm submit %s: %w", j.ID, err)
+			}
+		}
+	}
+	file := filepath.Join(j.SandboxDir, "job.sbatch")
+	if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
+		return "", fmt.Errorf("slurm submit %s: %w", j.ID, err)
+	}
+	out, err := b.run(ctx, "sbatch", "--parsable", file)
+	if err != nil {
+		return "", fmt.Errorf("slurm submit %s: %w", j.ID, err)
+	}
+	// --parsable prints "ID" or, in a multi-cluster setup, "ID;CLUSTER".
+	id, _, _ := strings.Cut(strings.TrimSpace(out), ";")
+	if !slurmJobID(id) {
+		return "", fmt.Errorf("slurm submit %s: sbatch printed %q, not a job id", j.ID, strings.TrimSpace(out))
+	}
+	b.log.Info("submitted", "job", j.ID, "slurm_id", id)
+	return id, nil
+}
+
+// slurmJobID reports whether s is a plain Slurm job id (digits).
+func slurmJobID(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Capacity counts the idle CPUs of the partition's idle and mixed nodes
+// (sinfo) and our jobs running and waiting (squeue): two commands.
+func (b *SlurmBackend) Capacity(ctx context.Context) (Capacity, error) {
+	args := []string{"-h", "-N", "-o", "%N|%t|%C"}
+	if b.cfg.Partition != "" {
+		args = append(args, "-p", b.cfg.Partition)
+	}
+	out, err := b.run(ctx, "sinfo", args...)
+	if err != nil {
+		return Capacity{FreeCPUs: -1}, fmt.Errorf("slurm capacity: %w", err)
+	}
+	c := Capacity{FreeCPUs: sinfoFreeCPUs(out)}
+	args = []string{"-h", "--me", "-o", "%T|%j"}
+	if b.cfg.Partition != "" {
+		args = append(args, "-p", b.cfg.Partition)
+	}
+	if out, err = b.run(ctx, "squeue", args...); err != nil {
+		return Capacity{FreeCPUs: -1}, fmt.Errorf("slurm capacity: %w", err)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		st, name, ok := strings.Cut(strings.TrimSpace(line), "|")
+		if !ok || !strings.HasPrefix(name, slurmJobPrefix) {
+			continue
+		}
+		switch s, _ := slurmState(st, "", false); s {
+		case Running:
+			c.Running++
+		case Routed:
+			c.Queued++
+		}
+	}
+	return c, nil
+}
+
+// sinfoFreeCPUs sums the idle CPUs ("%C" is allocated/idle/other/total)
+// of idle and mixed nodes in `sinfo -h -N -o "%N|%t|%C"` output. A node
+// in several partitions is listed once per partition: count it once.
+func sinfoFreeCPUs(out string) int {
+	seen := map[string]bool{}
+	free := 0
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(strings.TrimSpace(line), "|")
+		if len(f) != 3 || seen[f[0]] {
+			continue
+		}
+		seen[f[0]] = true
+		// Flags follow the state: * not responding, ~ powered off, # powering up, ! powering down, % …
+		state := strings.TrimRight(f[1], "*~#!%$@^-+")
+		if state != "idle" && state != "mix" {
+			continue
+		}
+		cpus := strings.Split(f[2], "/")
+		if len(cpus) == 4 {
+			n, _ := strconv.Atoi(cpus[1])
+			free += n
+		}
+	}
+	return free
+}
+
+// Cancel runs scancel. A job Slurm no longer knows or that has already
+// ended counts as cancelled: it is not running, which is what the caller
+// wants.
+func (b *SlurmBackend) Cancel(ctx context.Context, j *Job) error {
+	if !slurmJobID(j.Remote) {
+		return fmt.Errorf("slurm cancel %s: %q is not a Slurm job id", j.ID, j.Remote)
+	}
+	_, err := b.run(ctx, "scancel", j.Remote)
+	if slurmStderr(err, "Invalid job id") || slurmStderr(err, "already completing or completed") {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("slurm cancel %s: %w", j.ID, err)
+	}
+	return nil
+}
+
+// slurmScript is the batch script for j: #SBATCH lines for what the
+// spec asks, the job's environment, then exec of its program, so the
+// program's exit status is the job's.
+//
+// --export=NONE keeps this process's environment (which may hold
+// secrets) out of the job: Slurm gives it the user's login environment
+// and the script adds HOME, TMPDIR and _CONDOR_SCRATCH_DIR pointing at
+// the sandbox (as the local domain does), then Spec.Env.
+func slurmScript(j *Job, partition string) (string, error) {
+	sp, dir := j.Spec, j.SandboxDir
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("sandbox %q is not an absolute path", dir)
+	}
+	if sp.Executable == "" {
+		return "", errors.New("no executable")
+	}
+	out, err := sandboxFile(dir, sp.Stdout, "stdout")
+	if err != nil {
+		return "", err
+	}
+	errf, err := sandboxFile(dir, sp.Stderr, "stderr")
+	if err != nil {
+		return "", err
+	}
+	if err := sbatchSafe(dir); err != nil {
+		return "", fmt.Errorf("sandbox: %w", err)
+	}
+	cpus, mem := max(sp.CPUs, 1), sp.MemoryMB
+	if mem <= 0 {
+		mem = 1024
+	}
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n")
+	opt := func(name, value string) { fmt.Fprintf(&b, "#SBATCH --%s=%s\n", name, value) }
+	opt("job-name", slurmJobPrefix+strings.Map(func(r rune) rune {
+		if r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, j.ID))
+	// Slurm expands %j and the like in file names; %% is a plain %.
+	opt("output", sbatchQuote(strings.ReplaceAll(out, "%", "%%")))
+	opt("error", sbatchQuote(strings.ReplaceAll(errf, "%", "%%")))
+	opt("chdir", sbatchQuote(dir))
+	opt("export", "NONE")
+	opt("nodes", "1")
+	opt("ntasks", "1")
+	opt("cpus-per-task", strconv.Itoa(cpus))
+	opt("mem", strconv.FormatInt(mem, 10)+"M")
+	if sp.WallTime > 0 {
+		// Slurm counts whole minutes; round up so the limit is never
+		// shorter than asked.
+		opt("time", strconv.FormatInt(int64((sp.WallTime+time.Minute-1)/time.Minute), 10))
+	}
+	if partition != "" {
+		if err := sbatchSafe(partition); err != nil {
+			return "", fmt.Errorf("partition: %w", err)
+		}
+		opt("partition", sbatchQuote(partition))
+	}
+	env := map[string]string{"HOME": dir, "TMPDIR": dir, "_CONDOR_SCRATCH_DIR": dir}
+	for k, v := range sp.Env {
+		env[k] = v
+	}
+	for _, k := range sortedKeys(env) {
+		if !shellName(k) {
+			return "", fmt.Errorf("environment variable name %q is not a valid shell name", k)
+		}
+		if strings.ContainsRune(env[k], 0) {
+			return "", fmt.Errorf("environment variable %s holds a NUL byte", k)
+		}
+		fmt.Fprintf(&b, "export %s=%s\n", k, shellQuote(env[k]))
+	}
+	exe := sp.Executable
+	// A bare name that the submission shipped into the sandbox means
+	// that file, not a program of the same name on PATH.
+	if !strings.Contains(exe, "/") {
+		if fi, err := os.Stat(filepath.Join(dir, exe)); err == nil && fi.Mode().IsRegular() {
+			exe = "./" + exe
+		}
+	}
+	words := []string{"exec", shellQuote(exe)}
+	for _, a := range sp.Arguments {
+		if strings.ContainsRune(a, 0) {
+			return "", errors.New("an argument holds a NUL byte")
+		}
+		words = append(words, shellQuote(a))
+	}
+	if strings.ContainsRune(exe, 0) {
+		return "", errors.New("the executable name holds a NUL byte")
+	}
+	b.WriteString(strings.Join(words, " ") + "\n")
+	return b.String(), nil
+}
+
+// sandboxFile is the absolute path of sandbox file name (def when empty),
+// which must stay inside the sandbox.
+func sandboxFile(dir, name, def string) (string, error) {
+	if name == "" {
+		name = def
+	}
+	if !filepath.IsLocal(name) {
+		return "", fmt.Errorf("%s file %q is not a path inside the sandbox", def, name)
+	}
+	p := filepath.Join(dir, name)
+	if err := sbatchSafe(p); err != nil {
+		return "", fmt.Errorf("%s file: %w", def, err)
+	}
+	return p, nil
+}
+
+// sbatchSafe rejects what an #SBATCH line cannot carry: line breaks and
+// other control characters, backslashes (in a file name one turns off
+// Slurm's %-expansion, so %% would stay doubled), and the words
+// "packjob"/"hetjob", which sbatch blanks out anywhere on the line.
+func sbatchSafe(s string) error {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == '\\' {
+			return fmt.Errorf("%q holds a control character or backslash", s)
+		}
+	}
+	if l := strings.ToLower(s); strings.Contains(l, "packjob") || strings.Contains(l, "hetjob") {
+		return fmt.Errorf("%q contains a word sbatch removes from #SBATCH lines (packjob, hetjob)", s)
+	}
+	return nil
+}
+
+// sbatchQuote double-quotes s for an #SBATCH line, where quotes group
+// words and a backslash escapes the next character.
+func sbatchQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// shellQuote single-quotes s for /bin/sh: inside single quotes nothing
+// is special except the quote itself, which is written by closing the
+// quotes, adding an escaped quote and opening them again.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// shellName reports whether k can be exported by /bin/sh.
+func shellName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i, c := range k {
+		if c != '_' && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && !(i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// sortedKeys returns m's keys in order, for a stable script.
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Poll asks squeue about all of js at once, and accounting (sacct) about
+// those squeue no longer lists. A job in neither is reported Lost with
+// that reason, never guessed at.
+func (b *SlurmBackend) Poll(ctx context.Context, js []*Job) ([]Update, error) {
+	ups := make([]Update, 0, len(js))
+	var ids []string
+	for _, j := range js {
+		if !slurmJobID(j.Remote) {
+			ups = append(ups, Update{ID: j.ID, State: Lost, Reason: fmt.Sprintf("no Slurm job id (have %q)", j.Remote)})
+			continue
+		}
+		ids = append(ids, j.Remote)
+	}
+	if len(ids) == 0 {
+		return ups, nil
+	}
+	queued := map[string]Update{}
+	for _, chunk := range slurmChunks(ids) {
+		out, err := b.run(ctx, "squeue", "-h", "-j", chunk, "-o", "%i|%T|%r|%S")
+		// squeue fails when every id it is given is unknown.
+		if slurmStderr(err, "Invalid job id specified") {
+			out, err = "", nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("slurm poll: %w", err)
+		}
+		for id, u := range parseSqueue(out) {
+			queued[id] = u
+		}
+	}
+	var gone []string
+	for _, id := range ids {
+		if _, ok := queued[id]; !ok {
+			gone = append(gone, id)
+		}
+	}
+	done := map[string]Update{}
+	why := ""
+	if len(gone) > 0 {
+		var err error
+		done, why, err = b.accounting(ctx, gone)
+		if err != nil {
+			return nil, fmt.Errorf("slurm poll: %w", err)
+		}
+	}
+	for _, j := range js {
+		if !slurmJobID(j.Remote) {
+			continue
+		}
+		u, ok := queued[j.Remote]
+		if !ok {
+			u, ok = done[j.Remote]
+		}
+		if !ok {
+			u = Update{State: Lost, Reason: "Slurm job " + j.Remote + " is in neither squeue nor accounting"}
+			if why != "" {
+				u.Reason = "Slurm job " + j.Remote + " is not in squeue and accounting cannot tell: " + why
+			}
+		}
+		u.ID = j.ID
+		ups = append(ups, u)
+	}
+	return ups, nil
+}
+
+// slurmChunks joins ids with commas, a few hundred per command line.
+func slurmChunks(ids []string) []string {
+	var out []string
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		out = append(out, strings.Join(ids[:n], ","))
+		ids = ids[n:]
+	}
+	return out
+}
+
+// sacctFields is what Poll reads from accounting. TotalCPU is empty in
+// the job completion file (sacct -c): CPU time is then reported as 0,
+// unknown.
+const sacctFields = "JobID,State,ExitCode,Elapsed,TotalCPU,Start,End"
+
+// accounting looks finished jobs up with sacct, or with `sacct -c` (the
+// job completion file) where accounting storage is disabled. why is set
+// when Slurm keeps no record of finished jobs at all, so these jobs are
+// unknowable. Other failures (timeouts, slurmdbd down) are errors: they
+// say nothing about the jobs, and the next poll asks again.
+func (b *SlurmBackend) accounting(ctx context.Context, ids []string) (res map[string]Update, why string, err error) {
+	res = map[string]Update{}
+	for _, chunk := range slurmChunks(ids) {
+		args := []string{"-n", "-P", "-X", "-j", chunk, "-o", sacctFields}
+		var out string
+		if !b.jobcomp.Load() {
+			out, err = b.run(ctx, "sacct", args...)
+			if slurmStderr(err, "accounting storage is disabled") {
+				b.log.Info("Slurm accounting storage is disabled; reading the job completion file (sacct -c)")
+				b.jobcomp.Store(true)
+			}
+		}
+		if b.jobcomp.Load() {
+			out, err = b.run(ctx, "sacct", append([]string{"-c"}, args...)...)
+			switch {
+			case slurmStderr(err, "job completion is disabled"):
+				return nil, "Slurm has neither accounting storage nor a job completion log", nil
+			case slurmStderr(err, "No such file or directory"):
+				// jobcomp/filetxt makes its file when the first job
+				// ends: none has, so these jobs are not in it.
+				out, err = "", nil
+			}
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		for id, u := range parseSacct(out) {
+			res[id] = u
+		}
+	}
+	return res, "", nil
+}
+
+// slurmStderr reports whether err is a Slurm command failure whose
+// stderr contains text.
+func slurmStderr(err error, text string) bool {
+	var se *SlurmError
+	return errors.As(err, &se) && strings.Contains(se.Stderr, text)
+}
+
+// parseSqueue reads `squeue -h -o "%i|%T|%r|%S"` lines into updates by
+// Slurm job id.
+func parseSqueue(out string) map[string]Update {
+	res := map[string]Update{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(strings.TrimSpace(line), "|")
+		if len(f) != 4 || !slurmJobID(f[0]) {
+			continue
+		}
+		st, reason := slurmState(f[1], f[2], false)
+		u := Update{State: st, Reason: reason}
+		if st == Running {
+			u.Started = slurmTime(f[3]) // for a pending job %S is only an estimate
+		}
+		res[f[0]] = u
+	}
+	return res
+}
+
+// parseSacct reads `sacct -n -P -X -o JobID,State,ExitCode,Elapsed,
+// TotalCPU,Start,End` lines. A requeued job can have several records;
+// the last is the latest.
+func parseSacct(out string) map[string]Update {
+	res := map[string]Update{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(strings.TrimSpace(line), "|")
+		if len(f) != 7 || !slurmJobID(f[0]) {
+			continue
+		}
+		code, sig := parseExitCode(f[2])
+		u := Update{ExitCode: code, WallTime: slurmDuration(f[3]), CPUTime: slurmDuration(f[4]), Started: slurmTime(f[5]), Finished: slurmTime(f[6])}
+		if sig > 0 && code == 0 {
+			u.ExitCode = 128 + sig // as a shell reports a death by signal
+		}
+		state, _, _ := strings.Cut(f[1], " ") // "CANCELLED by 0"
+		u.State, u.Reason = slurmState(state, "", true)
+		if u.State == Failed && state == "FAILED" {
+			if sig > 0 {
+				u.Reason = fmt.Sprintf("killed by signal %d in Slurm", sig)
+			} else {
+				u.Reason = fmt.Sprintf("exited with code %d in Slurm", code)
+			}
+		}
+		res[f[0]] = u
+	}
+	return res
+}
+
+// slurmState maps a Slurm job state (squeue %T, sacct State) to ours.
+// reason is squeue's %r for a waiting job. final says the state comes
+// from accounting: the job has left the queue, so a state that is not an
+// end there is unexplained and the job is reported Lost, not guessed.
+func slurmState(st, reason string, final bool) (State, string) {
+	waiting := "waiting in Slurm"
+	if reason != "" && reason != "None" {
+		waiting += ": " + reason
+	}
+	var s State
+	var why string
+	switch st {
+	case "PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "SPECIAL_EXIT":
+		s, why = Routed, waiting
+	case "CONFIGURING":
+		s, why = Routed, "waiting in Slurm for its nodes to boot"
+	case "RUNNING", "COMPLETING", "SIGNALING", "STAGE_OUT", "RESIZING":
+		s, why = Running, "running in Slurm"
+	case "SUSPENDED", "STOPPED":
+		s, why = Running, "suspended in Slurm"
+	case "COMPLETED":
+		return Completed, "completed in Slurm"
+	case "FAILED":
+		return Failed, "failed in Slurm"
+	case "TIMEOUT":
+		return Failed, "exceeded its wall time in Slurm"
+	case "OUT_OF_MEMORY":
+		return Failed, "ran out of memory in Slurm"
+	case "NODE_FAIL":
+		return Failed, "its Slurm node failed"
+	case "BOOT_FAIL":
+		return Failed, "its Slurm node failed to boot"
+	case "DEADLINE":
+		return Failed, "missed its deadline in Slurm"
+	case "PREEMPTED":
+		return Failed, "preempted in Slurm"
+	case "CANCELLED":
+		return Cancelled, "cancelled in Slurm"
+	case "REVOKED":
+		return Failed, "revoked: a sibling cluster of the Slurm federation runs it"
+	default:
+		if final {
+			return Lost, "unknown Slurm state " + st
+		}
+		return Routed, "in unknown Slurm state " + st
+	}
+	if final {
+		return Lost, "Slurm accounting says " + st + " for a job squeue no longer lists"
+	}
+	return s, why
+}
+
+// parseExitCode splits sacct's "CODE:SIGNAL".
+func parseExitCode(s string) (code, sig int) {
+	c, g, _ := strings.Cut(s, ":")
+	code, _ = strconv.Atoi(c)
+	sig, _ = strconv.Atoi(g)
+	return code, sig
+}
+
+// slurmDuration parses [D-][HH:]MM:SS[.mmm] (Elapsed, TotalCPU) into
+// seconds; anything else is 0.
+func slurmDuration(s string) float64 {
+	var days float64
+	if d, rest, ok := strings.Cut(s, "-"); ok {
+		n, err := strconv.Atoi(d)
+		if err != nil {
+			return 0
+		}
+		days, s = float64(n), rest
+	}
+	parts := strings.Split(s, ":")
+	if s == "" || len(parts) > 3 {
+		return 0
+	}
+	total := 0.0
+	for _, p := range parts {
+		v, err := strconv.ParseFloat(p, 64)
+		if err != nil || v < 0 {
+			return 0
+		}
+		total = total*60 + v
+	}
+	return days*86400 + total
+}
+
+// slurmTime parses Slurm's local-time timestamps; "Unknown", "None",
+// "N/A" and the like are zero.
+func slurmTime(s string) time.Time {
+	t, err := time.ParseInLocation("2006-01-02T15:04:05", s, time.Local)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
