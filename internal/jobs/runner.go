@@ -119,8 +119,10 @@ func supervise(sandbox string, p *execPlan) exitReport {
 	cmd.Stdout, cmd.Stderr = out, errf
 	cmd.Env = jobEnv(sandbox, p.Env)
 	// TERM reaches the job from the box's kill of the whole group; the
-	// supervisor stays to write the report.
-	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	// supervisor stays to write the report. Caught, not ignored: an
+	// ignored signal stays ignored across exec, and a shell job could not
+	// even trap it then.
+	signal.Notify(make(chan os.Signal, 4), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(errf, "sitebox: cannot start %s: %v\n", p.Executable, err)
 		return fail(127, "cannot start %s: %v", p.Executable, err)

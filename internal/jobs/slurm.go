@@ -114,7 +114,7 @@ func (b *SlurmBackend) run(ctx context.Context, name string, args ...string) (st
 	return string(out), nil
 }
 
-// slurmJobName marks our jobs in squeue, so Capacity counts only them.
+// slurmJobPrefix marks our jobs in squeue, so Capacity counts only them.
 const slurmJobPrefix = "sitebox-"
 
 // Submit writes <sandbox>/job.sbatch and submits it with sbatch. Slurm

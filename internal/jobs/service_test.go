@@ -1,0 +1,316 @@
+package jobs
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as the job supervisor: the service runs
+// `<self> job-exec SANDBOX`.
+func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == "job-exec" {
+		os.Exit(RunSupervisor(os.Args[2]))
+	}
+	os.Exit(m.Run())
+}
+
+// fakeStager copies local files for inputs and outputs.
+type fakeStager struct{ outDir string }
+
+func (f *fakeStager) Fetch(_ context.Context, in Input, dst string) error {
+	b, err := os.ReadFile(in.From)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
+}
+
+func (f *fakeStager) Deliver(_ context.Context, src, _ string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(f.outDir, filepath.Base(src)), b, 0o644)
+}
+
+type svcEnv struct {
+	t   *testing.T
+	s   *Service
+	cfg Config
+	ctx context.Context
+	end context.CancelFunc
+	ran chan struct{}
+}
+
+func newSvc(t *testing.T, mut func(*Config)) *svcEnv {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := Config{Dir: filepath.Join(dir, "sandboxes"), DBPath: filepath.Join(dir, "jobs.db"), CPUs: 1, MemoryMB: 4096,
+		Self: os.Args[0], PreemptGrace: time.Second, Tick: 50 * time.Millisecond, Stager: &fakeStager{outDir: t.TempDir()}}
+	if mut != nil {
+		mut(&cfg)
+	}
+	e := &svcEnv{t: t, cfg: cfg}
+	e.start()
+	t.Cleanup(e.stop)
+	return e
+}
+
+func (e *svcEnv) start() {
+	s, err := New(e.cfg, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.s = s
+	e.ctx, e.end = context.WithCancel(context.Background())
+	e.ran = make(chan struct{})
+	go func() { s.Run(e.ctx); close(e.ran) }()
+}
+
+// stop ends the service as a box shutdown does: running jobs go on.
+func (e *svcEnv) stop() {
+	if e.s == nil {
+		return
+	}
+	e.end()
+	<-e.ran
+	e.s.Close()
+	e.s = nil
+}
+
+func (e *svcEnv) submit(owner string, specs ...Spec) []*Job {
+	e.t.Helper()
+	js, err := e.s.Submit(owner, "cms", false, specs)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return js
+}
+
+func (e *svcEnv) waitState(id string, want State, within time.Duration) *Job {
+	e.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		j, _ := e.s.Get(id)
+		if j != nil && j.State == want {
+			return j
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("job %s: %+v, want state %s within %v", id, j, want, within)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func sh(script string) Spec {
+	return Spec{Executable: "/bin/sh", Arguments: []string{"-c", script}, CPUs: 1, MemoryMB: 256, Domains: []string{"local"}}
+}
+
+func TestLocalJobRunsAndAccounts(t *testing.T) {
+	e := newSvc(t, nil)
+	in := filepath.Join(t.TempDir(), "in.txt")
+	os.WriteFile(in, []byte("input data\n"), 0o644)
+	sp := sh(`cat in.txt; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo out > result.txt; echo warn >&2`)
+	sp.Inputs = []Input{{From: in}}
+	sp.Outputs, sp.OutputDestination = []string{"result.txt"}, "root://x//store/out"
+	j := e.submit("alice", sp)[0]
+	done := e.waitState(j.ID, Completed, 30*time.Second)
+	if done.CPUTime <= 0 || done.WallTime <= 0 || done.Started.IsZero() || done.Finished.Before(done.Started) {
+		t.Errorf("accounting: cpu %v wall %v started %v finished %v", done.CPUTime, done.WallTime, done.Started, done.Finished)
+	}
+	if !strings.Contains(done.Reason, "1 output(s) delivered") {
+		t.Errorf("reason %q", done.Reason)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.cfg.Stager.(*fakeStager).outDir, "result.txt")); string(b) != "out\n" {
+		t.Errorf("delivered output %q", b)
+	}
+	rc, _ := e.s.Logs(j.ID, "stdout")
+	out, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(out) != "input data\n" {
+		t.Errorf("stdout %q", out)
+	}
+	rc, _ = e.s.Logs(j.ID, "stderr")
+	errb, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(errb) != "warn\n" {
+		t.Errorf("stderr %q", errb)
+	}
+	r := e.s.Report(time.Now().Add(-time.Hour))
+	if len(r.Rows) == 0 || r.Rows[len(r.Rows)-1].Jobs != 1 || r.Rows[len(r.Rows)-1].CPUHours <= 0 {
+		t.Errorf("report %+v", r.Rows)
+	}
+}
+
+func TestFailuresSayWhy(t *testing.T) {
+	e := newSvc(t, func(c *Config) { c.CPUs = 2 })
+	bad := e.submit("alice", sh("exit 3"), Spec{Executable: "/no/such/program", CPUs: 1, Domains: []string{"local"}})
+	j := e.waitState(bad[0].ID, Failed, 20*time.Second)
+	if j.ExitCode != 3 || j.Reason != "exited with code 3" {
+		t.Errorf("exit 3: %d %q", j.ExitCode, j.Reason)
+	}
+	j = e.waitState(bad[1].ID, Failed, 20*time.Second)
+	if !strings.Contains(j.Reason, "cannot start /no/such/program") {
+		t.Errorf("missing program: %q", j.Reason)
+	}
+	// Memory over the request: the supervisor kills it and says so.
+	mem := sh(`head -c 200000000 /dev/zero | tail -c 1 >/dev/null; python3 -c 'b=bytearray(300<<20); import time; time.sleep(10)'`)
+	mem.MemoryMB = 64
+	j = e.waitState(e.submit("alice", mem)[0].ID, Failed, 30*time.Second)
+	if !strings.Contains(j.Reason, "MiB") {
+		t.Errorf("memory hog: %q", j.Reason)
+	}
+}
+
+func TestCancelRunningJob(t *testing.T) {
+	e := newSvc(t, nil)
+	j := e.submit("alice", sh("sleep 60"))[0]
+	r := e.waitState(j.ID, Running, 20*time.Second)
+	if err := e.s.Cancel(e.ctx, j.ID, "bob"); err == nil {
+		t.Error("bob cancelled alice's job")
+	}
+	if err := e.s.Cancel(e.ctx, j.ID, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitState(j.ID, Cancelled, 5*time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(r.Pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the cancelled job's processes still run")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Its slot is free again.
+	next := e.submit("alice", sh("true"))[0]
+	e.waitState(next.ID, Completed, 20*time.Second)
+}
+
+// A backfill job holding the only slot is preempted when a real job
+// arrives: SIGTERM, the grace period, SIGKILL; requeued; it runs again
+// after the real job.
+func TestBackfillYields(t *testing.T) {
+	e := newSvc(t, nil)
+	bf := sh(`trap 'echo got TERM; exit 143' TERM; echo start; while true; do sleep 0.1; done`)
+	bf.Backfill = true
+	b := e.submit("grid-user", bf)[0]
+	e.waitState(b.ID, Running, 20*time.Second)
+	t0 := time.Now()
+	real := e.submit("alice", sh("sleep 0.5"))[0]
+	e.waitState(real.ID, Running, 10*time.Second)
+	if el := time.Since(t0); el > 3*time.Second {
+		t.Errorf("the real job started %v after it arrived (grace 1s)", el)
+	}
+	bj, _ := e.s.Get(b.ID)
+	if bj.Preempted != 1 || bj.State == Running {
+		t.Errorf("backfill job after preemption: %+v", bj)
+	}
+	rc, _ := e.s.Logs(b.ID, "stdout")
+	out, _ := io.ReadAll(rc)
+	rc.Close()
+	if !strings.Contains(string(out), "got TERM") {
+		t.Errorf("the backfill job did not get SIGTERM first: %q", out)
+	}
+	e.waitState(real.ID, Completed, 20*time.Second)
+	e.waitState(b.ID, Running, 20*time.Second) // requeued and back
+	e.s.Cancel(e.ctx, b.ID, "grid-user")
+	// A job that ignores TERM is killed after the grace period.
+	stubborn := sh(`trap '' TERM; while true; do sleep 0.1; done`)
+	stubborn.Backfill = true
+	e.waitState(b.ID, Cancelled, 10*time.Second)
+	st := e.submit("grid-user", stubborn)[0]
+	e.waitState(st.ID, Running, 20*time.Second)
+	t0 = time.Now()
+	r2 := e.submit("alice", sh("true"))[0]
+	e.waitState(r2.ID, Completed, 20*time.Second)
+	if el := time.Since(t0); el < time.Second || el > 8*time.Second {
+		t.Errorf("the real job ran %v after a TERM-ignoring backfill job (grace 1s)", el)
+	}
+}
+
+// A restart of the box keeps queued jobs queued and re-attaches running
+// ones; a job whose process died meanwhile is marked lost.
+func TestRestartLosesNothing(t *testing.T) {
+	e := newSvc(t, nil)
+	long := e.submit("alice", sh("sleep 2; echo finished"))[0]
+	queued := e.submit("alice", sh("echo second"))[0]
+	r := e.waitState(long.ID, Running, 20*time.Second)
+	e.stop() // the box goes down; the job runs on
+	if syscall.Kill(r.Pid, 0) != nil {
+		t.Fatal("the running job died with the box")
+	}
+	e.start()
+	if j, _ := e.s.Get(long.ID); j.State != Running || j.Pid != r.Pid {
+		t.Fatalf("after restart: %+v", j)
+	}
+	e.waitState(long.ID, Completed, 20*time.Second)
+	e.waitState(queued.ID, Completed, 20*time.Second)
+	rc, _ := e.s.Logs(long.ID, "stdout")
+	out, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(out) != "finished\n" {
+		t.Errorf("re-attached job's output %q", out)
+	}
+
+	// Killed while the box was down, with no report left: lost.
+	victim := e.submit("alice", sh("sleep 60"))[0]
+	v := e.waitState(victim.ID, Running, 20*time.Second)
+	e.stop()
+	syscall.Kill(-v.Pid, syscall.SIGKILL)
+	time.Sleep(200 * time.Millisecond)
+	e.start()
+	j := e.waitState(victim.ID, Lost, 5*time.Second)
+	if !strings.Contains(j.Reason, "gone") {
+		t.Errorf("lost job's reason %q", j.Reason)
+	}
+}
+
+// Two users, one with heavy recent usage: the other's jobs start first.
+func TestHeavyUserWaits(t *testing.T) {
+	e := newSvc(t, nil)
+	e.s.mu.Lock()
+	e.s.usage["heavy"] = usage{Value: 3600, At: time.Now()}
+	e.s.mu.Unlock()
+	blocker := e.submit("x", sh("sleep 1"))[0]
+	e.waitState(blocker.ID, Running, 20*time.Second)
+	h := e.submit("heavy", sh("true"), sh("true"))
+	l := e.submit("light", sh("true"), sh("true"))
+	for _, j := range append(h, l...) {
+		e.waitState(j.ID, Completed, 30*time.Second)
+	}
+	var hs, ls []time.Time
+	for _, j := range h {
+		g, _ := e.s.Get(j.ID)
+		hs = append(hs, g.Started)
+	}
+	for _, j := range l {
+		g, _ := e.s.Get(j.ID)
+		ls = append(ls, g.Started)
+	}
+	if !ls[1].Before(hs[0]) {
+		t.Errorf("light user's jobs started %v, heavy user's %v: want light first", ls, hs)
+	}
+}
+
+func TestSubmitValidation(t *testing.T) {
+	e := newSvc(t, nil)
+	for _, c := range []struct {
+		name string
+		sp   Spec
+		want string
+	}{
+		{"no executable", Spec{}, "executable is missing"},
+		{"unknown domain", Spec{Executable: "x", Domains: []string{"mars"}}, `unknown domain "mars"`},
+		{"output outside the sandbox", Spec{Executable: "x", Outputs: []string{"../../etc/passwd"}}, "plain name inside"},
+		{"too big for local", Spec{Executable: "x", CPUs: 64}, "asks for 64 CPUs"},
+	} {
+		if _, err := e.s.Submit("alice", "", false, []Spec{c.sp}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}
