@@ -208,10 +208,10 @@ func (s *Service) Submit(owner, vo string, grid bool, specs []Spec) ([]*Job, err
 		}
 	}
 	now := time.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []*Job
-	err := s.db.b.Update(func(tx *boltTx) error {
+	// Batch coalesces concurrent submissions into one commit (one fsync);
+	// the function may run again if the batch fails, so it only builds.
+	err := s.db.b.Batch(func(tx *boltTx) error {
 		cluster, err := s.db.nextCluster(tx)
 		if err != nil {
 			return err
@@ -229,11 +229,14 @@ func (s *Service) Submit(owner, vo string, grid bool, specs []Spec) ([]*Job, err
 	if err != nil {
 		return nil, fmt.Errorf("jobs: record submission: %w", err)
 	}
+	s.mu.Lock()
 	for _, j := range out {
 		s.jobs[j.ID] = j
 	}
+	res := copies(out)
+	s.mu.Unlock()
 	s.poke()
-	return copies(out), nil
+	return res, nil
 }
 
 // validate checks what the server must not trust the client about.
