@@ -260,13 +260,13 @@ func (s *Service) validate(sp *Spec) error {
 		sp.Stderr = "stderr"
 	}
 	for _, f := range append([]string{sp.Stdout, sp.Stderr}, sp.Outputs...) {
-		if !sandboxName(f) {
-			return fmt.Errorf("%q must be a plain name inside the job's sandbox", f)
+		if msg := checkSandboxPath(f); msg != "" {
+			return fmt.Errorf("output %s", msg)
 		}
 	}
 	for _, in := range sp.Inputs {
-		if in.As != "" && !sandboxName(in.As) {
-			return fmt.Errorf("input name %q must be a plain name inside the sandbox", in.As)
+		if msg := checkSandboxPath(inputName(in)); msg != "" {
+			return fmt.Errorf("input %s", msg)
 		}
 	}
 	if len(sp.Domains) == 0 {
@@ -281,12 +281,6 @@ func (s *Service) validate(sp *Spec) error {
 		return fmt.Errorf("asks for %d CPUs; the local domain has %d", sp.CPUs, s.cfg.CPUs)
 	}
 	return nil
-}
-
-// sandboxName accepts a relative name that stays in the sandbox.
-func sandboxName(n string) bool {
-	c := filepath.Clean(n)
-	return n != "" && !filepath.IsAbs(n) && c != "." && c != ".." && !strings.HasPrefix(c, "../") && !strings.ContainsRune(n, 0)
 }
 
 // expandCluster substitutes $(Cluster) now that the cluster is known.

@@ -306,7 +306,8 @@ func TestSubmitValidation(t *testing.T) {
 	}{
 		{"no executable", Spec{}, "executable is missing"},
 		{"unknown domain", Spec{Executable: "x", Domains: []string{"mars"}}, `unknown domain "mars"`},
-		{"output outside the sandbox", Spec{Executable: "x", Outputs: []string{"../../etc/passwd"}}, "plain name inside"},
+		{"output outside the sandbox", Spec{Executable: "x", Outputs: []string{"../../etc/passwd"}}, "leaves the job's sandbox"},
+		{"input named outside the sandbox", Spec{Executable: "x", Inputs: []Input{{From: "/store/f", As: "/etc/passwd"}}}, "not an absolute path"},
 		{"too big for local", Spec{Executable: "x", CPUs: 64}, "asks for 64 CPUs"},
 	} {
 		if _, err := e.s.Submit("alice", "", false, []Spec{c.sp}); err == nil || !strings.Contains(err.Error(), c.want) {
