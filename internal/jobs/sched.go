@@ -65,15 +65,13 @@ func schedule(in schedInput) schedOutput {
 			prio[j.Owner] = in.priority(j.Owner)
 		}
 	}
-	queue := append([]*Job(nil), in.idle...)
-	order := func() {
-		sort.SliceStable(queue, func(a, b int) bool { return before(queue[a], queue[b], prio) })
-	}
-	order()
+	queue := newJobQueue(in.idle, prio)
 	preempting := false
-	for len(queue) > 0 {
-		j := queue[0]
-		queue = queue[1:]
+	for {
+		j := queue.pop()
+		if j == nil {
+			break
+		}
 		cpus, mem := j.Spec.CPUs, j.Spec.MemoryMB
 		switch {
 		case cpus > in.cpus || mem > in.memMB:
@@ -92,8 +90,8 @@ func schedule(in schedInput) schedOutput {
 			if j.Grid {
 				gridCPU += cpus
 			}
-			prio[j.Owner] += in.projected(j)
-			order() // the owner's later jobs now compete with the new standing
+			// The owner's later jobs compete with the new standing.
+			queue.charge(j.Owner, in.projected(j))
 			continue
 		case j.Spec.Backfill:
 			out.waiting[j.ID] = fmt.Sprintf("backfill: waits for an idle slot (%d of %d CPUs free)", max(freeCPU, 0), in.cpus)

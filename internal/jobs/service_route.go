@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -54,17 +55,24 @@ func (s *Service) domainLoad(name string) (held, idle int) {
 // routeLocked sends idle jobs the local round did not start to another of
 // their domains with room, and records why the others wait.
 func (s *Service) routeLocked(ctx context.Context, localWhy map[string]string, started map[string]bool) {
+	// Only jobs that may leave the box are routed, in queue order; the
+	// others just learn why the local round left them waiting.
 	var idle []*Job
 	for _, j := range s.jobs {
-		if j.State == Idle && !started[j.ID] {
-			idle = append(idle, j)
+		if j.State != Idle || started[j.ID] {
+			continue
 		}
+		if len(j.Spec.Domains) == 1 && j.Spec.Domains[0] == "local" {
+			s.setWaiting(j, localWhy[j.ID], "local")
+			continue
+		}
+		idle = append(idle, j)
 	}
 	prio := map[string]float64{}
 	for _, j := range idle {
 		prio[j.Owner] = s.usage[j.Owner].decayed(time.Now(), s.cfg.HalfLife) / s.share(j.Owner, j.VO)
 	}
-	sortJobs(idle, prio)
+	sort.SliceStable(idle, func(a, b int) bool { return before(idle[a], idle[b], prio) })
 	for _, j := range idle {
 		var why []string
 		routed := false
@@ -94,23 +102,23 @@ func (s *Service) routeLocked(ctx context.Context, localWhy map[string]string, s
 			}
 		}
 		if !routed {
-			reason := "waiting: " + strings.Join(why, "; ")
-			if len(why) == 0 {
-				reason = "waiting for a free slot"
-			}
-			if j.Reason != reason {
-				j.Reason = reason
-				s.dirty[j.ID] = true
-			}
+			s.setWaiting(j, strings.Join(why, "; "), "")
 		}
 	}
 }
 
-func sortJobs(js []*Job, prio map[string]float64) {
-	for i := 1; i < len(js); i++ { // insertion sort keeps it stable and short
-		for k := i; k > 0 && before(js[k], js[k-1], prio); k-- {
-			js[k], js[k-1] = js[k-1], js[k]
+// setWaiting records why j waits ("" for want of a reason: a free slot).
+func (s *Service) setWaiting(j *Job, why, domain string) {
+	reason := "waiting for a free slot"
+	if why != "" {
+		reason = "waiting: " + why
+		if domain != "" {
+			reason = "waiting: " + domain + ": " + why
 		}
+	}
+	if j.Reason != reason {
+		j.Reason = reason
+		s.dirty[j.ID] = true
 	}
 }
 
