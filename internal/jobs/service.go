@@ -67,7 +67,7 @@ type Service struct {
 	remote  map[string]*Domain   // job id → the domain it was sent to
 	domains map[string]*Domain
 	usage   map[string]usage
-	outcome map[string][]bool // per domain, recent results (true: failed)
+	outcome map[string][]outcome // per domain, recent results
 	dirty   map[string]bool   // jobs to save
 	staging map[string]context.CancelFunc
 	kick    chan struct{}
@@ -117,7 +117,7 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 		cfg: cfg, log: log, db: d,
 		exec: &localExec{self: cfg.Self, log: log, grace: cfg.PreemptGrace},
 		jobs: map[string]*Job{}, local: map[string]*localRun{}, remote: map[string]*Domain{},
-		domains: map[string]*Domain{}, outcome: map[string][]bool{}, dirty: map[string]bool{},
+		domains: map[string]*Domain{}, outcome: map[string][]outcome{}, dirty: map[string]bool{},
 		staging: map[string]context.CancelFunc{}, kick: make(chan struct{}, 1),
 	}
 	if cg, err := detectCgroupV2("/sys/fs/cgroup"); err == nil {

@@ -12,16 +12,24 @@ import (
 	"time"
 )
 
-// failWindow is how many recent results per domain the router weighs;
-// a domain failing more than half of them (with at least failMin
-// results) is skipped while others have room.
+// failWindow is how many recent results per domain the router weighs,
+// none older than failMemory; a domain failing more than half of them
+// (with at least failMin results) is skipped. Old failures are forgotten
+// so a repaired domain gets jobs again.
 const (
 	failWindow = 20
 	failMin    = 5
+	failMemory = 10 * time.Minute
 )
 
+// outcome is one job's result in a domain.
+type outcome struct {
+	failed bool
+	at     time.Time
+}
+
 func (s *Service) noteOutcome(domain string, failed bool) {
-	o := append(s.outcome[domain], failed)
+	o := append(s.outcome[domain], outcome{failed, time.Now()})
 	if len(o) > failWindow {
 		o = o[len(o)-failWindow:]
 	}
@@ -29,12 +37,17 @@ func (s *Service) noteOutcome(domain string, failed bool) {
 }
 
 func (s *Service) failureRate(domain string) (failed, of int) {
-	for _, f := range s.outcome[domain] {
-		if f {
+	cutoff := time.Now().Add(-failMemory)
+	for _, o := range s.outcome[domain] {
+		if o.at.Before(cutoff) {
+			continue
+		}
+		of++
+		if o.failed {
 			failed++
 		}
 	}
-	return failed, len(s.outcome[domain])
+	return failed, of
 }
 
 // domainLoad counts the router's jobs in a domain: all, and those not yet
