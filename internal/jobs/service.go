@@ -68,7 +68,7 @@ type Service struct {
 	domains map[string]*Domain
 	usage   map[string]usage
 	outcome map[string][]outcome // per domain, recent results
-	dirty   map[string]bool   // jobs to save
+	dirty   map[string]bool      // jobs to save
 	staging map[string]context.CancelFunc
 	kick    chan struct{}
 	lastRun time.Time
