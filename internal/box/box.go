@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
 	"sitebox/internal/admin"
@@ -23,6 +24,7 @@ import (
 	"sitebox/internal/config"
 	"sitebox/internal/director"
 	"sitebox/internal/jobs"
+	"sitebox/internal/metrics"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
 	"sitebox/internal/webdav"
@@ -41,6 +43,8 @@ type Box struct {
 	tokens     *auth.Verifier // nil without [auth] issuers
 	issuer     *auth.Issuer   // the site issuer, when this box is one
 	jobs       *jobs.Service  // the job router, when [jobs] is enabled
+	registry   *prometheus.Registry
+	transfers  *metrics.Transfers
 	closers    []func() error
 
 	rootLn  net.Listener
@@ -90,7 +94,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 		if b.rootLn, err = net.Listen("tcp", cfg.Root.Addr); err != nil {
 			return nil, fmt.Errorf("root:// listener: %w", err)
 		}
-		rc := xrdserver.Config{ServerName: cfg.Server.Name, Manager: b.director != nil}
+		rc := xrdserver.Config{ServerName: cfg.Server.Name, Manager: b.director != nil, Observer: b.transfers}
 		if cfg.Root.TLSEnabled() {
 			rc.TLS = tc
 		}
@@ -103,12 +107,13 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 		if b.httpsLn, err = net.Listen("tcp", cfg.HTTPS.Addr); err != nil {
 			return nil, fmt.Errorf("https:// listener: %w", err)
 		}
-		wc := webdav.Config{ServerName: cfg.Server.Name}
+		wc := webdav.Config{ServerName: cfg.Server.Name, Observer: b.transfers}
 		if b.tokens != nil {
 			wc.Tokens = b.tokens
 		}
 		h := webdav.New(wc, b.store, log.With("component", "https"))
-		b.https = &http.Server{Handler: b.httpsHandler(h), ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+		b.https = &http.Server{Handler: b.httpsHandler(h), ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+			ConnState: b.connStates}
 		if !cfg.HTTPS.PlainHTTP {
 			b.https.TLSConfig = tc
 		}

@@ -21,9 +21,17 @@ import (
 // configured, a plain-HTTP /metrics listener for Prometheus.
 func (b *Box) buildOps() error {
 	reg := metrics.NewRegistry()
+	b.registry = reg
 	if b.cache != nil {
 		reg.MustRegister(metrics.NewCacheCollector(b.cache.Stats))
 	}
+	if b.director != nil {
+		reg.MustRegister(metrics.NewDirectorCollector(b.director.Stats))
+	}
+	if b.jobs != nil {
+		reg.MustRegister(metrics.NewJobsCollector(b.jobs))
+	}
+	b.transfers = metrics.NewTransfers(reg, b.namespaces())
 	b.admin = admin.New(reg, b.cache, b.log)
 	var err error
 	if b.adminLn, err = b.admin.Listen(b.cfg.Server.StateDir); err != nil {
@@ -39,6 +47,29 @@ func (b *Box) buildOps() error {
 			ErrorLog: slog.NewLogLogger(b.log.Handler(), slog.LevelDebug)}
 	}
 	return nil
+}
+
+// namespaces are the prefixes transfers are counted under: exports and
+// cached routes.
+func (b *Box) namespaces() []string {
+	var ns []string
+	for _, e := range b.cfg.Exports {
+		ns = append(ns, e.Prefix)
+	}
+	if b.cache != nil {
+		ns = append(ns, b.cache.Prefixes()...)
+	}
+	return ns
+}
+
+// connStates counts https connections for the transfer metrics.
+func (b *Box) connStates(c net.Conn, st http.ConnState) {
+	switch st {
+	case http.StateNew:
+		b.transfers.Connections("https", 1)
+	case http.StateClosed, http.StateHijacked:
+		b.transfers.Connections("https", -1)
+	}
 }
 
 // MetricsAddr is the bound /metrics address, or nil when disabled.

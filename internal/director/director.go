@@ -49,6 +49,7 @@ type Director struct {
 	log   *slog.Logger
 	reg   *registry
 	sites siteMap
+	stats stats
 	loc   *locator
 	probe prober
 	stop  context.CancelFunc
@@ -82,7 +83,7 @@ func newWithProber(cfg Config, p prober, log *slog.Logger) *Director {
 		cfg.DropAfter = 3
 	}
 	d := &Director{cfg: cfg, log: log, reg: newRegistry(cfg.DropAfter), probe: p, done: make(chan struct{})}
-	d.loc = &locator{probe: p, timeout: cfg.LocateTimeout, ttl: cfg.CacheTTL, negTTL: cfg.NegativeTTL,
+	d.loc = &locator{probe: p, timeout: cfg.LocateTimeout, ttl: cfg.CacheTTL, negTTL: cfg.NegativeTTL, stats: &d.stats,
 		onUnreachable: func(root string) {
 			d.log.Warn("server unreachable; not sending clients there until it answers again", "root", root)
 			d.reg.setDown(root, true)
@@ -200,6 +201,7 @@ func (d *Director) route(ctx context.Context, op, name string) error {
 	req := store.RequestFrom(ctx)
 	hops, _ := strconv.Atoi(req.Opaque.Get(hopsKey))
 	if hops >= MaxHops {
+		d.stats.count("loop")
 		return &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: redirected %d times: a loop between directors? (last: %s)", store.ErrInvalid, hops, d.cfg.Name)}
 	}
 	tried := triedSet(req.Opaque.Get("tried"))
@@ -222,15 +224,17 @@ func (d *Director) route(ctx context.Context, op, name string) error {
 		}
 		roots, done := d.loc.lookup(name, cands, wait)
 		if !done {
+			d.stats.count("wait")
 			return &store.WaitError{Op: op, Path: name, Wait: time.Second, Reason: "searching the federation"}
 		}
 		holders = pick(origins, roots)
 	}
-	redirect := func(to []Server, why string) error {
+	redirect := func(kind string, to []Server, why string) error {
 		eps := make([]store.Endpoint, len(to))
 		for i, s := range to {
 			eps[i] = s.endpoint()
 		}
+		d.stats.count(kind)
 		return d.redirect(op, name, req, hops, eps, why)
 	}
 	site := d.sites.site(req.Client)
@@ -239,7 +243,7 @@ func (d *Director) route(ctx context.Context, op, name string) error {
 	}
 	local := filter(holders, func(s Server) bool { return s.Site == site })
 	if len(local) > 0 {
-		return redirect(best(local, tried), "data at the client's site "+site)
+		return redirect("site", best(local, tried), "data at the client's site "+site)
 	}
 	// A client back from the site cache (tried= names its host) is not
 	// sent there again: the cache has already asked the federation, or is
@@ -251,12 +255,13 @@ func (d *Director) route(ctx context.Context, op, name string) error {
 			!tried.has(s.Root) && !tried.hostTried(s.Root)
 	})
 	if len(caches) > 0 {
-		return redirect(best(caches, tried), "remote data through the cache of site "+site)
+		return redirect("cache", best(caches, tried), "remote data through the cache of site "+site)
 	}
 	if len(holders) > 0 {
-		return redirect(best(holders, tried), "replica at site "+holders[0].Site)
+		return redirect("replica", best(holders, tried), "replica at site "+holders[0].Site)
 	}
 	if len(d.cfg.Parents) > 0 {
+		d.stats.count("parent")
 		return d.redirect(op, name, req, hops, d.cfg.Parents, "not in this director's servers: asking the parent")
 	}
 	vo := req.ClientVO() // ?vo=, else the token's groups
@@ -264,6 +269,7 @@ func (d *Director) route(ctx context.Context, op, name string) error {
 		vo = d.cfg.DefaultVO
 	}
 	if ep, ok := d.cfg.VO[vo]; ok && vo != "" {
+		d.stats.count("vo")
 		return d.redirect(op, name, req, hops, []store.Endpoint{ep}, "VO "+vo+" federation")
 	}
 	why := fmt.Sprintf("asked %d server(s)", len(origins))
@@ -278,6 +284,7 @@ func (d *Director) route(ctx context.Context, op, name string) error {
 	} else {
 		why += fmt.Sprintf("; VO %q has no federation configured", vo)
 	}
+	d.stats.count("not_found")
 	return &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: no server in the federation has it (%s)", store.ErrNotFound, why)}
 }
 

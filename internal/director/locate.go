@@ -41,6 +41,7 @@ type locator struct {
 	results            map[string]*found
 	flight             singleflight.Group
 	searches, answered int64 // searches run; lookups answered from results
+	stats              *stats
 }
 
 // lookup returns the holders of name among cands (root endpoints),
@@ -111,6 +112,9 @@ func (l *locator) partial(name string, cands []string) []string {
 // cannot be reached counts as not holding the file and is reported, so
 // the director stops sending clients there.
 func (l *locator) search(name string, cands []string) {
+	if l.stats != nil {
+		defer l.stats.searched(time.Now())
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
 	type answer struct {

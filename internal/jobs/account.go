@@ -115,3 +115,18 @@ func (r *Report) Format() string {
 	b.WriteString("\nCPU EFF = CPU time ÷ core wall time; WALL UTIL and CPU UTIL = core wall time and CPU time ÷ (local cores × period).\n")
 	return b.String()
 }
+
+// Counts is the number of jobs per domain ("" while not placed) and state.
+func (s *Service) Counts() map[string]map[State]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]map[State]int{}
+	for _, j := range s.jobs {
+		d := j.Domain
+		if out[d] == nil {
+			out[d] = map[State]int{}
+		}
+		out[d][j.State]++
+	}
+	return out
+}

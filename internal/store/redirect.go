@@ -153,3 +153,12 @@ func NewRequest(client, cgi string) *Request {
 	r.VO = r.Opaque.Get("vo")
 	return r
 }
+
+// TransferObserver is told what the frontends move, for metrics and the
+// dashboard: n bytes of path sent to (upload false) or received from the
+// client of r. Implementations must be cheap and safe for concurrent use.
+type TransferObserver interface {
+	Transferred(r *Request, path string, upload bool, n int64)
+	// Connections adds delta to the open connections of proto.
+	Connections(proto string, delta int)
+}

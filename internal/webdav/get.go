@@ -51,8 +51,36 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, name string) error
 	w.Header().Set("Content-Type", "application/octet-stream")
 	content, done := contentOf(f, fi.Size)
 	defer done()
+	if obs := h.cfg.Observer; obs != nil && r.Method == http.MethodGet {
+		cw := &countingWriter{ResponseWriter: w}
+		defer func() { obs.Transferred(store.RequestFrom(r.Context()), name, false, cw.n) }()
+		w = cw
+	}
 	http.ServeContent(w, r, "", fi.ModTime, content)
 	return nil
+}
+
+// countingWriter counts the body bytes of a response. It keeps
+// io.ReaderFrom, so plain-HTTP responses still go out with sendfile.
+type countingWriter struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingWriter) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.ResponseWriter.(io.ReaderFrom); ok {
+		n, err := rf.ReadFrom(r)
+		c.n += n
+		return n, err
+	}
+	n, err := io.Copy(struct{ io.Writer }{c}, r)
+	return n, err
 }
 
 // etag identifies one version of a file: it changes when the file is

@@ -22,6 +22,8 @@ type Config struct {
 	// Tokens verifies bearer tokens (Authorization: Bearer, ?authz=).
 	// Nil: tokens are ignored.
 	Tokens TokenVerifier
+	// Observer is told of the bytes moved, for metrics. Nil: none.
+	Observer store.TransferObserver
 }
 
 // Handler is an http.Handler over a store. Safe for concurrent use.

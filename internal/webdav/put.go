@@ -88,6 +88,7 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, name string) error
 		return withPath(err, "put", name, tmp)
 	}
 	h.log.Debug("put", "path", name, "bytes", n, "replaced", existed)
+	h.received(r, name, n)
 	w.Header().Set("Content-Length", "0")
 	if existed {
 		w.WriteHeader(http.StatusNoContent)
@@ -95,6 +96,13 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, name string) error
 		w.WriteHeader(http.StatusCreated)
 	}
 	return nil
+}
+
+// received counts an upload that landed.
+func (h *Handler) received(r *http.Request, name string, n int64) {
+	if h.cfg.Observer != nil {
+		h.cfg.Observer.Transferred(store.RequestFrom(r.Context()), name, true, n)
+	}
 }
 
 // etagMatches reports whether an If-Match list names tag (or is "*").

@@ -43,6 +43,7 @@ func (h *Handler) putDirect(w http.ResponseWriter, r *http.Request, name string)
 		return err
 	}
 	h.log.Debug("put in place", "path", name, "bytes", n)
+	h.received(r, name, n)
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusCreated)
 	return nil

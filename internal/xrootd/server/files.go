@@ -29,7 +29,9 @@ type openFile struct {
 	// plain connection their data moves only with per-page CRC32C
 	// (pgread, pgwrite).
 	needCRC bool
-	refs    sync.WaitGroup
+	// req is who opened it (protocol, identity), for transfer metrics.
+	req  *store.Request
+	refs sync.WaitGroup
 
 	mu  sync.Mutex
 	bad map[int64]int // pgwrite pages awaiting a good copy: offset → length
@@ -44,6 +46,18 @@ func newOpenFile(path string, f store.File, w store.WritableFile) *openFile {
 		of.needCRC = rc.RequiresChecksums()
 	}
 	return of
+}
+
+// moved reports n bytes of of sent (or received, upload) to the
+// transfer observer.
+func (s *session) moved(of *openFile, upload bool, n int) {
+	if obs := s.srv.cfg.Observer; obs != nil && n > 0 {
+		r := of.req
+		if r == nil {
+			r = &store.Request{Proto: "root", Client: s.clientIP, TLS: s.tls, Identity: s.identity}
+		}
+		obs.Transferred(r, of.path, upload, int64(n))
+	}
 }
 
 // checksumRequirer is implemented by files of integrity-protected

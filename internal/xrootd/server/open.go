@@ -76,12 +76,14 @@ func (s *session) doOpen(req *proto.Request) error {
 			return err
 		}
 		of = newOpenFile(path, w, w)
+		of.req = store.RequestFrom(ctx)
 	} else {
 		f, err := s.srv.store.Open(ctx, path)
 		if err != nil {
 			return err
 		}
 		of = newOpenFile(path, f, nil)
+		of.req = store.RequestFrom(ctx)
 	}
 	var stat string
 	if opts&proto.OpenRetstat != 0 {

@@ -61,6 +61,7 @@ func (s *session) doPgread(req *proto.Request) error {
 		if err := s.write(parts...); err != nil {
 			return err
 		}
+		s.moved(of, false, n)
 		if final {
 			return nil
 		}

@@ -49,7 +49,7 @@ func (s *session) doRead(req *proto.Request) error {
 			return err
 		}
 		n := min(rlen, max(fi.Size-off, 0))
-		return s.readSendfile(req.Stream, tc, of.fd, off, n)
+		return s.readSendfile(req.Stream, tc, of, off, n)
 	}
 	return s.readBuffered(req.Stream, of, off, rlen)
 }
@@ -61,7 +61,7 @@ func (s *session) doRead(req *proto.Request) error {
 const sendfileFrame = 8 << 20
 
 // readSendfile sends n bytes at off (n already clipped to the file size).
-func (s *session) readSendfile(stream proto.StreamID, tc *net.TCPConn, fd int, off, n int64) error {
+func (s *session) readSendfile(stream proto.StreamID, tc *net.TCPConn, of *openFile, off, n int64) error {
 	if n == 0 {
 		return s.sendOK(stream, nil)
 	}
@@ -74,9 +74,10 @@ func (s *session) readSendfile(stream proto.StreamID, tc *net.TCPConn, fd int, o
 		}
 		var hdr [proto.ResponseHeaderLen]byte
 		proto.PutResponseHeader(hdr[:], proto.ResponseHeader{Stream: stream, Status: status, Dlen: int32(m)})
-		if err := s.sendfileFrame(tc, hdr[:], fd, off, int(m)); err != nil {
+		if err := s.sendfileFrame(tc, hdr[:], of.fd, off, int(m)); err != nil {
 			return err
 		}
+		s.moved(of, false, int(m))
 		off += m
 		n -= m
 	}
@@ -119,10 +120,15 @@ func (s *session) readBuffered(stream proto.StreamID, of *openFile, off, rlen in
 		rlen -= int64(n)
 		off += int64(n)
 		if rlen == 0 || int64(n) < want {
-			return s.sendOK(stream, buf.b[:n])
+			err := s.sendOK(stream, buf.b[:n])
+			if err == nil {
+				s.moved(of, false, n)
+			}
+			return err
 		}
 		if err := s.sendFrame(stream, proto.StatusOKSoFar, buf.b[:n]); err != nil {
 			return err
 		}
+		s.moved(of, false, n)
 	}
 }

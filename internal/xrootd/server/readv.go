@@ -97,6 +97,7 @@ func (s *session) doReadv(req *proto.Request) error {
 			return err
 		}
 		pos += need
+		s.moved(files[which[i]].of, false, int(e.Len))
 	}
 	return s.sendOK(req.Stream, buf.b[:pos])
 }

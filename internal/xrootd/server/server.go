@@ -69,6 +69,9 @@ type Config struct {
 	// Tokens verifies bearer tokens, from the ztn security protocol (over
 	// TLS) and from authz= CGI. Nil: tokens are ignored.
 	Tokens TokenVerifier
+	// Observer is told of the bytes moved and the connections, for
+	// metrics. Nil: nothing is counted.
+	Observer store.TransferObserver
 	// ServerName names this server in logs and is the default Site
 	// (default "sitebox").
 	ServerName string
@@ -194,6 +197,10 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
+			if obs := s.cfg.Observer; obs != nil {
+				obs.Connections("root", 1)
+				defer obs.Connections("root", -1)
+			}
 			sess.run()
 			s.mu.Lock()
 			delete(s.sessions, sess)

@@ -42,6 +42,9 @@ func (s *session) serveWrite(req *proto.Request, dlen int) error {
 		}
 		if werr == nil {
 			_, werr = of.w.WriteAt(buf[:n], off)
+			if werr == nil {
+				s.moved(of, true, n)
+			}
 		}
 		off += int64(n)
 		dlen -= n
@@ -112,6 +115,15 @@ func (s *session) pgwrite(req *proto.Request, of *openFile, buf []byte, dlen int
 			var b []badPage
 			b, werr = writePages(of, buf[:n], pos)
 			bad = append(bad, b...)
+			if werr == nil {
+				// The page data (o - pos: the CRCs excluded), less the
+				// pages refused for a bad CRC.
+				good := int(o - pos)
+				for _, p := range b {
+					good -= p.n
+				}
+				s.moved(of, true, good)
+			}
 		}
 		dlen -= n
 		pos = o

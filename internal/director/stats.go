@@ -1,0 +1,83 @@
+package director
+
+import (
+	"sync"
+	"time"
+)
+
+// LocateBuckets are the upper bounds (seconds) of the locate latency
+// histogram: a search asks every candidate server in parallel, so its
+// time is the slowest answer (or the deadline).
+var LocateBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
+
+// stats counts what the director decided, for metrics.
+type stats struct {
+	mu        sync.Mutex
+	decisions map[string]int64 // site, cache, replica, parent, vo, wait, not_found, loop
+	buckets   []int64          // locate searches per LocateBuckets bound (not cumulative)
+	searches  int64
+	sum       float64
+}
+
+func (s *stats) count(kind string) {
+	s.mu.Lock()
+	if s.decisions == nil {
+		s.decisions = map[string]int64{}
+	}
+	s.decisions[kind]++
+	s.mu.Unlock()
+}
+
+func (s *stats) searched(start time.Time) {
+	d := time.Since(start).Seconds()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.buckets == nil {
+		s.buckets = make([]int64, len(LocateBuckets))
+	}
+	for i, b := range LocateBuckets {
+		if d <= b {
+			s.buckets[i]++
+			break
+		}
+	}
+	s.searches++
+	s.sum += d
+}
+
+// Stats is a snapshot of the director's counters.
+type Stats struct {
+	Decisions map[string]int64 `json:"decisions"` // by kind: site, cache, replica, parent, vo, wait, not_found, loop
+	// Locate searches: count, total seconds, and counts per LocateBuckets
+	// bound, cumulative as Prometheus histograms are.
+	Searches      int64             `json:"searches"`
+	SearchSeconds float64           `json:"search_seconds"`
+	Buckets       map[float64]int64 `json:"-"`
+	Servers       int               `json:"servers"`
+	ServersDown   int               `json:"servers_down"`
+}
+
+// Stats returns the counters and the registry's size.
+func (d *Director) Stats() Stats {
+	d.stats.mu.Lock()
+	st := Stats{Decisions: map[string]int64{}, Searches: d.stats.searches, SearchSeconds: d.stats.sum, Buckets: map[float64]int64{}}
+	for k, v := range d.stats.decisions {
+		st.Decisions[k] = v
+	}
+	var cum int64
+	for i, b := range LocateBuckets {
+		if d.stats.buckets != nil {
+			cum += d.stats.buckets[i]
+		}
+		st.Buckets[b] = cum
+	}
+	d.stats.mu.Unlock()
+	now := time.Now()
+	for _, s := range d.reg.list(nil) {
+		st.Servers++
+		if !s.usable(now) {
+			st.ServersDown++
+		}
+	}
+	return st
+}
