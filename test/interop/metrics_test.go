@@ -9,6 +9,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"sitebox/internal/peers"
 )
@@ -21,7 +22,7 @@ func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var p expfmt.TextParser
+	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(resp.Body)
 	if err != nil {
 		t.Fatalf("metrics do not parse: %v", err)
