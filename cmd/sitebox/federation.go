@@ -126,10 +126,14 @@ func printFederation(w io.Writer, f *director.Federation) {
 
 func health(s director.Server, now time.Time) string {
 	switch {
+	case s.Downtime.Active(now):
+		return fmt.Sprintf("DOWNTIME until %s (%s)", s.Downtime.End.Local().Format("01-02 15:04"), s.Downtime.Reason)
 	case s.Down:
 		return "DOWN (probe failed)"
 	case s.Static:
 		return "ok (static)"
+	case s.Health != "" && s.Health != "ok":
+		return fmt.Sprintf("%s (seen %s ago)", s.Health, now.Sub(s.LastSeen).Round(100*time.Millisecond))
 	}
 	return fmt.Sprintf("ok (seen %s ago)", now.Sub(s.LastSeen).Round(100*time.Millisecond))
 }

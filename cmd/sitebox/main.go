@@ -32,5 +32,6 @@ func newRootCmd() *cobra.Command {
 	addFederationCommand(root)
 	addTokenCommands(root)
 	addJobCommands(root)
+	addFleetCommands(root)
 	return root
 }

@@ -44,6 +44,7 @@ type Box struct {
 	issuer     *auth.Issuer   // the site issuer, when this box is one
 	jobs       *jobs.Service  // the job router, when [jobs] is enabled
 	registry   *prometheus.Registry
+	digest     string // of the config, advertised
 	transfers  *metrics.Transfers
 	closers    []func() error
 
@@ -64,7 +65,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b := &Box{cfg: cfg, log: log}
+	b := &Box{cfg: cfg, log: log, digest: configDigest(cfg)}
 	defer func() {
 		if err != nil {
 			b.Close() // what was built before the failure

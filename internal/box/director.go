@@ -1,6 +1,9 @@
 package box
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -105,7 +108,8 @@ func (b *Box) newAdvertiser() (*director.Advertiser, error) {
 
 // ads describes each role this box plays.
 func (b *Box) ads(root, https string) []director.Ad {
-	base := director.Ad{Name: b.cfg.Server.Name, Site: b.cfg.Server.Site, Root: root, HTTPS: https, Load: loadPerCPU(), Version: Version}
+	base := director.Ad{Name: b.cfg.Server.Name, Site: b.cfg.Server.Site, Root: root, HTTPS: https, Load: loadPerCPU(), Version: Version,
+		ConfigDigest: b.digest, Health: b.health(), Downtime: b.currentDowntime()}
 	var out []director.Ad
 	if b.director != nil {
 		ad := base
@@ -141,6 +145,24 @@ func (b *Box) ads(root, https string) []director.Ad {
 		out = append(out, ad)
 	}
 	return out
+}
+
+// health is the box's word on itself for its directors.
+func (b *Box) health() string {
+	if b.cache != nil {
+		if e := b.cache.Stats().DiskError; e != "" {
+			return "cache disk: " + e
+		}
+	}
+	return "ok"
+}
+
+// configDigest identifies a configuration: the same settings give the
+// same digest on every box.
+func configDigest(cfg *config.Config) string {
+	b, _ := json.Marshal(cfg)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:6])
 }
 
 // publicEndpoints are the addresses clients should use: [advertise]'s

@@ -358,3 +358,22 @@ func TestClientSiteFromNetwork(t *testing.T) {
 		}
 	}
 }
+
+// A server in a planned downtime is routed around, and back in service
+// when it ends.
+func TestDowntimeRoutesAround(t *testing.T) {
+	p := &fakeProber{files: map[string][]string{"a:1": {"/store/f"}, "b:1": {"/store/f"}}}
+	d := newTestDirector(t, Config{Site: "X"}, p)
+	a := ad("a", "A", RoleOrigin, "a:1", "/store")
+	a.Downtime = &Downtime{Start: time.Now().Add(-time.Minute), End: time.Now().Add(time.Hour), Reason: "disk swap"}
+	d.Advertise(a)
+	d.Advertise(ad("b", "B", RoleOrigin, "b:1", "/store"))
+	if _, to := redirectOf(t, d.route(reqCtx(""), "open", "/store/f")); to != "b:1" {
+		t.Errorf("sent to %s during a's downtime", to)
+	}
+	a.Downtime = &Downtime{Start: time.Now().Add(time.Hour), End: time.Now().Add(2 * time.Hour), Reason: "later"}
+	d.Advertise(a)
+	if _, to := redirectOf(t, d.route(reqCtx(""), "open", "/store/f")); to != "a:1" {
+		t.Errorf("sent to %s with a's downtime not started yet", to)
+	}
+}

@@ -31,6 +31,27 @@ type Ad struct {
 	Version  string   `json:"version"`
 	Interval float64  `json:"interval"` // seconds until the next ad
 	Servers  []Ad     `json:"servers,omitempty"`
+	// ConfigDigest identifies the box's configuration, so an operator sees
+	// which boxes run the same one.
+	ConfigDigest string `json:"config_digest,omitempty"`
+	// Health is the box's own word on itself: "ok", or what is wrong
+	// (a failing cache disk, …).
+	Health string `json:"health,omitempty"`
+	// Downtime is planned work: clients are routed around the box while
+	// it lasts, and the fleet view says so instead of showing a failure.
+	Downtime *Downtime `json:"downtime,omitempty"`
+}
+
+// Downtime is a planned maintenance window.
+type Downtime struct {
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+	Reason string    `json:"reason"`
+}
+
+// Active reports whether the window covers now.
+func (d *Downtime) Active(now time.Time) bool {
+	return d != nil && !now.Before(d.Start) && now.Before(d.End)
 }
 
 // Server is one entry of the registry.
@@ -47,9 +68,10 @@ type Server struct {
 
 func (s *Server) endpoint() store.Endpoint { return store.Endpoint{Root: s.Root, HTTPS: s.HTTPS} }
 
-// usable reports whether clients may be sent to s now.
+// usable reports whether clients may be sent to s now: not down, not
+// silent, not in a planned downtime.
 func (s *Server) usable(now time.Time) bool {
-	return !s.Down && (s.Static || now.Before(s.Expires))
+	return !s.Down && (s.Static || now.Before(s.Expires)) && !s.Downtime.Active(now)
 }
 
 // holds reports whether name is below one of s's prefixes.

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"sitebox/internal/box"
+	"sitebox/internal/director"
+	"sitebox/internal/tlsutil"
+)
+
+// addFleetCommands registers `sitebox fleet` (the regional operator's
+// view of every box) and `sitebox downtime` (planned work).
+func addFleetCommands(root *cobra.Command) {
+	var caFile string
+	var insecure bool
+	fleet := &cobra.Command{
+		Use:   "fleet https://DIRECTOR:PORT",
+		Short: "Every box advertising to a director: roles, version, health, last seen, config digest, downtime",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tc, err := tlsutil.ClientConfig(caFile, insecure)
+			if err != nil {
+				return err
+			}
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			tr.TLSClientConfig = tc
+			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+			defer cancel()
+			f, _, err := fetchFederation(ctx, &http.Client{Transport: tr}, args[0])
+			if err != nil {
+				return err
+			}
+			printFleet(cmd.OutOrStdout(), f)
+			return nil
+		},
+	}
+	fleet.Flags().StringVar(&caFile, "ca", os.Getenv("SITEBOX_CA"), "extra CA certificate (PEM) to trust (env SITEBOX_CA)")
+	fleet.Flags().BoolVar(&insecure, "insecure", os.Getenv("SITEBOX_INSECURE") == "1", "do not verify the certificate")
+
+	var af adminFlags
+	downtime := &cobra.Command{
+		Use:   "downtime",
+		Short: "Planned work on this box: directors route around it and the fleet view says so",
+	}
+	af.add(downtime)
+	var start, end, reason string
+	add := &cobra.Command{
+		Use:     "add",
+		Short:   "Announce a downtime (takes effect with the box's next advertisement)",
+		Example: `  sitebox downtime add --start now --end 2h --reason "disk replacement"` + "\n" + `  sitebox downtime add --start 2026-12-01T08:00 --end 2026-12-01T12:00 --reason "kernel update"`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := af.resolveStateDir(cmd)
+			if err != nil {
+				return err
+			}
+			now := time.Now()
+			s, err := parseWhen(start, now, now)
+			if err != nil {
+				return fmt.Errorf("--start: %w", err)
+			}
+			e, err := parseWhen(end, s, now)
+			if err != nil {
+				return fmt.Errorf("--end: %w", err)
+			}
+			if !e.After(s) || !e.After(now) {
+				return fmt.Errorf("the downtime must end after it starts and in the future (%s → %s)", s.Format(time.DateTime), e.Format(time.DateTime))
+			}
+			if strings.TrimSpace(reason) == "" {
+				return fmt.Errorf("--reason is required: operators and users read it")
+			}
+			ds, err := box.LoadDowntimes(dir)
+			if err != nil {
+				return err
+			}
+			ds = append(ds, director.Downtime{Start: s, End: e, Reason: reason})
+			if err := box.SaveDowntimes(dir, ds); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "downtime %s → %s: %s\n", s.Format("2006-01-02 15:04"), e.Format("2006-01-02 15:04"), reason)
+			return nil
+		},
+	}
+	add.Flags().StringVar(&start, "start", "now", `start: "now", a duration from now ("30m"), or a time (2006-01-02T15:04)`)
+	add.Flags().StringVar(&end, "end", "", `end: a duration after the start ("2h") or a time`)
+	add.Flags().StringVar(&reason, "reason", "", "why (shown in the fleet view)")
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "Show the planned downtimes",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := af.resolveStateDir(cmd)
+			if err != nil {
+				return err
+			}
+			ds, err := box.LoadDowntimes(dir)
+			if err != nil {
+				return err
+			}
+			now := time.Now()
+			for i, d := range ds {
+				if d.End.Before(now) {
+					continue
+				}
+				state := "planned"
+				if d.Active(now) {
+					state = "ACTIVE"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%d  %-7s  %s → %s  %s\n", i+1, state, d.Start.Format("2006-01-02 15:04"), d.End.Format("2006-01-02 15:04"), d.Reason)
+			}
+			if len(ds) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "no downtime planned")
+			}
+			return nil
+		},
+	}
+	end2 := &cobra.Command{
+		Use:   "end",
+		Short: "End every active or planned downtime now",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := af.resolveStateDir(cmd)
+			if err != nil {
+				return err
+			}
+			if err := box.SaveDowntimes(dir, nil); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "no downtime: the box is back in service at its next advertisement")
+			return nil
+		},
+	}
+	downtime.AddCommand(add, list, end2)
+	root.AddCommand(fleet, downtime)
+}
+
+// parseWhen reads "now", a duration after base, or a local time.
+func parseWhen(s string, base, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, fmt.Errorf("missing")
+	}
+	if s == "now" {
+		return now, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return base.Add(d), nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02 15:04", time.RFC3339} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not now, a duration (2h) or a time (2006-01-02T15:04)", s)
+}
+
+// printFleet lists one row per box (its roles merged: the entries that
+// share a root endpoint are one box).
+func printFleet(w io.Writer, f *director.Federation) {
+	type boxRow struct {
+		name, site, version, digest string
+		roles                       []string
+		health                      string
+		seen                        time.Time
+	}
+	byBox := map[string]*boxRow{}
+	var order []string
+	now := f.Now
+	for _, s := range f.Servers {
+		key := s.Root
+		if key == "" {
+			key = s.HTTPS
+		}
+		r := byBox[key]
+		if r == nil {
+			r = &boxRow{name: strings.TrimSuffix(s.Name, "-cache"), site: s.Site, version: s.Version, digest: s.ConfigDigest, seen: s.LastSeen}
+			byBox[key] = r
+			order = append(order, key)
+		}
+		r.roles = append(r.roles, s.Role)
+		h := health(s, now)
+		if r.health == "" || !strings.HasPrefix(h, "ok") {
+			r.health = h
+		}
+		if s.LastSeen.After(r.seen) {
+			r.seen = s.LastSeen
+		}
+	}
+	sort.Slice(order, func(i, j int) bool {
+		a, b := byBox[order[i]], byBox[order[j]]
+		if a.site != b.site {
+			return a.site < b.site
+		}
+		return a.name < b.name
+	})
+	fmt.Fprintf(w, "fleet of director %s: %d box(es)\n", f.Name, len(order))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "BOX\tSITE\tROLES\tVERSION\tCONFIG\tLAST SEEN\tHEALTH")
+	for _, k := range order {
+		r := byBox[k]
+		seen := "-"
+		if !r.seen.IsZero() {
+			seen = now.Sub(r.seen).Round(time.Second).String() + " ago"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.name, orDash(r.site), strings.Join(r.roles, "+"), orDash(r.version), orDash(r.digest), seen, r.health)
+	}
+	tw.Flush()
+}
