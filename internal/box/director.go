@@ -65,10 +65,8 @@ func endpointOf(raw string) store.Endpoint {
 // httpsHandler puts the director's API and the site issuer's documents
 // next to the namespace.
 func (b *Box) httpsHandler(ns http.Handler) http.Handler {
-	if b.director == nil && b.issuer == nil && b.jobs == nil {
-		return ns
-	}
 	mux := http.NewServeMux()
+	b.withDashboard(mux)
 	if b.director != nil {
 		mux.Handle(director.APIPrefix, b.director.Handler())
 	}
