@@ -45,6 +45,7 @@ type Box struct {
 	jobs       *jobs.Service  // the job router, when [jobs] is enabled
 	registry   *prometheus.Registry
 	digest     string // of the config, advertised
+	prober     *prober
 	transfers  *metrics.Transfers
 	closers    []func() error
 
@@ -188,6 +189,9 @@ func (b *Box) Run(ctx context.Context) error {
 	}
 	if b.jobs != nil {
 		g.Go(func() error { return b.jobs.Run(ctx) })
+	}
+	if b.prober != nil {
+		g.Go(func() error { return b.prober.run(ctx) })
 	}
 	g.Go(func() error {
 		<-ctx.Done()

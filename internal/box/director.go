@@ -67,6 +67,7 @@ func endpointOf(raw string) store.Endpoint {
 func (b *Box) httpsHandler(ns http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	b.withDashboard(mux)
+	mux.HandleFunc("GET "+ProbePath, serveProbe)
 	if b.director != nil {
 		mux.Handle(director.APIPrefix, b.director.Handler())
 	}
@@ -97,8 +98,12 @@ func (b *Box) newAdvertiser() (*director.Advertiser, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = tc
 	root, https := b.publicEndpoints()
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	if b.prober, err = b.newProber(client); err != nil {
+		return nil, fmt.Errorf("probe: %w", err)
+	}
 	return &director.Advertiser{
-		To: a.To, Interval: interval, Client: &http.Client{Transport: tr, Timeout: 10 * time.Second},
+		To: a.To, Interval: interval, Client: client,
 		Log: b.log.With("component", "advertise"),
 		Ads: func() []director.Ad { return b.ads(root, https) },
 	}, nil
@@ -141,6 +146,9 @@ func (b *Box) ads(root, https string) []director.Ad {
 		st := b.cache.Stats()
 		ad.Total, ad.Free = st.DiskTotal, st.DiskFree
 		out = append(out, ad)
+	}
+	if len(out) > 0 {
+		out[0].Probes = b.prober.recent() // once per box, not per role
 	}
 	return out
 }

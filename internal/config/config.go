@@ -15,6 +15,7 @@ type Config struct {
 	Advertise Advertise `toml:"advertise"`
 	Auth      Auth      `toml:"auth"`
 	Jobs      Jobs      `toml:"jobs"`
+	Probe     Probe     `toml:"probe"`
 }
 
 // Server holds settings shared by every role.

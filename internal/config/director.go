@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"sitebox/internal/store"
+	"sitebox/internal/units"
 )
 
 // Director configures the director (redirector) role: it keeps a registry
@@ -194,4 +195,29 @@ func checkURL(s string, schemes ...string) string {
 		}
 	}
 	return fmt.Sprintf("%q: scheme must be %s", s, strings.Join(schemes, " or "))
+}
+
+// Probe configures the throughput probes a box makes to the other boxes
+// of its directors' fleet, reported with its advertisements, from which
+// a director builds the site-to-site matrix (`sitebox bench matrix`).
+type Probe struct {
+	// Interval between two rounds of probes ("" or "0": none).
+	Interval string `toml:"interval"`
+	// Size read from each box per probe (default "64MiB").
+	Size string `toml:"size"`
+}
+
+func (p *Probe) validate() []Problem {
+	var ps []Problem
+	if p.Interval != "" {
+		if d, err := time.ParseDuration(p.Interval); err != nil || d < 0 {
+			ps = append(ps, Problem{Key: "probe.interval", Msg: fmt.Sprintf("%q is not a duration (e.g. \"1h\")", p.Interval)})
+		}
+	}
+	if p.Size != "" {
+		if n, err := units.ParseSize(p.Size); err != nil || n <= 0 || n > 1<<30 {
+			ps = append(ps, Problem{Key: "probe.size", Msg: fmt.Sprintf("%q is not a size up to 1GiB", p.Size)})
+		}
+	}
+	return ps
 }

@@ -47,6 +47,10 @@ func (d *Director) Handler() http.Handler {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
+	mux.HandleFunc("GET "+APIPrefix+"matrix", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(d.Matrix())
+	})
 	mux.HandleFunc("GET "+APIPrefix+"federation", func(w http.ResponseWriter, r *http.Request) {
 		f := Federation{Name: d.cfg.Name, Site: d.cfg.Site, Now: time.Now(), Servers: d.Servers()}
 		for _, p := range d.cfg.Parents {

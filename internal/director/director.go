@@ -45,15 +45,16 @@ type Config struct {
 
 // Director answers every data request with where to go.
 type Director struct {
-	cfg   Config
-	log   *slog.Logger
-	reg   *registry
-	sites siteMap
-	stats stats
-	loc   *locator
-	probe prober
-	stop  context.CancelFunc
-	done  chan struct{}
+	cfg    Config
+	log    *slog.Logger
+	reg    *registry
+	sites  siteMap
+	stats  stats
+	matrix matrix
+	loc    *locator
+	probe  prober
+	stop   context.CancelFunc
+	done   chan struct{}
 }
 
 var _ store.Store = (*Director)(nil)
@@ -124,6 +125,9 @@ func (d *Director) Advertise(ad Ad) error {
 		if c, err := store.CleanPath(p); err != nil || c != p {
 			return fmt.Errorf("%w: prefix %q is not a clean namespace path", store.ErrInvalid, p)
 		}
+	}
+	if len(ad.Probes) > 0 {
+		d.matrix.record(ad.Name, ad.Probes)
 	}
 	_, known := d.server(ad.Name)
 	for _, a := range append([]Ad{ad}, flatten(ad.Servers)...) {

@@ -40,6 +40,9 @@ type Ad struct {
 	// Downtime is planned work: clients are routed around the box while
 	// it lasts, and the fleet view says so instead of showing a failure.
 	Downtime *Downtime `json:"downtime,omitempty"`
+	// Probes are the box's recent throughput probes to other boxes, for
+	// the site-to-site matrix (sitebox bench matrix).
+	Probes []ProbeResult `json:"probes,omitempty"`
 }
 
 // Downtime is a planned maintenance window.
@@ -106,7 +109,7 @@ func (r *registry) advertise(ad Ad, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	children := ad.Servers
-	ad.Servers = nil
+	ad.Servers, ad.Probes = nil, nil
 	r.servers[ad.Name] = &Server{Ad: ad, LastSeen: now, Expires: expires}
 	for _, c := range flatten(children) {
 		if old := r.servers[c.Name]; old != nil && old.Via == "" {
