@@ -47,6 +47,6 @@ func addBenchCommands(root *cobra.Command) {
 	origin.Flags().IntSliceVar(&clients, "clients", []int{1, 4, 16}, "parallel client counts")
 	origin.Flags().IntVar(&rounds, "rounds", 3, "rounds per point (median reported)")
 	origin.Flags().StringVar(&workDir, "work-dir", "", "scratch directory (default: a temporary one)")
-	benchCmd.AddCommand(origin, newBenchCacheCmd(), newBenchDirectorCmd(), newBenchAuthCmd(), newBenchJobsCmd())
+	benchCmd.AddCommand(origin, newBenchCacheCmd(), newBenchDirectorCmd(), newBenchAuthCmd(), newBenchJobsCmd(), newBenchDiskCmd(), newBenchTransferCmd(), newBenchMatrixCmd())
 	root.AddCommand(benchCmd)
 }

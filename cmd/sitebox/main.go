@@ -32,6 +32,7 @@ func newRootCmd() *cobra.Command {
 	addFederationCommand(root)
 	addTokenCommands(root)
 	addJobCommands(root)
+	addDoctorCommand(root)
 	addFleetCommands(root)
 	return root
 }
