@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what sitebox's demo and tests need on Debian 12, idempotently:
-# XRootD 5.5 (server, client, Python bindings), curl, a Python venv with
-# uproot, Go modules, Toxiproxy, and builds bin/sitebox. Fast when all is
-# present.
+# XRootD 5.5 (server, client, Python bindings), curl, openssl, Slurm and
+# munge (the job router's site domain), Chromium (the dashboard test), a
+# Python venv with uproot, Go modules, Toxiproxy, and builds bin/sitebox.
+# Fast when all is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

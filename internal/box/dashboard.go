@@ -20,6 +20,9 @@ const dashboardTop = 10
 // runs from New rather than Run, so it is stopped by a closer: Close
 // ends it whether or not Run was ever called.
 func (b *Box) withDashboard(mux *http.ServeMux) {
+	if !b.cfg.Server.DashboardEnabled() {
+		return
+	}
 	rec, err := web.NewRecorder(web.RecorderConfig{}, b.transfers.Totals)
 	if err != nil {
 		// Only a bad config can fail, and the zero config is valid: serve

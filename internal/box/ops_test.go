@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"sitebox/internal/admin"
+	"sitebox/internal/cache"
 	"sitebox/internal/config"
 )
 
@@ -89,7 +91,15 @@ func TestAdminAndMetricsOfARunningCache(t *testing.T) {
 	if st.MissBytes+st.BypassBytes != int64(len(data)) || st.UpstreamBytes < int64(len(data)) {
 		t.Errorf("stats after one cold read of %d bytes: %+v", len(data), st)
 	}
-	ents, err := cl.Entries(ctx, "/store")
+	// The blocks reach the disk behind the read (write-behind): a file is
+	// listed once some are there.
+	var ents []cache.EntryInfo
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		ents, err = cl.Entries(ctx, "/store")
+		if err != nil || len(ents) > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil || len(ents) != 1 || ents[0].Path != "/store/f" || ents[0].Size != int64(len(data)) {
 		t.Errorf("admin ls = %+v, %v", ents, err)
 	}

@@ -35,7 +35,15 @@ type Server struct {
 	// e.g. "127.0.0.1:9101"; "off" (default) serves them only on the admin
 	// socket in StateDir.
 	MetricsAddr string `toml:"metrics_addr"`
+	// Dashboard serves the web dashboard at /.sitebox/dashboard/ on the
+	// https port (default true). It shows no data, only transfer figures,
+	// but its top users are token subjects: set false where those are
+	// private.
+	Dashboard *bool `toml:"dashboard"`
 }
+
+// DashboardEnabled reports whether the dashboard is served.
+func (s *Server) DashboardEnabled() bool { return s.Dashboard == nil || *s.Dashboard }
 
 // Root configures the root:// (XRootD protocol) frontend.
 type Root struct {
