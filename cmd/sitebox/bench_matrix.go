@@ -13,7 +13,6 @@ import (
 
 	"sitebox/internal/bench"
 	"sitebox/internal/director"
-	"sitebox/internal/tlsutil"
 )
 
 // newBenchMatrixCmd is `sitebox bench matrix`: the site-to-site
@@ -34,19 +33,17 @@ of boxes; this command prints them as one table per day and draws the
 newest day as a heat map (matrix.png in --out).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			tc, err := tlsutil.ClientConfig(caFile, insecure)
+			hc, err := directorClient(caFile, insecure)
 			if err != nil {
 				return err
 			}
-			tr := http.DefaultTransport.(*http.Transport).Clone()
-			tr.TLSClientConfig = tc
 			ctx, cancel := context.WithTimeout(cmd.Context(), 15*time.Second)
 			defer cancel()
 			req, err := http.NewRequestWithContext(ctx, "GET", strings.TrimSuffix(args[0], "/")+director.APIPrefix+"matrix", nil)
 			if err != nil {
 				return err
 			}
-			resp, err := (&http.Client{Transport: tr}).Do(req)
+			resp, err := hc.Do(req)
 			if err != nil {
 				return err
 			}

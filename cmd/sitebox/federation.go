@@ -28,15 +28,13 @@ func addFederationCommand(root *cobra.Command) {
   sitebox federation https://127.0.0.1:8443 --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			tc, err := tlsutil.ClientConfig(caFile, insecure)
+			hc, err := directorClient(caFile, insecure)
 			if err != nil {
 				return err
 			}
-			tr := http.DefaultTransport.(*http.Transport).Clone()
-			tr.TLSClientConfig = tc
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			defer cancel()
-			f, raw, err := fetchFederation(ctx, &http.Client{Transport: tr}, args[0])
+			f, raw, err := fetchFederation(ctx, hc, args[0])
 			if err != nil {
 				return err
 			}
@@ -52,6 +50,18 @@ func addFederationCommand(root *cobra.Command) {
 	cmd.Flags().BoolVar(&insecure, "insecure", os.Getenv("SITEBOX_INSECURE") == "1", "do not verify the certificate")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the director's JSON")
 	root.AddCommand(cmd)
+}
+
+// directorClient is an HTTPS client for a director's API, trusting
+// caFile besides the system roots.
+func directorClient(caFile string, insecure bool) (*http.Client, error) {
+	tc, err := tlsutil.ClientConfig(caFile, insecure)
+	if err != nil {
+		return nil, err
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = tc
+	return &http.Client{Transport: tr}, nil
 }
 
 func fetchFederation(ctx context.Context, c *http.Client, base string) (*director.Federation, []byte, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -15,7 +14,6 @@ import (
 
 	"sitebox/internal/box"
 	"sitebox/internal/director"
-	"sitebox/internal/tlsutil"
 )
 
 // addFleetCommands registers `sitebox fleet` (the regional operator's
@@ -28,15 +26,13 @@ func addFleetCommands(root *cobra.Command) {
 		Short: "Every box advertising to a director: roles, version, health, last seen, config digest, downtime",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			tc, err := tlsutil.ClientConfig(caFile, insecure)
+			hc, err := directorClient(caFile, insecure)
 			if err != nil {
 				return err
 			}
-			tr := http.DefaultTransport.(*http.Transport).Clone()
-			tr.TLSClientConfig = tc
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			defer cancel()
-			f, _, err := fetchFederation(ctx, &http.Client{Transport: tr}, args[0])
+			f, _, err := fetchFederation(ctx, hc, args[0])
 			if err != nil {
 				return err
 			}
