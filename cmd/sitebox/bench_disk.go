@@ -74,14 +74,7 @@ goes to stderr.`,
 			cfg.Dir, cfg.Out = run.workDir, cmd.ErrOrStderr()
 			rep, err := bench.Disk(run.ctx, cfg)
 			if rep != nil && len(rep.Points) > 0 {
-				out := cmd.OutOrStdout()
-				fmt.Fprint(out, bench.FormatDisk(rep))
-				file, cerr := bench.DiskChart(rep, outDir)
-				if cerr == nil {
-					fmt.Fprintf(out, "\nChart: %s\n", file)
-				} else if err == nil {
-					err = cerr
-				}
+				err = printTableAndChart(cmd.OutOrStdout(), bench.FormatDisk(rep), func() (string, error) { return bench.DiskChart(rep, outDir) }, err)
 			}
 			return err
 		},

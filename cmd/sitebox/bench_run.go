@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -32,4 +35,17 @@ func startBenchRun(name, workDir string) (*benchRun, error) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	return &benchRun{self: self, workDir: filepath.Clean(workDir), ctx: ctx, done: func() { stop(); remove() }}, nil
+}
+
+// printTableAndChart prints a benchmark's table, then draws its chart and
+// names the file; the run's own error (an interrupted run still has
+// points to show) wins over the chart's.
+func printTableAndChart(out io.Writer, table string, chart func() (string, error), runErr error) error {
+	fmt.Fprint(out, table)
+	file, err := chart()
+	if err != nil {
+		return errors.Join(runErr, err)
+	}
+	fmt.Fprintf(out, "\nChart: %s\n", file)
+	return runErr
 }

@@ -51,14 +51,7 @@ to stderr.`,
 			defer stop()
 			rep, err := bench.Transfer(ctx, cfg)
 			if rep != nil && len(rep.Points) > 0 {
-				out := cmd.OutOrStdout()
-				fmt.Fprint(out, bench.FormatTransfer(rep))
-				file, cerr := bench.TransferChart(rep, outDir)
-				if cerr == nil {
-					fmt.Fprintf(out, "\nChart: %s\n", file)
-				} else if err == nil {
-					err = cerr
-				}
+				err = printTableAndChart(cmd.OutOrStdout(), bench.FormatTransfer(rep), func() (string, error) { return bench.TransferChart(rep, outDir) }, err)
 			}
 			return err
 		},
