@@ -2,8 +2,6 @@ package box
 
 import (
 	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	"sitebox/internal/cache"
@@ -102,12 +100,9 @@ func newCache(cc *config.Cache, b *Box) (*cache.Cache, error) {
 	}
 	opts := cache.DialOptions{Streams: cc.Streams, CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure}
 	if cc.UpstreamTokenFile != "" {
-		tok, err := os.ReadFile(cc.UpstreamTokenFile)
-		if err != nil {
+		var err error
+		if opts.Token, err = readToken(cc.UpstreamTokenFile); err != nil {
 			return nil, fmt.Errorf("cache.upstream_token_file: %w", err)
-		}
-		if opts.Token = strings.TrimSpace(string(tok)); opts.Token == "" {
-			return nil, fmt.Errorf("cache.upstream_token_file %s is empty", cc.UpstreamTokenFile)
 		}
 	}
 	for _, r := range cc.Routes {
