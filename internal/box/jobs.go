@@ -2,10 +2,12 @@ package box
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"sitebox/internal/config"
@@ -40,9 +42,10 @@ func (b *Box) buildJobs() error {
 	cfg.PreemptGrace, _ = time.ParseDuration(jc.PreemptGrace)
 	st := &jobs.TransferStager{Cache: jc.Cache, Opts: transfer.Options{CAFile: jc.StageCA}}
 	if jc.StageTokenFile != "" {
-		if st.Opts.Token, err = readToken(jc.StageTokenFile); err != nil {
+		if _, err := readToken(jc.StageTokenFile); err != nil {
 			return fmt.Errorf("jobs.stage_token_file: %w", err)
 		}
+		st.Opts.TokenFunc = tokenFile(jc.StageTokenFile, b.log)
 	}
 	cfg.Stager = st
 	for _, d := range jc.Domains {
@@ -83,6 +86,37 @@ func (b *Box) jobBackend(d config.JobDomain) (jobs.Backend, error) {
 		return &jobs.HTCondorBackend{}, nil
 	}
 	return nil, fmt.Errorf("unknown domain type %q", d.Type)
+}
+
+// tokenReread is how long a token read from a file is used before the
+// file is read again.
+var tokenReread = time.Minute
+
+// tokenFile returns the token in file, re-read at most once a minute so a
+// renewed token (htgettoken, oidc-agent, a cron job) is picked up; the
+// last good one stays in use while the file cannot be read.
+func tokenFile(file string, log *slog.Logger) func() string {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var mu sync.Mutex
+	var tok string
+	var read time.Time
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(read) < tokenReread && tok != "" {
+			return tok
+		}
+		read = time.Now()
+		t, err := readToken(file)
+		if err != nil {
+			log.Warn("cannot read the token file; keeping the last token", "file", file, "err", err)
+			return tok
+		}
+		tok = t
+		return tok
+	}
 }
 
 // readToken reads a token file (re-read on every use, so a renewed token

@@ -100,10 +100,10 @@ func newCache(cc *config.Cache, b *Box) (*cache.Cache, error) {
 	}
 	opts := cache.DialOptions{Streams: cc.Streams, CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure}
 	if cc.UpstreamTokenFile != "" {
-		var err error
-		if opts.Token, err = readToken(cc.UpstreamTokenFile); err != nil {
+		if _, err := readToken(cc.UpstreamTokenFile); err != nil {
 			return nil, fmt.Errorf("cache.upstream_token_file: %w", err)
 		}
+		opts.TokenFunc = tokenFile(cc.UpstreamTokenFile, b.log)
 	}
 	for _, r := range cc.Routes {
 		route := cache.Route{Prefix: r.Prefix}

@@ -18,7 +18,10 @@ type DialOptions struct {
 	Insecure bool   // skip certificate checks (tests only)
 	// Token is the cache's own bearer token for its upstreams (https://,
 	// and ztn over roots://); clients' tokens are never passed on.
-	Token string
+	// TokenFunc, when set, is asked instead each time one is needed, so a
+	// renewed token file is picked up without a restart.
+	Token     string
+	TokenFunc func() string
 }
 
 // NewUpstream makes the clients for an upstream URL: root://host:port (a
@@ -50,7 +53,7 @@ func NewUpstream(rawURL string, opts DialOptions) (Upstream, error) {
 			if co.TLS, err = tlsutil.ClientConfig(opts.CAFile, opts.Insecure); err != nil {
 				return Upstream{}, fmt.Errorf("upstream %q: %w", rawURL, err)
 			}
-			co.Token = opts.Token
+			co.Token, co.TokenFunc = opts.Token, opts.TokenFunc
 		}
 		for range n {
 			up.Streams = append(up.Streams, xrdclient.NewFSOptions(u.Host, co))
@@ -59,7 +62,7 @@ func NewUpstream(rawURL string, opts DialOptions) (Upstream, error) {
 	case "https", "http":
 		// net/http keeps a pool of connections per host already, so one
 		// client carries parallel fetches over parallel streams.
-		fs, err := davclient.New(u.Scheme+"://"+u.Host, davclient.Options{CAFile: opts.CAFile, Insecure: opts.Insecure, Token: opts.Token})
+		fs, err := davclient.New(u.Scheme+"://"+u.Host, davclient.Options{CAFile: opts.CAFile, Insecure: opts.Insecure, Token: opts.Token, TokenFunc: opts.TokenFunc})
 		if err != nil {
 			return Upstream{}, err
 		}

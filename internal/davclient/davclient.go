@@ -33,6 +33,9 @@ type Options struct {
 	// Token is a bearer token (WLCG, SciTokens) sent as Authorization to
 	// the server and to the https:// servers it redirects to.
 	Token string
+	// TokenFunc, when set, gives the token for each request instead
+	// (tokens are renewed while a long-lived client runs).
+	TokenFunc func() string
 }
 
 // FS talks to one server; base is "https://host:port". Safe for
@@ -40,7 +43,7 @@ type Options struct {
 type FS struct {
 	base   *url.URL
 	client *http.Client
-	token  string
+	token  func() string
 }
 
 var (
@@ -81,7 +84,7 @@ func New(base string, opts Options) (*FS, error) {
 	return &FS{
 		base:   &url.URL{Scheme: u.Scheme, Host: u.Host},
 		client: &http.Client{Transport: tr, Timeout: 0, CheckRedirect: noFollow},
-		token:  opts.Token,
+		token:  tokenSource(opts),
 	}, nil
 }
 
@@ -286,4 +289,14 @@ func (f *FS) Rename(ctx context.Context, from, to string) error {
 // Chmod is not part of WebDAV.
 func (f *FS) Chmod(ctx context.Context, name string, perm fs.FileMode) error {
 	return &store.PathError{Op: "chmod", Path: name, Err: store.ErrUnsupported}
+}
+
+// tokenSource is the token of each request: TokenFunc, else the fixed
+// Token.
+func tokenSource(opts Options) func() string {
+	if opts.TokenFunc != nil {
+		return opts.TokenFunc
+	}
+	tok := opts.Token
+	return func() string { return tok }
 }

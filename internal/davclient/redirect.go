@@ -109,11 +109,8 @@ func (f *FS) newRequest(ctx context.Context, method, target string, body *replay
 // where it is good), but never in clear text to a plain http:// server
 // other than the one the client was pointed at.
 func (f *FS) tokenFor(u *url.URL) string {
-	if f.token == "" {
-		return ""
-	}
 	if u.Scheme == "https" || strings.EqualFold(u.Host, f.base.Host) {
-		return f.token
+		return f.token()
 	}
 	return ""
 }

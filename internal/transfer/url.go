@@ -24,6 +24,9 @@ type Options struct {
 	// https:// servers a director redirects to) and for roots:// servers
 	// (ztn over TLS).
 	Token string
+	// TokenFunc, when set, gives the token each time instead (a long-lived
+	// user such as the job stager picks up renewed tokens).
+	TokenFunc func() string
 }
 
 // Remote is a store reached through a URL plus the path within it.
@@ -64,12 +67,12 @@ func Open(raw string, opts Options) (*Remote, error) {
 			if co.TLS, err = tlsutil.ClientConfig(opts.CAFile, opts.Insecure); err != nil {
 				return nil, err
 			}
-			co.Token = opts.Token
+			co.Token, co.TokenFunc = opts.Token, opts.TokenFunc
 		}
 		fs := client.NewFSOptions(host, co)
 		return &Remote{Store: fs, Path: p, URL: raw, Closer: fs}, nil
 	case "https", "http":
-		fs, err := davclient.New(u.Scheme+"://"+u.Host, davclient.Options{CAFile: opts.CAFile, Insecure: opts.Insecure, Token: opts.Token})
+		fs, err := davclient.New(u.Scheme+"://"+u.Host, davclient.Options{CAFile: opts.CAFile, Insecure: opts.Insecure, Token: opts.Token, TokenFunc: opts.TokenFunc})
 		if err != nil {
 			return nil, err
 		}

@@ -23,24 +23,25 @@ var ErrNoAuth = errors.New("no usable security protocol")
 func (c *Conn) authenticate(ctx context.Context, sec string, opts Options) error {
 	var offered []string
 	var lastErr error
+	token := opts.token()
 	for _, p := range strings.Split(sec, "&P=")[1:] {
 		name, params, _ := strings.Cut(p, ",")
 		offered = append(offered, name)
 		var cred []byte
 		switch name {
 		case "ztn":
-			if opts.Token == "" || !c.TLS() {
+			if token == "" || !c.TLS() {
 				continue
 			}
 			limit := ztnMaxToken(params)
 			if limit <= 0 || limit > 0xfffe {
 				limit = 0xfffe
 			}
-			if len(opts.Token) >= limit {
-				lastErr = fmt.Errorf("ztn: token of %d bytes is over the server's %d-byte limit", len(opts.Token), limit)
+			if len(token) >= limit {
+				lastErr = fmt.Errorf("ztn: token of %d bytes is over the server's %d-byte limit", len(token), limit)
 				continue
 			}
-			cred = ztnCredential(opts.Token)
+			cred = ztnCredential(token)
 		case "unix":
 			cred = []byte("unix\x00" + userName() + " " + groupName() + "\x00")
 		default:

@@ -63,6 +63,16 @@ type Options struct {
 	// Token is a bearer token, presented with the ztn security protocol
 	// when a server asks for authentication on a TLS connection.
 	Token string
+	// TokenFunc, when set, gives the token at each connection's login
+	// instead (a long-lived client picks up a renewed token).
+	TokenFunc func() string
+}
+
+func (o Options) token() string {
+	if o.TokenFunc != nil {
+		return o.TokenFunc()
+	}
+	return o.Token
 }
 
 // Dial connects to addr ("host:port"), performs the handshake, kXR_protocol
