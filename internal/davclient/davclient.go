@@ -300,3 +300,10 @@ func tokenSource(opts Options) func() string {
 	tok := opts.Token
 	return func() string { return tok }
 }
+
+// Close drops the client's idle connections; requests still work after
+// it (they dial again).
+func (f *FS) Close() error {
+	f.client.CloseIdleConnections()
+	return nil
+}

@@ -78,7 +78,7 @@ func Open(raw string, opts Options) (*Remote, error) {
 		}
 		// Redirects (a director's 307) and waits (503 + Retry-After) are
 		// followed inside davclient, for every command.
-		return &Remote{Store: fs, Path: p, URL: raw, Closer: io.NopCloser(nil)}, nil
+		return &Remote{Store: fs, Path: p, URL: raw, Closer: fs}, nil
 	}
 	return nil, fmt.Errorf("%q: unsupported scheme %q (use root:// or https://)", raw, u.Scheme)
 }
