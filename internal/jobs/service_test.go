@@ -108,6 +108,28 @@ func (e *svcEnv) waitState(id string, want State, within time.Duration) *Job {
 	}
 }
 
+// waitOutput waits until a job's stdout holds want: "Running" means its
+// process started, not that the shell has reached its trap yet.
+func (e *svcEnv) waitOutput(id, want string, within time.Duration) {
+	e.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		rc, err := e.s.Logs(id, "stdout")
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		out, _ := io.ReadAll(rc)
+		rc.Close()
+		if strings.Contains(string(out), want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("job %s: stdout %q, want %q within %v", id, out, want, within)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func sh(script string) Spec {
 	return Spec{Executable: "/bin/sh", Arguments: []string{"-c", script}, CPUs: 1, MemoryMB: 256, Domains: []string{"local"}}
 }
@@ -203,6 +225,7 @@ func TestBackfillYields(t *testing.T) {
 	bf.Backfill = true
 	b := e.submit("grid-user", bf)[0]
 	e.waitState(b.ID, Running, 20*time.Second)
+	e.waitOutput(b.ID, "start", 20*time.Second)
 	t0 := time.Now()
 	real := e.submit("alice", sh("sleep 0.5"))[0]
 	e.waitState(real.ID, Running, 10*time.Second)
@@ -223,11 +246,12 @@ func TestBackfillYields(t *testing.T) {
 	e.waitState(b.ID, Running, 20*time.Second) // requeued and back
 	e.s.Cancel(e.ctx, b.ID, "grid-user")
 	// A job that ignores TERM is killed after the grace period.
-	stubborn := sh(`trap '' TERM; while true; do sleep 0.1; done`)
+	stubborn := sh(`trap '' TERM; echo ready; while true; do sleep 0.1; done`)
 	stubborn.Backfill = true
 	e.waitState(b.ID, Cancelled, 10*time.Second)
 	st := e.submit("grid-user", stubborn)[0]
 	e.waitState(st.ID, Running, 20*time.Second)
+	e.waitOutput(st.ID, "ready", 20*time.Second)
 	t0 = time.Now()
 	r2 := e.submit("alice", sh("true"))[0]
 	e.waitState(r2.ID, Completed, 20*time.Second)
