@@ -16,8 +16,8 @@ import (
 // It never contains the token itself.
 type Denied struct {
 	Reason string
-	// Cause is the underlying failure, if any (a JWKS fetch error); its
-	// text is already part of Reason.
+	// Cause is the underlying failure, if any (a JWKS fetch error), or
+	// store.ErrNoToken; its text is already part of Reason.
 	Cause error
 }
 
@@ -34,4 +34,10 @@ func (e *Denied) Unwrap() []error {
 // deny builds a Denied from a format, like fmt.Errorf without %w.
 func deny(format string, args ...any) *Denied {
 	return &Denied{Reason: fmt.Sprintf(format, args...)}
+}
+
+// needToken is the refusal of a request that came without a token where
+// one is required; it unwraps to store.ErrNoToken.
+func needToken(format string, args ...any) *Denied {
+	return &Denied{Reason: "no token: " + fmt.Sprintf(format, args...), Cause: store.ErrNoToken}
 }

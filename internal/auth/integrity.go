@@ -6,13 +6,13 @@ import (
 	"sitebox/internal/store"
 )
 
-// ChecksumRequirer is implemented by files that must only be read with
-// per-page checksums (kXR_pgread): files of an integrity-protected
-// namespace opened over a connection without TLS. The root:// frontend
-// refuses plain reads of them.
-type ChecksumRequirer interface {
-	RequiresChecksums() bool
-}
+// The files of an integrity-protected namespace opened over a connection
+// without TLS come back as store.ChecksumRequirer: the frontends then
+// refuse to move their data without per-page checksums.
+var (
+	_ store.ChecksumRequirer = integrityFile{}
+	_ store.ChecksumRequirer = integrityWritable{}
+)
 
 // integrityFile marks a file as needing checksummed reads. Embedding the
 // store.File interface hides the inner file's SendFiler on purpose:

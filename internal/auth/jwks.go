@@ -54,7 +54,7 @@ func (is *issuer) fetch(ctx context.Context) ([]jwk, error) {
 			Issuer  string `json:"issuer"`
 			JWKSURI string `json:"jwks_uri"`
 		}
-		disc := strings.TrimSuffix(is.cfg.Issuer, "/") + "/.well-known/openid-configuration"
+		disc := strings.TrimSuffix(is.cfg.Issuer, "/") + DiscoveryPath
 		if err := is.getJSON(ctx, disc, &doc); err != nil {
 			return nil, err
 		}

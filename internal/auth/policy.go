@@ -176,7 +176,7 @@ func (p *Policy) Check(r *store.Request, op, name string) error {
 			return nil
 		case ReadToken:
 			if id == nil {
-				return deny("no token: %s requires a bearer token (read)", name)
+				return needToken("%s requires a bearer token (read)", name)
 			}
 			if err := checkVO(id, n, "read", name); err != nil {
 				return err
@@ -184,7 +184,7 @@ func (p *Policy) Check(r *store.Request, op, name string) error {
 			return checkScope(id, op, name)
 		default: // ReadVO: groups grant, scopes (if any) narrow
 			if id == nil {
-				return deny("no token: %s requires a bearer token (read)", name)
+				return needToken("%s requires a bearer token (read)", name)
 			}
 			if err := checkVO(id, n, "read", name); err != nil {
 				return err
@@ -199,7 +199,7 @@ func (p *Policy) Check(r *store.Request, op, name string) error {
 		return deny("%s is read-only", n.Prefix)
 	}
 	if id == nil {
-		return deny("no token: %s requires a bearer token (%s)", name, op)
+		return needToken("%s requires a bearer token (%s)", name, op)
 	}
 	if err := checkVO(id, n, "write", name); err != nil {
 		return err

@@ -95,6 +95,10 @@ func TestPolicyCheck(t *testing.T) {
 			if !errors.Is(err, store.ErrPermission) {
 				t.Errorf("%v does not wrap ErrPermission", err)
 			}
+			// Frontends hint at how to send a token on exactly these.
+			if noTok := strings.HasPrefix(err.Error(), "no token"); errors.Is(err, store.ErrNoToken) != noTok {
+				t.Errorf("%v: wraps ErrNoToken %v, want %v", err, !noTok, noTok)
+			}
 		})
 	}
 }

@@ -192,7 +192,7 @@ type header struct {
 func (v *Verifier) Verify(ctx context.Context, raw string) (*store.Identity, error) {
 	// The size check comes first so a 1 MB header costs one comparison.
 	if raw == "" {
-		return nil, deny("no token")
+		return nil, &Denied{Reason: "no token", Cause: store.ErrNoToken}
 	}
 	if len(raw) > v.cfg.MaxTokenSize {
 		return nil, deny("token is %d bytes, over the %d-byte limit", len(raw), v.cfg.MaxTokenSize)

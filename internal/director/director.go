@@ -130,14 +130,15 @@ func (d *Director) Advertise(ad Ad) error {
 		d.matrix.record(ad.Name, ad.Probes)
 	}
 	_, known := d.server(ad.Name)
-	for _, a := range append([]Ad{ad}, flatten(ad.Servers)...) {
+	below := flatten(ad.Servers)
+	for _, a := range append([]Ad{ad}, below...) {
 		if a.Role != RoleDirector {
 			d.sites.note(a.Site, hostOf(a.Root))
 		}
 	}
 	d.reg.advertise(ad, time.Now())
 	if !known {
-		d.log.Info("server joined", "name", ad.Name, "site", ad.Site, "role", ad.Role, "root", ad.Root, "prefixes", ad.Prefixes, "servers_below", len(flatten(ad.Servers)))
+		d.log.Info("server joined", "name", ad.Name, "site", ad.Site, "role", ad.Role, "root", ad.Root, "prefixes", ad.Prefixes, "servers_below", len(below))
 	}
 	return nil
 }

@@ -29,6 +29,10 @@ var (
 	// checksummed transfers); wrapped together with ErrPermission, so a
 	// frontend can tell "use TLS" from "show a token".
 	ErrInsecure = errors.New("needs a protected connection")
+	// ErrNoToken: the request needs a bearer token and came without one;
+	// wrapped together with ErrPermission, so a frontend can point the
+	// client at how to send one.
+	ErrNoToken = errors.New("no token")
 )
 
 // IsAnswer reports whether err is a definite answer about the request (not

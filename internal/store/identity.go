@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"strings"
 	"time"
 )
@@ -18,6 +19,13 @@ type Identity struct {
 	// already joined to the issuer's base path.
 	Scopes  []Scope
 	Expires time.Time
+}
+
+// TokenVerifier checks a bearer token and says who it identifies; the
+// error names why a token is refused. The frontends take one to verify
+// the tokens their clients present.
+type TokenVerifier interface {
+	Verify(ctx context.Context, raw string) (*Identity, error)
 }
 
 // Scope operations, as WLCG names them (SciTokens read: and write: map

@@ -110,6 +110,19 @@ func (r *Request) ClientVO() string {
 	return ""
 }
 
+// AuthzToken is the bearer token in the request's authz= CGI, as XRootD
+// clients and davix send it ("Bearer%20<jwt>", decoded or not, or the
+// bare token), or "".
+func (r *Request) AuthzToken() string {
+	v := strings.TrimSpace(r.Opaque.Get("authz"))
+	if tok, ok := strings.CutPrefix(v, "Bearer%20"); ok {
+		v = tok
+	} else if scheme, tok, ok := strings.Cut(v, " "); ok && strings.EqualFold(scheme, "Bearer") {
+		v = tok
+	}
+	return strings.TrimSpace(v)
+}
+
 type requestKey struct{}
 
 // WithRequest returns ctx carrying r.

@@ -125,3 +125,12 @@ type Space struct {
 type SendFiler interface {
 	Fd() uintptr
 }
+
+// ChecksumRequirer is implemented by files that must only move with
+// per-page checksums: files of an integrity-protected namespace opened
+// over a connection without TLS (see the auth guard). The root://
+// frontend then accepts only pgread and pgwrite for them; https://, which
+// has no per-block checksums, refuses to move their data at all.
+type ChecksumRequirer interface {
+	RequiresChecksums() bool
+}

@@ -1,7 +1,6 @@
 package webdav
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,26 +9,16 @@ import (
 	"sitebox/internal/store"
 )
 
-// TokenVerifier checks a bearer token and says who it identifies; the
-// error names why a token is refused.
-type TokenVerifier interface {
-	Verify(ctx context.Context, raw string) (*store.Identity, error)
-}
-
 // bearerToken is the request's token: the Authorization header
 // ("Bearer <jwt>"), else the authz= query parameter XRootD clients and
-// davix use ("Bearer%20<jwt>", decoded by the URL parser, or bare).
-func bearerToken(r *http.Request) string {
+// davix use (see store.Request.AuthzToken).
+func bearerToken(r *http.Request, req *store.Request) string {
 	if h := r.Header.Get("Authorization"); h != "" {
 		if scheme, tok, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") {
 			return strings.TrimSpace(tok)
 		}
 	}
-	v := strings.TrimSpace(r.URL.Query().Get("authz"))
-	if scheme, tok, ok := strings.Cut(v, " "); ok && strings.EqualFold(scheme, "Bearer") {
-		v = tok
-	}
-	return strings.TrimSpace(v)
+	return req.AuthzToken()
 }
 
 // authenticate fills in who the client is: a verified token becomes the
@@ -40,7 +29,7 @@ func (h *Handler) authenticate(r *http.Request, req *store.Request) {
 	if h.cfg.Tokens == nil {
 		return
 	}
-	tok := bearerToken(r)
+	tok := bearerToken(r, req)
 	if tok == "" {
 		return
 	}
@@ -71,15 +60,11 @@ func (h *Handler) authStatus(w http.ResponseWriter, r *http.Request, err error, 
 	return http.StatusUnauthorized
 }
 
-// checksumRequirer is implemented by files of integrity-protected
-// namespaces opened over a plain connection (see the auth guard).
-type checksumRequirer interface{ RequiresChecksums() bool }
-
 // insecure refuses moving f over a plain HTTP connection when its
 // namespace needs integrity protection: HTTP has no per-block checksums,
 // so TLS is the only way to protect the bytes.
 func insecure(r *http.Request, f any, op, name string) error {
-	if rc, ok := f.(checksumRequirer); !ok || !rc.RequiresChecksums() || r.TLS != nil {
+	if rc, ok := f.(store.ChecksumRequirer); !ok || !rc.RequiresChecksums() || r.TLS != nil {
 		return nil
 	}
 	return &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: %w: its namespace requires integrity protection; use https://", store.ErrPermission, store.ErrInsecure)}

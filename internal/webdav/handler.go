@@ -21,7 +21,7 @@ type Config struct {
 	ServerName string
 	// Tokens verifies bearer tokens (Authorization: Bearer, ?authz=).
 	// Nil: tokens are ignored.
-	Tokens TokenVerifier
+	Tokens store.TokenVerifier
 	// Observer is told of the bytes moved, for metrics. Nil: none.
 	Observer store.TransferObserver
 }

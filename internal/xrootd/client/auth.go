@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/user"
 	"strings"
+	"sync"
 
 	"sitebox/internal/xrootd/proto"
 )
@@ -85,11 +86,13 @@ func ztnMaxToken(params string) int {
 	return n
 }
 
-func groupName() string {
+// groupName is the unix credential's group, looked up once (it reads
+// the group database) rather than at every connection's login.
+var groupName = sync.OnceValue(func() string {
 	if u, err := user.Current(); err == nil {
 		if g, err := user.LookupGroupId(u.Gid); err == nil {
 			return g.Name
 		}
 	}
 	return "sitebox"
-}
+})

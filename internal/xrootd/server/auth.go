@@ -2,21 +2,13 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
-
-// TokenVerifier checks a bearer token and says who it identifies; the
-// error names why a token is refused.
-type TokenVerifier interface {
-	Verify(ctx context.Context, raw string) (*store.Identity, error)
-}
 
 // maxTokenLen is the largest token accepted through ztn, announced in the
 // login answer as XRootD does ("&P=ztn,0:<max>:"); longer ones are refused
@@ -79,14 +71,4 @@ func parseZTN(b []byte) (string, error) {
 		return "", fmt.Errorf("token is not NUL-terminated")
 	}
 	return strings.TrimSpace(string(b[10 : 10+n-1])), nil
-}
-
-// authzToken is the bearer token of an authz= CGI value ("Bearer%20<jwt>"
-// or the bare token), or "".
-func authzToken(opaque url.Values) string {
-	v := strings.TrimSpace(opaque.Get("authz"))
-	for _, p := range []string{"Bearer%20", "Bearer ", "bearer "} {
-		v = strings.TrimPrefix(v, p)
-	}
-	return strings.TrimSpace(v)
 }

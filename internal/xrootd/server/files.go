@@ -37,12 +37,12 @@ type openFile struct {
 	bad map[int64]int // pgwrite pages awaiting a good copy: offset → length
 }
 
-func newOpenFile(path string, f store.File, w store.WritableFile) *openFile {
-	of := &openFile{path: path, f: f, w: w, fd: -1}
+func newOpenFile(path string, f store.File, w store.WritableFile, req *store.Request) *openFile {
+	of := &openFile{path: path, f: f, w: w, fd: -1, req: req}
 	if sf, ok := f.(store.SendFiler); ok {
 		of.fd = int(sf.Fd())
 	}
-	if rc, ok := f.(checksumRequirer); ok {
+	if rc, ok := f.(store.ChecksumRequirer); ok {
 		of.needCRC = rc.RequiresChecksums()
 	}
 	return of
@@ -52,17 +52,9 @@ func newOpenFile(path string, f store.File, w store.WritableFile) *openFile {
 // transfer observer.
 func (s *session) moved(of *openFile, upload bool, n int) {
 	if obs := s.srv.cfg.Observer; obs != nil && n > 0 {
-		r := of.req
-		if r == nil {
-			r = &store.Request{Proto: "root", Client: s.clientIP, TLS: s.tls, Identity: s.identity}
-		}
-		obs.Transferred(r, of.path, upload, int64(n))
+		obs.Transferred(of.req, of.path, upload, int64(n))
 	}
 }
-
-// checksumRequirer is implemented by files of integrity-protected
-// namespaces (see the auth guard).
-type checksumRequirer interface{ RequiresChecksums() bool }
 
 // plainRefused says why a plain read or write of of is not allowed on
 // this connection, or returns nil.

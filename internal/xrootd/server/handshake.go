@@ -147,6 +147,7 @@ func (s *session) doEndsess(req *proto.Request) {
 	s.sendOK(req.Stream, nil)
 }
 
+// hostOf is the address a client connects from, without port.
 func hostOf(a net.Addr) string {
 	if ta, ok := a.(*net.TCPAddr); ok {
 		return ta.IP.String()

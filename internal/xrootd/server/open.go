@@ -75,15 +75,13 @@ func (s *session) doOpen(req *proto.Request) error {
 		if err != nil {
 			return err
 		}
-		of = newOpenFile(path, w, w)
-		of.req = store.RequestFrom(ctx)
+		of = newOpenFile(path, w, w, store.RequestFrom(ctx))
 	} else {
 		f, err := s.srv.store.Open(ctx, path)
 		if err != nil {
 			return err
 		}
-		of = newOpenFile(path, f, nil)
-		of.req = store.RequestFrom(ctx)
+		of = newOpenFile(path, f, nil, store.RequestFrom(ctx))
 	}
 	var stat string
 	if opts&proto.OpenRetstat != 0 {

@@ -30,7 +30,7 @@ func (s *session) reqCtx(cgi string) context.Context {
 	r.Proto = "root"
 	r.TLS = s.tls
 	r.Identity = s.identity
-	if tok := authzToken(r.Opaque); tok != "" && s.srv.cfg.Tokens != nil {
+	if tok := r.AuthzToken(); tok != "" && s.srv.cfg.Tokens != nil {
 		id, err := s.srv.cfg.Tokens.Verify(s.ctx, tok)
 		if err != nil {
 			r.Identity, r.AuthError = nil, err
@@ -39,17 +39,6 @@ func (s *session) reqCtx(cgi string) context.Context {
 		}
 	}
 	return store.WithRequest(s.ctx, r)
-}
-
-// clientIP is the address a session's client connects from, without port.
-func clientIP(a net.Addr) string {
-	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.IP.String()
-	}
-	if h, _, err := net.SplitHostPort(a.String()); err == nil {
-		return h
-	}
-	return a.String()
 }
 
 // divert turns a store's RedirectError into a kXR_redirect answer and a

@@ -68,7 +68,7 @@ type Config struct {
 	TLS *tls.Config
 	// Tokens verifies bearer tokens, from the ztn security protocol (over
 	// TLS) and from authz= CGI. Nil: tokens are ignored.
-	Tokens TokenVerifier
+	Tokens store.TokenVerifier
 	// Observer is told of the bytes moved and the connections, for
 	// metrics. Nil: nothing is counted.
 	Observer store.TransferObserver

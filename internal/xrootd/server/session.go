@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -62,7 +61,7 @@ func newSession(s *Server, c net.Conn) *session {
 		srv:      s,
 		raw:      c,
 		conn:     c,
-		clientIP: clientIP(c.RemoteAddr()),
+		clientIP: hostOf(c.RemoteAddr()),
 		br:       bufio.NewReaderSize(c, 16<<10),
 		log:      s.log.With("client", c.RemoteAddr().String()),
 		ctx:      ctx,
@@ -292,7 +291,7 @@ func (s *session) replyErr(req *proto.Request, err error) {
 		err = fail
 	}
 	code, msg := toXrd(err)
-	if code == proto.ErrNotAuthorized && !s.tls && s.srv.cfg.Tokens != nil && s.srv.cfg.TLS != nil && strings.Contains(msg, "no token") {
+	if code == proto.ErrNotAuthorized && !s.tls && s.srv.cfg.Tokens != nil && s.srv.cfg.TLS != nil && errors.Is(err, store.ErrNoToken) {
 		// XrdCl sends BEARER_TOKEN only over TLS: say so.
 		msg += "; root:// carries no token: use roots:// (or ?authz= on the path)"
 	}
