@@ -19,8 +19,8 @@ import (
 )
 
 func addFederationCommand(root *cobra.Command) {
-	var caFile string
-	var insecure, asJSON bool
+	var df directorFlags
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "federation https://DIRECTOR:PORT",
 		Short: "Show a director's federation: its servers by site, with health",
@@ -28,13 +28,7 @@ func addFederationCommand(root *cobra.Command) {
   sitebox federation https://127.0.0.1:8443 --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			hc, err := directorClient(caFile, insecure)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
-			defer cancel()
-			f, raw, err := fetchFederation(ctx, hc, args[0])
+			f, raw, err := df.federation(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -46,22 +40,39 @@ func addFederationCommand(root *cobra.Command) {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&caFile, "ca", os.Getenv("SITEBOX_CA"), "extra CA certificate (PEM) to trust (env SITEBOX_CA)")
-	cmd.Flags().BoolVar(&insecure, "insecure", os.Getenv("SITEBOX_INSECURE") == "1", "do not verify the certificate")
+	df.add(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the director's JSON")
 	root.AddCommand(cmd)
+}
+
+// directorFlags are the --ca and --insecure of a command that asks a
+// director.
+type directorFlags struct {
+	caFile   string
+	insecure bool
+}
+
+func (f *directorFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.caFile, "ca", os.Getenv("SITEBOX_CA"), "extra CA certificate (PEM) to trust (env SITEBOX_CA)")
+	cmd.Flags().BoolVar(&f.insecure, "insecure", os.Getenv("SITEBOX_INSECURE") == "1", "do not verify the certificate")
+}
+
+// federation fetches the federation view of the director at base, giving
+// it 10 s.
+func (f *directorFlags) federation(cmd *cobra.Command, base string) (*director.Federation, []byte, error) {
+	hc, err := directorClient(f.caFile, f.insecure)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+	defer cancel()
+	return fetchFederation(ctx, hc, base)
 }
 
 // directorClient is an HTTPS client for a director's API, trusting
 // caFile besides the system roots.
 func directorClient(caFile string, insecure bool) (*http.Client, error) {
-	tc, err := tlsutil.ClientConfig(caFile, insecure)
-	if err != nil {
-		return nil, err
-	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = tc
-	return &http.Client{Transport: tr}, nil
+	return tlsutil.HTTPClient(caFile, insecure, 0)
 }
 
 func fetchFederation(ctx context.Context, c *http.Client, base string) (*director.Federation, []byte, error) {

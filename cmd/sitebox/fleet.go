@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -19,20 +17,13 @@ import (
 // addFleetCommands registers `sitebox fleet` (the regional operator's
 // view of every box) and `sitebox downtime` (planned work).
 func addFleetCommands(root *cobra.Command) {
-	var caFile string
-	var insecure bool
+	var df directorFlags
 	fleet := &cobra.Command{
 		Use:   "fleet https://DIRECTOR:PORT",
 		Short: "Every box advertising to a director: roles, version, health, last seen, config digest, downtime",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			hc, err := directorClient(caFile, insecure)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
-			defer cancel()
-			f, _, err := fetchFederation(ctx, hc, args[0])
+			f, _, err := df.federation(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -40,8 +31,7 @@ func addFleetCommands(root *cobra.Command) {
 			return nil
 		},
 	}
-	fleet.Flags().StringVar(&caFile, "ca", os.Getenv("SITEBOX_CA"), "extra CA certificate (PEM) to trust (env SITEBOX_CA)")
-	fleet.Flags().BoolVar(&insecure, "insecure", os.Getenv("SITEBOX_INSECURE") == "1", "do not verify the certificate")
+	df.add(fleet)
 
 	var af adminFlags
 	downtime := &cobra.Command{

@@ -1,12 +1,11 @@
 package main
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,6 +24,7 @@ type jobClient struct {
 	url      string
 	caFile   string
 	insecure bool
+	api      *jobs.Client // made by the first request
 }
 
 func (c *jobClient) add(cmd *cobra.Command) {
@@ -39,53 +39,32 @@ func (c *jobClient) add(cmd *cobra.Command) {
 }
 
 // do sends one request; out (a pointer or an io.Writer) gets the answer.
+// The token and the HTTPS client are set up once, by the first request.
 func (c *jobClient) do(method, path string, body, out any) error {
-	tok, err := bearerToken()
-	if err != nil {
-		return err
-	}
-	if tok == "" {
-		return errors.New("no token: set BEARER_TOKEN or BEARER_TOKEN_FILE (e.g. from `sitebox token issue`)")
-	}
-	tc, err := tlsutil.ClientConfig(c.caFile, c.insecure)
-	if err != nil {
-		return err
-	}
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: tc}, Timeout: 2 * time.Minute}
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
+	if c.api == nil {
+		tok, err := bearerToken()
 		if err != nil {
 			return err
 		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, strings.TrimRight(c.url, "/")+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+tok)
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		var e struct{ Error string }
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		if json.Unmarshal(b, &e) == nil && e.Error != "" {
-			return errors.New(e.Error)
+		if tok == "" {
+			return errors.New("no token: set BEARER_TOKEN or BEARER_TOKEN_FILE (e.g. from `sitebox token issue`)")
 		}
-		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
+		hc, err := tlsutil.HTTPClient(c.caFile, c.insecure, 2*time.Minute)
+		if err != nil {
+			return err
+		}
+		c.api = &jobs.Client{URL: c.url, HTTP: hc, Token: func() (string, error) { return tok, nil }}
 	}
-	if w, ok := out.(io.Writer); ok {
-		_, err = io.Copy(w, resp.Body)
-		return err
+	err := c.api.Do(context.Background(), method, path, body, out)
+	// The box's own words suffice on a terminal.
+	var se *jobs.StatusError
+	if errors.As(err, &se) {
+		if se.FromAPI {
+			return errors.New(se.Msg)
+		}
+		return fmt.Errorf("%s: %s", se.Status, se.Msg)
 	}
-	if out != nil {
-		return json.NewDecoder(resp.Body).Decode(out)
-	}
-	return nil
+	return err
 }
 
 // addJobCommands registers submit, jobs, cancel, logs and the hidden
@@ -236,7 +215,7 @@ func attachLocalFiles(dir string, specs []jobs.Spec) error {
 	for i := range specs {
 		sp := &specs[i]
 		for k, in := range sp.Inputs {
-			name, ok := strings.CutPrefix(in.From, "file:")
+			name, ok := strings.CutPrefix(in.From, jobs.LocalInputPrefix)
 			if !ok {
 				continue
 			}

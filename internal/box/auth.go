@@ -44,13 +44,9 @@ func (b *Box) buildAuth() error {
 		return fmt.Errorf("auth.clock_skew: %w", err)
 	}
 	if a.CA != "" {
-		tc, err := tlsutil.ClientConfig(a.CA, false)
-		if err != nil {
+		if vc.HTTPClient, err = tlsutil.HTTPClient(a.CA, false, 10*time.Second); err != nil {
 			return fmt.Errorf("auth.ca: %w", err)
 		}
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.TLSClientConfig = tc
-		vc.HTTPClient = &http.Client{Transport: tr, Timeout: 10 * time.Second}
 	}
 	for _, is := range a.Issuers {
 		vc.Issuers = append(vc.Issuers, auth.IssuerConfig{Issuer: is.URL, JWKSFile: is.JWKS, JWKSURL: is.JWKSURL, Audiences: is.Audience, BasePath: is.BasePath})

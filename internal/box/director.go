@@ -91,14 +91,11 @@ func (b *Box) newAdvertiser() (*director.Advertiser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("advertise.interval: %w", err)
 	}
-	tc, err := tlsutil.ClientConfig(a.CA, a.Insecure)
+	client, err := tlsutil.HTTPClient(a.CA, a.Insecure, 10*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("advertise.ca: %w", err)
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.TLSClientConfig = tc
 	root, https := b.publicEndpoints()
-	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
 	if b.prober, err = b.newProber(client); err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}

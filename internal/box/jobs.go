@@ -73,15 +73,21 @@ func (b *Box) jobBackend(d config.JobDomain) (jobs.Backend, error) {
 		}
 		return jobs.NewSlurm(jobs.SlurmBackendConfig{Partition: d.Partition, Env: env, Log: b.log.With("component", "slurm")}), nil
 	case "box":
-		tc, err := tlsutil.ClientConfig(d.CA, false)
+		hc, err := tlsutil.HTTPClient(d.CA, false, time.Minute)
 		if err != nil {
 			return nil, err
 		}
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.TLSClientConfig = tc
-		file := d.TokenFile
-		return &jobs.BoxBackend{URL: d.URL, Client: &http.Client{Transport: tr, Timeout: time.Minute},
-			Token: func() (string, error) { return readToken(file) }}, nil
+		// Polls ask once per job every few seconds: the file is re-read
+		// at most once a minute; until it has been read once, the read
+		// error is the answer.
+		file, cached := d.TokenFile, tokenFile(d.TokenFile, b.log)
+		token := func() (string, error) {
+			if tok := cached(); tok != "" {
+				return tok, nil
+			}
+			return readToken(file)
+		}
+		return &jobs.BoxBackend{API: jobs.Client{URL: d.URL, HTTP: hc, Token: token}}, nil
 	case "htcondor":
 		return &jobs.HTCondorBackend{}, nil
 	}

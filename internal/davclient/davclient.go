@@ -5,8 +5,6 @@ package davclient
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -14,7 +12,6 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
-	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -22,6 +19,7 @@ import (
 
 	"sitebox/internal/cksum"
 	"sitebox/internal/store"
+	"sitebox/internal/tlsutil"
 )
 
 // Options configure the client.
@@ -57,20 +55,9 @@ func New(base string, opts Options) (*FS, error) {
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("davclient: %q is not an http(s)://host:port URL", base)
 	}
-	tc := &tls.Config{InsecureSkipVerify: opts.Insecure}
-	if opts.CAFile != "" {
-		pem, err := os.ReadFile(opts.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("davclient: CA file: %w", err)
-		}
-		pool, _ := x509.SystemCertPool()
-		if pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("davclient: no certificate in %s", opts.CAFile)
-		}
-		tc.RootCAs = pool
+	tc, err := tlsutil.ClientConfig(opts.CAFile, opts.Insecure)
+	if err != nil {
+		return nil, fmt.Errorf("davclient: %w", err)
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = tc

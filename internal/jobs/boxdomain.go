@@ -1,16 +1,12 @@
 package jobs
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -19,11 +15,10 @@ import (
 // inputs itself and delivers the outputs; this box keeps the job's
 // record, polls it, and fetches its stdout and stderr when it ends.
 type BoxBackend struct {
-	URL    string       // the partner's https://host:port
-	Client *http.Client // with the partner's CA
-	// Token is this box's bearer token at the partner (its jobs run there
-	// as this box's identity).
-	Token func() (string, error)
+	// API reaches the partner: its https://host:port, an HTTP client with
+	// its CA, and this box's bearer token there (its jobs run there as
+	// this box's identity).
+	API Client
 }
 
 var _ Backend = (*BoxBackend)(nil)
@@ -31,52 +26,8 @@ var _ Backend = (*BoxBackend)(nil)
 // StagesItself tells the router not to fetch inputs here.
 func (b *BoxBackend) StagesItself() {}
 
-func (b *BoxBackend) do(ctx context.Context, method, path string, body any, out any) error {
-	var rd io.Reader
-	if body != nil {
-		buf, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(buf)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(b.URL, "/")+path, rd)
-	if err != nil {
-		return err
-	}
-	tok, err := b.Token()
-	if err != nil {
-		return fmt.Errorf("token for %s: %w", b.URL, err)
-	}
-	req.Header.Set("Authorization", "Bearer "+tok)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := b.Client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		var e apiError
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		if json.Unmarshal(msg, &e) == nil && e.Error != "" {
-			return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, e.Error)
-		}
-		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(msg)))
-	}
-	if out == nil {
-		return nil
-	}
-	if w, ok := out.(io.Writer); ok {
-		_, err = io.Copy(w, resp.Body)
-		return err
-	}
-	return json.NewDecoder(resp.Body).Decode(out)
-}
-
-// Capacity asks the partner for its domains' jobs; free CPUs are unknown
-// from outside, so the router relies on its caps for partners.
+// Capacity: free CPUs are unknown from outside, so the router relies on
+// its caps for partners.
 func (b *BoxBackend) Capacity(ctx context.Context) (Capacity, error) {
 	return Capacity{FreeCPUs: -1}, nil
 }
@@ -86,7 +37,7 @@ func (b *BoxBackend) Submit(ctx context.Context, j *Job) (string, error) {
 	sp := j.Spec
 	sp.Domains = []string{"local"}
 	var resp struct{ Jobs []*Job }
-	if err := b.do(ctx, "POST", APIPrefix, Submission{Specs: []Spec{sp}}, &resp); err != nil {
+	if err := b.API.Do(ctx, "POST", APIPrefix, Submission{Specs: []Spec{sp}}, &resp); err != nil {
 		return "", err
 	}
 	if len(resp.Jobs) != 1 {
@@ -102,9 +53,10 @@ func (b *BoxBackend) Poll(ctx context.Context, js []*Job) ([]Update, error) {
 	var errs []error
 	for _, j := range js {
 		var rj Job
-		err := b.do(ctx, "GET", APIPrefix+"/"+j.Remote, nil, &rj)
+		err := b.API.Do(ctx, "GET", APIPrefix+"/"+j.Remote, nil, &rj)
 		if err != nil {
-			if strings.Contains(err.Error(), "404") {
+			var se *StatusError
+			if errors.As(err, &se) && se.Code == http.StatusNotFound {
 				out = append(out, Update{ID: j.ID, State: Lost, Reason: "the partner box no longer knows job " + j.Remote})
 			} else {
 				errs = append(errs, err)
@@ -134,7 +86,7 @@ func (b *BoxBackend) fetchLogs(ctx context.Context, j *Job) {
 			continue
 		}
 		lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		b.do(lctx, "GET", APIPrefix+"/"+j.Remote+"/logs?stream="+stream, nil, f)
+		b.API.Do(lctx, "GET", APIPrefix+"/"+j.Remote+"/logs?stream="+stream, nil, f)
 		cancel()
 		f.Close()
 	}
@@ -142,5 +94,5 @@ func (b *BoxBackend) fetchLogs(ctx context.Context, j *Job) {
 
 // Cancel cancels the job at the partner.
 func (b *BoxBackend) Cancel(ctx context.Context, j *Job) error {
-	return b.do(ctx, "DELETE", APIPrefix+"/"+j.Remote, nil, nil)
+	return b.API.Do(ctx, "DELETE", APIPrefix+"/"+j.Remote, nil, nil)
 }

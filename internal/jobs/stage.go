@@ -52,7 +52,7 @@ func (t *TransferStager) Fetch(ctx context.Context, in Input, dst string) error 
 // source is where an input is read from.
 func (t *TransferStager) source(from string) (string, error) {
 	switch {
-	case strings.HasPrefix(from, "file:"):
+	case strings.HasPrefix(from, LocalInputPrefix):
 		return "", fmt.Errorf("%s: a local file must be sent with the submission", from)
 	case strings.HasPrefix(from, "/"):
 		if t.Cache == "" {

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -194,4 +195,17 @@ func ClientConfig(caFile string, insecure bool) (*tls.Config, error) {
 	}
 	tc.RootCAs = pool
 	return tc, nil
+}
+
+// HTTPClient is an HTTPS client with ClientConfig's trust and the default
+// transport's proxy, dial and idle-connection settings; timeout 0 means
+// none.
+func HTTPClient(caFile string, insecure bool, timeout time.Duration) (*http.Client, error) {
+	tc, err := ClientConfig(caFile, insecure)
+	if err != nil {
+		return nil, err
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = tc
+	return &http.Client{Transport: tr, Timeout: timeout}, nil
 }
