@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -25,7 +26,7 @@ func detectCgroupV2(root string) (*cgroupV2, error) {
 	}
 	have := strings.Fields(string(ctrl))
 	for _, want := range []string{"memory", "cpu"} {
-		if !contains(have, want) {
+		if !slices.Contains(have, want) {
 			return nil, fmt.Errorf("cgroup v2 at %s lacks the %s controller", root, want)
 		}
 	}
@@ -41,15 +42,6 @@ func detectCgroupV2(root string) (*cgroupV2, error) {
 		}
 	}
 	return &cgroupV2{parent: parent}, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // create makes the job's cgroup with its limits and returns its path.

@@ -45,7 +45,7 @@ func newJobQueue(idle []*Job, prio map[string]float64) *jobQueue {
 // queueKey separates an owner's jobs by class, since backfill and grid
 // status order before the owner's standing does.
 func queueKey(j *Job) string {
-	k := j.Owner + "\\x00"
+	k := j.Owner + "\x00"
 	if j.Spec.Backfill {
 		k += "b"
 	}

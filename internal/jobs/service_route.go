@@ -67,12 +67,12 @@ func (s *Service) domainLoad(name string) (held, idle int) {
 
 // routeLocked sends idle jobs the local round did not start to another of
 // their domains with room, and records why the others wait.
-func (s *Service) routeLocked(ctx context.Context, localWhy map[string]string, started map[string]bool) {
+func (s *Service) routeLocked(ctx context.Context, localWhy map[string]string) {
 	// Only jobs that may leave the box are routed, in queue order; the
 	// others just learn why the local round left them waiting.
 	var idle []*Job
 	for _, j := range s.jobs {
-		if j.State != Idle || started[j.ID] {
+		if j.State != Idle {
 			continue
 		}
 		if len(j.Spec.Domains) == 1 && j.Spec.Domains[0] == "local" {

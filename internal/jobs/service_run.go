@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -105,7 +106,7 @@ func (s *Service) scheduleLocked(ctx context.Context, now time.Time) {
 	var idle []*Job
 	vos := map[string]string{}
 	for _, j := range s.jobs {
-		if j.State == Idle && wants(j, "local") {
+		if j.State == Idle && slices.Contains(j.Spec.Domains, "local") {
 			idle = append(idle, j)
 			vos[j.Owner] = j.VO
 		}
@@ -128,22 +129,9 @@ func (s *Service) scheduleLocked(ctx context.Context, now time.Time) {
 		s.preemptLocked(j)
 	}
 	for _, j := range out.start {
-		s.startLocal(ctx, j)
+		s.startLocal(ctx, j) // no longer Idle: not routed
 	}
-	started := map[string]bool{}
-	for _, j := range out.start {
-		started[j.ID] = true
-	}
-	s.routeLocked(ctx, out.waiting, started)
-}
-
-func wants(j *Job, domain string) bool {
-	for _, d := range j.Spec.Domains {
-		if d == domain {
-			return true
-		}
-	}
-	return false
+	s.routeLocked(ctx, out.waiting)
 }
 
 // startLocal reserves the job's slot and stages it; the supervisor starts

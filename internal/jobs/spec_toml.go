@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	toml "github.com/pelletier/go-toml/v2"
@@ -143,13 +144,7 @@ func isTOMLJobTable(name string) bool {
 	if !strings.HasPrefix(name, "job.") {
 		return false
 	}
-	f := tomlField(name)
-	for _, k := range tomlJobKeys {
-		if f == k {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(tomlJobKeys, tomlField(name))
 }
 
 // tomlField is the [job] key a path is under: "job.env.X" → "env".
