@@ -20,7 +20,8 @@ type Backend interface {
 	// Poll reports the state of the given jobs (all submitted by this
 	// backend). A job the domain no longer lists must be looked up in its
 	// accounting, never guessed: when that is impossible the update says
-	// Lost with the reason.
+	// Lost with the reason. On an error it still returns the updates of
+	// the jobs it could poll.
 	Poll(ctx context.Context, js []*Job) ([]Update, error)
 	// Cancel stops j in the domain.
 	Cancel(ctx context.Context, j *Job) error

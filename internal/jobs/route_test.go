@@ -91,3 +91,54 @@ func TestCgroupV2Files(t *testing.T) {
 		}
 	}
 }
+
+// halfBackend accepts every job; its polls answer for the first job and
+// fail for the rest.
+type halfBackend struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (h *halfBackend) Capacity(context.Context) (Capacity, error) { return Capacity{FreeCPUs: 8}, nil }
+func (h *halfBackend) Submit(context.Context, *Job) (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.n++
+	return string(rune('0' + h.n)), nil
+}
+func (h *halfBackend) Poll(_ context.Context, js []*Job) ([]Update, error) {
+	var ups []Update
+	var errs []error
+	for _, j := range js {
+		if j.Remote == "1" {
+			ups = append(ups, Update{ID: j.ID, State: Completed, Reason: "exited with code 0"})
+		} else {
+			errs = append(errs, errors.New("job "+j.Remote+": connection reset"))
+		}
+	}
+	return ups, errors.Join(errs...)
+}
+func (h *halfBackend) Cancel(context.Context, *Job) error { return nil }
+
+// One job a domain cannot answer for does not hide the others' news.
+func TestPollKeepsPartialAnswers(t *testing.T) {
+	e := newSvc(t, func(c *Config) {
+		c.PollEvery = 50 * time.Millisecond
+		c.Domains = []Domain{{Name: "site", Backend: &halfBackend{}}}
+	})
+	sp := sh("true")
+	sp.Domains = []string{"site"}
+	js := e.submit("alice", sp, sp)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a, _ := e.s.Get(js[0].ID)
+		b, _ := e.s.Get(js[1].ID)
+		if a.State == Completed && b.Remote == "2" || b.State == Completed && a.Remote == "2" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s of polls: %s %s %q, %s %s %q", a.Remote, a.State, a.Reason, b.Remote, b.State, b.Reason)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -195,8 +195,8 @@ func (s *Service) pollDomains(ctx context.Context) {
 		ups, err := d.Backend.Poll(pctx, js)
 		cancel()
 		if err != nil {
+			// The jobs it could poll still count.
 			s.log.Warn("cannot poll domain", "domain", d.Name, "err", err)
-			continue
 		}
 		s.mu.Lock()
 		for _, u := range ups {
