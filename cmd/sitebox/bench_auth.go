@@ -49,12 +49,8 @@ Progress goes to stderr. Needs xrdcp, curl and openssl.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if quick {
-				if !cmd.Flags().Changed("size") {
-					size = "256MiB"
-				}
-				if !cmd.Flags().Changed("rounds") {
-					cfg.Rounds = 1
-				}
+				quickDefault(cmd, "size", func() { size = "256MiB" })
+				quickDefault(cmd, "rounds", func() { cfg.Rounds = 1 })
 			}
 			var err error
 			if cfg.FileSize, err = units.ParseSize(size); err != nil || cfg.FileSize <= 0 {

@@ -45,16 +45,11 @@ MB/s over time per client count into --out.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if quick {
-				set := func(name string, apply func()) {
-					if !cmd.Flags().Changed(name) {
-						apply()
-					}
-				}
-				set("files", func() { cfg.Files = 10 })
-				set("size", func() { size = "8MB" })
-				set("clients", func() { cfg.Clients = []int{1, 4} })
-				set("cold-max", func() { cfg.ColdMax = 15 * time.Second })
-				set("warm", func() { cfg.Warm = 5 * time.Second })
+				quickDefault(cmd, "files", func() { cfg.Files = 10 })
+				quickDefault(cmd, "size", func() { size = "8MB" })
+				quickDefault(cmd, "clients", func() { cfg.Clients = []int{1, 4} })
+				quickDefault(cmd, "cold-max", func() { cfg.ColdMax = 15 * time.Second })
+				quickDefault(cmd, "warm", func() { cfg.Warm = 5 * time.Second })
 			}
 			var err error
 			if cfg.FileSize, err = units.ParseSize(size); err != nil || cfg.FileSize <= 0 {

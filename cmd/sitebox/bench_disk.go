@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -42,12 +44,8 @@ goes to stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if quick {
-				if !cmd.Flags().Changed("size") {
-					size = "64MiB"
-				}
-				if !cmd.Flags().Changed("writers") {
-					cfg.Writers = []int{1, 2}
-				}
+				quickDefault(cmd, "size", func() { size = "64MiB" })
+				quickDefault(cmd, "writers", func() { cfg.Writers = []int{1, 2} })
 			}
 			var err error
 			if cfg.FileSize, err = units.ParseSize(size); err != nil || cfg.FileSize <= 0 {
@@ -66,13 +64,14 @@ goes to stderr.`,
 			default:
 				return fmt.Errorf("--direct %q: want both, on or off", mode)
 			}
-			run, err := startBenchRun("disk", dir)
-			if err != nil {
-				return err
+			// bench.Disk makes its scratch directory in dir and removes it.
+			if dir == "" {
+				dir = os.TempDir()
 			}
-			defer run.done()
-			cfg.Dir, cfg.Out = run.workDir, cmd.ErrOrStderr()
-			rep, err := bench.Disk(run.ctx, cfg)
+			ctx, stop := signalContext()
+			defer stop()
+			cfg.Dir, cfg.Out = filepath.Clean(dir), cmd.ErrOrStderr()
+			rep, err := bench.Disk(ctx, cfg)
 			if rep != nil && len(rep.Points) > 0 {
 				err = printTableAndChart(cmd.OutOrStdout(), bench.FormatDisk(rep), func() (string, error) { return bench.DiskChart(rep, outDir) }, err)
 			}

@@ -42,8 +42,8 @@ environment: the box inherits it and writes the profile when stopped.`,
   sitebox bench jobs --jobs 5000 --clients 16 --cpus 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if quick && !cmd.Flags().Changed("jobs") {
-				cfg.Jobs = 200
+			if quick {
+				quickDefault(cmd, "jobs", func() { cfg.Jobs = 200 })
 			}
 			switch {
 			case cfg.Jobs <= 0:

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
+
+	"github.com/spf13/cobra"
 )
 
 // benchRun is what every benchmark command starts from: this binary to
@@ -33,8 +33,16 @@ func startBenchRun(name, workDir string) (*benchRun, error) {
 		dir := workDir
 		remove = func() { os.RemoveAll(dir) }
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	return &benchRun{self: self, workDir: filepath.Clean(workDir), ctx: ctx, done: func() { stop(); remove() }}, nil
+}
+
+// quickDefault applies one of --quick's settings unless its flag was
+// given: explicit flags win.
+func quickDefault(cmd *cobra.Command, flag string, apply func()) {
+	if !cmd.Flags().Changed(flag) {
+		apply()
+	}
 }
 
 // printTableAndChart prints a benchmark's table, then draws its chart and

@@ -3,10 +3,8 @@ package bench
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -42,11 +40,8 @@ func (c *AuthConfig) applyDefaults() {
 }
 
 func (c *AuthConfig) validate() error {
-	if c.Sitebox == "" {
-		return errors.New("bench auth: no sitebox binary given")
-	}
-	if c.WorkDir == "" {
-		return errors.New("bench auth: no work directory given")
+	if err := needBinAndDir("bench auth", c.Sitebox, c.WorkDir); err != nil {
+		return err
 	}
 	// roots:// needs `openssl rehash` to make the CA directory xrdcp reads.
 	for _, tool := range []string{"xrdcp", "curl", "openssl"} {
@@ -152,10 +147,10 @@ func Auth(ctx context.Context, cfg AuthConfig) (*AuthReport, error) {
 			return nil, fmt.Errorf("bench auth: %s %s: warm-up read failed: %w", p.row.Proto, p.row.How, err)
 		}
 	}
-	for _, c := range bx.refusals() {
-		rep.Checks = append(rep.Checks, runRefusal(ctx, c))
-		last := rep.Checks[len(rep.Checks)-1]
-		fmt.Fprintf(cfg.Out, "  check %s: refused=%t %s\n", last.What, last.Refused, last.Detail)
+	for _, r := range bx.refusals() {
+		c := runRefusal(ctx, r)
+		rep.Checks = append(rep.Checks, c)
+		fmt.Fprintf(cfg.Out, "  check %s: refused=%t %s\n", c.What, c.Refused, c.Detail)
 	}
 	runs := make([][]float64, len(paths))
 	srvCPU, cliCPU := make([][]float64, len(paths)), make([][]float64, len(paths))
@@ -188,17 +183,6 @@ func Auth(ctx context.Context, cfg AuthConfig) (*AuthReport, error) {
 		}
 	}
 	return rep, nil
-}
-
-func xrdcpArgs(url string) []string { return []string{"xrdcp", "-f", "-s", url, "/dev/null"} }
-
-// clientCmd runs a client with the XRootD timeouts of every benchmark;
-// env comes last, and later entries win in exec, so the caller's own
-// XRD_* cannot switch a row to another read path.
-func clientCmd(ctx context.Context, argv, env []string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append(append(os.Environ(), "XRD_REQUESTTIMEOUT=60", "XRD_CONNECTIONRETRY=1"), env...)
-	return cmd
 }
 
 // copyMeasure is one copy: wall time, and the CPU the server and the

@@ -7,9 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sitebox/internal/peers"
 	"strconv"
 	"strings"
+
+	"sitebox/internal/peers"
 )
 
 // makeAuthFiles writes the test file once as pool/none/f and hard-links
@@ -67,21 +68,13 @@ func startAuthBoxes(ctx context.Context, bin, dir, pool string) (*authBoxes, err
 	}
 	issuer := fmt.Sprintf("https://127.0.0.1:%d", bx.httpsPort)
 	start := func(name string, rootAddr string, httpPort int, plain bool) (*peers.Process, error) {
-		state := filepath.Join(dir, name)
-		file := filepath.Join(dir, name+".toml")
 		httpAddr := "127.0.0.1:" + strconv.Itoa(httpPort)
-		if err := os.WriteFile(file, []byte(authBoxConfig("bench-auth-"+name, state, rootAddr, httpAddr, plain, pool, issuer)), 0o644); err != nil {
-			return nil, err
-		}
-		// --force: a reused --work-dir already has a key; no token is kept.
-		if out, err := exec.CommandContext(ctx, bin, "token", "keygen", "--force", "--config", file).CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("bench auth: sitebox token keygen for %s: %w: %s", name, err, trimMsg(out))
-		}
+		toml := authBoxConfig("bench-auth-"+name, filepath.Join(dir, name), rootAddr, httpAddr, plain, pool, issuer)
 		ports := []int{httpPort}
 		if rootAddr != "off" {
 			ports = append(ports, bx.rootPort)
 		}
-		p, err := peers.StartSitebox(ctx, bin, ports, "serve", "--config", file)
+		p, err := startConfigBox(ctx, bin, filepath.Join(dir, name+".toml"), toml, true, ports)
 		if err != nil {
 			return nil, fmt.Errorf("bench auth: start %s box: %w", name, err)
 		}

@@ -7,24 +7,48 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"sitebox/internal/peers"
 )
 
-// siteboxBinary is SITEBOX_BIN (scripts/test.sh sets it), else a fresh
-// build of cmd/sitebox in the test's temporary directory.
+// built is the one build of cmd/sitebox the tests share when SITEBOX_BIN
+// is not set; TestMain removes its directory.
+var built struct {
+	once     sync.Once
+	dir, bin string
+	out      []byte
+	err      error
+}
+
+// siteboxBinary is SITEBOX_BIN (scripts/test.sh sets it), else a build
+// of cmd/sitebox made once for the whole test binary.
 func siteboxBinary(t *testing.T) string {
 	t.Helper()
 	if bin := os.Getenv("SITEBOX_BIN"); bin != "" {
 		return bin
 	}
-	bin := filepath.Join(t.TempDir(), "sitebox")
-	if out, err := exec.Command("go", "build", "-o", bin, "sitebox/cmd/sitebox").CombinedOutput(); err != nil {
-		t.Fatalf("build sitebox: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "sitebox-bench-test-"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "sitebox")
+		built.out, built.err = exec.Command("go", "build", "-o", built.bin, "sitebox/cmd/sitebox").CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("build sitebox: %v\n%s", built.err, built.out)
 	}
-	return bin
+	return built.bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // TestAuthBenchEndToEnd runs the whole benchmark small against the real

@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -112,10 +110,7 @@ func clients(n int, body func(client int)) {
 func (e *cacheEnv) copyFile(ctx context.Context, host string, file int, warm bool) copyRec {
 	url := "root://" + host + "/" + e.names[file]
 	rec := copyRec{file: file, warm: warm, start: time.Now()}
-	cmd := exec.CommandContext(ctx, "xrdcp", "-f", "-s", url, "/dev/null")
-	// A stalled cache must fail the copy, not hang the run for minutes.
-	cmd.Env = append(os.Environ(), "XRD_REQUESTTIMEOUT=60", "XRD_CONNECTIONRETRY=1")
-	out, err := cmd.CombinedOutput()
+	out, err := clientCmd(ctx, xrdcpArgs(url), nil).CombinedOutput()
 	rec.end = time.Now()
 	if err != nil {
 		rec.err = fmt.Errorf("xrdcp %s: %v: %s", url, err, bytes.TrimSpace(out))
@@ -131,19 +126,29 @@ func sampleRSS(rss func() (int64, error), peak *int64) (stop func()) {
 	if rss == nil {
 		return func() {}
 	}
+	sample := func() {
+		if v, err := rss(); err == nil && v > *peak {
+			*peak = v
+		}
+	}
+	sample()
+	return every(200*time.Millisecond, sample)
+}
+
+// every runs f every period on a goroutine of its own until the returned
+// stop is called; stop returns once f is no longer running.
+func every(period time.Duration, f func()) (stop func()) {
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
-		t := time.NewTicker(200 * time.Millisecond)
+		t := time.NewTicker(period)
 		defer t.Stop()
 		for {
-			if v, err := rss(); err == nil && v > *peak {
-				*peak = v
-			}
 			select {
 			case <-done:
 				return
 			case <-t.C:
+				f()
 			}
 		}
 	}()

@@ -109,12 +109,7 @@ low_water = "%d"
 prefix = "/"
 upstreams = ["root://%s"]
 `, filepath.Join(dir, "state"), metricsAddr, port, filepath.Join(dir, "data"), e.cfg.RAM, e.cfg.Disk, e.cfg.Disk*8/10, upstream)
-	cfgFile := filepath.Join(dir, "sitebox.toml")
-	if err := os.WriteFile(cfgFile, []byte(cfgText), 0o644); err != nil {
-		return nil, err
-	}
-	args := []string{"serve", "--config", cfgFile}
-	p, err := peers.StartSitebox(ctx, bin, ports, args...)
+	p, err := startConfigBox(ctx, bin, filepath.Join(dir, "sitebox.toml"), cfgText, false, ports)
 	if err != nil {
 		return nil, fmt.Errorf("start sitebox cache: %w", err)
 	}

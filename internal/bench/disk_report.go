@@ -34,9 +34,8 @@ func FormatDisk(r *DiskReport) string {
 		if p.Direct {
 			direct = "on"
 		}
-		w, rd := phaseMBps(p.Write), phaseMBps(p.Read)
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s / %s | %s / %s |\n", p.Writers, direct, w, rd,
-			perStream(p.Write), perStream(p.Read), cpuText(p.Write), cpuText(p.Read))
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s / %s | %s / %s |\n", p.Writers, direct, mbpsCell(p.Write.MBps), mbpsCell(p.Read.MBps),
+			mbpsCell(p.Write.PerStream), mbpsCell(p.Read.PerStream), cpuText(p.Write), cpuText(p.Read))
 		if p.Err != "" {
 			errs = append(errs, fmt.Sprintf("- %d writers, %s: %s", p.Writers, modeName(p.Direct), p.Err))
 		}
@@ -53,20 +52,15 @@ func FormatDisk(r *DiskReport) string {
 	return b.String()
 }
 
-func phaseMBps(ph DiskPhase) string {
-	if ph.MBps <= 0 {
+// mbpsCell is a MB/s figure of the table, "—" when not measured.
+func mbpsCell(v float64) string {
+	if v <= 0 {
 		return "—"
 	}
-	return fmt.Sprintf("%.0f", ph.MBps)
+	return fmt.Sprintf("%.0f", v)
 }
 
-func perStream(ph DiskPhase) string {
-	if ph.PerStream <= 0 {
-		return "—"
-	}
-	return fmt.Sprintf("%.0f", ph.PerStream)
-}
-
+// cpuText is a phase's CPU share, "—" when the phase moved nothing.
 func cpuText(ph DiskPhase) string {
 	if ph.MBps <= 0 {
 		return "—"

@@ -61,13 +61,7 @@ func (c *JobsConfig) applyDefaults() {
 }
 
 func (c *JobsConfig) validate() error {
-	if c.Sitebox == "" {
-		return errors.New("bench jobs: no sitebox binary given")
-	}
-	if c.WorkDir == "" {
-		return errors.New("bench jobs: no work directory given")
-	}
-	return nil
+	return needBinAndDir("bench jobs", c.Sitebox, c.WorkDir)
 }
 
 // JobsReport is the whole run: one phase per way of submitting.
@@ -117,15 +111,13 @@ func Jobs(ctx context.Context, cfg JobsConfig) (*JobsReport, error) {
 		return nil, err
 	}
 	rep := &JobsReport{Config: cfg, CPUs: runtime.NumCPU()}
-	phases := []struct {
+	type phaseSpec struct {
 		how, sub string
 		perReq   int
-	}{{fmt.Sprintf("one request per job, %d clients", cfg.Clients), "bench-each", 1}}
+	}
+	phases := []phaseSpec{{fmt.Sprintf("one request per job, %d clients", cfg.Clients), "bench-each", 1}}
 	if cfg.Batch {
-		phases = append(phases, struct {
-			how, sub string
-			perReq   int
-		}{fmt.Sprintf("one submission of %d jobs", cfg.Jobs), "bench-one", cfg.Jobs})
+		phases = append(phases, phaseSpec{fmt.Sprintf("one submission of %d jobs", cfg.Jobs), "bench-one", cfg.Jobs})
 	}
 	for _, ph := range phases {
 		token, err := bx.token(ctx, ph.sub)
@@ -181,13 +173,7 @@ func startJobsBox(ctx context.Context, bin, dir string, cpus, clients int) (*job
 	}
 	bx := &jobsBox{bin: bin, config: filepath.Join(dir, "box.toml"), url: fmt.Sprintf("https://127.0.0.1:%d%s", port, jobs.APIPrefix)}
 	state := filepath.Join(dir, "state")
-	if err := os.WriteFile(bx.config, []byte(jobsBoxConfig(state, port, cpus)), 0o644); err != nil {
-		return nil, fmt.Errorf("bench jobs: %w", err)
-	}
-	if out, err := exec.CommandContext(ctx, bin, "token", "keygen", "--config", bx.config).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("bench jobs: sitebox token keygen: %w: %s", err, trimMsg(out))
-	}
-	if bx.proc, err = peers.StartSitebox(ctx, bin, []int{port}, "serve", "--config", bx.config); err != nil {
+	if bx.proc, err = startConfigBox(ctx, bin, bx.config, jobsBoxConfig(state, port, cpus), true, []int{port}); err != nil {
 		return nil, fmt.Errorf("bench jobs: start the box: %w", err)
 	}
 	tc, err := tlsutil.ClientConfig(filepath.Join(state, "tls", "cert.pem"), false)
@@ -388,19 +374,5 @@ func (b *jobsBox) call(ctx context.Context, method, token string, body []byte, w
 
 // progress prints line() every period until the returned stop is called.
 func progress(out io.Writer, period time.Duration, line func() string) (stop func()) {
-	done, finished := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(period)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				fmt.Fprintln(out, line())
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
+	return every(period, func() { fmt.Fprintln(out, line()) })
 }

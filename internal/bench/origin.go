@@ -153,9 +153,7 @@ func copyN(ctx context.Context, url string, n int, env []string) (float64, error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cmd := exec.CommandContext(ctx, "xrdcp", "-f", "-s", url, "/dev/null")
-			cmd.Env = append(append(os.Environ(), "XRD_REQUESTTIMEOUT=60", "XRD_CONNECTIONRETRY=1"), env...)
-			if out, err := cmd.CombinedOutput(); err != nil {
+			if out, err := clientCmd(ctx, xrdcpArgs(url), env).CombinedOutput(); err != nil {
 				errs <- fmt.Errorf("xrdcp %s: %v: %s", url, err, out)
 			}
 		}()
@@ -166,6 +164,19 @@ func copyN(ctx context.Context, url string, n int, env []string) (float64, error
 		return 0, err
 	}
 	return time.Since(start).Seconds(), nil
+}
+
+// xrdcpArgs copies url to /dev/null, the read every xrdcp benchmark times.
+func xrdcpArgs(url string) []string { return []string{"xrdcp", "-f", "-s", url, "/dev/null"} }
+
+// clientCmd runs a client with the XRootD timeouts of every benchmark (a
+// stalled server must fail the copy, not hang the run for minutes); env
+// comes last, and later entries win in exec, so the caller's own XRD_*
+// cannot switch a row to another read path.
+func clientCmd(ctx context.Context, argv, env []string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(append(os.Environ(), "XRD_REQUESTTIMEOUT=60", "XRD_CONNECTIONRETRY=1"), env...)
+	return cmd
 }
 
 // makeFile writes size random bytes, reusing an existing file of that size.
