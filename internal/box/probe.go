@@ -22,12 +22,13 @@ import (
 const ProbePath = director.APIPrefix + "probe"
 
 // probeBlock is what probe answers repeat: random, so compression on the
-// way cannot flatter the figure.
-var probeBlock = func() []byte {
+// way cannot flatter the figure. It is made at the first probe, not at
+// the start of every sitebox command.
+var probeBlock = sync.OnceValue(func() []byte {
 	b := make([]byte, 1<<20)
 	rand.Read(b)
 	return b
-}()
+})
 
 func serveProbe(w http.ResponseWriter, r *http.Request) {
 	n, err := strconv.ParseInt(r.URL.Query().Get("bytes"), 10, 64)
@@ -37,9 +38,10 @@ func serveProbe(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
+	block := probeBlock()
 	for n > 0 {
-		m := min(n, int64(len(probeBlock)))
-		if _, err := w.Write(probeBlock[:m]); err != nil {
+		m := min(n, int64(len(block)))
+		if _, err := w.Write(block[:m]); err != nil {
 			return
 		}
 		n -= m

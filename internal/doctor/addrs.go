@@ -34,9 +34,7 @@ func checkAddresses(ctx context.Context, cfg *config.Config, o *Options) []Check
 
 func checkHost(ctx context.Context, cfg *config.Config, o *Options, host, from string, ifs []Interface, routes []string) []Check {
 	name := host + " (" + from + ")"
-	rctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	ips, err := o.LookupIP(rctx, host)
+	ips, err := o.resolve(ctx, host)
 	if err != nil || len(ips) == 0 {
 		_, words := classify(err, o.Timeout)
 		if err == nil {

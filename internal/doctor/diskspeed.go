@@ -124,6 +124,17 @@ func writeOne(ctx context.Context, path string, buf []byte, size int64, o *Optio
 	return done, nil
 }
 
+// syncCloser makes Close wait for the data to reach the disk.
+type syncCloser struct{ *os.File }
+
+func (s syncCloser) Close() error {
+	err := s.File.Sync()
+	if cerr := s.File.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // testData is n bytes aligned for O_DIRECT, filled with random bytes so
 // compressing filesystems (ZFS, btrfs) cannot make the test look fast.
 func testData(n int64) []byte {

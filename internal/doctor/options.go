@@ -131,6 +131,14 @@ func (o Options) withDefaults() *Options {
 	return &o
 }
 
+// resolve looks host up within the probe timeout, as every wait is
+// bounded.
+func (o Options) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	return o.LookupIP(ctx, host)
+}
+
 func lookupIP(ctx context.Context, host string) ([]netip.Addr, error) {
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return []netip.Addr{ip}, nil

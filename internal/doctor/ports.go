@@ -50,7 +50,7 @@ func checkListener(ctx context.Context, l listener, local map[netip.Addr]string,
 		return c
 	}
 	host, pport, _ := net.SplitHostPort(l.Public)
-	ips, err := o.LookupIP(ctx, host)
+	ips, err := o.resolve(ctx, host)
 	if err != nil || len(ips) == 0 {
 		c.Status = StatusWarn
 		c.Summary = fmt.Sprintf("listening on %s, but the advertised name %s does not resolve, so it cannot be tried", l.Local, host)

@@ -35,14 +35,3 @@ func openDirect(path string) (io.WriteCloser, error) {
 	}
 	return syncCloser{f}, nil
 }
-
-// syncCloser makes Close wait for the data to reach the disk.
-type syncCloser struct{ *os.File }
-
-func (s syncCloser) Close() error {
-	err := s.File.Sync()
-	if cerr := s.File.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}

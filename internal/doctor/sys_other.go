@@ -21,13 +21,3 @@ func openDirect(path string) (io.WriteCloser, error) {
 	}
 	return syncCloser{f}, nil
 }
-
-type syncCloser struct{ *os.File }
-
-func (s syncCloser) Close() error {
-	err := s.File.Sync()
-	if cerr := s.File.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}

@@ -4,7 +4,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -122,7 +121,6 @@ func (t *Transfers) Top(n int) (files, users, vos []TopEntry) {
 type topCounter struct {
 	max    int
 	counts map[string]int64
-	seen   time.Time
 }
 
 func newTopCounter(max int) *topCounter { return &topCounter{max: max, counts: map[string]int64{}} }

@@ -1,6 +1,7 @@
 package peers
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -31,16 +32,10 @@ const clockTicks = 100
 // CPUTime is the CPU time (user + system, all threads) the process has
 // used so far, from /proc/<pid>/stat, for charging work to a server.
 func (p *Process) CPUTime() (time.Duration, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.Cmd.Process.Pid) + "/stat")
+	f, err := procStat("/proc/" + strconv.Itoa(p.Cmd.Process.Pid))
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("pid %d: %w", p.Cmd.Process.Pid, err)
 	}
-	// The command name may hold spaces: fields start after its ')'.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, fmt.Errorf("pid %d: malformed stat", p.Cmd.Process.Pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 13 {
 		return 0, fmt.Errorf("pid %d: short stat", p.Cmd.Process.Pid)
 	}
@@ -51,4 +46,19 @@ func (p *Process) CPUTime() (time.Duration, error) {
 		return 0, fmt.Errorf("pid %d: bad cpu times in stat", p.Cmd.Process.Pid)
 	}
 	return time.Duration(ut+st) * time.Second / clockTicks, nil
+}
+
+// procStat returns the fields of procDir/stat after the command name,
+// which may hold spaces and parentheses: state is [0], ppid [1], and so
+// on (proc(5) numbering minus 3).
+func procStat(procDir string) ([]string, error) {
+	b, err := os.ReadFile(procDir + "/stat")
+	if err != nil {
+		return nil, err
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return nil, errors.New("malformed stat")
+	}
+	return strings.Fields(string(b[i+1:])), nil
 }

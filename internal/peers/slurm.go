@@ -347,16 +347,8 @@ func killSteps(slurmdLog string) {
 // sessionOf reads the session id from /proc/PID/stat (field 6, after the
 // parenthesised command name, which may hold spaces).
 func sessionOf(procDir string) int {
-	b, err := os.ReadFile(procDir + "/stat")
-	if err != nil {
-		return 0
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 4 {
+	f, err := procStat(procDir)
+	if err != nil || len(f) < 4 {
 		return 0
 	}
 	sid, _ := strconv.Atoi(f[3])

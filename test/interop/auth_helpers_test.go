@@ -130,13 +130,3 @@ func xrdEnv(caDir, token string) []string {
 	// An empty BEARER_TOKEN is skipped by XrdCl, so no token is sent.
 	return []string{"X509_CERT_DIR=" + caDir, "BEARER_TOKEN=" + token}
 }
-
-// runEnvDir is runEnv in a working directory.
-func runEnvDir(t *testing.T, env []string, dir, name string, args ...string) (string, error) {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "XRD_REQUESTTIMEOUT=20", "XRD_CONNECTIONRETRY=1"), env...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}

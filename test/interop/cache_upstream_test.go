@@ -125,7 +125,14 @@ func TestCacheBadInput(t *testing.T) {
 // defaults), never failing the test itself.
 func runEnv(t *testing.T, env []string, name string, args ...string) (string, error) {
 	t.Helper()
+	return runEnvDir(t, env, "", name, args...)
+}
+
+// runEnvDir is runEnv in a working directory ("": the test's).
+func runEnvDir(t *testing.T, env []string, dir, name string, args ...string) (string, error) {
+	t.Helper()
 	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "XRD_REQUESTTIMEOUT=20", "XRD_CONNECTIONRETRY=1", "XRD_STREAMTIMEOUT=20"), env...)
 	timer := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
 	defer timer.Stop()
