@@ -82,6 +82,8 @@ func scopeOps(name string, sci bool) []string {
 		return []string{store.ScopeModify}
 	case "storage.stage":
 		return []string{store.ScopeStage}
+	case store.ScopeComputeCreate, store.ScopeComputeRead, store.ScopeComputeModify, store.ScopeComputeCancel:
+		return []string{name}
 	}
 	if !sci {
 		return nil
@@ -96,7 +98,8 @@ func scopeOps(name string, sci bool) []string {
 }
 
 // scopes turns the scope claim into store scopes rooted at base. Scopes
-// of other kinds (openid, compute.*) are ignored. SciTokens names (read:,
+// of other kinds (openid, offline_access) are ignored; compute.* scopes
+// are kept by name (their path, if any, is not used). SciTokens names (read:,
 // write:) count only in tokens that are not WLCG tokens and whose ver is
 // "scitoken:2.0" or absent (SciTokens 1.0 had none). A storage scope with
 // an unsafe path refuses the whole token: silently dropping it would

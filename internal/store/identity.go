@@ -37,6 +37,15 @@ const (
 	ScopeStage  = "stage"  // storage.stage
 )
 
+// Compute scope operations (WLCG compute.*): who may submit, see, change
+// and cancel jobs. They carry no path; a token holds them or not.
+const (
+	ScopeComputeCreate = "compute.create"
+	ScopeComputeRead   = "compute.read"
+	ScopeComputeModify = "compute.modify"
+	ScopeComputeCancel = "compute.cancel"
+)
+
 // Scope is one storage permission: Op on Path and everything below it.
 type Scope struct {
 	Op   string
@@ -65,6 +74,20 @@ func (id *Identity) VOs() []string {
 		}
 	}
 	return out
+}
+
+// HasCompute reports whether the identity holds the compute scope op
+// (one of the ScopeCompute* names).
+func (id *Identity) HasCompute(op string) bool {
+	if id == nil {
+		return false
+	}
+	for _, s := range id.Scopes {
+		if s.Op == op {
+			return true
+		}
+	}
+	return false
 }
 
 // Allows reports whether a scope grants op on name (a clean absolute
