@@ -61,12 +61,12 @@ func TestVerify(t *testing.T) {
 			want: &store.Identity{Subject: "alice", Issuer: web, Scopes: []store.Scope{{Op: "read", Path: "/cms"}}, Expires: time.Unix(hour, 0)}},
 		{name: "valid ES256", token: func() string { return sign(t, "ES256", "a2", f.ecA, claimsFor(web)) },
 			want: &store.Identity{Subject: "alice", Issuer: web, Scopes: []store.Scope{{Op: "read", Path: "/cms"}}, Expires: time.Unix(hour, 0)}},
-		{name: "file issuer, base path, groups, ignored scopes", token: func() string {
+		{name: "file issuer, base path, groups, compute and ignored scopes", token: func() string {
 			return sign(t, "ES256", "f1", f.ecF, with(claimsFor(fileIss), "aud", []string{"x", "https://box.example"},
 				"scope", "openid offline_access compute.read storage.read:/cms/ storage.create:/cms/user storage.stage storage.modify:/",
 				"wlcg.groups", []string{"/cms", "/cms/prod"}, "groups", []string{"/cms", "/atlas"}))
 		}, want: &store.Identity{Subject: "alice", Issuer: fileIss, Groups: []string{"/cms", "/cms/prod", "/atlas"},
-			Scopes: []store.Scope{sc("read", "/store/cms"), sc("create", "/store/cms/user"), sc("stage", "/store"), sc("modify", "/store")}, Expires: time.Unix(hour, 0)}},
+			Scopes: []store.Scope{sc("compute.read", "/store"), sc("read", "/store/cms"), sc("create", "/store/cms/user"), sc("stage", "/store"), sc("modify", "/store")}, Expires: time.Unix(hour, 0)}},
 		{name: "no kid, one-key set", token: func() string { return sign(t, "ES256", "", f.ecF, claimsFor(fileIss)) }},
 		{name: "SciTokens 2.0 read/write", token: func() string {
 			return sign(t, "RS256", "a1", f.rsaA, with(claimsFor(web), "wlcg.ver", nil, "ver", "scitoken:2.0", "scope", "read:/data write:/data/out"))
