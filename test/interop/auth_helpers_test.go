@@ -54,8 +54,15 @@ func startIssuerNode(t *testing.T, name, site, conf string) *issuerNode {
 // lists comma-separated).
 func (n *issuerNode) token(t *testing.T, sub, groups, scopes string) string {
 	t.Helper()
-	out, _ := run(t, false, siteboxBin, "token", "issue", "--config", filepath.Join(n.state, "sitebox.toml"), "--sub", sub, "--groups", groups, "--scope", scopes, "--lifetime", "1h")
-	return strings.TrimSpace(out)
+	// Stdout only: the CLI warns on stderr about groups the box ignores.
+	cmd := exec.Command(siteboxBin, "token", "issue", "--config", filepath.Join(n.state, "sitebox.toml"), "--sub", sub, "--groups", groups, "--scope", scopes, "--lifetime", "1h")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("sitebox token issue: %v: %s", err, stderr.String())
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // forge signs claims with the issuer's own key (or key, when given) and
