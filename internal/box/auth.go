@@ -70,7 +70,7 @@ func (b *Box) buildAuth() error {
 		}
 		vc.Issuers = append(vc.Issuers, auth.IssuerConfig{Issuer: is.URL(), JWKSFile: jwks, VOs: a.SiteIssuerVOs})
 	}
-	v, err := auth.NewVerifier(vc, b.log.With("component", "auth"))
+	v, err := auth.NewVerifier(vc, b.log)
 	if err != nil {
 		return fmt.Errorf("auth: %w", err)
 	}
@@ -84,7 +84,7 @@ func (b *Box) guard(st store.Store) store.Store {
 	if b.policy == nil || b.policy.AllowsAll() {
 		return st
 	}
-	return auth.NewGuard(st, b.policy, b.log.With("component", "auth"))
+	return auth.NewGuard(st, b.policy, b.log)
 }
 
 // withIssuer serves the site issuer's discovery document and JWKS beside
