@@ -182,8 +182,8 @@ func (a *Auth) validate() []Problem {
 }
 
 // validateVOs refuses VO lists no group could match ("/cms" where "cms"
-// is meant) and a read = "vo" namespace naming a VO no trusted issuer may
-// assert: nobody could ever read it.
+// is meant) and a namespace naming a VO no trusted issuer may assert: no
+// token could ever carry it.
 func (a *Auth) validateVOs() []Problem {
 	var ps []Problem
 	asserted := map[string]bool{}
@@ -205,14 +205,12 @@ func (a *Auth) validateVOs() []Problem {
 		ps = append(ps, Problem{Key: "auth.site_issuer_vos", Msg: "set, but this box is no site issuer (site_issuer = true)"})
 	}
 	check("auth.site_issuer_vos", a.SiteIssuerVOs)
+	// A namespace's VOs gate reads (read = "vo") and token access alike.
 	for i, n := range a.Namespaces {
-		if n.Read != "vo" {
-			continue
-		}
 		for _, vo := range n.VOs {
 			if !asserted[vo] && !strings.Contains(vo, "/") {
 				ps = append(ps, Problem{Key: fmt.Sprintf("auth.namespace[%d].vos", i+1),
-					Msg: fmt.Sprintf("no trusted issuer may assert VO %q, so nobody could read %s: add vos = [%q] to the issuer that speaks for it (or site_issuer_vos)", vo, n.Prefix, vo)})
+					Msg: fmt.Sprintf("no trusted issuer may assert VO %q, so no token of that VO reaches %s: add vos = [%q] to the issuer that speaks for it (or site_issuer_vos)", vo, n.Prefix, vo)})
 			}
 		}
 	}
