@@ -51,7 +51,7 @@ func (l Level) String() string {
 const (
 	ReadPublic = "public" // anyone reads
 	ReadToken  = "token"  // a token with a read scope covering the path
-	ReadVO     = "vo"     // a token whose groups name one of the VOs
+	ReadVO     = "vo"     // a token whose groups name one of the VOs (only an issuer trusted for a VO asserts it: IssuerConfig.VOs)
 	WriteNone  = "none"   // nobody changes anything
 	WriteToken = "token"  // a token with create/modify scope covering the path
 )
