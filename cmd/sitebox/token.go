@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,18 +75,32 @@ trust it with [[auth.issuer]] url = "<this box's issuer URL>".`,
 			if err != nil {
 				return err
 			}
+			warnUnassertedGroups(cmd, req.Groups, cfg.Auth.SiteIssuerVOs)
 			fmt.Fprintln(cmd.OutOrStdout(), t)
 			return nil
 		},
 	}
 	fl := issue.Flags()
 	fl.StringVar(&req.Subject, "sub", "", "subject (the user)")
-	fl.StringVar(&groups, "groups", "", "groups, comma- or space-separated (/cms, /cms/production): the first gives the VO")
+	fl.StringVar(&groups, "groups", "", "groups, comma- or space-separated (/cms, /cms/production): the first gives the VO; a box counts them only for VOs in [auth] site_issuer_vos")
 	fl.StringVar(&scopes, "scope", "", "WLCG scopes, comma- or space-separated (storage.read:/store)")
 	fl.StringVar(&aud, "aud", "", "audiences (default: the WLCG \"any\" audience)")
 	fl.DurationVar(&req.Lifetime, "lifetime", time.Hour, "how long the token is valid")
 	tok.AddCommand(keygen, issue)
 	root.AddCommand(tok)
+}
+
+// warnUnassertedGroups tells on stderr which groups this box will ignore:
+// it trusts its own issuer only for [auth] site_issuer_vos. The token is
+// still printed, since other boxes trusting this issuer decide with their
+// own [[auth.issuer]] vos.
+func warnUnassertedGroups(cmd *cobra.Command, groups, vos []string) {
+	for _, g := range groups {
+		vo, _, _ := strings.Cut(strings.TrimPrefix(g, "/"), "/")
+		if !slices.Contains(vos, vo) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: this box ignores group %s (VO %q is not in [auth] site_issuer_vos)\n", g, vo)
+		}
+	}
 }
 
 func splitList(s string) []string {

@@ -56,6 +56,28 @@ func (c *claims) identity(is *issuer, now time.Time, skew time.Duration) (*store
 	return id, nil
 }
 
+// keepAuthoritativeGroups removes from id the groups whose VO the issuer
+// may not assert (see IssuerConfig.VOs) and returns them.
+func (is *issuer) keepAuthoritativeGroups(id *store.Identity) (dropped []string) {
+	var kept []string
+	for _, g := range id.Groups {
+		if slices.Contains(is.cfg.VOs, groupVO(g)) {
+			kept = append(kept, g)
+		} else {
+			dropped = append(dropped, g)
+		}
+	}
+	id.Groups = kept
+	return dropped
+}
+
+// groupVO is the VO a group names: its first component ("/cms/prod" →
+// "cms"), "" for a group that names none.
+func groupVO(g string) string {
+	vo, _, _ := strings.Cut(strings.TrimPrefix(g, "/"), "/")
+	return vo
+}
+
 // acceptsAudience applies the rule documented on IssuerConfig.Audiences.
 func (is *issuer) acceptsAudience(aud jwt.ClaimStrings) bool {
 	if len(aud) == 0 {

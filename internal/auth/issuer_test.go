@@ -145,7 +145,7 @@ func TestIssueVerifyRoundTrip(t *testing.T) {
 	h.Store(&ih)
 
 	v := newTestVerifier(t, VerifierConfig{HTTPClient: tt.client, Issuers: []IssuerConfig{
-		{Issuer: iss.URL(), BasePath: "/store", Audiences: []string{"https://box.example"}},
+		{Issuer: iss.URL(), BasePath: "/store", Audiences: []string{"https://box.example"}, VOs: []string{"cms"}},
 	}})
 	tests := []struct {
 		name string

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"sitebox/internal/store"
 )
@@ -49,7 +51,22 @@ func newIssuer(v *Verifier, ic IssuerConfig) (*issuer, error) {
 	if err != nil || base != ic.BasePath || !strings.HasPrefix(base, "/") {
 		return nil, fmt.Errorf("issuer %q: base path %q must be a clean absolute path", ic.Issuer, ic.BasePath)
 	}
+	if err := CheckVOs(ic.VOs); err != nil {
+		return nil, fmt.Errorf("issuer %q: %w", ic.Issuer, err)
+	}
+	ic.VOs = slices.Clone(ic.VOs)
 	return &issuer{v: v, cfg: ic, log: v.log.With("issuer", ic.Issuer)}, nil
+}
+
+// CheckVOs refuses VO names that no group could name: empty, or holding
+// a slash or white space ("/cms" is a group; its VO is "cms").
+func CheckVOs(vos []string) error {
+	for _, vo := range vos {
+		if vo == "" || strings.ContainsFunc(vo, func(r rune) bool { return r == '/' || unicode.IsSpace(r) || isCtl(r) }) {
+			return fmt.Errorf("bad VO name %q: a VO is a group's first component, without slashes (\"cms\" for /cms/...)", vo)
+		}
+	}
+	return nil
 }
 
 // run refreshes the keys until ctx ends: every Refresh while the issuer

@@ -200,3 +200,51 @@ func TestParseLevel(t *testing.T) {
 		})
 	}
 }
+
+// TestScopesStayUnderBasePath: whatever a scope's path says, what it
+// grants is the issuer's base path or below it.
+func TestScopesStayUnderBasePath(t *testing.T) {
+	tests := []struct {
+		name, base, scope string
+		want              string // "" means the token is refused
+	}{
+		{"root scope is the base", "/store/cms", "/", "/store/cms"},
+		{"sub path", "/store/cms", "/user/alice", "/store/cms/user/alice"},
+		{"one trailing slash", "/store/cms", "/user/", "/store/cms/user"},
+		{"dot-dot", "/store/cms", "/../x", ""},
+		{"dot-dot inside", "/store/cms", "/a/../../x", ""},
+		{"only dot-dot", "/store/cms", "/..", ""},
+		{"dot", "/store/cms", "/./x", ""},
+		{"double slash", "/store/cms", "//x", ""},
+		{"two trailing slashes", "/store/cms", "/x//", ""},
+		{"relative", "/store/cms", "x", ""},
+		{"empty", "/store/cms", "", ""},
+		{"backslash dot-dot is a name", "/store/cms", `/..\x`, `/store/cms/..\x`},
+		{"percent-encoded dot-dot is a name, not a step up", "/store/cms", "/%2e%2e/x", "/store/cms/%2e%2e/x"},
+		{"NUL", "/store/cms", "/a\x00/../x", ""},
+		{"newline", "/store/cms", "/a\n", ""},
+		{"base / keeps the path", "/", "/store", "/store"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := joinScopePath(tc.base, tc.scope)
+			if tc.want == "" {
+				if err == nil {
+					t.Fatalf("joinScopePath(%q, %q) = %q, want a refusal", tc.base, tc.scope, got)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("joinScopePath(%q, %q) = %q, %v; want %q", tc.base, tc.scope, got, err, tc.want)
+			}
+			if !store.HasPrefix(got, tc.base) {
+				t.Errorf("%q is outside the base %q", got, tc.base)
+			}
+			// And a path just beside the base is never covered.
+			id := &store.Identity{Scopes: []store.Scope{{Op: store.ScopeRead, Path: got}}}
+			if tc.base != "/" && id.Allows(store.ScopeRead, tc.base+"x") {
+				t.Errorf("scope %q covers %sx", got, tc.base)
+			}
+		})
+	}
+}

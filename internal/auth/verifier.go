@@ -77,6 +77,12 @@ type IssuerConfig struct {
 	// BasePath is where the issuer's scope paths are rooted (default
 	// "/"): base /store and storage.read:/cms grant reading /store/cms.
 	BasePath string
+	// VOs are the virtual organisations this issuer is authoritative for:
+	// a group "/cms" or "/cms/production" in its tokens counts only when
+	// "cms" is listed. Groups of any other VO are dropped when the token
+	// is verified, so a foreign issuer cannot make its users members of
+	// a VO it does not speak for. Empty: the issuer asserts no groups.
+	VOs []string
 }
 
 // Verifier checks bearer tokens against the configured issuers. It is
@@ -227,7 +233,17 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*store.Identity, err
 			return nil, deny("token is not acceptable: %v", err)
 		}
 	}
-	return c.identity(is, v.now(), v.cfg.ClockSkew)
+	id, err := c.identity(is, v.now(), v.cfg.ClockSkew)
+	if err != nil {
+		return nil, err
+	}
+	if dropped := is.keepAuthoritativeGroups(id); len(dropped) > 0 {
+		// Debug: a user of a multi-VO token is not doing anything wrong,
+		// but an operator puzzled by "token has no VO groups" finds why.
+		v.log.Debug("token groups ignored: the issuer is not authoritative for their VO",
+			"issuer", id.Issuer, "subject", id.Subject, "groups", dropped, "issuer_vos", is.cfg.VOs)
+	}
+	return id, nil
 }
 
 // parseHeader decodes the JOSE header alone, so the algorithm is refused

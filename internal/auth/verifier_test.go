@@ -21,7 +21,8 @@ import (
 const fileIss = "https://file.example"
 
 // verifierFixture is a URL issuer (RSA kid a1, EC kid a2) and a file
-// issuer (EC kid f1, base /store, audience https://box.example).
+// issuer (EC kid f1, base /store, audience https://box.example,
+// authoritative for the VO cms).
 type verifierFixture struct {
 	v           *Verifier
 	web         *testIssuer
@@ -38,7 +39,7 @@ func newFixture(t *testing.T, cfg VerifierConfig) *verifierFixture {
 	cfg.HTTPClient = tt.client
 	cfg.Issuers = append(cfg.Issuers,
 		IssuerConfig{Issuer: web.srv.URL},
-		IssuerConfig{Issuer: fileIss, JWKSFile: file, BasePath: "/store", Audiences: []string{"https://box.example"}})
+		IssuerConfig{Issuer: fileIss, JWKSFile: file, BasePath: "/store", Audiences: []string{"https://box.example"}, VOs: []string{"cms"}})
 	return &verifierFixture{v: newTestVerifier(t, cfg), web: web, rsaA: rsaA, ecA: ecA, ecF: ecF, other: mustRSA(t)}
 }
 
@@ -65,8 +66,11 @@ func TestVerify(t *testing.T) {
 			return sign(t, "ES256", "f1", f.ecF, with(claimsFor(fileIss), "aud", []string{"x", "https://box.example"},
 				"scope", "openid offline_access compute.read storage.read:/cms/ storage.create:/cms/user storage.stage storage.modify:/",
 				"wlcg.groups", []string{"/cms", "/cms/prod"}, "groups", []string{"/cms", "/atlas"}))
-		}, want: &store.Identity{Subject: "alice", Issuer: fileIss, Groups: []string{"/cms", "/cms/prod", "/atlas"},
+		}, want: &store.Identity{Subject: "alice", Issuer: fileIss, Groups: []string{"/cms", "/cms/prod"}, // not /atlas: the issuer speaks only for cms
 			Scopes: []store.Scope{sc("compute.read", "/store"), sc("read", "/store/cms"), sc("create", "/store/cms/user"), sc("stage", "/store"), sc("modify", "/store")}, Expires: time.Unix(hour, 0)}},
+		{name: "groups of an issuer authoritative for no VO are dropped", token: func() string {
+			return sign(t, "RS256", "a1", f.rsaA, with(claimsFor(web), "scope", nil, "wlcg.groups", []string{"/cms", "/cms/prod"}))
+		}, want: &store.Identity{Subject: "alice", Issuer: web, Expires: time.Unix(hour, 0)}},
 		{name: "no kid, one-key set", token: func() string { return sign(t, "ES256", "", f.ecF, claimsFor(fileIss)) }},
 		{name: "SciTokens 2.0 read/write", token: func() string {
 			return sign(t, "RS256", "a1", f.rsaA, with(claimsFor(web), "wlcg.ver", nil, "ver", "scitoken:2.0", "scope", "read:/data write:/data/out"))

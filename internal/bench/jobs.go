@@ -153,7 +153,7 @@ type jobsBox struct {
 func jobsBoxConfig(state string, port, cpus int) string {
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	return fmt.Sprintf("[server]\nname = \"bench-jobs\"\nstate_dir = %q\nlog_level = \"warn\"\n\n[root]\naddr = \"off\"\n\n"+
-		"[https]\naddr = %q\n\n[auth]\nsite_issuer = true\nissuer_url = %q\n\n[jobs]\nenabled = true\ncpus = %d\n",
+		"[https]\naddr = %q\n\n[auth]\nsite_issuer = true\nissuer_url = %q\nsite_issuer_vos = [\"bench\"]\n\n[jobs]\nenabled = true\ncpus = %d\n",
 		state, addr, "https://"+addr, cpus)
 }
 

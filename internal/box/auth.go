@@ -49,7 +49,7 @@ func (b *Box) buildAuth() error {
 		}
 	}
 	for _, is := range a.Issuers {
-		vc.Issuers = append(vc.Issuers, auth.IssuerConfig{Issuer: is.URL, JWKSFile: is.JWKS, JWKSURL: is.JWKSURL, Audiences: is.Audience, BasePath: is.BasePath})
+		vc.Issuers = append(vc.Issuers, auth.IssuerConfig{Issuer: is.URL, JWKSFile: is.JWKS, JWKSURL: is.JWKSURL, Audiences: is.Audience, BasePath: is.BasePath, VOs: is.VOs})
 	}
 	if a.SiteIssuer {
 		is, err := auth.LoadIssuer(filepath.Join(b.cfg.Server.StateDir, IssuerDir, auth.KeyFileName), SiteIssuerURL(b.cfg))
@@ -68,9 +68,9 @@ func (b *Box) buildAuth() error {
 		if err := os.WriteFile(filepath.Join(dir, IssuerURLFile), []byte(is.URL()+"\n"), 0o644); err != nil {
 			return fmt.Errorf("auth.site_issuer: %w", err)
 		}
-		vc.Issuers = append(vc.Issuers, auth.IssuerConfig{Issuer: is.URL(), JWKSFile: jwks})
+		vc.Issuers = append(vc.Issuers, auth.IssuerConfig{Issuer: is.URL(), JWKSFile: jwks, VOs: a.SiteIssuerVOs})
 	}
-	v, err := auth.NewVerifier(vc, b.log.With("component", "auth"))
+	v, err := auth.NewVerifier(vc, b.log)
 	if err != nil {
 		return fmt.Errorf("auth: %w", err)
 	}
@@ -84,7 +84,7 @@ func (b *Box) guard(st store.Store) store.Store {
 	if b.policy == nil || b.policy.AllowsAll() {
 		return st
 	}
-	return auth.NewGuard(st, b.policy, b.log.With("component", "auth"))
+	return auth.NewGuard(st, b.policy, b.log)
 }
 
 // withIssuer serves the site issuer's discovery document and JWKS beside

@@ -44,7 +44,7 @@ func (b *Box) withDashboard(mux *http.ServeMux) {
 		})
 	}
 	started := time.Now()
-	mux.Handle(web.Prefix, web.Handler(web.SourceFunc(func() web.Snapshot { return b.dashboardSnapshot(started) }), rec))
+	mux.Handle(web.Prefix, web.Handler(web.SourceFunc(func() web.Snapshot { return b.dashboardSnapshot(started) }), rec, b.dashboardViewer()))
 }
 
 // dashboardSnapshot gathers what each role knows now. Sections of roles

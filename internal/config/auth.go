@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"sitebox/internal/store"
@@ -25,6 +26,13 @@ type Auth struct {
 	SiteIssuer bool `toml:"site_issuer"`
 	// IssuerURL is the site issuer's `iss` (default: https://<hostname>:<https port>).
 	IssuerURL string `toml:"issuer_url"`
+	// SiteIssuerVOs are the VOs this box trusts its own site issuer to
+	// assert (`sitebox token issue --groups /cms` counts only with "cms"
+	// here), as VOs does for [[auth.issuer]]. Default: none.
+	SiteIssuerVOs []string `toml:"site_issuer_vos"`
+	// Operators may see the dashboard's file names and user subjects
+	// (anonymous visitors see only totals).
+	Operators []AuthOperator `toml:"operator"`
 	// Namespaces hold the policy per namespace prefix; the longest
 	// matching prefix applies.
 	Namespaces []AuthNamespace `toml:"namespace"`
@@ -45,6 +53,19 @@ type AuthIssuer struct {
 	// BasePath is the namespace path the issuer's scopes are relative to
 	// (default "/").
 	BasePath string `toml:"base_path"`
+	// VOs are the virtual organisations this issuer speaks for: its
+	// tokens' groups (wlcg.groups) of other VOs are ignored, so a
+	// foreign issuer cannot make its users members of "cms". Default:
+	// none (its tokens carry scopes only).
+	VOs []string `toml:"vos"`
+}
+
+// AuthOperator is a token identity allowed to see the dashboard's
+// details: the issuer (a trusted [[auth.issuer]] url, or empty for this
+// box's site issuer) and the subject.
+type AuthOperator struct {
+	Issuer  string `toml:"issuer"`
+	Subject string `toml:"subject"`
 }
 
 // AuthNamespace is the policy of one namespace prefix.
@@ -123,6 +144,8 @@ func (a *Auth) validate() []Problem {
 			}
 		}
 	}
+	ps = append(ps, a.validateVOs()...)
+	ps = append(ps, a.validateOperators()...)
 	seen := map[string]bool{}
 	for i, n := range a.Namespaces {
 		key := fmt.Sprintf("namespace[%d]", i+1)
@@ -156,4 +179,77 @@ func (a *Auth) validate() []Problem {
 		add("issuer", "namespace policies need a trusted issuer ([[auth.issuer]]) or site_issuer = true")
 	}
 	return ps
+}
+
+// validateVOs refuses VO lists no group could match ("/cms" where "cms"
+// is meant) and a namespace naming a VO no trusted issuer may assert: no
+// token could ever carry it.
+func (a *Auth) validateVOs() []Problem {
+	var ps []Problem
+	asserted := map[string]bool{}
+	check := func(key string, vos []string) {
+		for _, vo := range vos {
+			switch {
+			case vo == "" || strings.TrimSpace(vo) != vo || strings.ContainsAny(vo, " \t"):
+				ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf("%q is not a VO name (e.g. \"cms\")", vo)})
+			case strings.Contains(vo, "/"):
+				ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf("%q is a group, not a VO: write %q (the group's first component)", vo, groupVO(vo))})
+			}
+			asserted[groupVO(vo)] = true // "/cms" is reported once, above
+		}
+	}
+	for i, is := range a.Issuers {
+		check(fmt.Sprintf("auth.issuer[%d].vos", i+1), is.VOs)
+	}
+	if len(a.SiteIssuerVOs) > 0 && !a.SiteIssuer {
+		ps = append(ps, Problem{Key: "auth.site_issuer_vos", Msg: "set, but this box is no site issuer (site_issuer = true)"})
+	}
+	check("auth.site_issuer_vos", a.SiteIssuerVOs)
+	// A namespace's VOs gate reads (read = "vo") and token access alike.
+	for i, n := range a.Namespaces {
+		for _, vo := range n.VOs {
+			if !asserted[vo] && !strings.Contains(vo, "/") {
+				ps = append(ps, Problem{Key: fmt.Sprintf("auth.namespace[%d].vos", i+1),
+					Msg: fmt.Sprintf("no trusted issuer may assert VO %q, so no token of that VO reaches %s: add vos = [%q] to the issuer that speaks for it (or site_issuer_vos)", vo, n.Prefix, vo)})
+			}
+		}
+	}
+	return ps
+}
+
+// groupVO is a group's first component ("/cms/prod" → "cms").
+func groupVO(g string) string {
+	vo, _, _ := strings.Cut(strings.TrimPrefix(g, "/"), "/")
+	return vo
+}
+
+// validateOperators requires each operator to name a subject and an
+// issuer this box trusts.
+func (a *Auth) validateOperators() []Problem {
+	var ps []Problem
+	for i, op := range a.Operators {
+		key := fmt.Sprintf("auth.operator[%d]", i+1)
+		if op.Subject == "" {
+			ps = append(ps, Problem{Key: key + ".subject", Msg: "missing: the operator's token subject (sub)"})
+		}
+		switch {
+		case op.Issuer == "" && !a.SiteIssuer:
+			ps = append(ps, Problem{Key: key + ".issuer", Msg: "missing: the operator's token issuer (empty means this box's site issuer, but site_issuer is not set)"})
+		case op.Issuer != "" && !a.trusts(op.Issuer):
+			ps = append(ps, Problem{Key: key + ".issuer", Msg: fmt.Sprintf("%q is not a trusted issuer: list it as an [[auth.issuer]] url (or leave it empty for the site issuer)", op.Issuer)})
+		}
+	}
+	return ps
+}
+
+// trusts reports whether iss is the url of a configured [[auth.issuer]]
+// or the site issuer's configured issuer_url.
+func (a *Auth) trusts(iss string) bool {
+	iss = strings.TrimSuffix(iss, "/")
+	for _, is := range a.Issuers {
+		if strings.TrimSuffix(is.URL, "/") == iss {
+			return true
+		}
+	}
+	return a.SiteIssuer && a.IssuerURL != "" && strings.TrimSuffix(a.IssuerURL, "/") == iss
 }

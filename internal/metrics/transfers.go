@@ -76,7 +76,9 @@ func (t *Transfers) Transferred(r *store.Request, path string, upload bool, n in
 		if vos := r.Identity.VOs(); len(vos) > 0 {
 			vo = vos[0]
 		}
-		user = r.Identity.Subject
+		// A subject means something only with its issuer: alice of one
+		// issuer is not alice of another.
+		user = r.Identity.Subject + " (" + r.Identity.Issuer + ")"
 	}
 	t.bytes.WithLabelValues(proto, dir, t.namespaceOf(path), vo).Add(float64(n))
 	t.mu.Lock()

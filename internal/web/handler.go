@@ -11,6 +11,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 )
@@ -52,9 +53,12 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; connect-sr
 //	GET /.sitebox/dashboard/app.js        its script (and style.css)
 //	GET /.sitebox/dashboard/api/snapshot  JSON Snapshot, rates from rec
 //
-// rec may be nil (no rate history). Any other path below Prefix is 404,
-// any other method 405.
-func Handler(src Source, rec *Recorder) http.Handler {
+// rec may be nil (no rate history). The snapshot shows file names and
+// user subjects only to a request v says is an operator's (v nil: to
+// nobody); a request whose token v refuses gets 401 (403 for a valid
+// identity that is no operator) with the reason. Any other path below
+// Prefix is 404, any other method 405.
+func Handler(src Source, rec *Recorder, v Viewer) http.Handler {
 	mux := http.NewServeMux()
 	for name, ctype := range assetTypes {
 		body, err := static.ReadFile("static/" + name)
@@ -70,7 +74,19 @@ func Handler(src Source, rec *Recorder) http.Handler {
 		mux.Handle(pattern, a)
 	}
 	mux.HandleFunc("GET "+SnapshotPath, func(w http.ResponseWriter, r *http.Request) {
+		operator := ""
+		if v != nil {
+			var err error
+			if operator, err = v.Operator(r); err != nil {
+				refuse(w, err)
+				return
+			}
+		}
 		snap := src.Snapshot()
+		if operator == "" {
+			snap.hideNames()
+		}
+		snap.Operator = operator
 		if rec != nil {
 			snap.Transfers.Rates = rec.Rates()
 		} else {
@@ -89,6 +105,20 @@ func Handler(src Source, rec *Recorder) http.Handler {
 	// finds a pattern for the path, not the method) and any other path 404.
 	mux.HandleFunc("GET "+Prefix, http.NotFound)
 	return secure(mux)
+}
+
+// refuse answers a snapshot request whose token does not make it an
+// operator's, with the reason as JSON for the page to show.
+func refuse(w http.ResponseWriter, err error) {
+	code := http.StatusForbidden
+	if !errors.Is(err, ErrNotOperator) {
+		code = http.StatusUnauthorized
+		w.Header().Set("WWW-Authenticate", `Bearer realm="sitebox dashboard", error="invalid_token"`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
 }
 
 // ServeHTTP sends the asset, answering revalidations with 304: browsers

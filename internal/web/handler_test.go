@@ -2,6 +2,8 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -37,7 +39,7 @@ func emptySource() Source {
 }
 
 func TestHandlerServesAssets(t *testing.T) {
-	h := Handler(emptySource(), nil)
+	h := Handler(emptySource(), nil, nil)
 	tests := []struct {
 		name, path, ctype, contains string
 	}{
@@ -86,7 +88,7 @@ func TestAssetsAreSelfContained(t *testing.T) {
 }
 
 func TestHandlerNotFoundAndMethods(t *testing.T) {
-	h := Handler(emptySource(), nil)
+	h := Handler(emptySource(), nil, nil)
 	tests := []struct {
 		name, method, path string
 		want               int
@@ -125,7 +127,7 @@ func TestSnapshotJSON(t *testing.T) {
 	}
 	rec.sample(now)
 	rec.sample(now.Add(time.Second))
-	r := get(t, Handler(src, rec), "GET", SnapshotPath)
+	r := get(t, Handler(src, rec, everyoneOperator), "GET", SnapshotPath)
 	if r.StatusCode != 200 || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Cache-Control") != "no-store" {
 		t.Fatalf("%s, %q, %q", r.Status, r.Header.Get("Content-Type"), r.Header.Get("Cache-Control"))
 	}
@@ -159,8 +161,71 @@ func TestSnapshotJSON(t *testing.T) {
 // Without a recorder the rates are empty lists, not null: the page's
 // script can index them either way.
 func TestSnapshotWithoutRecorder(t *testing.T) {
-	raw := body(t, get(t, Handler(emptySource(), nil), "GET", SnapshotPath))
+	raw := body(t, get(t, Handler(emptySource(), nil, nil), "GET", SnapshotPath))
 	if !strings.Contains(raw, `"times":[]`) || !strings.Contains(raw, `"series":{}`) {
 		t.Errorf("rates without a recorder: %s", raw)
+	}
+}
+
+// everyoneOperator shows every request the names.
+var everyoneOperator = ViewerFunc(func(*http.Request) (string, error) { return "ops (test)", nil })
+
+// Anonymous visitors get no file names, user subjects or disk error
+// text; an operator gets them; a refused token gets the reason.
+func TestSnapshotHidesNamesFromAnonymous(t *testing.T) {
+	src := SourceFunc(func() Snapshot {
+		return Snapshot{
+			Transfers: Transfers{Totals: map[string]int64{"root/out": 10},
+				Files: []Top{{Name: "/store/user/alice/thesis.root", Bytes: 10}},
+				Users: []Top{{Name: "alice", Bytes: 10}}, VOs: []Top{{Name: "cms", Bytes: 10}}},
+			Cache: &Cache{DiskError: "open /var/cache/sitebox/store/user/alice: no space"},
+		}
+	})
+	v := ViewerFunc(func(r *http.Request) (string, error) {
+		switch BearerToken(r) {
+		case "":
+			return "", nil
+		case "ops":
+			return "ops (https://issuer)", nil
+		case "alice":
+			return "", fmt.Errorf("%w: alice is not listed", ErrNotOperator)
+		}
+		return "", errors.New("token expired at 2026-11-01T00:00:00Z")
+	})
+	h := Handler(src, nil, v)
+	tests := []struct {
+		name, auth string
+		code       int
+		has, lacks []string
+	}{
+		{"anonymous", "", 200, []string{`"names_hidden":true`, `"cms"`, `"top_files":null`}, []string{"alice", "thesis"}},
+		{"operator", "Bearer ops", 200, []string{`"names_hidden":false`, "thesis.root", `"alice"`, "no space", "ops (https://issuer)"}, nil},
+		{"not an operator", "Bearer alice", 403, []string{"not a dashboard operator: alice is not listed"}, []string{"thesis"}},
+		{"refused token", "Bearer expired", 401, []string{"token expired at"}, []string{"thesis"}},
+		{"not a bearer header", "Basic b3BzOm9wcw==", 200, []string{`"names_hidden":true`}, []string{"thesis"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var r *http.Response
+			if tc.auth == "" {
+				r = get(t, h, "GET", SnapshotPath)
+			} else {
+				r = get(t, h, "GET", SnapshotPath, "Authorization", tc.auth)
+			}
+			raw := body(t, r)
+			if r.StatusCode != tc.code {
+				t.Fatalf("%s; want %d: %s", r.Status, tc.code, raw)
+			}
+			for _, want := range tc.has {
+				if !strings.Contains(raw, want) {
+					t.Errorf("reply lacks %q: %s", want, raw)
+				}
+			}
+			for _, bad := range tc.lacks {
+				if strings.Contains(raw, bad) {
+					t.Errorf("reply shows %q: %s", bad, raw)
+				}
+			}
+		})
 	}
 }

@@ -21,6 +21,11 @@ func (f SourceFunc) Snapshot() Snapshot { return f() }
 // dashboard's own (not the roles' structs) so the JSON the page depends
 // on changes only when this file does.
 type Snapshot struct {
+	// NamesHidden says the snapshot was served to an anonymous visitor:
+	// file names and user subjects are left out (see Viewer).
+	NamesHidden bool `json:"names_hidden"`
+	// Operator is who the names are shown to, when they are.
+	Operator   string      `json:"operator,omitempty"`
 	Box        BoxInfo     `json:"box"`
 	Transfers  Transfers   `json:"transfers"`
 	Cache      *Cache      `json:"cache"`
@@ -45,8 +50,8 @@ type BoxInfo struct {
 type Transfers struct {
 	Totals map[string]int64 `json:"totals"` // bytes since start by "proto/in|out"
 	Rates  Rates            `json:"rates"`
-	Files  []Top            `json:"top_files"`
-	Users  []Top            `json:"top_users"`
+	Files  []Top            `json:"top_files"` // nil when names are hidden
+	Users  []Top            `json:"top_users"` // nil when names are hidden
 	VOs    []Top            `json:"top_vos"`
 }
 

@@ -35,9 +35,13 @@ func (h *Handler) authenticate(r *http.Request, req *store.Request) {
 	}
 	id, err := h.cfg.Tokens.Verify(r.Context(), tok)
 	if err != nil {
+		// Debug: the namespace policy logs the refusal, with this reason,
+		// when it denies the request.
+		h.log.Debug("token refused", "client", r.RemoteAddr, "reason", err.Error())
 		req.AuthError = err
 		return
 	}
+	h.log.Debug("authenticated", "client", r.RemoteAddr, "issuer", id.Issuer, "subject", id.Subject, "groups", id.Groups)
 	req.Identity = id
 }
 

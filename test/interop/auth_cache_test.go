@@ -21,7 +21,7 @@ func TestAuthThroughCache(t *testing.T) {
 	pool := t.TempDir()
 	want := writeRandom(t, filepath.Join(pool, "cms/data.bin"), 3<<20)
 	policy := "[[auth.namespace]]\nprefix = \"/store/cms\"\nread = \"vo\"\nvos = [\"cms\"]\n"
-	o := startIssuerNode(t, "origin", "A", "[[export]]\nprefix = \"/store\"\npools = [\""+pool+"\"]\n"+policy)
+	o := startIssuerNodeVOs(t, "origin", "A", []string{"cms", "atlas"}, "[[export]]\nprefix = \"/store\"\npools = [\""+pool+"\"]\n"+policy)
 
 	tokFile := filepath.Join(t.TempDir(), "cache.token")
 	os.WriteFile(tokFile, []byte(o.token(t, "cache-C", "/cms", "storage.read:/store")+"\n"), 0o600)
@@ -29,7 +29,7 @@ func TestAuthThroughCache(t *testing.T) {
 	c := startFedNode(t, "cacheC", "C", "[cache]\ndir = "+strconv.Quote(cacheDir)+
 		"\nupstream_ca = "+strconv.Quote(o.certFile)+"\nupstream_token_file = "+strconv.Quote(tokFile)+
 		"\n[[cache.route]]\nprefix = \"/store\"\nupstreams = [\"roots://"+o.rootHost+"\"]\n"+
-		"[auth]\nca = "+strconv.Quote(o.certFile)+"\n[[auth.issuer]]\nurl = "+strconv.Quote(o.issuer)+"\n"+policy)
+		"[auth]\nca = "+strconv.Quote(o.certFile)+"\n[[auth.issuer]]\nurl = "+strconv.Quote(o.issuer)+"\nvos = [\"cms\", \"atlas\"]\n"+policy)
 	ca := certDir(t, o.fedNode, c)
 	alice := o.token(t, "alice", "/cms", "storage.read:/store")
 	bob := o.token(t, "bob", "/atlas", "storage.read:/store")
@@ -81,7 +81,9 @@ func TestAuthThroughCache(t *testing.T) {
 		t.Errorf("xrdcp with a cms token from the cache: %s", out)
 	}
 	sameFile(t, dir+"/alice", want)
-	if strings.Contains(o.proc.Log.String(), "subject=cache-C") && strings.Contains(o.proc.Log.String(), "denied") {
-		t.Errorf("the origin refused the cache's own token")
+	for _, line := range strings.Split(o.proc.Log.String(), "\n") {
+		if strings.Contains(line, "subject=cache-C") && strings.Contains(line, "denied") {
+			t.Errorf("the origin refused the cache's own token: %s", line)
+		}
 	}
 }

@@ -29,10 +29,22 @@ type issuerNode struct {
 
 func startIssuerNode(t *testing.T, name, site, conf string) *issuerNode {
 	t.Helper()
+	return startIssuerNodeVOs(t, name, site, nil, conf)
+}
+
+// startIssuerNodeVOs is startIssuerNode with the VOs the box trusts its
+// own issuer for ([auth] site_issuer_vos): the groups of its tokens in
+// other VOs are ignored.
+func startIssuerNodeVOs(t *testing.T, name, site string, vos []string, conf string) *issuerNode {
+	t.Helper()
 	spec := prepareNode(t, 0)
 	run(t, false, siteboxBin, "token", "keygen", "--state-dir", spec.state)
 	iss := spec.httpsURL()
-	n := spec.start(t, name, site, "[auth]\nsite_issuer = true\nissuer_url = \""+iss+"\"\n"+conf)
+	auth := "[auth]\nsite_issuer = true\nissuer_url = \"" + iss + "\"\n"
+	if len(vos) > 0 {
+		auth += "site_issuer_vos = [\"" + strings.Join(vos, "\", \"") + "\"]\n"
+	}
+	n := spec.start(t, name, site, auth+conf)
 	in := &issuerNode{fedNode: n, issuer: iss}
 	pemBytes, err := os.ReadFile(filepath.Join(spec.state, "issuer", "issuer.key"))
 	if err != nil {
@@ -54,8 +66,15 @@ func startIssuerNode(t *testing.T, name, site, conf string) *issuerNode {
 // lists comma-separated).
 func (n *issuerNode) token(t *testing.T, sub, groups, scopes string) string {
 	t.Helper()
-	out, _ := run(t, false, siteboxBin, "token", "issue", "--config", filepath.Join(n.state, "sitebox.toml"), "--sub", sub, "--groups", groups, "--scope", scopes, "--lifetime", "1h")
-	return strings.TrimSpace(out)
+	// Stdout only: the CLI warns on stderr about groups the box ignores.
+	cmd := exec.Command(siteboxBin, "token", "issue", "--config", filepath.Join(n.state, "sitebox.toml"), "--sub", sub, "--groups", groups, "--scope", scopes, "--lifetime", "1h")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("sitebox token issue: %v: %s", err, stderr.String())
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // forge signs claims with the issuer's own key (or key, when given) and
@@ -129,4 +148,48 @@ func certDir(t *testing.T, nodes ...*fedNode) string {
 func xrdEnv(caDir, token string) []string {
 	// An empty BEARER_TOKEN is skipped by XrdCl, so no token is sent.
 	return []string{"X509_CERT_DIR=" + caDir, "BEARER_TOKEN=" + token}
+}
+
+// foreignIssuer is a token issuer another box trusts through a JWKS file:
+// its tokens are forged here with its key.
+type foreignIssuer struct {
+	url, jwks string
+	key       *ecdsa.PrivateKey
+}
+
+// newForeignIssuer makes an issuer at url with a fresh key and writes its
+// JWKS file.
+func newForeignIssuer(t *testing.T, url string) *foreignIssuer {
+	t.Helper()
+	f := &foreignIssuer{url: url, key: otherKey(t), jwks: filepath.Join(t.TempDir(), "foreign-jwks.json")}
+	raw, _ := f.key.PublicKey.Bytes()
+	set := map[string]any{"keys": []map[string]string{{"kty": "EC", "crv": "P-256", "kid": "foreign",
+		"x": base64.RawURLEncoding.EncodeToString(raw[1:33]), "y": base64.RawURLEncoding.EncodeToString(raw[33:65])}}}
+	b, _ := json.Marshal(set)
+	if err := os.WriteFile(f.jwks, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// token signs a WLCG token of the foreign issuer for sub with groups
+// (comma-separated) and scope (may be empty).
+func (f *foreignIssuer) token(t *testing.T, sub, groups, scope string) string {
+	t.Helper()
+	now := time.Now()
+	c := jwt.MapClaims{"iss": f.url, "sub": sub, "iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(time.Hour).Unix(),
+		"wlcg.ver": "1.0", "aud": "https://wlcg.cern.ch/jwt/v1/any", "jti": "f"}
+	if scope != "" {
+		c["scope"] = scope
+	}
+	if groups != "" {
+		c["wlcg.groups"] = strings.Split(groups, ",")
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodES256, c)
+	tok.Header["kid"] = "foreign"
+	s, err := tok.SignedString(f.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -53,7 +53,11 @@ func TestAuth(t *testing.T) {
 	}
 	tree := filepath.Join(pool, "cms/tree.root")
 	makeTree(t, py, tree, 3, 20_000, 4)
-	o := startIssuerNode(t, "origin", "A", "[[export]]\nprefix = \"/store\"\npools = [\""+pool+"\"]\n"+authPolicy)
+	// A foreign issuer trusted for its own base path, not for any VO:
+	// its "/cms" group must not open the cms namespace.
+	foreign := newForeignIssuer(t, "https://foreign.example.org")
+	foreignConf := "[[auth.issuer]]\nurl = \"" + foreign.url + "\"\njwks = \"" + foreign.jwks + "\"\nbase_path = \"/store/foreign\"\n"
+	o := startIssuerNodeVOs(t, "origin", "A", []string{"cms", "atlas"}, "[[export]]\nprefix = \"/store\"\npools = [\""+pool+"\"]\n"+foreignConf+authPolicy)
 	ca := certDir(t, o.fedNode)
 	dir := t.TempDir()
 	alice := o.token(t, "alice", "/cms", "storage.read:/store,storage.create:/store/cms")
@@ -110,6 +114,45 @@ func TestAuth(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(pool, f)); err == nil {
 				t.Errorf("refused upload left %s behind", f)
 			}
+		}
+	})
+
+	t.Run("groups count only from the issuer trusted for the VO", func(t *testing.T) {
+		const noVO = "token has no VO groups"
+		for _, c := range []struct{ name, token, why string }{
+			{"foreign /cms, no scope", foreign.token(t, "mallory", "/cms", ""), noVO},
+			{"foreign /cms, scope of its whole base", foreign.token(t, "mallory", "/cms", "storage.read:/"), noVO},
+			{"foreign /cms, scope climbing out of its base", foreign.token(t, "mallory", "/cms", "storage.read:/../cms"), "not a clean absolute path"},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				if code, body := curlAs(c.token, "GET", o.httpsURL+"/store/cms/f", ""); code != "403" && code != "401" || !strings.Contains(body, c.why) {
+					t.Errorf("https: %s %q, want a refusal naming %q", code, body, c.why)
+				}
+				if out, ok := xrdcpAs("", o.rootURL+"//store/cms/f?authz=Bearer%20"+c.token, dir+"/foreign"); ok || !strings.Contains(out, c.why) {
+					t.Errorf("root:// with authz=: worked %v, want a refusal naming %q: %s", ok, c.why, out)
+				}
+				if out, ok := xrdcpAs(c.token, roots+"/store/cms/f", dir+"/foreign"); ok || !strings.Contains(out, c.why) {
+					t.Errorf("roots:// with BEARER_TOKEN: worked %v, want a refusal naming %q: %s", ok, c.why, out)
+				}
+				if fi, err := os.Stat(dir + "/foreign"); err == nil && fi.Size() > 0 {
+					t.Errorf("a refused copy left %d bytes", fi.Size())
+				}
+			})
+		}
+		// The log names the reason and who asked: issuer and subject.
+		log := o.proc.Log.String()
+		if !strings.Contains(log, noVO) || !strings.Contains(log, "issuer="+foreign.url) || !strings.Contains(log, "subject=mallory") {
+			t.Errorf("the server log does not name the refusal with its issuer and subject")
+		}
+		// The cms token of the issuer trusted for cms is served everywhere.
+		if code, body := curlAs(alice, "GET", o.httpsURL+"/store/cms/f", ""); code != "200" || body != string(files["cms/f"]) {
+			t.Errorf("alice over https: %s", code)
+		}
+		if out, ok := xrdcpAs("", o.rootURL+"//store/cms/f?authz=Bearer%20"+alice, dir+"/alice-root"); !ok {
+			t.Errorf("alice over root:// with authz=: %s", out)
+		}
+		if out, ok := xrdcpAs(alice, roots+"/store/cms/f", dir+"/alice-roots"); !ok {
+			t.Errorf("alice over roots://: %s", out)
 		}
 	})
 
@@ -221,6 +264,13 @@ print("same", len(want))
 				out, ok := xrdcpAs("", o.rootURL+"/"+c.path+"?authz=Bearer%20"+c.token, dir+"/bad")
 				if ok || !strings.Contains(out, c.why) {
 					t.Errorf("xrdcp with authz=: worked %v: %s", ok, out)
+				}
+				// Over roots:// the token goes in kXR_auth (ztn); XrdCl
+				// falls back to anonymous when it is refused, and the
+				// reason must still reach its user.
+				out, ok = xrdcpAs(c.token, roots+c.path, dir+"/bad")
+				if ok || !strings.Contains(out, c.why) {
+					t.Errorf("xrdcp roots:// with BEARER_TOKEN: worked %v, want the reason %q: %s", ok, c.why, out)
 				}
 				if !strings.Contains(o.proc.Log.String(), c.why) {
 					t.Errorf("the refusal (%q) is not in the server log", c.why)

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -95,6 +96,31 @@ func snapshot(t *testing.T, b *box) web.Snapshot {
 		t.Fatalf("snapshot: %v", err)
 	}
 	return s
+}
+
+// snapshotAs is the raw snapshot reply of b to a request with token (""
+// for none), whatever its status.
+func snapshotAs(t *testing.T, b *box, token string) string {
+	t.Helper()
+	pem, err := os.ReadFile(b.certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	defer c.CloseIdleConnections()
+	req, _ := http.NewRequest("GET", b.httpsURL+web.SnapshotPath, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.Status + " " + string(raw)
 }
 
 // waitSnapshot polls b's snapshot until ok holds, so the page is

@@ -52,9 +52,12 @@ func TestDashboardShowsTransfersCacheFederationAndJobs(t *testing.T) {
 	pool := t.TempDir()
 	data := writeRandom(t, filepath.Join(pool, "dash", "events.root"), 6<<20)
 	origin := startFedNode(t, "t3-origin", "UNIGE", "[[export]]\nprefix = \"/store\"\npools = ["+quote(pool)+"]\n"+advertiseTo(dir.fedNode, "1s"))
+	// The cache's operator is "ops" of the director's issuer.
 	cache := startFedNode(t, "t3-cache", "UNIGE", "[cache]\ndir = "+quote(t.TempDir())+"\n"+
 		"[[cache.route]]\nprefix = \"/store\"\nupstreams = ["+quote(origin.rootURL)+"]\n"+
-		"[[export]]\nprefix = \"/local\"\npools = ["+quote(t.TempDir())+"]\n"+advertiseTo(dir.fedNode, "1s"))
+		"[[export]]\nprefix = \"/local\"\npools = ["+quote(t.TempDir())+"]\n"+advertiseTo(dir.fedNode, "1s")+
+		"[auth]\nca = "+quote(dir.certFile)+"\n[[auth.issuer]]\nurl = "+quote(dir.issuer)+"\n"+
+		"[[auth.operator]]\nissuer = "+quote(dir.issuer)+"\nsubject = \"ops\"\n")
 
 	// Jobs on the director box: one succeeds, one fails.
 	u := &jobUser{t: t, n: dir, token: dir.token(t, "alice", "/cms", ""), dir: t.TempDir()}
@@ -79,7 +82,42 @@ func TestDashboardShowsTransfersCacheFederationAndJobs(t *testing.T) {
 	waitSnapshot(t, cache.box, "an https:// rate sample", 15*time.Second, func(s web.Snapshot) bool {
 		return len(s.Transfers.Rates.Times) > len(first.Transfers.Rates.Times) && peakRate(s, "https/out") > 0
 	})
-	dom := br.render(t, dashboardURL(cache.box), artifact(t, "dashboard.png"))
+	// Anonymous: totals and rates, but no file or user names, and the
+	// page says how to see them.
+	dom := br.render(t, dashboardURL(cache.box), artifact(t, "dashboard-anonymous.png"))
+	for _, id := range []string{"top-files-body", "top-users-body", "access-text"} {
+		if got := textFrom(t, dom, id); !strings.Contains(got, "hidden") {
+			t.Errorf("anonymous #%s shows %q; want it to say names are hidden", id, got)
+		}
+	}
+	if !strings.Contains(textFrom(t, dom, "access-text"), "operator") {
+		t.Errorf("the page does not say who sees the names: %q", textFrom(t, dom, "access-text"))
+	}
+	for _, name := range []string{"events.root", "up.dat", "y.dat"} {
+		if strings.Contains(dom, name) {
+			t.Errorf("the anonymous page shows %q", name)
+		}
+	}
+	if raw := snapshotAs(t, cache.box, ""); strings.Contains(raw, "events.root") || strings.Contains(raw, `"name":"anonymous"`) || !strings.Contains(raw, `"names_hidden":true`) {
+		t.Errorf("anonymous snapshot: %s", tail(raw, 2000))
+	}
+	// A token that is no operator's is refused with the reason.
+	if raw := snapshotAs(t, cache.box, dir.token(t, "alice", "", "")); !strings.Contains(raw, `not listed in [[auth.operator]]`) {
+		t.Errorf("snapshot with alice's token: %s", tail(raw, 2000))
+	}
+	if !strings.Contains(cache.proc.Log.String(), "subject=alice") {
+		t.Error("the refused dashboard token is not in the log with its subject")
+	}
+
+	// The operator's token, handed to the page in the address fragment
+	// (kept in sessionStorage, sent as an Authorization header).
+	dom = br.render(t, dashboardURL(cache.box)+"#token="+dir.token(t, "ops", "", ""), artifact(t, "dashboard.png"))
+	if got := textFrom(t, dom, "access-text"); !strings.Contains(got, "Names shown to operator ops") {
+		t.Errorf("operator page: #access-text %q", got)
+	}
+	if got := textFrom(t, dom, "top-users-body"); !strings.Contains(got, "anonymous") {
+		t.Errorf("operator page: top users %q lack the anonymous clients", got)
+	}
 
 	if got := textFrom(t, dom, "box-name"); !strings.HasPrefix(got, "t3-cache") {
 		t.Errorf("header names %q; want t3-cache", got)

@@ -174,8 +174,42 @@
     return add(wrap, s, legend);
   }
 
+  // --- who sees names ---------------------------------------------------
+  // Anonymous visitors get no file names or user subjects. An operator's
+  // token, kept in this tab's sessionStorage only, is sent as an
+  // Authorization header; "#token=…" in the address (never sent to the
+  // box) is taken into sessionStorage and removed from the address bar.
+  const TOKEN_KEY = 'sitebox-dashboard-token';
+  let refusal = ''; // why the box refused the last token
+  function token() { return sessionStorage.getItem(TOKEN_KEY) || ''; }
+  function takeTokenFromAddress() {
+    const m = /(?:^#|&)token=([^&]*)/.exec(location.hash);
+    if (!m) return;
+    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(m[1]));
+    history.replaceState(null, '', location.pathname + location.search);
+  }
+  function renderAccess(s) {
+    const text = document.getElementById('access-text');
+    text.replaceChildren();
+    if (s.names_hidden) {
+      add(text, el('span', '', 'File names and user names are hidden from anonymous visitors. ' +
+        'An operator (listed as [[auth.operator]] in the box\'s configuration) sees them: ' +
+        'paste an operator\'s token — it stays in this browser tab and is sent to this box only.'));
+      if (refusal) add(text, el('span', 'refused', ' Token refused: ' + refusal));
+    } else {
+      add(text, el('span', '', 'Names shown to operator ' + (s.operator || '') + '.'));
+    }
+    document.getElementById('access-form').hidden = !s.names_hidden;
+    document.getElementById('access-forget').hidden = s.names_hidden;
+  }
+  function moved(t) { return Object.values(t.totals || {}).some(v => v > 0); }
+
   // --- top lists -------------------------------------------------------
-  function renderTop(id, list, what) {
+  function renderTop(id, list, what, hidden) {
+    if (hidden && !(list && list.length) && last && moved(last.transfers)) {
+      fill(id, empty(what[0].toUpperCase() + what.slice(1) + ' names are hidden from anonymous visitors — an operator\'s token (above) shows them.'));
+      return;
+    }
     if (!list || !list.length) { fill(id, empty('No transfers yet — no ' + what + ' to rank.')); return; }
     const max = list[0].bytes || 1;
     const rows = list.map((e, i) => {
@@ -299,27 +333,58 @@
   // --- polling ---------------------------------------------------------
   function render(s) {
     renderHeader(s.box);
+    renderAccess(s);
     renderTransfers(s.transfers);
-    renderTop('top-files-body', s.transfers.top_files, 'file');
-    renderTop('top-users-body', s.transfers.top_users, 'user');
+    renderTop('top-files-body', s.transfers.top_files, 'file', s.names_hidden);
+    renderTop('top-users-body', s.transfers.top_users, 'user', s.names_hidden);
     renderTop('top-vos-body', s.transfers.top_vos, 'VO');
     renderCache(s.cache);
     renderFederation(s.federation, s.box);
     renderJobs(s.jobs);
   }
-  async function poll() {
+  // fetchSnapshot asks with the operator token, if any; a refused token
+  // is forgotten (its reason shown) and the snapshot asked for again
+  // without it.
+  async function fetchSnapshot() {
+    const tok = token();
+    const resp = await fetch('api/snapshot', { cache: 'no-store', headers: tok ? { Authorization: 'Bearer ' + tok } : {} });
+    if (tok && (resp.status === 401 || resp.status === 403)) {
+      const body = await resp.json().catch(() => ({}));
+      refusal = body.error || (resp.status + ' ' + resp.statusText);
+      sessionStorage.removeItem(TOKEN_KEY);
+      return fetchSnapshot();
+    }
+    if (!resp.ok) throw new Error(resp.status + ' ' + resp.statusText);
+    return resp.json();
+  }
+  async function update() {
     try {
-      const resp = await fetch('api/snapshot', { cache: 'no-store' });
-      if (!resp.ok) throw new Error(resp.status + ' ' + resp.statusText);
-      last = await resp.json();
+      last = await fetchSnapshot();
       render(last);
       status(true, 'live · updated ' + clock(Date.now()));
     } catch (e) {
       status(false, 'cannot reach the box (' + e.message + ') — retrying');
-    } finally {
-      setTimeout(poll, POLL_MS);
     }
   }
+  async function poll() {
+    await update();
+    setTimeout(poll, POLL_MS);
+  }
+  document.getElementById('access-show').addEventListener('click', () => {
+    const input = document.getElementById('access-token');
+    const tok = input.value.trim().replace(/^Bearer\s+/i, '');
+    input.value = '';
+    if (!tok) return;
+    sessionStorage.setItem(TOKEN_KEY, tok);
+    refusal = '';
+    update();
+  });
+  document.getElementById('access-forget').addEventListener('click', () => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    refusal = '';
+    update();
+  });
+  takeTokenFromAddress();
   window.addEventListener('resize', () => { if (last) renderTransfers(last.transfers); });
   poll();
 })();

@@ -19,6 +19,12 @@ const maxTokenLen = 16 << 10
 // credential is accepted, as XRootD does with no security layer. Otherwise
 // "ztn" carries a bearer token (verified: the session acts for it), and
 // "unix" is the anonymous fallback XrdCl takes when it has no token.
+//
+// XrdCl answers a refused ztn by trying the next protocol the login
+// offered (unix), and shows the refusal only in its debug log; its user
+// would then read "no token" from the first request that needs one. So
+// the refusal is kept on the session (authErr) and every request of the
+// session is refused with it, as a refused authz= token is.
 func (s *session) doAuth(req *proto.Request) {
 	credType := string(trimNUL(req.Body[12:16]))
 	if s.srv.cfg.Tokens == nil || !s.authNeeded {
@@ -28,20 +34,25 @@ func (s *session) doAuth(req *proto.Request) {
 	switch credType {
 	case "unix":
 		s.authNeeded = false
-		s.log.Debug("authenticated", "protocol", "unix", "identity", "anonymous")
+		if s.authErr != nil {
+			s.log.Debug("anonymous after a refused token: its requests are refused with the token's reason", "protocol", "unix", "reason", s.authErr.Error())
+		} else {
+			s.log.Debug("authenticated", "protocol", "unix", "identity", "anonymous")
+		}
 		s.sendOK(req.Stream, nil)
 	case "ztn":
 		tok, err := parseZTN(req.Data)
 		if err == nil {
 			var id *store.Identity
 			if id, err = s.srv.cfg.Tokens.Verify(s.ctx, tok); err == nil {
-				s.identity, s.authNeeded = id, false
-				s.log.Debug("authenticated", "protocol", "ztn", "sub", id.Subject, "groups", id.Groups)
+				s.identity, s.authErr, s.authNeeded = id, nil, false
+				s.log.Debug("authenticated", "protocol", "ztn", "issuer", id.Issuer, "subject", id.Subject, "groups", id.Groups)
 				s.sendOK(req.Stream, nil)
 				return
 			}
 		}
-		s.log.Info("authentication failed", "protocol", "ztn", "err", err)
+		s.authErr = err
+		s.log.Info("authentication failed", "protocol", "ztn", "reason", err.Error())
 		s.sendError(req.Stream, proto.ErrAuthFailed, "ztn: "+err.Error())
 	default:
 		s.sendError(req.Stream, proto.ErrAuthFailed, fmt.Sprintf("security protocol %q is not supported (use ztn with a bearer token, or unix)", credType))

@@ -24,18 +24,19 @@ const maxWaitSecs = 600
 // caches asking upstream) decide by.
 // A token in authz= CGI takes the place of the session's for this request;
 // one that fails verification is kept as the request's AuthError, so the
-// namespace policy refuses the request with the reason.
+// namespace policy refuses the request with the reason, as is a ztn token
+// the session's kXR_auth refused (see doAuth).
 func (s *session) reqCtx(cgi string) context.Context {
 	r := store.NewRequest(s.clientIP, cgi)
 	r.Proto = "root"
 	r.TLS = s.tls
-	r.Identity = s.identity
+	r.Identity, r.AuthError = s.identity, s.authErr
 	if tok := r.AuthzToken(); tok != "" && s.srv.cfg.Tokens != nil {
 		id, err := s.srv.cfg.Tokens.Verify(s.ctx, tok)
 		if err != nil {
 			r.Identity, r.AuthError = nil, err
 		} else {
-			r.Identity = id
+			r.Identity, r.AuthError = id, nil
 		}
 	}
 	return store.WithRequest(s.ctx, r)

@@ -53,6 +53,10 @@ type session struct {
 	// identity is the token the client authenticated with (ztn), nil if
 	// anonymous; set by kXR_auth before any store call.
 	identity *store.Identity
+	// authErr is why the client's ztn token was refused, nil if it
+	// sent none or one that passed; set by kXR_auth before any store
+	// call, and the AuthError of every request without authz= after.
+	authErr error
 }
 
 func newSession(s *Server, c net.Conn) *session {

@@ -1,0 +1,70 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestIssuerVOProblems: wrong VO settings are refused with their line.
+func TestIssuerVOProblems(t *testing.T) {
+	dir := t.TempDir()
+	text := `[[export]]
+prefix = "/store"
+pools = ["` + dir + `"]
+
+[auth]
+site_issuer = true
+site_issuer_vos = ["atlas"]
+
+[[auth.issuer]]
+url = "https://cms-auth.example/"
+vos = ["/cms"]
+
+[[auth.namespace]]
+prefix = "/store/cms"
+read = "vo"
+vos = ["cms", "dune"]
+
+[[auth.operator]]
+issuer = "https://elsewhere.example"
+subject = "root"
+`
+	_, _, err := Parse("site.toml", []byte(text))
+	var ps *Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("Parse error = %v, want *Problems", err)
+	}
+	want := []struct {
+		key  string
+		line int
+		msg  string
+	}{
+		{"auth.issuer[1].vos", 11, `"/cms" is a group, not a VO: write "cms"`},
+		{"auth.namespace[1].vos", 16, `no trusted issuer may assert VO "dune"`},
+		{"auth.operator[1].issuer", 19, `"https://elsewhere.example" is not a trusted issuer`},
+	}
+	for _, w := range want {
+		found := false
+		for _, p := range ps.List {
+			if p.Key == w.key && strings.Contains(p.Msg, w.msg) {
+				found = true
+				if p.Line != w.line {
+					t.Errorf("%s reported at line %d, want %d", w.key, p.Line, w.line)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no problem %s naming %q in %v", w.key, w.msg, ps.List)
+		}
+	}
+	if len(ps.List) != len(want) {
+		t.Errorf("problems = %v, want %d", ps.List, len(want))
+	}
+
+	fixed := strings.NewReplacer(`vos = ["/cms"]`, `vos = ["cms"]`, `"cms", "dune"`, `"cms", "atlas"`,
+		`issuer = "https://elsewhere.example"`, `issuer = "https://cms-auth.example/"`).Replace(text)
+	if _, _, err := Parse("site.toml", []byte(fixed)); err != nil {
+		t.Fatalf("fixed config: %v", err)
+	}
+}
