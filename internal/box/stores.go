@@ -121,7 +121,14 @@ func newCache(cc *config.Cache, b *Box) (*cache.Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache.trusted_redirects: %w", err)
 	}
-	opts.RedirectTo = trust.Check
+	log := b.log.With("component", "cache")
+	opts.RedirectTo = func(hostport string) error {
+		err := trust.Check(hostport)
+		if err != nil {
+			log.Warn("upstream redirect refused", "to", hostport, "reason", err.Error())
+		}
+		return err
+	}
 	for _, r := range cc.Routes {
 		route := cache.Route{Prefix: r.Prefix}
 		for _, u := range r.Upstreams {

@@ -60,7 +60,7 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 				return nil, fmt.Errorf("%s %s: redirected to a bad Location %q", method, target, loc)
 			}
 			if err := f.mayFollow(next); err != nil {
-				return nil, fmt.Errorf("%w: %s %s: %w", store.ErrUnavailable, method, redactString(target), err)
+				return nil, fmt.Errorf("%w: %s: %w", store.ErrPermission, method, err)
 			}
 			hops++
 			if hops > MaxHops {

@@ -43,8 +43,8 @@ func TestRedirectToUntrustedHostRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), bHost.Host) || !strings.Contains(err.Error(), "trusted_redirects") {
 			t.Errorf("%s redirected to an untrusted host: %v", name, err)
 		}
-		if !errors.Is(err, store.ErrUnavailable) {
-			t.Errorf("%s: a refused redirect should be ErrUnavailable: %v", name, err)
+		if !errors.Is(err, store.ErrPermission) {
+			t.Errorf("%s: a refused redirect should be ErrPermission: %v", name, err)
 		}
 	}
 	if len(rb.reqs) != 0 {

@@ -111,7 +111,7 @@ func (f *FS) do(ctx context.Context, r *pathReq) ([]byte, *Conn, error) {
 			addr = director // back to the director, telling it where we failed
 		} else {
 			if err := f.mayFollow(rd.Addr()); err != nil {
-				return nil, nil, fmt.Errorf("xrootd: %s: %w: %s: %w", proto.RequestName(r.id), store.ErrUnavailable, addr, err)
+				return nil, nil, fmt.Errorf("xrootd: %s: %w: %w", proto.RequestName(r.id), store.ErrPermission, err)
 			}
 			addr = rd.Addr()
 		}

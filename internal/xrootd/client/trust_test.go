@@ -52,8 +52,8 @@ func TestRedirectToUntrustedHostRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), evil) || !strings.Contains(err.Error(), "trusted_redirects") {
 		t.Fatalf("stat redirected to an untrusted host: %v", err)
 	}
-	if !errors.Is(err, store.ErrUnavailable) {
-		t.Errorf("a refused redirect should be ErrUnavailable: %v", err)
+	if !errors.Is(err, store.ErrPermission) {
+		t.Errorf("a refused redirect should be ErrPermission: %v", err)
 	}
 	if _, err := fs.Open(ctx, "/f"); err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("open redirected to an untrusted host: %v", err)
