@@ -107,7 +107,7 @@ func (f *FS) doAt(ctx context.Context, method, name, target string, body io.Read
 	op := strings.ToLower(method)
 	resp, err := f.send(ctx, method, target, body, hdr)
 	if err != nil {
-		if !errors.Is(err, store.ErrIO) && !errors.Is(err, store.ErrUnavailable) {
+		if !errors.Is(err, store.ErrIO) && !errors.Is(err, store.ErrUnavailable) && !errors.Is(err, store.ErrPermission) {
 			err = fmt.Errorf("%w: %w", store.ErrIO, err)
 		}
 		return nil, &store.PathError{Op: op, Path: name, Err: err}
