@@ -38,8 +38,10 @@ type Cache struct {
 	entries map[string]*entry
 
 	purgeCh chan struct{}
-	// purgeShort: the last purge could not reach the low marks (purger
-	// goroutine only).
+	// purgeMu makes purge passes (the purger's, and tests' direct calls)
+	// one at a time; it guards purgeShort: the last purge could not reach
+	// the low marks.
+	purgeMu           sync.Mutex
 	purgeShort        bool
 	writtenSinceCheck atomic.Int64
 }
