@@ -89,7 +89,7 @@ head -c $((8 << 20)) /dev/urandom > "$work/t3-pool/local.root"
 head -c $((32 << 20)) /dev/urandom > "$work/b-pool/remote.root"
 node t3-origin T3 "$(free_port)" "$(free_port)" "[[export]]\nprefix = \"/store\"\npools = [\"$work/t3-pool\"]\n$advertise"
 node b-origin B "$(free_port)" "$(free_port)" "[[export]]\nprefix = \"/store\"\npools = [\"$work/b-pool\"]\n$advertise"
-node t3-cache T3 "$(free_port)" "$(free_port)" "[cache]\ndir = \"$work/t3-cache/data\"\nram = \"256MiB\"\n[[cache.route]]\nprefix = \"/store\"\nupstreams = [\"root://127.0.0.1:$dir_root\"]\n$advertise"
+node t3-cache T3 "$(free_port)" "$(free_port)" "[cache]\ndir = \"$work/t3-cache/data\"\nram = \"256MiB\"\ntrusted_redirects = [\"127.0.0.1\"]\n[[cache.route]]\nprefix = \"/store\"\nupstreams = [\"root://127.0.0.1:$dir_root\"]\n$advertise"
 fed() { bin/sitebox federation "https://127.0.0.1:$dir_https" --ca "$work/t3-director/tls/cert.pem" "$@"; }
 for _ in $(seq 50); do [ "$(fed --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["servers"]))')" = 3 ] && break; sleep 0.2; done
 

@@ -200,7 +200,7 @@ func addConfigCommands(root *cobra.Command) {
 		Short: "Check a config file and name every problem with its line",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, _, err := config.Load(args[0])
+			cfg, pos, err := config.Load(args[0])
 			var ps *config.Problems
 			if errors.As(err, &ps) {
 				fmt.Fprintln(cmd.OutOrStdout(), ps.Error())
@@ -210,6 +210,10 @@ func addConfigCommands(root *cobra.Command) {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok\n", args[0])
+			for _, w := range cfg.Warnings() {
+				w.Line = pos.Line(w.Key)
+				fmt.Fprintf(cmd.OutOrStdout(), "  warning: %s\n", w)
+			}
 			return nil
 		},
 	})

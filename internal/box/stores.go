@@ -6,6 +6,7 @@ import (
 
 	"sitebox/internal/cache"
 	"sitebox/internal/config"
+	"sitebox/internal/hostlist"
 	"sitebox/internal/origin"
 	"sitebox/internal/store"
 	"sitebox/internal/units"
@@ -104,6 +105,29 @@ func newCache(cc *config.Cache, b *Box) (*cache.Cache, error) {
 			return nil, fmt.Errorf("cache.upstream_token_file: %w", err)
 		}
 		opts.TokenFunc = tokenFile(cc.UpstreamTokenFile, b.log)
+		cfg.Private = true
+		for _, n := range b.cfg.Auth.Namespaces {
+			cfg.Ruled = append(cfg.Ruled, n.Prefix)
+		}
+		for _, w := range b.cfg.Warnings() {
+			b.log.Warn("config", "key", w.Key, "warning", w.Msg)
+		}
+	}
+	var ups []string
+	for _, r := range cc.Routes {
+		ups = append(ups, r.Upstreams...)
+	}
+	trust, err := hostlist.New(ups, cc.TrustedRedirects, "[cache] trusted_redirects")
+	if err != nil {
+		return nil, fmt.Errorf("cache.trusted_redirects: %w", err)
+	}
+	log := b.log.With("component", "cache")
+	opts.RedirectTo = func(hostport string) error {
+		err := trust.Check(hostport)
+		if err != nil {
+			log.Warn("upstream redirect refused", "to", hostport, "reason", err.Error())
+		}
+		return err
 	}
 	for _, r := range cc.Routes {
 		route := cache.Route{Prefix: r.Prefix}

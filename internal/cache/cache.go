@@ -38,8 +38,10 @@ type Cache struct {
 	entries map[string]*entry
 
 	purgeCh chan struct{}
-	// purgeShort: the last purge could not reach the low marks (purger
-	// goroutine only).
+	// purgeMu makes purge passes (the purger's, and tests' direct calls)
+	// one at a time; it guards purgeShort: the last purge could not reach
+	// the low marks.
+	purgeMu           sync.Mutex
 	purgeShort        bool
 	writtenSinceCheck atomic.Int64
 }
@@ -216,23 +218,11 @@ func (c *Cache) entryFor(p string, r *route) *entry {
 	return e
 }
 
-func (c *Cache) routeOf(op, name string) (string, *route, error) {
-	p, err := store.CleanPath(name)
-	if err != nil {
-		return "", nil, err
-	}
-	r := c.route(p)
-	if r == nil {
-		return "", nil, &store.PathError{Op: op, Path: p, Err: fmt.Errorf("%w: not below a cached prefix", store.ErrNotFound)}
-	}
-	return p, r, nil
-}
-
 // Open opens a file for reading through the cache. The cached copy is
 // checked against the upstream's size and mtime when it is older than the
 // revalidation interval; a changed file is dropped and cached afresh.
 func (c *Cache) Open(ctx context.Context, name string) (store.File, error) {
-	p, r, err := c.routeOf("open", name)
+	p, r, err := c.routeOf(ctx, "open", name)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +302,7 @@ func (c *Cache) upStat(ctx context.Context, r *route, p string) (fi store.FileIn
 
 // Stat answers from the cached copy while it is fresh, else upstream.
 func (c *Cache) Stat(ctx context.Context, name string) (store.FileInfo, error) {
-	p, r, err := c.routeOf("stat", name)
+	p, r, err := c.routeOf(ctx, "stat", name)
 	if err != nil {
 		return store.FileInfo{}, err
 	}
@@ -336,7 +326,7 @@ func (c *Cache) Stat(ctx context.Context, name string) (store.FileInfo, error) {
 
 // List lists the upstream directory.
 func (c *Cache) List(ctx context.Context, name string) (fis []store.FileInfo, err error) {
-	p, r, err := c.routeOf("list", name)
+	p, r, err := c.routeOf(ctx, "list", name)
 	if err != nil {
 		return nil, err
 	}
@@ -353,7 +343,7 @@ func (c *Cache) List(ctx context.Context, name string) (fis []store.FileInfo, er
 
 // Checksum asks the upstream, which computes and keeps it.
 func (c *Cache) Checksum(ctx context.Context, name, algo string) (sum string, err error) {
-	p, r, err := c.routeOf("checksum", name)
+	p, r, err := c.routeOf(ctx, "checksum", name)
 	if err != nil {
 		return "", err
 	}

@@ -60,6 +60,15 @@ type Config struct {
 	FetchTimeout time.Duration
 	// Space watermarks; see Watermarks.
 	Space Watermarks
+	// Private says the upstreams are read with the cache's own token, so
+	// what it fetches may be protected at the origin: then the cache
+	// serves only paths below Ruled, the prefixes an access rule governs
+	// in front of it ([[auth.namespace]]), and refuses every other path,
+	// since it cannot know whether the origin would give it to the client
+	// asking. A cache filling anonymously serves anyone: the origin gave
+	// those bytes to anyone.
+	Private bool
+	Ruled   []string
 }
 
 // Watermarks start a purge when usage passes High (of bytes or of files)

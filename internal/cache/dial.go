@@ -22,6 +22,21 @@ type DialOptions struct {
 	// renewed token file is picked up without a restart.
 	Token     string
 	TokenFunc func() string
+	// RedirectTo is asked before an upstream's redirect to another host
+	// is followed (see hostlist.List.Check); nil follows none: a cache contacts
+	// only its configured upstreams unless told which hosts to trust.
+	RedirectTo func(hostport string) error
+}
+
+// redirectTo is opts.RedirectTo, or a refusal of every redirect to
+// another host.
+func (opts DialOptions) redirectTo() func(string) error {
+	if opts.RedirectTo != nil {
+		return opts.RedirectTo
+	}
+	return func(hostport string) error {
+		return fmt.Errorf("redirect to %s refused: the cache follows no redirects to other hosts", hostport)
+	}
 }
 
 // NewUpstream makes the clients for an upstream URL: root://host:port (a
@@ -48,7 +63,7 @@ func NewUpstream(rawURL string, opts DialOptions) (Upstream, error) {
 		if n <= 0 {
 			n = 16
 		}
-		var co xrdclient.Options
+		co := xrdclient.Options{RedirectTo: opts.redirectTo()}
 		if strings.HasSuffix(u.Scheme, "s") {
 			if co.TLS, err = tlsutil.ClientConfig(opts.CAFile, opts.Insecure); err != nil {
 				return Upstream{}, fmt.Errorf("upstream %q: %w", rawURL, err)
@@ -62,7 +77,7 @@ func NewUpstream(rawURL string, opts DialOptions) (Upstream, error) {
 	case "https", "http":
 		// net/http keeps a pool of connections per host already, so one
 		// client carries parallel fetches over parallel streams.
-		fs, err := davclient.New(u.Scheme+"://"+u.Host, davclient.Options{CAFile: opts.CAFile, Insecure: opts.Insecure, Token: opts.Token, TokenFunc: opts.TokenFunc})
+		fs, err := davclient.New(u.Scheme+"://"+u.Host, davclient.Options{CAFile: opts.CAFile, Insecure: opts.Insecure, Token: opts.Token, TokenFunc: opts.TokenFunc, RedirectTo: opts.redirectTo()})
 		if err != nil {
 			return Upstream{}, err
 		}

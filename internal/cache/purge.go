@@ -120,6 +120,8 @@ func excess(high, low float64, own, fsUsed, fsTotal int64) int64 {
 // next passes then aim for the low mark without waiting for the high one
 // to be crossed again.
 func (c *Cache) purgeOnce() {
+	c.purgeMu.Lock()
+	defer c.purgeMu.Unlock()
 	w := c.cfg.Space
 	u := c.usage()
 	bytesHigh, filesHigh := w.BytesHigh, w.FilesHigh

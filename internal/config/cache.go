@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"sitebox/internal/hostlist"
 	"sitebox/internal/store"
 	"sitebox/internal/units"
 )
@@ -53,8 +54,15 @@ type Cache struct {
 	// UpstreamTokenFile holds the bearer token the cache presents to its
 	// upstreams (its own credentials, never a client's): over https://,
 	// and with ztn over roots://.
-	UpstreamTokenFile string       `toml:"upstream_token_file"`
-	Routes            []CacheRoute `toml:"route"`
+	UpstreamTokenFile string `toml:"upstream_token_file"`
+	// TrustedRedirects are the hosts besides the configured upstreams
+	// that an upstream may redirect the cache to: "host:port", "host"
+	// (any port) or "*.example.org". A cache in front of a director lists
+	// the director's data servers here. Redirects elsewhere are refused,
+	// so an upstream cannot send the cache's token, or its fetches, to a
+	// host nobody chose. Default: none (only the upstreams themselves).
+	TrustedRedirects []string     `toml:"trusted_redirects"`
+	Routes           []CacheRoute `toml:"route"`
 }
 
 // CacheRoute is a cached namespace prefix and its upstreams, tried in order.
@@ -210,12 +218,57 @@ func (c *Cache) validate(exports []Export) []Problem {
 			}
 		}
 	}
+	for _, p := range c.TrustedRedirects {
+		if err := hostlist.CheckPattern(p); err != nil {
+			add("trusted_redirects", "%v", err)
+		}
+	}
 	if c.UpstreamTokenFile != "" {
 		if _, err := os.Stat(c.UpstreamTokenFile); err != nil {
 			add("upstream_token_file", "cannot read %s: %v", c.UpstreamTokenFile, unwrapPath(err))
 		}
 	}
 	return ps
+}
+
+// Warnings names what is allowed but probably not meant: routes of a cache
+// filling with its own token (upstream_token_file) where no
+// [[auth.namespace]] rule covers some paths. Those paths are refused (the
+// cache cannot know whether the origin would serve the client asking),
+// so a rule for each cached prefix is what the operator wants.
+func (c *Config) Warnings() []Problem {
+	cc := &c.Cache
+	if !cc.Enabled() || cc.UpstreamTokenFile == "" {
+		return nil
+	}
+	var ps []Problem
+	for i, r := range cc.Routes {
+		if ruled(r.Prefix, c.Auth.Namespaces) {
+			continue
+		}
+		var inside []string
+		for _, n := range c.Auth.Namespaces {
+			if store.HasPrefix(n.Prefix, r.Prefix) {
+				inside = append(inside, n.Prefix)
+			}
+		}
+		msg := fmt.Sprintf("%s is filled with the cache's own token (upstream_token_file) but no [[auth.namespace]] rule covers it: its paths are refused to every client; add a rule with prefix = %q saying who may read it", r.Prefix, r.Prefix)
+		if len(inside) > 0 {
+			msg = fmt.Sprintf("%s is filled with the cache's own token (upstream_token_file) but [[auth.namespace]] rules cover only %s: other paths below it are refused to every client; add a rule for %s", r.Prefix, strings.Join(inside, ", "), r.Prefix)
+		}
+		ps = append(ps, Problem{Key: fmt.Sprintf("cache.route[%d].prefix", i+1), Msg: msg})
+	}
+	return ps
+}
+
+// ruled reports whether a namespace rule covers the whole of prefix.
+func ruled(prefix string, ns []AuthNamespace) bool {
+	for _, n := range ns {
+		if store.HasPrefix(prefix, n.Prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Cache) validateWatermarks() []Problem {

@@ -15,6 +15,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"sitebox/internal/cksum"
@@ -29,19 +30,31 @@ type Options struct {
 	// Insecure skips certificate verification (tests, first contact).
 	Insecure bool
 	// Token is a bearer token (WLCG, SciTokens) sent as Authorization to
-	// the server and to the https:// servers it redirects to.
+	// the server, and to the servers it redirects to as RedirectTo says.
 	Token string
 	// TokenFunc, when set, gives the token for each request instead
 	// (tokens are renewed while a long-lived client runs).
 	TokenFunc func() string
+	// RedirectTo, when set, is asked before a redirect to another host
+	// ("host:port") is followed: an error refuses the redirect, and that
+	// host is sent nothing. Hosts it accepts are trusted with the token.
+	// A cache sets it: its token is its own, not its user's.
+	//
+	// Nil follows every redirect, as a user's own client does, but the
+	// token goes to another host only over https and only once that host
+	// asked for it (401 or 403 to a request without it): a data server
+	// serving public files never sees it.
+	RedirectTo func(hostport string) error
 }
 
 // FS talks to one server; base is "https://host:port". Safe for
 // concurrent use.
 type FS struct {
-	base   *url.URL
-	client *http.Client
-	token  func() string
+	base       *url.URL
+	client     *http.Client
+	token      func() string
+	redirectTo func(hostport string) error // nil: follow all (see Options)
+	asked      sync.Map                    // hosts (host:port) that asked for the token
 }
 
 var (
@@ -69,9 +82,10 @@ func New(base string, opts Options) (*FS, error) {
 	// Redirects are followed by send (redirect.go), not by http.Client.
 	noFollow := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &FS{
-		base:   &url.URL{Scheme: u.Scheme, Host: u.Host},
-		client: &http.Client{Transport: tr, Timeout: 0, CheckRedirect: noFollow},
-		token:  tokenSource(opts),
+		base:       &url.URL{Scheme: u.Scheme, Host: u.Host},
+		client:     &http.Client{Transport: tr, Timeout: 0, CheckRedirect: noFollow},
+		token:      tokenSource(opts),
+		redirectTo: opts.RedirectTo,
 	}, nil
 }
 
@@ -93,7 +107,7 @@ func (f *FS) doAt(ctx context.Context, method, name, target string, body io.Read
 	op := strings.ToLower(method)
 	resp, err := f.send(ctx, method, target, body, hdr)
 	if err != nil {
-		if !errors.Is(err, store.ErrIO) && !errors.Is(err, store.ErrUnavailable) {
+		if !errors.Is(err, store.ErrIO) && !errors.Is(err, store.ErrUnavailable) && !errors.Is(err, store.ErrPermission) {
 			err = fmt.Errorf("%w: %w", store.ErrIO, err)
 		}
 		return nil, &store.PathError{Op: op, Path: name, Err: err}

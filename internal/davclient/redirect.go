@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -28,8 +29,9 @@ var MaxWait = 60 * time.Second
 // than through http.Client: Go turns a 302 to PROPFIND into a GET, cannot
 // resend a streamed PUT body, and knows nothing of Retry-After. Headers
 // (Range, Depth, Want-Digest, If-None-Match) go to every hop; the bearer
-// token only to hops that keep it private (tokenFor). The response's
-// Request.URL is the URL that answered.
+// token only to hops that keep it private and need it (tokenFor); a
+// redirect the client's RedirectTo refuses is never followed. The
+// response's Request.URL is the URL that answered.
 func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hdr map[string]string) (*http.Response, error) {
 	var rb *replayBody
 	if body != nil {
@@ -38,7 +40,7 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 	var waited time.Duration
 	hops := 0
 	for {
-		req, err := f.newRequest(ctx, method, target, rb, hdr)
+		req, withheld, err := f.newRequest(ctx, method, target, rb, hdr)
 		if err != nil {
 			return nil, err
 		}
@@ -57,11 +59,19 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 			if err != nil || (next.Scheme != "https" && next.Scheme != "http") || next.Host == "" {
 				return nil, fmt.Errorf("%s %s: redirected to a bad Location %q", method, target, loc)
 			}
+			if err := f.mayFollow(next); err != nil {
+				return nil, fmt.Errorf("%w: %s: %w", store.ErrPermission, method, err)
+			}
 			hops++
 			if hops > MaxHops {
 				return nil, fmt.Errorf("%w: %s: more than %d redirects, the last to %s", store.ErrIO, method, MaxHops, redact(next))
 			}
 			target = next.String()
+		case withheld && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden):
+			// The host a redirect led to wants the token: from now on it
+			// gets it, starting with this request again.
+			drain(resp)
+			f.asked.Store(hostPort(req.URL), true)
 		case resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != "":
 			d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now())
 			msg := peek(resp)
@@ -86,33 +96,72 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 	}
 }
 
-func (f *FS) newRequest(ctx context.Context, method, target string, body *replayBody, hdr map[string]string) (*http.Request, error) {
+// newRequest builds one hop's request; withheld reports that a token was
+// kept back from a host that has not asked for it yet.
+func (f *FS) newRequest(ctx context.Context, method, target string, body *replayBody, hdr map[string]string) (*http.Request, bool, error) {
 	var r io.Reader
 	if body != nil {
 		r = body
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, r)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	if tok := f.tokenFor(req.URL); tok != "" {
+	tok, withheld := f.tokenFor(req.URL)
+	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
-	return req, nil
+	return req, withheld, nil
 }
 
-// tokenFor is the bearer token to send to u: to any https:// server (a
-// federation redirects across hosts, and a WLCG token's audience says
-// where it is good), but never in clear text to a plain http:// server
-// other than the one the client was pointed at.
-func (f *FS) tokenFor(u *url.URL) string {
-	if u.Scheme == "https" || strings.EqualFold(u.Host, f.base.Host) {
-		return f.token()
+// mayFollow asks RedirectTo whether a redirect to u may be followed; the
+// server the client was made for is always fine.
+func (f *FS) mayFollow(u *url.URL) error {
+	if f.redirectTo == nil || hostPort(u) == hostPort(f.base) {
+		return nil
 	}
-	return ""
+	return f.redirectTo(hostPort(u))
+}
+
+// tokenFor is the bearer token to send to u, and whether one was held
+// back for now. The server the client was made for gets it. Another host
+// never gets it in clear text (plain http://); over https it gets it when
+// RedirectTo vouched for it (a cache's trusted hosts), or, for a user's
+// own client, once it asked for it: a federation's data servers need the
+// token for protected files, and a WLCG token's audience says where it
+// is good, but a server that does not need it should not see it.
+func (f *FS) tokenFor(u *url.URL) (string, bool) {
+	tok := f.token()
+	switch {
+	case tok == "":
+		return "", false
+	case hostPort(u) == hostPort(f.base):
+		return tok, false
+	case u.Scheme != "https":
+		return "", false
+	case f.redirectTo != nil:
+		return tok, false // every host reached passed RedirectTo
+	}
+	if _, ok := f.asked.Load(hostPort(u)); ok {
+		return tok, false
+	}
+	return "", true
+}
+
+// hostPort is u's host:port, lower case, with the scheme's default port
+// when the URL has none.
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "443"
+		if u.Scheme == "http" {
+			port = "80"
+		}
+	}
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // isRedirect reports whether the client follows status for method. 301,

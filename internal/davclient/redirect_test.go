@@ -126,7 +126,15 @@ func TestRedirectOneHop(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rb recorder
-	b := tlsServer(t, rb.wrap(originH))
+	// b wants a token, as a data server of a protected namespace does: the
+	// client sends it there once b asks for it.
+	b := tlsServer(t, rb.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" {
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return
+		}
+		originH.ServeHTTP(w, r)
+	})))
 	// a serves PROPFIND itself for directories but redirects everything
 	// else, so file reads cross the redirect with their Range header.
 	a := tlsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

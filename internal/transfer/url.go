@@ -20,9 +20,12 @@ import (
 type Options struct {
 	CAFile   string // extra CA for https:// and roots:// (a box's self-signed cert)
 	Insecure bool   // skip certificate checks
-	// Token is a bearer token for https:// servers (also sent to the
-	// https:// servers a director redirects to) and for roots:// servers
-	// (ztn over TLS).
+	// Token is a bearer token for https:// servers and for roots://
+	// servers (ztn over TLS). Redirects are followed to any host (the
+	// user chose the server that sends them), but the token reaches
+	// another host only over TLS and only when that host asks for it: an
+	// https server answering 401 or 403 without it, a roots:// server
+	// whose login asks for authentication. Never in clear, never in a URL.
 	Token string
 	// TokenFunc, when set, gives the token each time instead (a long-lived
 	// user such as the job stager picks up renewed tokens).

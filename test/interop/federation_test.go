@@ -58,8 +58,10 @@ func TestFederation(t *testing.T) {
 	originB := startFedNode(t, "originB", "B", export(poolB)+advertiseTo(region, "500ms"))
 	dirC := startFedNode(t, "directorC", "C", "[director]\nenabled = true\n"+advertiseTo(region, "500ms"))
 	cacheDir := t.TempDir()
+	// The cache follows the director's redirects only to hosts it is told
+	// to trust: here every data server runs on this host.
 	cacheC := startFedNode(t, "cacheC", "C", "[cache]\ndir = "+strconv.Quote(cacheDir)+
-		"\n[[cache.route]]\nprefix = \"/store\"\nupstreams = [\"root://"+region.rootHost+"\"]\n"+advertiseTo(dirC, "500ms"))
+		"\ntrusted_redirects = [\"127.0.0.1\"]\n[[cache.route]]\nprefix = \"/store\"\nupstreams = [\"root://"+region.rootHost+"\"]\n"+advertiseTo(dirC, "500ms"))
 
 	fedView := func() *director.Federation {
 		out, _ := run(t, false, siteboxBin, "federation", region.httpsURL, "--ca", region.certFile, "--json")

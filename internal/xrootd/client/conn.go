@@ -66,6 +66,13 @@ type Options struct {
 	// TokenFunc, when set, gives the token at each connection's login
 	// instead (a long-lived client picks up a renewed token).
 	TokenFunc func() string
+	// RedirectTo, when set, is asked before an FS follows a kXR_redirect
+	// to another server ("host:port"): an error refuses the redirect, so
+	// that server is never dialled, never sent the token (ztn) nor the
+	// request's CGI (authz=). A cache sets it: its token is its own. Nil
+	// follows every redirect, as XrdCl does; the token then goes only
+	// over TLS, to servers whose login asks for it.
+	RedirectTo func(hostport string) error
 }
 
 func (o Options) token() string {

@@ -110,10 +110,22 @@ func (f *FS) do(ctx context.Context, r *pathReq) ([]byte, *Conn, error) {
 		if rd.Host == "" {
 			addr = director // back to the director, telling it where we failed
 		} else {
+			if err := f.mayFollow(rd.Addr()); err != nil {
+				return nil, nil, fmt.Errorf("xrootd: %s: %w: %w", proto.RequestName(r.id), store.ErrPermission, err)
+			}
 			addr = rd.Addr()
 		}
 		cgi = mergeCGI(cgi, rd.Opaque)
 	}
+}
+
+// mayFollow asks Options.RedirectTo whether a redirect to addr may be
+// followed; the server the FS was made for is always fine.
+func (f *FS) mayFollow(addr string) error {
+	if f.opts.RedirectTo == nil || strings.EqualFold(addr, f.addr) {
+		return nil
+	}
+	return f.opts.RedirectTo(addr)
 }
 
 // try sends r once to the server at addr.
