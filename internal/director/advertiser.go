@@ -23,6 +23,9 @@ type Advertiser struct {
 	// one per role the box plays.
 	Ads func() []Ad
 	Log *slog.Logger
+	// Signer signs each ad with the box's federation key; directors
+	// refuse unsigned ads.
+	Signer *Signer
 }
 
 // Run advertises until ctx ends.
@@ -78,6 +81,9 @@ func (a *Advertiser) post(ctx context.Context, to string, body []byte) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if a.Signer != nil {
+		a.Signer.Sign(req.Header, body)
+	}
 	resp, err := a.Client.Do(req)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,7 +42,18 @@ type Config struct {
 	DefaultVO   string
 	VO          map[string]store.Endpoint
 	Static      []Ad // plain XRootD servers from the config
+	// MembersFile is the members file `sitebox federation approve` writes
+	// (re-read when it changes); Members are those of the config. Only
+	// members' signed advertisements are accepted over HTTP.
+	MembersFile string
+	Members     []Member
+	// MaxServers bounds the registry (default DefaultMaxServers).
+	MaxServers int
 }
+
+// DefaultMaxServers bounds a registry: far above any real federation, far
+// below what would strain the director.
+const DefaultMaxServers = 10000
 
 // Director answers every data request with where to go.
 type Director struct {
@@ -53,8 +65,11 @@ type Director struct {
 	matrix matrix
 	loc    *locator
 	probe  prober
-	stop   context.CancelFunc
-	done   chan struct{}
+	// members may advertise; refusals logs refused ads at a bounded rate.
+	members  *membership
+	refusals refusalLog
+	stop     context.CancelFunc
+	done     chan struct{}
 }
 
 var _ store.Store = (*Director)(nil)
@@ -83,7 +98,12 @@ func newWithProber(cfg Config, p prober, log *slog.Logger) *Director {
 	if cfg.DropAfter <= 0 {
 		cfg.DropAfter = 3
 	}
-	d := &Director{cfg: cfg, log: log, reg: newRegistry(cfg.DropAfter), probe: p, done: make(chan struct{})}
+	if cfg.MaxServers <= 0 {
+		cfg.MaxServers = DefaultMaxServers
+	}
+	d := &Director{cfg: cfg, log: log, reg: newRegistry(cfg.DropAfter, cfg.MaxServers), probe: p, done: make(chan struct{}),
+		members: newMembership(cfg.MembersFile, cfg.Members)}
+	d.reloadMembers(time.Now())
 	d.loc = &locator{probe: p, timeout: cfg.LocateTimeout, ttl: cfg.CacheTTL, negTTL: cfg.NegativeTTL, stats: &d.stats,
 		onUnreachable: func(root string) {
 			d.log.Warn("server unreachable; not sending clients there until it answers again", "root", root)
@@ -111,10 +131,24 @@ func (d *Director) Close() error {
 	return nil
 }
 
-// Advertise records a server's advertisement.
+// Advertise records an advertisement the caller trusts, as from a
+// member of the ad's name (for tests and in-process use). Ads from the
+// network go through the HTTP API, which verifies them first.
 func (d *Director) Advertise(ad Ad) error {
+	if err := checkAd(ad); err != nil {
+		return err
+	}
+	_, err := d.accept(ad.Name, ad)
+	return err
+}
+
+// checkAd refuses a malformed advertisement.
+func checkAd(ad Ad) error {
 	if ad.Name == "" || (ad.Root == "" && ad.HTTPS == "") {
 		return fmt.Errorf("%w: an advertisement needs a name and at least one endpoint", store.ErrInvalid)
+	}
+	if len(ad.Name) > maxNameLen {
+		return fmt.Errorf("%w: name is %d bytes (at most %d)", store.ErrInvalid, len(ad.Name), maxNameLen)
 	}
 	switch ad.Role {
 	case RoleOrigin, RoleCache, RoleDirector:
@@ -126,22 +160,47 @@ func (d *Director) Advertise(ad Ad) error {
 			return fmt.Errorf("%w: prefix %q is not a clean namespace path", store.ErrInvalid, p)
 		}
 	}
-	if len(ad.Probes) > 0 {
-		d.matrix.record(ad.Name, ad.Probes)
-	}
+	return nil
+}
+
+// accept records a checked advertisement from member; children the
+// registry would not take are returned.
+func (d *Director) accept(member string, ad Ad) (skipped []string, err error) {
 	_, known := d.server(ad.Name)
+	probes := ad.Probes
 	below := flatten(ad.Servers)
+	if skipped, err = d.reg.advertise(ad, time.Now(), member, d.members.owner); err != nil {
+		return nil, err
+	}
+	if len(probes) > 0 {
+		d.matrix.record(ad.Name, probes)
+	}
 	for _, a := range append([]Ad{ad}, below...) {
-		if a.Role != RoleDirector {
+		if a.Role != RoleDirector && !slices.Contains(skipped, a.Name) {
 			d.sites.note(a.Site, hostOf(a.Root))
 		}
 	}
-	d.reg.advertise(ad, time.Now())
 	if !known {
-		d.log.Info("server joined", "name", ad.Name, "site", ad.Site, "role", ad.Role, "root", ad.Root, "prefixes", ad.Prefixes, "servers_below", len(below))
+		d.log.Info("server joined", "name", ad.Name, "member", member, "site", ad.Site, "role", ad.Role, "root", ad.Root, "prefixes", ad.Prefixes, "servers_below", len(below)-len(skipped))
 	}
-	return nil
+	return skipped, nil
 }
+
+// reloadMembers picks up approvals and revocations from the members
+// file; a revoked (or changed) member's servers are dropped at once.
+func (d *Director) reloadMembers(now time.Time) {
+	gone, loadErr := d.members.reload(now)
+	if loadErr != "" {
+		d.log.Error("cannot read the members file; keeping the members known before", "err", loadErr)
+	}
+	for _, m := range gone {
+		dropped := d.reg.dropMember(m)
+		d.log.Warn("member revoked or changed: its servers are dropped until it advertises within its new grant", "member", m, "dropped", dropped)
+	}
+}
+
+// Members lists the director's members.
+func (d *Director) Members() []Member { return d.members.list() }
 
 func (d *Director) server(name string) (Server, bool) {
 	for _, s := range d.reg.list(func(s *Server) bool { return s.Name == name }) {
@@ -177,6 +236,7 @@ func (d *Director) maintain(ctx context.Context) {
 		case <-t.C:
 		}
 		now := time.Now()
+		d.reloadMembers(now)
 		for _, name := range d.reg.expire(now) {
 			d.log.Warn("server dropped: it stopped advertising", "name", name)
 		}
