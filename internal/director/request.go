@@ -48,7 +48,10 @@ func DecodeRequest(s string) (Request, error) {
 	}
 	rest, ok := strings.CutPrefix(s, requestTag)
 	body64, sig64, ok2 := strings.Cut(rest, ".")
-	if !ok || !ok2 {
+	if ok && !ok2 {
+		return Request{}, fmt.Errorf("join request is damaged (no signature part): was it cut when copied?")
+	}
+	if !ok {
 		return Request{}, fmt.Errorf("not a join request (it starts %q; `sitebox federation join` prints one starting %q)", abbrev(s, 12), requestTag)
 	}
 	enc := base64.RawURLEncoding
