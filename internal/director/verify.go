@@ -61,15 +61,15 @@ func (d *Director) serveAdvertise(w http.ResponseWriter, r *http.Request) {
 	}
 	if rf != nil {
 		who := r.Header.Get(HeaderMember)
-		d.refusals.log(d.log, "advertisement refused", "member", who, "from", r.RemoteAddr, "status", rf.code, "reason", rf.msg)
+		d.refusals.log(d.log, who+"\x00"+rf.msg, "advertisement refused", "member", who, "from", r.RemoteAddr, "status", rf.code, "reason", rf.msg)
 		http.Error(w, "advertisement refused: "+rf.msg, rf.code)
 		return
 	}
 	if len(outside) > 0 {
-		d.refusals.log(d.log, "child director's servers outside its grant not taken", "member", member.Name, "servers", abbrevList(outside, 10), "granted", member.Prefixes)
+		d.refusals.log(d.log, member.Name+"\x00outside\x00"+strings.Join(outside, ","), "child director's servers outside its grant not taken", "member", member.Name, "servers", abbrevList(outside, 10), "granted", member.Prefixes)
 	}
 	if len(skipped) > 0 {
-		d.refusals.log(d.log, "child director's servers not taken", "member", member.Name, "servers", abbrevList(skipped, 10),
+		d.refusals.log(d.log, member.Name+"\x00skipped\x00"+strings.Join(skipped, ","), "child director's servers not taken", "member", member.Name, "servers", abbrevList(skipped, 10),
 			"reason", "a static server, another member's name, another director's server, or the registry is full")
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -92,7 +92,7 @@ func (d *Director) verifyAd(w http.ResponseWriter, r *http.Request) (Member, Ad,
 		return Member{}, Ad{}, refuse(http.StatusUnauthorized, "%s header %q is not a number", HeaderSeq, abbrev(seqText, 32))
 	}
 	if skew := time.Since(time.Unix(0, seq)); skew > MaxClockSkew || skew < -MaxClockSkew {
-		return Member{}, Ad{}, refuse(http.StatusUnauthorized, "signed at %s, %s from this director's clock (at most %s): a replay, or a clock to fix", time.Unix(0, seq).UTC().Format(time.RFC3339), skew.Round(time.Second), MaxClockSkew)
+		return Member{}, Ad{}, refuse(http.StatusUnauthorized, "signed about %s from this director's clock (at most %s): a replay, or a clock to fix", skew.Round(time.Minute), MaxClockSkew)
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxAdBytes))
 	if err != nil {
@@ -107,7 +107,9 @@ func (d *Director) verifyAd(w http.ResponseWriter, r *http.Request) (Member, Ad,
 		return Member{}, Ad{}, refuse(http.StatusUnauthorized, "signature does not verify with the key approved for %q", name)
 	}
 	if last, ok := d.members.advance(name, seq); !ok {
-		return Member{}, Ad{}, refuse(http.StatusUnauthorized, "replayed: sequence %d is not after %d, the last accepted from %q", seq, last, name)
+		// No numbers in the reply: a box logs each new reply text.
+		d.log.Debug("replayed advertisement", "member", name, "seq", seq, "last", last)
+		return Member{}, Ad{}, refuse(http.StatusUnauthorized, "replayed or out of order: not signed after the last advertisement accepted from %q (a box whose clock stepped back is accepted again once its clock passes that time)", name)
 	}
 	var ad Ad
 	dec := json.NewDecoder(bytes.NewReader(body))
