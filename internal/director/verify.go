@@ -82,7 +82,7 @@ func (d *Director) verifyAd(w http.ResponseWriter, r *http.Request) (Member, Ad,
 	if name == "" || seqText == "" || sig64 == "" {
 		return Member{}, Ad{}, refuse(http.StatusUnauthorized, "not signed: only approved members may advertise (`sitebox federation join` on the box, then `sitebox federation approve` by this director's operator)")
 	}
-	d.reloadMembers(time.Now()) // rate-limited inside
+	d.reloadMembers(time.Now())
 	member, key, ok := d.members.get(name)
 	if !ok {
 		return Member{}, Ad{}, refuse(http.StatusUnauthorized, "%q is not a member of this federation: its operator must approve the box's `sitebox federation join` request", abbrev(name, 64))
