@@ -12,10 +12,10 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"sitebox/internal/store"
@@ -68,8 +68,10 @@ type Director struct {
 	// members may advertise; refusals logs refused ads at a bounded rate.
 	members  *membership
 	refusals refusalLog
-	stop     context.CancelFunc
-	done     chan struct{}
+	// resolving is set while advertised host names are being resolved.
+	resolving atomic.Bool
+	stop      context.CancelFunc
+	done      chan struct{}
 }
 
 var _ store.Store = (*Director)(nil)
@@ -130,77 +132,6 @@ func (d *Director) Close() error {
 	}
 	return nil
 }
-
-// Advertise records an advertisement the caller trusts, as from a
-// member of the ad's name (for tests and in-process use). Ads from the
-// network go through the HTTP API, which verifies them first.
-func (d *Director) Advertise(ad Ad) error {
-	if err := checkAd(ad); err != nil {
-		return err
-	}
-	_, err := d.accept(ad.Name, ad)
-	return err
-}
-
-// checkAd refuses a malformed advertisement.
-func checkAd(ad Ad) error {
-	if ad.Name == "" || (ad.Root == "" && ad.HTTPS == "") {
-		return fmt.Errorf("%w: an advertisement needs a name and at least one endpoint", store.ErrInvalid)
-	}
-	if len(ad.Name) > maxNameLen {
-		return fmt.Errorf("%w: name is %d bytes (at most %d)", store.ErrInvalid, len(ad.Name), maxNameLen)
-	}
-	switch ad.Role {
-	case RoleOrigin, RoleCache, RoleDirector:
-	default:
-		return fmt.Errorf("%w: role %q is not origin, cache or director", store.ErrInvalid, ad.Role)
-	}
-	for _, p := range ad.Prefixes {
-		if c, err := store.CleanPath(p); err != nil || c != p {
-			return fmt.Errorf("%w: prefix %q is not a clean namespace path", store.ErrInvalid, p)
-		}
-	}
-	return nil
-}
-
-// accept records a checked advertisement from member; children the
-// registry would not take are returned.
-func (d *Director) accept(member string, ad Ad) (skipped []string, err error) {
-	_, known := d.server(ad.Name)
-	probes := ad.Probes
-	below := flatten(ad.Servers)
-	if skipped, err = d.reg.advertise(ad, time.Now(), member, d.members.owner); err != nil {
-		return nil, err
-	}
-	if len(probes) > 0 {
-		d.matrix.record(ad.Name, probes)
-	}
-	for _, a := range append([]Ad{ad}, below...) {
-		if a.Role != RoleDirector && !slices.Contains(skipped, a.Name) {
-			d.sites.note(a.Site, hostOf(a.Root))
-		}
-	}
-	if !known {
-		d.log.Info("server joined", "name", ad.Name, "member", member, "site", ad.Site, "role", ad.Role, "root", ad.Root, "prefixes", ad.Prefixes, "servers_below", len(below)-len(skipped))
-	}
-	return skipped, nil
-}
-
-// reloadMembers picks up approvals and revocations from the members
-// file; a revoked (or changed) member's servers are dropped at once.
-func (d *Director) reloadMembers(now time.Time) {
-	gone, loadErr := d.members.reload(now)
-	if loadErr != "" {
-		d.log.Error("cannot read the members file; keeping the members known before", "err", loadErr)
-	}
-	for _, m := range gone {
-		dropped := d.reg.dropMember(m)
-		d.log.Warn("member revoked or changed: its servers are dropped until it advertises within its new grant", "member", m, "dropped", dropped)
-	}
-}
-
-// Members lists the director's members.
-func (d *Director) Members() []Member { return d.members.list() }
 
 func (d *Director) server(name string) (Server, bool) {
 	for _, s := range d.reg.list(func(s *Server) bool { return s.Name == name }) {
