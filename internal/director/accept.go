@@ -95,4 +95,3 @@ func (d *Director) reloadMembers(now time.Time) {
 
 // Members lists the director's members.
 func (d *Director) Members() []Member { return d.members.list() }
-
