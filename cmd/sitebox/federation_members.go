@@ -108,6 +108,10 @@ The running director picks it up within a second or two, without a restart.`,
 			path := director.MembersFile(cfg.Server.StateDir)
 			err = director.UpdateMembers(path, func(ms []director.Member) ([]director.Member, error) {
 				for i, old := range ms {
+					if old.Name == m.Name+"-cache" || m.Name == old.Name+"-cache" {
+						// A box's cache advertises as NAME-cache: the names would clash.
+						return nil, fmt.Errorf("%q clashes with member %q (a box's cache advertises as NAME-cache)", m.Name, old.Name)
+					}
 					if old.Name != m.Name {
 						continue
 					}
