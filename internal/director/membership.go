@@ -150,8 +150,9 @@ func (m *membership) reload(now time.Time) (gone []string, loadErr string) {
 	}
 	for name, was := range m.file {
 		if now, ok := next[name]; !ok || !now.same(was) {
+			// Its last sequence is kept: a re-approved box signs newer
+			// ones anyway, and its captured old ads stay refused.
 			gone = append(gone, name)
-			delete(m.seq, name)
 		}
 	}
 	m.file = next

@@ -79,6 +79,11 @@ func DecodeRequest(s string) (Request, error) {
 
 // Approve makes the member record, narrowed to the prefixes given (each
 // at or below a requested one; none: as requested).
+//
+// The record binds a name to a key the way a certificate would; a
+// federation CA could later sign the same fields at approval and hand the
+// box a certificate for client-authenticated TLS, with this record as
+// what the certificate is checked against.
 func (r Request) Approve(prefixes []string, now time.Time) (Member, error) {
 	m := r.Member
 	m.Approved, m.Static = now.UTC().Round(time.Second), false
