@@ -33,10 +33,20 @@ func TestFederationTrust(t *testing.T) {
 	legacyData := t.TempDir()
 	legacyWant := writeRandom(t, filepath.Join(legacyData, "legacy/old.bin"), 150_000)
 	legacyHost := startXrootdOrigin(t, legacyData)
+	// A member listed in the director's config, for config-managed sites:
+	// its key made before either starts.
+	cfgBox := prepareNode(t, 0)
+	cfgKey, err := director.LoadOrCreateKey(director.KeyFile(cfgBox.state))
+	if err != nil {
+		t.Fatal(err)
+	}
 	region := startFedNode(t, "region", "R", "[director]\nenabled = true\nlocate_timeout = \"2s\"\n"+
-		"[[director.server]]\nname = \"legacy\"\nsite = \"L\"\nroot = \"root://"+legacyHost+"\"\nprefixes = [\"/legacy\"]\n")
+		"[[director.server]]\nname = \"legacy\"\nsite = \"L\"\nroot = \"root://"+legacyHost+"\"\nprefixes = [\"/legacy\"]\n"+
+		"[[director.member]]\nname = \"cfgbox\"\nkey = "+strconv.Quote(director.FormatKey(cfgKey.Public().(ed25519.PublicKey)))+
+		"\nroles = [\"origin\"]\nprefixes = [\"/cfg\"]\nroot = \"root://127.0.0.1:"+strconv.Itoa(cfgBox.rp)+"\"\nhttps = "+strconv.Quote(cfgBox.httpsURL())+"\n")
 	regionConf := filepath.Join(region.state, "sitebox.toml")
 
+	unapproved, _, _ := strings.Cut(advertiseTo(region, "300ms"), approveMark)
 	// The genuine origin, approved by the operator (advertiseTo).
 	pool := t.TempDir()
 	want := writeRandom(t, filepath.Join(pool, "file.bin"), 400_000)
@@ -48,7 +58,6 @@ func TestFederationTrust(t *testing.T) {
 	os.WriteFile(filepath.Join(evilStore, "file.bin"), bytes.Repeat([]byte("EVIL"), 100_000), 0o644)
 	os.MkdirAll(filepath.Join(evilStore, "legacy"), 0o755)
 	os.WriteFile(filepath.Join(evilStore, "legacy", "old.bin"), []byte("EVIL"), 0o644)
-	unapproved, _, _ := strings.Cut(advertiseTo(region, "300ms"), approveMark)
 	evil := startFedNode(t, "evil", "A", "[[export]]\nprefix = \"/store\"\npools = ["+strconv.Quote(evilStore)+"]\n"+
 		"[[export]]\nprefix = \"/scratch\"\npools = ["+strconv.Quote(evilScratch)+"]\n"+unapproved)
 	evilConf := filepath.Join(evil.state, "sitebox.toml")
@@ -57,7 +66,10 @@ func TestFederationTrust(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "originA in the registry", func() bool { return registryHas(t, region, "originA") })
+	cfgBox.start(t, "cfgbox", "A", "[[export]]\nprefix = \"/cfg\"\npools = ["+strconv.Quote(t.TempDir())+"]\n"+unapproved)
+	waitFor(t, 10*time.Second, "originA and the config member in the registry", func() bool {
+		return registryHas(t, region, "originA") && registryHas(t, region, "cfgbox")
+	})
 	waitFor(t, 10*time.Second, "the real forger box refused for /store", func() bool {
 		return strings.Contains(evil.proc.Log.String(), `prefix \"/store\" is not granted`)
 	})
@@ -85,11 +97,15 @@ func TestFederationTrust(t *testing.T) {
 	originRoot := strings.TrimPrefix(origin.rootURL, "root://")
 	genuine := director.Ad{Name: "originA", Site: "A", Role: director.RoleOrigin, Root: originRoot, HTTPS: origin.httpsURL, Prefixes: []string{"/store"}, Interval: 0.3}
 	genuineBody, _ := json.Marshal(genuine)
-	captured := http.Header{}
-	(&director.Signer{Member: "originA", Key: genuineKey}).Sign(captured, genuineBody)
-	if code, msg := postAdvert(t, hc, region, captured, genuineBody); code != 204 {
-		t.Fatalf("the genuine ad to capture: %d %s", code, msg)
-	}
+	// The box's own advertiser signs with the same key: if one of its ads
+	// signed later lands first, this one is (rightly) a replay; sign again.
+	var captured http.Header
+	waitFor(t, 5*time.Second, "a genuine ad to capture accepted", func() bool {
+		captured = http.Header{}
+		(&director.Signer{Member: "originA", Key: genuineKey}).Sign(captured, genuineBody)
+		code, _ := postAdvert(t, hc, region, captured, genuineBody)
+		return code == 204
+	})
 
 	cases := []struct {
 		name   string
