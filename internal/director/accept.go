@@ -92,6 +92,3 @@ func (d *Director) reloadMembers(now time.Time) {
 		d.log.Warn("member revoked or changed: its servers are dropped until it advertises within its new grant", "member", m, "dropped", dropped)
 	}
 }
-
-// Members lists the director's members.
-func (d *Director) Members() []Member { return d.members.list() }

@@ -84,19 +84,6 @@ func (m *membership) owner(entry string) string {
 	return ""
 }
 
-// list returns every member, config ones first.
-func (m *membership) list() []Member {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []Member
-	for _, set := range []map[string]Member{m.static, m.file} {
-		for _, mem := range set {
-			out = append(out, mem)
-		}
-	}
-	return out
-}
-
 // advance records seq as the member's latest if it is after the last one
 // accepted; a replayed or reordered advertisement is refused. It returns
 // the last accepted sequence.

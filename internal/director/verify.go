@@ -60,7 +60,7 @@ func (d *Director) serveAdvertise(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if rf != nil {
-		who := r.Header.Get(HeaderMember)
+		who := abbrev(r.Header.Get(HeaderMember), 64) // the sender's choice: bounded in the log and its keys
 		d.refusals.log(d.log, who+"\x00"+rf.msg, "advertisement refused", "member", who, "from", r.RemoteAddr, "status", rf.code, "reason", rf.msg)
 		http.Error(w, "advertisement refused: "+rf.msg, rf.code)
 		return
