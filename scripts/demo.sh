@@ -76,6 +76,12 @@ node() { # name site root-port https-port extra-toml
   mkdir -p "$work/$1"
   printf '[server]\nname = "%s"\nsite = "%s"\nstate_dir = "%s"\nlog_level = "warn"\n[root]\naddr = "127.0.0.1:%s"\n[https]\naddr = "127.0.0.1:%s"\n%b' \
     "$1" "$2" "$work/$1" "$3" "$4" "$5" > "$work/$1/sitebox.toml"
+  if [[ "$5" == *"[advertise]"* ]]; then
+    # Joining is two steps: the box prints its request (with its own key),
+    # the director's operator approves it on the director host.
+    req=$(bin/sitebox federation join "https://127.0.0.1:$dir_https" --config "$work/$1/sitebox.toml" 2>/dev/null | awk '{print $4}')
+    bin/sitebox federation approve "$req" --config "$work/t3-director/sitebox.toml" | sed 's/^/   /'
+  fi
   bin/sitebox serve --config "$work/$1/sitebox.toml" &
   pids+=($!)
   wait_port "$3"; wait_port "$4"
@@ -83,6 +89,7 @@ node() { # name site root-port https-port extra-toml
 dir_root=$(free_port); dir_https=$(free_port)
 echo "11. Starting a federation: director t3-director (site T3) on root:// $dir_root, with an origin and a cache at T3 and an origin at site B"
 node t3-director T3 "$dir_root" "$dir_https" '[director]\nenabled = true\n'
+echo "    each box joins it: \`sitebox federation join\` prints a request, the director's operator runs \`sitebox federation approve\` with it"
 advertise="[advertise]\nto = [\"https://127.0.0.1:$dir_https\"]\ninterval = \"1s\"\nca = \"$work/t3-director/tls/cert.pem\"\n"
 mkdir -p "$work/t3-pool" "$work/b-pool"
 head -c $((8 << 20)) /dev/urandom > "$work/t3-pool/local.root"
@@ -91,7 +98,7 @@ node t3-origin T3 "$(free_port)" "$(free_port)" "[[export]]\nprefix = \"/store\"
 node b-origin B "$(free_port)" "$(free_port)" "[[export]]\nprefix = \"/store\"\npools = [\"$work/b-pool\"]\n$advertise"
 node t3-cache T3 "$(free_port)" "$(free_port)" "[cache]\ndir = \"$work/t3-cache/data\"\nram = \"256MiB\"\ntrusted_redirects = [\"127.0.0.1\"]\n[[cache.route]]\nprefix = \"/store\"\nupstreams = [\"root://127.0.0.1:$dir_root\"]\n$advertise"
 fed() { bin/sitebox federation "https://127.0.0.1:$dir_https" --ca "$work/t3-director/tls/cert.pem" "$@"; }
-for _ in $(seq 50); do [ "$(fed --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["servers"]))')" = 3 ] && break; sleep 0.2; done
+for _ in $(seq 50); do [ "$(fed --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["servers"] or []))')" = 3 ] && break; sleep 0.2; done
 
 echo "12. The director's view of its federation:"
 fed | sed 's/^/   /'

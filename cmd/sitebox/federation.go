@@ -42,6 +42,7 @@ func addFederationCommand(root *cobra.Command) {
 	}
 	df.add(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the director's JSON")
+	addMembershipCommands(cmd)
 	root.AddCommand(cmd)
 }
 

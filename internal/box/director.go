@@ -47,6 +47,15 @@ func newDirector(cfg *config.Config, b *Box) (*director.Director, error) {
 		ep := endpointOf(s.Root)
 		c.Static = append(c.Static, director.Ad{Name: s.Name, Site: s.Site, Role: s.Role, Root: ep.Root, HTTPS: s.HTTPS, Prefixes: s.Prefixes})
 	}
+	c.MembersFile, c.MaxServers = director.MembersFile(cfg.Server.StateDir), dc.MaxServers
+	for _, m := range dc.Members {
+		mem := director.Member{Name: m.Name, Site: m.Site, Key: m.Key, Roles: m.Roles, Prefixes: m.Prefixes,
+			Root: endpointOf(m.Root).Root, HTTPS: strings.TrimSuffix(m.HTTPS, "/")}
+		if err := mem.Check(); err != nil {
+			return nil, fmt.Errorf("director.member: %w", err)
+		}
+		c.Members = append(c.Members, mem)
+	}
 	return director.New(c, b.log.With("component", "director")), nil
 }
 
@@ -99,10 +108,17 @@ func (b *Box) newAdvertiser() (*director.Advertiser, error) {
 	if b.prober, err = b.newProber(client); err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
+	// Directors accept only ads signed with a key their operator approved
+	// (`sitebox federation join` prints the request with this key).
+	key, err := director.LoadOrCreateKey(director.KeyFile(b.cfg.Server.StateDir))
+	if err != nil {
+		return nil, fmt.Errorf("advertise: %w", err)
+	}
 	return &director.Advertiser{
 		To: a.To, Interval: interval, Client: client,
-		Log: b.log.With("component", "advertise"),
-		Ads: func() []director.Ad { return b.ads(root, https) },
+		Signer: &director.Signer{Member: b.cfg.Server.Name, Key: key},
+		Log:    b.log.With("component", "advertise"),
+		Ads:    func() []director.Ad { return b.ads(root, https) },
 	}, nil
 }
 

@@ -39,6 +39,31 @@ type Director struct {
 	// Servers are plain XRootD servers that cannot advertise: listed here
 	// and probed.
 	Servers []StaticServer `toml:"server"`
+	// Members are boxes allowed to advertise, for sites that manage their
+	// config (the others approve with `sitebox federation approve`, which
+	// records members in the state dir). A box advertises only with its
+	// federation key; see Member.
+	Members []Member `toml:"member"`
+	// MaxServers bounds the registry (default 10000).
+	MaxServers int `toml:"max_servers"`
+}
+
+// Member is a box the director accepts advertisements from, as
+// `sitebox federation join` on the box prints it.
+type Member struct {
+	Name string `toml:"name"`
+	// Site, if set, is the only site it may claim.
+	Site string `toml:"site"`
+	// Key is the box's federation public key ("ed25519:…").
+	Key string `toml:"key"`
+	// Roles it may advertise: origin, cache, director.
+	Roles []string `toml:"roles"`
+	// Prefixes it may claim (a director: for the servers below it too).
+	Prefixes []string `toml:"prefixes"`
+	// Root (root://host:port) and HTTPS (https://host:port) are the only
+	// endpoints it may advertise.
+	Root  string `toml:"root"`
+	HTTPS string `toml:"https"`
 }
 
 // StaticServer is a server the director knows from its config.
@@ -147,6 +172,49 @@ func (d *Director) validate() []Problem {
 		}
 		if s.Role != "" && s.Role != "origin" && s.Role != "cache" {
 			add(key+".role", "%q is not a role (use \"origin\" or \"cache\")", s.Role)
+		}
+	}
+	if d.MaxServers < 0 {
+		add("max_servers", "%d: must be positive", d.MaxServers)
+	}
+	seen := map[string]bool{}
+	for i, m := range d.Members {
+		key := fmt.Sprintf("member[%d]", i+1)
+		if m.Name == "" || seen[m.Name] {
+			add(key+".name", "%q: missing or given twice", m.Name)
+		}
+		seen[m.Name] = true
+		if !strings.HasPrefix(m.Key, "ed25519:") {
+			add(key+".key", "%q is not a key like \"ed25519:…\" (from `sitebox federation join`)", m.Key)
+		}
+		for _, r := range m.Roles {
+			if r != "origin" && r != "cache" && r != "director" {
+				add(key+".roles", "%q is not a role (origin, cache or director)", r)
+			}
+		}
+		if len(m.Roles) == 0 {
+			add(key+".roles", "missing, e.g. [\"origin\"]")
+		}
+		if len(m.Prefixes) == 0 {
+			add(key+".prefixes", "missing: the prefixes it may claim, e.g. [\"/store\"]")
+		}
+		for _, p := range m.Prefixes {
+			if c, err := store.CleanPath(p); err != nil || c != p {
+				add(key+".prefixes", "%q must be a clean absolute namespace path", p)
+			}
+		}
+		if m.Root == "" && m.HTTPS == "" {
+			add(key+".root", "missing: a member needs root or https")
+		}
+		if m.Root != "" {
+			if msg := checkURL(m.Root, "root"); msg != "" {
+				add(key+".root", "%s", msg)
+			}
+		}
+		if m.HTTPS != "" {
+			if msg := checkURL(m.HTTPS, "https", "http"); msg != "" {
+				add(key+".https", "%s", msg)
+			}
 		}
 	}
 	return ps

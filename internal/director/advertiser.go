@@ -23,11 +23,16 @@ type Advertiser struct {
 	// one per role the box plays.
 	Ads func() []Ad
 	Log *slog.Logger
+	// Signer signs each ad with the box's federation key; directors
+	// refuse unsigned ads.
+	Signer *Signer
 }
 
 // Run advertises until ctx ends.
 func (a *Advertiser) Run(ctx context.Context) error {
-	failing := map[string]bool{}
+	// Each director's state: "" never reached, "ok", or the last error,
+	// so a change (a refusal after approval, say) is logged, a repeat not.
+	state := map[string]string{}
 	t := time.NewTicker(a.Interval)
 	defer t.Stop()
 	for {
@@ -47,16 +52,17 @@ func (a *Advertiser) Run(ctx context.Context) error {
 					break
 				}
 			}
+			was := state[to]
 			switch {
-			case err != nil && !failing[to]:
+			case err != nil && err.Error() != was:
 				a.Log.Warn("cannot advertise to director; will keep trying", "director", to, "err", err)
-				failing[to] = true
-			case err == nil && failing[to]:
-				a.Log.Info("advertising to director again", "director", to)
-				delete(failing, to)
-			case err == nil && !failing[to] && !seen(failing, to):
+				state[to] = err.Error()
+			case err == nil && was == "":
 				a.Log.Info("advertising to director", "director", to, "every", a.Interval)
-				failing["ok:"+to] = true
+				state[to] = "ok"
+			case err == nil && was != "ok":
+				a.Log.Info("advertising to director again", "director", to)
+				state[to] = "ok"
 			}
 		}
 		select {
@@ -67,9 +73,6 @@ func (a *Advertiser) Run(ctx context.Context) error {
 	}
 }
 
-// seen notes the first success, so it is logged once.
-func seen(m map[string]bool, to string) bool { return m["ok:"+to] }
-
 func (a *Advertiser) post(ctx context.Context, to string, body []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -78,6 +81,9 @@ func (a *Advertiser) post(ctx context.Context, to string, body []byte) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if a.Signer != nil {
+		a.Signer.Sign(req.Header, body)
+	}
 	resp, err := a.Client.Do(req)
 	if err != nil {
 		return err

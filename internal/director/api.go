@@ -2,11 +2,8 @@ package director
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"time"
-
-	"sitebox/internal/store"
 )
 
 // APIPrefix is where the director's HTTP API lives on its https:// port,
@@ -25,28 +22,13 @@ type Federation struct {
 
 // Handler serves the API:
 //
-//	POST /.sitebox/advertise   JSON Ad → 204; 400 with a message if bad
+//	POST /.sitebox/advertise   JSON Ad signed by a member (Sitebox-Member,
+//	                           Sitebox-Seq, Sitebox-Signature) → 204; else
+//	                           400/401/403/413/503 with the reason
 //	GET  /.sitebox/federation  JSON Federation
 func (d *Director) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+APIPrefix+"advertise", func(w http.ResponseWriter, r *http.Request) {
-		var ad Ad
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&ad); err != nil {
-			http.Error(w, "advertisement: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		if err := d.Advertise(ad); err != nil {
-			code := http.StatusInternalServerError
-			if errors.Is(err, store.ErrInvalid) {
-				code = http.StatusBadRequest
-			}
-			http.Error(w, "advertisement: "+err.Error(), code)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
+	mux.HandleFunc("POST "+APIPrefix+"advertise", d.serveAdvertise)
 	mux.HandleFunc("GET "+APIPrefix+"matrix", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(d.Matrix())

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"sitebox/internal/store"
@@ -41,7 +42,18 @@ type Config struct {
 	DefaultVO   string
 	VO          map[string]store.Endpoint
 	Static      []Ad // plain XRootD servers from the config
+	// MembersFile is the members file `sitebox federation approve` writes
+	// (re-read when it changes); Members are those of the config. Only
+	// members' signed advertisements are accepted over HTTP.
+	MembersFile string
+	Members     []Member
+	// MaxServers bounds the registry (default DefaultMaxServers).
+	MaxServers int
 }
+
+// DefaultMaxServers bounds a registry: far above any real federation, far
+// below what would strain the director.
+const DefaultMaxServers = 10000
 
 // Director answers every data request with where to go.
 type Director struct {
@@ -53,8 +65,13 @@ type Director struct {
 	matrix matrix
 	loc    *locator
 	probe  prober
-	stop   context.CancelFunc
-	done   chan struct{}
+	// members may advertise; refusals logs refused ads at a bounded rate.
+	members  *membership
+	refusals refusalLog
+	// resolving is set while advertised host names are being resolved.
+	resolving atomic.Bool
+	stop      context.CancelFunc
+	done      chan struct{}
 }
 
 var _ store.Store = (*Director)(nil)
@@ -83,7 +100,12 @@ func newWithProber(cfg Config, p prober, log *slog.Logger) *Director {
 	if cfg.DropAfter <= 0 {
 		cfg.DropAfter = 3
 	}
-	d := &Director{cfg: cfg, log: log, reg: newRegistry(cfg.DropAfter), probe: p, done: make(chan struct{})}
+	if cfg.MaxServers <= 0 {
+		cfg.MaxServers = DefaultMaxServers
+	}
+	d := &Director{cfg: cfg, log: log, reg: newRegistry(cfg.DropAfter, cfg.MaxServers), probe: p, done: make(chan struct{}),
+		members: newMembership(cfg.MembersFile, cfg.Members)}
+	d.reloadMembers(time.Now())
 	d.loc = &locator{probe: p, timeout: cfg.LocateTimeout, ttl: cfg.CacheTTL, negTTL: cfg.NegativeTTL, stats: &d.stats,
 		onUnreachable: func(root string) {
 			d.log.Warn("server unreachable; not sending clients there until it answers again", "root", root)
@@ -107,38 +129,6 @@ func (d *Director) Close() error {
 	<-d.done
 	if c, ok := d.probe.(interface{ Close() error }); ok {
 		c.Close()
-	}
-	return nil
-}
-
-// Advertise records a server's advertisement.
-func (d *Director) Advertise(ad Ad) error {
-	if ad.Name == "" || (ad.Root == "" && ad.HTTPS == "") {
-		return fmt.Errorf("%w: an advertisement needs a name and at least one endpoint", store.ErrInvalid)
-	}
-	switch ad.Role {
-	case RoleOrigin, RoleCache, RoleDirector:
-	default:
-		return fmt.Errorf("%w: role %q is not origin, cache or director", store.ErrInvalid, ad.Role)
-	}
-	for _, p := range ad.Prefixes {
-		if c, err := store.CleanPath(p); err != nil || c != p {
-			return fmt.Errorf("%w: prefix %q is not a clean namespace path", store.ErrInvalid, p)
-		}
-	}
-	if len(ad.Probes) > 0 {
-		d.matrix.record(ad.Name, ad.Probes)
-	}
-	_, known := d.server(ad.Name)
-	below := flatten(ad.Servers)
-	for _, a := range append([]Ad{ad}, below...) {
-		if a.Role != RoleDirector {
-			d.sites.note(a.Site, hostOf(a.Root))
-		}
-	}
-	d.reg.advertise(ad, time.Now())
-	if !known {
-		d.log.Info("server joined", "name", ad.Name, "site", ad.Site, "role", ad.Role, "root", ad.Root, "prefixes", ad.Prefixes, "servers_below", len(below))
 	}
 	return nil
 }
@@ -177,6 +167,7 @@ func (d *Director) maintain(ctx context.Context) {
 		case <-t.C:
 		}
 		now := time.Now()
+		d.reloadMembers(now)
 		for _, name := range d.reg.expire(now) {
 			d.log.Warn("server dropped: it stopped advertising", "name", name)
 		}

@@ -34,6 +34,10 @@ type MatrixCell struct {
 // matrixDays is how many days of probe statistics a director keeps.
 const matrixDays = 14
 
+// maxMatrixCells bounds the matrix: a member's probes name their targets,
+// so new cells past it are not made (the ones kept still update).
+const maxMatrixCells = 100_000
+
 // matrix accumulates probe results reported in advertisements.
 type matrix struct {
 	mu    sync.Mutex
@@ -58,6 +62,9 @@ func (m *matrix) record(from string, rs []ProbeResult) {
 		day := r.At.UTC().Format("2006-01-02")
 		k := [3]string{from, r.To, day}
 		c := m.cells[k]
+		if c == nil && len(m.cells) >= maxMatrixCells {
+			continue
+		}
 		if c == nil {
 			c = &MatrixCell{From: from, To: r.To, Day: day}
 			m.cells[k] = c

@@ -1,6 +1,8 @@
 package director
 
 import (
+	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -60,8 +62,11 @@ func (d *Downtime) Active(now time.Time) bool {
 // Server is one entry of the registry.
 type Server struct {
 	Ad
-	Static   bool      `json:"static"`        // from the config; probed, not advertised
-	Via      string    `json:"via,omitempty"` // the child director it was learned from
+	Static bool   `json:"static"`        // from the config; probed, not advertised
+	Via    string `json:"via,omitempty"` // the child director it was learned from
+	// Member is the federation member whose advertisement set the entry
+	// (the child director's, for a child).
+	Member   string    `json:"member,omitempty"`
 	LastSeen time.Time `json:"last_seen"`
 	Expires  time.Time `json:"expires"`
 	// Down is set when a probe could not reach it; cleared by its next ad
@@ -89,18 +94,29 @@ func (s *Server) holds(name string) bool {
 
 // registry is the set of known servers, keyed by name.
 type registry struct {
-	mu        sync.Mutex
-	servers   map[string]*Server
-	dropAfter int
+	mu         sync.Mutex
+	servers    map[string]*Server
+	dropAfter  int
+	maxServers int
 }
 
-func newRegistry(dropAfter int) *registry {
-	return &registry{servers: map[string]*Server{}, dropAfter: dropAfter}
+func newRegistry(dropAfter, maxServers int) *registry {
+	return &registry{servers: map[string]*Server{}, dropAfter: dropAfter, maxServers: maxServers}
 }
 
-// advertise records ad (and, for a director, the servers below it) as
-// seen now.
-func (r *registry) advertise(ad Ad, now time.Time) {
+// Refusals of an advertisement by the registry.
+var (
+	errStatic = errors.New("is a static server of the director's config: no advertisement replaces it")
+	errTaken  = errors.New("belongs to another member")
+	errFull   = errors.New("the director's registry is full")
+)
+
+// advertise records ad, from member, (and, for a director, the servers
+// below it) as seen now. Names are guarded: a static entry is never
+// replaced, an entry of another member neither; a child is skipped (and
+// returned in skipped) if its name is static, owned by a member (owner)
+// or learned through another director, or if the registry is full.
+func (r *registry) advertise(ad Ad, now time.Time, member string, owner func(string) string) (skipped []string, err error) {
 	interval := time.Duration(ad.Interval * float64(time.Second))
 	if interval <= 0 {
 		interval = 10 * time.Second
@@ -108,15 +124,49 @@ func (r *registry) advertise(ad Ad, now time.Time) {
 	expires := now.Add(time.Duration(r.dropAfter) * interval)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if old := r.servers[ad.Name]; old != nil {
+		switch {
+		case old.Static:
+			return nil, fmt.Errorf("name %q %w", ad.Name, errStatic)
+		case old.Member != "" && old.Member != member && old.Via == "":
+			return nil, fmt.Errorf("name %q %w (%s)", ad.Name, errTaken, old.Member)
+		}
+	} else if r.maxServers > 0 && len(r.servers) >= r.maxServers {
+		return nil, fmt.Errorf("%w (%d servers)", errFull, len(r.servers))
+	}
 	children := ad.Servers
 	ad.Servers, ad.Probes = nil, nil
-	r.servers[ad.Name] = &Server{Ad: ad, LastSeen: now, Expires: expires}
+	r.servers[ad.Name] = &Server{Ad: ad, Member: member, LastSeen: now, Expires: expires}
 	for _, c := range flatten(children) {
-		if old := r.servers[c.Name]; old != nil && old.Via == "" {
-			continue // it advertises to us itself: that entry wins
+		old := r.servers[c.Name]
+		switch {
+		case c.Name == ad.Name,
+			old != nil && (old.Static || old.Via != ad.Name),
+			owner != nil && owner(c.Name) != "",
+			old == nil && r.maxServers > 0 && len(r.servers) >= r.maxServers:
+			// Static, a member's own entry, or another director's child:
+			// not this child director's to set. Or no room.
+			skipped = append(skipped, c.Name)
+			continue
 		}
-		r.servers[c.Name] = &Server{Ad: c, Via: ad.Name, LastSeen: now, Expires: expires}
+		r.servers[c.Name] = &Server{Ad: c, Via: ad.Name, Member: member, LastSeen: now, Expires: expires}
 	}
+	return skipped, nil
+}
+
+// dropMember removes every entry a member advertised (its own and the
+// children it reported), when it is revoked.
+func (r *registry) dropMember(member string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var gone []string
+	for name, s := range r.servers {
+		if !s.Static && s.Member == member {
+			delete(r.servers, name)
+			gone = append(gone, name)
+		}
+	}
+	return gone
 }
 
 // flatten lists a tree of ads depth first, without their children.

@@ -21,6 +21,10 @@ type siteMap struct {
 // resolveEvery bounds how often one host name is looked up again.
 const resolveEvery = 10 * time.Minute
 
+// maxSiteHosts bounds the map: past it (servers churning through host
+// names) it starts afresh, refilled by the next advertisements.
+const maxSiteHosts = 2 * DefaultMaxServers
+
 // note records that a server of site runs on host.
 func (m *siteMap) note(site, host string) {
 	if site == "" || host == "" {
@@ -32,7 +36,7 @@ func (m *siteMap) note(site, host string) {
 		m.mu.Unlock()
 		return
 	}
-	if m.hosts == nil {
+	if m.hosts == nil || len(m.hosts) >= maxSiteHosts {
 		m.hosts, m.nets = map[string]time.Time{}, map[string]map[string]bool{}
 	}
 	m.hosts[host] = time.Now()

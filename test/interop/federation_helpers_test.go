@@ -3,6 +3,7 @@ package interop
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -63,6 +64,7 @@ func (n nodeSpec) start(t *testing.T, name, site, conf string) *fedNode {
 	if err := os.WriteFile(file, []byte(cfg.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	approveAdvertising(t, file, conf)
 	p, err := peers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, "serve", "--config", file)
 	if err != nil {
 		t.Fatalf("start %s: %v\n%s", name, err, cfg.String())
@@ -84,10 +86,52 @@ func (n nodeSpec) start(t *testing.T, name, site, conf string) *fedNode {
 }
 
 // advertiseTo is the [advertise] table for a node reporting to dir every
-// interval.
+// interval. Directors take ads only from approved members, so it also
+// names (in a comment line start reads) the director whose operator
+// approves the node before it starts.
 func advertiseTo(dir *fedNode, interval string) string {
 	return "[advertise]\nto = [" + strconv.Quote(dir.httpsURL) + "]\ninterval = " + strconv.Quote(interval) +
-		"\nca = " + strconv.Quote(dir.certFile) + "\n"
+		"\nca = " + strconv.Quote(dir.certFile) + "\n" + approveMark + dir.httpsURL + " " + filepath.Join(dir.state, "sitebox.toml") + "\n"
+}
+
+// approveMark starts the comment line of advertiseTo: director URL and
+// config file.
+const approveMark = "# test: approved by "
+
+// approveAdvertising does what the two operators do for each director
+// conf names with advertiseTo: `sitebox federation join` with the node's
+// config, then `sitebox federation approve` with the director's. A node
+// that is a director asks for every prefix (its servers are the tests').
+func approveAdvertising(t *testing.T, file, conf string) {
+	t.Helper()
+	for _, line := range strings.Split(conf, "\n") {
+		rest, ok := strings.CutPrefix(line, approveMark)
+		if !ok {
+			continue
+		}
+		dirURL, dirConf, _ := strings.Cut(rest, " ")
+		args := []string{"federation", "join", dirURL, "--config", file}
+		if strings.Contains(conf, "[director]\nenabled = true") {
+			args = append(args, "--prefix", "/")
+		}
+		approveJoin(t, args, dirConf)
+	}
+}
+
+// approveJoin runs join with args and approves its request at the
+// director with config dirConf (extra: approve's flags).
+func approveJoin(t *testing.T, joinArgs []string, dirConf string, extra ...string) string {
+	t.Helper()
+	cmd := exec.Command(siteboxBin, joinArgs...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	fields := strings.Fields(string(out))
+	if err != nil || len(fields) != 4 {
+		t.Fatalf("sitebox %s: %v\n%s%s", strings.Join(joinArgs, " "), err, out, stderr.String())
+	}
+	ok, _ := run(t, false, siteboxBin, append([]string{"federation", "approve", fields[3], "--config", dirConf}, extra...)...)
+	return ok
 }
 
 // certBundle concatenates the nodes' self-signed certificates, for clients

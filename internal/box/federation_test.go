@@ -1,0 +1,73 @@
+package box
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"sitebox/internal/config"
+	"sitebox/internal/director"
+)
+
+// The join request carries what the running box will advertise, so the
+// approval matches its ads: the [advertise] URLs, else the listen
+// addresses with a wildcard host made the hostname.
+func TestJoinRequestMatchesTheAds(t *testing.T) {
+	host, _ := os.Hostname()
+	tests := []struct {
+		name       string
+		cfg        config.Config
+		prefixes   []string
+		root, http string
+		roles      string
+		err        string
+	}{
+		{name: "listen addresses", cfg: config.Config{
+			Exports: []config.Export{{Prefix: "/store"}},
+			Root:    config.Root{Addr: "127.0.0.1:1094"}, HTTPS: config.HTTPS{Addr: ":8443"}},
+			root: "127.0.0.1:1094", http: "https://" + host + ":8443", roles: "origin"},
+		{name: "advertised URLs, plain http", cfg: config.Config{
+			Exports:   []config.Export{{Prefix: "/store"}},
+			Root:      config.Root{Addr: "0.0.0.0:1"},
+			HTTPS:     config.HTTPS{Addr: ":2", PlainHTTP: true},
+			Advertise: config.Advertise{RootURL: "root://box.example.org:1094"}},
+			root: "box.example.org:1094", http: "http://" + host + ":2", roles: "origin"},
+		{name: "port 0", cfg: config.Config{Exports: []config.Export{{Prefix: "/store"}}, Root: config.Root{Addr: "127.0.0.1:0"}},
+			err: "set [advertise] root_url"},
+		{name: "director without prefixes", cfg: config.Config{Director: config.Director{Enabled: true}, Root: config.Root{Addr: "127.0.0.1:1"}},
+			err: "--prefix"},
+		{name: "director with prefixes", cfg: config.Config{Director: config.Director{Enabled: true}, Root: config.Root{Addr: "127.0.0.1:1"}, HTTPS: config.HTTPS{Addr: config.Off}},
+			prefixes: []string{"/store/t3"}, root: "127.0.0.1:1", roles: "director"},
+		{name: "no role", cfg: config.Config{Root: config.Root{Addr: "127.0.0.1:1"}}, err: "no role"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Server = config.Server{Name: "box", StateDir: t.TempDir()}
+			if cfg.HTTPS.Addr == "" {
+				cfg.HTTPS.Addr = config.Off
+			}
+			r, text, err := JoinRequest(&cfg, "https://region:8443", tc.prefixes)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Root != tc.root || r.HTTPS != tc.http || strings.Join(r.Roles, ",") != tc.roles {
+				t.Errorf("got root %q https %q roles %v", r.Root, r.HTTPS, r.Roles)
+			}
+			back, err := director.DecodeRequest(text)
+			if err != nil || back.Key != r.Key || back.Name != "box" {
+				t.Errorf("decoded %+v, %v", back, err)
+			}
+			fi, err := os.Stat(director.KeyFile(cfg.Server.StateDir))
+			if err != nil || fi.Mode().Perm() != 0o600 {
+				t.Errorf("key file: %v %v", fi, err)
+			}
+		})
+	}
+}
