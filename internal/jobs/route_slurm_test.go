@@ -72,7 +72,7 @@ func TestRouterWithSlurm(t *testing.T) {
 	// Cancelled in Slurm.
 	c := e.submit("alice", spec("sleep 60", "site"))[0]
 	e.waitState(c.ID, Routed, 30*time.Second)
-	if err := e.s.Cancel(e.ctx, c.ID, "alice"); err != nil {
+	if err := e.s.Cancel(e.ctx, c.ID, as("alice")); err != nil {
 		t.Fatal(err)
 	}
 	e.waitState(c.ID, Cancelled, 5*time.Second)

@@ -83,7 +83,7 @@ func (s *Service) routeLocked(ctx context.Context, localWhy map[string]string) {
 	}
 	prio := map[string]float64{}
 	for _, j := range idle {
-		prio[j.Owner] = s.usage[j.Owner].decayed(time.Now(), s.cfg.HalfLife) / s.share(j.Owner, j.VO)
+		prio[ownerKey(j)] = s.usage[ownerKey(j)].decayed(time.Now(), s.cfg.HalfLife) / s.share(j)
 	}
 	sort.SliceStable(idle, func(a, b int) bool { return before(idle[a], idle[b], prio) })
 	for _, j := range idle {
@@ -248,21 +248,21 @@ var ErrNotOwner = errors.New("not the job's owner")
 // ErrNoJob is returned for an unknown job id.
 var ErrNoJob = errors.New("no such job")
 
-// Cancel stops job id for who (its owner).
-func (s *Service) Cancel(ctx context.Context, id, who string) error {
+// Cancel stops job id for who (its owner: issuer and subject).
+func (s *Service) Cancel(ctx context.Context, id string, who Principal) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j := s.jobs[id]
 	if j == nil {
 		return fmt.Errorf("%w: %s", ErrNoJob, id)
 	}
-	if j.Owner != who {
-		return fmt.Errorf("%w: job %s belongs to %s", ErrNotOwner, id, j.Owner)
+	if j.Principal() != who {
+		return fmt.Errorf("%w: job %s is not %s's", ErrNotOwner, id, who)
 	}
 	if j.State.Final() {
 		return fmt.Errorf("job %s has already ended (%s)", id, j.State)
 	}
-	why := "cancelled by " + who
+	why := "cancelled by " + who.Subject
 	switch {
 	case j.State == Idle:
 		s.end(j, Cancelled, why)
