@@ -75,9 +75,9 @@ func (s State) Final() bool {
 // Job is a submitted job and everything known about it; it is what the
 // database keeps.
 type Job struct {
-	ID     string `json:"id"` // "<cluster>.<process>"
-	Spec   Spec   `json:"spec"`
-	Owner  string `json:"owner"`  // token subject (shown to users)
+	ID    string `json:"id"` // "<cluster>.<process>"
+	Spec  Spec   `json:"spec"`
+	Owner string `json:"owner"` // token subject (shown to users)
 	// Issuer is the owner's token issuer: a job belongs to the pair
 	// (Issuer, Owner), so two issuers' "alice" never share jobs.
 	Issuer string `json:"issuer,omitempty"`

@@ -18,7 +18,7 @@ func TestRouterWithSlurm(t *testing.T) {
 	for _, tool := range []string{"munged", "slurmctld", "slurmd", "sbatch"} {
 		peers.Require(t, tool)
 	}
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	sl, err := peers.StartSlurm(context.Background(), peers.SlurmConfig{WorkDir: filepath.Join(dir, "slurm"), CPUs: 2, MemoryMB: 2048})
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +26,7 @@ func TestRouterWithSlurm(t *testing.T) {
 	t.Cleanup(sl.Stop)
 	e := newSvc(t, func(c *Config) {
 		c.PollEvery = 500 * time.Millisecond
-		c.Domains = []Domain{{Name: "site", Backend: NewSlurm(SlurmBackendConfig{Partition: sl.Partition, Env: sl.Env()}), MaxJobs: 2, MaxIdleJobs: 2}}
+		c.Domains = []Domain{{Name: "site", Backend: NewSlurm(SlurmBackendConfig{Partition: sl.Partition, Env: sl.Env(), RunAs: testSlots(t, "sbxslot3")[0]}), MaxJobs: 2, MaxIdleJobs: 2}}
 	})
 	spec := func(script string, domains ...string) Spec {
 		sp := sh(script)
