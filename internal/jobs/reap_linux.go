@@ -93,6 +93,13 @@ func reapSlot(sl Slot, subreaper bool) error {
 			return fmt.Errorf("kill the processes of slot user %s: wait: %w", sl.Name, err)
 		}
 		if pid == cmd.Process.Pid {
+			// Everything the kill reached is a zombie now: collect the
+			// ones that are ours, or they would outlive the supervisor.
+			for {
+				if p, err := unix.Wait4(-1, nil, unix.WNOHANG, nil); p <= 0 || err != nil {
+					break
+				}
+			}
 			if ws.ExitStatus() != 0 || ws.Signaled() {
 				return fmt.Errorf("kill the processes of slot user %s: the reaper ended with %v", sl.Name, ws)
 			}
