@@ -86,7 +86,7 @@ func addJobCommands(root *cobra.Command) {
 			}
 			// The box's domains, so an unknown one is reported with its line.
 			var known struct{ Domains []string }
-			if err := c.do("GET", jobs.APIPrefix, nil, &known); err != nil {
+			if err := c.do("GET", jobs.APIPrefix+"/domains", nil, &known); err != nil {
 				return fmt.Errorf("submit: %w", err)
 			}
 			specs, err := jobs.ParseJobFile(args[0], data, func(d string) bool { return slices.Contains(known.Domains, d) })

@@ -44,6 +44,7 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("POST "+APIPrefix, a.submit)
 	mux.HandleFunc("GET "+APIPrefix, a.list)
 	mux.HandleFunc("GET "+APIPrefix+"/report", a.report)
+	mux.HandleFunc("GET "+APIPrefix+"/domains", a.domains)
 	mux.HandleFunc("GET "+APIPrefix+"/{id}", a.get)
 	mux.HandleFunc("DELETE "+APIPrefix+"/{id}", a.cancel)
 	mux.HandleFunc("GET "+APIPrefix+"/{id}/logs", a.logs)
@@ -143,6 +144,20 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"jobs": js})
+}
+
+// domains lists where jobs may run, for a client checking a job file
+// before it submits: submitting (compute.create) is reason enough.
+func (a *API) domains(w http.ResponseWriter, r *http.Request) {
+	id, ok := a.who(w, r)
+	if !ok {
+		return
+	}
+	if !id.HasCompute(store.ScopeComputeCreate) && !id.HasCompute(store.ScopeComputeRead) {
+		a.refuse(w, r, id, http.StatusForbidden, "token lacks the compute.create scope (a storage scope does not allow jobs)")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"domains": a.Svc.Domains()})
 }
 
 func (a *API) list(w http.ResponseWriter, r *http.Request) {
