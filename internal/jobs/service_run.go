@@ -173,6 +173,7 @@ func (s *Service) startLocal(ctx context.Context, j *Job, slot Slot) {
 		}
 		r, err := s.exec.start(j, slot)
 		if err != nil {
+			s.releaseLocked(j) // the sandbox may already be the slot's
 			delete(s.local, j.ID)
 			s.end(j, Failed, err.Error())
 			return
