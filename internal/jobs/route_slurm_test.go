@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,6 +45,10 @@ func TestRouterWithSlurm(t *testing.T) {
 	rc.Close()
 	if string(out) != "from slurm\n" {
 		t.Errorf("stdout of the Slurm job %q", out)
+	}
+	// Ended, its sandbox is the box's again.
+	if fi, err := os.Stat(j.SandboxDir); err != nil || owner(fi) != uint32(os.Geteuid()) {
+		t.Errorf("the ended Slurm job's sandbox was not taken back: %v", err)
 	}
 
 	// One local core: the first "local,site" job takes it, the next go to

@@ -231,6 +231,13 @@ func (s *Service) applyUpdate(u Update) {
 		}
 		return
 	}
+	if d := s.remote[j.ID]; d != nil {
+		if r, ok := d.Backend.(sandboxReleaser); ok {
+			if err := r.Release(j); err != nil {
+				s.log.Warn("cannot take the job's sandbox back", "job", j.ID, "domain", j.Domain, "err", err)
+			}
+		}
+	}
 	delete(s.remote, j.ID)
 	if !u.Finished.IsZero() {
 		defer func() { j.Finished = u.Finished }()

@@ -170,6 +170,14 @@ func (b *SlurmBackend) Submit(ctx context.Context, j *Job) (string, error) {
 	return id, nil
 }
 
+// Release takes an ended job's sandbox back from the run_as account.
+func (b *SlurmBackend) Release(j *Job) error {
+	if b.cfg.RunAs.UID == 0 {
+		return nil
+	}
+	return reclaimSandbox(j.SandboxDir, b.cfg.RunAs)
+}
+
 // slurmJobID reports whether s is a plain Slurm job id (digits).
 func slurmJobID(s string) bool {
 	if s == "" {
