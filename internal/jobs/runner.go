@@ -117,22 +117,7 @@ func supervise(sandbox string, p *execPlan) exitReport {
 		return fail(127, "stderr: %v", err)
 	}
 	defer errf.Close()
-	exe := p.Executable
-	if !filepath.IsAbs(exe) && filepath.Base(exe) == exe {
-		if local := filepath.Join(sandbox, exe); fileExists(local) {
-			exe = local // shipped with the job
-		}
-	} else if !filepath.IsAbs(exe) {
-		exe = filepath.Join(sandbox, exe)
-	}
-	cmd := exec.Command(exe, p.Arguments...)
-	cmd.Dir = sandbox
-	cmd.Stdout, cmd.Stderr = out, errf
-	cmd.Env = jobEnv(sandbox, p.Env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		// The slot user's uid and gid, no supplementary groups.
-		Credential: &syscall.Credential{Uid: p.Slot.UID, Gid: p.Slot.GID, Groups: []uint32{}},
-	}
+	cmd := jobCommand(sandbox, p, out, errf)
 	// TERM reaches the job from the box's kill of the whole group; the
 	// supervisor stays to write the report. Caught, not ignored: an
 	// ignored signal stays ignored across exec, and a shell job could not
@@ -150,27 +135,7 @@ func supervise(sandbox string, p *execPlan) exitReport {
 		fmt.Fprintf(errf, "sitebox: cannot start %s: %v\n", p.Executable, err)
 		return fail(127, "cannot start %s: %v", p.Executable, err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t := time.NewTicker(watchEvery)
-	defer t.Stop()
-	var limitHit string
-	var waitErr error
-loop:
-	for {
-		select {
-		case waitErr = <-done:
-			break loop
-		case <-t.C:
-			if limitHit == "" {
-				if limitHit = overLimit(sandbox, p, rep.Started); limitHit != "" {
-					fmt.Fprintf(errf, "sitebox: killing the job: %s\n", limitHit)
-					eachProcOfUID(p.Slot.UID, 0, func(pid int) { syscall.Kill(pid, syscall.SIGKILL) })
-				}
-			}
-		}
-	}
-	_ = waitErr
+	limitHit := watchJob(cmd, sandbox, p, rep.Started, errf)
 	// Whatever the job left running as its slot user dies with it.
 	if err := reapSlot(p.Slot, true); err != nil {
 		fmt.Fprintf(errf, "sitebox: %v\n", err)
@@ -190,6 +155,55 @@ loop:
 	}
 	rep.Reason = limitHit
 	return rep
+}
+
+// jobCommand is the job's command: its executable (a bare name shipped
+// with the job is found in the sandbox), in the sandbox, as the slot
+// user with no supplementary groups, with a clean environment.
+func jobCommand(sandbox string, p *execPlan, out, errf *os.File) *exec.Cmd {
+	exe := p.Executable
+	if !filepath.IsAbs(exe) && filepath.Base(exe) == exe {
+		if local := filepath.Join(sandbox, exe); fileExists(local) {
+			exe = local // shipped with the job
+		}
+	} else if !filepath.IsAbs(exe) {
+		exe = filepath.Join(sandbox, exe)
+	}
+	cmd := exec.Command(exe, p.Arguments...)
+	cmd.Dir = sandbox
+	cmd.Stdout, cmd.Stderr = out, errf
+	cmd.Env = jobEnv(sandbox, p.Env)
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		// The slot user's uid and gid, no supplementary groups.
+		Credential: &syscall.Credential{Uid: p.Slot.UID, Gid: p.Slot.GID, Groups: []uint32{}},
+	}
+	return cmd
+}
+
+// watchJob waits for the started job, checking its limits, and says
+// which one it broke ("" for none); a job over a limit is killed, all
+// its processes.
+func watchJob(cmd *exec.Cmd, sandbox string, p *execPlan, started time.Time, errf *os.File) string {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	var limitHit string
+loop:
+	for {
+		select {
+		case <-done:
+			break loop
+		case <-t.C:
+			if limitHit == "" {
+				if limitHit = overLimit(sandbox, p, started); limitHit != "" {
+					fmt.Fprintf(errf, "sitebox: killing the job: %s\n", limitHit)
+					eachProcOfUID(p.Slot.UID, 0, func(pid int) { syscall.Kill(pid, syscall.SIGKILL) })
+				}
+			}
+		}
+	}
+	return limitHit
 }
 
 // jobEnv is a clean environment: the job's own variables and the basics
