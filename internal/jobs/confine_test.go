@@ -91,3 +91,26 @@ func TestDaemonDiesWithJob(t *testing.T) {
 		t.Errorf("the job's daemon (pid %d) outlived the job", pid)
 	}
 }
+
+// A job that leaves its stdout and an output as links to the box's
+// secrets gets neither read by the box: not in its logs, not delivered.
+func TestSandboxLinksNotFollowed(t *testing.T) {
+	e := newSvc(t, nil)
+	secret := filepath.Join(t.TempDir(), "issuer.key")
+	os.WriteFile(secret, []byte("PRIVATE KEY"), 0o600)
+	sp := sh(`rm -f stdout; ln -s ` + secret + ` stdout; ln -s ` + secret + ` result.txt`)
+	sp.Outputs, sp.OutputDestination = []string{"result.txt"}, "root://x//store/out"
+	j := e.waitState(e.submit("alice", sp)[0].ID, Failed, 20*time.Second)
+	if !strings.Contains(j.Reason, "symbolic link") {
+		t.Errorf("the linked output: %q", j.Reason)
+	}
+	if b, err := os.ReadFile(filepath.Join(e.cfg.Stager.(*fakeStager).outDir, "result.txt")); err == nil {
+		t.Errorf("the box delivered a linked output: %q", b)
+	}
+	rc, err := e.s.Logs(j.ID, "stdout")
+	if err == nil {
+		b, _ := io.ReadAll(rc)
+		rc.Close()
+		t.Errorf("the box served a linked stdout: %q", b)
+	}
+}

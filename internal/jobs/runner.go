@@ -107,12 +107,12 @@ func supervise(sandbox string, p *execPlan) exitReport {
 		}
 	}
 	applyLimits(p)
-	out, err := os.OpenFile(filepath.Join(sandbox, p.Stdout), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	out, err := openInSandbox(sandbox, p.Stdout, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fail(127, "stdout: %v", err)
 	}
 	defer out.Close()
-	errf, err := os.OpenFile(filepath.Join(sandbox, p.Stderr), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	errf, err := openInSandbox(sandbox, p.Stderr, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fail(127, "stderr: %v", err)
 	}

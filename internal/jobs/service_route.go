@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -314,7 +313,7 @@ func (s *Service) Logs(id, stream string) (io.ReadCloser, error) {
 	if stream == "stderr" {
 		name = j.Spec.Stderr
 	}
-	f, err := os.Open(filepath.Join(j.SandboxDir, name))
+	f, err := openInSandbox(j.SandboxDir, name, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return io.NopCloser(strings.NewReader("")), nil // nothing written (yet)
 	}

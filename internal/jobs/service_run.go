@@ -188,7 +188,12 @@ func (s *Service) startLocal(ctx context.Context, j *Job, slot Slot) {
 
 // stage makes the sandbox and fetches the inputs into it.
 func (s *Service) stage(ctx context.Context, sp Spec, dir string) error {
-	// The box's alone until the job starts (claimSandbox).
+	// The box's alone until the job starts (claimSandbox). A requeued
+	// job starts afresh: what an earlier attempt left (links included)
+	// is never written through.
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -304,6 +309,9 @@ func (s *Service) deliver(ctx context.Context, sp Spec, dir string) error {
 		return fmt.Errorf("no stager configured to deliver to %s", sp.OutputDestination)
 	}
 	for _, o := range sp.Outputs {
+		if err := checkSandboxFile(dir, o); err != nil {
+			return fmt.Errorf("%s: %w", o, err)
+		}
 		if err := s.cfg.Stager.Deliver(ctx, dir+"/"+o, sp.OutputDestination); err != nil {
 			return fmt.Errorf("%s: %w", o, err)
 		}
