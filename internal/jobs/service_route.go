@@ -296,6 +296,10 @@ func (s *Service) Cancel(ctx context.Context, id string, who Principal) error {
 			go func() {
 				if err := d.Backend.Cancel(context.Background(), &snap); err != nil {
 					s.log.Warn("cannot cancel job in its domain", "job", id, "domain", d.Name, "err", err)
+				} else if r, ok := d.Backend.(sandboxReleaser); ok {
+					if err := r.Release(&snap); err != nil {
+						s.log.Warn("cannot take the job's sandbox back", "job", id, "domain", d.Name, "err", err)
+					}
 				}
 			}()
 		}
