@@ -104,8 +104,34 @@ func newSvc(t *testing.T, mut func(*Config)) *svcEnv {
 	}
 	e := &svcEnv{t: t, cfg: cfg}
 	e.start()
-	t.Cleanup(e.stop)
+	t.Cleanup(func() {
+		e.drain()
+		e.stop()
+	})
 	return e
+}
+
+// drain kills the jobs still running at the end of a test and waits for
+// their supervisors to end, so none writes in a directory being removed.
+func (e *svcEnv) drain() {
+	if e.s == nil {
+		return
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		e.s.mu.Lock()
+		n := len(e.s.local)
+		for _, lr := range e.s.local {
+			if lr.run != nil { // a job still staging starts, then dies
+				syscall.Kill(-lr.run.pid, syscall.SIGKILL)
+			}
+		}
+		e.s.mu.Unlock()
+		if n == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func (e *svcEnv) start() {
