@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what sitebox's demo and tests need on Debian 12, idempotently:
 # XRootD 5.5 (server, client, Python bindings), curl, openssl, Slurm and
-# munge (the job router's site domain), Chromium (the dashboard test), a
+# munge (the job router's site domain), slot users for test jobs, Chromium (the dashboard test), a
 # Python venv with uproot, Go modules, Toxiproxy, and builds bin/sitebox.
 # Fast when all is present.
 set -euo pipefail
@@ -17,6 +17,16 @@ if ((${#need_apt[@]})); then
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${need_apt[@]}"
 fi
+
+# Jobs never run as the box's user: the tests run them as these slot users
+# (sbxslot1-3 the job package's tests, 4-9 the interop tests, 10-12 the
+# benchmarks), unprivileged system accounts with no home and no login.
+for i in $(seq 1 12); do
+  id -u "sbxslot$i" >/dev/null 2>&1 && continue
+  echo "setup: creating slot user sbxslot$i"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO useradd --system --no-create-home --user-group --home-dir /nonexistent --shell /usr/sbin/nologin "sbxslot$i"
+done
 
 # Debian's XRootD 5.5 bindings live in the system Python; the venv sees them.
 if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import uproot, awkward, aiohttp, requests, XRootD.client" 2>/dev/null; then

@@ -68,14 +68,16 @@ func (c *jobClient) do(method, path string, body, out any) error {
 }
 
 // addJobCommands registers submit, jobs, cancel, logs and the hidden
-// job supervisor.
+// job supervisor and reaper. The token needs compute.create to submit,
+// compute.read to list and read logs, compute.cancel (or
+// compute.modify) to cancel.
 func addJobCommands(root *cobra.Command) {
 	var c jobClient
 	submit := &cobra.Command{
 		Use:   "submit FILE",
-		Short: "Submit jobs from a TOML job file or an HTCondor-style submit file",
+		Short: "Submit jobs from a TOML job file or an HTCondor-style submit file (token scope compute.create)",
 		Example: `  sitebox submit analysis.sub          # executable = ..., queue 10, +Domains = "local,site"
-  BEARER_TOKEN=$(sitebox token issue --sub alice ...) sitebox submit --url https://t3-box:8443 job.toml`,
+  BEARER_TOKEN=$(sitebox token issue --sub alice --scope "compute.create compute.read compute.cancel") sitebox submit --url https://t3-box:8443 job.toml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			data, err := os.ReadFile(args[0])
@@ -84,7 +86,7 @@ func addJobCommands(root *cobra.Command) {
 			}
 			// The box's domains, so an unknown one is reported with its line.
 			var known struct{ Domains []string }
-			if err := c.do("GET", jobs.APIPrefix, nil, &known); err != nil {
+			if err := c.do("GET", jobs.APIPrefix+"/domains", nil, &known); err != nil {
 				return fmt.Errorf("submit: %w", err)
 			}
 			specs, err := jobs.ParseJobFile(args[0], data, func(d string) bool { return slices.Contains(known.Domains, d) })
@@ -111,7 +113,7 @@ func addJobCommands(root *cobra.Command) {
 	var asJSON bool
 	list := &cobra.Command{
 		Use:   "jobs",
-		Short: "List your jobs, with the reason each one waits",
+		Short: "List your jobs, with the reason each one waits (token scope compute.read)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var resp struct{ Jobs []*jobs.Job }
@@ -167,7 +169,7 @@ func addJobCommands(root *cobra.Command) {
 
 	cancel := &cobra.Command{
 		Use:   "cancel ID...",
-		Short: "Cancel jobs",
+		Short: "Cancel jobs (token scope compute.cancel or compute.modify)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var errs []error
@@ -185,7 +187,7 @@ func addJobCommands(root *cobra.Command) {
 	var stderr bool
 	logs := &cobra.Command{
 		Use:   "logs ID",
-		Short: "Print a job's standard output (--stderr: its standard error)",
+		Short: "Print a job's standard output (--stderr: its standard error; token scope compute.read)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			stream := "stdout"
@@ -204,7 +206,14 @@ func addJobCommands(root *cobra.Command) {
 		Args:   cobra.ExactArgs(1),
 		Run:    func(_ *cobra.Command, args []string) { os.Exit(jobs.RunSupervisor(args[0])) },
 	}
-	root.AddCommand(submit, list, cancel, logs, exec)
+	reap := &cobra.Command{
+		Use:    "job-reap",
+		Hidden: true,
+		Short:  "Kill every process of the slot user it runs as (started by the box)",
+		Args:   cobra.NoArgs,
+		Run:    func(_ *cobra.Command, _ []string) { os.Exit(jobs.RunReaper()) },
+	}
+	root.AddCommand(submit, list, cancel, logs, exec, reap)
 }
 
 // attachLocalFiles reads the inputs and executable that are local files

@@ -34,6 +34,10 @@ type JobsConfig struct {
 	Jobs    int    // jobs per phase (default 2000)
 	Clients int    // concurrent clients submitting one job per request (default 8)
 	CPUs    int    // cores of the box's local domain (default 2)
+	// SlotUsers the box runs the jobs as (default sbxslot10-12, which
+	// scripts/setup.sh makes); WorkDir's parents must be searchable by
+	// them.
+	SlotUsers []string
 	// Batch adds a second phase once the first has drained: the same
 	// number of jobs in one submission (a submit file's "queue N").
 	Batch bool
@@ -51,6 +55,9 @@ func (c *JobsConfig) applyDefaults() {
 	}
 	if c.CPUs <= 0 {
 		c.CPUs = 2
+	}
+	if len(c.SlotUsers) == 0 {
+		c.SlotUsers = []string{"sbxslot10", "sbxslot11", "sbxslot12"}
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Minute
@@ -103,7 +110,7 @@ func Jobs(ctx context.Context, cfg JobsConfig) (*JobsReport, error) {
 		return nil, err
 	}
 	fmt.Fprintf(cfg.Out, "bench jobs: %d jobs per phase, %d clients, local domain %d CPUs\n", cfg.Jobs, cfg.Clients, cfg.CPUs)
-	bx, err := startJobsBox(ctx, cfg.Sitebox, filepath.Join(cfg.WorkDir, "box"), cfg.CPUs, cfg.Clients)
+	bx, err := startJobsBox(ctx, cfg.Sitebox, filepath.Join(cfg.WorkDir, "box"), cfg.CPUs, cfg.Clients, cfg.SlotUsers)
 	if bx != nil {
 		defer bx.proc.Stop()
 	}
@@ -149,17 +156,22 @@ type jobsBox struct {
 }
 
 // jobsBoxConfig is the box's TOML: https:// with the site issuer, the job
-// router with a local domain of cpus cores, nothing else.
-func jobsBoxConfig(state string, port, cpus int) string {
+// router with a local domain of cpus cores run by slots, sandboxes in
+// sandboxes, nothing else.
+func jobsBoxConfig(state, sandboxes string, port, cpus int, slots []string) string {
 	addr := "127.0.0.1:" + strconv.Itoa(port)
+	q := make([]string, len(slots))
+	for i, s := range slots {
+		q[i] = strconv.Quote(s)
+	}
 	return fmt.Sprintf("[server]\nname = \"bench-jobs\"\nstate_dir = %q\nlog_level = \"warn\"\n\n[root]\naddr = \"off\"\n\n"+
-		"[https]\naddr = %q\n\n[auth]\nsite_issuer = true\nissuer_url = %q\nsite_issuer_vos = [\"bench\"]\n\n[jobs]\nenabled = true\ncpus = %d\n",
-		state, addr, "https://"+addr, cpus)
+		"[https]\naddr = %q\n\n[auth]\nsite_issuer = true\nissuer_url = %q\nsite_issuer_vos = [\"bench\"]\n\n[jobs]\nenabled = true\ncpus = %d\nslot_users = [%s]\ndir = %q\n",
+		state, addr, "https://"+addr, cpus, strings.Join(q, ", "), sandboxes)
 }
 
 // startJobsBox writes the config into a fresh dir, makes the issuer key
 // and starts the box. A non-nil box is returned whenever it was started.
-func startJobsBox(ctx context.Context, bin, dir string, cpus, clients int) (*jobsBox, error) {
+func startJobsBox(ctx context.Context, bin, dir string, cpus, clients int, slots []string) (*jobsBox, error) {
 	// A previous run's queue would be scheduled alongside this one's.
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("bench jobs: clear %s: %w", dir, err)
@@ -173,7 +185,7 @@ func startJobsBox(ctx context.Context, bin, dir string, cpus, clients int) (*job
 	}
 	bx := &jobsBox{bin: bin, config: filepath.Join(dir, "box.toml"), url: fmt.Sprintf("https://127.0.0.1:%d%s", port, jobs.APIPrefix)}
 	state := filepath.Join(dir, "state")
-	if bx.proc, err = startConfigBox(ctx, bin, bx.config, jobsBoxConfig(state, port, cpus), true, []int{port}); err != nil {
+	if bx.proc, err = startConfigBox(ctx, bin, bx.config, jobsBoxConfig(state, filepath.Join(dir, "sandboxes"), port, cpus, slots), true, []int{port}); err != nil {
 		return nil, fmt.Errorf("bench jobs: start the box: %w", err)
 	}
 	tc, err := tlsutil.ClientConfig(filepath.Join(state, "tls", "cert.pem"), false)
@@ -196,7 +208,8 @@ func startJobsBox(ctx context.Context, bin, dir string, cpus, clients int) (*job
 // token issues a bearer token for subject sub with `sitebox token issue`.
 func (b *jobsBox) token(ctx context.Context, sub string) (string, error) {
 	var out, errb bytes.Buffer
-	cmd := exec.CommandContext(ctx, b.bin, "token", "issue", "--config", b.config, "--sub", sub, "--groups", "/bench", "--lifetime", "2h")
+	cmd := exec.CommandContext(ctx, b.bin, "token", "issue", "--config", b.config, "--sub", sub, "--groups", "/bench", "--lifetime", "2h",
+		"--scope", "compute.create compute.read compute.cancel")
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("bench jobs: sitebox token issue: %w: %s", err, trimMsg(errb.Bytes()))

@@ -30,9 +30,22 @@ func (b *Box) buildJobs() error {
 	if err != nil {
 		return fmt.Errorf("jobs: %w", err)
 	}
+	slots, err := jobs.LookupSlots(jc.SlotUsers)
+	if err != nil {
+		return fmt.Errorf("jobs.slot_users: %w", err)
+	}
+	// Jobs run as slot users: the state dir (keys, databases) is the
+	// box's alone.
+	if err := os.Chmod(b.cfg.Server.StateDir, 0o700); err != nil {
+		return fmt.Errorf("jobs: make the state dir the box's alone: %w", err)
+	}
 	cfg := jobs.Config{
 		Dir: jc.Dir, DBPath: filepath.Join(b.cfg.Server.StateDir, "jobs.db"),
 		CPUs: jc.CPUs, GridMaxCPUs: jc.GridMaxCPUs, Self: self, Shares: jc.Shares,
+		Slots: slots,
+	}
+	if b.issuer != nil {
+		cfg.LegacyIssuer = b.issuer.URL()
 	}
 	if jc.Memory != "" {
 		n, _ := units.ParseSize(jc.Memory)
@@ -71,7 +84,11 @@ func (b *Box) jobBackend(d config.JobDomain) (jobs.Backend, error) {
 		if d.SlurmConf != "" {
 			env = append(env, "SLURM_CONF="+d.SlurmConf)
 		}
-		return jobs.NewSlurm(jobs.SlurmBackendConfig{Partition: d.Partition, Env: env, Log: b.log.With("component", "slurm")}), nil
+		runAs, err := jobs.LookupSlots([]string{d.RunAs})
+		if err != nil {
+			return nil, fmt.Errorf("run_as: %w", err)
+		}
+		return jobs.NewSlurm(jobs.SlurmBackendConfig{Partition: d.Partition, Env: env, RunAs: runAs[0], Log: b.log.With("component", "slurm")}), nil
 	case "box":
 		hc, err := tlsutil.HTTPClient(d.CA, false, time.Minute)
 		if err != nil {
@@ -151,7 +168,7 @@ func (b *Box) jobsAPI() http.Handler {
 	if b.issuer != nil {
 		local[b.issuer.URL()] = true
 	}
-	api := &jobs.API{Svc: b.jobs, Verify: b.tokens.Verify,
+	api := &jobs.API{Svc: b.jobs, Verify: b.tokens.Verify, Log: b.log.With("component", "jobs"),
 		Local: func(id *store.Identity) bool { return local[strings.TrimSuffix(id.Issuer, "/")] }}
 	return api.Handler()
 }

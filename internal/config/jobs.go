@@ -3,6 +3,9 @@ package config
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"sitebox/internal/units"
@@ -13,9 +16,15 @@ import (
 type Jobs struct {
 	// Enabled turns the role on (the submit API on https://).
 	Enabled bool `toml:"enabled"`
-	// Dir holds sandboxes (default <state_dir>/jobs); the queue database
-	// lives in the state dir.
+	// Dir holds sandboxes (default <state_dir>-jobs, beside the state dir,
+	// which is the box's alone); the queue database lives in the state
+	// dir. Slot users must be able to search every directory above it.
 	Dir string `toml:"dir"`
+	// SlotUsers are the unprivileged accounts local jobs run as, one
+	// running job each (HTCondor's slot users); required. Make them with
+	// useradd --system, use them for nothing else, and give each box its
+	// own: whatever a slot user runs is killed when its job ends.
+	SlotUsers []string `toml:"slot_users"`
 	// CPUs and Memory of the local domain (defaults: all cores, 80 % of RAM).
 	CPUs   int    `toml:"cpus"`
 	Memory string `toml:"memory"`
@@ -61,6 +70,9 @@ type JobDomain struct {
 	// slurm.conf (default: Slurm's own).
 	Partition string `toml:"partition"`
 	SlurmConf string `toml:"slurm_conf"`
+	// RunAs is the unprivileged account Slurm jobs run as (required for
+	// Slurm: jobs never run as the box's user).
+	RunAs string `toml:"run_as"`
 	// Box: the partner's https URL, a CA for its certificate and the
 	// token this box presents there.
 	URL       string `toml:"url"`
@@ -73,7 +85,7 @@ func (j *Jobs) applyDefaults(stateDir string) {
 		return
 	}
 	if j.Dir == "" {
-		j.Dir = stateDir + "/jobs"
+		j.Dir = filepath.Clean(stateDir) + "-jobs"
 	}
 	if j.HalfLife == "" {
 		j.HalfLife = "24h"
@@ -92,7 +104,21 @@ func (j *Jobs) applyDefaults(stateDir string) {
 	}
 }
 
-func (j *Jobs) validate() []Problem {
+// inside reports whether dir is base or below it.
+func inside(dir, base string) bool {
+	if dir == "" || base == "" {
+		return false
+	}
+	d, err1 := filepath.Abs(dir)
+	b, err2 := filepath.Abs(base)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(b, d)
+	return err == nil && (rel == "." || (rel != ".." && !strings.HasPrefix(rel, "../")))
+}
+
+func (j *Jobs) validate(stateDir string) []Problem {
 	var ps []Problem
 	add := func(key, format string, args ...any) {
 		ps = append(ps, Problem{Key: "jobs." + key, Msg: fmt.Sprintf(format, args...)})
@@ -102,6 +128,12 @@ func (j *Jobs) validate() []Problem {
 			add("enabled", "domains are configured but the job router is not enabled (enabled = true)")
 		}
 		return ps
+	}
+	if len(j.SlotUsers) == 0 {
+		add("slot_users", "jobs never run as the box's user: set [jobs] slot_users to unprivileged accounts, e.g. slot_users = [\"sbxslot1\", \"sbxslot2\"] (useradd --system --no-create-home sbxslot1)")
+	}
+	if inside(j.Dir, stateDir) {
+		add("dir", "%s is inside the state dir %s, which is the box's alone (mode 0700): jobs could not reach their sandboxes; choose a directory beside it", j.Dir, stateDir)
 	}
 	for who, w := range j.Shares {
 		if w <= 0 {
@@ -149,7 +181,14 @@ func (j *Jobs) validate() []Problem {
 		}
 		seen[d.Name] = true
 		switch d.Type {
-		case "slurm", "htcondor":
+		case "slurm":
+			if d.RunAs == "" {
+				add(key+".run_as", "jobs never run as the box's user: set run_as to the unprivileged account Slurm jobs run as")
+			}
+			if slices.Contains(j.SlotUsers, d.RunAs) {
+				add(key+".run_as", "%q is also a slot user: its processes are killed whenever a local job in that slot ends; use an account of its own", d.RunAs)
+			}
+		case "htcondor":
 		case "box":
 			if msg := checkURL(d.URL, "https", "http"); msg != "" {
 				add(key+".url", "%s", msg)

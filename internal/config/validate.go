@@ -52,7 +52,7 @@ func (c *Config) Validate() []Problem {
 	ps = append(ps, c.Director.validate()...)
 	ps = append(ps, c.Advertise.validate()...)
 	ps = append(ps, c.Auth.validate()...)
-	ps = append(ps, c.Jobs.validate()...)
+	ps = append(ps, c.Jobs.validate(c.Server.StateDir)...)
 	ps = append(ps, c.Probe.validate()...)
 	if len(c.Exports) == 0 && !c.Cache.Enabled() && !c.Director.Enabled && !c.Jobs.Enabled {
 		ps = append(ps, Problem{Msg: "nothing to serve: add at least one [[export]] (or --export PREFIX=DIR), [[cache.route]] (or --cache PREFIX=URL), [director] enabled = true or [jobs] enabled = true"})

@@ -6,6 +6,7 @@ import (
 
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -28,6 +29,8 @@ type API struct {
 	Verify func(ctx context.Context, raw string) (*store.Identity, error)
 	// Local says whether an identity is a local user (else a grid one).
 	Local func(*store.Identity) bool
+	// Log records refusals (nil: discard).
+	Log *slog.Logger
 }
 
 // Submission is the body of POST /api/v1/jobs.
@@ -41,6 +44,7 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("POST "+APIPrefix, a.submit)
 	mux.HandleFunc("GET "+APIPrefix, a.list)
 	mux.HandleFunc("GET "+APIPrefix+"/report", a.report)
+	mux.HandleFunc("GET "+APIPrefix+"/domains", a.domains)
 	mux.HandleFunc("GET "+APIPrefix+"/{id}", a.get)
 	mux.HandleFunc("DELETE "+APIPrefix+"/{id}", a.cancel)
 	mux.HandleFunc("GET "+APIPrefix+"/{id}/logs", a.logs)
@@ -64,28 +68,62 @@ func fail(w http.ResponseWriter, code int, format string, args ...any) {
 	writeJSON(w, code, apiError{Error: fmt.Sprintf(format, args...)})
 }
 
+// refuse answers and logs a refused request.
+func (a *API) refuse(w http.ResponseWriter, r *http.Request, id *store.Identity, code int, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	log := a.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	attrs := []any{"method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "status", code, "why", msg}
+	if id != nil {
+		attrs = append(attrs, "sub", id.Subject, "issuer", id.Issuer)
+	}
+	log.Warn("job API request refused", attrs...)
+	fail(w, code, "%s", msg)
+}
+
+// allowed authenticates the request and checks that its token holds the
+// compute scope op (store.ScopeCompute*); cancelling also accepts
+// compute.modify, as WLCG lets either.
+func (a *API) allowed(w http.ResponseWriter, r *http.Request, op string) (*store.Identity, bool) {
+	id, ok := a.who(w, r)
+	if !ok {
+		return nil, false
+	}
+	if id.HasCompute(op) || (op == store.ScopeComputeCancel && id.HasCompute(store.ScopeComputeModify)) {
+		return id, true
+	}
+	a.refuse(w, r, id, http.StatusForbidden, "token lacks the %s scope (a storage scope does not allow jobs)", op)
+	return nil, false
+}
+
 // who authenticates the request.
 func (a *API) who(w http.ResponseWriter, r *http.Request) (*store.Identity, bool) {
 	h := r.Header.Get("Authorization")
 	scheme, tok, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
-		fail(w, http.StatusUnauthorized, "the job API needs a bearer token (Authorization: Bearer …)")
+		a.refuse(w, r, nil, http.StatusUnauthorized, "the job API needs a bearer token (Authorization: Bearer …)")
 		return nil, false
 	}
 	id, err := a.Verify(r.Context(), strings.TrimSpace(tok))
 	if err != nil {
-		fail(w, http.StatusUnauthorized, "token refused: %v", err)
+		a.refuse(w, r, nil, http.StatusUnauthorized, "token refused: %v", err)
 		return nil, false
 	}
 	if id.Subject == "" {
-		fail(w, http.StatusUnauthorized, "token has no subject: jobs need an owner")
+		a.refuse(w, r, id, http.StatusUnauthorized, "token has no subject: jobs need an owner")
 		return nil, false
 	}
 	return id, true
 }
 
+func principal(id *store.Identity) Principal {
+	return Principal{Issuer: id.Issuer, Subject: id.Subject}
+}
+
 func (a *API) submit(w http.ResponseWriter, r *http.Request) {
-	id, ok := a.who(w, r)
+	id, ok := a.allowed(w, r, store.ScopeComputeCreate)
 	if !ok {
 		return
 	}
@@ -100,7 +138,7 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) {
 	if vos := id.VOs(); len(vos) > 0 {
 		vo = vos[0]
 	}
-	js, err := a.Svc.Submit(id.Subject, vo, !a.Local(id), sub.Specs)
+	js, err := a.Svc.Submit(principal(id), vo, !a.Local(id), sub.Specs)
 	if err != nil {
 		fail(w, http.StatusBadRequest, "%v", err)
 		return
@@ -108,42 +146,59 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]any{"jobs": js})
 }
 
-func (a *API) list(w http.ResponseWriter, r *http.Request) {
+// domains lists where jobs may run, for a client checking a job file
+// before it submits: submitting (compute.create) is reason enough.
+func (a *API) domains(w http.ResponseWriter, r *http.Request) {
 	id, ok := a.who(w, r)
 	if !ok {
 		return
 	}
-	js := a.Svc.List(func(j *Job) bool { return j.Owner == id.Subject })
+	if !id.HasCompute(store.ScopeComputeCreate) && !id.HasCompute(store.ScopeComputeRead) {
+		a.refuse(w, r, id, http.StatusForbidden, "token lacks the compute.create scope (a storage scope does not allow jobs)")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"domains": a.Svc.Domains()})
+}
+
+func (a *API) list(w http.ResponseWriter, r *http.Request) {
+	id, ok := a.allowed(w, r, store.ScopeComputeRead)
+	if !ok {
+		return
+	}
+	who := principal(id)
+	js := a.Svc.List(func(j *Job) bool { return j.Principal() == who })
 	writeJSON(w, http.StatusOK, map[string]any{"jobs": js, "domains": a.Svc.Domains()})
 }
 
-// own returns the caller's job named in the path.
-func (a *API) own(w http.ResponseWriter, r *http.Request) (*Job, *store.Identity, bool) {
-	id, ok := a.who(w, r)
+// own returns the caller's job named in the path, if the token holds
+// the compute scope op. A job is the caller's when both its issuer and
+// its subject are the token's.
+func (a *API) own(w http.ResponseWriter, r *http.Request, op string) (*Job, *store.Identity, bool) {
+	id, ok := a.allowed(w, r, op)
 	if !ok {
 		return nil, nil, false
 	}
 	j, found := a.Svc.Get(r.PathValue("id"))
-	if !found || j.Owner != id.Subject {
+	if !found || j.Principal() != principal(id) {
 		// Someone else's job is as good as absent.
-		fail(w, http.StatusNotFound, "no job %s of yours", r.PathValue("id"))
+		a.refuse(w, r, id, http.StatusNotFound, "no job %s of yours (%s from %s)", r.PathValue("id"), id.Subject, id.Issuer)
 		return nil, nil, false
 	}
 	return j, id, true
 }
 
 func (a *API) get(w http.ResponseWriter, r *http.Request) {
-	if j, _, ok := a.own(w, r); ok {
+	if j, _, ok := a.own(w, r, store.ScopeComputeRead); ok {
 		writeJSON(w, http.StatusOK, j)
 	}
 }
 
 func (a *API) cancel(w http.ResponseWriter, r *http.Request) {
-	j, id, ok := a.own(w, r)
+	j, id, ok := a.own(w, r, store.ScopeComputeCancel)
 	if !ok {
 		return
 	}
-	if err := a.Svc.Cancel(r.Context(), j.ID, id.Subject); err != nil {
+	if err := a.Svc.Cancel(r.Context(), j.ID, principal(id)); err != nil {
 		fail(w, http.StatusConflict, "%v", err)
 		return
 	}
@@ -152,7 +207,7 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) logs(w http.ResponseWriter, r *http.Request) {
-	j, _, ok := a.own(w, r)
+	j, _, ok := a.own(w, r, store.ScopeComputeRead)
 	if !ok {
 		return
 	}
@@ -175,7 +230,7 @@ func (a *API) logs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) report(w http.ResponseWriter, r *http.Request) {
-	if _, ok := a.who(w, r); !ok {
+	if _, ok := a.allowed(w, r, store.ScopeComputeRead); !ok {
 		return
 	}
 	since := 7 * 24 * time.Hour

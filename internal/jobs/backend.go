@@ -46,3 +46,10 @@ type Update struct {
 	Started  time.Time
 	Finished time.Time
 }
+
+// sandboxReleaser is a Backend whose jobs run as an account of their own
+// (Slurm's run_as): once a job has ended there, Release gives its
+// sandbox back to the box, before its outputs are delivered.
+type sandboxReleaser interface {
+	Release(j *Job) error
+}

@@ -75,9 +75,12 @@ func (s State) Final() bool {
 // Job is a submitted job and everything known about it; it is what the
 // database keeps.
 type Job struct {
-	ID     string `json:"id"` // "<cluster>.<process>"
-	Spec   Spec   `json:"spec"`
-	Owner  string `json:"owner"`  // token subject
+	ID    string `json:"id"` // "<cluster>.<process>"
+	Spec  Spec   `json:"spec"`
+	Owner string `json:"owner"` // token subject (shown to users)
+	// Issuer is the owner's token issuer: a job belongs to the pair
+	// (Issuer, Owner), so two issuers' "alice" never share jobs.
+	Issuer string `json:"issuer,omitempty"`
 	VO     string `json:"vo"`     // from the token's groups
 	Grid   bool   `json:"grid"`   // from outside the site (behind local users)
 	State  State  `json:"state"`  // current state
@@ -97,4 +100,37 @@ type Job struct {
 	Pid        int       `json:"pid,omitempty"`       // local supervisor (process group leader) while running
 	PidStart   int64     `json:"pid_start,omitempty"` // its start time in clock ticks: pid + start identify it
 	SandboxDir string    `json:"sandbox,omitempty"`
+	// Slot is the slot user a local job runs as while it holds local
+	// resources; the Slurm account for a Slurm job.
+	Slot string `json:"slot,omitempty"`
 }
+
+// Principal is who owns a job: a token's issuer and subject. Ownership,
+// fair share and logs use the pair; the subject alone names nobody.
+type Principal struct {
+	Issuer  string
+	Subject string
+}
+
+// String is the pair as logs show it.
+func (p Principal) String() string { return p.Subject + " (" + p.Issuer + ")" }
+
+// key is the pair as fair-share usage is stored: issuers are URLs, so a
+// space cannot be part of one.
+func (p Principal) key() string {
+	if p.Issuer == "" {
+		return p.Subject
+	}
+	return p.Issuer + " " + p.Subject
+}
+
+// ownerKey is j's owner as fair share counts: the (issuer, subject) pair.
+func ownerKey(j *Job) string { return j.Principal().key() }
+
+// Principal is the job's owner.
+func (j *Job) Principal() Principal { return Principal{Issuer: j.Issuer, Subject: j.Owner} }
+
+// unknownIssuer owns records written before jobs kept their issuer, when
+// the box cannot say which issuer wrote them: no token carries it, so no
+// one but the operator acts on them.
+const unknownIssuer = "(unknown issuer: recorded before issuers were kept)"

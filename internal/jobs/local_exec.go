@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -28,12 +27,14 @@ type running struct {
 }
 
 // start launches j's supervisor in a session of its own (so it outlives a
-// restart of the box and its process group can be signalled as one).
-func (x *localExec) start(j *Job) (*running, error) {
+// restart of the box and its process group can be signalled as one),
+// the sandbox given to the job's slot user.
+func (x *localExec) start(j *Job, sl Slot) (*running, error) {
 	plan := execPlan{
 		Executable: j.Spec.Executable, Arguments: j.Spec.Arguments, Env: j.Spec.Env,
 		Stdout: j.Spec.Stdout, Stderr: j.Spec.Stderr,
 		MemoryMB: j.Spec.MemoryMB, DiskMB: j.Spec.DiskMB, WallTime: j.Spec.WallTime,
+		Slot: sl,
 	}
 	if j.Spec.Backfill {
 		plan.Nice = 19
@@ -46,9 +47,12 @@ func (x *localExec) start(j *Job) (*running, error) {
 			plan.Cgroup = dir
 		}
 	}
-	os.Remove(filepath.Join(j.SandboxDir, exitFile))
-	if err := writeJSONAtomic(filepath.Join(j.SandboxDir, execFile), plan); err != nil {
+	os.Remove(controlFile(j.SandboxDir, exitFile))
+	if err := writeJSONAtomic(controlFile(j.SandboxDir, execFile), plan); err != nil {
 		return nil, fmt.Errorf("job %s: plan: %w", j.ID, err)
+	}
+	if err := claimSandbox(j.SandboxDir, sl); err != nil {
+		return nil, fmt.Errorf("job %s: %w", j.ID, err)
 	}
 	cmd := exec.Command(x.self, "job-exec", j.SandboxDir)
 	cmd.Dir = j.SandboxDir
@@ -113,6 +117,17 @@ func (x *localExec) stop(r *running, grace time.Duration) {
 			}
 		}
 	}()
+}
+
+// release kills whatever the job's slot user still runs (the supervisor
+// does so too, but it may itself have been killed) and gives the sandbox
+// back to the box: only then may another job have the slot.
+func (x *localExec) release(j *Job, sl Slot) error {
+	err := reapSlot(sl, false)
+	if rerr := reclaimSandbox(j.SandboxDir, sl); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+		err = errors.Join(err, rerr)
+	}
+	return err
 }
 
 // finish reads how the job ended once its supervisor is gone; a missing

@@ -1,9 +1,11 @@
 package jobs
 
 import (
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // pageSize converts /proc statm pages to bytes.
@@ -50,4 +52,46 @@ func atoiOr(s string, def int) int {
 		return def
 	}
 	return n
+}
+
+// owner is the uid that owns a file.
+func owner(fi fs.FileInfo) uint32 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Uid
+	}
+	return ^uint32(0)
+}
+
+// procOfUID reports whether a process is alive (not a zombie) and has
+// uid as its real, effective or saved user: one a slot user could still
+// signal, and one that kill(-1) as that user reaches.
+func procOfUID(pid int, uid uint32) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	want := strconv.FormatUint(uint64(uid), 10)
+	mine, zombie := false, false
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		f := strings.Fields(v)
+		switch {
+		case k == "State" && len(f) > 0:
+			zombie = f[0] == "Z" || f[0] == "X"
+		case k == "Uid" && len(f) >= 3:
+			mine = f[0] == want || f[1] == want || f[2] == want
+		}
+	}
+	return mine && !zombie
+}
+
+// eachProcOfUID calls fn for every live process of uid but skip.
+func eachProcOfUID(uid uint32, skip int, fn func(pid int)) {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid := atoiOr(e.Name(), -1)
+		if pid > 0 && pid != skip && procOfUID(pid, uid) {
+			fn(pid)
+		}
+	}
 }

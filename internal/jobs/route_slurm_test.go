@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ func TestRouterWithSlurm(t *testing.T) {
 	for _, tool := range []string{"munged", "slurmctld", "slurmd", "sbatch"} {
 		peers.Require(t, tool)
 	}
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	sl, err := peers.StartSlurm(context.Background(), peers.SlurmConfig{WorkDir: filepath.Join(dir, "slurm"), CPUs: 2, MemoryMB: 2048})
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +27,7 @@ func TestRouterWithSlurm(t *testing.T) {
 	t.Cleanup(sl.Stop)
 	e := newSvc(t, func(c *Config) {
 		c.PollEvery = 500 * time.Millisecond
-		c.Domains = []Domain{{Name: "site", Backend: NewSlurm(SlurmBackendConfig{Partition: sl.Partition, Env: sl.Env()}), MaxJobs: 2, MaxIdleJobs: 2}}
+		c.Domains = []Domain{{Name: "site", Backend: NewSlurm(SlurmBackendConfig{Partition: sl.Partition, Env: sl.Env(), RunAs: testSlots(t, "sbxslot3")[0]}), MaxJobs: 2, MaxIdleJobs: 2}}
 	})
 	spec := func(script string, domains ...string) Spec {
 		sp := sh(script)
@@ -44,6 +45,10 @@ func TestRouterWithSlurm(t *testing.T) {
 	rc.Close()
 	if string(out) != "from slurm\n" {
 		t.Errorf("stdout of the Slurm job %q", out)
+	}
+	// Ended, its sandbox is the box's again.
+	if fi, err := os.Stat(j.SandboxDir); err != nil || owner(fi) != uint32(os.Geteuid()) {
+		t.Errorf("the ended Slurm job's sandbox was not taken back: %v", err)
 	}
 
 	// One local core: the first "local,site" job takes it, the next go to
@@ -72,7 +77,7 @@ func TestRouterWithSlurm(t *testing.T) {
 	// Cancelled in Slurm.
 	c := e.submit("alice", spec("sleep 60", "site"))[0]
 	e.waitState(c.ID, Routed, 30*time.Second)
-	if err := e.s.Cancel(e.ctx, c.ID, "alice"); err != nil {
+	if err := e.s.Cancel(e.ctx, c.ID, as("alice")); err != nil {
 		t.Fatal(err)
 	}
 	e.waitState(c.ID, Cancelled, 5*time.Second)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -17,15 +18,17 @@ import (
 // The box does not run a job itself: it starts a small supervisor (the
 // hidden `sitebox job-exec SANDBOX` command, RunSupervisor) in a session
 // of its own. The supervisor applies the limits, runs the job as its
-// child in its process group, watches its memory, and writes how it
-// ended to the sandbox. A box that restarts finds running jobs by their
-// supervisor and their fate in that file: re-attached, or lost — never
-// forgotten.
+// child — as the job's slot user, with no capabilities — watches its
+// memory, kills whatever the slot user still runs when the job ends, and
+// writes how it ended to the control directory, beside the sandbox and
+// out of the job's reach. A box that restarts finds running jobs by
+// their supervisor and their fate in that file: re-attached, or lost —
+// never forgotten.
 
-// execFile and exitFile live in the sandbox.
+// execFile and exitFile live in the control directory (controlFile).
 const (
-	execFile = ".sitebox-exec.json"
-	exitFile = ".sitebox-exit.json"
+	execFile = ".exec.json"
+	exitFile = ".exit.json"
 )
 
 // execPlan is what the supervisor runs, written by the box.
@@ -41,6 +44,8 @@ type execPlan struct {
 	Nice       int               `json:"nice"`
 	// Cgroup is the cgroup v2 directory to join, when the box made one.
 	Cgroup string `json:"cgroup,omitempty"`
+	// Slot is the unprivileged account the job runs as.
+	Slot Slot `json:"slot"`
 }
 
 // exitReport is how the job ended, written by the supervisor.
@@ -66,14 +71,14 @@ func RunSupervisor(sandbox string) int {
 		return 127
 	}
 	rep := supervise(sandbox, plan)
-	if err := writeJSONAtomic(filepath.Join(sandbox, exitFile), rep); err != nil {
+	if err := writeJSONAtomic(controlFile(sandbox, exitFile), rep); err != nil {
 		fmt.Fprintln(os.Stderr, "sitebox job-exec:", err)
 	}
 	return rep.ExitCode
 }
 
 func readPlan(sandbox string) (*execPlan, error) {
-	b, err := os.ReadFile(filepath.Join(sandbox, execFile))
+	b, err := os.ReadFile(controlFile(sandbox, execFile))
 	if err != nil {
 		return nil, err
 	}
@@ -90,64 +95,51 @@ func supervise(sandbox string, p *execPlan) exitReport {
 		rep.ExitCode, rep.Reason, rep.Finished = code, fmt.Sprintf(format, args...), time.Now()
 		return rep
 	}
+	if p.Slot.UID == 0 || p.Slot.GID == 0 {
+		return fail(127, "no slot user in the plan: jobs never run as the box's user")
+	}
+	// Orphans of the job (double forks, setsid) become the supervisor's
+	// children, not init's: the supervisor collects them when it reaps.
+	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	if p.Cgroup != "" {
 		if err := os.WriteFile(filepath.Join(p.Cgroup, "cgroup.procs"), []byte("0"), 0); err != nil {
 			return fail(127, "cannot join cgroup %s: %v", p.Cgroup, err)
 		}
 	}
 	applyLimits(p)
-	out, err := os.OpenFile(filepath.Join(sandbox, p.Stdout), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	out, err := openInSandbox(sandbox, p.Stdout, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fail(127, "stdout: %v", err)
 	}
 	defer out.Close()
-	errf, err := os.OpenFile(filepath.Join(sandbox, p.Stderr), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	errf, err := openInSandbox(sandbox, p.Stderr, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fail(127, "stderr: %v", err)
 	}
 	defer errf.Close()
-	exe := p.Executable
-	if !filepath.IsAbs(exe) && filepath.Base(exe) == exe {
-		if local := filepath.Join(sandbox, exe); fileExists(local) {
-			exe = local // shipped with the job
-		}
-	} else if !filepath.IsAbs(exe) {
-		exe = filepath.Join(sandbox, exe)
-	}
-	cmd := exec.Command(exe, p.Arguments...)
-	cmd.Dir = sandbox
-	cmd.Stdout, cmd.Stderr = out, errf
-	cmd.Env = jobEnv(sandbox, p.Env)
+	cmd := jobCommand(sandbox, p, out, errf)
 	// TERM reaches the job from the box's kill of the whole group; the
 	// supervisor stays to write the report. Caught, not ignored: an
 	// ignored signal stays ignored across exec, and a shell job could not
 	// even trap it then.
 	signal.Notify(make(chan os.Signal, 4), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	// The job is forked from this thread and inherits its credentials:
+	// no ambient or inheritable capabilities and no_new_privs leave it
+	// with none once it runs as the slot user.
+	runtime.LockOSThread()
+	if err := dropThreadCaps(false); err != nil {
+		fmt.Fprintf(errf, "sitebox: cannot drop capabilities: %v\n", err)
+		return fail(127, "cannot drop capabilities: %v", err)
+	}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(errf, "sitebox: cannot start %s: %v\n", p.Executable, err)
 		return fail(127, "cannot start %s: %v", p.Executable, err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t := time.NewTicker(watchEvery)
-	defer t.Stop()
-	var limitHit string
-	var waitErr error
-loop:
-	for {
-		select {
-		case waitErr = <-done:
-			break loop
-		case <-t.C:
-			if limitHit == "" {
-				if limitHit = overLimit(sandbox, p, rep.Started); limitHit != "" {
-					fmt.Fprintf(errf, "sitebox: killing the job: %s\n", limitHit)
-					killGroupMembers(os.Getpid(), syscall.SIGKILL)
-				}
-			}
-		}
+	limitHit := watchJob(cmd, sandbox, p, rep.Started, errf)
+	// Whatever the job left running as its slot user dies with it.
+	if err := reapSlot(p.Slot, true); err != nil {
+		fmt.Fprintf(errf, "sitebox: %v\n", err)
 	}
-	_ = waitErr
 	rep.Finished = time.Now()
 	rep.Wall = rep.Finished.Sub(rep.Started).Seconds()
 	if st := cmd.ProcessState; st != nil {
@@ -163,6 +155,55 @@ loop:
 	}
 	rep.Reason = limitHit
 	return rep
+}
+
+// jobCommand is the job's command: its executable (a bare name shipped
+// with the job is found in the sandbox), in the sandbox, as the slot
+// user with no supplementary groups, with a clean environment.
+func jobCommand(sandbox string, p *execPlan, out, errf *os.File) *exec.Cmd {
+	exe := p.Executable
+	if !filepath.IsAbs(exe) && filepath.Base(exe) == exe {
+		if local := filepath.Join(sandbox, exe); fileExists(local) {
+			exe = local // shipped with the job
+		}
+	} else if !filepath.IsAbs(exe) {
+		exe = filepath.Join(sandbox, exe)
+	}
+	cmd := exec.Command(exe, p.Arguments...)
+	cmd.Dir = sandbox
+	cmd.Stdout, cmd.Stderr = out, errf
+	cmd.Env = jobEnv(sandbox, p.Env)
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		// The slot user's uid and gid, no supplementary groups.
+		Credential: &syscall.Credential{Uid: p.Slot.UID, Gid: p.Slot.GID, Groups: []uint32{}},
+	}
+	return cmd
+}
+
+// watchJob waits for the started job, checking its limits, and says
+// which one it broke ("" for none); a job over a limit is killed, all
+// its processes.
+func watchJob(cmd *exec.Cmd, sandbox string, p *execPlan, started time.Time, errf *os.File) string {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	var limitHit string
+loop:
+	for {
+		select {
+		case <-done:
+			break loop
+		case <-t.C:
+			if limitHit == "" {
+				if limitHit = overLimit(sandbox, p, started); limitHit != "" {
+					fmt.Fprintf(errf, "sitebox: killing the job: %s\n", limitHit)
+					eachProcOfUID(p.Slot.UID, 0, func(pid int) { syscall.Kill(pid, syscall.SIGKILL) })
+				}
+			}
+		}
+	}
+	return limitHit
 }
 
 // jobEnv is a clean environment: the job's own variables and the basics
@@ -209,7 +250,7 @@ func overLimit(sandbox string, p *execPlan, started time.Time) string {
 		return fmt.Sprintf("wall time %v over the %v requested", time.Since(started).Round(time.Second), p.WallTime)
 	}
 	if p.MemoryMB > 0 && p.Cgroup == "" {
-		if rss := groupRSS(os.Getpid()); rss > p.MemoryMB<<20 {
+		if rss := slotRSS(p.Slot.UID); rss > p.MemoryMB<<20 {
 			return fmt.Sprintf("memory %d MiB over the %d MiB requested", rss>>20, p.MemoryMB)
 		}
 	}
@@ -221,11 +262,15 @@ func overLimit(sandbox string, p *execPlan, started time.Time) string {
 	return ""
 }
 
-// groupRSS sums the resident memory of the processes in process group
-// pgid, the supervisor's own excepted.
-func groupRSS(pgid int) int64 {
+// slotRSS sums the resident memory of the slot user's processes: all
+// the job's, wherever they moved.
+func slotRSS(uid uint32) int64 {
 	var sum int64
-	eachGroupMember(pgid, func(_ int, rss int64) { sum += rss })
+	eachProcOfUID(uid, 0, func(pid int) {
+		if _, rss, ok := procGroupRSS(pid); ok {
+			sum += rss
+		}
+	})
 	return sum
 }
 
@@ -288,7 +333,7 @@ func writeJSONAtomic(path string, v any) error {
 var errNoExit = errors.New("no exit report")
 
 func readExit(sandbox string) (*exitReport, error) {
-	b, err := os.ReadFile(filepath.Join(sandbox, exitFile))
+	b, err := os.ReadFile(controlFile(sandbox, exitFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, errNoExit
 	}

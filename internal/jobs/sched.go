@@ -61,8 +61,8 @@ func schedule(in schedInput) schedOutput {
 	}
 	prio := map[string]float64{}
 	for _, j := range in.idle {
-		if _, ok := prio[j.Owner]; !ok {
-			prio[j.Owner] = in.priority(j.Owner)
+		if _, ok := prio[ownerKey(j)]; !ok {
+			prio[ownerKey(j)] = in.priority(ownerKey(j))
 		}
 	}
 	queue := newJobQueue(in.idle, prio)
@@ -91,7 +91,7 @@ func schedule(in schedInput) schedOutput {
 				gridCPU += cpus
 			}
 			// The owner's later jobs compete with the new standing.
-			queue.charge(j.Owner, in.projected(j))
+			queue.charge(ownerKey(j), in.projected(j))
 			continue
 		case j.Spec.Backfill:
 			out.waiting[j.ID] = fmt.Sprintf("backfill: waits for an idle slot (%d of %d CPUs free)", max(freeCPU, 0), in.cpus)
@@ -155,7 +155,7 @@ func before(a, b *Job, prio map[string]float64) bool {
 	if a.Grid != b.Grid {
 		return !a.Grid
 	}
-	if pa, pb := prio[a.Owner], prio[b.Owner]; math.Abs(pa-pb) > 1e-9*math.Max(1, math.Max(pa, pb)) {
+	if pa, pb := prio[ownerKey(a)], prio[ownerKey(b)]; math.Abs(pa-pb) > 1e-9*math.Max(1, math.Max(pa, pb)) {
 		return pa < pb
 	}
 	if wa, wb := wallOrMax(a), wallOrMax(b); wa != wb {

@@ -45,7 +45,7 @@ func newJobQueue(idle []*Job, prio map[string]float64) *jobQueue {
 // queueKey separates an owner's jobs by class, since backfill and grid
 // status order before the owner's standing does.
 func queueKey(j *Job) string {
-	k := j.Owner + "\x00"
+	k := ownerKey(j) + "\x00"
 	if j.Spec.Backfill {
 		k += "b"
 	}
@@ -75,7 +75,7 @@ func (q *jobQueue) pop() *Job {
 func (q *jobQueue) charge(owner string, by float64) {
 	q.prio[owner] += by
 	for _, oq := range q.byName {
-		if len(oq.jobs) > 0 && oq.jobs[0].Owner == owner && oq.idx >= 0 {
+		if len(oq.jobs) > 0 && ownerKey(oq.jobs[0]) == owner && oq.idx >= 0 {
 			heap.Fix(&q.owners, oq.idx)
 		}
 	}

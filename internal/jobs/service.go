@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -23,13 +22,21 @@ type Config struct {
 	GridMaxCPUs int    // local CPUs grid jobs may hold (0: no cap)
 	// HalfLife of the decaying usage behind fair share (default 24 h).
 	HalfLife time.Duration
-	// Shares weigh owners (by subject, or "vo:<name>") against each
-	// other; default 1 each.
+	// Shares weigh owners (by subject for local users, or "vo:<name>")
+	// against each other; default 1 each.
 	Shares map[string]float64
 	// PreemptGrace is SIGTERM to SIGKILL for preempted and cancelled
 	// local jobs (default 30 s).
 	PreemptGrace time.Duration
 	Self         string // the sitebox binary (runs `job-exec`)
+	// Slots are the unprivileged accounts local jobs run as, one running
+	// job each (HTCondor's slot users). Required: a job never runs as the
+	// box's own user.
+	Slots []Slot
+	// LegacyIssuer owns the local-user records written before jobs kept
+	// their issuer (the site issuer; "" for none). Grid records of that
+	// time are owned by no token: their issuer is unknown.
+	LegacyIssuer string
 	// Domains are the other places jobs may go, by name, with their caps.
 	Domains []Domain
 	Stager  Stager // fetches inputs, delivers outputs (nil: none possible)
@@ -106,8 +113,11 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 	if cfg.PollEvery <= 0 {
 		cfg.PollEvery = 3 * time.Second
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("jobs: sandbox dir: %w", err)
+	if len(cfg.Slots) == 0 {
+		return nil, ErrNoSlots
+	}
+	if err := prepareJobDir(cfg.Dir); err != nil {
+		return nil, err
 	}
 	d, err := openDB(cfg.DBPath)
 	if err != nil {
@@ -164,6 +174,13 @@ func (s *Service) recover() error {
 	}
 	for _, j := range js {
 		s.jobs[j.ID] = j
+		if j.Issuer == "" {
+			j.Issuer = unknownIssuer
+			if !j.Grid && s.cfg.LegacyIssuer != "" {
+				j.Issuer = s.cfg.LegacyIssuer
+			}
+			s.dirty[j.ID] = true
+		}
 		if j.State.Final() {
 			continue
 		}
@@ -178,8 +195,10 @@ func (s *Service) recover() error {
 				s.log.Info("re-attached to a running job", "job", j.ID, "pid", j.Pid)
 			} else if rep, err := readExit(j.SandboxDir); err == nil {
 				s.local[j.ID] = &localRun{}
+				s.releaseLocked(j)
 				s.finishLocal(j, rep, nil)
 			} else {
+				s.releaseLocked(j)
 				s.end(j, Lost, "its process was gone when the box restarted, with no exit report")
 			}
 		default: // in another domain: its next poll says
@@ -195,9 +214,9 @@ func (s *Service) recover() error {
 
 // Submit queues specs as one cluster for owner; each spec is validated
 // again (the API's input is untrusted). It returns the new jobs.
-func (s *Service) Submit(owner, vo string, grid bool, specs []Spec) ([]*Job, error) {
-	if owner == "" {
-		return nil, errors.New("a job needs an owner (the token's subject)")
+func (s *Service) Submit(owner Principal, vo string, grid bool, specs []Spec) ([]*Job, error) {
+	if owner.Subject == "" || owner.Issuer == "" {
+		return nil, errors.New("a job needs an owner (the token's issuer and subject)")
 	}
 	if len(specs) == 0 {
 		return nil, errors.New("no job to submit")
@@ -221,7 +240,7 @@ func (s *Service) Submit(owner, vo string, grid bool, specs []Spec) ([]*Job, err
 			sp.Cluster, sp.Process = cluster, i
 			expandCluster(&sp, cluster)
 			id := strconv.FormatInt(cluster, 10) + "." + strconv.Itoa(i)
-			out[i] = &Job{ID: id, Spec: sp, Owner: owner, VO: vo, Grid: grid, State: Idle,
+			out[i] = &Job{ID: id, Spec: sp, Owner: owner.Subject, Issuer: owner.Issuer, VO: vo, Grid: grid, State: Idle,
 				Reason: "queued", Submitted: now, SandboxDir: filepath.Join(s.cfg.Dir, id)}
 		}
 		return putJobs(tx, out...)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -83,7 +82,7 @@ func (s *Service) routeLocked(ctx context.Context, localWhy map[string]string) {
 	}
 	prio := map[string]float64{}
 	for _, j := range idle {
-		prio[j.Owner] = s.usage[j.Owner].decayed(time.Now(), s.cfg.HalfLife) / s.share(j.Owner, j.VO)
+		prio[ownerKey(j)] = s.usage[ownerKey(j)].decayed(time.Now(), s.cfg.HalfLife) / s.share(j)
 	}
 	sort.SliceStable(idle, func(a, b int) bool { return before(idle[a], idle[b], prio) })
 	for _, j := range idle {
@@ -231,6 +230,13 @@ func (s *Service) applyUpdate(u Update) {
 		}
 		return
 	}
+	if d := s.remote[j.ID]; d != nil {
+		if r, ok := d.Backend.(sandboxReleaser); ok {
+			if err := r.Release(j); err != nil {
+				s.log.Warn("cannot take the job's sandbox back", "job", j.ID, "domain", j.Domain, "err", err)
+			}
+		}
+	}
 	delete(s.remote, j.ID)
 	if !u.Finished.IsZero() {
 		defer func() { j.Finished = u.Finished }()
@@ -248,21 +254,21 @@ var ErrNotOwner = errors.New("not the job's owner")
 // ErrNoJob is returned for an unknown job id.
 var ErrNoJob = errors.New("no such job")
 
-// Cancel stops job id for who (its owner).
-func (s *Service) Cancel(ctx context.Context, id, who string) error {
+// Cancel stops job id for who (its owner: issuer and subject).
+func (s *Service) Cancel(ctx context.Context, id string, who Principal) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j := s.jobs[id]
 	if j == nil {
 		return fmt.Errorf("%w: %s", ErrNoJob, id)
 	}
-	if j.Owner != who {
-		return fmt.Errorf("%w: job %s belongs to %s", ErrNotOwner, id, j.Owner)
+	if j.Principal() != who {
+		return fmt.Errorf("%w: job %s is not %s's", ErrNotOwner, id, who)
 	}
 	if j.State.Final() {
 		return fmt.Errorf("job %s has already ended (%s)", id, j.State)
 	}
-	why := "cancelled by " + who
+	why := "cancelled by " + who.Subject
 	switch {
 	case j.State == Idle:
 		s.end(j, Cancelled, why)
@@ -290,6 +296,10 @@ func (s *Service) Cancel(ctx context.Context, id, who string) error {
 			go func() {
 				if err := d.Backend.Cancel(context.Background(), &snap); err != nil {
 					s.log.Warn("cannot cancel job in its domain", "job", id, "domain", d.Name, "err", err)
+				} else if r, ok := d.Backend.(sandboxReleaser); ok {
+					if err := r.Release(&snap); err != nil {
+						s.log.Warn("cannot take the job's sandbox back", "job", id, "domain", d.Name, "err", err)
+					}
 				}
 			}()
 		}
@@ -307,7 +317,7 @@ func (s *Service) Logs(id, stream string) (io.ReadCloser, error) {
 	if stream == "stderr" {
 		name = j.Spec.Stderr
 	}
-	f, err := os.Open(filepath.Join(j.SandboxDir, name))
+	f, err := openInSandbox(j.SandboxDir, name, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return io.NopCloser(strings.NewReader("")), nil // nothing written (yet)
 	}

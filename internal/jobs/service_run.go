@@ -67,7 +67,7 @@ func (s *Service) accrueLocked(now time.Time) {
 		if lr.run == nil || j == nil {
 			continue
 		}
-		s.addUsage(j.Owner, float64(j.Spec.CPUs)*dt, now)
+		s.addUsage(ownerKey(j), float64(j.Spec.CPUs)*dt, now)
 	}
 }
 
@@ -86,12 +86,14 @@ func (s *Service) saveUsageLocked(now time.Time) {
 	}
 }
 
-// share is the owner's weight: by subject, else by VO, else 1.
-func (s *Service) share(owner, vo string) float64 {
-	if w, ok := s.cfg.Shares[owner]; ok && w > 0 {
+// share is the owner's weight: by subject for local users (a subject in
+// the shares names a site user, never a grid user of another issuer who
+// happens to carry the same subject), else by VO, else 1.
+func (s *Service) share(j *Job) float64 {
+	if w, ok := s.cfg.Shares[j.Owner]; ok && w > 0 && !j.Grid {
 		return w
 	}
-	if w, ok := s.cfg.Shares["vo:"+vo]; ok && w > 0 {
+	if w, ok := s.cfg.Shares["vo:"+j.VO]; ok && w > 0 {
 		return w
 	}
 	return 1
@@ -104,40 +106,48 @@ func (s *Service) scheduleLocked(ctx context.Context, now time.Time) {
 		running = append(running, localSlot{job: s.jobs[id], stopping: lr.stopping})
 	}
 	var idle []*Job
-	vos := map[string]string{}
+	firstJob := map[string]*Job{}
 	for _, j := range s.jobs {
 		if j.State == Idle && slices.Contains(j.Spec.Domains, "local") {
 			idle = append(idle, j)
-			vos[j.Owner] = j.VO
+			firstJob[ownerKey(j)] = j
 		}
 	}
 	out := schedule(schedInput{
 		cpus: s.cfg.CPUs, memMB: s.cfg.MemoryMB, gridMaxCPUs: s.cfg.GridMaxCPUs,
 		running: running, idle: idle,
 		priority: func(owner string) float64 {
-			return s.usage[owner].decayed(now, s.cfg.HalfLife) / s.share(owner, vos[owner])
+			return s.usage[owner].decayed(now, s.cfg.HalfLife) / s.share(firstJob[owner])
 		},
 		projected: func(j *Job) float64 {
 			est := j.Spec.WallTime.Seconds()
 			if est <= 0 {
 				est = 60
 			}
-			return float64(j.Spec.CPUs) * est / s.share(j.Owner, j.VO)
+			return float64(j.Spec.CPUs) * est / s.share(j)
 		},
 	})
 	for _, j := range out.preempt {
 		s.preemptLocked(j)
 	}
 	for _, j := range out.start {
-		s.startLocal(ctx, j) // no longer Idle: not routed
+		slot, ok := s.freeSlotLocked()
+		if !ok {
+			// Stays Idle, first in line next round.
+			j.Reason = fmt.Sprintf("waiting for a free slot user (all %d run jobs)", len(s.cfg.Slots))
+			s.dirty[j.ID] = true
+			continue
+		}
+		s.startLocal(ctx, j, slot) // no longer Idle: not routed
 	}
 	s.routeLocked(ctx, out.waiting)
 }
 
 // startLocal reserves the job's slot and stages it; the supervisor starts
 // when its inputs are in the sandbox.
-func (s *Service) startLocal(ctx context.Context, j *Job) {
+func (s *Service) startLocal(ctx context.Context, j *Job, slot Slot) {
 	j.State, j.Domain, j.Reason = Staging, "local", "fetching inputs"
+	j.Slot = slot.Name
 	j.Attempts++
 	s.local[j.ID] = &localRun{}
 	s.dirty[j.ID] = true
@@ -161,8 +171,9 @@ func (s *Service) startLocal(ctx context.Context, j *Job) {
 			s.end(j, Failed, "staging: "+err.Error())
 			return
 		}
-		r, err := s.exec.start(j)
+		r, err := s.exec.start(j, slot)
 		if err != nil {
+			s.releaseLocked(j) // the sandbox may already be the slot's
 			delete(s.local, j.ID)
 			s.end(j, Failed, err.Error())
 			return
@@ -177,7 +188,13 @@ func (s *Service) startLocal(ctx context.Context, j *Job) {
 
 // stage makes the sandbox and fetches the inputs into it.
 func (s *Service) stage(ctx context.Context, sp Spec, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// The box's alone until the job starts (claimSandbox). A requeued
+	// job starts afresh: what an earlier attempt left (links included)
+	// is never written through.
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	for _, in := range sp.Inputs {
@@ -208,8 +225,25 @@ func (s *Service) watchLocal(id string, r *running) {
 	if j == nil {
 		return
 	}
+	s.releaseLocked(j)
 	rep, err := s.exec.finish(j)
 	s.finishLocal(j, rep, err)
+}
+
+// releaseLocked ends what the job's slot user still runs and takes its
+// sandbox back, before the slot goes to another job.
+func (s *Service) releaseLocked(j *Job) {
+	if j.Slot == "" {
+		return // recorded before jobs had slot users
+	}
+	sl, ok := s.slotNamed(j.Slot)
+	if !ok {
+		s.log.Warn("the job's slot user is no longer configured; its processes are not reaped", "job", j.ID, "slot", j.Slot)
+		return
+	}
+	if err := s.exec.release(j, sl); err != nil {
+		s.log.Error("cannot release the job's slot user", "job", j.ID, "slot", j.Slot, "err", err)
+	}
 }
 
 // finishLocal records a local job's end: requeued after a preemption,
@@ -275,6 +309,9 @@ func (s *Service) deliver(ctx context.Context, sp Spec, dir string) error {
 		return fmt.Errorf("no stager configured to deliver to %s", sp.OutputDestination)
 	}
 	for _, o := range sp.Outputs {
+		if err := checkSandboxFile(dir, o); err != nil {
+			return fmt.Errorf("%s: %w", o, err)
+		}
 		if err := s.cfg.Stager.Deliver(ctx, dir+"/"+o, sp.OutputDestination); err != nil {
 			return fmt.Errorf("%s: %w", o, err)
 		}
@@ -292,7 +329,7 @@ func (s *Service) preemptLocked(j *Job) {
 	lr.stopping, lr.requeue = true, true
 	j.Reason = fmt.Sprintf("being preempted (SIGTERM, SIGKILL after %v)", s.cfg.PreemptGrace)
 	s.dirty[j.ID] = true
-	s.log.Info("preempting backfill job", "job", j.ID, "owner", j.Owner)
+	s.log.Info("preempting backfill job", "job", j.ID, "owner", j.Owner, "issuer", j.Issuer)
 	if lr.run != nil {
 		s.exec.stop(lr.run, s.cfg.PreemptGrace)
 	} else if cancel := s.staging[j.ID]; cancel != nil {
@@ -319,7 +356,7 @@ func (s *Service) end(j *Job, st State, why string) {
 	if d := j.Domain; d != "" && d != "local" {
 		s.noteOutcome(d, st == Failed || st == Lost)
 	}
-	s.log.Info("job ended", "job", j.ID, "owner", j.Owner, "state", st, "domain", j.Domain, "why", why)
+	s.log.Info("job ended", "job", j.ID, "owner", j.Owner, "issuer", j.Issuer, "state", st, "domain", j.Domain, "why", why)
 	s.poke()
 }
 

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,13 +12,58 @@ import (
 	"time"
 )
 
-// The test binary doubles as the job supervisor: the service runs
-// `<self> job-exec SANDBOX`.
+// The test binary doubles as the job supervisor and reaper: the service
+// runs `<self> job-exec SANDBOX` and `<self> job-reap`.
 func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && os.Args[1] == "job-exec" {
 		os.Exit(RunSupervisor(os.Args[2]))
 	}
+	if len(os.Args) == 2 && os.Args[1] == "job-reap" {
+		os.Exit(RunReaper())
+	}
 	os.Exit(m.Run())
+}
+
+// testIssuer issues the tests' users.
+const testIssuer = "https://site.test"
+
+// as is the test issuer's user sub.
+func as(sub string) Principal { return Principal{Issuer: testIssuer, Subject: sub} }
+
+// testSlots are slot users scripts/setup.sh makes for this package's
+// tests (sbxslot3 is the Slurm account; the interop tests and benchmarks
+// use others, so parallel test binaries never reap each other's jobs).
+// Running jobs as them needs root; under CI=true their absence fails the
+// test.
+func testSlots(t *testing.T, names ...string) []Slot {
+	t.Helper()
+	if len(names) == 0 {
+		names = []string{"sbxslot1", "sbxslot2"}
+	}
+	sl, err := LookupSlots(names)
+	if err == nil && os.Geteuid() != 0 {
+		err = errors.New("running jobs as slot users needs root")
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v (scripts/setup.sh makes the slot users)", err)
+		}
+		t.Skipf("%v (scripts/setup.sh makes the slot users)", err)
+	}
+	return sl
+}
+
+// reachableDir is a temporary directory slot users may traverse (a
+// t.TempDir is its creator's alone).
+func reachableDir(t *testing.T) string {
+	t.Helper()
+	d := t.TempDir()
+	for _, p := range []string{filepath.Dir(d), d} {
+		if err := os.Chmod(p, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
 }
 
 // fakeStager copies local files for inputs and outputs.
@@ -50,16 +96,42 @@ type svcEnv struct {
 
 func newSvc(t *testing.T, mut func(*Config)) *svcEnv {
 	t.Helper()
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	cfg := Config{Dir: filepath.Join(dir, "sandboxes"), DBPath: filepath.Join(dir, "jobs.db"), CPUs: 1, MemoryMB: 4096,
-		Self: os.Args[0], PreemptGrace: time.Second, Tick: 50 * time.Millisecond, Stager: &fakeStager{outDir: t.TempDir()}}
+		Slots: testSlots(t), Self: os.Args[0], PreemptGrace: time.Second, Tick: 50 * time.Millisecond, Stager: &fakeStager{outDir: t.TempDir()}}
 	if mut != nil {
 		mut(&cfg)
 	}
 	e := &svcEnv{t: t, cfg: cfg}
 	e.start()
-	t.Cleanup(e.stop)
+	t.Cleanup(func() {
+		e.drain()
+		e.stop()
+	})
 	return e
+}
+
+// drain kills the jobs still running at the end of a test and waits for
+// their supervisors to end, so none writes in a directory being removed.
+func (e *svcEnv) drain() {
+	if e.s == nil {
+		return
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		e.s.mu.Lock()
+		n := len(e.s.local)
+		for _, lr := range e.s.local {
+			if lr.run != nil { // a job still staging starts, then dies
+				syscall.Kill(-lr.run.pid, syscall.SIGKILL)
+			}
+		}
+		e.s.mu.Unlock()
+		if n == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func (e *svcEnv) start() {
@@ -86,7 +158,7 @@ func (e *svcEnv) stop() {
 
 func (e *svcEnv) submit(owner string, specs ...Spec) []*Job {
 	e.t.Helper()
-	js, err := e.s.Submit(owner, "cms", false, specs)
+	js, err := e.s.Submit(as(owner), "cms", false, specs)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -194,10 +266,10 @@ func TestCancelRunningJob(t *testing.T) {
 	e := newSvc(t, nil)
 	j := e.submit("alice", sh("sleep 60"))[0]
 	r := e.waitState(j.ID, Running, 20*time.Second)
-	if err := e.s.Cancel(e.ctx, j.ID, "bob"); err == nil {
+	if err := e.s.Cancel(e.ctx, j.ID, as("bob")); err == nil {
 		t.Error("bob cancelled alice's job")
 	}
-	if err := e.s.Cancel(e.ctx, j.ID, "alice"); err != nil {
+	if err := e.s.Cancel(e.ctx, j.ID, as("alice")); err != nil {
 		t.Fatal(err)
 	}
 	e.waitState(j.ID, Cancelled, 5*time.Second)
@@ -244,7 +316,7 @@ func TestBackfillYields(t *testing.T) {
 	}
 	e.waitState(real.ID, Completed, 20*time.Second)
 	e.waitState(b.ID, Running, 20*time.Second) // requeued and back
-	e.s.Cancel(e.ctx, b.ID, "grid-user")
+	e.s.Cancel(e.ctx, b.ID, as("grid-user"))
 	// A job that ignores TERM is killed after the grace period.
 	stubborn := sh(`trap '' TERM; echo ready; while true; do sleep 0.1; done`)
 	stubborn.Backfill = true
@@ -301,7 +373,7 @@ func TestRestartLosesNothing(t *testing.T) {
 func TestHeavyUserWaits(t *testing.T) {
 	e := newSvc(t, nil)
 	e.s.mu.Lock()
-	e.s.usage["heavy"] = usage{Value: 3600, At: time.Now()}
+	e.s.usage[as("heavy").key()] = usage{Value: 3600, At: time.Now()}
 	e.s.mu.Unlock()
 	blocker := e.submit("x", sh("sleep 1"))[0]
 	e.waitState(blocker.ID, Running, 20*time.Second)
@@ -337,7 +409,7 @@ func TestSubmitValidation(t *testing.T) {
 		{"input named outside the sandbox", Spec{Executable: "x", Inputs: []Input{{From: "/store/f", As: "/etc/passwd"}}}, "not an absolute path"},
 		{"too big for local", Spec{Executable: "x", CPUs: 64}, "asks for 64 CPUs"},
 	} {
-		if _, err := e.s.Submit("alice", "", false, []Spec{c.sp}); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := e.s.Submit(as("alice"), "", false, []Spec{c.sp}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -20,6 +21,12 @@ import (
 type SlurmBackendConfig struct {
 	Partition string   // sbatch --partition and the one Capacity counts ("": the cluster's default)
 	Env       []string // added to the commands' environment, e.g. SLURM_CONF=…
+	// RunAs is the unprivileged account the jobs run as (jobs never run
+	// as the box's user): a box running as root submits with sbatch
+	// --uid/--gid, any other box runs sbatch and scancel as that account
+	// (which needs CAP_SETUID and CAP_SETGID). Its zero value submits as
+	// the box's user, for tests with a fake Slurm only.
+	RunAs Slot
 	// Command runs one Slurm command (nil: exec with Env); tests put a
 	// fake here.
 	Command SlurmCommand
@@ -83,6 +90,10 @@ func NewSlurm(cfg SlurmBackendConfig) *SlurmBackend {
 func (b *SlurmBackend) exec(ctx context.Context, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), b.cfg.Env...)
+	if ra := b.cfg.RunAs; ra.UID != 0 && os.Geteuid() != 0 && (name == "sbatch" || name == "scancel") {
+		cmd.Dir = "/"
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: ra.UID, Gid: ra.GID, Groups: []uint32{}}}
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// Do not wait forever for pipes held open by a stuck grandchild.
@@ -136,7 +147,17 @@ func (b *SlurmBackend) Submit(ctx context.Context, j *Job) (string, error) {
 	if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
 		return "", fmt.Errorf("slurm submit %s: %w", j.ID, err)
 	}
-	out, err := b.run(ctx, "sbatch", "--parsable", file)
+	args := []string{"--parsable", file}
+	if ra := b.cfg.RunAs; ra.UID != 0 {
+		// The job writes its logs and outputs as that account.
+		if err := claimSandbox(j.SandboxDir, ra); err != nil {
+			return "", fmt.Errorf("slurm submit %s: %w", j.ID, err)
+		}
+		if os.Geteuid() == 0 {
+			args = append([]string{"--uid=" + strconv.FormatUint(uint64(ra.UID), 10), "--gid=" + strconv.FormatUint(uint64(ra.GID), 10)}, args...)
+		}
+	}
+	out, err := b.run(ctx, "sbatch", args...)
 	if err != nil {
 		return "", fmt.Errorf("slurm submit %s: %w", j.ID, err)
 	}
@@ -145,8 +166,16 @@ func (b *SlurmBackend) Submit(ctx context.Context, j *Job) (string, error) {
 	if !slurmJobID(id) {
 		return "", fmt.Errorf("slurm submit %s: sbatch printed %q, not a job id", j.ID, strings.TrimSpace(out))
 	}
-	b.log.Info("submitted", "job", j.ID, "slurm_id", id)
+	b.log.Info("submitted", "job", j.ID, "slurm_id", id, "run_as", b.cfg.RunAs.Name)
 	return id, nil
+}
+
+// Release takes an ended job's sandbox back from the run_as account.
+func (b *SlurmBackend) Release(j *Job) error {
+	if b.cfg.RunAs.UID == 0 {
+		return nil
+	}
+	return reclaimSandbox(j.SandboxDir, b.cfg.RunAs)
 }
 
 // slurmJobID reports whether s is a plain Slurm job id (digits).
@@ -174,7 +203,12 @@ func (b *SlurmBackend) Capacity(ctx context.Context) (Capacity, error) {
 		return Capacity{FreeCPUs: -1}, fmt.Errorf("slurm capacity: %w", err)
 	}
 	c := Capacity{FreeCPUs: sinfoFreeCPUs(out)}
-	args = []string{"-h", "--me", "-o", "%T|%j"}
+	// Our jobs are the run_as account's (the box's own without one).
+	who := "--me"
+	if b.cfg.RunAs.Name != "" {
+		who = "--user=" + b.cfg.RunAs.Name
+	}
+	args = []string{"-h", who, "-o", "%T|%j"}
 	if b.cfg.Partition != "" {
 		args = append(args, "-p", b.cfg.Partition)
 	}

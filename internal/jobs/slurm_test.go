@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -379,14 +380,15 @@ func TestSlurmBackendReal(t *testing.T) {
 	}
 	t0 := time.Now()
 	ctx := context.Background()
-	dir := t.TempDir()
+	dir := reachableDir(t)
+	runAs := testSlots(t, "sbxslot3")[0]
 	s, err := peers.StartSlurm(ctx, peers.SlurmConfig{WorkDir: filepath.Join(dir, "slurm"), CPUs: 2, MemoryMB: 2048})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Stop)
 	t.Logf("StartSlurm: %v", time.Since(t0))
-	b := NewSlurm(SlurmBackendConfig{Partition: s.Partition, Env: s.Env()})
+	b := NewSlurm(SlurmBackendConfig{Partition: s.Partition, Env: s.Env(), RunAs: runAs})
 
 	if c, err := b.Capacity(ctx); err != nil || c != (Capacity{FreeCPUs: 2}) {
 		t.Fatalf("Capacity of an idle node = %+v, %v", c, err)
@@ -423,7 +425,7 @@ func TestSlurmBackendReal(t *testing.T) {
 	}
 	final := func(u Update) bool { return u.State.Final() }
 
-	good := submit("1.0", Spec{Stdout: "logs/out", Executable: "/bin/sh", Arguments: []string{"-c", `echo "hello from $1"; echo oops >&2`, "sh", "it's slurm"}})
+	good := submit("1.0", Spec{Stdout: "logs/out", Executable: "/bin/sh", Arguments: []string{"-c", `echo "hello from $1"; echo oops >&2; id -u > uid`, "sh", "it's slurm"}})
 	bad := submit("1.1", Spec{Executable: "/bin/sh", Arguments: []string{"-c", "exit 3"}})
 	u := waitFor(good, "final", final)
 	if u.State != Completed || u.ExitCode != 0 || u.Started.IsZero() || u.Finished.IsZero() {
@@ -434,6 +436,10 @@ func TestSlurmBackendReal(t *testing.T) {
 	}
 	if out, _ := os.ReadFile(filepath.Join(good.SandboxDir, "stderr")); string(out) != "oops\n" {
 		t.Errorf("good job's stderr %q", out)
+	}
+	// Not as root, not as the box's user: as the run_as account.
+	if out, _ := os.ReadFile(filepath.Join(good.SandboxDir, "uid")); strings.TrimSpace(string(out)) != strconv.FormatUint(uint64(runAs.UID), 10) {
+		t.Errorf("the Slurm job ran as uid %q, want %s's %d", out, runAs.Name, runAs.UID)
 	}
 	if u = waitFor(bad, "final", final); u.State != Failed || u.ExitCode != 3 {
 		t.Errorf("bad job: %+v", u)

@@ -48,7 +48,7 @@ func TestDashboardShowsTransfersCacheFederationAndJobs(t *testing.T) {
 	peers.Require(t, "xrdcp")
 	peers.Require(t, "curl")
 
-	dir := startIssuerNode(t, "region-director", "UNIGE", "[director]\nenabled = true\n[jobs]\nenabled = true\ncpus = 1\n")
+	dir := startIssuerNode(t, "region-director", "UNIGE", "[director]\nenabled = true\n"+jobsConf(t, []string{"sbxslot9"}, "cpus = 1\n"))
 	pool := t.TempDir()
 	data := writeRandom(t, filepath.Join(pool, "dash", "events.root"), 6<<20)
 	origin := startFedNode(t, "t3-origin", "UNIGE", "[[export]]\nprefix = \"/store\"\npools = ["+quote(pool)+"]\n"+advertiseTo(dir.fedNode, "1s"))
@@ -60,7 +60,7 @@ func TestDashboardShowsTransfersCacheFederationAndJobs(t *testing.T) {
 		"[[auth.operator]]\nissuer = "+quote(dir.issuer)+"\nsubject = \"ops\"\n")
 
 	// Jobs on the director box: one succeeds, one fails.
-	u := &jobUser{t: t, n: dir, token: dir.token(t, "alice", "/cms", ""), dir: t.TempDir()}
+	u := &jobUser{t: t, n: dir, token: dir.token(t, "alice", "/cms", computeScopes), dir: t.TempDir()}
 	ids := u.submit("dash.sub", "executable = /bin/sh\narguments = \"-c 'exit $(Process)'\"\nqueue 2\n")
 
 	// Data through the cache in two rate samples (every 5 s): first

@@ -3,6 +3,7 @@ package interop
 import (
 	"encoding/json"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +14,44 @@ import (
 	"sitebox/internal/jobs"
 	"sitebox/internal/peers"
 )
+
+// computeScopes let a token's holder submit, see and cancel jobs.
+const computeScopes = "compute.create,compute.read,compute.cancel"
+
+// jobsConf is a [jobs] section whose jobs run as the slot users named
+// (each box of a test its own: whatever a slot user runs dies with its
+// job) in a sandbox dir they can reach, followed by extra.
+func jobsConf(t *testing.T, slots []string, extra string) string {
+	t.Helper()
+	conf, _ := jobsConfDir(t, slots, extra)
+	return conf
+}
+
+// jobsConfDir is jobsConf and its sandbox dir.
+func jobsConfDir(t *testing.T, slots []string, extra string) (conf, sandboxes string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("running jobs as slot users needs root")
+	}
+	q := make([]string, len(slots))
+	for i, s := range slots {
+		if _, err := user.Lookup(s); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("slot user %s: %v (scripts/setup.sh makes it)", s, err)
+			}
+			t.Skipf("slot user %s: %v (scripts/setup.sh makes it)", s, err)
+		}
+		q[i] = strconv.Quote(s)
+	}
+	// A t.TempDir is its creator's alone; slot users must reach their
+	// sandboxes below it.
+	dir := t.TempDir()
+	for _, p := range []string{filepath.Dir(dir), dir} {
+		os.Chmod(p, 0o711)
+	}
+	sandboxes = filepath.Join(dir, "jobs")
+	return "[jobs]\nenabled = true\nslot_users = [" + strings.Join(q, ", ") + "]\ndir = " + strconv.Quote(sandboxes) + "\n" + extra, sandboxes
+}
 
 // jobUser runs the sitebox job commands against box n as a user with
 // token.
@@ -82,8 +121,8 @@ func TestJobFederationData(t *testing.T) {
 	cacheDir := t.TempDir()
 	cache := startFedNode(t, "cache", "T3", "[cache]\ndir = "+strconv.Quote(cacheDir)+
 		"\n[[cache.route]]\nprefix = \"/store\"\nupstreams = [\""+origin.rootURL+"\"]\n")
-	box := startIssuerNode(t, "jobs", "T3", "[jobs]\nenabled = true\ncpus = 2\ncache = \""+cache.rootURL+"\"\n")
-	u := &jobUser{t: t, n: box, token: box.token(t, "alice", "/cms", "storage.read:/store"), dir: t.TempDir()}
+	box := startIssuerNode(t, "jobs", "T3", jobsConf(t, []string{"sbxslot4", "sbxslot5"}, "cpus = 2\ncache = \""+cache.rootURL+"\"\n"))
+	u := &jobUser{t: t, n: box, token: box.token(t, "alice", "/cms", "storage.read:/store,"+computeScopes), dir: t.TempDir()}
 
 	ids := u.submit("analysis.sub", `
 executable = /bin/sh
@@ -119,12 +158,13 @@ queue
 // and its record, state and logs stay visible at the box it was
 // submitted to.
 func TestJobFlocking(t *testing.T) {
-	b := startIssuerNode(t, "partner", "B", "[jobs]\nenabled = true\ncpus = 1\n")
+	bConf, bDir := jobsConfDir(t, []string{"sbxslot4"}, "cpus = 1\n")
+	b := startIssuerNode(t, "partner", "B", bConf)
 	tokFile := filepath.Join(t.TempDir(), "a-at-b.token")
-	os.WriteFile(tokFile, []byte(b.token(t, "box-a", "/region", "")), 0o600)
-	a := startIssuerNode(t, "home", "A", "[jobs]\nenabled = true\ncpus = 1\n"+
+	os.WriteFile(tokFile, []byte(b.token(t, "box-a", "/region", computeScopes)), 0o600)
+	a := startIssuerNode(t, "home", "A", jobsConf(t, []string{"sbxslot5"}, "cpus = 1\n")+
 		"[[jobs.domain]]\nname = \"region\"\ntype = \"box\"\nurl = "+strconv.Quote(b.httpsURL)+"\nca = "+strconv.Quote(b.certFile)+"\ntoken_file = "+strconv.Quote(tokFile)+"\n")
-	u := &jobUser{t: t, n: a, token: a.token(t, "alice", "/cms", ""), dir: t.TempDir()}
+	u := &jobUser{t: t, n: a, token: a.token(t, "alice", "/cms", computeScopes), dir: t.TempDir()}
 	ids := u.submit("flock.sub", `
 executable = /bin/sh
 arguments = "-c 'echo ran at; pwd'"
@@ -136,11 +176,11 @@ queue
 		t.Errorf("flocked job: domain %q remote %q", j.Domain, j.Remote)
 	}
 	out, _ := u.cli("logs", j.ID)
-	if !strings.Contains(out, "ran at") || !strings.Contains(out, filepath.Join(b.state, "jobs")) {
-		t.Errorf("logs of the flocked job (should show B's sandbox %s): %q", b.state, out)
+	if !strings.Contains(out, "ran at") || !strings.Contains(out, bDir) {
+		t.Errorf("logs of the flocked job (should show B's sandbox in %s): %q", bDir, out)
 	}
 	// At B the job belongs to box A's identity.
-	bu := &jobUser{t: t, n: b, token: b.token(t, "box-a", "/region", ""), dir: t.TempDir()}
+	bu := &jobUser{t: t, n: b, token: b.token(t, "box-a", "/region", computeScopes), dir: t.TempDir()}
 	rj := bu.status(j.Remote)
 	if rj.Owner != "box-a" || rj.State != jobs.Completed {
 		t.Errorf("at the partner: %+v", rj)
@@ -150,8 +190,8 @@ queue
 // Bad job files are refused before anything is queued, each problem with
 // its line and reason.
 func TestBadJobFiles(t *testing.T) {
-	box := startIssuerNode(t, "jobs", "T3", "[jobs]\nenabled = true\ncpus = 1\n")
-	u := &jobUser{t: t, n: box, token: box.token(t, "alice", "/cms", ""), dir: t.TempDir()}
+	box := startIssuerNode(t, "jobs", "T3", jobsConf(t, []string{"sbxslot4"}, "cpus = 1\n"))
+	u := &jobUser{t: t, n: box, token: box.token(t, "alice", "/cms", computeScopes), dir: t.TempDir()}
 	for _, c := range []struct {
 		name, text string
 		want       []string
@@ -189,10 +229,10 @@ func TestBadJobFiles(t *testing.T) {
 func TestJobsSurviveRestart(t *testing.T) {
 	spec := prepareNode(t, 0)
 	run(t, false, siteboxBin, "token", "keygen", "--state-dir", spec.state)
-	conf := "[auth]\nsite_issuer = true\nissuer_url = \"" + spec.httpsURL() + "\"\n[jobs]\nenabled = true\ncpus = 1\n"
+	conf := "[auth]\nsite_issuer = true\nissuer_url = \"" + spec.httpsURL() + "\"\n" + jobsConf(t, []string{"sbxslot4"}, "cpus = 1\n")
 	n := spec.start(t, "jobs", "T3", conf)
 	box := &issuerNode{fedNode: n, issuer: spec.httpsURL()}
-	u := &jobUser{t: t, n: box, token: box.token(t, "alice", "/cms", ""), dir: t.TempDir()}
+	u := &jobUser{t: t, n: box, token: box.token(t, "alice", "/cms", computeScopes), dir: t.TempDir()}
 	ids := u.submit("two.sub", "executable = /bin/sh\narguments = \"-c 'sleep 3; echo done $(Process)'\"\nqueue 2\n")
 	first := u.wait(ids[0], jobs.Running, 30*time.Second)
 	n.proc.Stop() // SIGTERM: the box goes down, its job runs on
