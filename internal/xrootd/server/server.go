@@ -77,9 +77,20 @@ type Config struct {
 	ServerName string
 	// Site is the answer to query config "sitename" (default ServerName).
 	Site string
-	// WriteTimeout bounds writing one response frame to a client that has
-	// stopped reading (default 2 minutes); the connection is closed then.
+	// WriteTimeout bounds the wait for a client to take more of a response
+	// (default 1 minute): one that stops reading its answers is
+	// disconnected then, freeing its buffer. Over plain TCP it is the time
+	// without progress; over TLS, the time for one frame (at most
+	// MaxReadChunk).
 	WriteTimeout time.Duration
+	// RequestTimeout bounds the wait for the rest of a request once its
+	// first byte arrived: the 24-byte header and its payload, a write's
+	// data included (default 1 minute without a byte). A client that
+	// starts a request and goes silent is disconnected then.
+	RequestTimeout time.Duration
+	// Limits bound sessions and open files per client address and in
+	// total (see Limits for the defaults).
+	Limits Limits
 	// HandshakeTimeout bounds the wait for a new connection's hello
 	// (default 30 seconds).
 	HandshakeTimeout time.Duration
@@ -111,8 +122,12 @@ func (c *Config) defaults() {
 		c.Site = c.ServerName
 	}
 	if c.WriteTimeout <= 0 {
-		c.WriteTimeout = 2 * time.Minute
+		c.WriteTimeout = time.Minute
 	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = time.Minute
+	}
+	c.Limits.defaults()
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = 30 * time.Second
 	}
@@ -127,7 +142,12 @@ type Server struct {
 	store   store.Store
 	log     *slog.Logger
 	bufs    *bufPool
-	ident   identity
+	spare   spareBufs
+	limits  *limiter
+	// refusing bounds the connections kept open only to be told they are
+	// over a limit; past it they are closed at once.
+	refusing chan struct{}
+	ident    identity
 	started time.Time // reported by query config "start"
 
 	mu       sync.Mutex
@@ -150,6 +170,8 @@ func New(cfg Config, st store.Store, log *slog.Logger) *Server {
 		store:    st,
 		log:      log,
 		bufs:     newBufPool(cfg.MaxReadChunk, n),
+		limits:   newLimiter(cfg.Limits, log),
+		refusing: make(chan struct{}, maxRefusing),
 		ident:    currentIdentity(),
 		started:  time.Now(),
 		sessions: map[*session]struct{}{},
@@ -186,10 +208,20 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		delay = 0
 		sess := newSession(s, c)
+		if err := s.limits.addSession(sess.clientIP); err != nil {
+			select {
+			case s.refusing <- struct{}{}:
+				sess.refusal = err
+			default:
+				c.Close() // a flood: no answer, just no descriptor held
+				continue
+			}
+		}
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			c.Close()
+			s.endSession(sess)
 			return nil
 		}
 		s.sessions[sess] = struct{}{}
@@ -205,8 +237,21 @@ func (s *Server) Serve(ln net.Listener) error {
 			s.mu.Lock()
 			delete(s.sessions, sess)
 			s.mu.Unlock()
+			s.endSession(sess)
 		}()
 	}
+}
+
+// maxRefusing bounds the connections being refused at once (see refuse).
+const maxRefusing = 64
+
+// endSession gives back what a session counted against the limits.
+func (s *Server) endSession(sess *session) {
+	if sess.refusal != nil {
+		<-s.refusing
+		return
+	}
+	s.limits.dropSession(sess.clientIP)
 }
 
 func (s *Server) isClosed() bool {
