@@ -138,17 +138,17 @@ func (c *Config) defaults() {
 
 // Server serves the XRootD protocol. Safe for concurrent use.
 type Server struct {
-	cfg     Config
-	store   store.Store
-	log     *slog.Logger
-	bufs    *bufPool
-	spare   spareBufs
-	limits  *limiter
+	cfg    Config
+	store  store.Store
+	log    *slog.Logger
+	bufs   *bufPool
+	spare  spareBufs
+	limits *limiter
 	// refusing bounds the connections kept open only to be told they are
 	// over a limit; past it they are closed at once.
 	refusing chan struct{}
 	ident    identity
-	started time.Time // reported by query config "start"
+	started  time.Time // reported by query config "start"
 
 	mu       sync.Mutex
 	ln       net.Listener
