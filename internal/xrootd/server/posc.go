@@ -114,9 +114,11 @@ func renamedErr(err error, name, tmp string) error {
 	return err
 }
 
-// writeFailed notes a failed change of of (for kXR_posc) and returns err.
+// writeFailed notes a failed change of of (for kXR_posc) and returns err,
+// speaking of the name the client opened.
 func (of *openFile) writeFailed(err error) error {
 	if err != nil && of.posc != nil {
+		err = renamedErr(err, of.posc.final, of.posc.tmp)
 		of.posc.fail(err)
 	}
 	return err

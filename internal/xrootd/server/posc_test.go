@@ -97,6 +97,9 @@ func TestPoscFailedWriteLeavesNothing(t *testing.T) {
 	h := r.open("/p", proto.OpenNew|proto.OpenPosc)
 	code, body := r.call(proto.ReqWrite, writeReq(h, 0), make([]byte, 100))
 	r.wantErr("write to a full disk", code, body, proto.ErrNoSpace)
+	if _, msg := errOf(body); strings.Contains(msg, uploadPrefix) {
+		t.Fatalf("write error %q shows the temporary name", msg)
+	}
 	code, body = r.call(proto.ReqClose, handleBody(h), nil)
 	if code != proto.StatusError {
 		t.Fatalf("close after a failed write: status %d, want an error", code)
