@@ -64,7 +64,8 @@ type Root struct {
 	// a batch farm behind NAT arrives from one address) bound connections;
 	// MaxOpenFiles (default 32768), MaxOpenFilesPerClient (default 4096)
 	// and MaxOpenFilesPerSession (default 1024) bound open files. The
-	// defaults fit the LimitNOFILE=65536 of the packaged unit.
+	// defaults stay well inside the descriptors of the packaged unit
+	// (LimitNOFILE) and of a common 65536 limit, with room for https.
 	MaxSessions            int `toml:"max_sessions"`
 	MaxSessionsPerClient   int `toml:"max_sessions_per_client"`
 	MaxOpenFiles           int `toml:"max_open_files"`

@@ -15,8 +15,7 @@ import (
 // noted; a negative field means no limit.
 type Limits struct {
 	// Sessions bounds the connections of all clients together (default
-	// 4096: well under a typical LimitNOFILE of 65536, leaving the rest for
-	// open files).
+	// 4096: with OpenFiles, well under a common descriptor limit of 65536).
 	Sessions int
 	// SessionsPerClient bounds the connections from one address (default
 	// 512). XrdCl shares one connection per server among all the files a
