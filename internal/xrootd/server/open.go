@@ -166,7 +166,6 @@ func (s *session) doClose(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	defer s.srv.limits.dropFile(s.clientIP)
 	of.mu.Lock()
 	bad := len(of.bad)
 	of.mu.Unlock()
@@ -176,10 +175,13 @@ func (s *session) doClose(req *proto.Request) error {
 	}
 	if of.posc != nil {
 		of.writeFailed(badErr)
-		if err := of.posc.commit(s.log, of.f); err != nil {
-			return err
-		}
-	} else if err := of.f.Close(); err != nil {
+		err = of.posc.commit(s.log, of.f)
+	} else {
+		err = of.f.Close()
+	}
+	// The place is free before the client hears of the close.
+	s.srv.limits.dropFile(s.clientIP)
+	if err != nil {
 		return err
 	}
 	if badErr != nil {
