@@ -33,8 +33,9 @@ type rootConn struct {
 	next uint16
 }
 
-// rootLogin connects from attackerIP and does hello, kXR_protocol and
-// kXR_login; a refused login comes back as its kXR error.
+// rootLogin connects from attackerIP and does hello, kXR_protocol,
+// kXR_login and a ping; a refused session (refused at its first request
+// after login) comes back as its kXR error.
 func rootLogin(addr string) (*rootConn, error) {
 	c, err := dialFrom(addr)
 	if err != nil {
@@ -59,7 +60,7 @@ func rootLogin(addr string) (*rootConn, error) {
 	for _, q := range []struct {
 		id   uint16
 		body [16]byte
-	}{{proto.ReqProtocol, pb}, {proto.ReqLogin, lb}} {
+	}{{proto.ReqProtocol, pb}, {proto.ReqLogin, lb}, {proto.ReqPing, [16]byte{}}} {
 		if st, body, err := r.call(q.id, q.body, nil); err != nil || st != proto.StatusOK {
 			c.Close()
 			if err == nil {

@@ -98,6 +98,32 @@ func TestDoSManyOpens(t *testing.T) {
 		r.c.Close()
 	}
 	waitFDs(t, b.proc, base+8, 30*time.Second, "after the attackers left")
+
+	// Thousands of refusals, one log line per kind of refusal.
+	b.proc.Stop()
+	if n := strings.Count(b.proc.Log.String(), "limit reached; refusing"); n != 3 {
+		t.Errorf("%d refusals logged, want 3 (one per limit met):\n%s", n, b.proc.Log.String())
+	}
+}
+
+// xrdcp over the session limit fails at once with the limit named.
+func TestDoSSessionLimitXrdcp(t *testing.T) {
+	peers.Require(t, "xrdcp")
+	b := startBox(t, 1, "--config", dosConfig(t, "[root]\nmax_sessions_per_client = 2\n"))
+	writeRandom(t, filepath.Join(b.pools[0], "f"), 100)
+	for range 2 {
+		c, err := net.Dial("tcp", b.rootHost) // from 127.0.0.1, as xrdcp
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	start := time.Now()
+	out, err := run(t, true, "xrdcp", "-f", b.rootURL+"//store/f", filepath.Join(t.TempDir(), "f"))
+	if err == nil || !strings.Contains(out, "[3024] too many sessions from 127.0.0.1 (limit 2)") {
+		t.Fatalf("xrdcp over the session limit: %v: %s", err, out)
+	}
+	t.Logf("xrdcp refused in %v: %s", time.Since(start).Round(time.Millisecond), strings.TrimSpace(out))
 }
 
 // openMany opens path n times, pipelining up to 32 opens, and returns how

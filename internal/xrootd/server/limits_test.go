@@ -110,7 +110,9 @@ func TestRefusalLoggedOncePerBurst(t *testing.T) {
 	}
 }
 
-// loginErr does hello, protocol and login and returns the login's error.
+// loginErr does hello, protocol, login and a ping and returns the error
+// of the ping (a session over a limit is refused at its first request
+// after login).
 func loginErr(t *testing.T, addr string) (int32, string) {
 	t.Helper()
 	r := dialRaw(t, addr)
@@ -122,7 +124,10 @@ func loginErr(t *testing.T, addr string) (int32, string) {
 	}
 	var lb [16]byte
 	copy(lb[4:], "tester")
-	st, body := r.call(proto.ReqLogin, lb, nil)
+	if st, _ := r.call(proto.ReqLogin, lb, nil); st != proto.StatusOK {
+		t.Fatalf("login: status %d", st)
+	}
+	st, body := r.call(proto.ReqPing, [16]byte{}, nil)
 	if st != proto.StatusError {
 		return 0, ""
 	}

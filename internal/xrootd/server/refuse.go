@@ -12,10 +12,11 @@ import (
 const refuseTimeout = 10 * time.Second
 
 // refuse serves a session over a limit just far enough to tell the client
-// why: it answers the handshake and kXR_protocol as usual (clients send
-// both before they can read an error) and the next request — the login —
-// with the limit's error, then closes. At most maxRefusing connections
-// are refused this way at once, each for at most refuseTimeout.
+// why: it answers the handshake, kXR_protocol and kXR_login as usual —
+// XrdCl reports any error during those only as "invalid login response" —
+// and the first request after them with the limit's error, then closes.
+// At most maxRefusing connections are refused this way at once, each for
+// at most refuseTimeout.
 func (s *session) refuse() {
 	deadline := time.Now().Add(min(s.srv.cfg.HandshakeTimeout, refuseTimeout))
 	s.raw.SetDeadline(deadline)
@@ -39,10 +40,16 @@ func (s *session) refuse() {
 				return
 			}
 		}
-		if req.ID != proto.ReqProtocol {
+		switch req.ID {
+		case proto.ReqProtocol:
+			s.doProtocol(&req)
+		case proto.ReqLogin:
+			// No security protocols offered: the refusal comes next anyway.
+			s.loggedIn = true
+			s.sendOK(req.Stream, s.sessID[:])
+		default:
 			s.sendError(req.Stream, code, msg)
 			return
 		}
-		s.doProtocol(&req)
 	}
 }
