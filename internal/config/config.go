@@ -65,7 +65,8 @@ type Root struct {
 	// MaxOpenFiles (default 32768), MaxOpenFilesPerClient (default 4096)
 	// and MaxOpenFilesPerSession (default 1024) bound open files. The
 	// defaults stay well inside the descriptors of the packaged unit
-	// (LimitNOFILE) and of a common 65536 limit, with room for https.
+	// (LimitNOFILE) and of a common 65536 limit, with room for https; a
+	// process allowed fewer descriptors gets smaller default totals.
 	MaxSessions            int `toml:"max_sessions"`
 	MaxSessionsPerClient   int `toml:"max_sessions_per_client"`
 	MaxOpenFiles           int `toml:"max_open_files"`

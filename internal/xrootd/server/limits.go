@@ -12,7 +12,9 @@ import (
 // Limits bound what one client address, one session and all clients
 // together may hold, so that a handful of connections cannot take the
 // server's descriptors from everyone else. Zero fields take the defaults
-// noted; a negative field means no limit.
+// noted; a negative field means no limit. Where the process may open
+// fewer descriptors than the defaults need, the default totals shrink to
+// fit: sessions to an eighth, open files to half of them.
 type Limits struct {
 	// Sessions bounds the connections of all clients together (default
 	// 4096: with OpenFiles, well under a common descriptor limit of 65536).
@@ -33,17 +35,25 @@ type Limits struct {
 	OpenFilesPerSession int
 }
 
-func (l *Limits) defaults() {
+func (l *Limits) defaults() { l.defaultsFor(descriptorLimit()) }
+
+// defaultsFor fills the defaults for a process that may open fds
+// descriptors (0: unknown).
+func (l *Limits) defaultsFor(fds int) {
+	sessions, files := 4096, 32768
+	if fds > 0 {
+		sessions, files = max(min(sessions, fds/8), 1), max(min(files, fds/2), 1)
+	}
 	set := func(v *int, def int) {
 		if *v == 0 {
 			*v = def
 		}
 	}
-	set(&l.Sessions, 4096)
-	set(&l.SessionsPerClient, 512)
-	set(&l.OpenFiles, 32768)
-	set(&l.OpenFilesPerClient, 4096)
-	set(&l.OpenFilesPerSession, 1024)
+	set(&l.Sessions, sessions)
+	set(&l.SessionsPerClient, min(512, sessions))
+	set(&l.OpenFiles, files)
+	set(&l.OpenFilesPerClient, min(4096, files))
+	set(&l.OpenFilesPerSession, min(1024, files))
 }
 
 // exceeds reports whether n more than held reaches past limit (negative:

@@ -71,6 +71,27 @@ func TestLimiterBookkeeping(t *testing.T) {
 			}
 		}
 	})
+	t.Run("defaults fit the descriptors", func(t *testing.T) {
+		for _, tc := range []struct {
+			fds  int
+			want Limits
+		}{
+			{0, Limits{4096, 512, 32768, 4096, 1024}},
+			{1 << 20, Limits{4096, 512, 32768, 4096, 1024}},
+			{1024, Limits{128, 128, 512, 512, 512}},
+		} {
+			var l Limits
+			l.defaultsFor(tc.fds)
+			if l != tc.want {
+				t.Errorf("%d descriptors: defaults %+v, want %+v", tc.fds, l, tc.want)
+			}
+		}
+		l := Limits{Sessions: 7, OpenFilesPerSession: -1}
+		l.defaultsFor(1024)
+		if l.Sessions != 7 || l.OpenFilesPerSession != -1 {
+			t.Errorf("set limits changed: %+v", l)
+		}
+	})
 	t.Run("nothing held leaves no entry", func(t *testing.T) {
 		l := newLimiter(Limits{}, slog.New(slog.DiscardHandler))
 		l.addSession("a")
