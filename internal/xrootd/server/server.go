@@ -11,7 +11,10 @@
 // store's file has a descriptor; everything that must pass through user
 // space (pgread's CRCs, readv, a store without descriptors, writes) uses a
 // bounded pool of buffers, so memory stays flat however many clients there
-// are.
+// are. A session holds at most two of them; when slow or hostile clients
+// hold the whole pool, others get small spare buffers rather than wait
+// (bufpool.go), and limits.go bounds sessions and open files per client
+// address and in total.
 package server
 
 import (
@@ -46,9 +49,10 @@ type Config struct {
 	// MaxInFlight bounds the requests one connection has executing at
 	// once (default 64); the session stops reading until one finishes.
 	MaxInFlight int
-	// MaxBufferMemory bounds the memory of all transfer buffers together
-	// (default 32 MiB, at least two chunks). Requests wait for a buffer
-	// when all are in use; each connection holds at most two.
+	// MaxBufferMemory bounds the memory of the pooled transfer buffers
+	// (default 32 MiB, at least two chunks). Each connection holds at most
+	// two; when all are in use, requests use 64 KiB spare buffers instead
+	// of waiting (readv with larger segments waits for the pool).
 	MaxBufferMemory int
 	// ReadOnly refuses every change (kXR_fsReadOnly) even where the store
 	// allows it.
