@@ -48,6 +48,12 @@ func (p *bufPool) get(ctx context.Context) (*poolBuf, error) {
 	}
 }
 
+// perClient is how many pooled buffers the sessions of one client address
+// may hold together: half the pool, so one address alone — however many
+// sessions it opens — always leaves the other half to everyone else (which
+// readv's large segments, too big for a spare buffer, need).
+func (p *bufPool) perClient() int { return max(p.n/2, 1) }
+
 // tryGet returns a free buffer, or nil if all are lent out.
 func (p *bufPool) tryGet() *poolBuf {
 	var b *poolBuf
@@ -115,8 +121,9 @@ type buffer struct {
 // reading their answers or trickle their writes hold pooled buffers until
 // the write or request timeout ends them — a small spare buffer serves
 // instead, more frames for the same bytes but no stall. So a session holds
-// at most its own share of the pool, and one slow or hostile client never
-// takes the buffers others need. Fails when the session ends.
+// at most its own share of the pool, the sessions of one address at most
+// half of it, and one slow or hostile client never takes the buffers
+// others need. Fails when the session ends.
 func (s *session) getBuf() (*buffer, error) { return s.getBufAtLeast(0) }
 
 // getBufAtLeast is getBuf for a request that needs n contiguous bytes: one
@@ -128,8 +135,12 @@ func (s *session) getBufAtLeast(n int) (*buffer, error) {
 	case <-s.ctx.Done():
 		return nil, fmt.Errorf("waiting for a transfer buffer: %w", s.ctx.Err())
 	}
-	if pb := s.srv.bufs.tryGet(); pb != nil {
-		return &buffer{b: pb.b, pb: pb, sess: s}, nil
+	lim, ip := s.srv.limits, s.clientIP
+	if lim.takeBuffer(ip, s.srv.bufs.perClient(), false) {
+		if pb := s.srv.bufs.tryGet(); pb != nil {
+			return &buffer{b: pb.b, pb: pb, sess: s}, nil
+		}
+		lim.dropBuffer(ip)
 	}
 	if n > spareBufSize {
 		pb, err := s.srv.bufs.get(s.ctx)
@@ -137,6 +148,7 @@ func (s *session) getBufAtLeast(n int) (*buffer, error) {
 			<-s.bufShare
 			return nil, err
 		}
+		lim.takeBuffer(ip, 0, true)
 		return &buffer{b: pb.b, pb: pb, sess: s}, nil
 	}
 	sp := s.srv.spare.get()
@@ -146,6 +158,7 @@ func (s *session) getBufAtLeast(n int) (*buffer, error) {
 func (b *buffer) release() {
 	if b.pb != nil {
 		b.sess.srv.bufs.put(b.pb)
+		b.sess.srv.limits.dropBuffer(b.sess.clientIP)
 	} else {
 		b.sess.srv.spare.put(b.spare)
 	}

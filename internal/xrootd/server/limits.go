@@ -100,7 +100,7 @@ type limiter struct {
 }
 
 // clientUse is what one client address holds.
-type clientUse struct{ sessions, files int }
+type clientUse struct{ sessions, files, buffers int }
 
 func newLimiter(lim Limits, log *slog.Logger) *limiter {
 	lim.defaults()
@@ -170,6 +170,29 @@ func (l *limiter) dropFile(addr string) {
 	l.drop(addr, c)
 }
 
+// takeBuffer counts a pooled buffer for addr if the address holds fewer
+// than max (or always, with force) and reports whether it did.
+func (l *limiter) takeBuffer(addr string, max int, force bool) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.use(addr)
+	if !force && c.buffers >= max {
+		l.drop(addr, c)
+		return false
+	}
+	c.buffers++
+	return true
+}
+
+// dropBuffer forgets a buffer counted by takeBuffer.
+func (l *limiter) dropBuffer(addr string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.use(addr)
+	c.buffers--
+	l.drop(addr, c)
+}
+
 // refusedSession notes a refusal made outside the counters (a session's
 // own file table), for the once-per-burst log.
 func (l *limiter) refusedSession(addr string, err *limitError) {
@@ -188,7 +211,7 @@ func (l *limiter) use(addr string) *clientUse {
 }
 
 func (l *limiter) drop(addr string, c *clientUse) {
-	if c.sessions <= 0 && c.files <= 0 {
+	if c.sessions <= 0 && c.files <= 0 && c.buffers <= 0 {
 		delete(l.clients, addr)
 	}
 }
