@@ -3,6 +3,7 @@ package webdav
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -15,7 +16,7 @@ import (
 // 408 and leaves nothing; one that trickles steadily is taken whole.
 func TestPutBodyTimeout(t *testing.T) {
 	srv, dir := newServer(t, Config{BodyTimeout: 300 * time.Millisecond})
-	put := func(name string, gaps int) *http.Response {
+	put := func(name string, gaps int) (*http.Response, string) {
 		c, err := net.Dial("tcp", srv.Listener.Addr().String())
 		if err != nil {
 			t.Fatal(err)
@@ -31,13 +32,14 @@ func TestPutBodyTimeout(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		return resp
+		return resp, string(body)
 	}
-	if resp := put("stalled", 3); resp.StatusCode != http.StatusRequestTimeout {
-		t.Fatalf("stalled upload: status %d, want 408", resp.StatusCode)
+	if resp, body := put("stalled", 3); resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(body, "request body stalled: no data for 300ms") {
+		t.Fatalf("stalled upload: status %d %q, want 408 saying why", resp.StatusCode, body)
 	}
-	if resp := put("steady", 10); resp.StatusCode != http.StatusCreated {
+	if resp, _ := put("steady", 10); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("steady upload: status %d, want 201", resp.StatusCode)
 	}
 	es, _ := os.ReadDir(dir)
