@@ -172,6 +172,9 @@ func (s *session) run() {
 	}
 }
 
+// errIdle ends a session that held nothing for IdleTimeout.
+var errIdle = errors.New("idle")
+
 // awaitRequest waits for the first byte of the next request. A session
 // that holds nothing (no open file, no request executing) for IdleTimeout is
 // ended; one that is busy is left alone however long its client is quiet.
@@ -186,7 +189,7 @@ func (s *session) awaitRequest() error {
 			return err
 		}
 		if len(s.slots) == 0 && s.files.count() == 0 {
-			return fmt.Errorf("idle for %v with no open files: %w", s.srv.cfg.IdleTimeout, err)
+			return fmt.Errorf("%w for %v with no open files", errIdle, s.srv.cfg.IdleTimeout)
 		}
 	}
 }
@@ -198,6 +201,10 @@ func (s *session) logReadErr(err error) {
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		s.log.Info("client left in the middle of a request")
+		return
+	}
+	if errors.Is(err, errIdle) {
+		s.log.Debug("closing idle connection", "err", err)
 		return
 	}
 	if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
