@@ -96,7 +96,10 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 		if b.rootLn, err = net.Listen("tcp", cfg.Root.Addr); err != nil {
 			return nil, fmt.Errorf("root:// listener: %w", err)
 		}
-		rc := xrdserver.Config{ServerName: cfg.Server.Name, Manager: b.director != nil, Observer: b.transfers}
+		rc := xrdserver.Config{ServerName: cfg.Server.Name, Manager: b.director != nil, Observer: b.transfers,
+			RequestTimeout: config.Duration(cfg.Root.RequestTimeout), WriteTimeout: config.Duration(cfg.Root.WriteTimeout),
+			Limits: xrdserver.Limits{Sessions: cfg.Root.MaxSessions, SessionsPerClient: cfg.Root.MaxSessionsPerClient,
+				OpenFiles: cfg.Root.MaxOpenFiles, OpenFilesPerClient: cfg.Root.MaxOpenFilesPerClient, OpenFilesPerSession: cfg.Root.MaxOpenFilesPerSession}}
 		if cfg.Root.TLSEnabled() {
 			rc.TLS = tc
 		}
@@ -109,13 +112,22 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 		if b.httpsLn, err = net.Listen("tcp", cfg.HTTPS.Addr); err != nil {
 			return nil, fmt.Errorf("https:// listener: %w", err)
 		}
-		wc := webdav.Config{ServerName: cfg.Server.Name, Observer: b.transfers}
+		wc := webdav.Config{ServerName: cfg.Server.Name, Observer: b.transfers, BodyTimeout: config.Duration(cfg.HTTPS.BodyTimeout)}
 		if b.tokens != nil {
 			wc.Tokens = b.tokens
 		}
 		h := webdav.New(wc, b.store, log.With("component", "https"))
-		b.https = &http.Server{Handler: b.httpsHandler(h), ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-			ConnState: b.connStates}
+		b.httpsLn = webdav.LimitListener(b.httpsLn, connsPerClient(cfg.HTTPS.MaxConnsPerClient), log.With("component", "https"))
+		headerTimeout := config.Duration(cfg.HTTPS.HeaderTimeout)
+		if headerTimeout == 0 {
+			headerTimeout = 30 * time.Second
+		}
+		// No ReadTimeout or WriteTimeout: transfers take as long as they
+		// keep moving. Headers have HeaderTimeout, upload bodies the
+		// handler's BodyTimeout on progress, and an idle keep-alive
+		// connection is closed after IdleTimeout.
+		b.https = &http.Server{Handler: b.httpsHandler(h), ReadHeaderTimeout: headerTimeout, IdleTimeout: 2 * time.Minute,
+			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug), ConnState: b.connStates}
 		if !cfg.HTTPS.PlainHTTP {
 			b.https.TLSConfig = tc
 		}
@@ -127,6 +139,18 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// connsPerClient is [https] max_conns_per_client with its default (512, as
+// root://'s sessions per client); -1 means no limit.
+func connsPerClient(n int) int {
+	switch {
+	case n == 0:
+		return 512
+	case n < 0:
+		return 0
+	}
+	return n
 }
 
 // serverTLS is the box's certificate for https:// and roots://: the

@@ -3,6 +3,8 @@
 // is on, so an operator can fix a file in one pass.
 package config
 
+import "time"
+
 // Config is the whole file. The zero value plus Defaults is a box that
 // serves nothing; at least one role must be configured to serve.
 type Config struct {
@@ -52,6 +54,31 @@ type Root struct {
 	// TLS serves roots:// (TLS switched on in-band, as XRootD does) with
 	// the https certificate; default true. Tokens over root:// need it.
 	TLS *bool `toml:"tls"`
+	// Limits on what clients may hold, so a few connections cannot take
+	// the descriptors everyone needs. 0 takes the default, -1 means no
+	// limit. A client over a limit gets kXR_Overloaded (a session's own
+	// file table: kXR_NoMemory, as XRootD) naming it, logged once per
+	// client and minute.
+	//
+	// MaxSessions (default 4096) and MaxSessionsPerClient (default 512:
+	// a batch farm behind NAT arrives from one address) bound connections;
+	// MaxOpenFiles (default 32768), MaxOpenFilesPerClient (default 4096)
+	// and MaxOpenFilesPerSession (default 1024) bound open files. The
+	// defaults stay well inside the descriptors of the packaged unit
+	// (LimitNOFILE) and of a common 65536 limit, with room for https; a
+	// process allowed fewer descriptors gets smaller default totals.
+	MaxSessions            int `toml:"max_sessions"`
+	MaxSessionsPerClient   int `toml:"max_sessions_per_client"`
+	MaxOpenFiles           int `toml:"max_open_files"`
+	MaxOpenFilesPerClient  int `toml:"max_open_files_per_client"`
+	MaxOpenFilesPerSession int `toml:"max_open_files_per_session"`
+	// RequestTimeout is how long a started request (its header, a write's
+	// data) may go without a byte before the client is disconnected
+	// (default "1m").
+	RequestTimeout string `toml:"request_timeout"`
+	// WriteTimeout is how long a client may leave an answer unread before
+	// it is disconnected, freeing the buffer it holds (default "1m").
+	WriteTimeout string `toml:"write_timeout"`
 }
 
 // TLSEnabled reports whether roots:// is served.
@@ -73,6 +100,14 @@ type HTTPS struct {
 	// of HTTP/1.1 on a small box (see sitebox bench auth), and the grid's
 	// HTTP clients (davix, gfal, XRootD) speak HTTP/1.1.
 	HTTP2 bool `toml:"http2"`
+	// HeaderTimeout bounds the wait for a request's headers (default
+	// "30s"); BodyTimeout how long an upload's body may go without a byte
+	// before it is abandoned with 408, leaving nothing (default "1m").
+	HeaderTimeout string `toml:"header_timeout"`
+	BodyTimeout   string `toml:"body_timeout"`
+	// MaxConnsPerClient bounds the connections one address may hold open
+	// (default 512; -1: no limit); more are closed at once.
+	MaxConnsPerClient int `toml:"max_conns_per_client"`
 }
 
 // Export maps a namespace prefix onto storage pools (the origin role).
@@ -80,6 +115,13 @@ type Export struct {
 	Prefix   string   `toml:"prefix"`
 	Pools    []string `toml:"pools"`
 	ReadOnly bool     `toml:"read_only"`
+}
+
+// Duration is a duration setting's value, 0 when unset (the component's
+// default applies). Validate has checked it parses.
+func Duration(s string) time.Duration {
+	d, _ := time.ParseDuration(s)
+	return d
 }
 
 // Off is the address value that disables a listener.

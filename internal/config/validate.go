@@ -47,6 +47,7 @@ func (c *Config) Validate() []Problem {
 			}
 		}
 	}
+	ps = append(ps, c.validateLimits()...)
 	ps = append(ps, c.validateExports()...)
 	ps = append(ps, c.Cache.validate(c.Exports)...)
 	ps = append(ps, c.Director.validate()...)

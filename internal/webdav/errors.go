@@ -42,9 +42,12 @@ func statusOf(err error) int {
 		return code // a director's redirect or wait (redirect.go)
 	}
 	var mbe *http.MaxBytesError
+	var se *stallError
 	switch {
 	case errors.As(err, &mbe):
 		return http.StatusRequestEntityTooLarge
+	case errors.As(err, &se):
+		return http.StatusRequestTimeout
 	case errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound
 	case errors.Is(err, store.ErrPermission), errors.Is(err, store.ErrReadOnly):

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"sitebox/internal/store"
 )
@@ -24,6 +25,10 @@ type Config struct {
 	Tokens store.TokenVerifier
 	// Observer is told of the bytes moved, for metrics. Nil: none.
 	Observer store.TransferObserver
+	// BodyTimeout bounds the wait for more of an upload's body (default 1
+	// minute without a byte); a stalled upload is abandoned with 408 and
+	// leaves nothing behind.
+	BodyTimeout time.Duration
 }
 
 // Handler is an http.Handler over a store. Safe for concurrent use.
@@ -38,6 +43,9 @@ type Handler struct {
 func New(cfg Config, st store.Store, log *slog.Logger) *Handler {
 	if cfg.ServerName == "" {
 		cfg.ServerName = "sitebox"
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = defaultBodyTimeout
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -69,7 +69,7 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, name string) error
 	}
 	var n int64
 	if err = insecure(r, f, "put", name); err == nil {
-		n, err = copyBody(f, r.Body)
+		n, err = h.copyBody(w, r, f)
 	}
 	if err == nil && r.ContentLength >= 0 && n != r.ContentLength {
 		err = &clientBodyError{fmt.Errorf("%w: got %d of %d bytes", io.ErrUnexpectedEOF, n, r.ContentLength)}
@@ -136,11 +136,16 @@ func withPath(err error, op, name, tmp string) error {
 	return err
 }
 
-// copyBody writes all of body to f from offset 0 in putBuffer pieces. Read
-// failures are the client's (clientBodyError → 400, MaxBytesError → 413);
+// copyBody writes all of r's body to f from offset 0, reading with a
+// deadline that moves with progress (BodyTimeout). The buffer starts at
+// firstPutBuffer and doubles each time the body fills it, up to putBuffer,
+// so a trickling upload holds little memory. Read failures are the
+// client's (clientBodyError → 400, stallError → 408, MaxBytesError → 413);
 // write failures are the store's.
-func copyBody(f store.WritableFile, body io.Reader) (int64, error) {
-	buf := make([]byte, putBuffer)
+func (h *Handler) copyBody(w http.ResponseWriter, r *http.Request, f store.WritableFile) (int64, error) {
+	body := newProgressBody(w, r.Body, h.cfg.BodyTimeout)
+	defer body.done()
+	buf := make([]byte, firstPutBuffer)
 	var off int64
 	for {
 		n, rerr := fill(body, buf)
@@ -152,11 +157,15 @@ func copyBody(f store.WritableFile, body io.Reader) (int64, error) {
 		}
 		switch {
 		case rerr == nil:
+			if len(buf) < putBuffer {
+				buf = make([]byte, 2*len(buf))
+			}
 		case rerr == io.EOF:
 			return off, nil
 		default:
 			var mbe *http.MaxBytesError
-			if errors.As(rerr, &mbe) {
+			var se *stallError
+			if errors.As(rerr, &mbe) || errors.As(rerr, &se) {
 				return off, rerr
 			}
 			return off, &clientBodyError{rerr}

@@ -31,7 +31,7 @@ func (h *Handler) putDirect(w http.ResponseWriter, r *http.Request, name string)
 	}
 	var n int64
 	if err = insecure(r, f, "put", name); err == nil {
-		n, err = copyBody(f, r.Body)
+		n, err = h.copyBody(w, r, f)
 	}
 	if err == nil && r.ContentLength >= 0 && n != r.ContentLength {
 		err = &clientBodyError{fmt.Errorf("%w: got %d of %d bytes", io.ErrUnexpectedEOF, n, r.ContentLength)}

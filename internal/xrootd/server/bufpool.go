@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"sync"
 )
 
 // bufPool is a fixed set of equally sized transfer buffers, allocated on
@@ -33,20 +34,38 @@ func newBufPool(size, n int) *bufPool {
 
 // get waits for a buffer or for ctx.
 func (p *bufPool) get(ctx context.Context) (*poolBuf, error) {
+	if b := p.tryGet(); b != nil {
+		return b, nil
+	}
+	select {
+	case b := <-p.free:
+		if b.b == nil {
+			b.b, b.mapped = allocBuf(p.size)
+		}
+		return b, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a transfer buffer: %w", ctx.Err())
+	}
+}
+
+// perClient is how many pooled buffers the sessions of one client address
+// may hold together: half the pool, so one address alone — however many
+// sessions it opens — always leaves the other half to everyone else (which
+// readv's large segments, too big for a spare buffer, need).
+func (p *bufPool) perClient() int { return max(p.n/2, 1) }
+
+// tryGet returns a free buffer, or nil if all are lent out.
+func (p *bufPool) tryGet() *poolBuf {
 	var b *poolBuf
 	select {
 	case b = <-p.free:
 	default:
-		select {
-		case b = <-p.free:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting for a transfer buffer: %w", ctx.Err())
-		}
+		return nil
 	}
 	if b.b == nil {
 		b.b, b.mapped = allocBuf(p.size)
 	}
-	return b, nil
+	return b
 }
 
 func (p *bufPool) put(b *poolBuf) { p.free <- b }
@@ -68,33 +87,80 @@ func (p *bufPool) release() {
 	}
 }
 
-// buffer is one pooled buffer lent to a request; release returns it and
-// the session's share.
-type buffer struct {
-	b    []byte
-	pb   *poolBuf
-	sess *session
+// spareBufSize is the size of the buffers a request uses when every pooled
+// buffer is lent out: the smallest MaxReadChunk, enough for a pgwrite unit
+// and a few dozen pgread pages per frame.
+const spareBufSize = 64 << 10
+
+// spareBufs holds the spare buffers between requests.
+type spareBufs struct{ p sync.Pool }
+
+func (sb *spareBufs) get() *[]byte {
+	if b, ok := sb.p.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, spareBufSize)
+	return &b
 }
 
-// getBuf lends a data request a transfer buffer, waiting while the session
-// already holds its share of two or the pool is empty. (The data lane takes
-// one at a time; the share is the bound that keeps one connection from
-// draining the pool whatever its requests do.) Fails when the session ends.
-func (s *session) getBuf() (*buffer, error) {
+func (sb *spareBufs) put(b *[]byte) { sb.p.Put(b) }
+
+// buffer is one buffer lent to a request; release returns it and the
+// session's share.
+type buffer struct {
+	b     []byte
+	pb    *poolBuf // from the pool, or nil
+	spare *[]byte  // a spare buffer, or nil
+	sess  *session
+}
+
+// getBuf lends a data request or a write a transfer buffer, waiting only
+// while the session already holds its share of two (the data lane and the
+// reader take one each, so in practice never). Requests never wait for
+// another session's buffers: when the pool is empty — clients that stopped
+// reading their answers or trickle their writes hold pooled buffers until
+// the write or request timeout ends them — a small spare buffer serves
+// instead, more frames for the same bytes but no stall. So a session holds
+// at most its own share of the pool, the sessions of one address at most
+// half of it, and one slow or hostile client never takes the buffers
+// others need. Fails when the session ends.
+func (s *session) getBuf() (*buffer, error) { return s.getBufAtLeast(0) }
+
+// getBufAtLeast is getBuf for a request that needs n contiguous bytes: one
+// bigger than a spare buffer (a readv segment of more than 64 KiB) waits
+// for the pool instead.
+func (s *session) getBufAtLeast(n int) (*buffer, error) {
 	select {
 	case s.bufShare <- struct{}{}:
 	case <-s.ctx.Done():
-		return nil, s.ctx.Err()
+		return nil, fmt.Errorf("waiting for a transfer buffer: %w", s.ctx.Err())
 	}
-	pb, err := s.srv.bufs.get(s.ctx)
-	if err != nil {
-		<-s.bufShare
-		return nil, err
+	lim, ip := s.srv.limits, s.clientIP
+	if lim.takeBuffer(ip, s.srv.bufs.perClient(), false) {
+		if pb := s.srv.bufs.tryGet(); pb != nil {
+			return &buffer{b: pb.b, pb: pb, sess: s}, nil
+		}
+		lim.dropBuffer(ip)
 	}
-	return &buffer{b: pb.b, pb: pb, sess: s}, nil
+	if n > spareBufSize {
+		pb, err := s.srv.bufs.get(s.ctx)
+		if err != nil {
+			<-s.bufShare
+			return nil, err
+		}
+		lim.takeBuffer(ip, 0, true)
+		return &buffer{b: pb.b, pb: pb, sess: s}, nil
+	}
+	sp := s.srv.spare.get()
+	return &buffer{b: *sp, spare: sp, sess: s}, nil
 }
 
 func (b *buffer) release() {
-	b.sess.srv.bufs.put(b.pb)
+	if b.pb != nil {
+		b.sess.srv.bufs.put(b.pb)
+		b.sess.srv.limits.dropBuffer(b.sess.clientIP)
+	} else {
+		b.sess.srv.spare.put(b.spare)
+	}
 	<-b.sess.bufShare
 }

@@ -49,6 +49,9 @@ func (s *session) doDirlist(req *proto.Request) error {
 		if fi.Name == "" || fi.Name == "." || fi.Name == ".." || strings.ContainsAny(fi.Name, "\n\x00") {
 			continue // a newline in a name would break the line format
 		}
+		if hiddenName(fi.Name) {
+			continue // an upload in progress is not a file yet
+		}
 		if b.Len() >= dirlistChunk {
 			if err := s.sendFrame(req.Stream, proto.StatusOKSoFar, b.Bytes()); err != nil {
 				return err

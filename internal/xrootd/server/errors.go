@@ -30,6 +30,10 @@ func toXrd(err error) (int32, string) {
 	if errors.As(err, &xe) {
 		return xe.code, xe.msg
 	}
+	var le *limitError
+	if errors.As(err, &le) {
+		return le.code(), le.Error()
+	}
 	msg := err.Error()
 	switch {
 	case errors.Is(err, store.ErrNotFound):

@@ -9,10 +9,6 @@ import (
 	"sitebox/internal/xrootd/proto"
 )
 
-// maxOpenFiles bounds one session's file table so a client cannot exhaust
-// the server's descriptors.
-const maxOpenFiles = 4096
-
 // maxBadPages bounds the pgwrite pages with a bad CRC a file may have
 // awaiting retransmission (XRootD's kXR_pgMaxEos).
 const maxBadPages = 256
@@ -32,6 +28,9 @@ type openFile struct {
 	// req is who opened it (protocol, identity), for transfer metrics.
 	req  *store.Request
 	refs sync.WaitGroup
+	// posc is set for a file opened with kXR_posc: it is written under a
+	// temporary name until a successful close (posc.go).
+	posc *posc
 
 	mu  sync.Mutex
 	bad map[int64]int // pgwrite pages awaiting a good copy: offset → length
@@ -70,6 +69,7 @@ func (f *openFile) release() { f.refs.Done() }
 
 // fileTable maps the 4-byte handles a session hands out to open files.
 type fileTable struct {
+	max   int // Limits.OpenFilesPerSession; negative: no limit
 	mu    sync.Mutex
 	next  uint32
 	files map[uint32]*openFile
@@ -88,8 +88,8 @@ func (t *fileTable) add(f *openFile) ([4]byte, error) {
 	if t.files == nil {
 		t.files = map[uint32]*openFile{}
 	}
-	if len(t.files) >= maxOpenFiles {
-		return [4]byte{}, errorf(proto.ErrNoMemory, "too many open files in this session (limit %d)", maxOpenFiles)
+	if exceeds(len(t.files), t.max) {
+		return [4]byte{}, &limitError{"open files", inSession, t.max}
 	}
 	for t.files[t.next] != nil {
 		t.next++
@@ -131,14 +131,20 @@ func (t *fileTable) remove(h [4]byte) (*openFile, error) {
 	return f, nil
 }
 
-// closeAll closes every file when the session ends (no request runs then).
-func (t *fileTable) closeAll(log *slog.Logger) {
+// closeAll closes every file when the session ends (no request runs then)
+// and returns how many there were. Files opened with kXR_posc were not
+// closed successfully, so they are removed.
+func (t *fileTable) closeAll(log *slog.Logger) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	n := len(t.files)
 	for k, f := range t.files {
-		if err := f.f.Close(); err != nil {
+		if f.posc != nil {
+			f.posc.abort(log, f.f, "the client left without closing it")
+		} else if err := f.f.Close(); err != nil {
 			log.Warn("close at disconnect", "path", f.path, "err", err)
 		}
 		delete(t.files, k)
 	}
+	return n
 }

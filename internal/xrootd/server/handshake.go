@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -79,6 +80,9 @@ func (s *session) doProtocol(req *proto.Request) {
 	}
 	if !s.srv.cfg.DisablePgRW {
 		flags |= proto.ProtoSupPgRW
+	}
+	if _, ok := s.srv.store.(store.Namespace); ok {
+		flags |= proto.ProtoSupPosc // see posc.go
 	}
 	goTLS := false
 	if s.srv.cfg.TLS != nil && !s.tls {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/binary"
 	"io/fs"
 
@@ -50,51 +51,37 @@ func (s *session) doOpen(req *proto.Request) error {
 	create := opts&(proto.OpenNew|proto.OpenDelete) != 0
 	update := opts&(proto.OpenUpdate|proto.OpenWriteOnly|proto.OpenAppend) != 0 && opts&proto.OpenRead == 0
 	write := create || update
+	release, err := s.reserveFile()
+	if err != nil {
+		return err
+	}
 	var of *openFile
 	if write {
-		if s.srv.cfg.ReadOnly {
-			return errReadOnly("open for writing", path)
-		}
-		co := store.CreateOptions{Perm: modeFromXrd(mode)}
-		switch {
-		case opts&proto.OpenNew != 0:
-			co.Exclusive = true
-			// XRootD creates missing directories for kXR_new when kXR_mkpath
-			// or kXR_async is set, and clients always set kXR_async.
-			co.MkParents = opts&(proto.OpenMkpath|proto.OpenAsync) != 0
-		case opts&proto.OpenDelete != 0:
-			co.Truncate = true
-			co.MkParents = opts&proto.OpenMkpath != 0
-		default:
-			co.Update = true
-		}
-		if co.Perm == 0 {
-			co.Perm = 0o644
-		}
-		w, err := s.srv.store.Create(ctx, path, co)
-		if err != nil {
-			return err
-		}
-		of = newOpenFile(path, w, w, store.RequestFrom(ctx))
+		of, err = s.openWrite(ctx, path, mode, opts)
 	} else {
-		f, err := s.srv.store.Open(ctx, path)
-		if err != nil {
-			return err
+		var f store.File
+		if f, err = s.srv.store.Open(ctx, path); err == nil {
+			of = newOpenFile(path, f, nil, store.RequestFrom(ctx))
 		}
-		of = newOpenFile(path, f, nil, store.RequestFrom(ctx))
+	}
+	if err != nil {
+		release()
+		return err
 	}
 	var stat string
 	if opts&proto.OpenRetstat != 0 {
 		fi, err := of.f.Stat()
 		if err != nil {
-			of.f.Close()
+			s.discard(of, "stat after open failed")
+			release()
 			return err
 		}
 		stat = s.statLine(fi)
 	}
 	h, err := s.files.add(of)
 	if err != nil {
-		of.f.Close()
+		s.discard(of, "the file table is full")
+		release()
 		return err
 	}
 	s.log.Debug("open", "path", path, "write", write, "handle", binary.BigEndian.Uint32(h[:]))
@@ -107,8 +94,73 @@ func (s *session) doOpen(req *proto.Request) error {
 	return s.sendFrame(req.Stream, proto.StatusOK, head[:], []byte(stat), []byte{0})
 }
 
+// openWrite creates or opens path for writing. With kXR_posc a created
+// or truncated file is written under a temporary name until its close
+// (posc.go); an update of an existing file is done in place, as in XRootD.
+func (s *session) openWrite(ctx context.Context, path string, mode, opts uint16) (*openFile, error) {
+	if s.srv.cfg.ReadOnly {
+		return nil, errReadOnly("open for writing", path)
+	}
+	co := store.CreateOptions{Perm: modeFromXrd(mode)}
+	switch {
+	case opts&proto.OpenNew != 0:
+		co.Exclusive = true
+		// XRootD creates missing directories for kXR_new when kXR_mkpath
+		// or kXR_async is set, and clients always set kXR_async.
+		co.MkParents = opts&(proto.OpenMkpath|proto.OpenAsync) != 0
+	case opts&proto.OpenDelete != 0:
+		co.Truncate = true
+		co.MkParents = opts&proto.OpenMkpath != 0
+	default:
+		co.Update = true
+	}
+	if co.Perm == 0 {
+		co.Perm = 0o644
+	}
+	ns, canRename := s.srv.store.(store.Namespace)
+	if opts&proto.OpenPosc != 0 && !co.Update && canRename {
+		w, p, err := s.createPosc(ctx, ns, path, co)
+		if err != nil {
+			return nil, err
+		}
+		of := newOpenFile(path, w, w, store.RequestFrom(ctx))
+		of.posc = p
+		return of, nil
+	}
+	w, err := s.srv.store.Create(ctx, path, co)
+	if err != nil {
+		return nil, err
+	}
+	return newOpenFile(path, w, w, store.RequestFrom(ctx)), nil
+}
+
+// reserveFile counts a file about to be opened against the client's and
+// the server's limits; the returned release undoes it, and closing the
+// file (doClose, the session's end) does too.
+func (s *session) reserveFile() (release func(), err error) {
+	if n := s.files.count(); exceeds(n, s.files.max) {
+		le := &limitError{"open files", inSession, s.files.max}
+		s.srv.limits.refusedSession(s.clientIP, le)
+		return nil, le
+	}
+	if err := s.srv.limits.addFile(s.clientIP); err != nil {
+		return nil, err
+	}
+	return func() { s.srv.limits.dropFile(s.clientIP) }, nil
+}
+
+// discard closes a file that never made it into the table.
+func (s *session) discard(of *openFile, why string) {
+	if of.posc != nil {
+		of.posc.abort(s.log, of.f, why)
+		return
+	}
+	of.f.Close()
+}
+
 // doClose closes a handle once no request uses it. A file written with
-// pgwrite that still has pages with bad CRCs is reported, as XRootD does.
+// pgwrite that still has pages with bad CRCs is reported, as XRootD does
+// (and, opened with kXR_posc, not kept).
 func (s *session) doClose(req *proto.Request) error {
 	of, err := s.files.remove(req.Handle(0))
 	if err != nil {
@@ -117,11 +169,23 @@ func (s *session) doClose(req *proto.Request) error {
 	of.mu.Lock()
 	bad := len(of.bad)
 	of.mu.Unlock()
-	if err := of.f.Close(); err != nil {
+	var badErr error
+	if bad > 0 {
+		badErr = errorf(proto.ErrChkSumErr, "close %s: %d pages written with pgwrite still have checksum errors", of.path, bad)
+	}
+	if of.posc != nil {
+		of.writeFailed(badErr)
+		err = of.posc.commit(s.log, of.f)
+	} else {
+		err = of.f.Close()
+	}
+	// The place is free before the client hears of the close.
+	s.srv.limits.dropFile(s.clientIP)
+	if err != nil {
 		return err
 	}
-	if bad > 0 {
-		return errorf(proto.ErrChkSumErr, "close %s: %d pages written with pgwrite still have checksum errors", of.path, bad)
+	if badErr != nil {
+		return badErr
 	}
 	return s.sendOK(req.Stream, nil)
 }

@@ -73,7 +73,11 @@ func (s *session) doReadv(req *proto.Request) error {
 		}
 		which[i] = j
 	}
-	buf, err := s.getBuf()
+	biggest := 0
+	for _, e := range elems {
+		biggest = max(biggest, proto.ReadvElemLen+int(e.Len))
+	}
+	buf, err := s.getBufAtLeast(biggest)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -23,7 +24,8 @@ func (s *session) writeLocked(parts [][]byte) error {
 	if err := s.ctx.Err(); err != nil {
 		return fmt.Errorf("send response: %w", net.ErrClosed)
 	}
-	s.conn.SetWriteDeadline(time.Now().Add(s.srv.cfg.WriteTimeout))
+	timeout := s.srv.cfg.WriteTimeout
+	s.conn.SetWriteDeadline(time.Now().Add(timeout))
 	var err error
 	if s.tlsw != nil {
 		// TLS has no writev: each part would be a record of its own (an
@@ -40,8 +42,19 @@ func (s *session) writeLocked(parts [][]byte) error {
 			err = s.batch.flush()
 		}
 	} else {
+		// The deadline bounds the time without progress: a slow client
+		// gets the whole frame as long as it keeps taking some of it.
+		// (WriteTo consumes bufs as it goes, so a retry continues.)
 		bufs := net.Buffers(parts)
-		_, err = bufs.WriteTo(s.conn)
+		for {
+			var n int64
+			n, err = bufs.WriteTo(s.conn)
+			if ne := net.Error(nil); n > 0 && errors.As(err, &ne) && ne.Timeout() {
+				s.conn.SetWriteDeadline(time.Now().Add(timeout))
+				continue
+			}
+			break
+		}
 	}
 	if err != nil {
 		s.close()

@@ -47,6 +47,8 @@ func sendfile(tc *net.TCPConn, timeout time.Duration, hdr []byte, fd int, off in
 			m, e := syscall.Sendfile(int(sock), fd, &off, n)
 			if m > 0 {
 				n -= m
+				// Progress: the deadline bounds the time without any.
+				tc.SetWriteDeadline(time.Now().Add(timeout))
 			}
 			switch {
 			case e == syscall.EINTR:

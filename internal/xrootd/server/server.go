@@ -11,7 +11,10 @@
 // store's file has a descriptor; everything that must pass through user
 // space (pgread's CRCs, readv, a store without descriptors, writes) uses a
 // bounded pool of buffers, so memory stays flat however many clients there
-// are.
+// are. A session holds at most two of them; when slow or hostile clients
+// hold the whole pool, others get small spare buffers rather than wait
+// (bufpool.go), and limits.go bounds sessions and open files per client
+// address and in total.
 package server
 
 import (
@@ -46,9 +49,10 @@ type Config struct {
 	// MaxInFlight bounds the requests one connection has executing at
 	// once (default 64); the session stops reading until one finishes.
 	MaxInFlight int
-	// MaxBufferMemory bounds the memory of all transfer buffers together
-	// (default 32 MiB, at least two chunks). Requests wait for a buffer
-	// when all are in use; each connection holds at most two.
+	// MaxBufferMemory bounds the memory of the pooled transfer buffers
+	// (default 32 MiB, at least two chunks). Each connection holds at most
+	// two; when all are in use, requests use 64 KiB spare buffers instead
+	// of waiting (readv with larger segments waits for the pool).
 	MaxBufferMemory int
 	// ReadOnly refuses every change (kXR_fsReadOnly) even where the store
 	// allows it.
@@ -77,9 +81,20 @@ type Config struct {
 	ServerName string
 	// Site is the answer to query config "sitename" (default ServerName).
 	Site string
-	// WriteTimeout bounds writing one response frame to a client that has
-	// stopped reading (default 2 minutes); the connection is closed then.
+	// WriteTimeout bounds the wait for a client to take more of a response
+	// (default 1 minute): one that stops reading its answers is
+	// disconnected then, freeing its buffer. Over plain TCP it is the time
+	// without progress; over TLS, the time for one frame (at most
+	// MaxReadChunk).
 	WriteTimeout time.Duration
+	// RequestTimeout bounds the wait for the rest of a request once its
+	// first byte arrived: the 24-byte header and its payload, a write's
+	// data included (default 1 minute without a byte). A client that
+	// starts a request and goes silent is disconnected then.
+	RequestTimeout time.Duration
+	// Limits bound sessions and open files per client address and in
+	// total (see Limits for the defaults).
+	Limits Limits
 	// HandshakeTimeout bounds the wait for a new connection's hello
 	// (default 30 seconds).
 	HandshakeTimeout time.Duration
@@ -111,8 +126,12 @@ func (c *Config) defaults() {
 		c.Site = c.ServerName
 	}
 	if c.WriteTimeout <= 0 {
-		c.WriteTimeout = 2 * time.Minute
+		c.WriteTimeout = time.Minute
 	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = time.Minute
+	}
+	c.Limits.defaults()
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = 30 * time.Second
 	}
@@ -123,12 +142,17 @@ func (c *Config) defaults() {
 
 // Server serves the XRootD protocol. Safe for concurrent use.
 type Server struct {
-	cfg     Config
-	store   store.Store
-	log     *slog.Logger
-	bufs    *bufPool
-	ident   identity
-	started time.Time // reported by query config "start"
+	cfg    Config
+	store  store.Store
+	log    *slog.Logger
+	bufs   *bufPool
+	spare  spareBufs
+	limits *limiter
+	// refusing bounds the connections kept open only to be told they are
+	// over a limit; past it they are closed at once.
+	refusing chan struct{}
+	ident    identity
+	started  time.Time // reported by query config "start"
 
 	mu       sync.Mutex
 	ln       net.Listener
@@ -150,6 +174,8 @@ func New(cfg Config, st store.Store, log *slog.Logger) *Server {
 		store:    st,
 		log:      log,
 		bufs:     newBufPool(cfg.MaxReadChunk, n),
+		limits:   newLimiter(cfg.Limits, log),
+		refusing: make(chan struct{}, maxRefusing),
 		ident:    currentIdentity(),
 		started:  time.Now(),
 		sessions: map[*session]struct{}{},
@@ -186,10 +212,20 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		delay = 0
 		sess := newSession(s, c)
+		if err := s.limits.addSession(sess.clientIP); err != nil {
+			select {
+			case s.refusing <- struct{}{}:
+				sess.refusal = err
+			default:
+				c.Close() // a flood: no answer, just no descriptor held
+				continue
+			}
+		}
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			c.Close()
+			s.endSession(sess)
 			return nil
 		}
 		s.sessions[sess] = struct{}{}
@@ -205,8 +241,21 @@ func (s *Server) Serve(ln net.Listener) error {
 			s.mu.Lock()
 			delete(s.sessions, sess)
 			s.mu.Unlock()
+			s.endSession(sess)
 		}()
 	}
+}
+
+// maxRefusing bounds the connections being refused at once (see refuse).
+const maxRefusing = 64
+
+// endSession gives back what a session counted against the limits.
+func (s *Server) endSession(sess *session) {
+	if sess.refusal != nil {
+		<-s.refusing
+		return
+	}
+	s.limits.dropSession(sess.clientIP)
 }
 
 func (s *Server) isClosed() bool {

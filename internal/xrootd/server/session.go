@@ -45,6 +45,13 @@ type session struct {
 	bufShare chan struct{}       // transfer buffers held
 	wg       sync.WaitGroup
 
+	// refusal is set for a session over a limit: it is told why and
+	// closed (refuse.go).
+	refusal error
+	// readWait is the read deadline each read of the socket sets (see
+	// timedReader); zero leaves the deadline alone. Reader goroutine only.
+	readWait time.Duration
+
 	loggedIn bool // reader goroutine only
 	tls      bool // conn is TLS; set before login
 	// authNeeded is set when the login answer asked for kXR_auth; no
@@ -66,7 +73,6 @@ func newSession(s *Server, c net.Conn) *session {
 		raw:      c,
 		conn:     c,
 		clientIP: hostOf(c.RemoteAddr()),
-		br:       bufio.NewReaderSize(c, 16<<10),
 		log:      s.log.With("client", c.RemoteAddr().String()),
 		ctx:      ctx,
 		cancel:   cancel,
@@ -74,8 +80,23 @@ func newSession(s *Server, c net.Conn) *session {
 		dataQ:    make(chan *proto.Request, s.cfg.MaxInFlight),
 		bufShare: make(chan struct{}, 2),
 	}
+	sess.files.max = s.cfg.Limits.OpenFilesPerSession
+	sess.br = bufio.NewReaderSize(timedReader{sess}, 16<<10)
 	rand.Read(sess.sessID[:])
 	return sess
+}
+
+// timedReader reads the session's connection, giving every read of the
+// socket a fresh deadline of readWait: a deadline on progress, so a large
+// write payload may take as long as it keeps coming, while a client that
+// stops in the middle of a request is cut off.
+type timedReader struct{ s *session }
+
+func (r timedReader) Read(p []byte) (int, error) {
+	if d := r.s.readWait; d > 0 {
+		r.s.conn.SetReadDeadline(time.Now().Add(d))
+	}
+	return r.s.conn.Read(p)
 }
 
 // close ends the session: the socket is closed so blocked reads and writes
@@ -91,8 +112,14 @@ func (s *session) run() {
 	defer func() {
 		s.close()
 		s.wg.Wait()
-		s.files.closeAll(s.log)
+		for range s.files.closeAll(s.log) {
+			s.srv.limits.dropFile(s.clientIP)
+		}
 	}()
+	if s.refusal != nil {
+		s.refuse()
+		return
+	}
 	if err := s.handshake(); err != nil {
 		s.log.Debug("handshake failed", "err", err)
 		return
@@ -105,6 +132,8 @@ func (s *session) run() {
 			s.logReadErr(err)
 			return
 		}
+		// The request has begun: the rest of it must keep coming.
+		s.readWait = s.srv.cfg.RequestTimeout
 		if _, err := io.ReadFull(s.br, hdr[:]); err != nil {
 			s.logReadErr(err)
 			return
@@ -147,10 +176,14 @@ func (s *session) run() {
 	}
 }
 
+// errIdle ends a session that held nothing for IdleTimeout.
+var errIdle = errors.New("idle")
+
 // awaitRequest waits for the first byte of the next request. A session
 // that holds nothing (no open file, no request executing) for IdleTimeout is
 // ended; one that is busy is left alone however long its client is quiet.
 func (s *session) awaitRequest() error {
+	s.readWait = 0
 	for {
 		s.conn.SetReadDeadline(time.Now().Add(s.srv.cfg.IdleTimeout))
 		_, err := s.br.Peek(1)
@@ -160,7 +193,7 @@ func (s *session) awaitRequest() error {
 			return err
 		}
 		if len(s.slots) == 0 && s.files.count() == 0 {
-			return fmt.Errorf("idle for %v with no open files: %w", s.srv.cfg.IdleTimeout, err)
+			return fmt.Errorf("%w for %v with no open files", errIdle, s.srv.cfg.IdleTimeout)
 		}
 	}
 }
@@ -172,6 +205,14 @@ func (s *session) logReadErr(err error) {
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		s.log.Info("client left in the middle of a request")
+		return
+	}
+	if errors.Is(err, errIdle) {
+		s.log.Debug("closing idle connection", "err", err)
+		return
+	}
+	if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+		s.log.Info("client stalled in the middle of a request; closing", "timeout", s.srv.cfg.RequestTimeout)
 		return
 	}
 	s.log.Info("connection ended", "err", err)

@@ -36,7 +36,7 @@ func (s *session) startTLS() error {
 	s.tlsw = bufio.NewWriterSize(tc, tlsWriteBuffer)
 	s.batch = batch
 	s.wmu.Unlock()
-	s.br = bufio.NewReaderSize(tc, 16<<10)
+	s.br = bufio.NewReaderSize(timedReader{s}, 16<<10)
 	s.tls = true
 	s.log.Debug("connection upgraded to TLS", "version", tls.VersionName(tc.ConnectionState().Version))
 	return nil

@@ -24,12 +24,20 @@ func (s *session) serveWrite(req *proto.Request, dlen int) error {
 		return nil
 	}
 	defer of.release()
-	pb, err := s.srv.bufs.get(s.ctx)
+	if dlen > 0 {
+		// Take no buffer before the payload starts to arrive: a client that
+		// sends a header and goes silent holds nothing but its session
+		// until the request timeout ends it.
+		if _, err := s.br.Peek(1); err != nil {
+			return err
+		}
+	}
+	b, err := s.getBuf()
 	if err != nil {
 		return err
 	}
-	defer s.srv.bufs.put(pb)
-	buf := pb.b
+	defer b.release()
+	buf := b.b
 	if req.ID == proto.ReqPgwrite {
 		return s.pgwrite(req, of, buf, dlen)
 	}
@@ -50,7 +58,7 @@ func (s *session) serveWrite(req *proto.Request, dlen int) error {
 		dlen -= n
 	}
 	if werr != nil {
-		s.replyErr(req, werr)
+		s.replyErr(req, of.writeFailed(werr))
 		return nil
 	}
 	s.sendOK(req.Stream, nil)
@@ -132,7 +140,7 @@ func (s *session) pgwrite(req *proto.Request, of *openFile, buf []byte, dlen int
 		werr = of.noteBadPages(bad)
 	}
 	if werr != nil {
-		s.replyErr(req, werr)
+		s.replyErr(req, of.writeFailed(werr))
 		return nil
 	}
 	var info [8]byte
@@ -240,7 +248,7 @@ func (s *session) doSync(req *proto.Request) error {
 	defer of.release()
 	if of.w != nil {
 		if err := of.w.Sync(); err != nil {
-			return err
+			return of.writeFailed(err)
 		}
 	}
 	return s.sendOK(req.Stream, nil)
@@ -263,7 +271,7 @@ func (s *session) doTruncate(req *proto.Request) error {
 			return errorf(proto.ErrNotAuthorized, "truncate: file handle %x (%s) is open for reading only", req.Handle(0), of.path)
 		}
 		if err := of.w.Truncate(size); err != nil {
-			return err
+			return of.writeFailed(err)
 		}
 		return s.sendOK(req.Stream, nil)
 	}

@@ -1,0 +1,40 @@
+package config
+
+import (
+	"fmt"
+	"time"
+)
+
+// validateLimits checks the [root] and [https] limits and timeouts.
+func (c *Config) validateLimits() []Problem {
+	var ps []Problem
+	for _, l := range []struct {
+		key string
+		v   int
+	}{
+		{"root.max_sessions", c.Root.MaxSessions},
+		{"root.max_sessions_per_client", c.Root.MaxSessionsPerClient},
+		{"root.max_open_files", c.Root.MaxOpenFiles},
+		{"root.max_open_files_per_client", c.Root.MaxOpenFilesPerClient},
+		{"root.max_open_files_per_session", c.Root.MaxOpenFilesPerSession},
+		{"https.max_conns_per_client", c.HTTPS.MaxConnsPerClient},
+	} {
+		if l.v < -1 {
+			ps = append(ps, Problem{Key: l.key, Msg: fmt.Sprintf("%d is not a limit (a positive number; 0 for the default, -1 for none)", l.v)})
+		}
+	}
+	for _, d := range []struct{ key, v string }{
+		{"root.request_timeout", c.Root.RequestTimeout},
+		{"root.write_timeout", c.Root.WriteTimeout},
+		{"https.header_timeout", c.HTTPS.HeaderTimeout},
+		{"https.body_timeout", c.HTTPS.BodyTimeout},
+	} {
+		if d.v == "" {
+			continue
+		}
+		if dur, err := time.ParseDuration(d.v); err != nil || dur < time.Second {
+			ps = append(ps, Problem{Key: d.key, Msg: fmt.Sprintf("%q is not a duration of at least 1s (e.g. \"1m\")", d.v)})
+		}
+	}
+	return ps
+}
