@@ -172,6 +172,11 @@ func newForeignIssuer(t *testing.T, url string) *foreignIssuer {
 	return f
 }
 
+// conf is the [[auth.issuer]] entry trusting f.
+func (f *foreignIssuer) conf() string {
+	return "[[auth.issuer]]\nurl = " + quote(f.url) + "\njwks = " + quote(f.jwks) + "\n"
+}
+
 // token signs a WLCG token of the foreign issuer for sub with groups
 // (comma-separated) and scope (may be empty).
 func (f *foreignIssuer) token(t *testing.T, sub, groups, scope string) string {

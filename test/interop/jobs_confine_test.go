@@ -1,9 +1,6 @@
 package interop
 
 import (
-	"crypto/ecdsa"
-	"encoding/base64"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,56 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 
 	"sitebox/internal/jobs"
 	"sitebox/internal/peers"
 )
-
-// foreignIssuer is a token issuer the box trusts through a local JWKS
-// file: another site, whose "alice" is not the box's alice.
-type foreignIssuer struct {
-	url  string
-	key  *ecdsa.PrivateKey
-	jwks string // the JWKS file
-}
-
-func newForeignIssuer(t *testing.T, url string) *foreignIssuer {
-	t.Helper()
-	f := &foreignIssuer{url: url, key: otherKey(t), jwks: filepath.Join(t.TempDir(), "foreign.jwks")}
-	pad := func(b []byte) string {
-		out := make([]byte, 32)
-		copy(out[32-len(b):], b)
-		return base64.RawURLEncoding.EncodeToString(out)
-	}
-	pub := f.key.PublicKey
-	set := map[string]any{"keys": []map[string]string{{"kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig",
-		"kid": "foreign-1", "x": pad(pub.X.Bytes()), "y": pad(pub.Y.Bytes())}}}
-	b, _ := json.Marshal(set)
-	if err := os.WriteFile(f.jwks, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
-// conf is the [[auth.issuer]] entry trusting f.
-func (f *foreignIssuer) conf() string {
-	return "[[auth.issuer]]\nurl = " + quote(f.url) + "\njwks = " + quote(f.jwks) + "\n"
-}
-
-// token is a valid token of f for sub with scope.
-func (f *foreignIssuer) token(t *testing.T, sub, scope string) string {
-	t.Helper()
-	now := time.Now()
-	tok := jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{"iss": f.url, "sub": sub, "iat": now.Unix(), "nbf": now.Unix(),
-		"exp": now.Add(time.Hour).Unix(), "wlcg.ver": "1.0", "scope": scope, "aud": "https://wlcg.cern.ch/jwt/v1/any", "jti": "f"})
-	tok.Header["kid"] = "foreign-1"
-	s, err := tok.SignedString(f.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 // A grid token with only storage scopes cannot submit; a job with
 // compute.create runs as a slot user with no capabilities and reads
@@ -129,7 +80,7 @@ func TestJobsConfined(t *testing.T) {
 	// The foreign "alice" is not the site's alice.
 	long := alice.submit("long.sub", "executable = /bin/sleep\narguments = 60\nqueue\n")[0]
 	alice.wait(long, jobs.Running, 30*time.Second)
-	impostor := &jobUser{t: t, n: box, token: foreign.token(t, "alice", "compute.create compute.read compute.cancel"), dir: t.TempDir()}
+	impostor := &jobUser{t: t, n: box, token: foreign.token(t, "alice", "", "compute.create compute.read compute.cancel"), dir: t.TempDir()}
 	if out, err := impostor.cli("jobs"); err != nil || !strings.Contains(out, "(no jobs)") {
 		t.Errorf("the foreign alice's job list (%v): %s", err, out)
 	}
