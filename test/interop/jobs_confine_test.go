@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-
 	"sitebox/internal/jobs"
 	"sitebox/internal/peers"
 )
