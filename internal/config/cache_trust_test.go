@@ -59,7 +59,7 @@ read = "token"
 		t.Run(c.name, func(t *testing.T) {
 			text := "[cache]\ndir = \"/srv/cache\"\nupstream_token_file = \"" + c.token + "\"\n" +
 				"[[cache.route]]\nprefix = \"/store\"\nupstreams = [\"roots://h:1094\"]\n" +
-				"[[cache.route]]\nprefix = \"/other\"\nupstreams = [\"roots://h:1094\"]\n[auth]\nsite_issuer = true\n" + c.rules
+				"[[cache.route]]\nprefix = \"/other\"\nupstreams = [\"roots://h:1094\"]\n[auth]\nsite_issuer = true\nsite_issuer_vos = [\"cms\"]\n" + c.rules
 			cfg, _, err := Parse("site.toml", []byte(text))
 			if err != nil {
 				t.Fatal(err)
