@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -26,7 +27,21 @@ type Process struct {
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// It is drawn at random below the kernel's ephemeral range (32768 and up
+// on Linux): a port the kernel hands out for ":0" is also what it hands
+// to outgoing connections, so a busy test run (many xrdcp clients) could
+// take it as a client's local port before the server binds it.
 func FreePort() (int, error) {
+	const lo, hi = 10000, 32000
+	for range 200 {
+		port := lo + mrand.IntN(hi-lo)
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		return port, nil
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
