@@ -57,7 +57,7 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	d, err := openDisk(cfg.Dir, !cfg.PageCache, log)
+	d, err := openDisk(cfg.Dir, !cfg.PageCache, cfg.DiskRetry, log)
 	if err != nil {
 		return nil, err
 	}
