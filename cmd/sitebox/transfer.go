@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"sitebox/internal/remote"
 	"sitebox/internal/store"
 	"sitebox/internal/transfer"
 )
@@ -30,7 +31,7 @@ func (f *remoteFlags) add(cmd *cobra.Command) {
 
 func (f *remoteFlags) open(raw string) (*transfer.Remote, error) {
 	if !transfer.IsRemote(raw) {
-		return nil, fmt.Errorf("%q is not a root:// or https:// URL", raw)
+		return nil, fmt.Errorf("%q is not a URL of a server (%s)", raw, remote.SchemeList())
 	}
 	tok, err := bearerToken()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"sitebox/internal/origin"
+	"sitebox/internal/remote"
 	"sitebox/internal/store"
 	"sitebox/internal/webdav"
 	xrdserver "sitebox/internal/xrootd/server"
@@ -45,7 +46,7 @@ func TestProtocolUpstreams(t *testing.T) {
 		hs.URL + "/data",
 	} {
 		t.Run(url[:5], func(t *testing.T) {
-			up, err := NewUpstream(url, DialOptions{Streams: 3, Insecure: true})
+			up, err := NewUpstream(url, DialOptions{Streams: 3, Options: remote.Options{Insecure: true}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sitebox/internal/hostlist"
+	"sitebox/internal/remote"
 	"sitebox/internal/store"
 	"sitebox/internal/units"
 )
@@ -305,10 +306,8 @@ func CheckUpstreamURL(s string) string {
 	if err != nil {
 		return fmt.Sprintf("%q is not a URL: %v", s, err)
 	}
-	switch u.Scheme {
-	case "root", "xroot", "roots", "xroots", "https", "http":
-	default:
-		return fmt.Sprintf("%q: upstream must be root://, roots:// or https://host:port", s)
+	if !remote.Supported(u.Scheme) {
+		return fmt.Sprintf("%q: upstream must be a URL like root://host:port; schemes: %s", s, remote.SchemeList())
 	}
 	if u.Host == "" || u.Port() == "" {
 		return fmt.Sprintf("%q: give host and port, e.g. root://origin.example.org:1094", s)
