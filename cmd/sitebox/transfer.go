@@ -60,7 +60,7 @@ func addTransferCommands(root *cobra.Command) {
 
 	get := &cobra.Command{
 		Use:   "get URL DEST",
-		Short: "Download a file from a root:// or https:// URL (DEST '-' is stdout)",
+		Short: "Download a file from a server URL (" + remote.SchemeList() + "); DEST '-' is stdout",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, err := rf.open(args[0])
@@ -81,7 +81,7 @@ func addTransferCommands(root *cobra.Command) {
 
 	put := &cobra.Command{
 		Use:   "put SRC URL",
-		Short: "Upload a local file to a root:// or https:// URL",
+		Short: "Upload a local file to a server URL (" + remote.SchemeList() + ")",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, err := rf.open(args[1])

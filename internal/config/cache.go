@@ -214,7 +214,7 @@ func (c *Cache) validate(exports []Export) []Problem {
 		for _, u := range r.Upstreams {
 			if msg := CheckUpstreamURL(u); msg != "" {
 				add(key+".upstreams", "%s", msg)
-			} else if c.UpstreamTokenFile != "" && (strings.HasPrefix(u, "root://") || strings.HasPrefix(u, "xroot://") || strings.HasPrefix(u, "http://")) {
+			} else if c.UpstreamTokenFile != "" && !encrypted(u) {
 				add(key+".upstreams", "%q: the upstream token is sent only over TLS; use roots:// or https://", u)
 			}
 		}
@@ -298,6 +298,12 @@ func (c *Cache) validateWatermarks() []Problem {
 		pair("files_high_water", "files_low_water", c.FilesHighWater, c.FilesLowWater, false)
 	}
 	return ps
+}
+
+// encrypted reports whether a valid upstream URL is reached over TLS.
+func encrypted(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && remote.Encrypted(u.Scheme)
 }
 
 // CheckUpstreamURL explains what is wrong with an upstream URL, or "".

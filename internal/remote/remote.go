@@ -36,6 +36,16 @@ func Schemes() []string { return slices.Concat(xrootdSchemes, httpSchemes) }
 // Supported reports whether Dial accepts URLs of scheme.
 func Supported(scheme string) bool { return slices.Contains(Schemes(), scheme) }
 
+// Encrypted reports whether URLs of scheme reach their server over TLS,
+// the only way a token is sent to an XRootD server.
+func Encrypted(scheme string) bool {
+	switch scheme {
+	case "roots", "xroots", "https", "davs":
+		return true
+	}
+	return false
+}
+
 // IsURL reports whether s is a URL Dial accepts rather than a local path.
 func IsURL(s string) bool {
 	scheme, _, ok := strings.Cut(s, "://")
@@ -137,7 +147,7 @@ func Dial(raw string, opts Options) (Client, error) {
 func (u *URL) Dial(opts Options) (Client, error) {
 	if u.XRootD() {
 		co := xrdclient.Options{RedirectTo: opts.RedirectTo, MaxWait: opts.MaxWait, IOTimeout: opts.IOTimeout}
-		if strings.HasSuffix(u.Scheme, "s") {
+		if Encrypted(u.Scheme) {
 			// The token goes only over TLS (ztn), never in clear.
 			tc, err := tlsutil.ClientConfig(opts.CAFile, opts.Insecure)
 			if err != nil {

@@ -91,3 +91,12 @@ func TestDialClients(t *testing.T) {
 		t.Error("a missing CA file was accepted")
 	}
 }
+
+func TestEncrypted(t *testing.T) {
+	for _, s := range Schemes() {
+		want := s == "roots" || s == "xroots" || s == "https" || s == "davs"
+		if Encrypted(s) != want {
+			t.Errorf("Encrypted(%q) = %v, want %v", s, !want, want)
+		}
+	}
+}
