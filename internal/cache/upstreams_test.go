@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -44,6 +45,8 @@ func TestProtocolUpstreams(t *testing.T) {
 	for _, url := range []string{
 		"root://" + ln.Addr().String() + "//data", // the cache's /store is the origin's /data
 		hs.URL + "/data",
+		"xroot://" + ln.Addr().String() + "//data",                   // root:// by another name
+		"davs://" + strings.TrimPrefix(hs.URL, "https://") + "/data", // https:// by another name
 	} {
 		t.Run(url[:5], func(t *testing.T) {
 			up, err := NewUpstream(url, DialOptions{Streams: 3, Options: remote.Options{Insecure: true}})
