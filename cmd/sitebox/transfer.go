@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"sitebox/internal/remote"
 	"sitebox/internal/store"
 	"sitebox/internal/transfer"
 )
@@ -30,7 +31,7 @@ func (f *remoteFlags) add(cmd *cobra.Command) {
 
 func (f *remoteFlags) open(raw string) (*transfer.Remote, error) {
 	if !transfer.IsRemote(raw) {
-		return nil, fmt.Errorf("%q is not a root:// or https:// URL", raw)
+		return nil, fmt.Errorf("%q is not a URL of a server (%s)", raw, remote.SchemeList())
 	}
 	tok, err := bearerToken()
 	if err != nil {
@@ -59,7 +60,7 @@ func addTransferCommands(root *cobra.Command) {
 
 	get := &cobra.Command{
 		Use:   "get URL DEST",
-		Short: "Download a file from a root:// or https:// URL (DEST '-' is stdout)",
+		Short: "Download a file from a server URL (" + remote.SchemeList() + "); DEST '-' is stdout",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, err := rf.open(args[0])
@@ -80,7 +81,7 @@ func addTransferCommands(root *cobra.Command) {
 
 	put := &cobra.Command{
 		Use:   "put SRC URL",
-		Short: "Upload a local file to a root:// or https:// URL",
+		Short: "Upload a local file to a server URL (" + remote.SchemeList() + ")",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, err := rf.open(args[1])

@@ -3,7 +3,6 @@ package auth
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"sitebox/internal/store"
@@ -75,7 +74,7 @@ type Namespace struct {
 // allows everything, so a box without an [auth] section behaves as
 // before. It is immutable and safe for concurrent use.
 type Policy struct {
-	ns []Namespace // longest prefix first
+	ns store.PrefixTable[Namespace] // longest prefix first
 }
 
 // NewPolicy validates ns and builds a Policy from it.
@@ -115,22 +114,19 @@ func NewPolicy(ns []Namespace) (*Policy, error) {
 			return nil, fmt.Errorf("new policy: namespace %s: bad protection %v", c, n.Protection)
 		}
 		n.VOs = slices.Clone(n.VOs)
-		p.ns = append(p.ns, n)
+		p.ns.Add(n.Prefix, n)
 	}
-	sort.Slice(p.ns, func(i, j int) bool { return len(p.ns[i].Prefix) > len(p.ns[j].Prefix) })
 	return p, nil
 }
 
 // AllowsAll reports whether the policy has no namespaces and so allows
 // everything (a box without an [auth] section).
-func (p *Policy) AllowsAll() bool { return p == nil || len(p.ns) == 0 }
+func (p *Policy) AllowsAll() bool { return p == nil || p.ns.Len() == 0 }
 
 // lookup returns the namespace ruling name, or the default one.
 func (p *Policy) lookup(name string) Namespace {
-	for _, n := range p.ns {
-		if store.HasPrefix(name, n.Prefix) {
-			return n
-		}
+	if n, ok := p.ns.Lookup(name); ok {
+		return n
 	}
 	return Namespace{Prefix: "/", Read: ReadPublic, Write: WriteToken}
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"sitebox/internal/remote"
 	"sitebox/internal/transfer"
 )
 
@@ -46,7 +47,7 @@ func (c *TransferConfig) validate() error {
 	}
 	for _, u := range c.URLs {
 		if !transfer.IsRemote(u) {
-			return fmt.Errorf("bench transfer: %q is not a root://, roots:// or https:// URL", u)
+			return fmt.Errorf("bench transfer: %q is not a %s URL", u, remote.SchemeList())
 		}
 	}
 	for _, n := range c.Clients {

@@ -8,6 +8,7 @@ import (
 	"sitebox/internal/config"
 	"sitebox/internal/hostlist"
 	"sitebox/internal/origin"
+	"sitebox/internal/remote"
 	"sitebox/internal/store"
 	"sitebox/internal/units"
 )
@@ -99,7 +100,7 @@ func newCache(cc *config.Cache, b *Box) (*cache.Cache, error) {
 		}
 		*l.dst = v.Value()
 	}
-	opts := cache.DialOptions{Streams: cc.Streams, CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure}
+	opts := cache.DialOptions{Streams: cc.Streams, Options: remote.Options{CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure}}
 	if cc.UpstreamTokenFile != "" {
 		if _, err := readToken(cc.UpstreamTokenFile); err != nil {
 			return nil, fmt.Errorf("cache.upstream_token_file: %w", err)

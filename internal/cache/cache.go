@@ -21,7 +21,7 @@ type Cache struct {
 	cfg    Config
 	log    *slog.Logger
 	disk   *disk
-	routes []*route
+	routes *store.PrefixTable[*route]
 	budget *budget
 	writeQ chan writeJob
 	ctr    counters
@@ -57,7 +57,7 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	d, err := openDisk(cfg.Dir, !cfg.PageCache, log)
+	d, err := openDisk(cfg.Dir, !cfg.PageCache, cfg.DiskRetry, log)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func (c *Cache) Close() error {
 		e.closeData()
 		e.up.closeAll()
 	}
-	for _, r := range c.routes {
+	for _, r := range c.routes.All() {
 		for _, u := range r.ups {
 			for _, s := range u.Streams {
 				if cl, ok := s.(io.Closer); ok {
@@ -155,21 +155,13 @@ func (c *Cache) busyFetches() int {
 
 // route returns the route serving p, or nil.
 func (c *Cache) route(p string) *route {
-	for _, r := range c.routes {
-		if store.HasPrefix(p, r.prefix) {
-			return r
-		}
-	}
-	return nil
+	r, _ := c.routes.Lookup(p)
+	return r
 }
 
 // Prefixes lists the cached namespace prefixes.
 func (c *Cache) Prefixes() []string {
-	ps := make([]string, len(c.routes))
-	for i, r := range c.routes {
-		ps[i] = r.prefix
-	}
-	return ps
+	return c.routes.Prefixes()
 }
 
 // acquire takes a reference on e, keeping it (and its data) from purges.

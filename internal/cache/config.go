@@ -58,6 +58,9 @@ type Config struct {
 	// FetchTimeout bounds one upstream block fetch before it is retried on
 	// the next upstream (default 60 s).
 	FetchTimeout time.Duration
+	// DiskRetry is how long the cache serves uncached after a disk error
+	// before it tries to write again (default 30 s).
+	DiskRetry time.Duration
 	// Space watermarks; see Watermarks.
 	Space Watermarks
 	// Private says the upstreams are read with the cache's own token, so
@@ -130,6 +133,9 @@ func (c *Config) defaults() error {
 	}
 	if c.FetchTimeout <= 0 {
 		c.FetchTimeout = 60 * time.Second
+	}
+	if c.DiskRetry <= 0 {
+		c.DiskRetry = 30 * time.Second
 	}
 	w := &c.Space
 	if w.BytesHigh == 0 && w.BytesLow == 0 {

@@ -5,27 +5,19 @@ import (
 	"net/url"
 	"strings"
 
-	"sitebox/internal/davclient"
-	"sitebox/internal/store"
-	"sitebox/internal/tlsutil"
-	xrdclient "sitebox/internal/xrootd/client"
+	"sitebox/internal/remote"
 )
 
-// DialOptions are what upstream clients need besides the URL.
+// DialOptions are what upstream clients need besides the URL: how many
+// streams a root:// upstream gets, and the options every remote client
+// takes. Token (or TokenFunc) is the cache's own bearer token for its
+// upstreams (https://, and ztn over roots://); clients' tokens are never
+// passed on. RedirectTo is asked before an upstream's redirect to another
+// host is followed (see hostlist.List.Check); nil follows none: a cache
+// contacts only its configured upstreams unless told which hosts to trust.
 type DialOptions struct {
-	Streams  int    // connections to a root:// upstream (default 16)
-	CAFile   string // extra CA for https:// and roots:// upstreams
-	Insecure bool   // skip certificate checks (tests only)
-	// Token is the cache's own bearer token for its upstreams (https://,
-	// and ztn over roots://); clients' tokens are never passed on.
-	// TokenFunc, when set, is asked instead each time one is needed, so a
-	// renewed token file is picked up without a restart.
-	Token     string
-	TokenFunc func() string
-	// RedirectTo is asked before an upstream's redirect to another host
-	// is followed (see hostlist.List.Check); nil follows none: a cache contacts
-	// only its configured upstreams unless told which hosts to trust.
-	RedirectTo func(hostport string) error
+	Streams int // connections to a root:// upstream (default 16)
+	remote.Options
 }
 
 // redirectTo is opts.RedirectTo, or a refusal of every redirect to
@@ -39,51 +31,44 @@ func (opts DialOptions) redirectTo() func(string) error {
 	}
 }
 
-// NewUpstream makes the clients for an upstream URL: root://host:port (a
-// sitebox origin or director, or any XRootD server), roots://host:port
-// (the same over TLS, with the cache's token) or https://host:port.
+// NewUpstream makes the clients for an upstream URL of a scheme
+// remote.Dial accepts: root://host:port (a sitebox origin or director, or
+// any XRootD server), roots://host:port (the same over TLS, with the
+// cache's token), https://host:port, and their other names.
 // A path in the URL ("root://host:1094//data") is where the route's prefix
 // maps to upstream; without one, paths are passed as clients asked.
 func NewUpstream(rawURL string, opts DialOptions) (Upstream, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Host == "" || u.Port() == "" {
-		return Upstream{}, fmt.Errorf("upstream %q: want root://, roots:// or https://host:port", rawURL)
+	pu, err := url.Parse(rawURL)
+	if err != nil || pu.Host == "" || pu.Port() == "" {
+		return Upstream{}, fmt.Errorf("upstream %q: want a URL like root://host:port; schemes: %s", rawURL, remote.SchemeList())
+	}
+	u, err := remote.Parse(rawURL)
+	if err != nil {
+		return Upstream{}, fmt.Errorf("upstream: %w", err)
 	}
 	up := Upstream{Name: rawURL}
-	if p := "/" + strings.TrimLeft(u.Path, "/"); p != "/" {
-		clean, err := store.CleanPath(p)
-		if err != nil {
-			return Upstream{}, fmt.Errorf("upstream %q: %w", rawURL, err)
-		}
-		up.PathPrefix = clean
+	if strings.TrimLeft(pu.Path, "/") != "" {
+		up.PathPrefix = u.Path // even "/": the route's prefix maps to the top
 	}
-	switch u.Scheme {
-	case "root", "xroot", "roots", "xroots":
-		n := opts.Streams
+	ro := opts.Options
+	ro.RedirectTo = opts.redirectTo()
+	n := 1
+	if u.XRootD() {
+		// One connection carries one TCP window per RTT; net/http keeps a
+		// pool of connections per host already, so one https client
+		// carries parallel fetches over parallel streams.
+		n = opts.Streams
 		if n <= 0 {
 			n = 16
 		}
-		co := xrdclient.Options{RedirectTo: opts.redirectTo()}
-		if strings.HasSuffix(u.Scheme, "s") {
-			if co.TLS, err = tlsutil.ClientConfig(opts.CAFile, opts.Insecure); err != nil {
-				return Upstream{}, fmt.Errorf("upstream %q: %w", rawURL, err)
-			}
-			co.Token, co.TokenFunc = opts.Token, opts.TokenFunc
-		}
-		for range n {
-			up.Streams = append(up.Streams, xrdclient.NewFSOptions(u.Host, co))
-		}
 		up.PassCGI = true
-	case "https", "http":
-		// net/http keeps a pool of connections per host already, so one
-		// client carries parallel fetches over parallel streams.
-		fs, err := davclient.New(u.Scheme+"://"+u.Host, davclient.Options{CAFile: opts.CAFile, Insecure: opts.Insecure, Token: opts.Token, TokenFunc: opts.TokenFunc, RedirectTo: opts.redirectTo()})
+	}
+	for range n {
+		c, err := u.Dial(ro)
 		if err != nil {
-			return Upstream{}, err
+			return Upstream{}, fmt.Errorf("upstream: %w", err)
 		}
-		up.Streams = []store.Store{fs}
-	default:
-		return Upstream{}, fmt.Errorf("upstream %q: scheme must be root, roots or https", rawURL)
+		up.Streams = append(up.Streams, c)
 	}
 	return up, nil
 }

@@ -28,13 +28,12 @@ type disk struct {
 	lastErr   error     // non-nil while the disk is considered failed
 	retryAt   time.Time // when to try writing again
 	onFailure func()    // called on ENOSPC, to start a purge
+	// retry is how long the cache serves uncached after a disk error
+	// before trying to write again (Config.DiskRetry).
+	retry time.Duration
 }
 
-// diskRetry is how long the cache serves uncached after a disk error
-// before trying to write again.
-var diskRetry = 30 * time.Second
-
-func openDisk(dir string, direct bool, log *slog.Logger) (*disk, error) {
+func openDisk(dir string, direct bool, retry time.Duration, log *slog.Logger) (*disk, error) {
 	for _, sub := range []string{"data", "meta", "tmp"} {
 		if err := os.MkdirAll(path.Join(dir, sub), 0o755); err != nil {
 			return nil, fmt.Errorf("cache directory: %w", err)
@@ -48,7 +47,7 @@ func openDisk(dir string, direct bool, log *slog.Logger) (*disk, error) {
 	if err := root.RemoveAll("tmp"); err == nil {
 		root.Mkdir("tmp", 0o755)
 	}
-	d := &disk{dir: dir, root: root, log: log}
+	d := &disk{dir: dir, root: root, log: log, retry: retry}
 	if direct {
 		if d.direct = d.probeDirect(); !d.direct {
 			log.Info("cache filesystem does not support O_DIRECT; caching through the page cache", "dir", dir)
@@ -193,7 +192,7 @@ func (d *disk) healthy() bool {
 
 // failed records a disk error and reports whether it is disk-wide: the
 // disk is full, read-only, failing, or the cache tree was removed. Those
-// switch the cache to serving uncached for diskRetry, logged once; other
+// switch the cache to serving uncached for d.retry, logged once; other
 // errors concern one file, which its entry reports.
 func (d *disk) failed(err error) bool {
 	if !diskWide(err) {
@@ -201,11 +200,11 @@ func (d *disk) failed(err error) bool {
 	}
 	d.mu.Lock()
 	first := d.lastErr == nil
-	d.lastErr, d.retryAt = err, time.Now().Add(diskRetry)
+	d.lastErr, d.retryAt = err, time.Now().Add(d.retry)
 	cb := d.onFailure
 	d.mu.Unlock()
 	if first {
-		d.log.Error("cache disk failed; serving uncached until it recovers", "err", err, "retry_in", diskRetry)
+		d.log.Error("cache disk failed; serving uncached until it recovers", "err", err, "retry_in", d.retry)
 	}
 	if cb != nil && errors.Is(err, syscall.ENOSPC) {
 		cb()

@@ -273,11 +273,9 @@ func TestDiskFullServesUncached(t *testing.T) {
 		t.Skipf("cannot mount a small tmpfs here: %v", err)
 	}
 	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
-	old := diskRetry
-	diskRetry = 100 * time.Millisecond
-	t.Cleanup(func() { diskRetry = old })
 	e := newEnv(t, func(c *Config) {
 		c.Dir = dir
+		c.DiskRetry = 100 * time.Millisecond
 		c.Space = Watermarks{BytesHigh: 1 << 40, BytesLow: 1 << 39, FilesHigh: 1e9, FilesLow: 1e8, Interval: time.Hour}
 	})
 	want := e.file("big", 3<<20)

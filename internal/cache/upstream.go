@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -27,17 +26,17 @@ type upstream struct {
 	next int   // where the search for the least busy stream starts
 }
 
-func newRoutes(cfg []Route) []*route {
-	rs := make([]*route, 0, len(cfg))
+// newRoutes builds the route table: the longest prefix wins, so
+// /store/user is served by its own upstreams rather than those of /store.
+func newRoutes(cfg []Route) *store.PrefixTable[*route] {
+	rs := &store.PrefixTable[*route]{}
 	for _, r := range cfg {
 		nr := &route{prefix: r.Prefix}
 		for _, u := range r.Upstreams {
 			nr.ups = append(nr.ups, &upstream{Upstream: u, busy: make([]int, len(u.Streams))})
 		}
-		rs = append(rs, nr)
+		rs.Add(nr.prefix, nr)
 	}
-	// Longest prefix first, so /store/user wins over /store.
-	sort.SliceStable(rs, func(i, j int) bool { return len(rs[i].prefix) > len(rs[j].prefix) })
 	return rs
 }
 

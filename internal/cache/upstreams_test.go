@@ -7,10 +7,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
 	"sitebox/internal/origin"
+	"sitebox/internal/remote"
 	"sitebox/internal/store"
 	"sitebox/internal/webdav"
 	xrdserver "sitebox/internal/xrootd/server"
@@ -43,9 +45,11 @@ func TestProtocolUpstreams(t *testing.T) {
 	for _, url := range []string{
 		"root://" + ln.Addr().String() + "//data", // the cache's /store is the origin's /data
 		hs.URL + "/data",
+		"xroot://" + ln.Addr().String() + "//data",                   // root:// by another name
+		"davs://" + strings.TrimPrefix(hs.URL, "https://") + "/data", // https:// by another name
 	} {
 		t.Run(url[:5], func(t *testing.T) {
-			up, err := NewUpstream(url, DialOptions{Streams: 3, Insecure: true})
+			up, err := NewUpstream(url, DialOptions{Streams: 3, Options: remote.Options{Insecure: true}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sitebox/internal/hostlist"
+	"sitebox/internal/remote"
 	"sitebox/internal/store"
 	"sitebox/internal/units"
 )
@@ -213,7 +214,7 @@ func (c *Cache) validate(exports []Export) []Problem {
 		for _, u := range r.Upstreams {
 			if msg := CheckUpstreamURL(u); msg != "" {
 				add(key+".upstreams", "%s", msg)
-			} else if c.UpstreamTokenFile != "" && (strings.HasPrefix(u, "root://") || strings.HasPrefix(u, "xroot://") || strings.HasPrefix(u, "http://")) {
+			} else if c.UpstreamTokenFile != "" && !encrypted(u) {
 				add(key+".upstreams", "%q: the upstream token is sent only over TLS; use roots:// or https://", u)
 			}
 		}
@@ -299,16 +300,20 @@ func (c *Cache) validateWatermarks() []Problem {
 	return ps
 }
 
+// encrypted reports whether a valid upstream URL is reached over TLS.
+func encrypted(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && remote.Encrypted(u.Scheme)
+}
+
 // CheckUpstreamURL explains what is wrong with an upstream URL, or "".
 func CheckUpstreamURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
 		return fmt.Sprintf("%q is not a URL: %v", s, err)
 	}
-	switch u.Scheme {
-	case "root", "xroot", "roots", "xroots", "https", "http":
-	default:
-		return fmt.Sprintf("%q: upstream must be root://, roots:// or https://host:port", s)
+	if !remote.Supported(u.Scheme) {
+		return fmt.Sprintf("%q: upstream must be a URL like root://host:port; schemes: %s", s, remote.SchemeList())
 	}
 	if u.Host == "" || u.Port() == "" {
 		return fmt.Sprintf("%q: give host and port, e.g. root://origin.example.org:1094", s)

@@ -4,6 +4,7 @@
 package davclient
 
 import (
+	"cmp"
 	"context"
 	"encoding/xml"
 	"errors"
@@ -45,6 +46,10 @@ type Options struct {
 	// asked for it (401 or 403 to a request without it): a data server
 	// serving public files never sees it.
 	RedirectTo func(hostport string) error
+	// MaxWait bounds the time one request spends honouring 503 +
+	// Retry-After (a director still searching), over all the servers it
+	// is sent to; zero means DefaultMaxWait.
+	MaxWait time.Duration
 }
 
 // FS talks to one server; base is "https://host:port". Safe for
@@ -55,6 +60,7 @@ type FS struct {
 	token      func() string
 	redirectTo func(hostport string) error // nil: follow all (see Options)
 	asked      sync.Map                    // hosts (host:port) that asked for the token
+	maxWait    time.Duration               // Options.MaxWait
 }
 
 var (
@@ -86,6 +92,7 @@ func New(base string, opts Options) (*FS, error) {
 		client:     &http.Client{Transport: tr, Timeout: 0, CheckRedirect: noFollow},
 		token:      tokenSource(opts),
 		redirectTo: opts.RedirectTo,
+		maxWait:    cmp.Or(opts.MaxWait, DefaultMaxWait),
 	}, nil
 }
 

@@ -21,9 +21,8 @@ import (
 // servers do.
 const MaxHops = 16
 
-// MaxWait bounds the time one request spends honouring 503 + Retry-After
-// (a director still searching), over all the servers it is sent to.
-var MaxWait = 60 * time.Second
+// DefaultMaxWait is Options.MaxWait when unset.
+const DefaultMaxWait = 60 * time.Second
 
 // send makes one request, following redirects and waits by itself rather
 // than through http.Client: Go turns a 302 to PROPFIND into a GET, cannot
@@ -78,9 +77,9 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 			if !ok {
 				return nil, fmt.Errorf("%w: %s %s: HTTP 503 with a bad Retry-After %q: %s", store.ErrUnavailable, method, redactString(target), resp.Header.Get("Retry-After"), msg)
 			}
-			if waited+d > MaxWait {
+			if waited+d > f.maxWait {
 				return nil, fmt.Errorf("%w: %s %s asks to wait %v more (%q) after %v of waiting; giving up at %v",
-					store.ErrUnavailable, method, redactString(target), d, msg, waited, MaxWait)
+					store.ErrUnavailable, method, redactString(target), d, msg, waited, f.maxWait)
 			}
 			waited += d
 			if err := sleep(ctx, d); err != nil {

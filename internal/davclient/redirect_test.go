@@ -222,7 +222,7 @@ func TestTokenNotSentToPlainHTTPElsewhere(t *testing.T) {
 	}
 }
 
-// 503 + Retry-After is waited out, within MaxWait.
+// 503 + Retry-After is waited out, within Options.MaxWait.
 func TestRetryAfter(t *testing.T) {
 	originH, dir := newOrigin(t)
 	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("hello"), 0o644); err != nil {
@@ -248,12 +248,14 @@ func TestRetryAfter(t *testing.T) {
 		t.Errorf("answered after %v; two Retry-After: 1 should take 2s", d)
 	}
 
-	old := MaxWait
-	MaxWait = 1500 * time.Millisecond
-	defer func() { MaxWait = old }()
+	short, err := New(a.URL, Options{Insecure: true, MaxWait: 1500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(short.client.CloseIdleConnections)
 	busy.Store(100)
 	start = time.Now()
-	_, err = fs.Stat(context.Background(), "/store/f")
+	_, err = short.Stat(context.Background(), "/store/f")
 	if !errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), "still locating") {
 		t.Fatalf("endless 503: %v", err)
 	}
@@ -264,8 +266,7 @@ func TestRetryAfter(t *testing.T) {
 	// The context bounds the wait too.
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	MaxWait = time.Minute
-	busy.Store(100)
+	busy.Store(100) // fs waits the default minute
 	if _, err := fs.Stat(ctx, "/store/f"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("cancelled wait: %v", err)
 	}

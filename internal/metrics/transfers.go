@@ -19,7 +19,7 @@ import (
 type Transfers struct {
 	bytes *prometheus.CounterVec
 	conns *prometheus.GaugeVec
-	roots []string // namespace prefixes, longest first
+	roots store.PrefixTable[struct{}] // the namespace prefixes bytes are counted under
 
 	mu    sync.Mutex
 	total map[string]int64 // "proto/in|out" → bytes, for rates
@@ -42,18 +42,17 @@ func NewTransfers(reg prometheus.Registerer, namespaces []string) *Transfers {
 		total: map[string]int64{},
 		files: newTopCounter(2000), users: newTopCounter(500), vos: newTopCounter(100),
 	}
-	t.roots = append([]string(nil), namespaces...)
-	sort.Slice(t.roots, func(i, j int) bool { return len(t.roots[i]) > len(t.roots[j]) })
+	for _, ns := range namespaces {
+		t.roots.Add(ns, struct{}{})
+	}
 	reg.MustRegister(t.bytes, t.conns)
 	return t
 }
 
 // namespaceOf is the configured prefix holding p.
 func (t *Transfers) namespaceOf(p string) string {
-	for _, r := range t.roots {
-		if store.HasPrefix(p, r) {
-			return r
-		}
+	if r, _, ok := t.roots.Match(p); ok {
+		return r
 	}
 	return "other"
 }

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sort"
 	"strings"
 
 	"sitebox/internal/cksum"
@@ -62,7 +61,7 @@ func (c Config) Validate() error {
 // Origin implements store.Store, store.Namespace and store.SpaceReporter
 // over the configured exports. Safe for concurrent use.
 type Origin struct {
-	exports []*export // longest prefix first
+	exports store.PrefixTable[*export]
 	sums    cksum.Keeper
 	log     *slog.Logger
 }
@@ -104,10 +103,9 @@ func New(cfg Config, log *slog.Logger) (*Origin, error) {
 			}
 			ex.pools = append(ex.pools, &pool{dir: dir, root: root})
 		}
-		o.exports = append(o.exports, ex)
+		o.exports.Add(ex.prefix, ex)
 	}
-	sort.SliceStable(o.exports, func(i, j int) bool { return len(o.exports[i].prefix) > len(o.exports[j].prefix) })
-	for _, ex := range o.exports {
+	for _, ex := range o.exports.All() {
 		o.log.Info("export", "prefix", ex.prefix, "pools", len(ex.pools), "read_only", ex.readOnly)
 	}
 	return o, nil
@@ -115,7 +113,7 @@ func New(cfg Config, log *slog.Logger) (*Origin, error) {
 
 // Close releases the pool directory handles.
 func (o *Origin) Close() error {
-	for _, ex := range o.exports {
+	for _, ex := range o.exports.All() {
 		for _, p := range ex.pools {
 			if p.root != nil {
 				p.root.Close()
@@ -128,25 +126,20 @@ func (o *Origin) Close() error {
 // resolve finds the export serving the clean namespace path name and the
 // path relative to its pools ("." for the export's top).
 func (o *Origin) resolve(name string) (*export, string, bool) {
-	for _, ex := range o.exports {
-		if store.HasPrefix(name, ex.prefix) {
-			rel := strings.TrimPrefix(strings.TrimPrefix(name, ex.prefix), "/")
-			if rel == "" {
-				rel = "."
-			}
-			return ex, rel, true
-		}
+	ex, ok := o.exports.Lookup(name)
+	if !ok {
+		return nil, "", false
 	}
-	return nil, "", false
+	rel := strings.TrimPrefix(strings.TrimPrefix(name, ex.prefix), "/")
+	if rel == "" {
+		rel = "."
+	}
+	return ex, rel, true
 }
 
 // virtualChildren returns the next path elements of export prefixes below
 // name, so that "/" and "/store" list and stat as directories when only
 // "/store/user" is exported.
 func (o *Origin) virtualChildren(name string) []string {
-	prefixes := make([]string, len(o.exports))
-	for i, ex := range o.exports {
-		prefixes[i] = ex.prefix
-	}
-	return store.ChildrenBelow(name, prefixes)
+	return o.exports.Children(name)
 }

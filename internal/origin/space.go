@@ -40,10 +40,13 @@ func (o *Origin) Space(ctx context.Context, name string) (store.Space, error) {
 	}
 	ex, _, ok := o.resolve(name)
 	if !ok {
-		if len(o.exports) == 0 {
+		// The shortest export stands for the virtual directories above all.
+		for _, e := range o.exports.All() {
+			ex = e
+		}
+		if ex == nil {
 			return store.Space{}, wrap("space", name, store.ErrNotFound)
 		}
-		ex = o.exports[len(o.exports)-1]
 	}
 	var sp store.Space
 	seen := map[unix.Fsid]bool{}

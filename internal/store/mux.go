@@ -14,12 +14,7 @@ import (
 // longest matching prefix; the directories above the prefixes are virtual
 // and list what is mounted below them.
 type Mux struct {
-	mounts []mount // longest prefix first
-}
-
-type mount struct {
-	prefix string
-	s      Store
+	mounts PrefixTable[Store]
 }
 
 var (
@@ -32,9 +27,8 @@ var (
 func NewMux(stores map[string]Store) *Mux {
 	m := &Mux{}
 	for p, s := range stores {
-		m.mounts = append(m.mounts, mount{p, s})
+		m.mounts.Add(p, s)
 	}
-	sort.Slice(m.mounts, func(i, j int) bool { return len(m.mounts[i].prefix) > len(m.mounts[j].prefix) })
 	return m
 }
 
@@ -43,24 +37,13 @@ func (m *Mux) pick(op, name string) (string, Store, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	for _, mt := range m.mounts {
-		if HasPrefix(p, mt.prefix) {
-			return p, mt.s, nil
-		}
+	if s, ok := m.mounts.Lookup(p); ok {
+		return p, s, nil
 	}
-	if len(m.children(p)) > 0 {
+	if len(m.mounts.Children(p)) > 0 {
 		return p, nil, nil // a virtual directory
 	}
 	return "", nil, &PathError{Op: op, Path: p, Err: ErrNotFound}
-}
-
-// children lists the next elements of the prefixes mounted below p.
-func (m *Mux) children(p string) []string {
-	prefixes := make([]string, len(m.mounts))
-	for i, mt := range m.mounts {
-		prefixes[i] = mt.prefix
-	}
-	return ChildrenBelow(p, prefixes)
 }
 
 func virtualDir(name string) FileInfo {
@@ -106,7 +89,7 @@ func (m *Mux) List(ctx context.Context, name string) ([]FileInfo, error) {
 	for _, fi := range fis {
 		have[fi.Name] = true
 	}
-	for _, c := range m.children(p) {
+	for _, c := range m.mounts.Children(p) {
 		if !have[c] {
 			fis = append(fis, virtualDir(path.Join(p, c)))
 		}

@@ -4,6 +4,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
@@ -29,6 +30,9 @@ var ErrClosed = errors.New("xrootd: connection closed")
 type Conn struct {
 	addr string
 	nc   net.Conn
+
+	maxWait   time.Duration // Options.MaxWait
+	ioTimeout time.Duration // Options.IOTimeout
 
 	wmu sync.Mutex // serialises request frames
 
@@ -73,7 +77,17 @@ type Options struct {
 	// follows every redirect, as XrdCl does; the token then goes only
 	// over TLS, to servers whose login asks for it.
 	RedirectTo func(hostport string) error
+	// MaxWait bounds the time one operation spends honouring kXR_wait,
+	// over all the servers it is redirected to; zero means DefaultMaxWait.
+	MaxWait time.Duration
+	// IOTimeout bounds each request on an open file, so a server that
+	// stops answering fails the call instead of hanging it; zero means
+	// DefaultIOTimeout.
+	IOTimeout time.Duration
 }
+
+func (o Options) maxWait() time.Duration   { return cmp.Or(o.MaxWait, DefaultMaxWait) }
+func (o Options) ioTimeout() time.Duration { return cmp.Or(o.IOTimeout, DefaultIOTimeout) }
 
 func (o Options) token() string {
 	if o.TokenFunc != nil {
@@ -94,7 +108,8 @@ func DialOptions(ctx context.Context, addr string, opts Options) (*Conn, error) 
 	if err != nil {
 		return nil, fmt.Errorf("xrootd: dial %s: %w", addr, err)
 	}
-	c := &Conn{addr: addr, nc: nc, pending: map[proto.StreamID]*call{}, done: make(chan struct{})}
+	c := &Conn{addr: addr, nc: nc, pending: map[proto.StreamID]*call{}, done: make(chan struct{}),
+		maxWait: opts.maxWait(), ioTimeout: opts.ioTimeout()}
 	if err := c.handshake(ctx, opts); err != nil {
 		c.nc.Close()
 		return nil, fmt.Errorf("xrootd: %s: %w", addr, err)
@@ -223,9 +238,9 @@ func (c *Conn) Err() error {
 // Do sends a request and waits for its complete answer (all kXR_oksofar
 // parts joined). kXR_error becomes an *Error; kXR_redirect a *Redirect;
 // kXR_wait is honoured by resending after the wait, bounded by ctx and by
-// MaxWait in all.
+// Options.MaxWait in all.
 func (c *Conn) Do(ctx context.Context, id uint16, body [16]byte, data []byte) ([]byte, error) {
-	var w waiter
+	w := waiter{max: c.maxWait}
 	return c.do(ctx, &w, id, body, data)
 }
 

@@ -79,16 +79,15 @@ func (f *FS) open(ctx context.Context, name string, opts, mode uint16) (*File, e
 	return file, nil
 }
 
-// IOTimeout bounds each request on an open file, so a server that stops
-// answering fails the call instead of hanging it.
-var IOTimeout = 2 * time.Minute
+// DefaultIOTimeout is Options.IOTimeout when unset.
+const DefaultIOTimeout = 2 * time.Minute
 
 func (f *File) call(id uint16, body [16]byte, data []byte) ([]byte, error) {
 	return f.callCtx(context.Background(), id, body, data)
 }
 
 func (f *File) callCtx(ctx context.Context, id uint16, body [16]byte, data []byte) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, IOTimeout)
+	ctx, cancel := context.WithTimeout(ctx, f.c.ioTimeout)
 	defer cancel()
 	return f.c.Do(ctx, id, body, data)
 }
@@ -97,12 +96,12 @@ func (f *File) callCtx(ctx context.Context, id uint16, body [16]byte, data []byt
 func (f *File) Size() int64 { return f.size }
 
 // ReadAt reads len(p) bytes at off; fewer at the end of the file, with
-// io.EOF, like os.File. Each request is bounded by IOTimeout.
+// io.EOF, like os.File. Each request is bounded by Options.IOTimeout.
 func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	return f.ReadAtContext(context.Background(), p, off)
 }
 
-// ReadAtContext is ReadAt bounded by ctx as well as IOTimeout.
+// ReadAtContext is ReadAt bounded by ctx as well as Options.IOTimeout.
 func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
 	n := 0
 	for n < len(p) {

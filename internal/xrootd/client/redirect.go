@@ -61,14 +61,14 @@ func (r *pathReq) payload(cgi string) []byte {
 // do sends r to the FS's server and follows its redirects: each to the
 // named server's pooled connection, with the redirect's CGI merged into
 // the path's. kXR_wait answers are honoured within one budget for the
-// whole operation (MaxWait). A server a director sent the request to that
+// whole operation (Options.MaxWait). A server a director sent the request to that
 // cannot be reached, or answers with an error another server may not
 // have, sends the request back to that director with tried= naming it,
 // as XrdCl does with its load balancer; every such return counts as a
 // redirect. It returns the connection that answered, which owns any file
 // handle in the answer.
 func (f *FS) do(ctx context.Context, r *pathReq) ([]byte, *Conn, error) {
-	var w waiter
+	w := waiter{max: f.opts.maxWait()}
 	addr, cgi := f.addr, r.cgi
 	director := "" // the server that last redirected this request
 	var tried []string

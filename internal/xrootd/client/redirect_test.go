@@ -344,12 +344,9 @@ func TestWaitIsBounded(t *testing.T) {
 		return &store.WaitError{Op: op, Path: name, Wait: time.Duration(wait.Load()), Reason: "busy"}
 	}}
 	addr := serve(t, rs)
-	fs := NewFS(addr)
+	fs := NewFSOptions(addr, Options{MaxWait: 1500 * time.Millisecond})
 	defer fs.Close()
 
-	old := MaxWait
-	MaxWait = 1500 * time.Millisecond
-	defer func() { MaxWait = old }()
 	wait.Store(int64(time.Second))
 	start := time.Now()
 	_, err := fs.Stat(testCtx(t), "/f")
@@ -365,7 +362,8 @@ func TestWaitIsBounded(t *testing.T) {
 	if _, err := fs.Stat(testCtx(t), "/f"); !errors.Is(err, store.ErrUnavailable) || time.Since(start) > time.Second {
 		t.Fatalf("wait past the budget: %v after %v", err, time.Since(start))
 	}
-	MaxWait = time.Minute
+	fs = NewFS(addr) // the default budget, a minute
+	defer fs.Close()
 	wait.Store(int64(5 * time.Second))
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()

@@ -11,20 +11,22 @@ import (
 	"sitebox/internal/xrootd/proto"
 )
 
-// MaxWait bounds the time one operation spends honouring kXR_wait, over
-// all the servers it is redirected to: a director still searching asks
-// for a second or two at a time, while one that keeps asking is not going
-// to answer.
-var MaxWait = 60 * time.Second
+// DefaultMaxWait is Options.MaxWait when unset: a director still
+// searching asks for a second or two at a time, while one that keeps
+// asking for a minute is not going to answer.
+const DefaultMaxWait = 60 * time.Second
 
 // waiter keeps an operation's kXR_wait budget.
-type waiter struct{ total time.Duration }
+type waiter struct {
+	total time.Duration
+	max   time.Duration // the budget (Options.MaxWait)
+}
 
 // wait sleeps as a kXR_wait answer (ServerResponseBody_Wait: int32
 // seconds, then a message) asks, before the request is resent to the same
 // server. Waits shorter than a second (XrdCl retries at once on 0) are
 // taken as one, so a server answering 0 over and over cannot make the
-// client spin; a wait that would go past MaxWait fails at once.
+// client spin; a wait that would go past the budget fails at once.
 func (w *waiter) wait(ctx context.Context, addr string, id uint16, body []byte) error {
 	secs := int64(1)
 	msg := ""
@@ -38,9 +40,9 @@ func (w *waiter) wait(ctx context.Context, addr string, id uint16, body []byte) 
 		msg = msg[:200] + "…"
 	}
 	d := time.Duration(secs) * time.Second
-	if w.total+d > MaxWait {
+	if w.total+d > w.max {
 		return fmt.Errorf("xrootd: %s: %w: %s asks to wait %v more (%q) after %v of waiting; giving up at %v",
-			proto.RequestName(id), store.ErrUnavailable, addr, d, msg, w.total, MaxWait)
+			proto.RequestName(id), store.ErrUnavailable, addr, d, msg, w.total, w.max)
 	}
 	w.total += d
 	t := time.NewTimer(d)
