@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sitebox/internal/bench"
 	"sitebox/internal/director"
+	"sitebox/internal/sitebench"
 )
 
 // newBenchMatrixCmd is `sitebox bench matrix`: the site-to-site
@@ -55,9 +55,9 @@ newest day as a heat map (matrix.png in --out).`,
 			if err := json.NewDecoder(resp.Body).Decode(&cells); err != nil {
 				return fmt.Errorf("matrix: %w", err)
 			}
-			fmt.Fprint(cmd.OutOrStdout(), bench.FormatMatrix(cells, days))
+			fmt.Fprint(cmd.OutOrStdout(), sitebench.FormatMatrix(cells, days))
 			if len(cells) > 0 {
-				path, err := bench.MatrixChart(cells, out)
+				path, err := sitebench.MatrixChart(cells, out)
 				if err != nil {
 					return err
 				}

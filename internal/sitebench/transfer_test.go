@@ -1,4 +1,4 @@
-package bench
+package sitebench
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 	"sitebox/internal/transfer"
 )
 
@@ -21,7 +21,7 @@ type transferBox struct {
 	root, https string // base URLs
 	cert        string // its self-signed certificate, for https://
 	files       int
-	proc        *peers.Process
+	proc        *testpeers.Process
 }
 
 func startTransferBox(t *testing.T) *transferBox {
@@ -45,15 +45,15 @@ func startTransferBox(t *testing.T) *transferBox {
 		t.Fatal(err)
 	}
 	state := t.TempDir()
-	rp, err := peers.FreePort()
+	rp, err := testpeers.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	hp, err := peers.FreePort()
+	hp, err := testpeers.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := peers.StartSitebox(context.Background(), bin, []int{rp, hp}, "serve", "--export", "/data="+data+":ro",
+	p, err := testpeers.StartSitebox(context.Background(), bin, []int{rp, hp}, "serve", "--export", "/data="+data+":ro",
 		"--root-addr", "127.0.0.1:"+strconv.Itoa(rp), "--https-addr", "127.0.0.1:"+strconv.Itoa(hp),
 		"--state-dir", state, "--log-level", "warn")
 	if err != nil {

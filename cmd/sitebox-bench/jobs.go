@@ -10,7 +10,7 @@ import (
 	"sitebox/internal/bench"
 )
 
-// newBenchJobsCmd is `sitebox bench jobs`: how fast the job router
+// newBenchJobsCmd is `sitebox-bench jobs`: how fast the job router
 // accepts and starts short jobs in its local domain.
 func newBenchJobsCmd() *cobra.Command {
 	var (
@@ -37,9 +37,9 @@ box's CPU per job and peak RSS, with the targets (≥ 200 accepted/s,
 
 To profile the box, set SITEBOX_CPUPROFILE=/path/cpu.pprof in the
 environment: the box inherits it and writes the profile when stopped.`,
-		Example: `  sitebox bench jobs                  # 2000 jobs, 8 clients, 2 CPUs
-  sitebox bench jobs --quick          # 200 jobs
-  sitebox bench jobs --jobs 5000 --clients 16 --cpus 4`,
+		Example: `  sitebox-bench jobs                  # 2000 jobs, 8 clients, 2 CPUs
+  sitebox-bench jobs --quick          # 200 jobs
+  sitebox-bench jobs --jobs 5000 --clients 16 --cpus 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if quick {
@@ -55,12 +55,12 @@ environment: the box inherits it and writes the profile when stopped.`,
 			case cfg.Timeout <= 0:
 				return fmt.Errorf("--timeout %v: want a positive duration", cfg.Timeout)
 			}
-			run, err := startBenchRun("jobs", workDir)
+			run, err := startBenchRun(cmd, "jobs", workDir)
 			if err != nil {
 				return err
 			}
 			defer run.done()
-			cfg.Sitebox, cfg.WorkDir, cfg.Out = run.self, run.workDir, cmd.ErrOrStderr()
+			cfg.Sitebox, cfg.WorkDir, cfg.Out = run.sitebox, run.workDir, cmd.ErrOrStderr()
 			rep, err := bench.Jobs(run.ctx, cfg)
 			if err != nil {
 				return err

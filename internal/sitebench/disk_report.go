@@ -1,4 +1,4 @@
-package bench
+package sitebench
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ func FormatDisk(r *DiskReport) string {
 	fmt.Fprintf(&b, "## Disk: %s (%s), %d CPUs\n\n", c.Dir, r.FSType, r.CPUs)
 	fmt.Fprintf(&b, "Each writer writes its own %s file of random data in %s blocks and fdatasyncs it; "+
 		"then as many readers read the files back, all at once. O_DIRECT: aligned buffers, no page cache. "+
-		"Buffered: through the page cache, reads after fadvise(DONTNEED) so they come from the disk.\n\n", mib(c.FileSize), mib(c.BlockSize))
+		"Buffered: through the page cache, reads after fadvise(DONTNEED) so they come from the disk.\n\n", MiB(c.FileSize), MiB(c.BlockSize))
 	fmt.Fprintf(&b, "MB/s = 10⁶ B/s. Aggregate: all bytes ÷ (first start to last finish); per writer: the mean of each stream's own MB/s; "+
 		"CPU: the machine's busy share of all %d cores (kernel threads included).\n\n", r.CPUs)
 	b.WriteString("| writers | direct I/O | write MB/s | read MB/s | per-writer MB/s (write / read) | CPU % (write / read) |\n")
@@ -69,12 +69,12 @@ func cpuText(ph DiskPhase) string {
 }
 
 // diskColor keeps a mode's colour the same in every chart: O_DIRECT in
-// sitebox blue, buffered in the orange of chart.go's second setup.
+// sitebox blue, buffered in orange (the colours of the comparison charts).
 func diskColor(direct bool) color.Color {
 	if direct {
-		return setupColor("sitebox")
+		return color.RGBA{R: 31, G: 119, B: 180, A: 255}
 	}
-	return setupColor("xcache")
+	return color.RGBA{R: 230, G: 120, B: 20, A: 255}
 }
 
 // DiskChart writes disk.png into dir: aggregate MB/s against the writer
@@ -85,7 +85,7 @@ func DiskChart(r *DiskReport, dir string) (string, error) {
 		return "", err
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s (%s): %s per writer, %s blocks, readers = writers", r.Config.Dir, r.FSType, mib(r.Config.FileSize), mib(r.Config.BlockSize))
+	p.Title.Text = fmt.Sprintf("%s (%s): %s per writer, %s blocks, readers = writers", r.Config.Dir, r.FSType, MiB(r.Config.FileSize), MiB(r.Config.BlockSize))
 	p.Title.TextStyle.Font.Size = vg.Points(10)
 	p.Title.Padding = vg.Points(6)
 	p.X.Label.Text = "parallel writers (and readers)"

@@ -11,7 +11,7 @@ import (
 	"sitebox/internal/units"
 )
 
-// newBenchCacheCmd is `sitebox bench cache`, the cache scale test side by
+// newBenchCacheCmd is `sitebox-bench cache`, the cache scale test side by
 // side with XCache.
 func newBenchCacheCmd() *cobra.Command {
 	var (
@@ -39,9 +39,9 @@ from an empty cache:
 Prints aggregate MB/s per phase, hit ratio, upstream bytes ÷ unique bytes
 and the cache's peak RSS as a Markdown table, and writes one PNG chart of
 MB/s over time per client count into --out.`,
-		Example: `  sitebox bench cache                        # the full test, about 10-15 minutes
-  sitebox bench cache --quick --setups direct,xcache
-  sitebox bench cache --clients 4 --size 100MB --latency 20ms --bandwidth 50MB/s`,
+		Example: `  sitebox-bench cache                        # the full test, about 10-15 minutes
+  sitebox-bench cache --quick --setups direct,xcache
+  sitebox-bench cache --clients 4 --size 100MB --latency 20ms --bandwidth 50MB/s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if quick {
@@ -73,12 +73,12 @@ MB/s over time per client count into --out.`,
 				cfg.Latency = -1 // an explicit 0: no added latency
 			}
 			cfg.Setups = strings.Split(setups, ",")
-			run, err := startBenchRun("cache", workDir)
+			run, err := startBenchRun(cmd, "cache", workDir)
 			if err != nil {
 				return err
 			}
 			defer run.done()
-			cfg.Sitebox, cfg.WorkDir, cfg.Out = run.self, run.workDir, cmd.ErrOrStderr()
+			cfg.Sitebox, cfg.WorkDir, cfg.Out = run.sitebox, run.workDir, cmd.ErrOrStderr()
 			rep, err := bench.Cache(run.ctx, cfg)
 			if rep != nil && len(rep.Points) > 0 {
 				fmt.Fprint(cmd.OutOrStdout(), bench.FormatCache(rep))

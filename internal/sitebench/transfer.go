@@ -1,4 +1,4 @@
-package bench
+package sitebench
 
 import (
 	"context"
@@ -95,7 +95,7 @@ func Transfer(ctx context.Context, cfg TransferConfig) (*TransferReport, error) 
 	for _, p := range picks {
 		rep.Bytes += p.size
 	}
-	fmt.Fprintf(cfg.Out, "bench transfer: %d files, %s, from %d URL(s); %v per point\n", rep.Files, mb(rep.Bytes), len(cfg.URLs), cfg.Duration)
+	fmt.Fprintf(cfg.Out, "bench transfer: %d files, %s, from %d URL(s); %v per point\n", rep.Files, MB(rep.Bytes), len(cfg.URLs), cfg.Duration)
 	for _, n := range cfg.Clients {
 		p := transferPoint(ctx, &cfg, picks, n)
 		rep.Points = append(rep.Points, p)

@@ -9,7 +9,7 @@ import (
 	"sitebox/internal/bench"
 )
 
-// newBenchDirectorCmd is `sitebox bench director`: redirects per second
+// newBenchDirectorCmd is `sitebox-bench director`: redirects per second
 // and the latency of one redirect, the sitebox director side by side with
 // a real cmsd manager.
 func newBenchDirectorCmd() *cobra.Command {
@@ -34,17 +34,17 @@ Prints redirects/s, p50 and p99 of one open→redirect round trip, the
 sitebox ÷ cmsd ratio, the latency one redirect adds over a kXR_stat the
 data server answers itself, and both redirectors' peak RSS as a Markdown
 table.`,
-		Example: `  sitebox bench director                      # about 2 minutes
-  sitebox bench director --setups cmsd --clients 1,4 --duration 5s`,
+		Example: `  sitebox-bench director                      # about 2 minutes
+  sitebox-bench director --setups cmsd --clients 1,4 --duration 5s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Setups = strings.Split(setups, ",")
-			run, err := startBenchRun("director", workDir)
+			run, err := startBenchRun(cmd, "director", workDir)
 			if err != nil {
 				return err
 			}
 			defer run.done()
-			cfg.Sitebox, cfg.WorkDir, cfg.Out = run.self, run.workDir, cmd.ErrOrStderr()
+			cfg.Sitebox, cfg.WorkDir, cfg.Out = run.sitebox, run.workDir, cmd.ErrOrStderr()
 			rep, err := bench.Director(run.ctx, cfg)
 			if rep != nil && (len(rep.Points) > 0 || rep.Floor.Setup != "") {
 				fmt.Fprint(cmd.OutOrStdout(), bench.FormatDirector(rep))

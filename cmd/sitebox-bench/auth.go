@@ -10,7 +10,7 @@ import (
 	"sitebox/internal/units"
 )
 
-// newBenchAuthCmd is `sitebox bench auth`: what each wire-protection level
+// newBenchAuthCmd is `sitebox-bench auth`: what each wire-protection level
 // costs in throughput, root:// and https:// side by side in one run.
 func newBenchAuthCmd() *cobra.Command {
 	var (
@@ -43,9 +43,9 @@ reads through every path, the first rotating per round.
 Prints MB/s (median), each level's cost against the same protocol's "none",
 whether TLS meets the ≤ 15 % target, and the boxes' peak RSS as Markdown.
 Progress goes to stderr. Needs xrdcp, curl and openssl.`,
-		Example: `  sitebox bench auth                 # 1 GiB, 3 rounds: about a minute
-  sitebox bench auth --quick         # 256 MiB, 1 round
-  sitebox bench auth --size 4GiB --rounds 5`,
+		Example: `  sitebox-bench auth                 # 1 GiB, 3 rounds: about a minute
+  sitebox-bench auth --quick         # 256 MiB, 1 round
+  sitebox-bench auth --size 4GiB --rounds 5`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if quick {
@@ -59,12 +59,12 @@ Progress goes to stderr. Needs xrdcp, curl and openssl.`,
 			if cfg.Rounds <= 0 {
 				return fmt.Errorf("--rounds %d: want at least 1", cfg.Rounds)
 			}
-			run, err := startBenchRun("auth", workDir)
+			run, err := startBenchRun(cmd, "auth", workDir)
 			if err != nil {
 				return err
 			}
 			defer run.done()
-			cfg.Sitebox, cfg.WorkDir, cfg.Out = run.self, run.workDir, cmd.ErrOrStderr()
+			cfg.Sitebox, cfg.WorkDir, cfg.Out = run.sitebox, run.workDir, cmd.ErrOrStderr()
 			rep, err := bench.Auth(run.ctx, cfg)
 			if err != nil {
 				return err

@@ -1,6 +1,8 @@
-// Package peers starts and stops the real programs sitebox is tested and
-// benchmarked against (xrootd) and sitebox itself as a child process.
-package peers
+// Package testpeers is test tooling: it starts and stops the real programs
+// sitebox is tested and benchmarked against (xrootd, cmsd, XCache, Slurm,
+// Toxiproxy) and sitebox itself as a child process. Only tests and
+// cmd/sitebox-bench import it; the product binary must not.
+package testpeers
 
 import (
 	"bytes"

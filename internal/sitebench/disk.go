@@ -1,4 +1,4 @@
-package bench
+package sitebench
 
 import (
 	"context"
@@ -124,7 +124,7 @@ func Disk(ctx context.Context, cfg DiskConfig) (*DiskReport, error) {
 		return nil, fmt.Errorf("bench disk: %w", err)
 	}
 	if need := int64(slices.Max(cfg.Writers)) * cfg.FileSize; free < need+need/20 {
-		return nil, fmt.Errorf("bench disk: %s has %s free, the largest point needs %s (writers × size) plus 5 %%", cfg.Dir, mib(free), mib(need))
+		return nil, fmt.Errorf("bench disk: %s has %s free, the largest point needs %s (writers × size) plus 5 %%", cfg.Dir, MiB(free), MiB(need))
 	}
 	dir, err := os.MkdirTemp(cfg.Dir, "sitebox-bench-disk-")
 	if err != nil {
@@ -132,7 +132,7 @@ func Disk(ctx context.Context, cfg DiskConfig) (*DiskReport, error) {
 	}
 	defer os.RemoveAll(dir)
 	rep := &DiskReport{Config: cfg, FSType: fsType, CPUs: runtime.NumCPU()}
-	fmt.Fprintf(cfg.Out, "bench disk: %s (%s), %s per writer, %s blocks\n", cfg.Dir, fsType, mib(cfg.FileSize), mib(cfg.BlockSize))
+	fmt.Fprintf(cfg.Out, "bench disk: %s (%s), %s per writer, %s blocks\n", cfg.Dir, fsType, MiB(cfg.FileSize), MiB(cfg.BlockSize))
 	for _, direct := range cfg.Direct {
 		for _, n := range cfg.Writers {
 			p := diskPoint(ctx, dir, &cfg, n, direct)

@@ -1,4 +1,4 @@
-package bench
+package sitebench
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ func FormatTransfer(r *TransferReport) string {
 	b.WriteString("## Transfer: " + strings.Join(c.URLs, ", ") + "\n\n")
 	fmt.Fprintf(&b, "%d files (%s) picked at random by each client and read to /dev/null with sitebox's client "+
 		"(%s ranged reads, %d in flight, as `sitebox get`), each client with its own connections; %v per client count.\n\n",
-		r.Files, mb(r.Bytes), mib(transfer.ChunkSize), transfer.Parallel, c.Duration)
+		r.Files, MB(r.Bytes), MiB(transfer.ChunkSize), transfer.Parallel, c.Duration)
 	b.WriteString("MB/s = 10⁶ B/s of reads completed in the window; p10/p90 of the per-second aggregate samples.\n\n")
 	b.WriteString("| clients | MB/s mean | p10 | p90 | files copied | errors |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|\n")
@@ -46,7 +46,7 @@ func TransferChart(r *TransferReport, dir string) (string, error) {
 		return "", err
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: %d files (%s), read to /dev/null by sitebox's client", strings.Join(r.Config.URLs, ", "), r.Files, mb(r.Bytes))
+	p.Title.Text = fmt.Sprintf("%s: %d files (%s), read to /dev/null by sitebox's client", strings.Join(r.Config.URLs, ", "), r.Files, MB(r.Bytes))
 	p.Title.TextStyle.Font.Size = vg.Points(10)
 	p.Title.Padding = vg.Points(6)
 	p.X.Label.Text = "seconds from start"
