@@ -10,15 +10,15 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sitebox/internal/box"
 	"sitebox/internal/director"
+	"sitebox/internal/fleet"
 )
 
 // addFleetCommands registers `sitebox fleet` (the regional operator's
 // view of every box) and `sitebox downtime` (planned work).
 func addFleetCommands(root *cobra.Command) {
 	var df directorFlags
-	fleet := &cobra.Command{
+	fleetCmd := &cobra.Command{
 		Use:   "fleet https://DIRECTOR:PORT",
 		Short: "Every box advertising to a director: roles, version, health, last seen, config digest, downtime",
 		Args:  cobra.ExactArgs(1),
@@ -31,7 +31,7 @@ func addFleetCommands(root *cobra.Command) {
 			return nil
 		},
 	}
-	df.add(fleet)
+	df.add(fleetCmd)
 
 	var af adminFlags
 	downtime := &cobra.Command{
@@ -65,12 +65,12 @@ func addFleetCommands(root *cobra.Command) {
 			if strings.TrimSpace(reason) == "" {
 				return fmt.Errorf("--reason is required: operators and users read it")
 			}
-			ds, err := box.LoadDowntimes(dir)
+			ds, err := fleet.LoadDowntimes(dir)
 			if err != nil {
 				return err
 			}
-			ds = append(ds, director.Downtime{Start: s, End: e, Reason: reason})
-			if err := box.SaveDowntimes(dir, ds); err != nil {
+			ds = append(ds, fleet.Downtime{Start: s, End: e, Reason: reason})
+			if err := fleet.SaveDowntimes(dir, ds); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "downtime %s → %s: %s\n", s.Format("2006-01-02 15:04"), e.Format("2006-01-02 15:04"), reason)
@@ -89,7 +89,7 @@ func addFleetCommands(root *cobra.Command) {
 			if err != nil {
 				return err
 			}
-			ds, err := box.LoadDowntimes(dir)
+			ds, err := fleet.LoadDowntimes(dir)
 			if err != nil {
 				return err
 			}
@@ -119,7 +119,7 @@ func addFleetCommands(root *cobra.Command) {
 			if err != nil {
 				return err
 			}
-			if err := box.SaveDowntimes(dir, nil); err != nil {
+			if err := fleet.SaveDowntimes(dir, nil); err != nil {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "no downtime: the box is back in service at its next advertisement")
@@ -127,7 +127,7 @@ func addFleetCommands(root *cobra.Command) {
 		},
 	}
 	downtime.AddCommand(add, list, end2)
-	root.AddCommand(fleet, downtime)
+	root.AddCommand(fleetCmd, downtime)
 }
 
 // parseWhen reads "now", a duration after base, or a local time.

@@ -1,4 +1,4 @@
-package sitebench
+package fleet
 
 import (
 	"os"
@@ -6,13 +6,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"sitebox/internal/director"
 )
 
 func TestMatrixFormatAndChart(t *testing.T) {
 	now := time.Now()
-	cells := []director.MatrixCell{
+	cells := []MatrixCell{
 		{From: "alpha", To: "beta", Day: "2026-11-23", N: 3, Avg: 600, Min: 400, Max: 900, At: now},
 		{From: "beta", To: "alpha", Day: "2026-11-23", N: 2, Avg: 500, Min: 450, Max: 550, At: now},
 		{From: "alpha", To: "gamma", Day: "2026-11-23", Fails: 2, At: now},

@@ -1,20 +1,10 @@
-package director
+package fleet
 
 import (
 	"sort"
 	"sync"
 	"time"
 )
-
-// ProbeResult is one throughput probe a box made to another box of the
-// fleet: it read Bytes from To's probe endpoint at MBps.
-type ProbeResult struct {
-	To    string    `json:"to"` // the probed box's name
-	At    time.Time `json:"at"`
-	Bytes int64     `json:"bytes"`
-	MBps  float64   `json:"mbps"` // 0 with Error set when it failed
-	Error string    `json:"error,omitempty"`
-}
 
 // MatrixCell is the day's statistics of the probes from one box to
 // another: the site-to-site throughput matrix regional operators keep.
@@ -38,14 +28,17 @@ const matrixDays = 14
 // so new cells past it are not made (the ones kept still update).
 const maxMatrixCells = 100_000
 
-// matrix accumulates probe results reported in advertisements.
-type matrix struct {
+// Matrix accumulates the probe results boxes report in their
+// advertisements. The zero value is ready; it is safe for concurrent use.
+type Matrix struct {
 	mu    sync.Mutex
 	cells map[[3]string]*MatrixCell // from, to, day
 	seen  map[string]time.Time      // from → newest result taken, so an ad repeated is not counted twice
 }
 
-func (m *matrix) record(from string, rs []ProbeResult) {
+// Record takes the probes box from reported, skipping the ones already
+// taken from an earlier ad, and drops days older than two weeks.
+func (m *Matrix) Record(from string, rs []ProbeResult) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cells == nil {
@@ -94,7 +87,8 @@ func (m *matrix) record(from string, rs []ProbeResult) {
 	}
 }
 
-func (m *matrix) list() []MatrixCell {
+// List returns the statistics, newest day first.
+func (m *Matrix) List() []MatrixCell {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]MatrixCell, 0, len(m.cells))
@@ -113,6 +107,3 @@ func (m *matrix) list() []MatrixCell {
 	})
 	return out
 }
-
-// Matrix returns the probe statistics, newest day first.
-func (d *Director) Matrix() []MatrixCell { return d.matrix.list() }

@@ -1,4 +1,4 @@
-package director
+package fleet
 
 import (
 	"bytes"
@@ -12,24 +12,32 @@ import (
 	"time"
 )
 
+// Signer signs an advertisement's body into its request headers;
+// directors refuse unsigned ads (director.Signer is the implementation).
+type Signer interface {
+	Sign(h http.Header, body []byte)
+}
+
 // Advertiser announces a server to its directors every Interval. A
 // director that cannot be reached is logged when it goes away and when it
-// comes back, not at every attempt.
-type Advertiser struct {
+// comes back, not at every attempt. A is the advertisement, sent as JSON
+// (director.Ad); it is generic so this package need not import the
+// director, which imports it.
+type Advertiser[A any] struct {
 	To       []string // directors' base URLs, https://host:port
 	Interval time.Duration
 	Client   *http.Client
 	// Ads returns the current advertisements (free space and load change):
-	// one per role the box plays.
-	Ads func() []Ad
+	// one per role the box plays, each saying Interval in seconds.
+	Ads func() []A
 	Log *slog.Logger
 	// Signer signs each ad with the box's federation key; directors
 	// refuse unsigned ads.
-	Signer *Signer
+	Signer Signer
 }
 
 // Run advertises until ctx ends.
-func (a *Advertiser) Run(ctx context.Context) error {
+func (a *Advertiser[A]) Run(ctx context.Context) error {
 	// Each director's state: "" never reached, "ok", or the last error,
 	// so a change (a refusal after approval, say) is logged, a repeat not.
 	state := map[string]string{}
@@ -38,7 +46,6 @@ func (a *Advertiser) Run(ctx context.Context) error {
 	for {
 		var bodies [][]byte
 		for _, ad := range a.Ads() {
-			ad.Interval = a.Interval.Seconds()
 			body, err := json.Marshal(ad)
 			if err != nil {
 				return err
@@ -73,7 +80,7 @@ func (a *Advertiser) Run(ctx context.Context) error {
 	}
 }
 
-func (a *Advertiser) post(ctx context.Context, to string, body []byte) error {
+func (a *Advertiser[A]) post(ctx context.Context, to string, body []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(to, "/")+APIPrefix+"advertise", bytes.NewReader(body))

@@ -1,4 +1,4 @@
-package sitebench
+package fleet
 
 import (
 	"fmt"
@@ -14,19 +14,17 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-
-	"sitebox/internal/director"
 )
 
 // FormatMatrix renders a director's probe statistics as one site-to-site
 // table per day (newest first, at most days of them): rows are the
 // probing box, columns the probed one, cells the day's average MB/s with
 // its low and high, as regional operators' metrics pages show them.
-func FormatMatrix(cells []director.MatrixCell, days int) string {
+func FormatMatrix(cells []MatrixCell, days int) string {
 	if len(cells) == 0 {
 		return "No probes yet: set [probe] interval on the boxes that advertise to this director.\n"
 	}
-	byDay := map[string][]director.MatrixCell{}
+	byDay := map[string][]MatrixCell{}
 	var dayList []string
 	for _, c := range cells {
 		if byDay[c.Day] == nil {
@@ -71,8 +69,8 @@ func FormatMatrix(cells []director.MatrixCell, days int) string {
 	return b.String()
 }
 
-func matrixAxes(cs []director.MatrixCell) (from, to []string, cell map[[2]string]director.MatrixCell) {
-	cell = map[[2]string]director.MatrixCell{}
+func matrixAxes(cs []MatrixCell) (from, to []string, cell map[[2]string]MatrixCell) {
+	cell = map[[2]string]MatrixCell{}
 	fs, ts := map[string]bool{}, map[string]bool{}
 	for _, c := range cs {
 		fs[c.From], ts[c.To] = true, true
@@ -91,7 +89,7 @@ func matrixAxes(cs []director.MatrixCell) (from, to []string, cell map[[2]string
 
 // MatrixChart draws the newest day's averages as a heat map into
 // dir/matrix.png.
-func MatrixChart(cells []director.MatrixCell, dir string) (string, error) {
+func MatrixChart(cells []MatrixCell, dir string) (string, error) {
 	if len(cells) == 0 {
 		return "", fmt.Errorf("no probes to draw")
 	}
@@ -101,7 +99,7 @@ func MatrixChart(cells []director.MatrixCell, dir string) (string, error) {
 			day = c.Day
 		}
 	}
-	var today []director.MatrixCell
+	var today []MatrixCell
 	for _, c := range cells {
 		if c.Day == day {
 			today = append(today, c)
@@ -142,7 +140,7 @@ func MatrixChart(cells []director.MatrixCell, dir string) (string, error) {
 // matrixGrid is the heat map's data: rows from, columns to.
 type matrixGrid struct {
 	from, to []string
-	cell     map[[2]string]director.MatrixCell
+	cell     map[[2]string]MatrixCell
 }
 
 func (g *matrixGrid) Dims() (c, r int) { return len(g.to), len(g.from) }

@@ -1,4 +1,4 @@
-package box
+package fleet
 
 import (
 	"encoding/json"
@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
-
-	"sitebox/internal/director"
 )
 
 // DowntimeFile, in the state dir, lists a box's planned downtimes; the
@@ -19,7 +17,7 @@ const DowntimeFile = "downtime.json"
 
 // LoadDowntimes reads the planned downtimes of the box with stateDir
 // (none when the file does not exist).
-func LoadDowntimes(stateDir string) ([]director.Downtime, error) {
+func LoadDowntimes(stateDir string) ([]Downtime, error) {
 	b, err := os.ReadFile(filepath.Join(stateDir, DowntimeFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -27,7 +25,7 @@ func LoadDowntimes(stateDir string) ([]director.Downtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ds []director.Downtime
+	var ds []Downtime
 	if err := json.Unmarshal(b, &ds); err != nil {
 		return nil, fmt.Errorf("%s: %w", DowntimeFile, err)
 	}
@@ -35,9 +33,9 @@ func LoadDowntimes(stateDir string) ([]director.Downtime, error) {
 }
 
 // SaveDowntimes writes them, dropping the ones that have ended.
-func SaveDowntimes(stateDir string, ds []director.Downtime) error {
+func SaveDowntimes(stateDir string, ds []Downtime) error {
 	now := time.Now()
-	var keep []director.Downtime
+	var keep []Downtime
 	for _, d := range ds {
 		if d.End.After(now) {
 			keep = append(keep, d)
@@ -55,19 +53,30 @@ func SaveDowntimes(stateDir string, ds []director.Downtime) error {
 	return os.Rename(tmp, filepath.Join(stateDir, DowntimeFile))
 }
 
-// currentDowntime is the window to advertise: the active one, else the
-// next one (the director acts on it only once it starts).
-func (b *Box) currentDowntime() *director.Downtime {
-	ds, err := LoadDowntimes(b.cfg.Server.StateDir)
+// Downtime is a planned maintenance window.
+type Downtime struct {
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+	Reason string    `json:"reason"`
+}
+
+// Active reports whether the window covers now.
+func (d *Downtime) Active(now time.Time) bool {
+	return d != nil && !now.Before(d.Start) && now.Before(d.End)
+}
+
+// CurrentDowntime is the window a box advertises: the active one, else
+// the next one (the director acts on it only once it starts).
+func CurrentDowntime(stateDir string) (*Downtime, error) {
+	ds, err := LoadDowntimes(stateDir)
 	if err != nil {
-		b.log.Warn("cannot read planned downtimes", "err", err)
-		return nil
+		return nil, err
 	}
 	now := time.Now()
 	for _, d := range ds {
 		if d.End.After(now) {
-			return &d
+			return &d, nil
 		}
 	}
-	return nil
+	return nil, nil
 }
