@@ -46,28 +46,8 @@ const (
 // can only answer "wait" or "no servers". Each cmsd starts before its
 // xrootd, since an xrootd that finds no cmsd retries only every 10 s.
 func StartCluster(ctx context.Context, c ClusterConfig) (cl *Cluster, err error) {
-	for _, tool := range []string{"xrootd", "cmsd"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return nil, fmt.Errorf("%s not installed (Debian package xrootd-server): %w", tool, err)
-		}
-	}
-	if c.ManagerPort == 0 || c.CmsPort == 0 || c.DataPort == 0 {
-		return nil, fmt.Errorf("cluster: manager, cmsd and data server ports must all be set")
-	}
-	if c.LoginTimeout <= 0 {
-		c.LoginTimeout = 60 * time.Second
-	}
-	admin, logDir := filepath.Join(c.WorkDir, "admin"), filepath.Join(c.WorkDir, "log")
-	for _, d := range []string{admin, logDir, c.DataDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, err
-		}
-	}
-	cfgFile := filepath.Join(c.WorkDir, "cluster.cfg")
-	if err := os.WriteFile(cfgFile, []byte(clusterConfigText(c, admin)), 0o644); err != nil {
-		return nil, err
-	}
-	if err := chownTree("xrootd", c.WorkDir, c.DataDir); err != nil {
+	cfgFile, admin, logDir, err := prepareCluster(&c)
+	if err != nil {
 		return nil, err
 	}
 
@@ -129,6 +109,36 @@ func StartCluster(ctx context.Context, c ClusterConfig) (cl *Cluster, err error)
 			cl.ServerAddr, c.LoginTimeout, err, cl.ManagerCmsd.tail(managerLog))
 	}
 	return cl, nil
+}
+
+// prepareCluster checks the tools and ports, fills defaults and writes
+// the config file and directories the four daemons share.
+func prepareCluster(c *ClusterConfig) (cfgFile, admin, logDir string, err error) {
+	for _, tool := range []string{"xrootd", "cmsd"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return "", "", "", fmt.Errorf("%s not installed (Debian package xrootd-server): %w", tool, err)
+		}
+	}
+	if c.ManagerPort == 0 || c.CmsPort == 0 || c.DataPort == 0 {
+		return "", "", "", fmt.Errorf("cluster: manager, cmsd and data server ports must all be set")
+	}
+	if c.LoginTimeout <= 0 {
+		c.LoginTimeout = 60 * time.Second
+	}
+	admin, logDir = filepath.Join(c.WorkDir, "admin"), filepath.Join(c.WorkDir, "log")
+	for _, d := range []string{admin, logDir, c.DataDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return "", "", "", err
+		}
+	}
+	cfgFile = filepath.Join(c.WorkDir, "cluster.cfg")
+	if err := os.WriteFile(cfgFile, []byte(clusterConfigText(*c, admin)), 0o644); err != nil {
+		return "", "", "", err
+	}
+	if err := chownTree("xrootd", c.WorkDir, c.DataDir); err != nil {
+		return "", "", "", err
+	}
+	return cfgFile, admin, logDir, nil
 }
 
 // clusterConfigText is the one config file all four daemons read; the
