@@ -37,10 +37,13 @@ fi
 
 go mod download
 go build -o bin/sitebox ./cmd/sitebox
+# The comparison benchmarks (against xrootd, XCache, cmsd, Slurm) are a
+# separate tool that serves with the sitebox next to it.
+go build -o bin/sitebox-bench ./cmd/sitebox-bench
 
-# Toxiproxy shapes the upstream link in `sitebox bench cache` and its tests
+# Toxiproxy shapes the upstream link in `sitebox-bench cache` and its tests
 # (latency, per-connection bandwidth, cuts). Its binary is named "server",
-# so give it a stable name in bin/ where internal/peers looks first.
+# so give it a stable name in bin/ where internal/testpeers looks first.
 if [ ! -x bin/toxiproxy-server ]; then
   gobin="$(go env GOPATH)/bin"
   if [ ! -x "$gobin/server" ] || ! "$gobin/server" -version 2>&1 | grep -qi toxiproxy; then

@@ -1,52 +1,40 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
-
-	"sitebox/internal/bench"
-	"sitebox/internal/units"
 )
 
+// addBenchCommands registers the benchmarks an operator runs against
+// their own site: disks, transfers and the federation's site-to-site
+// matrix. The comparisons against xrootd, XCache and cmsd, which start
+// those programs, are a separate tool, sitebox-bench.
 func addBenchCommands(root *cobra.Command) {
 	benchCmd := &cobra.Command{Use: "bench", Short: "Benchmarks that produce the tables site reports are made of"}
-
-	var (
-		size    string
-		clients []int
-		rounds  int
-		workDir string
-	)
-	origin := &cobra.Command{
-		Use:   "origin",
-		Short: "Parallel xrdcp reads of one file from sitebox and from a real xrootd, side by side",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			n, err := units.ParseSize(size)
-			if err != nil {
-				return fmt.Errorf("--size: %w", err)
-			}
-			run, err := startBenchRun("origin", workDir)
-			if err != nil {
-				return err
-			}
-			defer run.done()
-			rs, err := bench.Origin(run.ctx, bench.OriginConfig{
-				Sitebox: run.self, WorkDir: run.workDir, FileSize: n,
-				Clients: clients, Rounds: rounds, Out: cmd.ErrOrStderr(),
-			})
-			if err != nil {
-				return err
-			}
-			fmt.Fprint(cmd.OutOrStdout(), bench.FormatOrigin(rs))
-			return nil
-		},
-	}
-	origin.Flags().StringVar(&size, "size", "1GiB", "size of the test file")
-	origin.Flags().IntSliceVar(&clients, "clients", []int{1, 4, 16}, "parallel client counts")
-	origin.Flags().IntVar(&rounds, "rounds", 3, "rounds per point (median reported)")
-	origin.Flags().StringVar(&workDir, "work-dir", "", "scratch directory (default: a temporary one)")
-	benchCmd.AddCommand(origin, newBenchCacheCmd(), newBenchDirectorCmd(), newBenchAuthCmd(), newBenchJobsCmd(), newBenchDiskCmd(), newBenchTransferCmd(), newBenchMatrixCmd())
+	benchCmd.AddCommand(newBenchDiskCmd(), newBenchTransferCmd(), newBenchMatrixCmd())
 	root.AddCommand(benchCmd)
+}
+
+// quickDefault applies one of --quick's settings unless its flag was
+// given: explicit flags win.
+func quickDefault(cmd *cobra.Command, flag string, apply func()) {
+	if !cmd.Flags().Changed(flag) {
+		apply()
+	}
+}
+
+// printTableAndChart prints a benchmark's table, then draws its chart and
+// names the file; the run's own error (an interrupted run still has
+// points to show) wins over the chart's.
+func printTableAndChart(out io.Writer, table string, chart func() (string, error), runErr error) error {
+	fmt.Fprint(out, table)
+	file, err := chart()
+	if err != nil {
+		return errors.Join(runErr, err)
+	}
+	fmt.Fprintf(out, "\nChart: %s\n", file)
+	return runErr
 }

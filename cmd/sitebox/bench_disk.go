@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sitebox/internal/bench"
+	"sitebox/internal/sitebench"
 	"sitebox/internal/units"
 )
 
@@ -15,7 +15,7 @@ import (
 // readers on a directory, the storage table of a site report.
 func newBenchDiskCmd() *cobra.Command {
 	var (
-		cfg                 bench.DiskConfig
+		cfg                 sitebench.DiskConfig
 		dir, size, bs, mode string
 		outDir              string
 		quick               bool
@@ -64,16 +64,16 @@ goes to stderr.`,
 			default:
 				return fmt.Errorf("--direct %q: want both, on or off", mode)
 			}
-			// bench.Disk makes its scratch directory in dir and removes it.
+			// sitebench.Disk makes its scratch directory in dir and removes it.
 			if dir == "" {
 				dir = os.TempDir()
 			}
 			ctx, stop := signalContext()
 			defer stop()
 			cfg.Dir, cfg.Out = filepath.Clean(dir), cmd.ErrOrStderr()
-			rep, err := bench.Disk(ctx, cfg)
+			rep, err := sitebench.Disk(ctx, cfg)
 			if rep != nil && len(rep.Points) > 0 {
-				err = printTableAndChart(cmd.OutOrStdout(), bench.FormatDisk(rep), func() (string, error) { return bench.DiskChart(rep, outDir) }, err)
+				err = printTableAndChart(cmd.OutOrStdout(), sitebench.FormatDisk(rep), func() (string, error) { return sitebench.DiskChart(rep, outDir) }, err)
 			}
 			return err
 		},

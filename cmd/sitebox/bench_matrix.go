@@ -11,8 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sitebox/internal/bench"
-	"sitebox/internal/director"
+	"sitebox/internal/fleet"
 )
 
 // newBenchMatrixCmd is `sitebox bench matrix`: the site-to-site
@@ -39,7 +38,7 @@ newest day as a heat map (matrix.png in --out).`,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 15*time.Second)
 			defer cancel()
-			req, err := http.NewRequestWithContext(ctx, "GET", strings.TrimSuffix(args[0], "/")+director.APIPrefix+"matrix", nil)
+			req, err := http.NewRequestWithContext(ctx, "GET", strings.TrimSuffix(args[0], "/")+fleet.APIPrefix+"matrix", nil)
 			if err != nil {
 				return err
 			}
@@ -51,13 +50,13 @@ newest day as a heat map (matrix.png in --out).`,
 			if resp.StatusCode != http.StatusOK {
 				return fmt.Errorf("%s: %s (is it a director?)", args[0], resp.Status)
 			}
-			var cells []director.MatrixCell
+			var cells []fleet.MatrixCell
 			if err := json.NewDecoder(resp.Body).Decode(&cells); err != nil {
 				return fmt.Errorf("matrix: %w", err)
 			}
-			fmt.Fprint(cmd.OutOrStdout(), bench.FormatMatrix(cells, days))
+			fmt.Fprint(cmd.OutOrStdout(), fleet.FormatMatrix(cells, days))
 			if len(cells) > 0 {
-				path, err := bench.MatrixChart(cells, out)
+				path, err := fleet.MatrixChart(cells, out)
 				if err != nil {
 					return err
 				}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sitebox/internal/bench"
+	"sitebox/internal/sitebench"
 	"sitebox/internal/transfer"
 )
 
@@ -14,7 +14,7 @@ import (
 // copying random files from federation URLs, MB/s over time.
 func newBenchTransferCmd() *cobra.Command {
 	var (
-		cfg    bench.TransferConfig
+		cfg    sitebench.TransferConfig
 		rf     remoteFlags
 		outDir string
 	)
@@ -49,9 +49,9 @@ to stderr.`,
 			cfg.Options = transfer.Options{CAFile: rf.caFile, Insecure: rf.insecure, Token: tok}
 			ctx, stop := signalContext()
 			defer stop()
-			rep, err := bench.Transfer(ctx, cfg)
+			rep, err := sitebench.Transfer(ctx, cfg)
 			if rep != nil && len(rep.Points) > 0 {
-				err = printTableAndChart(cmd.OutOrStdout(), bench.FormatTransfer(rep), func() (string, error) { return bench.TransferChart(rep, outDir) }, err)
+				err = printTableAndChart(cmd.OutOrStdout(), sitebench.FormatTransfer(rep), func() (string, error) { return sitebench.TransferChart(rep, outDir) }, err)
 			}
 			return err
 		},

@@ -10,15 +10,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sitebox/internal/box"
 	"sitebox/internal/director"
 )
 
 // addFleetCommands registers `sitebox fleet` (the regional operator's
-// view of every box) and `sitebox downtime` (planned work).
+// view of every box) and `sitebox downtime` (planned work, downtime.go).
 func addFleetCommands(root *cobra.Command) {
 	var df directorFlags
-	fleet := &cobra.Command{
+	fleetCmd := &cobra.Command{
 		Use:   "fleet https://DIRECTOR:PORT",
 		Short: "Every box advertising to a director: roles, version, health, last seen, config digest, downtime",
 		Args:  cobra.ExactArgs(1),
@@ -31,103 +30,9 @@ func addFleetCommands(root *cobra.Command) {
 			return nil
 		},
 	}
-	df.add(fleet)
+	df.add(fleetCmd)
 
-	var af adminFlags
-	downtime := &cobra.Command{
-		Use:   "downtime",
-		Short: "Planned work on this box: directors route around it and the fleet view says so",
-	}
-	af.add(downtime)
-	var start, end, reason string
-	add := &cobra.Command{
-		Use:     "add",
-		Short:   "Announce a downtime (takes effect with the box's next advertisement)",
-		Example: `  sitebox downtime add --start now --end 2h --reason "disk replacement"` + "\n" + `  sitebox downtime add --start 2026-12-01T08:00 --end 2026-12-01T12:00 --reason "kernel update"`,
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, err := af.resolveStateDir(cmd)
-			if err != nil {
-				return err
-			}
-			now := time.Now()
-			s, err := parseWhen(start, now, now)
-			if err != nil {
-				return fmt.Errorf("--start: %w", err)
-			}
-			e, err := parseWhen(end, s, now)
-			if err != nil {
-				return fmt.Errorf("--end: %w", err)
-			}
-			if !e.After(s) || !e.After(now) {
-				return fmt.Errorf("the downtime must end after it starts and in the future (%s → %s)", s.Format(time.DateTime), e.Format(time.DateTime))
-			}
-			if strings.TrimSpace(reason) == "" {
-				return fmt.Errorf("--reason is required: operators and users read it")
-			}
-			ds, err := box.LoadDowntimes(dir)
-			if err != nil {
-				return err
-			}
-			ds = append(ds, director.Downtime{Start: s, End: e, Reason: reason})
-			if err := box.SaveDowntimes(dir, ds); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "downtime %s → %s: %s\n", s.Format("2006-01-02 15:04"), e.Format("2006-01-02 15:04"), reason)
-			return nil
-		},
-	}
-	add.Flags().StringVar(&start, "start", "now", `start: "now", a duration from now ("30m"), or a time (2006-01-02T15:04)`)
-	add.Flags().StringVar(&end, "end", "", `end: a duration after the start ("2h") or a time`)
-	add.Flags().StringVar(&reason, "reason", "", "why (shown in the fleet view)")
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "Show the planned downtimes",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, err := af.resolveStateDir(cmd)
-			if err != nil {
-				return err
-			}
-			ds, err := box.LoadDowntimes(dir)
-			if err != nil {
-				return err
-			}
-			now := time.Now()
-			for i, d := range ds {
-				if d.End.Before(now) {
-					continue
-				}
-				state := "planned"
-				if d.Active(now) {
-					state = "ACTIVE"
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%d  %-7s  %s → %s  %s\n", i+1, state, d.Start.Format("2006-01-02 15:04"), d.End.Format("2006-01-02 15:04"), d.Reason)
-			}
-			if len(ds) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "no downtime planned")
-			}
-			return nil
-		},
-	}
-	end2 := &cobra.Command{
-		Use:   "end",
-		Short: "End every active or planned downtime now",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, err := af.resolveStateDir(cmd)
-			if err != nil {
-				return err
-			}
-			if err := box.SaveDowntimes(dir, nil); err != nil {
-				return err
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), "no downtime: the box is back in service at its next advertisement")
-			return nil
-		},
-	}
-	downtime.AddCommand(add, list, end2)
-	root.AddCommand(fleet, downtime)
+	root.AddCommand(fleetCmd, newDowntimeCmd())
 }
 
 // parseWhen reads "now", a duration after base, or a local time.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 // AuthConfig describes the wire-protection benchmark: one file read over
@@ -109,7 +109,7 @@ var authLevels = []string{"none", "integrity", "privacy"}
 // authPath is how one row reads its file.
 type authPath struct {
 	row    AuthRow
-	server *peers.Process // charged with the server CPU
+	server *testpeers.Process // charged with the server CPU
 	argv   []string
 	env    []string
 	// verify checks a successful command's stdout (curl's -w line).
@@ -177,7 +177,7 @@ func Auth(ctx context.Context, cfg AuthConfig) (*AuthReport, error) {
 		row.ServerCPU, row.ClientCPU = median(srvCPU[i]), median(cliCPU[i])
 		rep.Rows = append(rep.Rows, row)
 	}
-	for name, proc := range map[string]*peers.Process{"box": bx.main, "plain": bx.plain} {
+	for name, proc := range map[string]*testpeers.Process{"box": bx.main, "plain": bx.plain} {
 		if n, err := proc.PeakRSS(); err == nil {
 			rep.PeakRSS[name] = n
 		}
@@ -218,10 +218,10 @@ func runAuthPath(ctx context.Context, p authPath) (copyMeasure, error) {
 
 // authBoxes are the two sitebox processes and how clients reach them.
 type authBoxes struct {
-	main, plain *peers.Process
+	main, plain *testpeers.Process
 	// xrd is a real xrootd with TLS over the same pool, for the peer's
 	// own TLS cost beside ours; nil when xrootd is not installed.
-	xrd       *peers.Process
+	xrd       *testpeers.Process
 	xrdPort   int
 	rootPort  int
 	httpsPort int
@@ -231,7 +231,7 @@ type authBoxes struct {
 }
 
 func (b *authBoxes) stop() {
-	for _, p := range []*peers.Process{b.xrd, b.plain, b.main} {
+	for _, p := range []*testpeers.Process{b.xrd, b.plain, b.main} {
 		if p != nil {
 			p.Stop()
 		}

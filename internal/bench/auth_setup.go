@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 // makeAuthFiles writes the test file once as pool/none/f and hard-links
@@ -62,12 +62,12 @@ func startAuthBoxes(ctx context.Context, bin, dir, pool string) (*authBoxes, err
 	bx := &authBoxes{}
 	for _, p := range []*int{&bx.rootPort, &bx.httpsPort, &bx.httpPort} {
 		var err error
-		if *p, err = peers.FreePort(); err != nil {
+		if *p, err = testpeers.FreePort(); err != nil {
 			return nil, err
 		}
 	}
 	issuer := fmt.Sprintf("https://127.0.0.1:%d", bx.httpsPort)
-	start := func(name string, rootAddr string, httpPort int, plain bool) (*peers.Process, error) {
+	start := func(name string, rootAddr string, httpPort int, plain bool) (*testpeers.Process, error) {
 		httpAddr := "127.0.0.1:" + strconv.Itoa(httpPort)
 		toml := authBoxConfig("bench-auth-"+name, filepath.Join(dir, name), rootAddr, httpAddr, plain, pool, issuer)
 		ports := []int{httpPort}
@@ -117,10 +117,10 @@ func (b *authBoxes) startXrootd(ctx context.Context, dir, pool string) error {
 		}
 	}
 	var err error
-	if b.xrdPort, err = peers.FreePort(); err != nil {
+	if b.xrdPort, err = testpeers.FreePort(); err != nil {
 		return err
 	}
-	b.xrd, err = peers.StartXrootd(ctx, peers.XrootdConfig{DataDir: pool, Port: b.xrdPort, Name: "bench-auth", WorkDir: work,
+	b.xrd, err = testpeers.StartXrootd(ctx, testpeers.XrootdConfig{DataDir: pool, Port: b.xrdPort, Name: "bench-auth", WorkDir: work,
 		Extra: []string{"xrd.tls " + filepath.Join(work, "cert.pem") + " " + filepath.Join(work, "key.pem"), "xrd.tlsca certdir " + b.caDir}})
 	if err != nil {
 		return fmt.Errorf("bench auth: start the xrootd peer: %w", err)

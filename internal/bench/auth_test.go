@@ -4,50 +4,24 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 // built is the one build of cmd/sitebox the tests share when SITEBOX_BIN
-// is not set; TestMain removes its directory.
-var built struct {
-	once     sync.Once
-	dir, bin string
-	out      []byte
-	err      error
-}
+// is not set; TestMain removes it.
+var built testpeers.SiteboxBuild
 
 // siteboxBinary is SITEBOX_BIN (scripts/test.sh sets it), else a build
 // of cmd/sitebox made once for the whole test binary.
-func siteboxBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("SITEBOX_BIN"); bin != "" {
-		return bin
-	}
-	built.once.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "sitebox-bench-test-"); built.err != nil {
-			return
-		}
-		built.bin = filepath.Join(built.dir, "sitebox")
-		built.out, built.err = exec.Command("go", "build", "-o", built.bin, "sitebox/cmd/sitebox").CombinedOutput()
-	})
-	if built.err != nil {
-		t.Fatalf("build sitebox: %v\n%s", built.err, built.out)
-	}
-	return built.bin
-}
+func siteboxBinary(t *testing.T) string { return built.Binary(t) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
+	built.Remove()
 	os.Exit(code)
 }
 
@@ -56,7 +30,7 @@ func TestMain(m *testing.M) {
 // protected rows must hold.
 func TestAuthBenchEndToEnd(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "curl", "openssl"} {
-		peers.Require(t, tool)
+		testpeers.Require(t, tool)
 	}
 	bin := siteboxBinary(t)
 	var progress bytes.Buffer

@@ -6,7 +6,7 @@ import (
 	"os"
 	"os/exec"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 // needBinAndDir is the check of every benchmark that starts sitebox boxes
@@ -25,7 +25,7 @@ func needBinAndDir(name, bin, dir string) error {
 // issuer's key (--force: a reused work directory already has one, and no
 // token outlives a run), and serves from it; ports are the listeners to
 // wait for.
-func startConfigBox(ctx context.Context, bin, file, toml string, keygen bool, ports []int) (*peers.Process, error) {
+func startConfigBox(ctx context.Context, bin, file, toml string, keygen bool, ports []int) (*testpeers.Process, error) {
 	if err := os.WriteFile(file, []byte(toml), 0o644); err != nil {
 		return nil, err
 	}
@@ -34,5 +34,5 @@ func startConfigBox(ctx context.Context, bin, file, toml string, keygen bool, po
 			return nil, fmt.Errorf("sitebox token keygen: %w: %s", err, trimMsg(out))
 		}
 	}
-	return peers.StartSitebox(ctx, bin, ports, "serve", "--config", file)
+	return testpeers.StartSitebox(ctx, bin, ports, "serve", "--config", file)
 }

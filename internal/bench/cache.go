@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"time"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 // CacheConfig describes the cache scale test: Files files behind a slow,
@@ -138,7 +138,7 @@ type CacheReport struct {
 // cacheEnv is what every point shares: the origin behind its shaped link.
 type cacheEnv struct {
 	cfg   *CacheConfig
-	link  *peers.Link
+	link  *testpeers.Link
 	names []string // file paths on the origin, "/file007.dat"
 }
 
@@ -156,7 +156,7 @@ func Cache(ctx context.Context, cfg CacheConfig) (*CacheReport, error) {
 			return nil, fmt.Errorf("bench cache needs %s (Debian packages xrootd-client, xrootd-server): %w", tool, err)
 		}
 	}
-	tpBin, err := peers.ToxiproxyBinary()
+	tpBin, err := testpeers.ToxiproxyBinary()
 	if err != nil {
 		return nil, err
 	}
@@ -174,16 +174,16 @@ func Cache(ctx context.Context, cfg CacheConfig) (*CacheReport, error) {
 		env.names = append(env.names, "/"+name)
 	}
 
-	oport, err := peers.FreePort()
+	oport, err := testpeers.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	origin, err := peers.StartXrootd(ctx, peers.XrootdConfig{DataDir: data, Port: oport, Name: "benchcacheorigin", WorkDir: filepath.Join(cfg.WorkDir, "origin")})
+	origin, err := testpeers.StartXrootd(ctx, testpeers.XrootdConfig{DataDir: data, Port: oport, Name: "benchcacheorigin", WorkDir: filepath.Join(cfg.WorkDir, "origin")})
 	if err != nil {
 		return nil, fmt.Errorf("start origin xrootd: %w", err)
 	}
 	defer origin.Stop()
-	tp, err := peers.StartToxiproxy(ctx, tpBin)
+	tp, err := testpeers.StartToxiproxy(ctx, tpBin)
 	if err != nil {
 		return nil, err
 	}

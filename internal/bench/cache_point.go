@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sitebox/internal/sitebench"
 	"time"
 )
 
@@ -30,8 +31,8 @@ type CachePoint struct {
 	PeakRSS                int64 // bytes; 0 for direct
 	Copies, Failed         int   // xrdcp runs, and those that failed
 	FirstError             string
-	ColdEnd                float64  // seconds from the start when the cold phase ended
-	Series                 []Sample // aggregate throughput over time
+	ColdEnd                float64            // seconds from the start when the cold phase ended
+	Series                 []sitebench.Sample // aggregate throughput over time
 }
 
 // Phase is throughput over one phase. Bytes of copies that straddle the
@@ -41,12 +42,6 @@ type Phase struct {
 	Bytes    int64
 	MBps     float64 // Bytes ÷ Seconds, in 10⁶ bytes per second
 	Upstream int64   // relay bytes during the phase
-}
-
-// Sample is aggregate client throughput in one time bin.
-type Sample struct {
-	T    float64 // bin start, seconds from the point's start
-	MBps float64
 }
 
 // point runs one setup at n clients from an empty cache: a fresh relay,
@@ -173,9 +168,9 @@ func overlapBytes(rec copyRec, from, to time.Time) int64 {
 
 // series bins the copies' bytes over time, each spread evenly over its
 // copy's duration.
-func series(r *pointRun, bin time.Duration) []Sample {
+func series(r *pointRun, bin time.Duration) []sitebench.Sample {
 	nb := int(r.end.Sub(r.t0)/bin) + 1
-	out := make([]Sample, nb)
+	out := make([]sitebench.Sample, nb)
 	for i := range out {
 		from := r.t0.Add(time.Duration(i) * bin)
 		var b int64
@@ -184,7 +179,7 @@ func series(r *pointRun, bin time.Duration) []Sample {
 				b += overlapBytes(rec, from, from.Add(bin))
 			}
 		}
-		out[i] = Sample{T: float64(i) * bin.Seconds(), MBps: float64(b) / bin.Seconds() / 1e6}
+		out[i] = sitebench.Sample{T: float64(i) * bin.Seconds(), MBps: float64(b) / bin.Seconds() / 1e6}
 	}
 	// The last bin is partial: scale it to the time it covers, or drop it
 	// when too short to say anything.

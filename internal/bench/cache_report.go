@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"sitebox/internal/sitebench"
 	"strings"
 	"time"
 )
@@ -29,9 +30,9 @@ func FormatCache(r *CacheReport) string {
 	c := r.Config
 	var b strings.Builder
 	fmt.Fprintf(&b, "Files: %d × %s (%s). Upstream link: %s added each way (round trip +%s), %s per TCP connection (Toxiproxy).\n",
-		c.Files, mb(c.FileSize), mb(int64(c.Files)*c.FileSize), durText(c.Latency), durText(2*c.Latency), rateText(c.Bandwidth))
+		c.Files, sitebench.MB(c.FileSize), sitebench.MB(int64(c.Files)*c.FileSize), durText(c.Latency), durText(2*c.Latency), rateText(c.Bandwidth))
 	fmt.Fprintf(&b, "Caches: empty at every point, RAM %s, disk watermarks %s high / %s low; XCache pfc.blocksize %s, pfc.prefetch %s.\n",
-		mib(c.RAM), mb(c.Disk), mb(c.Disk*8/10), orDefault(c.XcacheBlockSize > 0, mib(c.XcacheBlockSize)), orDefault(c.XcachePrefetch != 0, fmt.Sprint(max(c.XcachePrefetch, 0))))
+		sitebench.MiB(c.RAM), sitebench.MB(c.Disk), sitebench.MB(c.Disk*8/10), orDefault(c.XcacheBlockSize > 0, sitebench.MiB(c.XcacheBlockSize)), orDefault(c.XcachePrefetch != 0, fmt.Sprint(max(c.XcachePrefetch, 0))))
 	fmt.Fprintf(&b, "Cold phase: clients share a queue of every file once (no copy starts after %s). Warm phase: %s of random files among those read.\n\n",
 		durText(c.ColdMax), durText(c.Warm))
 
@@ -115,23 +116,6 @@ func ratio(a, b float64) string {
 		return ""
 	}
 	return fmt.Sprintf("%.2f×", a/b)
-}
-
-func mb(n int64) string {
-	if n >= 1e9 {
-		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
-	}
-	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-}
-
-func mib(n int64) string {
-	if n >= 1<<30 && n%(1<<30) == 0 {
-		return fmt.Sprintf("%d GiB", n>>30)
-	}
-	if n >= 1<<20 {
-		return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%d KiB", n>>10)
 }
 
 func rssText(n int64) string {

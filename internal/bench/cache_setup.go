@@ -9,18 +9,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sitebox/internal/sitebench"
 	"strconv"
 	"strings"
 	"time"
 
 	"sitebox/internal/admin"
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 // target is what the clients of one point read from.
 type target struct {
-	host string         // host:port in the clients' root:// URLs
-	proc *peers.Process // the cache process; nil for direct
+	host string             // host:port in the clients' root:// URLs
+	proc *testpeers.Process // the cache process; nil for direct
 	// hitRatio, if set, asks the cache itself for its byte hit ratio.
 	hitRatio func(context.Context) (float64, error)
 	// diagnose, if set, describes what the cache did (bypassed bytes,
@@ -43,11 +44,11 @@ func (e *cacheEnv) startTarget(ctx context.Context, setup, upstream, dir string)
 }
 
 func (e *cacheEnv) startXcache(ctx context.Context, upstream, dir string) (*target, error) {
-	port, err := peers.FreePort()
+	port, err := testpeers.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	p, err := peers.StartXcache(ctx, peers.XcacheConfig{
+	p, err := testpeers.StartXcache(ctx, testpeers.XcacheConfig{
 		Origin: upstream, Port: port, Name: "benchxcache",
 		WorkDir: filepath.Join(dir, "xcache"), CacheDir: filepath.Join(dir, "data"),
 		RAM: e.cfg.RAM, BlockSize: e.cfg.XcacheBlockSize, Prefetch: e.cfg.XcachePrefetch,
@@ -73,14 +74,14 @@ func (e *cacheEnv) startSitebox(ctx context.Context, upstream, dir string) (*tar
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	port, err := peers.FreePort()
+	port, err := testpeers.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	ports := []int{port}
 	metricsAddr, metricsURL := "off", ""
 	if e.cfg.MetricsPath != "" {
-		mport, err := peers.FreePort()
+		mport, err := testpeers.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -195,7 +196,7 @@ func siteboxDiagnosis(stateDir string) func(context.Context) string {
 			return "cache stats: " + err.Error()
 		}
 		return fmt.Sprintf("cache: served hit %s miss %s bypass %s; upstream %s (%d errors); %d coalesced, %d read-ahead blocks, %d writes dropped; written %s",
-			mb(st.HitBytes), mb(st.MissBytes), mb(st.BypassBytes), mb(st.UpstreamBytes), st.UpstreamErrors,
-			st.CoalescedWaits, st.ReadAheadBlocks, st.WritesDropped, mb(st.WrittenBytes))
+			sitebench.MB(st.HitBytes), sitebench.MB(st.MissBytes), sitebench.MB(st.BypassBytes), sitebench.MB(st.UpstreamBytes), st.UpstreamErrors,
+			st.CoalescedWaits, st.ReadAheadBlocks, st.WritesDropped, sitebench.MB(st.WrittenBytes))
 	}
 }

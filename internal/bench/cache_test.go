@@ -8,16 +8,16 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 // TestCacheBenchEndToEnd runs a tiny scale test: direct and XCache, plus
 // the sitebox cache when SITEBOX_BIN names a binary (scripts/test.sh sets
 // it), and checks the figures are sane and the charts are PNGs.
 func TestCacheBenchEndToEnd(t *testing.T) {
-	peers.Require(t, "xrootd")
-	peers.Require(t, "xrdcp")
-	peers.RequireToxiproxy(t)
+	testpeers.Require(t, "xrootd")
+	testpeers.Require(t, "xrdcp")
+	testpeers.RequireToxiproxy(t)
 	setups := []string{"direct", "xcache"}
 	sitebox := os.Getenv("SITEBOX_BIN")
 	if sitebox != "" {

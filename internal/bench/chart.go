@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"os"
 	"path/filepath"
+	"sitebox/internal/sitebench"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -55,7 +56,7 @@ func CacheCharts(r *CacheReport, dir string) ([]string, error) {
 func cacheChart(pts []CachePoint, c CacheConfig, n int, path string) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%d client(s), %d × %s files, link +%v each way, %s per connection (dashed: end of cold phase)",
-		n, c.Files, mb(c.FileSize), c.Latency, rateText(c.Bandwidth))
+		n, c.Files, sitebench.MB(c.FileSize), c.Latency, rateText(c.Bandwidth))
 	p.Title.TextStyle.Font.Size = vg.Points(10)
 	p.Title.Padding = vg.Points(6)
 	p.X.Label.Text = "seconds from start (empty cache)"

@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"time"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 // DirectorConfig describes the redirector benchmark: C clients opening
@@ -225,16 +225,16 @@ func makeDirectorFiles(root string, n int) ([]string, error) {
 }
 
 // startCluster starts the data server and the cmsd manager on free ports.
-func startCluster(ctx context.Context, dir, data string) (*peers.Cluster, error) {
+func startCluster(ctx context.Context, dir, data string) (*testpeers.Cluster, error) {
 	var ports [3]int
 	for i := range ports {
-		p, err := peers.FreePort()
+		p, err := testpeers.FreePort()
 		if err != nil {
 			return nil, err
 		}
 		ports[i] = p
 	}
-	cl, err := peers.StartCluster(ctx, peers.ClusterConfig{
+	cl, err := testpeers.StartCluster(ctx, testpeers.ClusterConfig{
 		DataDir: data, WorkDir: dir,
 		ManagerPort: ports[0], CmsPort: ports[1], DataPort: ports[2],
 	})

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 // startSiteboxDirector runs `sitebox serve --config` with only the
@@ -22,11 +22,11 @@ func startSiteboxDirector(ctx context.Context, bin, dir, dataAddr string) (*redi
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	rport, err := peers.FreePort()
+	rport, err := testpeers.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	hport, err := peers.FreePort()
+	hport, err := testpeers.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ prefixes = ["/"]
 	if err := os.WriteFile(cfgFile, []byte(cfgText), 0o644); err != nil {
 		return nil, err
 	}
-	p, err := peers.StartSitebox(ctx, bin, []int{rport, hport}, "serve", "--config", cfgFile)
+	p, err := testpeers.StartSitebox(ctx, bin, []int{rport, hport}, "serve", "--config", cfgFile)
 	if err != nil {
 		return nil, fmt.Errorf("start sitebox director: %w", err)
 	}

@@ -21,7 +21,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"sitebox/internal/jobs"
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 	"sitebox/internal/tlsutil"
 )
 
@@ -147,7 +147,7 @@ func Jobs(ctx context.Context, cfg JobsConfig) (*JobsReport, error) {
 
 // jobsBox is the box under test and the one HTTP client of the run.
 type jobsBox struct {
-	proc   *peers.Process
+	proc   *testpeers.Process
 	bin    string
 	config string // its TOML file
 	url    string // the job API
@@ -179,7 +179,7 @@ func startJobsBox(ctx context.Context, bin, dir string, cpus, clients int, slots
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("bench jobs: %w", err)
 	}
-	port, err := peers.FreePort()
+	port, err := testpeers.FreePort()
 	if err != nil {
 		return nil, err
 	}

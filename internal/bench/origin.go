@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 // OriginConfig describes the data-server benchmark.
@@ -68,20 +68,20 @@ func Origin(ctx context.Context, cfg OriginConfig) ([]OriginResult, error) {
 	}
 	fmt.Fprintf(cfg.Out, "bench origin: %d MiB file, clients %v, %d rounds\n", cfg.FileSize>>20, cfg.Clients, cfg.Rounds)
 
-	xport, err := peers.FreePort()
+	xport, err := testpeers.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	xrd, err := peers.StartXrootd(ctx, peers.XrootdConfig{DataDir: data, Port: xport, Name: "benchorigin", WorkDir: filepath.Join(cfg.WorkDir, "xrootd")})
+	xrd, err := testpeers.StartXrootd(ctx, testpeers.XrootdConfig{DataDir: data, Port: xport, Name: "benchorigin", WorkDir: filepath.Join(cfg.WorkDir, "xrootd")})
 	if err != nil {
 		return nil, fmt.Errorf("start xrootd: %w", err)
 	}
 	defer xrd.Stop()
-	sport, err := peers.FreePort()
+	sport, err := testpeers.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	sb, err := peers.StartSitebox(ctx, cfg.Sitebox, []int{sport}, "serve", "--export", "/="+data,
+	sb, err := testpeers.StartSitebox(ctx, cfg.Sitebox, []int{sport}, "serve", "--export", "/="+data,
 		"--root-addr", "127.0.0.1:"+strconv.Itoa(sport), "--https-addr", "off", "--log-level", "warn",
 		"--state-dir", filepath.Join(cfg.WorkDir, "state"))
 	if err != nil {
@@ -139,7 +139,7 @@ func Origin(ctx context.Context, cfg OriginConfig) ([]OriginResult, error) {
 type setup struct {
 	name string
 	port int
-	proc *peers.Process
+	proc *testpeers.Process
 	env  []string // extra client environment
 }
 

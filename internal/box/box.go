@@ -23,6 +23,7 @@ import (
 	"sitebox/internal/cache"
 	"sitebox/internal/config"
 	"sitebox/internal/director"
+	"sitebox/internal/fleet"
 	"sitebox/internal/jobs"
 	"sitebox/internal/metrics"
 	"sitebox/internal/store"
@@ -38,14 +39,14 @@ type Box struct {
 	store      store.Store
 	cache      *cache.Cache
 	director   *director.Director
-	advertiser *director.Advertiser
+	advertiser *fleet.Advertiser[director.Ad]
 	policy     *auth.Policy
 	tokens     *auth.Verifier // nil without [auth] issuers
 	issuer     *auth.Issuer   // the site issuer, when this box is one
 	jobs       *jobs.Service  // the job router, when [jobs] is enabled
 	registry   *prometheus.Registry
 	digest     string // of the config, advertised
-	prober     *prober
+	prober     *fleet.Prober
 	transfers  *metrics.Transfers
 	closers    []func() error
 
@@ -215,7 +216,7 @@ func (b *Box) Run(ctx context.Context) error {
 		g.Go(func() error { return b.jobs.Run(ctx) })
 	}
 	if b.prober != nil {
-		g.Go(func() error { return b.prober.run(ctx) })
+		g.Go(func() error { return b.prober.Run(ctx) })
 	}
 	g.Go(func() error {
 		<-ctx.Done()

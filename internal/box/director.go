@@ -17,6 +17,7 @@ import (
 
 	"sitebox/internal/config"
 	"sitebox/internal/director"
+	"sitebox/internal/fleet"
 	"sitebox/internal/jobs"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
@@ -76,7 +77,7 @@ func endpointOf(raw string) store.Endpoint {
 func (b *Box) httpsHandler(ns http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	b.withDashboard(mux)
-	mux.HandleFunc("GET "+ProbePath, serveProbe)
+	mux.Handle("GET "+fleet.ProbePath, fleet.NewProbeHandler())
 	if b.director != nil {
 		mux.Handle(director.APIPrefix, b.director.Handler())
 	}
@@ -91,7 +92,7 @@ func (b *Box) httpsHandler(ns http.Handler) http.Handler {
 }
 
 // newAdvertiser announces this box to the directors in [advertise].
-func (b *Box) newAdvertiser() (*director.Advertiser, error) {
+func (b *Box) newAdvertiser() (*fleet.Advertiser[director.Ad], error) {
 	a := b.cfg.Advertise
 	if len(a.To) == 0 {
 		return nil, nil
@@ -114,18 +115,18 @@ func (b *Box) newAdvertiser() (*director.Advertiser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("advertise: %w", err)
 	}
-	return &director.Advertiser{
+	return &fleet.Advertiser[director.Ad]{
 		To: a.To, Interval: interval, Client: client,
 		Signer: &director.Signer{Member: b.cfg.Server.Name, Key: key},
 		Log:    b.log.With("component", "advertise"),
-		Ads:    func() []director.Ad { return b.ads(root, https) },
+		Ads:    func() []director.Ad { return b.ads(root, https, interval) },
 	}, nil
 }
 
 // ads describes each role this box plays.
-func (b *Box) ads(root, https string) []director.Ad {
+func (b *Box) ads(root, https string, interval time.Duration) []director.Ad {
 	base := director.Ad{Name: b.cfg.Server.Name, Site: b.cfg.Server.Site, Root: root, HTTPS: https, Load: loadPerCPU(), Version: Version,
-		ConfigDigest: b.digest, Health: b.health(), Downtime: b.currentDowntime()}
+		ConfigDigest: b.digest, Health: b.health(), Downtime: b.currentDowntime(), Interval: interval.Seconds()}
 	var out []director.Ad
 	if b.director != nil {
 		ad := base
@@ -161,7 +162,7 @@ func (b *Box) ads(root, https string) []director.Ad {
 		out = append(out, ad)
 	}
 	if len(out) > 0 {
-		out[0].Probes = b.prober.recent() // once per box, not per role
+		out[0].Probes = b.prober.Recent() // once per box, not per role
 	}
 	return out
 }

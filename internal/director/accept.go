@@ -51,7 +51,7 @@ func (d *Director) accept(member string, ad Ad) (skipped []string, err error) {
 		return nil, err
 	}
 	if len(probes) > 0 {
-		d.matrix.record(ad.Name, probes)
+		d.matrix.Record(ad.Name, probes)
 	}
 	var names []Ad
 	for _, a := range append([]Ad{ad}, below...) {

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"sitebox/internal/fleet"
 )
 
 // APIPrefix is where the director's HTTP API lives on its https:// port,
 // next to the namespace (no namespace path starts with it).
-const APIPrefix = "/.sitebox/"
+const APIPrefix = fleet.APIPrefix
 
 // Federation is the director's view for `sitebox federation`.
 type Federation struct {

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"sitebox/internal/fleet"
 	"sitebox/internal/store"
 )
 
@@ -62,7 +63,7 @@ type Director struct {
 	reg    *registry
 	sites  siteMap
 	stats  stats
-	matrix matrix
+	matrix fleet.Matrix
 	loc    *locator
 	probe  prober
 	// members may advertise; refusals logs refused ads at a bounded rate.

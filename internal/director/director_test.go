@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"sitebox/internal/fleet"
 	"sitebox/internal/store"
 )
 
@@ -299,9 +300,10 @@ func TestAdvertiseAPIAndTree(t *testing.T) {
 	site.Advertise(ad("originC", "C", RoleOrigin, "oc:1", "/store/c"))
 
 	signer := &Signer{Member: "siteC", Key: key}
-	a := &Advertiser{To: []string{srv.URL}, Interval: 50 * time.Millisecond, Client: srv.Client(), Log: nil, Signer: signer,
+	a := &fleet.Advertiser[Ad]{To: []string{srv.URL}, Interval: 50 * time.Millisecond, Client: srv.Client(), Log: nil, Signer: signer,
 		Ads: func() []Ad {
 			top := ad("siteC", "C", RoleDirector, "dc:1")
+			top.Interval = (50 * time.Millisecond).Seconds()
 			top.Servers = site.AdvertisedServers()
 			return []Ad{top}
 		}}
@@ -364,13 +366,13 @@ func TestDowntimeRoutesAround(t *testing.T) {
 	p := &fakeProber{files: map[string][]string{"a:1": {"/store/f"}, "b:1": {"/store/f"}}}
 	d := newTestDirector(t, Config{Site: "X"}, p)
 	a := ad("a", "A", RoleOrigin, "a:1", "/store")
-	a.Downtime = &Downtime{Start: time.Now().Add(-time.Minute), End: time.Now().Add(time.Hour), Reason: "disk swap"}
+	a.Downtime = &fleet.Downtime{Start: time.Now().Add(-time.Minute), End: time.Now().Add(time.Hour), Reason: "disk swap"}
 	d.Advertise(a)
 	d.Advertise(ad("b", "B", RoleOrigin, "b:1", "/store"))
 	if _, to := redirectOf(t, d.route(reqCtx(""), "open", "/store/f")); to != "b:1" {
 		t.Errorf("sent to %s during a's downtime", to)
 	}
-	a.Downtime = &Downtime{Start: time.Now().Add(time.Hour), End: time.Now().Add(2 * time.Hour), Reason: "later"}
+	a.Downtime = &fleet.Downtime{Start: time.Now().Add(time.Hour), End: time.Now().Add(2 * time.Hour), Reason: "later"}
 	d.Advertise(a)
 	if _, to := redirectOf(t, d.route(reqCtx(""), "open", "/store/f")); to != "a:1" {
 		t.Errorf("sent to %s with a's downtime not started yet", to)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"sitebox/internal/fleet"
 	"sitebox/internal/store"
 )
 
@@ -41,22 +42,10 @@ type Ad struct {
 	Health string `json:"health,omitempty"`
 	// Downtime is planned work: clients are routed around the box while
 	// it lasts, and the fleet view says so instead of showing a failure.
-	Downtime *Downtime `json:"downtime,omitempty"`
+	Downtime *fleet.Downtime `json:"downtime,omitempty"`
 	// Probes are the box's recent throughput probes to other boxes, for
-	// the site-to-site matrix (sitebox bench matrix).
-	Probes []ProbeResult `json:"probes,omitempty"`
-}
-
-// Downtime is a planned maintenance window.
-type Downtime struct {
-	Start  time.Time `json:"start"`
-	End    time.Time `json:"end"`
-	Reason string    `json:"reason"`
-}
-
-// Active reports whether the window covers now.
-func (d *Downtime) Active(now time.Time) bool {
-	return d != nil && !now.Before(d.Start) && now.Before(d.End)
+	// the site-to-site matrix (`sitebox bench matrix`).
+	Probes []fleet.ProbeResult `json:"probes,omitempty"`
 }
 
 // Server is one entry of the registry.

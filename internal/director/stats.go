@@ -3,6 +3,8 @@ package director
 import (
 	"sync"
 	"time"
+
+	"sitebox/internal/fleet"
 )
 
 // LocateBuckets are the upper bounds (seconds) of the locate latency
@@ -56,6 +58,9 @@ type Stats struct {
 	Servers       int               `json:"servers"`
 	ServersDown   int               `json:"servers_down"`
 }
+
+// Matrix returns the site-to-site probe statistics, newest day first.
+func (d *Director) Matrix() []fleet.MatrixCell { return d.matrix.List() }
 
 // Stats returns the counters and the registry's size.
 func (d *Director) Stats() Stats {

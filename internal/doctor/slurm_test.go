@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"sitebox/internal/config"
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 func slurmConfig(t *testing.T, conf, partition string) *config.Config {
@@ -68,9 +68,9 @@ func TestSlurmReal(t *testing.T) {
 		t.Skip("starts a Slurm")
 	}
 	for _, tool := range []string{"munged", "slurmctld", "slurmd", "sinfo"} {
-		peers.Require(t, tool)
+		testpeers.Require(t, tool)
 	}
-	s, err := peers.StartSlurm(context.Background(), peers.SlurmConfig{WorkDir: filepath.Join(t.TempDir(), "slurm"), CPUs: 2, MemoryMB: 1024})
+	s, err := testpeers.StartSlurm(context.Background(), testpeers.SlurmConfig{WorkDir: filepath.Join(t.TempDir(), "slurm"), CPUs: 2, MemoryMB: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 // The router with a real Slurm as the "site" domain: site-only jobs run
@@ -17,10 +17,10 @@ import (
 // Slurm; the domain's cap holds the rest back with the reason.
 func TestRouterWithSlurm(t *testing.T) {
 	for _, tool := range []string{"munged", "slurmctld", "slurmd", "sbatch"} {
-		peers.Require(t, tool)
+		testpeers.Require(t, tool)
 	}
 	dir := reachableDir(t)
-	sl, err := peers.StartSlurm(context.Background(), peers.SlurmConfig{WorkDir: filepath.Join(dir, "slurm"), CPUs: 2, MemoryMB: 2048})
+	sl, err := testpeers.StartSlurm(context.Background(), testpeers.SlurmConfig{WorkDir: filepath.Join(dir, "slurm"), CPUs: 2, MemoryMB: 2048})
 	if err != nil {
 		t.Fatal(err)
 	}

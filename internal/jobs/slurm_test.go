@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 // fakeSlurm answers Slurm commands from a table keyed by the command
@@ -376,13 +376,13 @@ func TestSlurmCommandTimeout(t *testing.T) {
 // one cancelled while running and one left waiting on a full node.
 func TestSlurmBackendReal(t *testing.T) {
 	for _, tool := range []string{"munged", "slurmctld", "slurmd", "sbatch"} {
-		peers.Require(t, tool)
+		testpeers.Require(t, tool)
 	}
 	t0 := time.Now()
 	ctx := context.Background()
 	dir := reachableDir(t)
 	runAs := testSlots(t, "sbxslot3")[0]
-	s, err := peers.StartSlurm(ctx, peers.SlurmConfig{WorkDir: filepath.Join(dir, "slurm"), CPUs: 2, MemoryMB: 2048})
+	s, err := testpeers.StartSlurm(ctx, testpeers.SlurmConfig{WorkDir: filepath.Join(dir, "slurm"), CPUs: 2, MemoryMB: 2048})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"sitebox/internal/origin"
-	"sitebox/internal/peers"
 	"sitebox/internal/store"
+	"sitebox/internal/testpeers"
 	"sitebox/internal/tlsutil"
 )
 
@@ -25,7 +25,7 @@ import (
 // server with the director's opaque CGI. Skipped without curl unless
 // CI=true.
 func TestRealCurlFollowsRedirect(t *testing.T) {
-	curl := peers.Require(t, "curl")
+	curl := testpeers.Require(t, "curl")
 	dir, state := t.TempDir(), t.TempDir()
 	o, err := origin.New(origin.Config{Exports: []origin.Export{{Prefix: "/store", Pools: []string{dir}}}}, nil)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 // issuerNode is a box that is its own token issuer ([auth] site_issuer):
@@ -127,7 +127,7 @@ func algNone(claims jwt.MapClaims) string {
 // certificates, as XrdCl wants for roots:// (X509_CERT_DIR).
 func certDir(t *testing.T, nodes ...*fedNode) string {
 	t.Helper()
-	peers.Require(t, "openssl")
+	testpeers.Require(t, "openssl")
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
 	for i, n := range nodes {

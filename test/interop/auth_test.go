@@ -11,7 +11,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 	"sitebox/internal/tlsutil"
 )
 
@@ -43,7 +43,7 @@ protection = "integrity"
 // with a bearer header, uproot over https:// with a token header.
 func TestAuth(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "curl", "openssl"} {
-		peers.Require(t, tool)
+		testpeers.Require(t, tool)
 	}
 	py := python(t)
 	pool := t.TempDir()

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 // cacheRoute is one [[cache.route]] of a cache under test.
@@ -35,8 +35,8 @@ type cacheConf struct {
 func startCache(t *testing.T, c cacheConf) *box {
 	t.Helper()
 	state := t.TempDir()
-	rp, _ := peers.FreePort()
-	hp, _ := peers.FreePort()
+	rp, _ := testpeers.FreePort()
+	hp, _ := testpeers.FreePort()
 	var cfg strings.Builder
 	cfg.WriteString("[server]\nstate_dir = " + strconv.Quote(state) + "\nlog_level = \"info\"\n")
 	cfg.WriteString("[root]\naddr = \"127.0.0.1:" + strconv.Itoa(rp) + "\"\n")
@@ -64,8 +64,8 @@ func startCache(t *testing.T, c cacheConf) *box {
 func startCacheFlags(t *testing.T, dir, route, ram string) *box {
 	t.Helper()
 	state := t.TempDir()
-	rp, _ := peers.FreePort()
-	hp, _ := peers.FreePort()
+	rp, _ := testpeers.FreePort()
+	hp, _ := testpeers.FreePort()
 	return runCache(t, rp, hp, state, "--cache", route, "--cache-dir", dir, "--cache-ram", ram,
 		"--root-addr", "127.0.0.1:"+strconv.Itoa(rp), "--https-addr", "127.0.0.1:"+strconv.Itoa(hp),
 		"--state-dir", state, "--log-level", "info")
@@ -75,7 +75,7 @@ func startCacheFlags(t *testing.T, dir, route, ram string) *box {
 // hp (https://), stopped at cleanup with its log shown if the test failed.
 func runCache(t *testing.T, rp, hp int, state string, args ...string) *box {
 	t.Helper()
-	p, err := peers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, append([]string{"serve"}, args...)...)
+	p, err := testpeers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, append([]string{"serve"}, args...)...)
 	if err != nil {
 		t.Fatalf("%v\nargs: %q", err, args)
 	}
@@ -107,9 +107,9 @@ func tail(s string, n int) string {
 // host:port.
 func startXrootdOrigin(t *testing.T, data string) string {
 	t.Helper()
-	peers.Require(t, "xrootd")
-	port, _ := peers.FreePort()
-	x, err := peers.StartXrootd(context.Background(), peers.XrootdConfig{
+	testpeers.Require(t, "xrootd")
+	port, _ := testpeers.FreePort()
+	x, err := testpeers.StartXrootd(context.Background(), testpeers.XrootdConfig{
 		DataDir: data, Port: port, Name: "interop-cache-" + strconv.Itoa(port), WorkDir: t.TempDir(),
 	})
 	if err != nil {

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"sitebox/internal/origin"
-	"sitebox/internal/peers"
 	"sitebox/internal/store"
+	"sitebox/internal/testpeers"
 	"sitebox/internal/xrootd/server"
 	"sitebox/internal/xrootd/xrdtest"
 )
@@ -54,7 +54,7 @@ func (l *requestLog) all() []string {
 // host is followed.
 func TestCacheRefusesUntrustedHTTPSRedirect(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "curl"} {
-		peers.Require(t, tool)
+		testpeers.Require(t, tool)
 	}
 	var internal requestLog
 	b := httptest.NewTLSServer(&internal)
@@ -105,7 +105,7 @@ func TestCacheRefusesUntrustedHTTPSRedirect(t *testing.T) {
 // TestCacheRefusesUntrustedRootRedirect: a root:// upstream redirects
 // every request to another host:port; the cache never connects there.
 func TestCacheRefusesUntrustedRootRedirect(t *testing.T) {
-	peers.Require(t, "xrdcp")
+	testpeers.Require(t, "xrdcp")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

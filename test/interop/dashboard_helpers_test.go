@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 	"sitebox/internal/web"
 )
 
@@ -28,7 +28,7 @@ type browser struct{ bin string }
 
 func newBrowser(t *testing.T) browser {
 	t.Helper()
-	return browser{bin: peers.Require(t, "chromium")}
+	return browser{bin: testpeers.Require(t, "chromium")}
 }
 
 // render loads url, lets the page's script fetch its snapshot, and

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"sitebox/internal/jobs"
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 	"sitebox/internal/web"
 )
 
@@ -45,8 +45,8 @@ func TestDashboardOfAFreshBox(t *testing.T) {
 // each server's health and last advertisement, and the jobs it ran.
 func TestDashboardShowsTransfersCacheFederationAndJobs(t *testing.T) {
 	br := newBrowser(t)
-	peers.Require(t, "xrdcp")
-	peers.Require(t, "curl")
+	testpeers.Require(t, "xrdcp")
+	testpeers.Require(t, "curl")
 
 	dir := startIssuerNode(t, "region-director", "UNIGE", "[director]\nenabled = true\n"+jobsConf(t, []string{"sbxslot9"}, "cpus = 1\n"))
 	pool := t.TempDir()

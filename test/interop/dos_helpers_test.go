@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -159,7 +159,7 @@ func closedBy(c net.Conn, deadline time.Time) bool {
 }
 
 // openFDs counts the descriptors the box process holds.
-func openFDs(t *testing.T, p *peers.Process) int {
+func openFDs(t *testing.T, p *testpeers.Process) int {
 	t.Helper()
 	es, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(p.Cmd.Process.Pid), "fd"))
 	if err != nil {
@@ -169,7 +169,7 @@ func openFDs(t *testing.T, p *peers.Process) int {
 }
 
 // waitFDs waits until the box holds at most n descriptors.
-func waitFDs(t *testing.T, p *peers.Process, n int, within time.Duration, what string) time.Duration {
+func waitFDs(t *testing.T, p *testpeers.Process, n int, within time.Duration, what string) time.Duration {
 	t.Helper()
 	start := time.Now()
 	for openFDs(t, p) > n {

@@ -14,15 +14,15 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 	"sitebox/internal/xrootd/proto"
 )
 
 // requirePeers fails (CI) or skips without the real clients.
 func requirePeers(t *testing.T) {
 	t.Helper()
-	peers.Require(t, "xrdcp")
-	peers.Require(t, "curl")
+	testpeers.Require(t, "xrdcp")
+	testpeers.Require(t, "curl")
 }
 
 // Five sessions opening 4096 files each are refused past the limits with
@@ -108,7 +108,7 @@ func TestDoSManyOpens(t *testing.T) {
 
 // xrdcp over the session limit fails at once with the limit named.
 func TestDoSSessionLimitXrdcp(t *testing.T) {
-	peers.Require(t, "xrdcp")
+	testpeers.Require(t, "xrdcp")
 	b := startBox(t, 1, "--config", dosConfig(t, "[root]\nmax_sessions_per_client = 2\n"))
 	writeRandom(t, filepath.Join(b.pools[0], "f"), 100)
 	for range 2 {

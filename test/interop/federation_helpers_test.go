@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 // fedNode is one sitebox of a federation topology, started from a config
@@ -43,9 +43,9 @@ type nodeSpec struct {
 func prepareNode(t *testing.T, rp int) nodeSpec {
 	t.Helper()
 	if rp == 0 {
-		rp, _ = peers.FreePort()
+		rp, _ = testpeers.FreePort()
 	}
-	hp, _ := peers.FreePort()
+	hp, _ := testpeers.FreePort()
 	return nodeSpec{state: t.TempDir(), rp: rp, hp: hp}
 }
 
@@ -65,7 +65,7 @@ func (n nodeSpec) start(t *testing.T, name, site, conf string) *fedNode {
 		t.Fatal(err)
 	}
 	approveAdvertising(t, file, conf)
-	p, err := peers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, "serve", "--config", file)
+	p, err := testpeers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, "serve", "--config", file)
 	if err != nil {
 		t.Fatalf("start %s: %v\n%s", name, err, cfg.String())
 	}

@@ -11,7 +11,7 @@ import (
 
 	"sitebox/internal/cache"
 	"sitebox/internal/director"
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 // TestFederation is the topology of the federation issue on loopback:
@@ -21,7 +21,7 @@ import (
 // Clients are real: xrdcp, xrdfs, curl, uproot, sitebox get.
 func TestFederation(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "xrdfs", "curl", "xrootd"} {
-		peers.Require(t, tool)
+		testpeers.Require(t, tool)
 	}
 	py := python(t)
 
@@ -170,7 +170,7 @@ func TestFederation(t *testing.T) {
 	})
 
 	t.Run("redirect loop is stopped", func(t *testing.T) {
-		l2r, _ := peers.FreePort()
+		l2r, _ := testpeers.FreePort()
 		l1 := startFedNode(t, "loop1", "L", "[director]\nenabled = true\nparents = [\"root://127.0.0.1:"+strconv.Itoa(l2r)+"\"]\n")
 		startFedNodeAt(t, "loop2", "L", "[director]\nenabled = true\nparents = [\"root://"+l1.rootHost+"\"]\n", l2r)
 		start := time.Now()

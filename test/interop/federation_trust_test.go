@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"sitebox/internal/director"
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 	"sitebox/internal/tlsutil"
 )
 
@@ -28,7 +28,7 @@ import (
 // approved box joins; a revoked one is dropped.
 func TestFederationTrust(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "curl", "xrootd"} {
-		peers.Require(t, tool)
+		testpeers.Require(t, tool)
 	}
 	legacyData := t.TempDir()
 	legacyWant := writeRandom(t, filepath.Join(legacyData, "legacy/old.bin"), 150_000)

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 func TestCurl(t *testing.T) {
-	peers.Require(t, "curl")
+	testpeers.Require(t, "curl")
 	b := startBox(t, 1)
 	data := writeRandom(t, filepath.Join(b.pools[0], "c.bin"), 1<<20)
 	curl := func(args ...string) string {

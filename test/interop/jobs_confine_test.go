@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"sitebox/internal/jobs"
-	"sitebox/internal/peers"
+	"sitebox/internal/testpeers"
 )
 
 // A grid token with only storage scopes cannot submit; a job with
@@ -31,7 +31,7 @@ func TestJobsConfined(t *testing.T) {
 		t.Errorf("a storage-only token submitted a job (%v): %s", err, out)
 	}
 	// And straight to the API, as any client could.
-	peers.Require(t, "curl")
+	testpeers.Require(t, "curl")
 	body := `{"specs":[{"executable":"/bin/cat","arguments":["/etc/hostname"],"domains":["local"]}]}`
 	reply, _ := runEnv(t, nil, "curl", "-s", "-w", " %{http_code}", "--cacert", box.certFile, "-H", "Authorization: Bearer "+storage.token,
 		"-H", "Content-Type: application/json", "--data", body, box.httpsURL+jobs.APIPrefix)

@@ -1,0 +1,104 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Signer signs an advertisement's body into its request headers;
+// directors refuse unsigned ads (director.Signer is the implementation).
+type Signer interface {
+	Sign(h http.Header, body []byte)
+}
+
+// Advertiser announces a server to its directors every Interval. A
+// director that cannot be reached is logged when it goes away and when it
+// comes back, not at every attempt. A is the advertisement, sent as JSON
+// (director.Ad); it is generic so this package need not import the
+// director, which imports it.
+type Advertiser[A any] struct {
+	To       []string // directors' base URLs, https://host:port
+	Interval time.Duration
+	Client   *http.Client
+	// Ads returns the current advertisements (free space and load change):
+	// one per role the box plays, each saying Interval in seconds.
+	Ads func() []A
+	Log *slog.Logger
+	// Signer signs each ad with the box's federation key; directors
+	// refuse unsigned ads.
+	Signer Signer
+}
+
+// Run advertises until ctx ends.
+func (a *Advertiser[A]) Run(ctx context.Context) error {
+	// Each director's state: "" never reached, "ok", or the last error,
+	// so a change (a refusal after approval, say) is logged, a repeat not.
+	state := map[string]string{}
+	t := time.NewTicker(a.Interval)
+	defer t.Stop()
+	for {
+		var bodies [][]byte
+		for _, ad := range a.Ads() {
+			body, err := json.Marshal(ad)
+			if err != nil {
+				return err
+			}
+			bodies = append(bodies, body)
+		}
+		for _, to := range a.To {
+			var err error
+			for _, body := range bodies {
+				if err = a.post(ctx, to, body); err != nil {
+					break
+				}
+			}
+			was := state[to]
+			switch {
+			case err != nil && err.Error() != was:
+				a.Log.Warn("cannot advertise to director; will keep trying", "director", to, "err", err)
+				state[to] = err.Error()
+			case err == nil && was == "":
+				a.Log.Info("advertising to director", "director", to, "every", a.Interval)
+				state[to] = "ok"
+			case err == nil && was != "ok":
+				a.Log.Info("advertising to director again", "director", to)
+				state[to] = "ok"
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func (a *Advertiser[A]) post(ctx context.Context, to string, body []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(to, "/")+APIPrefix+"advertise", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if a.Signer != nil {
+		a.Signer.Sign(req.Header, body)
+	}
+	resp, err := a.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(msg)))
+	}
+	return nil
+}
