@@ -9,6 +9,7 @@ import (
 	"sitebox/internal/director"
 	"sitebox/internal/jobs"
 	"sitebox/internal/metrics"
+	"sitebox/internal/version"
 	"sitebox/internal/web"
 )
 
@@ -52,7 +53,7 @@ func (b *Box) withDashboard(mux *http.ServeMux) {
 func (b *Box) dashboardSnapshot(started time.Time) web.Snapshot {
 	now := time.Now()
 	s := web.Snapshot{Box: web.BoxInfo{
-		Name: b.cfg.Server.Name, Site: b.cfg.Server.Site, Version: Version, Roles: b.roles(),
+		Name: b.cfg.Server.Name, Site: b.cfg.Server.Site, Version: version.String(), Roles: b.roles(),
 		AdvertisesTo: append([]string{}, b.cfg.Advertise.To...), Started: started, Now: now,
 	}}
 	files, users, vos := b.transfers.Top(dashboardTop)

@@ -20,10 +20,8 @@ import (
 	"sitebox/internal/jobs"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
+	"sitebox/internal/version"
 )
-
-// Version is reported to directors; set at build time by main.
-var Version = "dev"
 
 func newDirector(cfg *config.Config, b *Box) (*director.Director, error) {
 	dc := cfg.Director
@@ -124,7 +122,7 @@ func (b *Box) newAdvertiser() (*director.Advertiser, error) {
 
 // ads describes each role this box plays.
 func (b *Box) ads(root, https string) []director.Ad {
-	base := director.Ad{Name: b.cfg.Server.Name, Site: b.cfg.Server.Site, Root: root, HTTPS: https, Load: loadPerCPU(), Version: Version,
+	base := director.Ad{Name: b.cfg.Server.Name, Site: b.cfg.Server.Site, Root: root, HTTPS: https, Load: loadPerCPU(), Version: version.String(),
 		ConfigDigest: b.digest, Health: b.health(), Downtime: b.currentDowntime()}
 	var out []director.Ad
 	if b.director != nil {
