@@ -75,7 +75,7 @@ func (b *Box) buildAuth() error {
 		return fmt.Errorf("auth: %w", err)
 	}
 	b.tokens = v
-	b.closers = append(b.closers, func() error { v.Close(); return nil })
+	b.add(roleFuncs{run: v.Run, close: func() error { v.Close(); return nil }})
 	return nil
 }
 

@@ -47,7 +47,8 @@ type Box struct {
 	digest     string // of the config, advertised
 	prober     *prober
 	transfers  *metrics.Transfers
-	closers    []func() error
+	parts      []role         // started by Run
+	closers    []func() error // in the order to undo: the last first
 
 	rootLn  net.Listener
 	httpsLn net.Listener
@@ -207,6 +208,7 @@ func (b *Box) Run(ctx context.Context) error {
 			return err
 		})
 	}
+	b.runParts(ctx, g)
 	b.runOps(g)
 	if b.advertiser != nil {
 		g.Go(func() error { return b.advertiser.Run(ctx) })

@@ -17,9 +17,7 @@ import (
 const dashboardTop = 10
 
 // withDashboard mounts the web dashboard (internal/web) on the https mux
-// and starts sampling transfer totals for its rate chart. The sampler
-// runs from New rather than Run, so it is stopped by a closer: Close
-// ends it whether or not Run was ever called.
+// and has Run sample transfer totals for its rate chart.
 func (b *Box) withDashboard(mux *http.ServeMux) {
 	if !b.cfg.Server.DashboardEnabled() {
 		return
@@ -32,17 +30,7 @@ func (b *Box) withDashboard(mux *http.ServeMux) {
 		rec = nil
 	}
 	if rec != nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			rec.Run(ctx)
-		}()
-		b.closers = append(b.closers, func() error {
-			cancel()
-			<-done
-			return nil
-		})
+		b.add(roleFuncs{run: func(ctx context.Context) error { rec.Run(ctx); return nil }})
 	}
 	started := time.Now()
 	mux.Handle(web.Prefix, web.Handler(web.SourceFunc(func() web.Snapshot { return b.dashboardSnapshot(started) }), rec, b.dashboardViewer()))

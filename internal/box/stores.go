@@ -26,7 +26,7 @@ func (b *Box) buildStores() (store.Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		b.closers = append(b.closers, o.Close)
+		b.add(roleFuncs{close: o.Close})
 		for _, e := range exports {
 			mounts[e.Prefix] = o
 		}
@@ -38,7 +38,7 @@ func (b *Box) buildStores() (store.Store, error) {
 			return nil, err
 		}
 		b.director = d
-		b.closers = append(b.closers, d.Close)
+		b.add(d)
 		return d, nil
 	}
 	if b.cfg.Cache.Enabled() {
@@ -47,7 +47,7 @@ func (b *Box) buildStores() (store.Store, error) {
 			return nil, err
 		}
 		b.cache = c
-		b.closers = append(b.closers, c.Close)
+		b.add(c)
 		for _, p := range c.Prefixes() {
 			mounts[p] = c
 		}

@@ -28,13 +28,13 @@ type Cache struct {
 
 	blockPool sync.Pool // buffers for checking partially read disk blocks
 
-	ctx    context.Context // ends at Close: stops fetches and prefetches
-	cancel context.CancelFunc
+	ctx     context.Context // ends at Close: stops fetches and prefetches
+	cancel  context.CancelFunc
 	runMu   sync.Mutex // orders Run's start against Close
 	running bool       // Run has started the background work
 	closed  atomic.Bool
 	wg      sync.WaitGroup // writers
-	bg     sync.WaitGroup // flusher, purger
+	bg      sync.WaitGroup // flusher, purger
 
 	mu      sync.Mutex
 	entries map[string]*entry

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -70,13 +71,19 @@ type Director struct {
 	refusals refusalLog
 	// resolving is set while advertised host names are being resolved.
 	resolving atomic.Bool
-	stop      context.CancelFunc
-	done      chan struct{}
+
+	life context.Context // ends at Close
+	stop context.CancelFunc
+	done chan struct{} // closed when Run's background work has ended
+
+	mu      sync.Mutex // orders Run's start against Close
+	running bool
+	closed  bool
 }
 
 var _ store.Store = (*Director)(nil)
 
-// New starts a director; Close stops its background work.
+// New builds a director; Run does its background work, Close stops it.
 func New(cfg Config, log *slog.Logger) *Director {
 	return newWithProber(cfg, newRootProber(), log)
 }
@@ -115,18 +122,45 @@ func newWithProber(cfg Config, p prober, log *slog.Logger) *Director {
 	}
 	for _, s := range cfg.Static {
 		d.reg.addStatic(Server{Ad: s})
-		go d.sites.note(s.Site, hostOf(s.Root))
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	d.stop = cancel
-	go d.maintain(ctx)
+	d.life, d.stop = context.WithCancel(context.Background())
 	return d
 }
 
-// Close stops the background work.
+// Run does the background work until ctx ends or the director is closed:
+// it learns the static servers' sites, expires servers that stopped
+// advertising, reloads the members file and probes static servers.
+func (d *Director) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(d.life, cancel) // Close ends Run too
+	defer stop()
+	d.mu.Lock()
+	start := !d.closed && !d.running
+	d.running = d.running || start
+	d.mu.Unlock()
+	if !start {
+		return nil // closed, or already running
+	}
+	var notes sync.WaitGroup
+	for _, s := range d.cfg.Static {
+		notes.Go(func() { d.sites.note(s.Site, hostOf(s.Root)) })
+	}
+	d.maintain(ctx)
+	notes.Wait()
+	return nil
+}
+
+// Close stops the background work and waits for Run to end.
 func (d *Director) Close() error {
 	d.stop()
-	<-d.done
+	d.mu.Lock()
+	d.closed = true
+	running := d.running
+	d.mu.Unlock()
+	if running {
+		<-d.done
+	}
 	if c, ok := d.probe.(interface{ Close() error }); ok {
 		c.Close()
 	}
