@@ -34,9 +34,9 @@ func TestJoinRequestMatchesTheAds(t *testing.T) {
 			root: "box.example.org:1094", http: "http://" + host + ":2", roles: "origin"},
 		{name: "port 0", cfg: config.Config{Exports: []config.Export{{Prefix: "/store"}}, Root: config.Root{Addr: "127.0.0.1:0"}},
 			err: "set [advertise] root_url"},
-		{name: "director without prefixes", cfg: config.Config{Director: config.Director{Enabled: true}, Root: config.Root{Addr: "127.0.0.1:1"}},
+		{name: "director without prefixes", cfg: config.Config{Director: director.Settings{Enabled: true}, Root: config.Root{Addr: "127.0.0.1:1"}},
 			err: "--prefix"},
-		{name: "director with prefixes", cfg: config.Config{Director: config.Director{Enabled: true}, Root: config.Root{Addr: "127.0.0.1:1"}, HTTPS: config.HTTPS{Addr: config.Off}},
+		{name: "director with prefixes", cfg: config.Config{Director: director.Settings{Enabled: true}, Root: config.Root{Addr: "127.0.0.1:1"}, HTTPS: config.HTTPS{Addr: config.Off}},
 			prefixes: []string{"/store/t3"}, root: "127.0.0.1:1", roles: "director"},
 		{name: "no role", cfg: config.Config{Root: config.Root{Addr: "127.0.0.1:1"}}, err: "no role"},
 	}

@@ -3,21 +3,25 @@
 // is on, so an operator can fix a file in one pass.
 package config
 
-import "time"
+import (
+	"time"
+
+	"sitebox/internal/director"
+)
 
 // Config is the whole file. The zero value plus Defaults is a box that
 // serves nothing; at least one role must be configured to serve.
 type Config struct {
-	Server    Server    `toml:"server"`
-	Root      Root      `toml:"root"`
-	HTTPS     HTTPS     `toml:"https"`
-	Exports   []Export  `toml:"export"`
-	Cache     Cache     `toml:"cache"`
-	Director  Director  `toml:"director"`
-	Advertise Advertise `toml:"advertise"`
-	Auth      Auth      `toml:"auth"`
-	Jobs      Jobs      `toml:"jobs"`
-	Probe     Probe     `toml:"probe"`
+	Server    Server            `toml:"server"`
+	Root      Root              `toml:"root"`
+	HTTPS     HTTPS             `toml:"https"`
+	Exports   []Export          `toml:"export"`
+	Cache     Cache             `toml:"cache"`
+	Director  director.Settings `toml:"director"`
+	Advertise Advertise         `toml:"advertise"`
+	Auth      Auth              `toml:"auth"`
+	Jobs      Jobs              `toml:"jobs"`
+	Probe     Probe             `toml:"probe"`
 }
 
 // Server holds settings shared by every role.
@@ -154,7 +158,7 @@ func (c *Config) ApplyDefaults(hostname string, isRoot bool) {
 		c.HTTPS.Addr = ":8443"
 	}
 	c.Cache.applyDefaults()
-	c.Director.applyDefaults()
+	c.Director.Defaults()
 	c.Advertise.applyDefaults()
 	c.Auth.applyDefaults()
 	c.Jobs.applyDefaults(c.Server.StateDir)

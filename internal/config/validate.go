@@ -50,7 +50,7 @@ func (c *Config) Validate() []Problem {
 	ps = append(ps, c.validateLimits()...)
 	ps = append(ps, c.validateExports()...)
 	ps = append(ps, c.Cache.validate(c.Exports)...)
-	ps = append(ps, c.Director.validate()...)
+	ps = append(ps, c.Director.Validate()...)
 	ps = append(ps, c.Advertise.validate()...)
 	ps = append(ps, c.Auth.validate()...)
 	ps = append(ps, c.Jobs.validate(c.Server.StateDir)...)
