@@ -15,6 +15,7 @@ import (
 
 	"sitebox/internal/box"
 	"sitebox/internal/config"
+	"sitebox/internal/origin"
 )
 
 // serveFlags are the quick-use flags; each overrides the config file.
@@ -149,18 +150,18 @@ func (f *serveFlags) load(cmd *cobra.Command) (*config.Config, error) {
 }
 
 // parseExportFlag reads PREFIX=DIR[,DIR...][:ro].
-func parseExportFlag(s string) (config.Export, error) {
+func parseExportFlag(s string) (origin.Export, error) {
 	prefix, dirs, ok := strings.Cut(s, "=")
 	if !ok || prefix == "" || dirs == "" {
-		return config.Export{}, fmt.Errorf("--export %q: want PREFIX=DIR[,DIR...][:ro], e.g. /store=/data/pool1", s)
+		return origin.Export{}, fmt.Errorf("--export %q: want PREFIX=DIR[,DIR...][:ro], e.g. /store=/data/pool1", s)
 	}
-	e := config.Export{Prefix: prefix}
+	e := origin.Export{Prefix: prefix}
 	if d, found := strings.CutSuffix(dirs, ":ro"); found {
 		dirs, e.ReadOnly = d, true
 	}
 	for _, d := range strings.Split(dirs, ",") {
 		if d == "" {
-			return config.Export{}, fmt.Errorf("--export %q: empty pool directory", s)
+			return origin.Export{}, fmt.Errorf("--export %q: empty pool directory", s)
 		}
 		e.Pools = append(e.Pools, d)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"sitebox/internal/config"
+	"sitebox/internal/origin"
 	"sitebox/internal/store"
 )
 
@@ -15,7 +16,7 @@ import (
 // public data, and refuses that issuer's tokens with the reason.
 func TestUnreachableIssuerDoesNotStopTheBox(t *testing.T) {
 	cfg := &config.Config{
-		Exports: []config.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
+		Exports: []origin.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
 		Server:  config.Server{StateDir: t.TempDir()},
 		Root:    config.Root{Addr: "127.0.0.1:0"},
 		HTTPS:   config.HTTPS{Addr: "127.0.0.1:0"},

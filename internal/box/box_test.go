@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"sitebox/internal/config"
+	"sitebox/internal/origin"
 )
 
 // A listener that cannot bind fails New with a message naming it, after
@@ -17,7 +18,7 @@ func TestNewReportsBusyPort(t *testing.T) {
 	}
 	defer ln.Close()
 	cfg := &config.Config{
-		Exports: []config.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
+		Exports: []origin.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
 		Server:  config.Server{StateDir: t.TempDir()},
 		Root:    config.Root{Addr: ln.Addr().String()},
 		HTTPS:   config.HTTPS{Addr: config.Off},
@@ -33,7 +34,7 @@ func TestNewReportsBusyPort(t *testing.T) {
 // the namespace root lists them.
 func TestOriginAndCacheTogether(t *testing.T) {
 	cfg := &config.Config{
-		Exports: []config.Export{{Prefix: "/local", Pools: []string{t.TempDir()}}},
+		Exports: []origin.Export{{Prefix: "/local", Pools: []string{t.TempDir()}}},
 		Cache: config.Cache{Dir: t.TempDir(), Routes: []config.CacheRoute{
 			{Prefix: "/remote", Upstreams: []string{"root://127.0.0.1:1"}},
 		}},

@@ -7,6 +7,7 @@ import (
 
 	"sitebox/internal/config"
 	"sitebox/internal/director"
+	"sitebox/internal/origin"
 )
 
 // The join request carries what the running box will advertise, so the
@@ -23,16 +24,16 @@ func TestJoinRequestMatchesTheAds(t *testing.T) {
 		err        string
 	}{
 		{name: "listen addresses", cfg: config.Config{
-			Exports: []config.Export{{Prefix: "/store"}},
+			Exports: []origin.Export{{Prefix: "/store"}},
 			Root:    config.Root{Addr: "127.0.0.1:1094"}, HTTPS: config.HTTPS{Addr: ":8443"}},
 			root: "127.0.0.1:1094", http: "https://" + host + ":8443", roles: "origin"},
 		{name: "advertised URLs, plain http", cfg: config.Config{
-			Exports:   []config.Export{{Prefix: "/store"}},
+			Exports:   []origin.Export{{Prefix: "/store"}},
 			Root:      config.Root{Addr: "0.0.0.0:1"},
 			HTTPS:     config.HTTPS{Addr: ":2", PlainHTTP: true},
 			Advertise: config.Advertise{RootURL: "root://box.example.org:1094"}},
 			root: "box.example.org:1094", http: "http://" + host + ":2", roles: "origin"},
-		{name: "port 0", cfg: config.Config{Exports: []config.Export{{Prefix: "/store"}}, Root: config.Root{Addr: "127.0.0.1:0"}},
+		{name: "port 0", cfg: config.Config{Exports: []origin.Export{{Prefix: "/store"}}, Root: config.Root{Addr: "127.0.0.1:0"}},
 			err: "set [advertise] root_url"},
 		{name: "director without prefixes", cfg: config.Config{Director: director.Settings{Enabled: true}, Root: config.Root{Addr: "127.0.0.1:1"}},
 			err: "--prefix"},

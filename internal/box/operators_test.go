@@ -12,6 +12,7 @@ import (
 
 	"sitebox/internal/auth"
 	"sitebox/internal/config"
+	"sitebox/internal/origin"
 	"sitebox/internal/web"
 )
 
@@ -24,7 +25,7 @@ func siteIssuerBox(t *testing.T) *Box {
 		t.Fatal(err)
 	}
 	cfg := &config.Config{
-		Exports: []config.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
+		Exports: []origin.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
 		Server:  config.Server{StateDir: state},
 		Root:    config.Root{Addr: "127.0.0.1:0"},
 		HTTPS:   config.HTTPS{Addr: "127.0.0.1:0"},

@@ -15,6 +15,7 @@ import (
 	"sitebox/internal/admin"
 	"sitebox/internal/cache"
 	"sitebox/internal/config"
+	"sitebox/internal/origin"
 )
 
 // runBox starts cfg and stops it when the test ends, checking that the
@@ -55,7 +56,7 @@ func TestAdminAndMetricsOfARunningCache(t *testing.T) {
 	}
 	orig := runBox(t, &config.Config{
 		Server:  config.Server{StateDir: t.TempDir()},
-		Exports: []config.Export{{Prefix: "/store", Pools: []string{pool}}},
+		Exports: []origin.Export{{Prefix: "/store", Pools: []string{pool}}},
 		Root:    config.Root{Addr: "127.0.0.1:0"},
 		HTTPS:   config.HTTPS{Addr: config.Off},
 	})
@@ -127,7 +128,7 @@ func TestSecondBoxOnSameStateDir(t *testing.T) {
 	mk := func() *config.Config {
 		return &config.Config{
 			Server:  config.Server{StateDir: state},
-			Exports: []config.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
+			Exports: []origin.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
 			Root:    config.Root{Addr: "127.0.0.1:0"},
 			HTTPS:   config.HTTPS{Addr: config.Off},
 		}

@@ -18,10 +18,7 @@ func (b *Box) buildStores() (store.Store, error) {
 	mounts := map[string]store.Store{}
 	var only store.Store
 	if len(b.cfg.Exports) > 0 {
-		exports := make([]origin.Export, 0, len(b.cfg.Exports))
-		for _, e := range b.cfg.Exports {
-			exports = append(exports, origin.Export{Prefix: e.Prefix, Pools: e.Pools, ReadOnly: e.ReadOnly})
-		}
+		exports := b.cfg.Exports
 		o, err := origin.New(origin.Config{Exports: exports}, b.log.With("component", "origin"))
 		if err != nil {
 			return nil, err

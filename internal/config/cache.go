@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sitebox/internal/hostlist"
+	"sitebox/internal/origin"
 	"sitebox/internal/store"
 	"sitebox/internal/units"
 )
@@ -135,7 +136,7 @@ func (c *Cache) applyDefaults() {
 	}
 }
 
-func (c *Cache) validate(exports []Export) []Problem {
+func (c *Cache) validate(exports []origin.Export) []Problem {
 	var ps []Problem
 	add := func(key, format string, args ...any) {
 		ps = append(ps, Problem{Key: "cache." + key, Msg: fmt.Sprintf(format, args...)})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"sitebox/internal/director"
+	"sitebox/internal/origin"
 )
 
 // Config is the whole file. The zero value plus Defaults is a box that
@@ -15,7 +16,7 @@ type Config struct {
 	Server    Server            `toml:"server"`
 	Root      Root              `toml:"root"`
 	HTTPS     HTTPS             `toml:"https"`
-	Exports   []Export          `toml:"export"`
+	Exports   []origin.Export   `toml:"export"`
 	Cache     Cache             `toml:"cache"`
 	Director  director.Settings `toml:"director"`
 	Advertise Advertise         `toml:"advertise"`
@@ -112,13 +113,6 @@ type HTTPS struct {
 	// MaxConnsPerClient bounds the connections one address may hold open
 	// (default 512; -1: no limit); more are closed at once.
 	MaxConnsPerClient int `toml:"max_conns_per_client"`
-}
-
-// Export maps a namespace prefix onto storage pools (the origin role).
-type Export struct {
-	Prefix   string   `toml:"prefix"`
-	Pools    []string `toml:"pools"`
-	ReadOnly bool     `toml:"read_only"`
 }
 
 // Duration is a duration setting's value, 0 when unset (the component's

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"sitebox/internal/config"
+	"sitebox/internal/origin"
 )
 
 // listen starts a TCP listener on 127.0.0.1 that accepts and drops
@@ -95,7 +96,7 @@ func baseConfig(t *testing.T, rootAddr, httpsAddr string) *config.Config {
 		Server:  config.Server{StateDir: t.TempDir(), MetricsAddr: config.Off},
 		Root:    config.Root{Addr: rootAddr},
 		HTTPS:   config.HTTPS{Addr: httpsAddr},
-		Exports: []config.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
+		Exports: []origin.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
 	}
 	cfg.ApplyDefaults("testhost", false)
 	return cfg
