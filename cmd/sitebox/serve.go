@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"sitebox/internal/cache"
 	"strings"
 	"syscall"
 
@@ -169,15 +170,15 @@ func parseExportFlag(s string) (origin.Export, error) {
 }
 
 // parseCacheFlag reads PREFIX=URL[,URL...].
-func parseCacheFlag(s string) (config.CacheRoute, error) {
+func parseCacheFlag(s string) (cache.RouteEntry, error) {
 	prefix, urls, ok := strings.Cut(s, "=")
 	if !ok || prefix == "" || urls == "" {
-		return config.CacheRoute{}, fmt.Errorf("--cache %q: want PREFIX=URL[,URL...], e.g. /store=root://origin.example.org:1094", s)
+		return cache.RouteEntry{}, fmt.Errorf("--cache %q: want PREFIX=URL[,URL...], e.g. /store=root://origin.example.org:1094", s)
 	}
-	r := config.CacheRoute{Prefix: prefix}
+	r := cache.RouteEntry{Prefix: prefix}
 	for _, u := range strings.Split(urls, ",") {
 		if u == "" {
-			return config.CacheRoute{}, fmt.Errorf("--cache %q: empty upstream URL", s)
+			return cache.RouteEntry{}, fmt.Errorf("--cache %q: empty upstream URL", s)
 		}
 		r.Upstreams = append(r.Upstreams, u)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"sitebox/internal/cache"
 	"sitebox/internal/config"
 	"sitebox/internal/origin"
 )
@@ -35,7 +36,7 @@ func TestNewReportsBusyPort(t *testing.T) {
 func TestOriginAndCacheTogether(t *testing.T) {
 	cfg := &config.Config{
 		Exports: []origin.Export{{Prefix: "/local", Pools: []string{t.TempDir()}}},
-		Cache: config.Cache{Dir: t.TempDir(), Routes: []config.CacheRoute{
+		Cache: cache.Settings{Dir: t.TempDir(), Routes: []cache.RouteEntry{
 			{Prefix: "/remote", Upstreams: []string{"root://127.0.0.1:1"}},
 		}},
 		Server: config.Server{StateDir: t.TempDir()},

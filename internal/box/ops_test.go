@@ -63,7 +63,7 @@ func TestAdminAndMetricsOfARunningCache(t *testing.T) {
 	state := t.TempDir()
 	c := runBox(t, &config.Config{
 		Server: config.Server{StateDir: state, MetricsAddr: "127.0.0.1:0"},
-		Cache: config.Cache{Dir: t.TempDir(), Routes: []config.CacheRoute{
+		Cache: cache.Settings{Dir: t.TempDir(), Routes: []cache.RouteEntry{
 			{Prefix: "/store", Upstreams: []string{"root://" + orig.RootAddr().String()}},
 		}},
 		Root:  config.Root{Addr: "127.0.0.1:0"},

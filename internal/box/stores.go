@@ -2,14 +2,11 @@ package box
 
 import (
 	"fmt"
-	"time"
 
 	"sitebox/internal/cache"
-	"sitebox/internal/config"
 	"sitebox/internal/hostlist"
 	"sitebox/internal/origin"
 	"sitebox/internal/store"
-	"sitebox/internal/units"
 )
 
 // buildStores makes the origin for the exports and the cache for the
@@ -58,43 +55,10 @@ func (b *Box) buildStores() (store.Store, error) {
 	return only, nil
 }
 
-func newCache(cc *config.Cache, b *Box) (*cache.Cache, error) {
-	cfg := cache.Config{
-		Dir:       cc.Dir,
-		ReadAhead: cc.ReadAhead,
-		Prefetch:  cc.Prefetch,
-		PageCache: cc.PageCache,
-		Streams:   cc.Streams,
-	}
-	var err error
-	if cfg.RAM, err = units.ParseSize(cc.RAM); err != nil {
-		return nil, fmt.Errorf("cache.ram: %w", err)
-	}
-	if cfg.BlockSize, err = units.ParseSize(cc.BlockSize); err != nil {
-		return nil, fmt.Errorf("cache.block_size: %w", err)
-	}
-	if cfg.Revalidate, err = time.ParseDuration(cc.Revalidate); err != nil {
-		return nil, fmt.Errorf("cache.revalidate: %w", err)
-	}
-	if cc.PurgeInterval != "" {
-		if cfg.Space.Interval, err = time.ParseDuration(cc.PurgeInterval); err != nil {
-			return nil, fmt.Errorf("cache.purge_interval: %w", err)
-		}
-	}
-	levels := []struct {
-		s    string
-		size bool
-		dst  *float64
-	}{
-		{cc.HighWater, true, &cfg.Space.BytesHigh}, {cc.LowWater, true, &cfg.Space.BytesLow},
-		{cc.FilesHighWater, false, &cfg.Space.FilesHigh}, {cc.FilesLowWater, false, &cfg.Space.FilesLow},
-	}
-	for _, l := range levels {
-		v, err := config.ParseLevel(l.s, l.size)
-		if err != nil {
-			return nil, fmt.Errorf("cache watermark: %w", err)
-		}
-		*l.dst = v.Value()
+func newCache(cc *cache.Settings, b *Box) (*cache.Cache, error) {
+	cfg, err := cc.Config()
+	if err != nil {
+		return nil, err
 	}
 	opts := cache.DialOptions{Streams: cc.Streams, CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure}
 	if cc.UpstreamTokenFile != "" {

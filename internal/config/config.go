@@ -6,6 +6,7 @@ package config
 import (
 	"time"
 
+	"sitebox/internal/cache"
 	"sitebox/internal/director"
 	"sitebox/internal/origin"
 )
@@ -17,7 +18,7 @@ type Config struct {
 	Root      Root              `toml:"root"`
 	HTTPS     HTTPS             `toml:"https"`
 	Exports   []origin.Export   `toml:"export"`
-	Cache     Cache             `toml:"cache"`
+	Cache     cache.Settings    `toml:"cache"`
 	Director  director.Settings `toml:"director"`
 	Advertise Advertise         `toml:"advertise"`
 	Auth      Auth              `toml:"auth"`
@@ -151,7 +152,7 @@ func (c *Config) ApplyDefaults(hostname string, isRoot bool) {
 	if c.HTTPS.Addr == "" {
 		c.HTTPS.Addr = ":8443"
 	}
-	c.Cache.applyDefaults()
+	c.Cache.Defaults()
 	c.Director.Defaults()
 	c.Advertise.applyDefaults()
 	c.Auth.applyDefaults()

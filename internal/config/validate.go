@@ -48,7 +48,7 @@ func (c *Config) Validate() []Problem {
 	}
 	ps = append(ps, c.validateLimits()...)
 	ps = append(ps, origin.CheckExports(c.Exports)...)
-	ps = append(ps, c.Cache.validate(c.Exports)...)
+	ps = append(ps, c.Cache.Validate(exportPrefixes(c.Exports))...)
 	ps = append(ps, c.Director.Validate()...)
 	ps = append(ps, c.Advertise.validate()...)
 	ps = append(ps, c.Auth.validate()...)
@@ -65,6 +65,15 @@ func (c *Config) Validate() []Problem {
 	}
 	if c.Director.Enabled && (len(c.Exports) > 0 || c.Cache.Enabled()) {
 		ps = append(ps, Problem{Key: "director.enabled", Msg: "a director serves no data of its own: run exports and cache routes in another box that advertises to it"})
+	}
+	return ps
+}
+
+// exportPrefixes are the exported prefixes, in file order.
+func exportPrefixes(exports []origin.Export) []string {
+	ps := make([]string, len(exports))
+	for i, e := range exports {
+		ps[i] = e.Prefix
 	}
 	return ps
 }
