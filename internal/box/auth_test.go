@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/config"
 	"sitebox/internal/origin"
 	"sitebox/internal/store"
@@ -20,9 +21,9 @@ func TestUnreachableIssuerDoesNotStopTheBox(t *testing.T) {
 		Server:  config.Server{StateDir: t.TempDir()},
 		Root:    config.Root{Addr: "127.0.0.1:0"},
 		HTTPS:   config.HTTPS{Addr: "127.0.0.1:0"},
-		Auth: config.Auth{
-			Issuers:    []config.AuthIssuer{{URL: "https://127.0.0.1:1"}},
-			Namespaces: []config.AuthNamespace{{Prefix: "/store/tok", Read: "token"}},
+		Auth: auth.Settings{
+			Issuers:    []auth.IssuerEntry{{URL: "https://127.0.0.1:1"}},
+			Namespaces: []auth.NamespaceEntry{{Prefix: "/store/tok", Read: "token"}},
 		},
 	}
 	cfg.ApplyDefaults("test", false)

@@ -29,8 +29,8 @@ func siteIssuerBox(t *testing.T) *Box {
 		Server:  config.Server{StateDir: state},
 		Root:    config.Root{Addr: "127.0.0.1:0"},
 		HTTPS:   config.HTTPS{Addr: "127.0.0.1:0"},
-		Auth: config.Auth{SiteIssuer: true, IssuerURL: "https://box.example:8443", SiteIssuerVOs: []string{"cms"},
-			Operators: []config.AuthOperator{{Subject: "ops"}}},
+		Auth: auth.Settings{SiteIssuer: true, IssuerURL: "https://box.example:8443", SiteIssuerVOs: []string{"cms"},
+			Operators: []auth.OperatorEntry{{Subject: "ops"}}},
 	}
 	cfg.ApplyDefaults("test", false)
 	if ps := cfg.Validate(); len(ps) > 0 {

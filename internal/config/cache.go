@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/store"
 )
 
@@ -38,7 +39,7 @@ func (c *Config) Warnings() []Problem {
 }
 
 // ruled reports whether a namespace rule covers the whole of prefix.
-func ruled(prefix string, ns []AuthNamespace) bool {
+func ruled(prefix string, ns []auth.NamespaceEntry) bool {
 	for _, n := range ns {
 		if store.HasPrefix(prefix, n.Prefix) {
 			return true

@@ -6,6 +6,7 @@ package config
 import (
 	"time"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/cache"
 	"sitebox/internal/director"
 	"sitebox/internal/origin"
@@ -21,7 +22,7 @@ type Config struct {
 	Cache     cache.Settings    `toml:"cache"`
 	Director  director.Settings `toml:"director"`
 	Advertise Advertise         `toml:"advertise"`
-	Auth      Auth              `toml:"auth"`
+	Auth      auth.Settings     `toml:"auth"`
 	Jobs      Jobs              `toml:"jobs"`
 	Probe     Probe             `toml:"probe"`
 }
@@ -155,6 +156,6 @@ func (c *Config) ApplyDefaults(hostname string, isRoot bool) {
 	c.Cache.Defaults()
 	c.Director.Defaults()
 	c.Advertise.applyDefaults()
-	c.Auth.applyDefaults()
+	c.Auth.Defaults()
 	c.Jobs.applyDefaults(c.Server.StateDir)
 }

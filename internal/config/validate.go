@@ -51,7 +51,7 @@ func (c *Config) Validate() []Problem {
 	ps = append(ps, c.Cache.Validate(exportPrefixes(c.Exports))...)
 	ps = append(ps, c.Director.Validate()...)
 	ps = append(ps, c.Advertise.validate()...)
-	ps = append(ps, c.Auth.validate()...)
+	ps = append(ps, c.Auth.Validate()...)
 	ps = append(ps, c.Jobs.validate(c.Server.StateDir)...)
 	ps = append(ps, c.Probe.validate()...)
 	if len(c.Exports) == 0 && !c.Cache.Enabled() && !c.Director.Enabled && !c.Jobs.Enabled {
