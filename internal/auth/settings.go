@@ -9,6 +9,7 @@ import (
 
 	"sitebox/internal/problem"
 	"sitebox/internal/store"
+	"sitebox/internal/tlsutil"
 )
 
 // Settings configures bearer tokens ([auth] in the config file): which issuers the box trusts and what
@@ -259,4 +260,40 @@ func pathErr(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// Policy builds the namespace policy the [[auth.namespace]] rules describe.
+func (a *Settings) Policy() (*Policy, error) {
+	var ns []Namespace
+	for _, n := range a.Namespaces {
+		lvl, err := ParseLevel(n.Protection)
+		if err != nil {
+			return nil, fmt.Errorf("auth.namespace %s: %w", n.Prefix, err)
+		}
+		ns = append(ns, Namespace{Prefix: n.Prefix, Read: n.Read, VOs: n.VOs, Write: n.Write, Protection: lvl})
+	}
+	p, err := NewPolicy(ns)
+	if err != nil {
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	return p, nil
+}
+
+// VerifierConfig is the verifier's config for the trusted issuers, all
+// but the site issuer, which the box adds once its key is loaded.
+func (a *Settings) VerifierConfig() (VerifierConfig, error) {
+	vc := VerifierConfig{}
+	var err error
+	if vc.ClockSkew, err = time.ParseDuration(a.ClockSkew); err != nil {
+		return VerifierConfig{}, fmt.Errorf("auth.clock_skew: %w", err)
+	}
+	if a.CA != "" {
+		if vc.HTTPClient, err = tlsutil.HTTPClient(a.CA, false, 10*time.Second); err != nil {
+			return VerifierConfig{}, fmt.Errorf("auth.ca: %w", err)
+		}
+	}
+	for _, is := range a.Issuers {
+		vc.Issuers = append(vc.Issuers, IssuerConfig{Issuer: is.URL, JWKSFile: is.JWKS, JWKSURL: is.JWKSURL, Audiences: is.Audience, BasePath: is.BasePath, VOs: is.VOs})
+	}
+	return vc, nil
 }
