@@ -65,38 +65,7 @@ func (c *Settings) Validate(exports []string) []problem.Problem {
 			add("upstream_ca", "cannot read %s: %v", c.UpstreamCA, pathErr(err))
 		}
 	}
-	seen := map[string]int{}
-	for i, r := range c.Routes {
-		key := fmt.Sprintf("route[%d]", i+1)
-		clean, err := store.CleanPath(r.Prefix)
-		switch {
-		case r.Prefix == "":
-			add(key+".prefix", "missing: the namespace path to cache, e.g. \"/store\"")
-		case err != nil || !strings.HasPrefix(r.Prefix, "/"):
-			add(key+".prefix", "%q must be an absolute namespace path without '..'", r.Prefix)
-		case clean != r.Prefix:
-			add(key+".prefix", "%q should be written %q", r.Prefix, clean)
-		}
-		if j, dup := seen[clean]; dup && clean != "" {
-			add(key+".prefix", "%q is already cached by route[%d]", clean, j)
-		}
-		seen[clean] = i + 1
-		for j, e := range exports {
-			if clean != "" && (store.HasPrefix(clean, e) || store.HasPrefix(e, clean)) {
-				add(key+".prefix", "%q overlaps export[%d] %q: a path is either exported or cached", clean, j+1, e)
-			}
-		}
-		if len(r.Upstreams) == 0 {
-			add(key+".upstreams", "missing: at least one root://host:port or https://host:port")
-		}
-		for _, u := range r.Upstreams {
-			if msg := CheckUpstreamURL(u); msg != "" {
-				add(key+".upstreams", "%s", msg)
-			} else if c.UpstreamTokenFile != "" && (strings.HasPrefix(u, "root://") || strings.HasPrefix(u, "xroot://") || strings.HasPrefix(u, "http://")) {
-				add(key+".upstreams", "%q: the upstream token is sent only over TLS; use roots:// or https://", u)
-			}
-		}
-	}
+	c.validateRoutes(add, exports)
 	for _, p := range c.TrustedRedirects {
 		if err := hostlist.CheckPattern(p); err != nil {
 			add("trusted_redirects", "%v", err)
@@ -144,4 +113,40 @@ func pathErr(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// validateRoutes checks the [[cache.route]] entries.
+func (c *Settings) validateRoutes(add func(key, format string, args ...any), exports []string) {
+	seen := map[string]int{}
+	for i, r := range c.Routes {
+		key := fmt.Sprintf("route[%d]", i+1)
+		clean, err := store.CleanPath(r.Prefix)
+		switch {
+		case r.Prefix == "":
+			add(key+".prefix", "missing: the namespace path to cache, e.g. \"/store\"")
+		case err != nil || !strings.HasPrefix(r.Prefix, "/"):
+			add(key+".prefix", "%q must be an absolute namespace path without '..'", r.Prefix)
+		case clean != r.Prefix:
+			add(key+".prefix", "%q should be written %q", r.Prefix, clean)
+		}
+		if j, dup := seen[clean]; dup && clean != "" {
+			add(key+".prefix", "%q is already cached by route[%d]", clean, j)
+		}
+		seen[clean] = i + 1
+		for j, e := range exports {
+			if clean != "" && (store.HasPrefix(clean, e) || store.HasPrefix(e, clean)) {
+				add(key+".prefix", "%q overlaps export[%d] %q: a path is either exported or cached", clean, j+1, e)
+			}
+		}
+		if len(r.Upstreams) == 0 {
+			add(key+".upstreams", "missing: at least one root://host:port or https://host:port")
+		}
+		for _, u := range r.Upstreams {
+			if msg := CheckUpstreamURL(u); msg != "" {
+				add(key+".upstreams", "%s", msg)
+			} else if c.UpstreamTokenFile != "" && (strings.HasPrefix(u, "root://") || strings.HasPrefix(u, "xroot://") || strings.HasPrefix(u, "http://")) {
+				add(key+".upstreams", "%q: the upstream token is sent only over TLS; use roots:// or https://", u)
+			}
+		}
+	}
 }

@@ -127,6 +127,19 @@ func (d *Settings) Validate() []problem.Problem {
 	if d.DefaultVO != "" && d.VO[d.DefaultVO] == "" {
 		add("default_vo", "%q has no entry in [director.vo]", d.DefaultVO)
 	}
+	d.validateServers(add)
+	if d.MaxServers < 0 {
+		add("max_servers", "%d: must be positive", d.MaxServers)
+	}
+	d.validateMembers(add)
+	return ps.All
+}
+
+// addFunc records a problem under a key relative to [director].
+type addFunc func(key, format string, args ...any)
+
+// validateServers checks the [[director.server]] entries.
+func (d *Settings) validateServers(add addFunc) {
 	for i, s := range d.Servers {
 		key := fmt.Sprintf("server[%d]", i+1)
 		if s.Name == "" {
@@ -152,9 +165,10 @@ func (d *Settings) Validate() []problem.Problem {
 			add(key+".role", "%q is not a role (use \"origin\" or \"cache\")", s.Role)
 		}
 	}
-	if d.MaxServers < 0 {
-		add("max_servers", "%d: must be positive", d.MaxServers)
-	}
+}
+
+// validateMembers checks the [[director.member]] entries.
+func (d *Settings) validateMembers(add addFunc) {
 	seen := map[string]bool{}
 	for i, m := range d.Members {
 		key := fmt.Sprintf("member[%d]", i+1)
@@ -195,5 +209,4 @@ func (d *Settings) Validate() []problem.Problem {
 			}
 		}
 	}
-	return ps.All
 }
