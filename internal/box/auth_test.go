@@ -11,6 +11,8 @@ import (
 	"sitebox/internal/config"
 	"sitebox/internal/origin"
 	"sitebox/internal/store"
+	"sitebox/internal/webdav"
+	xrdserver "sitebox/internal/xrootd/server"
 )
 
 // An issuer that does not answer does not stop the box: it starts, serves
@@ -19,8 +21,8 @@ func TestUnreachableIssuerDoesNotStopTheBox(t *testing.T) {
 	cfg := &config.Config{
 		Exports: []origin.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
 		Server:  config.Server{StateDir: t.TempDir()},
-		Root:    config.Root{Addr: "127.0.0.1:0"},
-		HTTPS:   config.HTTPS{Addr: "127.0.0.1:0"},
+		Root:    xrdserver.Settings{Addr: "127.0.0.1:0"},
+		HTTPS:   webdav.Settings{Addr: "127.0.0.1:0"},
 		Auth: auth.Settings{
 			Issuers:    []auth.IssuerEntry{{URL: "https://127.0.0.1:1"}},
 			Namespaces: []auth.NamespaceEntry{{Prefix: "/store/tok", Read: "token"}},

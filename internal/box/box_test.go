@@ -8,6 +8,8 @@ import (
 	"sitebox/internal/cache"
 	"sitebox/internal/config"
 	"sitebox/internal/origin"
+	"sitebox/internal/webdav"
+	xrdserver "sitebox/internal/xrootd/server"
 )
 
 // A listener that cannot bind fails New with a message naming it, after
@@ -21,8 +23,8 @@ func TestNewReportsBusyPort(t *testing.T) {
 	cfg := &config.Config{
 		Exports: []origin.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
 		Server:  config.Server{StateDir: t.TempDir()},
-		Root:    config.Root{Addr: ln.Addr().String()},
-		HTTPS:   config.HTTPS{Addr: config.Off},
+		Root:    xrdserver.Settings{Addr: ln.Addr().String()},
+		HTTPS:   webdav.Settings{Addr: config.Off},
 	}
 	cfg.ApplyDefaults("test", false)
 	b, err := New(cfg, nil)
@@ -40,8 +42,8 @@ func TestOriginAndCacheTogether(t *testing.T) {
 			{Prefix: "/remote", Upstreams: []string{"root://127.0.0.1:1"}},
 		}},
 		Server: config.Server{StateDir: t.TempDir()},
-		Root:   config.Root{Addr: "127.0.0.1:0"},
-		HTTPS:  config.HTTPS{Addr: config.Off},
+		Root:   xrdserver.Settings{Addr: "127.0.0.1:0"},
+		HTTPS:  webdav.Settings{Addr: config.Off},
 	}
 	cfg.ApplyDefaults("test", false)
 	if ps := cfg.Validate(); len(ps) > 0 {

@@ -31,10 +31,8 @@ func (b *Box) buildFrontends() error {
 		if b.rootLn, err = net.Listen("tcp", b.cfg.Root.Addr); err != nil {
 			return fmt.Errorf("root:// listener: %w", err)
 		}
-		rc := xrdserver.Config{ServerName: b.cfg.Server.Name, Manager: b.director != nil, Observer: b.transfers,
-			RequestTimeout: config.Duration(b.cfg.Root.RequestTimeout), WriteTimeout: config.Duration(b.cfg.Root.WriteTimeout),
-			Limits: xrdserver.Limits{Sessions: b.cfg.Root.MaxSessions, SessionsPerClient: b.cfg.Root.MaxSessionsPerClient,
-				OpenFiles: b.cfg.Root.MaxOpenFiles, OpenFilesPerClient: b.cfg.Root.MaxOpenFilesPerClient, OpenFilesPerSession: b.cfg.Root.MaxOpenFilesPerSession}}
+		rc := b.cfg.Root.Config()
+		rc.ServerName, rc.Manager, rc.Observer = b.cfg.Server.Name, b.director != nil, b.transfers
 		if b.cfg.Root.TLSEnabled() {
 			rc.TLS = tc
 		}

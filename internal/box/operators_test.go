@@ -14,6 +14,8 @@ import (
 	"sitebox/internal/config"
 	"sitebox/internal/origin"
 	"sitebox/internal/web"
+	"sitebox/internal/webdav"
+	xrdserver "sitebox/internal/xrootd/server"
 )
 
 // siteIssuerBox is a box that is its own issuer, trusting its groups for
@@ -27,8 +29,8 @@ func siteIssuerBox(t *testing.T) *Box {
 	cfg := &config.Config{
 		Exports: []origin.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
 		Server:  config.Server{StateDir: state},
-		Root:    config.Root{Addr: "127.0.0.1:0"},
-		HTTPS:   config.HTTPS{Addr: "127.0.0.1:0"},
+		Root:    xrdserver.Settings{Addr: "127.0.0.1:0"},
+		HTTPS:   webdav.Settings{Addr: "127.0.0.1:0"},
 		Auth: auth.Settings{SiteIssuer: true, IssuerURL: "https://box.example:8443", SiteIssuerVOs: []string{"cms"},
 			Operators: []auth.OperatorEntry{{Subject: "ops"}}},
 	}

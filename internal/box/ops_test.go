@@ -16,6 +16,8 @@ import (
 	"sitebox/internal/cache"
 	"sitebox/internal/config"
 	"sitebox/internal/origin"
+	"sitebox/internal/webdav"
+	xrdserver "sitebox/internal/xrootd/server"
 )
 
 // runBox starts cfg and stops it when the test ends, checking that the
@@ -57,8 +59,8 @@ func TestAdminAndMetricsOfARunningCache(t *testing.T) {
 	orig := runBox(t, &config.Config{
 		Server:  config.Server{StateDir: t.TempDir()},
 		Exports: []origin.Export{{Prefix: "/store", Pools: []string{pool}}},
-		Root:    config.Root{Addr: "127.0.0.1:0"},
-		HTTPS:   config.HTTPS{Addr: config.Off},
+		Root:    xrdserver.Settings{Addr: "127.0.0.1:0"},
+		HTTPS:   webdav.Settings{Addr: config.Off},
 	})
 	state := t.TempDir()
 	c := runBox(t, &config.Config{
@@ -66,8 +68,8 @@ func TestAdminAndMetricsOfARunningCache(t *testing.T) {
 		Cache: cache.Settings{Dir: t.TempDir(), Routes: []cache.RouteEntry{
 			{Prefix: "/store", Upstreams: []string{"root://" + orig.RootAddr().String()}},
 		}},
-		Root:  config.Root{Addr: "127.0.0.1:0"},
-		HTTPS: config.HTTPS{Addr: config.Off},
+		Root:  xrdserver.Settings{Addr: "127.0.0.1:0"},
+		HTTPS: webdav.Settings{Addr: config.Off},
 	})
 
 	ctx := t.Context()
@@ -129,8 +131,8 @@ func TestSecondBoxOnSameStateDir(t *testing.T) {
 		return &config.Config{
 			Server:  config.Server{StateDir: state},
 			Exports: []origin.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
-			Root:    config.Root{Addr: "127.0.0.1:0"},
-			HTTPS:   config.HTTPS{Addr: config.Off},
+			Root:    xrdserver.Settings{Addr: "127.0.0.1:0"},
+			HTTPS:   webdav.Settings{Addr: config.Off},
 		}
 	}
 	runBox(t, mk())

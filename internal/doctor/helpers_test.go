@@ -19,6 +19,8 @@ import (
 
 	"sitebox/internal/config"
 	"sitebox/internal/origin"
+	"sitebox/internal/webdav"
+	xrdserver "sitebox/internal/xrootd/server"
 )
 
 // listen starts a TCP listener on 127.0.0.1 that accepts and drops
@@ -94,8 +96,8 @@ func baseConfig(t *testing.T, rootAddr, httpsAddr string) *config.Config {
 	t.Helper()
 	cfg := &config.Config{
 		Server:  config.Server{StateDir: t.TempDir(), MetricsAddr: config.Off},
-		Root:    config.Root{Addr: rootAddr},
-		HTTPS:   config.HTTPS{Addr: httpsAddr},
+		Root:    xrdserver.Settings{Addr: rootAddr},
+		HTTPS:   webdav.Settings{Addr: httpsAddr},
 		Exports: []origin.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
 	}
 	cfg.ApplyDefaults("testhost", false)
