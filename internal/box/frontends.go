@@ -45,21 +45,18 @@ func (b *Box) buildFrontends() error {
 		if b.httpsLn, err = net.Listen("tcp", b.cfg.HTTPS.Addr); err != nil {
 			return fmt.Errorf("https:// listener: %w", err)
 		}
-		wc := webdav.Config{ServerName: b.cfg.Server.Name, Observer: b.transfers, BodyTimeout: config.Duration(b.cfg.HTTPS.BodyTimeout)}
+		wc := b.cfg.HTTPS.Config()
+		wc.ServerName, wc.Observer = b.cfg.Server.Name, b.transfers
 		if b.tokens != nil {
 			wc.Tokens = b.tokens
 		}
 		h := webdav.New(wc, b.store, b.log.With("component", "https"))
-		b.httpsLn = webdav.LimitListener(b.httpsLn, connsPerClient(b.cfg.HTTPS.MaxConnsPerClient), b.log.With("component", "https"))
-		headerTimeout := config.Duration(b.cfg.HTTPS.HeaderTimeout)
-		if headerTimeout == 0 {
-			headerTimeout = 30 * time.Second
-		}
+		b.httpsLn = webdav.LimitListener(b.httpsLn, b.cfg.HTTPS.ConnsPerClient(), b.log.With("component", "https"))
 		// No ReadTimeout or WriteTimeout: transfers take as long as they
 		// keep moving. Headers have HeaderTimeout, upload bodies the
 		// handler's BodyTimeout on progress, and an idle keep-alive
 		// connection is closed after IdleTimeout.
-		b.https = &http.Server{Handler: b.httpsHandler(h), ReadHeaderTimeout: headerTimeout, IdleTimeout: 2 * time.Minute,
+		b.https = &http.Server{Handler: b.httpsHandler(h), ReadHeaderTimeout: b.cfg.HTTPS.ReadHeaderTimeout(), IdleTimeout: 2 * time.Minute,
 			ErrorLog: slog.NewLogLogger(b.log.Handler(), slog.LevelDebug), ConnState: b.connStates}
 		if !b.cfg.HTTPS.PlainHTTP {
 			b.https.TLSConfig = tc
@@ -69,18 +66,6 @@ func (b *Box) buildFrontends() error {
 		}
 	}
 	return nil
-}
-
-// connsPerClient is [https] max_conns_per_client with its default (512, as
-// root://'s sessions per client); -1 means no limit.
-func connsPerClient(n int) int {
-	switch {
-	case n == 0:
-		return 512
-	case n < 0:
-		return 0
-	}
-	return n
 }
 
 // serverTLS is the box's certificate for https:// and roots://: the

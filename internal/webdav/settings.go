@@ -1,5 +1,7 @@
 package webdav
 
+import "time"
+
 // Settings configures the https:// (WebDAV) frontend: [https] in the
 // config file.
 type Settings struct {
@@ -32,5 +34,33 @@ type Settings struct {
 func (h *Settings) Defaults() {
 	if h.Addr == "" {
 		h.Addr = ":8443"
+	}
+}
+
+// Config is the handler's Config for these settings (the box adds the
+// rest). Durations have been validated; one unset is 0, the default.
+func (h *Settings) Config() Config {
+	d, _ := time.ParseDuration(h.BodyTimeout)
+	return Config{BodyTimeout: d}
+}
+
+// ReadHeaderTimeout is header_timeout with its default (30s).
+func (h *Settings) ReadHeaderTimeout() time.Duration {
+	if d, err := time.ParseDuration(h.HeaderTimeout); err == nil && d > 0 {
+		return d
+	}
+	return 30 * time.Second
+}
+
+// ConnsPerClient is max_conns_per_client with its default (512, as
+// root://'s sessions per client), for LimitListener: 0 means no limit.
+func (h *Settings) ConnsPerClient() int {
+	switch n := h.MaxConnsPerClient; {
+	case n == 0:
+		return 512
+	case n < 0:
+		return 0
+	default:
+		return n
 	}
 }
