@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"sitebox/internal/version"
 )
 
 func main() {
@@ -23,7 +25,19 @@ func newRootCmd() *cobra.Command {
 		Short:         "A Tier-3 site in a box: data federation over root:// and https://",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version.String(),
 	}
+	// "sitebox --version" and "sitebox version" print the same line.
+	root.SetVersionTemplate("sitebox {{.Version}}\n")
+	root.AddCommand(&cobra.Command{
+		Use:   "version",
+		Short: "Print the version of this build",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "sitebox %s\n", version.String())
+			return err
+		},
+	})
 	addServeCommand(root)
 	addConfigCommands(root)
 	addTransferCommands(root)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"sitebox/internal/cache"
 	"strings"
 	"syscall"
 
@@ -15,6 +16,7 @@ import (
 
 	"sitebox/internal/box"
 	"sitebox/internal/config"
+	"sitebox/internal/origin"
 )
 
 // serveFlags are the quick-use flags; each overrides the config file.
@@ -149,18 +151,18 @@ func (f *serveFlags) load(cmd *cobra.Command) (*config.Config, error) {
 }
 
 // parseExportFlag reads PREFIX=DIR[,DIR...][:ro].
-func parseExportFlag(s string) (config.Export, error) {
+func parseExportFlag(s string) (origin.Export, error) {
 	prefix, dirs, ok := strings.Cut(s, "=")
 	if !ok || prefix == "" || dirs == "" {
-		return config.Export{}, fmt.Errorf("--export %q: want PREFIX=DIR[,DIR...][:ro], e.g. /store=/data/pool1", s)
+		return origin.Export{}, fmt.Errorf("--export %q: want PREFIX=DIR[,DIR...][:ro], e.g. /store=/data/pool1", s)
 	}
-	e := config.Export{Prefix: prefix}
+	e := origin.Export{Prefix: prefix}
 	if d, found := strings.CutSuffix(dirs, ":ro"); found {
 		dirs, e.ReadOnly = d, true
 	}
 	for _, d := range strings.Split(dirs, ",") {
 		if d == "" {
-			return config.Export{}, fmt.Errorf("--export %q: empty pool directory", s)
+			return origin.Export{}, fmt.Errorf("--export %q: empty pool directory", s)
 		}
 		e.Pools = append(e.Pools, d)
 	}
@@ -168,15 +170,15 @@ func parseExportFlag(s string) (config.Export, error) {
 }
 
 // parseCacheFlag reads PREFIX=URL[,URL...].
-func parseCacheFlag(s string) (config.CacheRoute, error) {
+func parseCacheFlag(s string) (cache.RouteEntry, error) {
 	prefix, urls, ok := strings.Cut(s, "=")
 	if !ok || prefix == "" || urls == "" {
-		return config.CacheRoute{}, fmt.Errorf("--cache %q: want PREFIX=URL[,URL...], e.g. /store=root://origin.example.org:1094", s)
+		return cache.RouteEntry{}, fmt.Errorf("--cache %q: want PREFIX=URL[,URL...], e.g. /store=root://origin.example.org:1094", s)
 	}
-	r := config.CacheRoute{Prefix: prefix}
+	r := cache.RouteEntry{Prefix: prefix}
 	for _, u := range strings.Split(urls, ",") {
 		if u == "" {
-			return config.CacheRoute{}, fmt.Errorf("--cache %q: empty upstream URL", s)
+			return cache.RouteEntry{}, fmt.Errorf("--cache %q: empty upstream URL", s)
 		}
 		r.Upstreams = append(r.Upstreams, u)
 	}

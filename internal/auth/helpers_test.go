@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -221,7 +222,16 @@ func newTestVerifier(t *testing.T, cfg VerifierConfig) *Verifier {
 	if err != nil {
 		t.Fatalf("NewVerifier: %v", err)
 	}
-	t.Cleanup(v.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- v.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+		v.Close()
+	})
 	return v
 }
 

@@ -98,12 +98,13 @@ type Verifier struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex // protects closed, so no goroutine starts after Close
-	closed bool
+	mu      sync.Mutex // protects closed, so no goroutine starts after Close
+	closed  bool
+	running bool // Run was called
 }
 
 // NewVerifier checks cfg, loads JWKS files (an unreadable file is a
-// configuration error) and starts fetching the keys of URL issuers in the
+// configuration error). Run fetches the keys of URL issuers in the
 // background: an issuer that is down at start does not fail this call.
 func NewVerifier(cfg VerifierConfig, log *slog.Logger) (*Verifier, error) {
 	if log == nil {
@@ -158,11 +159,32 @@ func NewVerifier(cfg VerifierConfig, log *slog.Logger) (*Verifier, error) {
 			is.keys, is.fetched, is.attempted = keys, v.now(), v.now()
 		}
 	}
+	return v, nil
+}
+
+// Run refreshes every issuer's keys in the background until ctx ends or
+// the verifier is closed. Without Run, Verify still fetches an issuer's
+// keys on demand (and on an unknown kid), but they are not kept fresh.
+func (v *Verifier) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(v.ctx, cancel) // Close ends the refreshes too
+	defer stop()
+	v.mu.Lock()
+	running := v.running
+	v.running = true
+	v.mu.Unlock()
+	if running {
+		return errors.New("verifier: Run called twice")
+	}
 	for _, is := range v.issuers {
-		v.goroutine()
+		if !v.goroutine() {
+			break // closed
+		}
 		go is.run(ctx)
 	}
-	return v, nil
+	<-ctx.Done()
+	return nil
 }
 
 // Close stops the background refreshes and waits for them. Verify keeps

@@ -7,12 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"sitebox/internal/auth"
 	"sitebox/internal/config"
 	"sitebox/internal/store"
-	"sitebox/internal/tlsutil"
 )
 
 // IssuerDir is where the site issuer's key lives, below the state dir.
@@ -23,33 +21,17 @@ const IssuerDir = "issuer"
 // [auth] verifies nothing and allows everything, as before.
 func (b *Box) buildAuth() error {
 	a := &b.cfg.Auth
-	var ns []auth.Namespace
-	for _, n := range a.Namespaces {
-		lvl, err := auth.ParseLevel(n.Protection)
-		if err != nil {
-			return fmt.Errorf("auth.namespace %s: %w", n.Prefix, err)
-		}
-		ns = append(ns, auth.Namespace{Prefix: n.Prefix, Read: n.Read, VOs: n.VOs, Write: n.Write, Protection: lvl})
-	}
-	p, err := auth.NewPolicy(ns)
+	p, err := a.Policy()
 	if err != nil {
-		return fmt.Errorf("auth: %w", err)
+		return err
 	}
 	b.policy = p
 	if !a.Enabled() {
 		return nil
 	}
-	vc := auth.VerifierConfig{}
-	if vc.ClockSkew, err = time.ParseDuration(a.ClockSkew); err != nil {
-		return fmt.Errorf("auth.clock_skew: %w", err)
-	}
-	if a.CA != "" {
-		if vc.HTTPClient, err = tlsutil.HTTPClient(a.CA, false, 10*time.Second); err != nil {
-			return fmt.Errorf("auth.ca: %w", err)
-		}
-	}
-	for _, is := range a.Issuers {
-		vc.Issuers = append(vc.Issuers, auth.IssuerConfig{Issuer: is.URL, JWKSFile: is.JWKS, JWKSURL: is.JWKSURL, Audiences: is.Audience, BasePath: is.BasePath, VOs: is.VOs})
+	vc, err := a.VerifierConfig()
+	if err != nil {
+		return err
 	}
 	if a.SiteIssuer {
 		is, err := auth.LoadIssuer(filepath.Join(b.cfg.Server.StateDir, IssuerDir, auth.KeyFileName), SiteIssuerURL(b.cfg))
@@ -75,7 +57,7 @@ func (b *Box) buildAuth() error {
 		return fmt.Errorf("auth: %w", err)
 	}
 	b.tokens = v
-	b.closers = append(b.closers, func() error { v.Close(); return nil })
+	b.add(roleFuncs{run: v.Run, close: func() error { v.Close(); return nil }})
 	return nil
 }
 

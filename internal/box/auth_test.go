@@ -7,21 +7,25 @@ import (
 	"testing"
 	"time"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/config"
+	"sitebox/internal/origin"
 	"sitebox/internal/store"
+	"sitebox/internal/webdav"
+	xrdserver "sitebox/internal/xrootd/server"
 )
 
 // An issuer that does not answer does not stop the box: it starts, serves
 // public data, and refuses that issuer's tokens with the reason.
 func TestUnreachableIssuerDoesNotStopTheBox(t *testing.T) {
 	cfg := &config.Config{
-		Exports: []config.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
+		Exports: []origin.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
 		Server:  config.Server{StateDir: t.TempDir()},
-		Root:    config.Root{Addr: "127.0.0.1:0"},
-		HTTPS:   config.HTTPS{Addr: "127.0.0.1:0"},
-		Auth: config.Auth{
-			Issuers:    []config.AuthIssuer{{URL: "https://127.0.0.1:1"}},
-			Namespaces: []config.AuthNamespace{{Prefix: "/store/tok", Read: "token"}},
+		Root:    xrdserver.Settings{Addr: "127.0.0.1:0"},
+		HTTPS:   webdav.Settings{Addr: "127.0.0.1:0"},
+		Auth: auth.Settings{
+			Issuers:    []auth.IssuerEntry{{URL: "https://127.0.0.1:1"}},
+			Namespaces: []auth.NamespaceEntry{{Prefix: "/store/tok", Read: "token"}},
 		},
 	}
 	cfg.ApplyDefaults("test", false)

@@ -5,14 +5,10 @@ package box
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,8 +23,6 @@ import (
 	"sitebox/internal/jobs"
 	"sitebox/internal/metrics"
 	"sitebox/internal/store"
-	"sitebox/internal/tlsutil"
-	"sitebox/internal/webdav"
 	xrdserver "sitebox/internal/xrootd/server"
 )
 
@@ -48,7 +42,8 @@ type Box struct {
 	digest     string // of the config, advertised
 	prober     *fleet.Prober
 	transfers  *metrics.Transfers
-	closers    []func() error
+	parts      []role         // started by Run
+	closers    []func() error // in the order to undo: the last first
 
 	rootLn  net.Listener
 	httpsLn net.Listener
@@ -86,86 +81,13 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 	if err = b.buildOps(); err != nil {
 		return nil, err
 	}
-	var tc *tls.Config
-	if cfg.Root.Addr != config.Off && cfg.Root.TLSEnabled() || cfg.HTTPS.Addr != config.Off && !cfg.HTTPS.PlainHTTP {
-		if tc, err = b.serverTLS(); err != nil {
-			return nil, err
-		}
-	}
-
-	if cfg.Root.Addr != config.Off {
-		if b.rootLn, err = net.Listen("tcp", cfg.Root.Addr); err != nil {
-			return nil, fmt.Errorf("root:// listener: %w", err)
-		}
-		rc := xrdserver.Config{ServerName: cfg.Server.Name, Manager: b.director != nil, Observer: b.transfers,
-			RequestTimeout: config.Duration(cfg.Root.RequestTimeout), WriteTimeout: config.Duration(cfg.Root.WriteTimeout),
-			Limits: xrdserver.Limits{Sessions: cfg.Root.MaxSessions, SessionsPerClient: cfg.Root.MaxSessionsPerClient,
-				OpenFiles: cfg.Root.MaxOpenFiles, OpenFilesPerClient: cfg.Root.MaxOpenFilesPerClient, OpenFilesPerSession: cfg.Root.MaxOpenFilesPerSession}}
-		if cfg.Root.TLSEnabled() {
-			rc.TLS = tc
-		}
-		if b.tokens != nil {
-			rc.Tokens = b.tokens
-		}
-		b.root = xrdserver.New(rc, b.store, log.With("component", "root"))
-	}
-	if cfg.HTTPS.Addr != config.Off {
-		if b.httpsLn, err = net.Listen("tcp", cfg.HTTPS.Addr); err != nil {
-			return nil, fmt.Errorf("https:// listener: %w", err)
-		}
-		wc := webdav.Config{ServerName: cfg.Server.Name, Observer: b.transfers, BodyTimeout: config.Duration(cfg.HTTPS.BodyTimeout)}
-		if b.tokens != nil {
-			wc.Tokens = b.tokens
-		}
-		h := webdav.New(wc, b.store, log.With("component", "https"))
-		b.httpsLn = webdav.LimitListener(b.httpsLn, connsPerClient(cfg.HTTPS.MaxConnsPerClient), log.With("component", "https"))
-		headerTimeout := config.Duration(cfg.HTTPS.HeaderTimeout)
-		if headerTimeout == 0 {
-			headerTimeout = 30 * time.Second
-		}
-		// No ReadTimeout or WriteTimeout: transfers take as long as they
-		// keep moving. Headers have HeaderTimeout, upload bodies the
-		// handler's BodyTimeout on progress, and an idle keep-alive
-		// connection is closed after IdleTimeout.
-		b.https = &http.Server{Handler: b.httpsHandler(h), ReadHeaderTimeout: headerTimeout, IdleTimeout: 2 * time.Minute,
-			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug), ConnState: b.connStates}
-		if !cfg.HTTPS.PlainHTTP {
-			b.https.TLSConfig = tc
-		}
-		if !cfg.HTTPS.HTTP2 {
-			b.https.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){} // HTTP/1.1 only
-		}
+	if err = b.buildFrontends(); err != nil {
+		return nil, err
 	}
 	if b.advertiser, err = b.newAdvertiser(); err != nil {
 		return nil, err
 	}
 	return b, nil
-}
-
-// connsPerClient is [https] max_conns_per_client with its default (512, as
-// root://'s sessions per client); -1 means no limit.
-func connsPerClient(n int) int {
-	switch {
-	case n == 0:
-		return 512
-	case n < 0:
-		return 0
-	}
-	return n
-}
-
-// serverTLS is the box's certificate for https:// and roots://: the
-// configured one, or a self-signed one kept in the state dir.
-func (b *Box) serverTLS() (*tls.Config, error) {
-	hosts := []string{"localhost", "127.0.0.1", "::1"}
-	if hn, err := os.Hostname(); err == nil {
-		hosts = append(hosts, hn)
-	}
-	tc, err := tlsutil.LoadOrCreate(b.cfg.HTTPS.Cert, b.cfg.HTTPS.Key, filepath.Join(b.cfg.Server.StateDir, "tls"), hosts)
-	if err != nil {
-		return nil, fmt.Errorf("TLS certificate: %w", err)
-	}
-	return tc, nil
 }
 
 // RootAddr is the bound root:// address, or nil when disabled.
@@ -208,6 +130,7 @@ func (b *Box) Run(ctx context.Context) error {
 			return err
 		})
 	}
+	b.runParts(ctx, g)
 	b.runOps(g)
 	if b.advertiser != nil {
 		g.Go(func() error { return b.advertiser.Run(ctx) })

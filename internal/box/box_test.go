@@ -5,7 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"sitebox/internal/cache"
 	"sitebox/internal/config"
+	"sitebox/internal/origin"
+	"sitebox/internal/webdav"
+	xrdserver "sitebox/internal/xrootd/server"
 )
 
 // A listener that cannot bind fails New with a message naming it, after
@@ -17,10 +21,10 @@ func TestNewReportsBusyPort(t *testing.T) {
 	}
 	defer ln.Close()
 	cfg := &config.Config{
-		Exports: []config.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
+		Exports: []origin.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
 		Server:  config.Server{StateDir: t.TempDir()},
-		Root:    config.Root{Addr: ln.Addr().String()},
-		HTTPS:   config.HTTPS{Addr: config.Off},
+		Root:    xrdserver.Settings{Addr: ln.Addr().String()},
+		HTTPS:   webdav.Settings{Addr: config.Off},
 	}
 	cfg.ApplyDefaults("test", false)
 	b, err := New(cfg, nil)
@@ -33,13 +37,13 @@ func TestNewReportsBusyPort(t *testing.T) {
 // the namespace root lists them.
 func TestOriginAndCacheTogether(t *testing.T) {
 	cfg := &config.Config{
-		Exports: []config.Export{{Prefix: "/local", Pools: []string{t.TempDir()}}},
-		Cache: config.Cache{Dir: t.TempDir(), Routes: []config.CacheRoute{
+		Exports: []origin.Export{{Prefix: "/local", Pools: []string{t.TempDir()}}},
+		Cache: cache.Settings{Dir: t.TempDir(), Routes: []cache.RouteEntry{
 			{Prefix: "/remote", Upstreams: []string{"root://127.0.0.1:1"}},
 		}},
 		Server: config.Server{StateDir: t.TempDir()},
-		Root:   config.Root{Addr: "127.0.0.1:0"},
-		HTTPS:  config.HTTPS{Addr: config.Off},
+		Root:   xrdserver.Settings{Addr: "127.0.0.1:0"},
+		HTTPS:  webdav.Settings{Addr: config.Off},
 	}
 	cfg.ApplyDefaults("test", false)
 	if ps := cfg.Validate(); len(ps) > 0 {

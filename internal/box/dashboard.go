@@ -9,6 +9,7 @@ import (
 	"sitebox/internal/director"
 	"sitebox/internal/jobs"
 	"sitebox/internal/metrics"
+	"sitebox/internal/version"
 	"sitebox/internal/web"
 )
 
@@ -16,9 +17,7 @@ import (
 const dashboardTop = 10
 
 // withDashboard mounts the web dashboard (internal/web) on the https mux
-// and starts sampling transfer totals for its rate chart. The sampler
-// runs from New rather than Run, so it is stopped by a closer: Close
-// ends it whether or not Run was ever called.
+// and has Run sample transfer totals for its rate chart.
 func (b *Box) withDashboard(mux *http.ServeMux) {
 	if !b.cfg.Server.DashboardEnabled() {
 		return
@@ -31,17 +30,7 @@ func (b *Box) withDashboard(mux *http.ServeMux) {
 		rec = nil
 	}
 	if rec != nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			rec.Run(ctx)
-		}()
-		b.closers = append(b.closers, func() error {
-			cancel()
-			<-done
-			return nil
-		})
+		b.add(roleFuncs{run: func(ctx context.Context) error { rec.Run(ctx); return nil }})
 	}
 	started := time.Now()
 	mux.Handle(web.Prefix, web.Handler(web.SourceFunc(func() web.Snapshot { return b.dashboardSnapshot(started) }), rec, b.dashboardViewer()))
@@ -52,7 +41,7 @@ func (b *Box) withDashboard(mux *http.ServeMux) {
 func (b *Box) dashboardSnapshot(started time.Time) web.Snapshot {
 	now := time.Now()
 	s := web.Snapshot{Box: web.BoxInfo{
-		Name: b.cfg.Server.Name, Site: b.cfg.Server.Site, Version: Version, Roles: b.roles(),
+		Name: b.cfg.Server.Name, Site: b.cfg.Server.Site, Version: version.String(), Roles: b.roles(),
 		AdvertisesTo: append([]string{}, b.cfg.Advertise.To...), Started: started, Now: now,
 	}}
 	files, users, vos := b.transfers.Top(dashboardTop)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"runtime"
 	"strconv"
@@ -21,56 +20,19 @@ import (
 	"sitebox/internal/jobs"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
+	"sitebox/internal/version"
 )
 
-// Version is reported to directors; set at build time by main.
-var Version = "dev"
-
 func newDirector(cfg *config.Config, b *Box) (*director.Director, error) {
-	dc := cfg.Director
-	c := director.Config{Name: cfg.Server.Name, Site: cfg.Server.Site, DefaultVO: dc.DefaultVO, DropAfter: dc.DropAfter, VO: map[string]store.Endpoint{}}
-	var err error
-	for _, f := range []struct {
-		v   string
-		dst *time.Duration
-	}{{dc.LocateTimeout, &c.LocateTimeout}, {dc.CacheTTL, &c.CacheTTL}, {dc.NegativeTTL, &c.NegativeTTL}} {
-		if *f.dst, err = time.ParseDuration(f.v); err != nil {
-			return nil, fmt.Errorf("director: %w", err)
-		}
-	}
-	for _, p := range dc.Parents {
-		c.Parents = append(c.Parents, endpointOf(p))
-	}
-	for vo, u := range dc.VO {
-		c.VO[vo] = endpointOf(u)
-	}
-	for _, s := range dc.Servers {
-		ep := endpointOf(s.Root)
-		c.Static = append(c.Static, director.Ad{Name: s.Name, Site: s.Site, Role: s.Role, Root: ep.Root, HTTPS: s.HTTPS, Prefixes: s.Prefixes})
-	}
-	c.MembersFile, c.MaxServers = director.MembersFile(cfg.Server.StateDir), dc.MaxServers
-	for _, m := range dc.Members {
-		mem := director.Member{Name: m.Name, Site: m.Site, Key: m.Key, Roles: m.Roles, Prefixes: m.Prefixes,
-			Root: endpointOf(m.Root).Root, HTTPS: strings.TrimSuffix(m.HTTPS, "/")}
-		if err := mem.Check(); err != nil {
-			return nil, fmt.Errorf("director.member: %w", err)
-		}
-		c.Members = append(c.Members, mem)
+	c, err := cfg.Director.Config(cfg.Server.Name, cfg.Server.Site, cfg.Server.StateDir)
+	if err != nil {
+		return nil, err
 	}
 	return director.New(c, b.log.With("component", "director")), nil
 }
 
 // endpointOf turns a root:// or https:// URL into an endpoint.
-func endpointOf(raw string) store.Endpoint {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return store.Endpoint{}
-	}
-	if u.Scheme == "root" {
-		return store.Endpoint{Root: u.Host}
-	}
-	return store.Endpoint{HTTPS: u.Scheme + "://" + u.Host}
-}
+func endpointOf(raw string) store.Endpoint { return director.EndpointOf(raw) }
 
 // httpsHandler puts the director's API and the site issuer's documents
 // next to the namespace.
@@ -125,7 +87,7 @@ func (b *Box) newAdvertiser() (*fleet.Advertiser[director.Ad], error) {
 
 // ads describes each role this box plays.
 func (b *Box) ads(root, https string, interval time.Duration) []director.Ad {
-	base := director.Ad{Name: b.cfg.Server.Name, Site: b.cfg.Server.Site, Root: root, HTTPS: https, Load: loadPerCPU(), Version: Version,
+	base := director.Ad{Name: b.cfg.Server.Name, Site: b.cfg.Server.Site, Root: root, HTTPS: https, Load: loadPerCPU(), Version: version.String(),
 		ConfigDigest: b.digest, Health: b.health(), Downtime: b.currentDowntime(), Interval: interval.Seconds()}
 	var out []director.Ad
 	if b.director != nil {

@@ -12,7 +12,10 @@ import (
 
 	"sitebox/internal/auth"
 	"sitebox/internal/config"
+	"sitebox/internal/origin"
 	"sitebox/internal/web"
+	"sitebox/internal/webdav"
+	xrdserver "sitebox/internal/xrootd/server"
 )
 
 // siteIssuerBox is a box that is its own issuer, trusting its groups for
@@ -24,12 +27,12 @@ func siteIssuerBox(t *testing.T) *Box {
 		t.Fatal(err)
 	}
 	cfg := &config.Config{
-		Exports: []config.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
+		Exports: []origin.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
 		Server:  config.Server{StateDir: state},
-		Root:    config.Root{Addr: "127.0.0.1:0"},
-		HTTPS:   config.HTTPS{Addr: "127.0.0.1:0"},
-		Auth: config.Auth{SiteIssuer: true, IssuerURL: "https://box.example:8443", SiteIssuerVOs: []string{"cms"},
-			Operators: []config.AuthOperator{{Subject: "ops"}}},
+		Root:    xrdserver.Settings{Addr: "127.0.0.1:0"},
+		HTTPS:   webdav.Settings{Addr: "127.0.0.1:0"},
+		Auth: auth.Settings{SiteIssuer: true, IssuerURL: "https://box.example:8443", SiteIssuerVOs: []string{"cms"},
+			Operators: []auth.OperatorEntry{{Subject: "ops"}}},
 	}
 	cfg.ApplyDefaults("test", false)
 	if ps := cfg.Validate(); len(ps) > 0 {

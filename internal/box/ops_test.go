@@ -15,6 +15,9 @@ import (
 	"sitebox/internal/admin"
 	"sitebox/internal/cache"
 	"sitebox/internal/config"
+	"sitebox/internal/origin"
+	"sitebox/internal/webdav"
+	xrdserver "sitebox/internal/xrootd/server"
 )
 
 // runBox starts cfg and stops it when the test ends, checking that the
@@ -55,18 +58,18 @@ func TestAdminAndMetricsOfARunningCache(t *testing.T) {
 	}
 	orig := runBox(t, &config.Config{
 		Server:  config.Server{StateDir: t.TempDir()},
-		Exports: []config.Export{{Prefix: "/store", Pools: []string{pool}}},
-		Root:    config.Root{Addr: "127.0.0.1:0"},
-		HTTPS:   config.HTTPS{Addr: config.Off},
+		Exports: []origin.Export{{Prefix: "/store", Pools: []string{pool}}},
+		Root:    xrdserver.Settings{Addr: "127.0.0.1:0"},
+		HTTPS:   webdav.Settings{Addr: config.Off},
 	})
 	state := t.TempDir()
 	c := runBox(t, &config.Config{
 		Server: config.Server{StateDir: state, MetricsAddr: "127.0.0.1:0"},
-		Cache: config.Cache{Dir: t.TempDir(), Routes: []config.CacheRoute{
+		Cache: cache.Settings{Dir: t.TempDir(), Routes: []cache.RouteEntry{
 			{Prefix: "/store", Upstreams: []string{"root://" + orig.RootAddr().String()}},
 		}},
-		Root:  config.Root{Addr: "127.0.0.1:0"},
-		HTTPS: config.HTTPS{Addr: config.Off},
+		Root:  xrdserver.Settings{Addr: "127.0.0.1:0"},
+		HTTPS: webdav.Settings{Addr: config.Off},
 	})
 
 	ctx := t.Context()
@@ -127,9 +130,9 @@ func TestSecondBoxOnSameStateDir(t *testing.T) {
 	mk := func() *config.Config {
 		return &config.Config{
 			Server:  config.Server{StateDir: state},
-			Exports: []config.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
-			Root:    config.Root{Addr: "127.0.0.1:0"},
-			HTTPS:   config.HTTPS{Addr: config.Off},
+			Exports: []origin.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
+			Root:    xrdserver.Settings{Addr: "127.0.0.1:0"},
+			HTTPS:   webdav.Settings{Addr: config.Off},
 		}
 	}
 	runBox(t, mk())

@@ -2,15 +2,12 @@ package box
 
 import (
 	"fmt"
-	"time"
 
 	"sitebox/internal/cache"
-	"sitebox/internal/config"
 	"sitebox/internal/hostlist"
 	"sitebox/internal/origin"
 	"sitebox/internal/remote"
 	"sitebox/internal/store"
-	"sitebox/internal/units"
 )
 
 // buildStores makes the origin for the exports and the cache for the
@@ -19,15 +16,12 @@ func (b *Box) buildStores() (store.Store, error) {
 	mounts := map[string]store.Store{}
 	var only store.Store
 	if len(b.cfg.Exports) > 0 {
-		exports := make([]origin.Export, 0, len(b.cfg.Exports))
-		for _, e := range b.cfg.Exports {
-			exports = append(exports, origin.Export{Prefix: e.Prefix, Pools: e.Pools, ReadOnly: e.ReadOnly})
-		}
+		exports := b.cfg.Exports
 		o, err := origin.New(origin.Config{Exports: exports}, b.log.With("component", "origin"))
 		if err != nil {
 			return nil, err
 		}
-		b.closers = append(b.closers, o.Close)
+		b.add(roleFuncs{close: o.Close})
 		for _, e := range exports {
 			mounts[e.Prefix] = o
 		}
@@ -39,7 +33,7 @@ func (b *Box) buildStores() (store.Store, error) {
 			return nil, err
 		}
 		b.director = d
-		b.closers = append(b.closers, d.Close)
+		b.add(d)
 		return d, nil
 	}
 	if b.cfg.Cache.Enabled() {
@@ -48,7 +42,7 @@ func (b *Box) buildStores() (store.Store, error) {
 			return nil, err
 		}
 		b.cache = c
-		b.closers = append(b.closers, c.Close)
+		b.add(c)
 		for _, p := range c.Prefixes() {
 			mounts[p] = c
 		}
@@ -62,43 +56,10 @@ func (b *Box) buildStores() (store.Store, error) {
 	return only, nil
 }
 
-func newCache(cc *config.Cache, b *Box) (*cache.Cache, error) {
-	cfg := cache.Config{
-		Dir:       cc.Dir,
-		ReadAhead: cc.ReadAhead,
-		Prefetch:  cc.Prefetch,
-		PageCache: cc.PageCache,
-		Streams:   cc.Streams,
-	}
-	var err error
-	if cfg.RAM, err = units.ParseSize(cc.RAM); err != nil {
-		return nil, fmt.Errorf("cache.ram: %w", err)
-	}
-	if cfg.BlockSize, err = units.ParseSize(cc.BlockSize); err != nil {
-		return nil, fmt.Errorf("cache.block_size: %w", err)
-	}
-	if cfg.Revalidate, err = time.ParseDuration(cc.Revalidate); err != nil {
-		return nil, fmt.Errorf("cache.revalidate: %w", err)
-	}
-	if cc.PurgeInterval != "" {
-		if cfg.Space.Interval, err = time.ParseDuration(cc.PurgeInterval); err != nil {
-			return nil, fmt.Errorf("cache.purge_interval: %w", err)
-		}
-	}
-	levels := []struct {
-		s    string
-		size bool
-		dst  *float64
-	}{
-		{cc.HighWater, true, &cfg.Space.BytesHigh}, {cc.LowWater, true, &cfg.Space.BytesLow},
-		{cc.FilesHighWater, false, &cfg.Space.FilesHigh}, {cc.FilesLowWater, false, &cfg.Space.FilesLow},
-	}
-	for _, l := range levels {
-		v, err := config.ParseLevel(l.s, l.size)
-		if err != nil {
-			return nil, fmt.Errorf("cache watermark: %w", err)
-		}
-		*l.dst = v.Value()
+func newCache(cc *cache.Settings, b *Box) (*cache.Cache, error) {
+	cfg, err := cc.Config()
+	if err != nil {
+		return nil, err
 	}
 	opts := cache.DialOptions{Streams: cc.Streams, Options: remote.Options{CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure}}
 	if cc.UpstreamTokenFile != "" {

@@ -28,11 +28,13 @@ type Cache struct {
 
 	blockPool sync.Pool // buffers for checking partially read disk blocks
 
-	ctx    context.Context // ends at Close: stops fetches and prefetches
-	cancel context.CancelFunc
-	closed atomic.Bool
-	wg     sync.WaitGroup // writers
-	bg     sync.WaitGroup // flusher, purger
+	ctx     context.Context // ends at Close: stops fetches and prefetches
+	cancel  context.CancelFunc
+	runMu   sync.Mutex // orders Run's start against Close
+	running bool       // Run has started the background work
+	closed  atomic.Bool
+	wg      sync.WaitGroup // writers
+	bg      sync.WaitGroup // flusher, purger
 
 	mu      sync.Mutex
 	entries map[string]*entry
@@ -48,8 +50,8 @@ type Cache struct {
 
 var _ store.Store = (*Cache)(nil)
 
-// New opens the cache directory, loads the block maps of what it holds
-// and starts the disk writers and the purger.
+// New opens the cache directory and loads the block maps of what it
+// holds. Run starts the disk writers, the flusher and the purger.
 func New(cfg Config, log *slog.Logger) (*Cache, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
@@ -89,22 +91,16 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 		cancel()
 		return nil, fmt.Errorf("cache: reading %s: %w", cfg.Dir, err)
 	}
-	// Several writers, so one write stalled behind the disk's writeback
-	// does not hold up the queue.
-	for range 4 {
-		c.wg.Add(1)
-		go c.writer()
-	}
-	c.bg.Add(2)
-	go c.flusher()
-	go c.purger()
 	log.Info("cache ready", "dir", cfg.Dir, "files", len(c.entries), "block_size", cfg.BlockSize, "ram", cfg.RAM)
 	return c, nil
 }
 
 // Close stops background work, saves every block map and closes files.
 func (c *Cache) Close() error {
-	if c.closed.Swap(true) {
+	c.runMu.Lock()
+	closed := c.closed.Swap(true)
+	c.runMu.Unlock()
+	if closed {
 		return nil
 	}
 	c.cancel()

@@ -114,7 +114,23 @@ func (e *env) start() {
 		e.t.Fatal(err)
 	}
 	e.c = c
-	e.t.Cleanup(func() { c.Close() })
+	run(e.t, c)
+}
+
+// run starts c's background work as Box.Run does and closes c when the
+// test ends (or earlier, if the test closes it itself).
+func run(t testing.TB, c *Cache) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+		c.Close()
+	})
 }
 
 func (e *env) restart() {

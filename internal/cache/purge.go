@@ -13,13 +13,13 @@ import (
 // flusher saves changed block maps every few seconds, so a crash loses at
 // most that much of what was cached (never correctness: a block counts as
 // present only after its data was synced).
-func (c *Cache) flusher() {
+func (c *Cache) flusher(ctx context.Context) {
 	defer c.bg.Done()
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
 	for {
 		select {
-		case <-c.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
@@ -58,7 +58,7 @@ func (c *Cache) kickPurge(written int64) {
 	}
 }
 
-func (c *Cache) purger() {
+func (c *Cache) purger(ctx context.Context) {
 	defer c.bg.Done()
 	t := time.NewTicker(c.cfg.Space.Interval)
 	defer t.Stop()
@@ -66,7 +66,7 @@ func (c *Cache) purger() {
 		c.writtenSinceCheck.Store(0)
 		c.purgeOnce()
 		select {
-		case <-c.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		case <-c.purgeCh:

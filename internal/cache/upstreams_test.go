@@ -58,7 +58,7 @@ func TestProtocolUpstreams(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer c.Close()
+			run(t, c)
 			ctx := context.Background()
 			fi, err := c.Stat(ctx, "/store/d/f")
 			if err != nil || fi.Size != int64(len(data)) {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"sitebox/internal/cache"
 )
 
 func TestCacheProblemsNamedWithLines(t *testing.T) {
@@ -73,7 +75,7 @@ upstreams = ["root://origin.example.org:1094", "https://backup.example.org:8443/
 	if ps := cfg.Validate(); len(ps) != 0 || cfg.Cache.RAM != "1GiB" || cfg.Cache.Streams != 16 {
 		t.Fatalf("problems %v, cache %+v", ps, cfg.Cache)
 	}
-	l, _ := ParseLevel(cfg.Cache.HighWater, true)
+	l, _ := cache.ParseLevel(cfg.Cache.HighWater, true)
 	if l.Value() != 500*(1<<30) {
 		t.Fatalf("high water %v", l)
 	}

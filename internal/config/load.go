@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
+	"sitebox/internal/problem"
 	"strings"
 
 	toml "github.com/pelletier/go-toml/v2"
@@ -13,22 +13,7 @@ import (
 )
 
 // Problem is one thing wrong with a config file.
-type Problem struct {
-	Line int    // 1-based; 0 when the problem has no single place
-	Key  string // e.g. "https.cert", "export[2].pools"
-	Msg  string
-}
-
-func (p Problem) String() string {
-	loc := ""
-	if p.Line > 0 {
-		loc = "line " + strconv.Itoa(p.Line) + ": "
-	}
-	if p.Key != "" {
-		return loc + p.Key + ": " + p.Msg
-	}
-	return loc + p.Msg
-}
+type Problem = problem.Problem
 
 // Problems is every problem found in one file; it is an error.
 type Problems struct {

@@ -5,9 +5,8 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"strings"
 
-	"sitebox/internal/store"
+	"sitebox/internal/origin"
 )
 
 // Validate returns every problem in c (with defaults applied or not). It
@@ -48,11 +47,11 @@ func (c *Config) Validate() []Problem {
 		}
 	}
 	ps = append(ps, c.validateLimits()...)
-	ps = append(ps, c.validateExports()...)
-	ps = append(ps, c.Cache.validate(c.Exports)...)
-	ps = append(ps, c.Director.validate()...)
+	ps = append(ps, origin.CheckExports(c.Exports)...)
+	ps = append(ps, c.Cache.Validate(exportPrefixes(c.Exports))...)
+	ps = append(ps, c.Director.Validate()...)
 	ps = append(ps, c.Advertise.validate()...)
-	ps = append(ps, c.Auth.validate()...)
+	ps = append(ps, c.Auth.Validate()...)
 	ps = append(ps, c.Jobs.validate(c.Server.StateDir)...)
 	ps = append(ps, c.Probe.validate()...)
 	if len(c.Exports) == 0 && !c.Cache.Enabled() && !c.Director.Enabled && !c.Jobs.Enabled {
@@ -70,43 +69,11 @@ func (c *Config) Validate() []Problem {
 	return ps
 }
 
-func (c *Config) validateExports() []Problem {
-	var ps []Problem
-	seen := map[string]int{}
-	for i, e := range c.Exports {
-		key := fmt.Sprintf("export[%d]", i+1)
-		add := func(sub, format string, args ...any) {
-			ps = append(ps, Problem{Key: key + sub, Msg: fmt.Sprintf(format, args...)})
-		}
-		clean, err := store.CleanPath(e.Prefix)
-		switch {
-		case e.Prefix == "":
-			add(".prefix", "missing: the namespace path this export serves, e.g. \"/store\"")
-		case err != nil || !strings.HasPrefix(e.Prefix, "/"):
-			add(".prefix", "%q must be an absolute namespace path without '..'", e.Prefix)
-		case clean != e.Prefix:
-			add(".prefix", "%q should be written %q", e.Prefix, clean)
-		}
-		if j, dup := seen[clean]; dup && clean != "" {
-			add(".prefix", "%q is already exported by export[%d]", clean, j)
-		}
-		seen[clean] = i + 1
-		if len(e.Pools) == 0 {
-			add(".pools", "missing: at least one storage directory")
-		}
-		for _, dir := range e.Pools {
-			if !strings.HasPrefix(dir, "/") {
-				add(".pools", "%q must be an absolute directory", dir)
-				continue
-			}
-			fi, err := os.Stat(dir)
-			switch {
-			case err != nil:
-				add(".pools", "pool %s: %v", dir, unwrapPath(err))
-			case !fi.IsDir():
-				add(".pools", "pool %s is not a directory", dir)
-			}
-		}
+// exportPrefixes are the exported prefixes, in file order.
+func exportPrefixes(exports []origin.Export) []string {
+	ps := make([]string, len(exports))
+	for i, e := range exports {
+		ps[i] = e.Prefix
 	}
 	return ps
 }

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -71,13 +72,19 @@ type Director struct {
 	refusals refusalLog
 	// resolving is set while advertised host names are being resolved.
 	resolving atomic.Bool
-	stop      context.CancelFunc
-	done      chan struct{}
+
+	life context.Context // ends at Close
+	stop context.CancelFunc
+	done chan struct{} // closed when Run's background work has ended
+
+	mu      sync.Mutex // orders Run's start against Close
+	running bool
+	closed  bool
 }
 
 var _ store.Store = (*Director)(nil)
 
-// New starts a director; Close stops its background work.
+// New builds a director; Run does its background work, Close stops it.
 func New(cfg Config, log *slog.Logger) *Director {
 	return newWithProber(cfg, newRootProber(), log)
 }
@@ -116,22 +123,9 @@ func newWithProber(cfg Config, p prober, log *slog.Logger) *Director {
 	}
 	for _, s := range cfg.Static {
 		d.reg.addStatic(Server{Ad: s})
-		go d.sites.note(s.Site, hostOf(s.Root))
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	d.stop = cancel
-	go d.maintain(ctx)
+	d.life, d.stop = context.WithCancel(context.Background())
 	return d
-}
-
-// Close stops the background work.
-func (d *Director) Close() error {
-	d.stop()
-	<-d.done
-	if c, ok := d.probe.(interface{ Close() error }); ok {
-		c.Close()
-	}
-	return nil
 }
 
 func (d *Director) server(name string) (Server, bool) {

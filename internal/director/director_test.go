@@ -68,8 +68,23 @@ func newTestDirector(t *testing.T, cfg Config, p *fakeProber) *Director {
 		cfg.Name = "dir"
 	}
 	d := newWithProber(cfg, p, nil)
-	t.Cleanup(func() { d.Close() })
+	run(t, d)
 	return d
+}
+
+// run does d's background work as Box.Run does, until the test ends.
+func run(t *testing.T, d *Director) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+		d.Close()
+	})
 }
 
 func ad(name, site, role, root string, prefixes ...string) Ad {

@@ -88,7 +88,7 @@ func trustDirector(t *testing.T, cfg Config) (*Director, *httptest.Server, *sync
 	cfg.Name = "region"
 	cfg.Static = append(cfg.Static, ad("legacy", "L", RoleOrigin, "legacy:1", "/legacy"))
 	d := newWithProber(cfg, &fakeProber{}, slog.New(slog.NewTextHandler(logs, nil)))
-	t.Cleanup(func() { d.Close() })
+	run(t, d)
 	srv := httptest.NewServer(d.Handler())
 	t.Cleanup(srv.Close)
 	return d, srv, logs

@@ -18,6 +18,9 @@ import (
 	"time"
 
 	"sitebox/internal/config"
+	"sitebox/internal/origin"
+	"sitebox/internal/webdav"
+	xrdserver "sitebox/internal/xrootd/server"
 )
 
 // listen starts a TCP listener on 127.0.0.1 that accepts and drops
@@ -93,9 +96,9 @@ func baseConfig(t *testing.T, rootAddr, httpsAddr string) *config.Config {
 	t.Helper()
 	cfg := &config.Config{
 		Server:  config.Server{StateDir: t.TempDir(), MetricsAddr: config.Off},
-		Root:    config.Root{Addr: rootAddr},
-		HTTPS:   config.HTTPS{Addr: httpsAddr},
-		Exports: []config.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
+		Root:    xrdserver.Settings{Addr: rootAddr},
+		HTTPS:   webdav.Settings{Addr: httpsAddr},
+		Exports: []origin.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
 	}
 	cfg.ApplyDefaults("testhost", false)
 	return cfg

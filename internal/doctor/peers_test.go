@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/config"
 )
 
@@ -66,7 +67,7 @@ func TestIssuers(t *testing.T) {
 	down := "https://" + closedPort(t)
 	cfg := baseConfig(t, config.Off, config.Off)
 	cfg.Auth.CA = ca
-	cfg.Auth.Issuers = []config.AuthIssuer{
+	cfg.Auth.Issuers = []auth.IssuerEntry{
 		{URL: srv.URL},                         // no discovery document: 404
 		{URL: srv.URL, JWKSURL: srv.URL + "/"}, // keys URL given
 		{URL: down},

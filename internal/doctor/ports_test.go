@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"sitebox/internal/config"
+	"sitebox/internal/webdav"
+	xrdserver "sitebox/internal/xrootd/server"
 )
 
 func TestPortClosed(t *testing.T) {
@@ -104,7 +106,7 @@ func TestListenersPublicAddress(t *testing.T) {
 		{"advertised without port", ":1094", "root://t3.example.org", "127.0.0.1:1094", "t3.example.org:1094", "[advertise] root_url"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := &config.Config{Root: config.Root{Addr: tc.root}, HTTPS: config.HTTPS{Addr: config.Off}, Server: config.Server{MetricsAddr: config.Off}}
+			cfg := &config.Config{Root: xrdserver.Settings{Addr: tc.root}, HTTPS: webdav.Settings{Addr: config.Off}, Server: config.Server{MetricsAddr: config.Off}}
 			cfg.Advertise.RootURL = tc.rootURL
 			ls := listeners(cfg, "box")
 			if len(ls) != 1 || ls[0].Local != tc.local || ls[0].Public != tc.pub || ls[0].PublicFrom != tc.from {

@@ -18,11 +18,12 @@ import (
 	"sitebox/internal/store"
 )
 
-// Export maps a namespace prefix onto storage pools.
+// Export maps a namespace prefix onto storage pools; it is what each
+// [[export]] of the config file decodes into (see CheckExports).
 type Export struct {
-	Prefix   string   // namespace path, e.g. "/store/user"
-	Pools    []string // directories on disk; at least one
-	ReadOnly bool     // refuse every change under Prefix
+	Prefix   string   `toml:"prefix"`    // namespace path, e.g. "/store/user"
+	Pools    []string `toml:"pools"`     // directories on disk; at least one
+	ReadOnly bool     `toml:"read_only"` // refuse every change under Prefix
 }
 
 // Config lists the exports. Prefixes must be distinct; a longer prefix

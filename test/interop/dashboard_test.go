@@ -105,9 +105,11 @@ func TestDashboardShowsTransfersCacheFederationAndJobs(t *testing.T) {
 	if raw := snapshotAs(t, cache.box, dir.token(t, "alice", "", "")); !strings.Contains(raw, `not listed in [[auth.operator]]`) {
 		t.Errorf("snapshot with alice's token: %s", tail(raw, 2000))
 	}
-	if !strings.Contains(cache.proc.Log.String(), "subject=alice") {
-		t.Error("the refused dashboard token is not in the log with its subject")
-	}
+	// The box logs before it answers, but its log reaches this process
+	// through a pipe: wait for the line rather than race it.
+	waitFor(t, 10*time.Second, "the refused dashboard token is not in the log with its subject", func() bool {
+		return strings.Contains(cache.proc.Log.String(), "subject=alice")
+	})
 
 	// The operator's token, handed to the page in the address fragment
 	// (kept in sessionStorage, sent as an Authorization header).

@@ -1,20 +1,23 @@
-package config
+package auth
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
 
+	"sitebox/internal/problem"
 	"sitebox/internal/store"
+	"sitebox/internal/tlsutil"
 )
 
-// Auth configures bearer tokens: which issuers the box trusts and what
+// Settings configures bearer tokens ([auth] in the config file): which issuers the box trusts and what
 // each namespace requires. A box without [[auth.namespace]] serves every
 // path as before (public, writable where exported).
-type Auth struct {
+type Settings struct {
 	// Issuers are the token issuers trusted here.
-	Issuers []AuthIssuer `toml:"issuer"`
+	Issuers []IssuerEntry `toml:"issuer"`
 	// ClockSkew allowed on exp, nbf and iat (default "60s").
 	ClockSkew string `toml:"clock_skew"`
 	// CA is a PEM file of extra CA certificates trusted when fetching
@@ -32,14 +35,14 @@ type Auth struct {
 	SiteIssuerVOs []string `toml:"site_issuer_vos"`
 	// Operators may see the dashboard's file names and user subjects
 	// (anonymous visitors see only totals).
-	Operators []AuthOperator `toml:"operator"`
+	Operators []OperatorEntry `toml:"operator"`
 	// Namespaces hold the policy per namespace prefix; the longest
 	// matching prefix applies.
-	Namespaces []AuthNamespace `toml:"namespace"`
+	Namespaces []NamespaceEntry `toml:"namespace"`
 }
 
-// AuthIssuer is one trusted token issuer.
-type AuthIssuer struct {
+// IssuerEntry is one trusted token issuer.
+type IssuerEntry struct {
 	// URL is the issuer (the tokens' "iss"); its keys are found through
 	// URL/.well-known/openid-configuration unless JWKS or JWKSURL is set.
 	URL string `toml:"url"`
@@ -60,16 +63,16 @@ type AuthIssuer struct {
 	VOs []string `toml:"vos"`
 }
 
-// AuthOperator is a token identity allowed to see the dashboard's
+// OperatorEntry is a token identity allowed to see the dashboard's
 // details: the issuer (a trusted [[auth.issuer]] url, or empty for this
 // box's site issuer) and the subject.
-type AuthOperator struct {
+type OperatorEntry struct {
 	Issuer  string `toml:"issuer"`
 	Subject string `toml:"subject"`
 }
 
-// AuthNamespace is the policy of one namespace prefix.
-type AuthNamespace struct {
+// NamespaceEntry is the policy of one namespace prefix.
+type NamespaceEntry struct {
 	Prefix string `toml:"prefix"`
 	// Read is "public" (default), "token" (a read scope for the path) or
 	// "vo" (a token of one of VOs).
@@ -83,9 +86,10 @@ type AuthNamespace struct {
 }
 
 // Enabled reports whether tokens are verified at all.
-func (a *Auth) Enabled() bool { return len(a.Issuers) > 0 || a.SiteIssuer }
+func (a *Settings) Enabled() bool { return len(a.Issuers) > 0 || a.SiteIssuer }
 
-func (a *Auth) applyDefaults() {
+// Defaults fills unset fields with their documented defaults.
+func (a *Settings) Defaults() {
 	if a.ClockSkew == "" {
 		a.ClockSkew = "60s"
 	}
@@ -108,10 +112,12 @@ func (a *Auth) applyDefaults() {
 	}
 }
 
-func (a *Auth) validate() []Problem {
-	var ps []Problem
+// Validate returns every problem in a, keyed as in the file
+// ("auth.issuer[1].url").
+func (a *Settings) Validate() []problem.Problem {
+	var ps []problem.Problem
 	add := func(key, format string, args ...any) {
-		ps = append(ps, Problem{Key: "auth." + key, Msg: fmt.Sprintf(format, args...)})
+		ps = append(ps, problem.Problem{Key: "auth." + key, Msg: fmt.Sprintf(format, args...)})
 	}
 	if a.ClockSkew != "" {
 		if d, err := time.ParseDuration(a.ClockSkew); err != nil || d < 0 || d > time.Hour {
@@ -120,11 +126,11 @@ func (a *Auth) validate() []Problem {
 	}
 	if a.CA != "" {
 		if _, err := os.Stat(a.CA); err != nil {
-			add("ca", "cannot read %s: %v", a.CA, unwrapPath(err))
+			add("ca", "cannot read %s: %v", a.CA, pathErr(err))
 		}
 	}
 	if a.IssuerURL != "" {
-		if msg := checkURL(a.IssuerURL, "https", "http"); msg != "" {
+		if msg := problem.CheckURL(a.IssuerURL, "https", "http"); msg != "" {
 			add("issuer_url", "%s", msg)
 		}
 	}
@@ -135,7 +141,7 @@ func (a *Auth) validate() []Problem {
 		}
 		if is.JWKS != "" {
 			if _, err := os.Stat(is.JWKS); err != nil {
-				add(key+".jwks", "cannot read %s: %v", is.JWKS, unwrapPath(err))
+				add(key+".jwks", "cannot read %s: %v", is.JWKS, pathErr(err))
 			}
 		}
 		if is.BasePath != "" {
@@ -184,16 +190,16 @@ func (a *Auth) validate() []Problem {
 // validateVOs refuses VO lists no group could match ("/cms" where "cms"
 // is meant) and a namespace naming a VO no trusted issuer may assert: no
 // token could ever carry it.
-func (a *Auth) validateVOs() []Problem {
-	var ps []Problem
+func (a *Settings) validateVOs() []problem.Problem {
+	var ps []problem.Problem
 	asserted := map[string]bool{}
 	check := func(key string, vos []string) {
 		for _, vo := range vos {
 			switch {
 			case vo == "" || strings.TrimSpace(vo) != vo || strings.ContainsAny(vo, " \t"):
-				ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf("%q is not a VO name (e.g. \"cms\")", vo)})
+				ps = append(ps, problem.Problem{Key: key, Msg: fmt.Sprintf("%q is not a VO name (e.g. \"cms\")", vo)})
 			case strings.Contains(vo, "/"):
-				ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf("%q is a group, not a VO: write %q (the group's first component)", vo, groupVO(vo))})
+				ps = append(ps, problem.Problem{Key: key, Msg: fmt.Sprintf("%q is a group, not a VO: write %q (the group's first component)", vo, groupVO(vo))})
 			}
 			asserted[groupVO(vo)] = true // "/cms" is reported once, above
 		}
@@ -202,14 +208,14 @@ func (a *Auth) validateVOs() []Problem {
 		check(fmt.Sprintf("auth.issuer[%d].vos", i+1), is.VOs)
 	}
 	if len(a.SiteIssuerVOs) > 0 && !a.SiteIssuer {
-		ps = append(ps, Problem{Key: "auth.site_issuer_vos", Msg: "set, but this box is no site issuer (site_issuer = true)"})
+		ps = append(ps, problem.Problem{Key: "auth.site_issuer_vos", Msg: "set, but this box is no site issuer (site_issuer = true)"})
 	}
 	check("auth.site_issuer_vos", a.SiteIssuerVOs)
 	// A namespace's VOs gate reads (read = "vo") and token access alike.
 	for i, n := range a.Namespaces {
 		for _, vo := range n.VOs {
 			if !asserted[vo] && !strings.Contains(vo, "/") {
-				ps = append(ps, Problem{Key: fmt.Sprintf("auth.namespace[%d].vos", i+1),
+				ps = append(ps, problem.Problem{Key: fmt.Sprintf("auth.namespace[%d].vos", i+1),
 					Msg: fmt.Sprintf("no trusted issuer may assert VO %q, so no token of that VO reaches %s: add vos = [%q] to the issuer that speaks for it (or site_issuer_vos)", vo, n.Prefix, vo)})
 			}
 		}
@@ -217,26 +223,20 @@ func (a *Auth) validateVOs() []Problem {
 	return ps
 }
 
-// groupVO is a group's first component ("/cms/prod" → "cms").
-func groupVO(g string) string {
-	vo, _, _ := strings.Cut(strings.TrimPrefix(g, "/"), "/")
-	return vo
-}
-
 // validateOperators requires each operator to name a subject and an
 // issuer this box trusts.
-func (a *Auth) validateOperators() []Problem {
-	var ps []Problem
+func (a *Settings) validateOperators() []problem.Problem {
+	var ps []problem.Problem
 	for i, op := range a.Operators {
 		key := fmt.Sprintf("auth.operator[%d]", i+1)
 		if op.Subject == "" {
-			ps = append(ps, Problem{Key: key + ".subject", Msg: "missing: the operator's token subject (sub)"})
+			ps = append(ps, problem.Problem{Key: key + ".subject", Msg: "missing: the operator's token subject (sub)"})
 		}
 		switch {
 		case op.Issuer == "" && !a.SiteIssuer:
-			ps = append(ps, Problem{Key: key + ".issuer", Msg: "missing: the operator's token issuer (empty means this box's site issuer, but site_issuer is not set)"})
+			ps = append(ps, problem.Problem{Key: key + ".issuer", Msg: "missing: the operator's token issuer (empty means this box's site issuer, but site_issuer is not set)"})
 		case op.Issuer != "" && !a.trusts(op.Issuer):
-			ps = append(ps, Problem{Key: key + ".issuer", Msg: fmt.Sprintf("%q is not a trusted issuer: list it as an [[auth.issuer]] url (or leave it empty for the site issuer)", op.Issuer)})
+			ps = append(ps, problem.Problem{Key: key + ".issuer", Msg: fmt.Sprintf("%q is not a trusted issuer: list it as an [[auth.issuer]] url (or leave it empty for the site issuer)", op.Issuer)})
 		}
 	}
 	return ps
@@ -244,7 +244,7 @@ func (a *Auth) validateOperators() []Problem {
 
 // trusts reports whether iss is the url of a configured [[auth.issuer]]
 // or the site issuer's configured issuer_url.
-func (a *Auth) trusts(iss string) bool {
+func (a *Settings) trusts(iss string) bool {
 	iss = strings.TrimSuffix(iss, "/")
 	for _, is := range a.Issuers {
 		if strings.TrimSuffix(is.URL, "/") == iss {
@@ -252,4 +252,48 @@ func (a *Auth) trusts(iss string) bool {
 		}
 	}
 	return a.SiteIssuer && a.IssuerURL != "" && strings.TrimSuffix(a.IssuerURL, "/") == iss
+}
+
+// pathErr drops the path from err: the problem already names the file.
+func pathErr(err error) error {
+	if pe, ok := err.(*fs.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// Policy builds the namespace policy the [[auth.namespace]] rules describe.
+func (a *Settings) Policy() (*Policy, error) {
+	var ns []Namespace
+	for _, n := range a.Namespaces {
+		lvl, err := ParseLevel(n.Protection)
+		if err != nil {
+			return nil, fmt.Errorf("auth.namespace %s: %w", n.Prefix, err)
+		}
+		ns = append(ns, Namespace{Prefix: n.Prefix, Read: n.Read, VOs: n.VOs, Write: n.Write, Protection: lvl})
+	}
+	p, err := NewPolicy(ns)
+	if err != nil {
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	return p, nil
+}
+
+// VerifierConfig is the verifier's config for the trusted issuers, all
+// but the site issuer, which the box adds once its key is loaded.
+func (a *Settings) VerifierConfig() (VerifierConfig, error) {
+	vc := VerifierConfig{}
+	var err error
+	if vc.ClockSkew, err = time.ParseDuration(a.ClockSkew); err != nil {
+		return VerifierConfig{}, fmt.Errorf("auth.clock_skew: %w", err)
+	}
+	if a.CA != "" {
+		if vc.HTTPClient, err = tlsutil.HTTPClient(a.CA, false, 10*time.Second); err != nil {
+			return VerifierConfig{}, fmt.Errorf("auth.ca: %w", err)
+		}
+	}
+	for _, is := range a.Issuers {
+		vc.Issuers = append(vc.Issuers, IssuerConfig{Issuer: is.URL, JWKSFile: is.JWKS, JWKSURL: is.JWKSURL, Audiences: is.Audience, BasePath: is.BasePath, VOs: is.VOs})
+	}
+	return vc, nil
 }

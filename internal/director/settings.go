@@ -1,0 +1,212 @@
+package director
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"sitebox/internal/problem"
+	"sitebox/internal/store"
+)
+
+// Settings configures the director (redirector) role: it keeps a registry
+// of the servers that advertise to it, finds which of them holds a path,
+// and redirects clients there; what none holds goes to the site's cache,
+// the parent director, or the VO's federation.
+type Settings struct {
+	// Enabled turns the role on.
+	Enabled bool `toml:"enabled"`
+	// LocateTimeout bounds one search across the candidate servers
+	// (default "3s").
+	LocateTimeout string `toml:"locate_timeout"`
+	// CacheTTL and NegativeTTL keep found and not-found answers
+	// (defaults "60s" and "10s").
+	CacheTTL    string `toml:"cache_ttl"`
+	NegativeTTL string `toml:"negative_ttl"`
+	// DropAfter is how many advertisement intervals a server may miss
+	// before it is dropped (default 3).
+	DropAfter int `toml:"drop_after"`
+	// Parents are directors above this one (root:// URLs), asked for what
+	// this director's servers do not hold, in order.
+	Parents []string `toml:"parents"`
+	// DefaultVO is the VO of clients that name none (no token group, no
+	// ?vo=).
+	DefaultVO string `toml:"default_vo"`
+	// VO maps a VO to its federation's redirector, the last resort:
+	// cms = "root://cms-xrd-global.cern.ch:1094".
+	VO map[string]string `toml:"vo"`
+	// Servers are plain XRootD servers that cannot advertise: listed here
+	// and probed.
+	Servers []ServerEntry `toml:"server"`
+	// Members are boxes allowed to advertise, for sites that manage their
+	// config (the others approve with `sitebox federation approve`, which
+	// records members in the state dir). A box advertises only with its
+	// federation key; see MemberEntry.
+	Members []MemberEntry `toml:"member"`
+	// MaxServers bounds the registry (default 10000).
+	MaxServers int `toml:"max_servers"`
+}
+
+// MemberEntry is a box the director accepts advertisements from, as
+// `sitebox federation join` on the box prints it ([[director.member]]).
+type MemberEntry struct {
+	Name string `toml:"name"`
+	// Site, if set, is the only site it may claim.
+	Site string `toml:"site"`
+	// Key is the box's federation public key ("ed25519:…").
+	Key string `toml:"key"`
+	// Roles it may advertise: origin, cache, director.
+	Roles []string `toml:"roles"`
+	// Prefixes it may claim (a director: for the servers below it too).
+	Prefixes []string `toml:"prefixes"`
+	// Root (root://host:port) and HTTPS (https://host:port) are the only
+	// endpoints it may advertise.
+	Root  string `toml:"root"`
+	HTTPS string `toml:"https"`
+}
+
+// ServerEntry is a server the director knows from its config
+// ([[director.server]]).
+type ServerEntry struct {
+	Name     string   `toml:"name"`
+	Site     string   `toml:"site"`
+	Root     string   `toml:"root"`  // root://host:port
+	HTTPS    string   `toml:"https"` // https://host:port, optional
+	Prefixes []string `toml:"prefixes"`
+	// Role is "origin" (default) or "cache".
+	Role string `toml:"role"`
+}
+
+// Defaults fills unset fields with their documented defaults.
+func (d *Settings) Defaults() {
+	if d.LocateTimeout == "" {
+		d.LocateTimeout = "3s"
+	}
+	if d.CacheTTL == "" {
+		d.CacheTTL = "60s"
+	}
+	if d.NegativeTTL == "" {
+		d.NegativeTTL = "10s"
+	}
+	if d.DropAfter == 0 {
+		d.DropAfter = 3
+	}
+	for i := range d.Servers {
+		if d.Servers[i].Role == "" {
+			d.Servers[i].Role = "origin"
+		}
+	}
+}
+
+// Validate returns every problem in d (with defaults applied or not),
+// keyed as in the file: "director.locate_timeout".
+func (d *Settings) Validate() []problem.Problem {
+	ps := &problem.List{Section: "director"}
+	add := ps.Add
+	for _, k := range []struct{ key, v string }{{"locate_timeout", d.LocateTimeout}, {"cache_ttl", d.CacheTTL}, {"negative_ttl", d.NegativeTTL}} {
+		if k.v == "" {
+			continue
+		}
+		if dur, err := time.ParseDuration(k.v); err != nil || dur <= 0 {
+			add(k.key, "%q is not a duration (e.g. \"3s\")", k.v)
+		}
+	}
+	if d.DropAfter < 0 {
+		add("drop_after", "%d: must be at least 1", d.DropAfter)
+	}
+	for i, p := range d.Parents {
+		if msg := problem.CheckURL(p, "root"); msg != "" {
+			add(fmt.Sprintf("parents[%d]", i+1), "%s", msg)
+		}
+	}
+	for vo, u := range d.VO {
+		if msg := problem.CheckURL(u, "root", "https"); msg != "" {
+			add("vo."+vo, "%s", msg)
+		}
+	}
+	if d.DefaultVO != "" && d.VO[d.DefaultVO] == "" {
+		add("default_vo", "%q has no entry in [director.vo]", d.DefaultVO)
+	}
+	d.validateServers(add)
+	if d.MaxServers < 0 {
+		add("max_servers", "%d: must be positive", d.MaxServers)
+	}
+	d.validateMembers(add)
+	return ps.All
+}
+
+// addFunc records a problem under a key relative to [director].
+type addFunc func(key, format string, args ...any)
+
+// validateServers checks the [[director.server]] entries.
+func (d *Settings) validateServers(add addFunc) {
+	for i, s := range d.Servers {
+		key := fmt.Sprintf("server[%d]", i+1)
+		if s.Name == "" {
+			add(key+".name", "missing")
+		}
+		if msg := problem.CheckURL(s.Root, "root"); msg != "" {
+			add(key+".root", "%s", msg)
+		}
+		if s.HTTPS != "" {
+			if msg := problem.CheckURL(s.HTTPS, "https"); msg != "" {
+				add(key+".https", "%s", msg)
+			}
+		}
+		if len(s.Prefixes) == 0 {
+			add(key+".prefixes", "missing: the namespace prefixes the server holds, e.g. [\"/store\"]")
+		}
+		for _, p := range s.Prefixes {
+			if c, err := store.CleanPath(p); err != nil || c != p {
+				add(key+".prefixes", "%q must be a clean absolute namespace path", p)
+			}
+		}
+		if s.Role != "" && s.Role != "origin" && s.Role != "cache" {
+			add(key+".role", "%q is not a role (use \"origin\" or \"cache\")", s.Role)
+		}
+	}
+}
+
+// validateMembers checks the [[director.member]] entries.
+func (d *Settings) validateMembers(add addFunc) {
+	seen := map[string]bool{}
+	for i, m := range d.Members {
+		key := fmt.Sprintf("member[%d]", i+1)
+		if m.Name == "" || seen[m.Name] {
+			add(key+".name", "%q: missing or given twice", m.Name)
+		}
+		seen[m.Name] = true
+		if !strings.HasPrefix(m.Key, "ed25519:") {
+			add(key+".key", "%q is not a key like \"ed25519:…\" (from `sitebox federation join`)", m.Key)
+		}
+		for _, r := range m.Roles {
+			if r != "origin" && r != "cache" && r != "director" {
+				add(key+".roles", "%q is not a role (origin, cache or director)", r)
+			}
+		}
+		if len(m.Roles) == 0 {
+			add(key+".roles", "missing, e.g. [\"origin\"]")
+		}
+		if len(m.Prefixes) == 0 {
+			add(key+".prefixes", "missing: the prefixes it may claim, e.g. [\"/store\"]")
+		}
+		for _, p := range m.Prefixes {
+			if c, err := store.CleanPath(p); err != nil || c != p {
+				add(key+".prefixes", "%q must be a clean absolute namespace path", p)
+			}
+		}
+		if m.Root == "" && m.HTTPS == "" {
+			add(key+".root", "missing: a member needs root or https")
+		}
+		if m.Root != "" {
+			if msg := problem.CheckURL(m.Root, "root"); msg != "" {
+				add(key+".root", "%s", msg)
+			}
+		}
+		if m.HTTPS != "" {
+			if msg := problem.CheckURL(m.HTTPS, "https", "http"); msg != "" {
+				add(key+".https", "%s", msg)
+			}
+		}
+	}
+}

@@ -1,0 +1,61 @@
+// Package problem is what a role's config Validate reports: each thing
+// wrong, named by its key, so the config file loader can add the line it
+// is on and an operator can fix a file in one pass.
+package problem
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Problem is one thing wrong with a config file.
+type Problem struct {
+	Line int    // 1-based; 0 when the problem has no single place
+	Key  string // e.g. "https.cert", "export[2].pools"
+	Msg  string
+}
+
+func (p Problem) String() string {
+	loc := ""
+	if p.Line > 0 {
+		loc = "line " + strconv.Itoa(p.Line) + ": "
+	}
+	if p.Key != "" {
+		return loc + p.Key + ": " + p.Msg
+	}
+	return loc + p.Msg
+}
+
+// List collects problems under a section: Add("drop_after", …) on a List
+// for "director" records the key "director.drop_after".
+type List struct {
+	Section string
+	All     []Problem
+}
+
+// Add records a problem with key (relative to the section).
+func (l *List) Add(key, format string, args ...any) {
+	if l.Section != "" {
+		key = l.Section + "." + key
+	}
+	l.All = append(l.All, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+// CheckURL explains what is wrong with a server URL, or returns "".
+func CheckURL(s string, schemes ...string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return fmt.Sprintf("%q is not a URL like %s://host:port", s, schemes[0])
+	}
+	for _, sc := range schemes {
+		if u.Scheme == sc {
+			if u.Port() == "" {
+				return fmt.Sprintf("%q lacks a port", s)
+			}
+			return ""
+		}
+	}
+	return fmt.Sprintf("%q: scheme must be %s", s, strings.Join(schemes, " or "))
+}

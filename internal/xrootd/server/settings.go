@@ -1,0 +1,62 @@
+package server
+
+import "time"
+
+// Settings configures the root:// (XRootD protocol) frontend: [root] in
+// the config file, turned into a Config by Config.
+type Settings struct {
+	// Addr is the listen address (default ":1094"); "off" disables it.
+	Addr string `toml:"addr"`
+	// TLS serves roots:// (TLS switched on in-band, as XRootD does) with
+	// the https certificate; default true. Tokens over root:// need it.
+	TLS *bool `toml:"tls"`
+	// Limits on what clients may hold, so a few connections cannot take
+	// the descriptors everyone needs. 0 takes the default, -1 means no
+	// limit. A client over a limit gets kXR_Overloaded (a session's own
+	// file table: kXR_NoMemory, as XRootD) naming it, logged once per
+	// client and minute.
+	//
+	// MaxSessions (default 4096) and MaxSessionsPerClient (default 512:
+	// a batch farm behind NAT arrives from one address) bound connections;
+	// MaxOpenFiles (default 32768), MaxOpenFilesPerClient (default 4096)
+	// and MaxOpenFilesPerSession (default 1024) bound open files. The
+	// defaults stay well inside the descriptors of the packaged unit
+	// (LimitNOFILE) and of a common 65536 limit, with room for https; a
+	// process allowed fewer descriptors gets smaller default totals.
+	MaxSessions            int `toml:"max_sessions"`
+	MaxSessionsPerClient   int `toml:"max_sessions_per_client"`
+	MaxOpenFiles           int `toml:"max_open_files"`
+	MaxOpenFilesPerClient  int `toml:"max_open_files_per_client"`
+	MaxOpenFilesPerSession int `toml:"max_open_files_per_session"`
+	// RequestTimeout is how long a started request (its header, a write's
+	// data) may go without a byte before the client is disconnected
+	// (default "1m").
+	RequestTimeout string `toml:"request_timeout"`
+	// WriteTimeout is how long a client may leave an answer unread before
+	// it is disconnected, freeing the buffer it holds (default "1m").
+	WriteTimeout string `toml:"write_timeout"`
+}
+
+// TLSEnabled reports whether roots:// is served.
+func (r *Settings) TLSEnabled() bool { return r.TLS == nil || *r.TLS }
+
+// Defaults fills unset fields with their documented defaults; the limits
+// and timeouts keep 0 for the server's own defaults.
+func (r *Settings) Defaults() {
+	if r.Addr == "" {
+		r.Addr = ":1094"
+	}
+}
+
+// Config is the server's Config for these settings (limits and timeouts;
+// the box adds the rest). Durations have been validated; one unset is 0.
+func (r *Settings) Config() Config {
+	return Config{RequestTimeout: duration(r.RequestTimeout), WriteTimeout: duration(r.WriteTimeout),
+		Limits: Limits{Sessions: r.MaxSessions, SessionsPerClient: r.MaxSessionsPerClient,
+			OpenFiles: r.MaxOpenFiles, OpenFilesPerClient: r.MaxOpenFilesPerClient, OpenFilesPerSession: r.MaxOpenFilesPerSession}}
+}
+
+func duration(s string) time.Duration {
+	d, _ := time.ParseDuration(s)
+	return d
+}
