@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sitebox/internal/jobs/spec"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -89,7 +90,7 @@ func addJobCommands(root *cobra.Command) {
 			if err := c.do("GET", jobs.APIPrefix+"/domains", nil, &known); err != nil {
 				return fmt.Errorf("submit: %w", err)
 			}
-			specs, err := jobs.ParseJobFile(args[0], data, func(d string) bool { return slices.Contains(known.Domains, d) })
+			specs, err := spec.ParseFile(args[0], data, func(d string) bool { return slices.Contains(known.Domains, d) })
 			if err != nil {
 				return err
 			}
@@ -220,11 +221,11 @@ func addJobCommands(root *cobra.Command) {
 // (relative to the current directory, as condor_submit reads them) into
 // the submission, as HTCondor
 // transfers them.
-func attachLocalFiles(dir string, specs []jobs.Spec) error {
+func attachLocalFiles(dir string, specs []spec.Spec) error {
 	for i := range specs {
 		sp := &specs[i]
 		for k, in := range sp.Inputs {
-			name, ok := strings.CutPrefix(in.From, jobs.LocalInputPrefix)
+			name, ok := strings.CutPrefix(in.From, spec.LocalInputPrefix)
 			if !ok {
 				continue
 			}
@@ -236,7 +237,7 @@ func attachLocalFiles(dir string, specs []jobs.Spec) error {
 			if err != nil {
 				return fmt.Errorf("transfer_input_files: %w", err)
 			}
-			sp.Inputs[k] = jobs.Input{As: filepath.Base(name), Data: b}
+			sp.Inputs[k] = spec.Input{As: filepath.Base(name), Data: b}
 			if in.As != "" {
 				sp.Inputs[k].As = in.As
 			}
@@ -245,7 +246,7 @@ func attachLocalFiles(dir string, specs []jobs.Spec) error {
 		if !filepath.IsAbs(sp.Executable) {
 			p := filepath.Join(dir, sp.Executable)
 			if b, err := os.ReadFile(p); err == nil {
-				sp.Inputs = append(sp.Inputs, jobs.Input{As: filepath.Base(sp.Executable), Data: b})
+				sp.Inputs = append(sp.Inputs, spec.Input{As: filepath.Base(sp.Executable), Data: b})
 				sp.Executable = filepath.Base(sp.Executable)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sitebox/internal/jobs/spec"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -218,8 +219,8 @@ func (b *jobsBox) token(ctx context.Context, sub string) (string, error) {
 }
 
 // benchSpec is the job: nothing to do, so the figures are the router's.
-func benchSpec() jobs.Spec {
-	return jobs.Spec{Executable: "/bin/true", CPUs: 1, MemoryMB: 64, Domains: []string{"local"}}
+func benchSpec() spec.Spec {
+	return spec.Spec{Executable: "/bin/true", CPUs: 1, MemoryMB: 64, Domains: []string{"local"}}
 }
 
 // phase submits cfg.Jobs jobs, perReq per request from cfg.Clients
@@ -264,7 +265,7 @@ func (b *jobsBox) submit(ctx context.Context, out io.Writer, token string, n, pe
 	nreq := (n + perReq - 1) / perReq
 	bodies := make([][]byte, nreq)
 	for r := range nreq {
-		specs := make([]jobs.Spec, min(perReq, n-r*perReq))
+		specs := make([]spec.Spec, min(perReq, n-r*perReq))
 		for i := range specs {
 			specs[i] = benchSpec()
 		}

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"sitebox/internal/jobs/spec"
 
 	"fmt"
 	"io"
@@ -35,7 +36,7 @@ type API struct {
 
 // Submission is the body of POST /api/v1/jobs.
 type Submission struct {
-	Specs []Spec `json:"specs"`
+	Specs []spec.Spec `json:"specs"`
 }
 
 // Handler returns the HTTP handler for APIPrefix and below.

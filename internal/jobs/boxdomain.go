@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sitebox/internal/jobs/spec"
 	"time"
 )
 
@@ -37,7 +38,7 @@ func (b *BoxBackend) Submit(ctx context.Context, j *Job) (string, error) {
 	sp := j.Spec
 	sp.Domains = []string{"local"}
 	var resp struct{ Jobs []*Job }
-	if err := b.API.Do(ctx, "POST", APIPrefix, Submission{Specs: []Spec{sp}}, &resp); err != nil {
+	if err := b.API.Do(ctx, "POST", APIPrefix, Submission{Specs: []spec.Spec{sp}}, &resp); err != nil {
 		return "", err
 	}
 	if len(resp.Jobs) != 1 {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sitebox/internal/jobs/spec"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestRouterWithSlurm(t *testing.T) {
 		c.PollEvery = 500 * time.Millisecond
 		c.Domains = []Domain{{Name: "site", Backend: NewSlurm(SlurmBackendConfig{Partition: sl.Partition, Env: sl.Env(), RunAs: testSlots(t, "sbxslot3")[0]}), MaxJobs: 2, MaxIdleJobs: 2}}
 	})
-	spec := func(script string, domains ...string) Spec {
+	spec := func(script string, domains ...string) spec.Spec {
 		sp := sh(script)
 		sp.MemoryMB = 100
 		sp.Domains = domains

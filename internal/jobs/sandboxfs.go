@@ -15,7 +15,7 @@ import (
 // a sandbox: it opens names there one component at a time with
 // O_NOFOLLOW, so a name reaches only what lies inside.
 
-// openInSandbox opens name (a relative path checked by checkSandboxPath)
+// openInSandbox opens name (a relative path checked by spec.SandboxPathProblem)
 // below dir without following a symbolic link at any component.
 func openInSandbox(dir, name string, flag int, perm os.FileMode) (*os.File, error) {
 	parts := strings.Split(filepath.Clean(name), "/")

@@ -1,13 +1,14 @@
 package jobs
 
 import (
+	"sitebox/internal/jobs/spec"
 	"testing"
 	"time"
 )
 
 func job(id, owner string, cpus int, mut ...func(*Job)) *Job {
 	j := &Job{ID: id, Owner: owner, State: Idle, Submitted: time.Unix(1000, 0),
-		Spec: Spec{CPUs: cpus, MemoryMB: 100, Domains: []string{"local"}}}
+		Spec: spec.Spec{CPUs: cpus, MemoryMB: 100, Domains: []string{"local"}}}
 	for _, m := range mut {
 		m(j)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sitebox/internal/jobs/spec"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,7 +58,7 @@ type Domain struct {
 
 // Stager moves job data between the federation and sandboxes.
 type Stager interface {
-	Fetch(ctx context.Context, in Input, dst string) error
+	Fetch(ctx context.Context, in spec.Input, dst string) error
 	Deliver(ctx context.Context, src, destDir string) error
 }
 
@@ -214,7 +215,7 @@ func (s *Service) recover() error {
 
 // Submit queues specs as one cluster for owner; each spec is validated
 // again (the API's input is untrusted). It returns the new jobs.
-func (s *Service) Submit(owner Principal, vo string, grid bool, specs []Spec) ([]*Job, error) {
+func (s *Service) Submit(owner Principal, vo string, grid bool, specs []spec.Spec) ([]*Job, error) {
 	if owner.Subject == "" || owner.Issuer == "" {
 		return nil, errors.New("a job needs an owner (the token's issuer and subject)")
 	}
@@ -259,7 +260,7 @@ func (s *Service) Submit(owner Principal, vo string, grid bool, specs []Spec) ([
 }
 
 // validate checks what the server must not trust the client about.
-func (s *Service) validate(sp *Spec) error {
+func (s *Service) validate(sp *spec.Spec) error {
 	if strings.TrimSpace(sp.Executable) == "" {
 		return errors.New("executable is missing")
 	}
@@ -279,12 +280,12 @@ func (s *Service) validate(sp *Spec) error {
 		sp.Stderr = "stderr"
 	}
 	for _, f := range append([]string{sp.Stdout, sp.Stderr}, sp.Outputs...) {
-		if msg := checkSandboxPath(f); msg != "" {
+		if msg := spec.SandboxPathProblem(f); msg != "" {
 			return fmt.Errorf("output %s", msg)
 		}
 	}
 	for _, in := range sp.Inputs {
-		if msg := checkSandboxPath(inputName(in)); msg != "" {
+		if msg := spec.SandboxPathProblem(inputName(in)); msg != "" {
 			return fmt.Errorf("input %s", msg)
 		}
 	}
@@ -303,7 +304,7 @@ func (s *Service) validate(sp *Spec) error {
 }
 
 // expandCluster substitutes $(Cluster) now that the cluster is known.
-func expandCluster(sp *Spec, cluster int64) {
+func expandCluster(sp *spec.Spec, cluster int64) {
 	c := strconv.FormatInt(cluster, 10)
 	r := strings.NewReplacer("$(Cluster)", c, "$(ClusterId)", c, "$(CLUSTER)", c)
 	for i, a := range sp.Arguments {

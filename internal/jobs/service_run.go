@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sitebox/internal/jobs/spec"
 	"slices"
 	"time"
 
@@ -187,7 +188,7 @@ func (s *Service) startLocal(ctx context.Context, j *Job, slot Slot) {
 }
 
 // stage makes the sandbox and fetches the inputs into it.
-func (s *Service) stage(ctx context.Context, sp Spec, dir string) error {
+func (s *Service) stage(ctx context.Context, sp spec.Spec, dir string) error {
 	// The box's alone until the job starts (claimSandbox). A requeued
 	// job starts afresh: what an earlier attempt left (links included)
 	// is never written through.
@@ -304,7 +305,7 @@ func (s *Service) deliverAsync(j *Job) {
 	}()
 }
 
-func (s *Service) deliver(ctx context.Context, sp Spec, dir string) error {
+func (s *Service) deliver(ctx context.Context, sp spec.Spec, dir string) error {
 	if s.cfg.Stager == nil {
 		return fmt.Errorf("no stager configured to deliver to %s", sp.OutputDestination)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sitebox/internal/jobs/spec"
 	"strings"
 	"syscall"
 	"testing"
@@ -69,7 +70,7 @@ func reachableDir(t *testing.T) string {
 // fakeStager copies local files for inputs and outputs.
 type fakeStager struct{ outDir string }
 
-func (f *fakeStager) Fetch(_ context.Context, in Input, dst string) error {
+func (f *fakeStager) Fetch(_ context.Context, in spec.Input, dst string) error {
 	b, err := os.ReadFile(in.From)
 	if err != nil {
 		return err
@@ -156,7 +157,7 @@ func (e *svcEnv) stop() {
 	e.s = nil
 }
 
-func (e *svcEnv) submit(owner string, specs ...Spec) []*Job {
+func (e *svcEnv) submit(owner string, specs ...spec.Spec) []*Job {
 	e.t.Helper()
 	js, err := e.s.Submit(as(owner), "cms", false, specs)
 	if err != nil {
@@ -202,8 +203,8 @@ func (e *svcEnv) waitOutput(id, want string, within time.Duration) {
 	}
 }
 
-func sh(script string) Spec {
-	return Spec{Executable: "/bin/sh", Arguments: []string{"-c", script}, CPUs: 1, MemoryMB: 256, Domains: []string{"local"}}
+func sh(script string) spec.Spec {
+	return spec.Spec{Executable: "/bin/sh", Arguments: []string{"-c", script}, CPUs: 1, MemoryMB: 256, Domains: []string{"local"}}
 }
 
 func TestLocalJobRunsAndAccounts(t *testing.T) {
@@ -211,7 +212,7 @@ func TestLocalJobRunsAndAccounts(t *testing.T) {
 	in := filepath.Join(t.TempDir(), "in.txt")
 	os.WriteFile(in, []byte("input data\n"), 0o644)
 	sp := sh(`cat in.txt; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo out > result.txt; echo warn >&2`)
-	sp.Inputs = []Input{{From: in}}
+	sp.Inputs = []spec.Input{{From: in}}
 	sp.Outputs, sp.OutputDestination = []string{"result.txt"}, "root://x//store/out"
 	j := e.submit("alice", sp)[0]
 	done := e.waitState(j.ID, Completed, 30*time.Second)
@@ -244,7 +245,7 @@ func TestLocalJobRunsAndAccounts(t *testing.T) {
 
 func TestFailuresSayWhy(t *testing.T) {
 	e := newSvc(t, func(c *Config) { c.CPUs = 2 })
-	bad := e.submit("alice", sh("exit 3"), Spec{Executable: "/no/such/program", CPUs: 1, Domains: []string{"local"}})
+	bad := e.submit("alice", sh("exit 3"), spec.Spec{Executable: "/no/such/program", CPUs: 1, Domains: []string{"local"}})
 	j := e.waitState(bad[0].ID, Failed, 20*time.Second)
 	if j.ExitCode != 3 || j.Reason != "exited with code 3" {
 		t.Errorf("exit 3: %d %q", j.ExitCode, j.Reason)
@@ -400,16 +401,16 @@ func TestSubmitValidation(t *testing.T) {
 	e := newSvc(t, nil)
 	for _, c := range []struct {
 		name string
-		sp   Spec
+		sp   spec.Spec
 		want string
 	}{
-		{"no executable", Spec{}, "executable is missing"},
-		{"unknown domain", Spec{Executable: "x", Domains: []string{"mars"}}, `unknown domain "mars"`},
-		{"output outside the sandbox", Spec{Executable: "x", Outputs: []string{"../../etc/passwd"}}, "leaves the job's sandbox"},
-		{"input named outside the sandbox", Spec{Executable: "x", Inputs: []Input{{From: "/store/f", As: "/etc/passwd"}}}, "not an absolute path"},
-		{"too big for local", Spec{Executable: "x", CPUs: 64}, "asks for 64 CPUs"},
+		{"no executable", spec.Spec{}, "executable is missing"},
+		{"unknown domain", spec.Spec{Executable: "x", Domains: []string{"mars"}}, `unknown domain "mars"`},
+		{"output outside the sandbox", spec.Spec{Executable: "x", Outputs: []string{"../../etc/passwd"}}, "leaves the job's sandbox"},
+		{"input named outside the sandbox", spec.Spec{Executable: "x", Inputs: []spec.Input{{From: "/store/f", As: "/etc/passwd"}}}, "not an absolute path"},
+		{"too big for local", spec.Spec{Executable: "x", CPUs: 64}, "asks for 64 CPUs"},
 	} {
-		if _, err := e.s.Submit(as("alice"), "", false, []Spec{c.sp}); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := e.s.Submit(as("alice"), "", false, []spec.Spec{c.sp}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}

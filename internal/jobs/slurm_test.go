@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sitebox/internal/jobs/spec"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,29 +42,29 @@ func TestSlurmScript(t *testing.T) {
 	odd := []string{"plain", "two words", "it's", `say "hi"`, "$HOME", "`id`", "back\\slash", "", "new\nline", "*", "%j", "-n"}
 	tests := []struct {
 		name      string
-		spec      Spec
+		spec      spec.Spec
 		partition string
 		want      []string // lines the script must hold
 		err       string   // error text, when it must fail
 	}{
-		{name: "defaults", spec: Spec{Executable: "/bin/true"}, want: []string{
+		{name: "defaults", spec: spec.Spec{Executable: "/bin/true"}, want: []string{
 			"#!/bin/sh", "#SBATCH --job-name=sitebox-7.1", `#SBATCH --output="` + dir + `/stdout"`,
 			`#SBATCH --error="` + dir + `/stderr"`, `#SBATCH --chdir="` + dir + `"`, "#SBATCH --export=NONE",
 			"#SBATCH --cpus-per-task=1", "#SBATCH --mem=1024M", "export HOME='" + dir + "'", "exec '/bin/true'"}},
-		{name: "resources", spec: Spec{Executable: "/bin/true", CPUs: 4, MemoryMB: 300, WallTime: 61 * time.Second, Stdout: "o%1.txt", Stderr: "logs/e"},
+		{name: "resources", spec: spec.Spec{Executable: "/bin/true", CPUs: 4, MemoryMB: 300, WallTime: 61 * time.Second, Stdout: "o%1.txt", Stderr: "logs/e"},
 			partition: "short", want: []string{"#SBATCH --cpus-per-task=4", "#SBATCH --mem=300M", "#SBATCH --time=2",
 				`#SBATCH --partition="short"`, `#SBATCH --output="` + dir + `/o%%1.txt"`, `#SBATCH --error="` + dir + `/logs/e"`}},
-		{name: "odd arguments", spec: Spec{Executable: "/usr/bin/printf", Arguments: odd}, want: []string{
+		{name: "odd arguments", spec: spec.Spec{Executable: "/usr/bin/printf", Arguments: odd}, want: []string{
 			`exec '/usr/bin/printf' 'plain' 'two words' 'it'\''s' 'say "hi"' '$HOME' '` + "`id`" + `' 'back\slash' '' 'new` + "\nline' '*' '%j' '-n'"}},
-		{name: "odd env", spec: Spec{Executable: "x", Env: map[string]string{"A": "it's $x", "B_2": "", "HOME": "/h"}}, want: []string{
+		{name: "odd env", spec: spec.Spec{Executable: "x", Env: map[string]string{"A": "it's $x", "B_2": "", "HOME": "/h"}}, want: []string{
 			`export A='it'\''s $x'`, "export B_2=''", "export HOME='/h'", "exec 'x'"}},
-		{name: "shipped executable", spec: Spec{Executable: "shipped.sh"}, want: []string{"exec './shipped.sh'"}},
-		{name: "bad env name", spec: Spec{Executable: "x", Env: map[string]string{"A-B": "1"}}, err: `"A-B" is not a valid shell name`},
-		{name: "NUL in argument", spec: Spec{Executable: "x", Arguments: []string{"a\x00b"}}, err: "NUL"},
-		{name: "stdout outside sandbox", spec: Spec{Executable: "x", Stdout: "../out"}, err: "not a path inside the sandbox"},
-		{name: "newline in stdout", spec: Spec{Executable: "x", Stdout: "a\nb"}, err: "control character"},
-		{name: "hetjob in partition", spec: Spec{Executable: "x"}, partition: "myhetjobs", err: "packjob, hetjob"},
-		{name: "no executable", spec: Spec{}, err: "no executable"},
+		{name: "shipped executable", spec: spec.Spec{Executable: "shipped.sh"}, want: []string{"exec './shipped.sh'"}},
+		{name: "bad env name", spec: spec.Spec{Executable: "x", Env: map[string]string{"A-B": "1"}}, err: `"A-B" is not a valid shell name`},
+		{name: "NUL in argument", spec: spec.Spec{Executable: "x", Arguments: []string{"a\x00b"}}, err: "NUL"},
+		{name: "stdout outside sandbox", spec: spec.Spec{Executable: "x", Stdout: "../out"}, err: "not a path inside the sandbox"},
+		{name: "newline in stdout", spec: spec.Spec{Executable: "x", Stdout: "a\nb"}, err: "control character"},
+		{name: "hetjob in partition", spec: spec.Spec{Executable: "x"}, partition: "myhetjobs", err: "packjob, hetjob"},
+		{name: "no executable", spec: spec.Spec{}, err: "no executable"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -92,7 +93,7 @@ func TestSlurmScript(t *testing.T) {
 func TestSlurmScriptRunsInShell(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"two words", "it's", `say "hi"`, "$HOME", "`id`", "back\\slash", "", "new\nline", "*", "-n"}
-	script, err := slurmScript(&Job{ID: "1.0", SandboxDir: dir, Spec: Spec{
+	script, err := slurmScript(&Job{ID: "1.0", SandboxDir: dir, Spec: spec.Spec{
 		Executable: "/bin/sh",
 		Arguments:  append([]string{"-c", `for a in "$@"; do printf '[%s]' "$a"; done; printf '{%s}' "$ODD"`, "sh"}, args...),
 		Env:        map[string]string{"ODD": "a'b\"c $x `y` \\z"},
@@ -219,7 +220,7 @@ func TestSlurmSubmitFake(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeSlurm{reply: func(string, []string) (string, error) { return tc.out, tc.err }}
 			b := NewSlurm(SlurmBackendConfig{Command: f.run})
-			got, err := b.Submit(context.Background(), &Job{ID: "1.0", SandboxDir: dir, Spec: Spec{Executable: "/bin/true"}})
+			got, err := b.Submit(context.Background(), &Job{ID: "1.0", SandboxDir: dir, Spec: spec.Spec{Executable: "/bin/true"}})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "sbatch") {
 					t.Fatalf("err = %v, want one naming sbatch and %q", err, tc.wantErr)
@@ -393,7 +394,7 @@ func TestSlurmBackendReal(t *testing.T) {
 	if c, err := b.Capacity(ctx); err != nil || c != (Capacity{FreeCPUs: 2}) {
 		t.Fatalf("Capacity of an idle node = %+v, %v", c, err)
 	}
-	submit := func(id string, sp Spec) *Job {
+	submit := func(id string, sp spec.Spec) *Job {
 		t.Helper()
 		sp.MemoryMB = 100
 		j := &Job{ID: id, Spec: sp, SandboxDir: filepath.Join(dir, "sandbox", id)}
@@ -425,8 +426,8 @@ func TestSlurmBackendReal(t *testing.T) {
 	}
 	final := func(u Update) bool { return u.State.Final() }
 
-	good := submit("1.0", Spec{Stdout: "logs/out", Executable: "/bin/sh", Arguments: []string{"-c", `echo "hello from $1"; echo oops >&2; id -u > uid`, "sh", "it's slurm"}})
-	bad := submit("1.1", Spec{Executable: "/bin/sh", Arguments: []string{"-c", "exit 3"}})
+	good := submit("1.0", spec.Spec{Stdout: "logs/out", Executable: "/bin/sh", Arguments: []string{"-c", `echo "hello from $1"; echo oops >&2; id -u > uid`, "sh", "it's slurm"}})
+	bad := submit("1.1", spec.Spec{Executable: "/bin/sh", Arguments: []string{"-c", "exit 3"}})
 	u := waitFor(good, "final", final)
 	if u.State != Completed || u.ExitCode != 0 || u.Started.IsZero() || u.Finished.IsZero() {
 		t.Errorf("good job: %+v", u)
@@ -447,12 +448,12 @@ func TestSlurmBackendReal(t *testing.T) {
 	t.Logf("two jobs done: %v", time.Since(t0))
 
 	// Fill the node's two CPUs, then one more job must wait.
-	victim := submit("2.0", Spec{Executable: "/bin/sleep", Arguments: []string{"300"}})
-	filler := submit("2.1", Spec{Executable: "/bin/sleep", Arguments: []string{"300"}})
+	victim := submit("2.0", spec.Spec{Executable: "/bin/sleep", Arguments: []string{"300"}})
+	filler := submit("2.1", spec.Spec{Executable: "/bin/sleep", Arguments: []string{"300"}})
 	running := func(u Update) bool { return u.State == Running }
 	waitFor(victim, "running", running)
 	waitFor(filler, "running", running)
-	waiter := submit("2.2", Spec{Executable: "/bin/sleep", Arguments: []string{"300"}})
+	waiter := submit("2.2", spec.Spec{Executable: "/bin/sleep", Arguments: []string{"300"}})
 	u = waitFor(waiter, "waiting for resources", func(u Update) bool { return u.State == Routed && strings.Contains(u.Reason, "Resources") })
 	t.Logf("waiting job: %s", u.Reason)
 	if c, err := b.Capacity(ctx); err != nil || c != (Capacity{FreeCPUs: 0, Running: 2, Queued: 1}) {

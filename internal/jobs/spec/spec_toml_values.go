@@ -1,4 +1,4 @@
-package jobs
+package spec
 
 import (
 	"fmt"
@@ -195,7 +195,7 @@ func (r *tomlJobReader) inputs() []Input {
 		}
 		in, msg := classifyInput(from)
 		if msg == "" && as != "" {
-			msg = checkSandboxPath(as)
+			msg = SandboxPathProblem(as)
 		}
 		if msg != "" {
 			r.bad(key, "item %d: %s", i+1, msg)

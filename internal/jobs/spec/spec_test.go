@@ -1,4 +1,4 @@
-package jobs
+package spec
 
 import (
 	"errors"
@@ -153,7 +153,7 @@ func TestParseValid(t *testing.T) {
 			})}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ParseJobFile(tc.file, tc.text, knownDomains("local", "slurm", "site"))
+			got, err := ParseFile(tc.file, tc.text, knownDomains("local", "slurm", "site"))
 			if err != nil {
 				t.Fatalf("unexpected error:\n%v", err)
 			}
@@ -167,7 +167,7 @@ func TestParseValid(t *testing.T) {
 // TestParseProcessCopies checks that queued jobs share no slice or map:
 // the server edits each job's strings in place.
 func TestParseProcessCopies(t *testing.T) {
-	specs, err := ParseJobFile("a.sub", condorExample, nil)
+	specs, err := ParseFile("a.sub", condorExample, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +316,7 @@ func TestParseErrors(t *testing.T) {
 			[]wantProblem{{4, "[job.env]", "duplicate table (first on line 3)"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			specs, err := ParseJobFile(tc.file, tc.text, knownDomains("local", "slurm", "site"))
+			specs, err := ParseFile(tc.file, tc.text, knownDomains("local", "slurm", "site"))
 			var pe *ParseError
 			if !errors.As(err, &pe) {
 				t.Fatalf("got %v, %v; want a *ParseError", specs, err)
@@ -338,7 +338,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestParseErrorText(t *testing.T) {
-	_, err := ParseJobFile("sim.sub", specLines("executable = /bin/echo", "request_cpus = x"), nil)
+	_, err := ParseFile("sim.sub", specLines("executable = /bin/echo", "request_cpus = x"), nil)
 	want := "sim.sub:2: request_cpus: \"x\" is not a whole number\n" +
 		"sim.sub: queue: no queue statement: a submit file ends with \"queue\" or \"queue N\" (a TOML job file needs a [job] table)"
 	if err == nil || err.Error() != want {
@@ -403,7 +403,7 @@ func FuzzParseJobFile(f *testing.F) {
 	f.Add("j.toml", "[job]\nexecutable = \"/bin/echo\"\nenv = [\"A\"]\nqueue = 2\n")
 	f.Add("a.sub", "a = $(b)$(b)$(b)\nb = $(a)\narguments = \"x 'y\"\nqueue 3 \\\n")
 	f.Fuzz(func(t *testing.T, name, text string) {
-		specs, err := ParseJobFile(name, []byte(text), nil)
+		specs, err := ParseFile(name, []byte(text), nil)
 		var pe *ParseError
 		switch {
 		case err == nil && len(specs) == 0:

@@ -1,4 +1,4 @@
-package jobs
+package spec
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ const (
 	specDefaultMemoryMB = 1024
 )
 
-// ParseJobFile reads a job file given to `sitebox submit` and returns one
+// ParseFile reads a job file given to `sitebox submit` and returns one
 // Spec per queued job (Process 0..N-1; Cluster 0, the server assigns it),
 // with defaults applied: 1 CPU, 1024 MB, stdout "stdout", stderr
 // "stderr", domains ["local"].
@@ -47,7 +47,7 @@ const (
 //
 // known reports whether a domain exists (nil accepts any). On bad input
 // the error is a *ParseError naming every problem, and no Specs.
-func ParseJobFile(name string, data []byte, known func(domain string) bool) ([]Spec, error) {
+func ParseFile(name string, data []byte, known func(domain string) bool) ([]Spec, error) {
 	if known == nil {
 		known = func(string) bool { return true }
 	}
@@ -126,7 +126,7 @@ func (ps *specProblems) add(line int, key, format string, args ...any) {
 	ps.list = append(ps.list, Problem{Line: line, Key: key, Msg: fmt.Sprintf(format, args...)})
 }
 
-// isTOMLJobFile applies the detection rule documented on ParseJobFile.
+// isTOMLJobFile applies the detection rule documented on ParseFile.
 func isTOMLJobFile(name string, data []byte) bool {
 	if strings.EqualFold(filepath.Ext(name), ".toml") {
 		return true
@@ -291,9 +291,9 @@ func sizeMB(text, bare string, condor bool) (int64, string) {
 	return (n + 1<<20 - 1) >> 20, ""
 }
 
-// checkSandboxPath says what is wrong with a name that must stay inside
+// SandboxPathProblem says what is wrong with a name that must stay inside
 // the job's sandbox (outputs, stdout, an input's "as"), or "".
-func checkSandboxPath(n string) string {
+func SandboxPathProblem(n string) string {
 	c := path.Clean(n)
 	switch {
 	case n == "":

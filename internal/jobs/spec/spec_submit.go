@@ -1,4 +1,4 @@
-package jobs
+package spec
 
 import (
 	"fmt"
@@ -288,7 +288,7 @@ func (p *submitParser) apply(st submitStmt, v string) {
 	case "transfer_output_files":
 		if s, ok := p.plain(st, v); ok {
 			for _, item := range splitCommaList(s) {
-				if msg := checkSandboxPath(item); msg != "" {
+				if msg := SandboxPathProblem(item); msg != "" {
 					add("%s", msg)
 				} else {
 					p.spec.Outputs = append(p.spec.Outputs, item)
@@ -305,7 +305,7 @@ func (p *submitParser) apply(st submitStmt, v string) {
 		}
 	case "output", "error":
 		if s, ok := p.plain(st, v); ok {
-			if msg := checkSandboxPath(s); msg != "" {
+			if msg := SandboxPathProblem(s); msg != "" {
 				add("%s", msg)
 			} else if st.name == "output" {
 				p.spec.Stdout = s

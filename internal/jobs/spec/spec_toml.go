@@ -1,4 +1,4 @@
-package jobs
+package spec
 
 import (
 	"bytes"
@@ -247,7 +247,7 @@ func (r *tomlJobReader) read() specDraft {
 	s.Inputs = r.inputs()
 	if outs, ok := r.strList("outputs"); ok {
 		for _, o := range outs {
-			if msg := checkSandboxPath(o); msg != "" {
+			if msg := SandboxPathProblem(o); msg != "" {
 				r.bad("outputs", "%s", msg)
 			}
 		}
@@ -261,7 +261,7 @@ func (r *tomlJobReader) read() specDraft {
 	}
 	for key, dst := range map[string]*string{"stdout": &s.Stdout, "stderr": &s.Stderr} {
 		if v, ok := r.str(key); ok {
-			if msg := checkSandboxPath(v); msg != "" {
+			if msg := SandboxPathProblem(v); msg != "" {
 				r.bad(key, "%s", msg)
 			}
 			*dst = v
