@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	jobsapi "sitebox/internal/jobs/api"
 	"sitebox/internal/jobs/spec"
 	"slices"
 	"strings"
@@ -25,7 +26,7 @@ type jobClient struct {
 	url      string
 	caFile   string
 	insecure bool
-	api      *jobs.Client // made by the first request
+	api      *jobsapi.Client // made by the first request
 }
 
 func (c *jobClient) add(cmd *cobra.Command) {
@@ -54,11 +55,11 @@ func (c *jobClient) do(method, path string, body, out any) error {
 		if err != nil {
 			return err
 		}
-		c.api = &jobs.Client{URL: c.url, HTTP: hc, Token: func() (string, error) { return tok, nil }}
+		c.api = &jobsapi.Client{URL: c.url, HTTP: hc, Token: func() (string, error) { return tok, nil }}
 	}
 	err := c.api.Do(context.Background(), method, path, body, out)
 	// The box's own words suffice on a terminal.
-	var se *jobs.StatusError
+	var se *jobsapi.StatusError
 	if errors.As(err, &se) {
 		if se.FromAPI {
 			return errors.New(se.Msg)
@@ -87,7 +88,7 @@ func addJobCommands(root *cobra.Command) {
 			}
 			// The box's domains, so an unknown one is reported with its line.
 			var known struct{ Domains []string }
-			if err := c.do("GET", jobs.APIPrefix+"/domains", nil, &known); err != nil {
+			if err := c.do("GET", jobsapi.Prefix+"/domains", nil, &known); err != nil {
 				return fmt.Errorf("submit: %w", err)
 			}
 			specs, err := spec.ParseFile(args[0], data, func(d string) bool { return slices.Contains(known.Domains, d) })
@@ -98,7 +99,7 @@ func addJobCommands(root *cobra.Command) {
 				return err
 			}
 			var resp struct{ Jobs []*jobs.Job }
-			if err := c.do("POST", jobs.APIPrefix, jobs.Submission{Specs: specs}, &resp); err != nil {
+			if err := c.do("POST", jobsapi.Prefix, jobsapi.Submission{Specs: specs}, &resp); err != nil {
 				return fmt.Errorf("submit: %w", err)
 			}
 			ids := make([]string, len(resp.Jobs))
@@ -118,7 +119,7 @@ func addJobCommands(root *cobra.Command) {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var resp struct{ Jobs []*jobs.Job }
-			if err := c.do("GET", jobs.APIPrefix, nil, &resp); err != nil {
+			if err := c.do("GET", jobsapi.Prefix, nil, &resp); err != nil {
 				return err
 			}
 			if asJSON {
@@ -136,7 +137,7 @@ func addJobCommands(root *cobra.Command) {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var j jobs.Job
-			if err := c.do("GET", jobs.APIPrefix+"/"+args[0], nil, &j); err != nil {
+			if err := c.do("GET", jobsapi.Prefix+"/"+args[0], nil, &j); err != nil {
 				return err
 			}
 			if asJSON {
@@ -154,7 +155,7 @@ func addJobCommands(root *cobra.Command) {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var r jobs.Report
-			if err := c.do("GET", jobs.APIPrefix+"/report?since="+since, nil, &r); err != nil {
+			if err := c.do("GET", jobsapi.Prefix+"/report?since="+since, nil, &r); err != nil {
 				return err
 			}
 			if asJSON {
@@ -175,7 +176,7 @@ func addJobCommands(root *cobra.Command) {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var errs []error
 			for _, id := range args {
-				if err := c.do("DELETE", jobs.APIPrefix+"/"+id, nil, nil); err != nil {
+				if err := c.do("DELETE", jobsapi.Prefix+"/"+id, nil, nil); err != nil {
 					errs = append(errs, fmt.Errorf("%s: %w", id, err))
 					continue
 				}
@@ -195,7 +196,7 @@ func addJobCommands(root *cobra.Command) {
 			if stderr {
 				stream = "stderr"
 			}
-			return c.do("GET", jobs.APIPrefix+"/"+args[0]+"/logs?stream="+stream, nil, cmd.OutOrStdout())
+			return c.do("GET", jobsapi.Prefix+"/"+args[0]+"/logs?stream="+stream, nil, cmd.OutOrStdout())
 		},
 	}
 	logs.Flags().BoolVar(&stderr, "stderr", false, "standard error instead of output")

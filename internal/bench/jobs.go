@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	jobsapi "sitebox/internal/jobs/api"
 	"sitebox/internal/jobs/spec"
 	"strconv"
 	"strings"
@@ -184,7 +185,7 @@ func startJobsBox(ctx context.Context, bin, dir string, cpus, clients int, slots
 	if err != nil {
 		return nil, err
 	}
-	bx := &jobsBox{bin: bin, config: filepath.Join(dir, "box.toml"), url: fmt.Sprintf("https://127.0.0.1:%d%s", port, jobs.APIPrefix)}
+	bx := &jobsBox{bin: bin, config: filepath.Join(dir, "box.toml"), url: fmt.Sprintf("https://127.0.0.1:%d%s", port, jobsapi.Prefix)}
 	state := filepath.Join(dir, "state")
 	if bx.proc, err = startConfigBox(ctx, bin, bx.config, jobsBoxConfig(state, filepath.Join(dir, "sandboxes"), port, cpus, slots), true, []int{port}); err != nil {
 		return nil, fmt.Errorf("bench jobs: start the box: %w", err)
@@ -270,7 +271,7 @@ func (b *jobsBox) submit(ctx context.Context, out io.Writer, token string, n, pe
 			specs[i] = benchSpec()
 		}
 		var err error
-		if bodies[r], err = json.Marshal(jobs.Submission{Specs: specs}); err != nil {
+		if bodies[r], err = json.Marshal(jobsapi.Submission{Specs: specs}); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -381,7 +382,7 @@ func (b *jobsBox) call(ctx context.Context, method, token string, body []byte, w
 		return err
 	}
 	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: %s: %s", method, jobs.APIPrefix, resp.Status, trimMsg(data))
+		return fmt.Errorf("%s %s: %s: %s", method, jobsapi.Prefix, resp.Status, trimMsg(data))
 	}
 	return json.Unmarshal(data, out)
 }

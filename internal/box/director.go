@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	jobsapi "sitebox/internal/jobs/api"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,7 +18,6 @@ import (
 
 	"sitebox/internal/config"
 	"sitebox/internal/director"
-	"sitebox/internal/jobs"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
 )
@@ -82,8 +82,8 @@ func (b *Box) httpsHandler(ns http.Handler) http.Handler {
 	}
 	if b.jobs != nil {
 		h := b.jobsAPI()
-		mux.Handle(jobs.APIPrefix, h)
-		mux.Handle(jobs.APIPrefix+"/", h)
+		mux.Handle(jobsapi.Prefix, h)
+		mux.Handle(jobsapi.Prefix+"/", h)
 	}
 	b.withIssuer(mux)
 	mux.Handle("/", ns)

@@ -6,6 +6,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	jobsapi "sitebox/internal/jobs/api"
+	"sitebox/internal/jobs/backend/htcondor"
+	"sitebox/internal/jobs/backend/partner"
+	"sitebox/internal/jobs/backend/slurm"
 	"strings"
 	"sync"
 	"time"
@@ -88,7 +92,7 @@ func (b *Box) jobBackend(d config.JobDomain) (jobs.Backend, error) {
 		if err != nil {
 			return nil, fmt.Errorf("run_as: %w", err)
 		}
-		return jobs.NewSlurm(jobs.SlurmBackendConfig{Partition: d.Partition, Env: env, RunAs: runAs[0], Log: b.log.With("component", "slurm")}), nil
+		return slurm.New(slurm.Config{Partition: d.Partition, Env: env, RunAs: runAs[0], Log: b.log.With("component", "slurm")}), nil
 	case "box":
 		hc, err := tlsutil.HTTPClient(d.CA, false, time.Minute)
 		if err != nil {
@@ -104,9 +108,9 @@ func (b *Box) jobBackend(d config.JobDomain) (jobs.Backend, error) {
 			}
 			return readToken(file)
 		}
-		return &jobs.BoxBackend{API: jobs.Client{URL: d.URL, HTTP: hc, Token: token}}, nil
+		return &partner.Backend{API: jobsapi.Client{URL: d.URL, HTTP: hc, Token: token}}, nil
 	case "htcondor":
-		return &jobs.HTCondorBackend{}, nil
+		return &htcondor.Backend{}, nil
 	}
 	return nil, fmt.Errorf("unknown domain type %q", d.Type)
 }
@@ -168,7 +172,7 @@ func (b *Box) jobsAPI() http.Handler {
 	if b.issuer != nil {
 		local[b.issuer.URL()] = true
 	}
-	api := &jobs.API{Svc: b.jobs, Verify: b.tokens.Verify, Log: b.log.With("component", "jobs"),
+	api := &jobsapi.API{Svc: b.jobs, Verify: b.tokens.Verify, Log: b.log.With("component", "jobs"),
 		Local: func(id *store.Identity) bool { return local[strings.TrimSuffix(id.Issuer, "/")] }}
 	return api.Handler()
 }

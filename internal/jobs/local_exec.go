@@ -51,7 +51,7 @@ func (x *localExec) start(j *Job, sl Slot) (*running, error) {
 	if err := writeJSONAtomic(controlFile(j.SandboxDir, execFile), plan); err != nil {
 		return nil, fmt.Errorf("job %s: plan: %w", j.ID, err)
 	}
-	if err := claimSandbox(j.SandboxDir, sl); err != nil {
+	if err := sl.ClaimSandbox(j.SandboxDir); err != nil {
 		return nil, fmt.Errorf("job %s: %w", j.ID, err)
 	}
 	cmd := exec.Command(x.self, "job-exec", j.SandboxDir)
@@ -124,7 +124,7 @@ func (x *localExec) stop(r *running, grace time.Duration) {
 // back to the box: only then may another job have the slot.
 func (x *localExec) release(j *Job, sl Slot) error {
 	err := reapSlot(sl, false)
-	if rerr := reclaimSandbox(j.SandboxDir, sl); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+	if rerr := sl.ReclaimSandbox(j.SandboxDir); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 		err = errors.Join(err, rerr)
 	}
 	return err

@@ -133,11 +133,11 @@ func prepareJobDir(dir string) error {
 	}
 }
 
-// claimSandbox gives the sandbox (made and staged by the box) to the
+// ClaimSandbox gives the sandbox (made and staged by the box) to the
 // slot user: its files to the slot, the directory to the slot with the
 // box's group (0770), so the supervisor, running as the box's user, can
 // open the job's stdout and stderr in it and no other slot can enter.
-func claimSandbox(dir string, sl Slot) error {
+func (sl Slot) ClaimSandbox(dir string) error {
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -156,11 +156,11 @@ func claimSandbox(dir string, sl Slot) error {
 	return nil
 }
 
-// reclaimSandbox gives back to the box what the slot user left in the
+// ReclaimSandbox gives back to the box what the slot user left in the
 // sandbox, once no process of the slot remains. Only entries the slot
 // owns change hands, and symbolic links are never followed: a hard link
 // to someone else's file stays theirs.
-func reclaimSandbox(dir string, sl Slot) error {
+func (sl Slot) ReclaimSandbox(dir string) error {
 	uid, gid := os.Geteuid(), os.Getegid()
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

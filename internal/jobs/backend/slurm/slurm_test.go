@@ -1,4 +1,4 @@
-package jobs
+package slurm
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sitebox/internal/jobs"
+	"sitebox/internal/jobs/jobstest"
 	"sitebox/internal/jobs/spec"
 	"strconv"
 	"strings"
@@ -33,7 +35,7 @@ func (f *fakeSlurm) run(ctx context.Context, name string, args ...string) ([]byt
 }
 
 func slurmFail(cmd, stderr string) error {
-	return &SlurmError{Cmd: cmd, Stderr: stderr, Err: errors.New("exit status 1")}
+	return &Error{Cmd: cmd, Stderr: stderr, Err: errors.New("exit status 1")}
 }
 
 func TestSlurmScript(t *testing.T) {
@@ -68,7 +70,7 @@ func TestSlurmScript(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := slurmScript(&Job{ID: "7.1", Spec: tc.spec, SandboxDir: dir}, tc.partition)
+			got, err := slurmScript(&jobs.Job{ID: "7.1", Spec: tc.spec, SandboxDir: dir}, tc.partition)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want one containing %q", err, tc.err)
@@ -93,7 +95,7 @@ func TestSlurmScript(t *testing.T) {
 func TestSlurmScriptRunsInShell(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"two words", "it's", `say "hi"`, "$HOME", "`id`", "back\\slash", "", "new\nline", "*", "-n"}
-	script, err := slurmScript(&Job{ID: "1.0", SandboxDir: dir, Spec: spec.Spec{
+	script, err := slurmScript(&jobs.Job{ID: "1.0", SandboxDir: dir, Spec: spec.Spec{
 		Executable: "/bin/sh",
 		Arguments:  append([]string{"-c", `for a in "$@"; do printf '[%s]' "$a"; done; printf '{%s}' "$ODD"`, "sh"}, args...),
 		Env:        map[string]string{"ODD": "a'b\"c $x `y` \\z"},
@@ -129,13 +131,13 @@ func TestParseSqueue(t *testing.T) {
 	got := parseSqueue("12|PENDING|Resources|N/A\n13|RUNNING|None|2026-11-23T06:58:56\n14|PENDING|None|2026-11-23T08:00:00\n" +
 		"15|COMPLETING|None|2026-11-23T06:58:56\n16|SUSPENDED|None|2026-11-23T06:58:56\ngarbage\n17|CONFIGURING|None|N/A\n")
 	start := time.Date(2026, 11, 23, 6, 58, 56, 0, time.Local)
-	want := map[string]Update{
-		"12": {State: Routed, Reason: "waiting in Slurm: Resources"},
-		"13": {State: Running, Reason: "running in Slurm", Started: start},
-		"14": {State: Routed, Reason: "waiting in Slurm"}, // %S of a pending job is an estimate
-		"15": {State: Running, Reason: "running in Slurm", Started: start},
-		"16": {State: Running, Reason: "suspended in Slurm", Started: start},
-		"17": {State: Routed, Reason: "waiting in Slurm for its nodes to boot"},
+	want := map[string]jobs.Update{
+		"12": {State: jobs.Routed, Reason: "waiting in Slurm: Resources"},
+		"13": {State: jobs.Running, Reason: "running in Slurm", Started: start},
+		"14": {State: jobs.Routed, Reason: "waiting in Slurm"}, // %S of a pending job is an estimate
+		"15": {State: jobs.Running, Reason: "running in Slurm", Started: start},
+		"16": {State: jobs.Running, Reason: "suspended in Slurm", Started: start},
+		"17": {State: jobs.Routed, Reason: "waiting in Slurm for its nodes to boot"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d jobs, want %d: %+v", len(got), len(want), got)
@@ -150,20 +152,20 @@ func TestParseSqueue(t *testing.T) {
 func TestParseSacct(t *testing.T) {
 	tests := []struct {
 		name, line string
-		want       Update
+		want       jobs.Update
 	}{
 		{"completed from jobcomp", "5|COMPLETED|0:0|00:00:01||2026-11-23T06:59:29|2026-11-23T06:59:30",
-			Update{State: Completed, Reason: "completed in Slurm", WallTime: 1,
+			jobs.Update{State: jobs.Completed, Reason: "completed in Slurm", WallTime: 1,
 				Started: time.Date(2026, 11, 23, 6, 59, 29, 0, time.Local), Finished: time.Date(2026, 11, 23, 6, 59, 30, 0, time.Local)}},
 		{"failed with cpu", "6|FAILED|3:0|1-02:03:04|01:02.500|Unknown|Unknown",
-			Update{State: Failed, Reason: "exited with code 3 in Slurm", ExitCode: 3, WallTime: 93784, CPUTime: 62.5}},
-		{"killed by signal", "7|FAILED|0:9|00:10||None|None", Update{State: Failed, Reason: "killed by signal 9 in Slurm", ExitCode: 137, WallTime: 10}},
-		{"cancelled by uid", "8|CANCELLED by 0|0:15|00:00:02|||", Update{State: Cancelled, Reason: "cancelled in Slurm", ExitCode: 143, WallTime: 2}},
-		{"timeout", "9|TIMEOUT|0:0|00:01:00|||", Update{State: Failed, Reason: "exceeded its wall time in Slurm", WallTime: 60}},
-		{"oom", "10|OUT_OF_MEMORY|0:125|00:00:05|||", Update{State: Failed, Reason: "ran out of memory in Slurm", ExitCode: 0 + 128 + 125, WallTime: 5}},
-		{"node fail", "11|NODE_FAIL|0:0|00:00:05|||", Update{State: Failed, Reason: "its Slurm node failed", WallTime: 5}},
-		{"still running in accounting", "12|RUNNING|0:0|00:00:05|||", Update{State: Lost, Reason: "Slurm accounting says RUNNING for a job squeue no longer lists", WallTime: 5}},
-		{"unknown state", "13|WEIRD|0:0||||", Update{State: Lost, Reason: "unknown Slurm state WEIRD"}},
+			jobs.Update{State: jobs.Failed, Reason: "exited with code 3 in Slurm", ExitCode: 3, WallTime: 93784, CPUTime: 62.5}},
+		{"killed by signal", "7|FAILED|0:9|00:10||None|None", jobs.Update{State: jobs.Failed, Reason: "killed by signal 9 in Slurm", ExitCode: 137, WallTime: 10}},
+		{"cancelled by uid", "8|CANCELLED by 0|0:15|00:00:02|||", jobs.Update{State: jobs.Cancelled, Reason: "cancelled in Slurm", ExitCode: 143, WallTime: 2}},
+		{"timeout", "9|TIMEOUT|0:0|00:01:00|||", jobs.Update{State: jobs.Failed, Reason: "exceeded its wall time in Slurm", WallTime: 60}},
+		{"oom", "10|OUT_OF_MEMORY|0:125|00:00:05|||", jobs.Update{State: jobs.Failed, Reason: "ran out of memory in Slurm", ExitCode: 0 + 128 + 125, WallTime: 5}},
+		{"node fail", "11|NODE_FAIL|0:0|00:00:05|||", jobs.Update{State: jobs.Failed, Reason: "its Slurm node failed", WallTime: 5}},
+		{"still running in accounting", "12|RUNNING|0:0|00:00:05|||", jobs.Update{State: jobs.Lost, Reason: "Slurm accounting says RUNNING for a job squeue no longer lists", WallTime: 5}},
+		{"unknown state", "13|WEIRD|0:0||||", jobs.Update{State: jobs.Lost, Reason: "unknown Slurm state WEIRD"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,7 +179,7 @@ func TestParseSacct(t *testing.T) {
 	// Steps and junk are skipped; of two records of a requeued job the
 	// last counts.
 	got := parseSacct("20|REQUEUED|0:0|00:00:01|||\n20.batch|COMPLETED|0:0|||||\n20|COMPLETED|0:0|00:00:03|||\n\nsacct: error\n")
-	if len(got) != 1 || got["20"].State != Completed || got["20"].WallTime != 3 {
+	if len(got) != 1 || got["20"].State != jobs.Completed || got["20"].WallTime != 3 {
 		t.Errorf("requeued job: %+v", got)
 	}
 }
@@ -219,8 +221,8 @@ func TestSlurmSubmitFake(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeSlurm{reply: func(string, []string) (string, error) { return tc.out, tc.err }}
-			b := NewSlurm(SlurmBackendConfig{Command: f.run})
-			got, err := b.Submit(context.Background(), &Job{ID: "1.0", SandboxDir: dir, Spec: spec.Spec{Executable: "/bin/true"}})
+			b := New(Config{Command: f.run})
+			got, err := b.Submit(context.Background(), &jobs.Job{ID: "1.0", SandboxDir: dir, Spec: spec.Spec{Executable: "/bin/true"}})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "sbatch") {
 					t.Fatalf("err = %v, want one naming sbatch and %q", err, tc.wantErr)
@@ -241,7 +243,7 @@ func TestSlurmSubmitFake(t *testing.T) {
 }
 
 func TestSlurmPollFake(t *testing.T) {
-	js := []*Job{{ID: "1.0", Remote: "11"}, {ID: "1.1", Remote: "12"}, {ID: "1.2", Remote: "13"}, {ID: "1.3", Remote: "14"}, {ID: "1.4", Remote: ""}}
+	js := []*jobs.Job{{ID: "1.0", Remote: "11"}, {ID: "1.1", Remote: "12"}, {ID: "1.2", Remote: "13"}, {ID: "1.3", Remote: "14"}, {ID: "1.4", Remote: ""}}
 	f := &fakeSlurm{reply: func(name string, args []string) (string, error) {
 		switch {
 		case name == "squeue":
@@ -253,17 +255,17 @@ func TestSlurmPollFake(t *testing.T) {
 		}
 		return "", errors.New("unexpected command " + name)
 	}}
-	b := NewSlurm(SlurmBackendConfig{Command: f.run})
+	b := New(Config{Command: f.run})
 	for round := 0; round < 2; round++ {
 		ups, err := b.Poll(context.Background(), js)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := map[string]Update{}
+		got := map[string]jobs.Update{}
 		for _, u := range ups {
 			got[u.ID] = u
 		}
-		for id, want := range map[string]State{"1.0": Running, "1.1": Completed, "1.2": Failed, "1.3": Lost, "1.4": Lost} {
+		for id, want := range map[string]jobs.State{"1.0": jobs.Running, "1.1": jobs.Completed, "1.2": jobs.Failed, "1.3": jobs.Lost, "1.4": jobs.Lost} {
 			if got[id].State != want {
 				t.Errorf("round %d: job %s is %s (%s), want %s", round, id, got[id].State, got[id].Reason, want)
 			}
@@ -285,25 +287,25 @@ func TestSlurmPollFake(t *testing.T) {
 }
 
 func TestSlurmPollFailures(t *testing.T) {
-	js := []*Job{{ID: "1.0", Remote: "11"}}
+	js := []*jobs.Job{{ID: "1.0", Remote: "11"}}
 	tests := []struct {
 		name      string
 		squeue    error
 		sacct     error
 		sacctC    error
 		wantErr   string
-		wantState State
+		wantState jobs.State
 		wantWhy   string
 	}{
 		{name: "squeue down", squeue: slurmFail("squeue", "slurm_load_jobs error: Unable to contact slurm controller"), wantErr: "Unable to contact slurm controller"},
 		{name: "all ids unknown", squeue: slurmFail("squeue", "slurm_load_jobs error: Invalid job id specified"),
-			sacct: slurmFail("sacct", "Slurm accounting storage is disabled"), wantState: Lost, wantWhy: "neither squeue nor accounting"},
+			sacct: slurmFail("sacct", "Slurm accounting storage is disabled"), wantState: jobs.Lost, wantWhy: "neither squeue nor accounting"},
 		{name: "no accounting at all", sacct: slurmFail("sacct", "Slurm accounting storage is disabled"),
-			sacctC: slurmFail("sacct -c", "Slurm job completion is disabled"), wantState: Lost, wantWhy: "accounting cannot tell"},
+			sacctC: slurmFail("sacct -c", "Slurm job completion is disabled"), wantState: jobs.Lost, wantWhy: "accounting cannot tell"},
 		{name: "no completion file yet", sacct: slurmFail("sacct", "Slurm accounting storage is disabled"),
-			sacctC: slurmFail("sacct -c", "sacct: fatal: open /x/jobcomp.txt: No such file or directory"), wantState: Lost, wantWhy: "neither"},
+			sacctC: slurmFail("sacct -c", "sacct: fatal: open /x/jobcomp.txt: No such file or directory"), wantState: jobs.Lost, wantWhy: "neither"},
 		{name: "slurmdbd down", sacct: slurmFail("sacct", "sacct: error: Problem talking to the database: Connection refused"), wantErr: "Problem talking to the database"},
-		{name: "sacct timeout", sacct: &SlurmError{Cmd: "sacct", Err: context.DeadlineExceeded}, wantErr: "deadline exceeded"},
+		{name: "sacct timeout", sacct: &Error{Cmd: "sacct", Err: context.DeadlineExceeded}, wantErr: "deadline exceeded"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -316,7 +318,7 @@ func TestSlurmPollFailures(t *testing.T) {
 				}
 				return "", tc.sacct
 			}}
-			ups, err := NewSlurm(SlurmBackendConfig{Command: f.run}).Poll(context.Background(), js)
+			ups, err := New(Config{Command: f.run}).Poll(context.Background(), js)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
@@ -342,15 +344,15 @@ func TestSlurmCancelAndCapacityFake(t *testing.T) {
 		}
 		return "", errors.New("unexpected")
 	}}
-	b := NewSlurm(SlurmBackendConfig{Command: f.run, Partition: "p"})
-	if err := b.Cancel(context.Background(), &Job{ID: "1.0", Remote: "9"}); err != nil {
+	b := New(Config{Command: f.run, Partition: "p"})
+	if err := b.Cancel(context.Background(), &jobs.Job{ID: "1.0", Remote: "9"}); err != nil {
 		t.Errorf("cancel of an ended job: %v", err)
 	}
-	if err := b.Cancel(context.Background(), &Job{ID: "1.0", Remote: "9; rm"}); err == nil {
+	if err := b.Cancel(context.Background(), &jobs.Job{ID: "1.0", Remote: "9; rm"}); err == nil {
 		t.Error("cancel of a bad id worked")
 	}
 	c, err := b.Capacity(context.Background())
-	if err != nil || c != (Capacity{FreeCPUs: 3, Running: 2, Queued: 1}) {
+	if err != nil || c != (jobs.Capacity{FreeCPUs: 3, Running: 2, Queued: 1}) {
 		t.Errorf("Capacity = %+v, %v", c, err)
 	}
 	if want := "sinfo -h -N -o %N|%t|%C -p p"; f.calls[1] != want {
@@ -361,7 +363,7 @@ func TestSlurmCancelAndCapacityFake(t *testing.T) {
 // TestSlurmCommandTimeout checks that the default runner stops a command
 // at the timeout and names it.
 func TestSlurmCommandTimeout(t *testing.T) {
-	b := NewSlurm(SlurmBackendConfig{Timeout: 200 * time.Millisecond})
+	b := New(Config{Timeout: 200 * time.Millisecond})
 	t0 := time.Now()
 	_, err := b.run(context.Background(), "sleep", "5")
 	if err == nil || !strings.Contains(err.Error(), "sleep 5") || !errors.Is(err, context.DeadlineExceeded) {
@@ -381,23 +383,23 @@ func TestSlurmBackendReal(t *testing.T) {
 	}
 	t0 := time.Now()
 	ctx := context.Background()
-	dir := reachableDir(t)
-	runAs := testSlots(t, "sbxslot3")[0]
+	dir := jobstest.ReachableDir(t)
+	runAs := jobstest.Slots(t, "sbxslot3")[0]
 	s, err := peers.StartSlurm(ctx, peers.SlurmConfig{WorkDir: filepath.Join(dir, "slurm"), CPUs: 2, MemoryMB: 2048})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Stop)
 	t.Logf("StartSlurm: %v", time.Since(t0))
-	b := NewSlurm(SlurmBackendConfig{Partition: s.Partition, Env: s.Env(), RunAs: runAs})
+	b := New(Config{Partition: s.Partition, Env: s.Env(), RunAs: runAs})
 
-	if c, err := b.Capacity(ctx); err != nil || c != (Capacity{FreeCPUs: 2}) {
+	if c, err := b.Capacity(ctx); err != nil || c != (jobs.Capacity{FreeCPUs: 2}) {
 		t.Fatalf("Capacity of an idle node = %+v, %v", c, err)
 	}
-	submit := func(id string, sp spec.Spec) *Job {
+	submit := func(id string, sp spec.Spec) *jobs.Job {
 		t.Helper()
 		sp.MemoryMB = 100
-		j := &Job{ID: id, Spec: sp, SandboxDir: filepath.Join(dir, "sandbox", id)}
+		j := &jobs.Job{ID: id, Spec: sp, SandboxDir: filepath.Join(dir, "sandbox", id)}
 		if err := os.MkdirAll(j.SandboxDir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -407,11 +409,11 @@ func TestSlurmBackendReal(t *testing.T) {
 		return j
 	}
 	// waitFor polls j until ok holds, and returns its last update.
-	waitFor := func(j *Job, what string, ok func(Update) bool) Update {
+	waitFor := func(j *jobs.Job, what string, ok func(jobs.Update) bool) jobs.Update {
 		t.Helper()
 		deadline := time.Now().Add(60 * time.Second)
 		for {
-			ups, err := b.Poll(ctx, []*Job{j})
+			ups, err := b.Poll(ctx, []*jobs.Job{j})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -424,12 +426,12 @@ func TestSlurmBackendReal(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 		}
 	}
-	final := func(u Update) bool { return u.State.Final() }
+	final := func(u jobs.Update) bool { return u.State.Final() }
 
 	good := submit("1.0", spec.Spec{Stdout: "logs/out", Executable: "/bin/sh", Arguments: []string{"-c", `echo "hello from $1"; echo oops >&2; id -u > uid`, "sh", "it's slurm"}})
 	bad := submit("1.1", spec.Spec{Executable: "/bin/sh", Arguments: []string{"-c", "exit 3"}})
 	u := waitFor(good, "final", final)
-	if u.State != Completed || u.ExitCode != 0 || u.Started.IsZero() || u.Finished.IsZero() {
+	if u.State != jobs.Completed || u.ExitCode != 0 || u.Started.IsZero() || u.Finished.IsZero() {
 		t.Errorf("good job: %+v", u)
 	}
 	if out, _ := os.ReadFile(filepath.Join(good.SandboxDir, "logs", "out")); string(out) != "hello from it's slurm\n" {
@@ -442,7 +444,7 @@ func TestSlurmBackendReal(t *testing.T) {
 	if out, _ := os.ReadFile(filepath.Join(good.SandboxDir, "uid")); strings.TrimSpace(string(out)) != strconv.FormatUint(uint64(runAs.UID), 10) {
 		t.Errorf("the Slurm job ran as uid %q, want %s's %d", out, runAs.Name, runAs.UID)
 	}
-	if u = waitFor(bad, "final", final); u.State != Failed || u.ExitCode != 3 {
+	if u = waitFor(bad, "final", final); u.State != jobs.Failed || u.ExitCode != 3 {
 		t.Errorf("bad job: %+v", u)
 	}
 	t.Logf("two jobs done: %v", time.Since(t0))
@@ -450,32 +452,34 @@ func TestSlurmBackendReal(t *testing.T) {
 	// Fill the node's two CPUs, then one more job must wait.
 	victim := submit("2.0", spec.Spec{Executable: "/bin/sleep", Arguments: []string{"300"}})
 	filler := submit("2.1", spec.Spec{Executable: "/bin/sleep", Arguments: []string{"300"}})
-	running := func(u Update) bool { return u.State == Running }
+	running := func(u jobs.Update) bool { return u.State == jobs.Running }
 	waitFor(victim, "running", running)
 	waitFor(filler, "running", running)
 	waiter := submit("2.2", spec.Spec{Executable: "/bin/sleep", Arguments: []string{"300"}})
-	u = waitFor(waiter, "waiting for resources", func(u Update) bool { return u.State == Routed && strings.Contains(u.Reason, "Resources") })
+	u = waitFor(waiter, "waiting for resources", func(u jobs.Update) bool { return u.State == jobs.Routed && strings.Contains(u.Reason, "Resources") })
 	t.Logf("waiting job: %s", u.Reason)
-	if c, err := b.Capacity(ctx); err != nil || c != (Capacity{FreeCPUs: 0, Running: 2, Queued: 1}) {
+	if c, err := b.Capacity(ctx); err != nil || c != (jobs.Capacity{FreeCPUs: 0, Running: 2, Queued: 1}) {
 		t.Errorf("Capacity of a full node = %+v, %v", c, err)
 	}
 	if err := b.Cancel(ctx, victim); err != nil {
 		t.Fatal(err)
 	}
-	if u = waitFor(victim, "final", final); u.State != Cancelled {
+	if u = waitFor(victim, "final", final); u.State != jobs.Cancelled {
 		t.Errorf("cancelled job: %+v", u)
 	}
 	waitFor(waiter, "running", running) // it gets the freed CPU
 
 	// A job Slurm never had is Lost, with the reason.
-	ghost := &Job{ID: "3.0", Remote: "999999"}
-	if u = waitFor(ghost, "final", final); u.State != Lost || !strings.Contains(u.Reason, "neither squeue nor accounting") {
+	ghost := &jobs.Job{ID: "3.0", Remote: "999999"}
+	if u = waitFor(ghost, "final", final); u.State != jobs.Lost || !strings.Contains(u.Reason, "neither squeue nor accounting") {
 		t.Errorf("unknown job: %+v", u)
 	}
-	for _, j := range []*Job{filler, waiter} {
+	for _, j := range []*jobs.Job{filler, waiter} {
 		if err := b.Cancel(ctx, j); err != nil {
 			t.Error(err)
 		}
 	}
 	t.Logf("real Slurm test: %v", time.Since(t0))
 }
+
+func TestMain(m *testing.M) { jobstest.Main(m) }

@@ -1,8 +1,9 @@
-package jobs
+package api
 
 import (
 	"context"
 	"encoding/json"
+	"sitebox/internal/jobs"
 	"sitebox/internal/jobs/spec"
 
 	"fmt"
@@ -15,8 +16,8 @@ import (
 	"sitebox/internal/store"
 )
 
-// APIPrefix is where the submit API lives on the box's https:// port.
-const APIPrefix = "/api/v1/jobs"
+// Prefix is where the submit API lives on the box's https:// port.
+const Prefix = "/api/v1/jobs"
 
 // maxSubmission bounds a submission's body: specs and the small input
 // files shipped with them.
@@ -25,7 +26,7 @@ const maxSubmission = 64 << 20
 // API serves the job router over HTTPS to token holders: the owner and VO
 // of a job come from the token, never from the request.
 type API struct {
-	Svc *Service
+	Svc *jobs.Service
 	// Verify checks a bearer token.
 	Verify func(ctx context.Context, raw string) (*store.Identity, error)
 	// Local says whether an identity is a local user (else a grid one).
@@ -39,16 +40,16 @@ type Submission struct {
 	Specs []spec.Spec `json:"specs"`
 }
 
-// Handler returns the HTTP handler for APIPrefix and below.
+// Handler returns the HTTP handler for Prefix and below.
 func (a *API) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+APIPrefix, a.submit)
-	mux.HandleFunc("GET "+APIPrefix, a.list)
-	mux.HandleFunc("GET "+APIPrefix+"/report", a.report)
-	mux.HandleFunc("GET "+APIPrefix+"/domains", a.domains)
-	mux.HandleFunc("GET "+APIPrefix+"/{id}", a.get)
-	mux.HandleFunc("DELETE "+APIPrefix+"/{id}", a.cancel)
-	mux.HandleFunc("GET "+APIPrefix+"/{id}/logs", a.logs)
+	mux.HandleFunc("POST "+Prefix, a.submit)
+	mux.HandleFunc("GET "+Prefix, a.list)
+	mux.HandleFunc("GET "+Prefix+"/report", a.report)
+	mux.HandleFunc("GET "+Prefix+"/domains", a.domains)
+	mux.HandleFunc("GET "+Prefix+"/{id}", a.get)
+	mux.HandleFunc("DELETE "+Prefix+"/{id}", a.cancel)
+	mux.HandleFunc("GET "+Prefix+"/{id}/logs", a.logs)
 	return mux
 }
 
@@ -62,7 +63,9 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-func fail(w http.ResponseWriter, code int, format string, args ...any) {
+// Error answers a failed call with code and the problem as JSON, the
+// form Client turns into a StatusError.
+func Error(w http.ResponseWriter, code int, format string, args ...any) {
 	if code == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="sitebox jobs"`)
 	}
@@ -81,7 +84,7 @@ func (a *API) refuse(w http.ResponseWriter, r *http.Request, id *store.Identity,
 		attrs = append(attrs, "sub", id.Subject, "issuer", id.Issuer)
 	}
 	log.Warn("job API request refused", attrs...)
-	fail(w, code, "%s", msg)
+	Error(w, code, "%s", msg)
 }
 
 // allowed authenticates the request and checks that its token holds the
@@ -119,8 +122,8 @@ func (a *API) who(w http.ResponseWriter, r *http.Request) (*store.Identity, bool
 	return id, true
 }
 
-func principal(id *store.Identity) Principal {
-	return Principal{Issuer: id.Issuer, Subject: id.Subject}
+func principal(id *store.Identity) jobs.Principal {
+	return jobs.Principal{Issuer: id.Issuer, Subject: id.Subject}
 }
 
 func (a *API) submit(w http.ResponseWriter, r *http.Request) {
@@ -132,7 +135,7 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxSubmission))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sub); err != nil {
-		fail(w, http.StatusBadRequest, "submission is not valid JSON: %v", err)
+		Error(w, http.StatusBadRequest, "submission is not valid JSON: %v", err)
 		return
 	}
 	vo := ""
@@ -141,7 +144,7 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) {
 	}
 	js, err := a.Svc.Submit(principal(id), vo, !a.Local(id), sub.Specs)
 	if err != nil {
-		fail(w, http.StatusBadRequest, "%v", err)
+		Error(w, http.StatusBadRequest, "%v", err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"jobs": js})
@@ -167,14 +170,14 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	who := principal(id)
-	js := a.Svc.List(func(j *Job) bool { return j.Principal() == who })
+	js := a.Svc.List(func(j *jobs.Job) bool { return j.Principal() == who })
 	writeJSON(w, http.StatusOK, map[string]any{"jobs": js, "domains": a.Svc.Domains()})
 }
 
 // own returns the caller's job named in the path, if the token holds
 // the compute scope op. A job is the caller's when both its issuer and
 // its subject are the token's.
-func (a *API) own(w http.ResponseWriter, r *http.Request, op string) (*Job, *store.Identity, bool) {
+func (a *API) own(w http.ResponseWriter, r *http.Request, op string) (*jobs.Job, *store.Identity, bool) {
 	id, ok := a.allowed(w, r, op)
 	if !ok {
 		return nil, nil, false
@@ -200,7 +203,7 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := a.Svc.Cancel(r.Context(), j.ID, principal(id)); err != nil {
-		fail(w, http.StatusConflict, "%v", err)
+		Error(w, http.StatusConflict, "%v", err)
 		return
 	}
 	j, _ = a.Svc.Get(j.ID)
@@ -217,12 +220,12 @@ func (a *API) logs(w http.ResponseWriter, r *http.Request) {
 		stream = "stdout"
 	}
 	if stream != "stdout" && stream != "stderr" {
-		fail(w, http.StatusBadRequest, "stream must be stdout or stderr")
+		Error(w, http.StatusBadRequest, "stream must be stdout or stderr")
 		return
 	}
 	rc, err := a.Svc.Logs(j.ID, stream)
 	if err != nil {
-		fail(w, http.StatusInternalServerError, "%v", err)
+		Error(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
 	defer rc.Close()
@@ -238,7 +241,7 @@ func (a *API) report(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("since"); v != "" {
 		d, err := ParseSince(v)
 		if err != nil {
-			fail(w, http.StatusBadRequest, "%v", err)
+			Error(w, http.StatusBadRequest, "%v", err)
 			return
 		}
 		since = d

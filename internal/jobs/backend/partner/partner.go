@@ -1,4 +1,4 @@
-package jobs
+package partner
 
 import (
 	"context"
@@ -7,38 +7,40 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sitebox/internal/jobs"
+	"sitebox/internal/jobs/api"
 	"sitebox/internal/jobs/spec"
 	"time"
 )
 
-// BoxBackend sends jobs to another sitebox's local domain over its submit
+// Backend sends jobs to another sitebox's local domain over its submit
 // API (flocking between boxes of a region). The partner stages the
 // inputs itself and delivers the outputs; this box keeps the job's
 // record, polls it, and fetches its stdout and stderr when it ends.
-type BoxBackend struct {
+type Backend struct {
 	// API reaches the partner: its https://host:port, an HTTP client with
 	// its CA, and this box's bearer token there (its jobs run there as
 	// this box's identity).
-	API Client
+	API api.Client
 }
 
-var _ Backend = (*BoxBackend)(nil)
+var _ jobs.Backend = (*Backend)(nil)
 
 // StagesItself tells the router not to fetch inputs here.
-func (b *BoxBackend) StagesItself() {}
+func (b *Backend) StagesItself() {}
 
 // Capacity: free CPUs are unknown from outside, so the router relies on
 // its caps for partners.
-func (b *BoxBackend) Capacity(ctx context.Context) (Capacity, error) {
-	return Capacity{FreeCPUs: -1}, nil
+func (b *Backend) Capacity(ctx context.Context) (jobs.Capacity, error) {
+	return jobs.Capacity{FreeCPUs: -1}, nil
 }
 
 // Submit sends the job to the partner's local domain.
-func (b *BoxBackend) Submit(ctx context.Context, j *Job) (string, error) {
+func (b *Backend) Submit(ctx context.Context, j *jobs.Job) (string, error) {
 	sp := j.Spec
 	sp.Domains = []string{"local"}
-	var resp struct{ Jobs []*Job }
-	if err := b.API.Do(ctx, "POST", APIPrefix, Submission{Specs: []spec.Spec{sp}}, &resp); err != nil {
+	var resp struct{ Jobs []*jobs.Job }
+	if err := b.API.Do(ctx, "POST", api.Prefix, api.Submission{Specs: []spec.Spec{sp}}, &resp); err != nil {
 		return "", err
 	}
 	if len(resp.Jobs) != 1 {
@@ -49,27 +51,27 @@ func (b *BoxBackend) Submit(ctx context.Context, j *Job) (string, error) {
 
 // Poll reads each job's record at the partner; an ended job's logs are
 // copied into the local sandbox for `sitebox logs`.
-func (b *BoxBackend) Poll(ctx context.Context, js []*Job) ([]Update, error) {
-	var out []Update
+func (b *Backend) Poll(ctx context.Context, js []*jobs.Job) ([]jobs.Update, error) {
+	var out []jobs.Update
 	var errs []error
 	for _, j := range js {
-		var rj Job
-		err := b.API.Do(ctx, "GET", APIPrefix+"/"+j.Remote, nil, &rj)
+		var rj jobs.Job
+		err := b.API.Do(ctx, "GET", api.Prefix+"/"+j.Remote, nil, &rj)
 		if err != nil {
-			var se *StatusError
+			var se *api.StatusError
 			if errors.As(err, &se) && se.Code == http.StatusNotFound {
-				out = append(out, Update{ID: j.ID, State: Lost, Reason: "the partner box no longer knows job " + j.Remote})
+				out = append(out, jobs.Update{ID: j.ID, State: jobs.Lost, Reason: "the partner box no longer knows job " + j.Remote})
 			} else {
 				errs = append(errs, err)
 			}
 			continue
 		}
-		u := Update{ID: j.ID, State: rj.State, Reason: rj.Reason, ExitCode: rj.ExitCode,
+		u := jobs.Update{ID: j.ID, State: rj.State, Reason: rj.Reason, ExitCode: rj.ExitCode,
 			CPUTime: rj.CPUTime, WallTime: rj.WallTime, Started: rj.Started, Finished: rj.Finished}
 		switch rj.State {
-		case Idle, Staging:
-			u.State = Routed
-		case Completed, Failed, Cancelled, Lost:
+		case jobs.Idle, jobs.Staging:
+			u.State = jobs.Routed
+		case jobs.Completed, jobs.Failed, jobs.Cancelled, jobs.Lost:
 			b.fetchLogs(ctx, j)
 		}
 		out = append(out, u)
@@ -77,7 +79,7 @@ func (b *BoxBackend) Poll(ctx context.Context, js []*Job) ([]Update, error) {
 	return out, errors.Join(errs...)
 }
 
-func (b *BoxBackend) fetchLogs(ctx context.Context, j *Job) {
+func (b *Backend) fetchLogs(ctx context.Context, j *jobs.Job) {
 	if err := os.MkdirAll(j.SandboxDir, 0o755); err != nil {
 		return
 	}
@@ -87,13 +89,13 @@ func (b *BoxBackend) fetchLogs(ctx context.Context, j *Job) {
 			continue
 		}
 		lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		b.API.Do(lctx, "GET", APIPrefix+"/"+j.Remote+"/logs?stream="+stream, nil, f)
+		b.API.Do(lctx, "GET", api.Prefix+"/"+j.Remote+"/logs?stream="+stream, nil, f)
 		cancel()
 		f.Close()
 	}
 }
 
 // Cancel cancels the job at the partner.
-func (b *BoxBackend) Cancel(ctx context.Context, j *Job) error {
-	return b.API.Do(ctx, "DELETE", APIPrefix+"/"+j.Remote, nil, nil)
+func (b *Backend) Cancel(ctx context.Context, j *jobs.Job) error {
+	return b.API.Do(ctx, "DELETE", api.Prefix+"/"+j.Remote, nil, nil)
 }

@@ -1,10 +1,11 @@
-package jobs
+package slurm
 
 import (
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sitebox/internal/jobs"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // secrets) out of the job: Slurm gives it the user's login environment
 // and the script adds HOME, TMPDIR and _CONDOR_SCRATCH_DIR pointing at
 // the sandbox (as the local domain does), then Spec.Env.
-func slurmScript(j *Job, partition string) (string, error) {
+func slurmScript(j *jobs.Job, partition string) (string, error) {
 	sp, dir := j.Spec, j.SandboxDir
 	if !filepath.IsAbs(dir) {
 		return "", fmt.Errorf("sandbox %q is not an absolute path", dir)

@@ -1,4 +1,4 @@
-package jobs
+package slurm
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sitebox/internal/jobs"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,51 +17,51 @@ import (
 	"time"
 )
 
-// SlurmBackendConfig configures a SlurmBackend. The zero value works with
+// Config configures a Backend. The zero value works with
 // the machine's own Slurm and its default partition.
-type SlurmBackendConfig struct {
-	Partition string   // sbatch --partition and the one Capacity counts ("": the cluster's default)
+type Config struct {
+	Partition string   // sbatch --partition and the one jobs.Capacity counts ("": the cluster's default)
 	Env       []string // added to the commands' environment, e.g. SLURM_CONF=…
 	// RunAs is the unprivileged account the jobs run as (jobs never run
 	// as the box's user): a box running as root submits with sbatch
 	// --uid/--gid, any other box runs sbatch and scancel as that account
 	// (which needs CAP_SETUID and CAP_SETGID). Its zero value submits as
 	// the box's user, for tests with a fake Slurm only.
-	RunAs Slot
+	RunAs jobs.Slot
 	// Command runs one Slurm command (nil: exec with Env); tests put a
 	// fake here.
-	Command SlurmCommand
+	Command Command
 	Timeout time.Duration // per command (default 30 s)
 	Log     *slog.Logger  // nil: discard
 }
 
-// SlurmCommand runs one Slurm command and returns its standard output. A
-// command that ran and failed returns a *SlurmError with its stderr.
-type SlurmCommand func(ctx context.Context, name string, args ...string) ([]byte, error)
+// Command runs one Slurm command and returns its standard output. A
+// command that ran and failed returns a *Error with its stderr.
+type Command func(ctx context.Context, name string, args ...string) ([]byte, error)
 
-// SlurmError is a failed Slurm command: its command line, what it
+// Error is a failed Slurm command: its command line, what it
 // wrote to standard error, and the underlying error.
-type SlurmError struct {
+type Error struct {
 	Cmd    string
 	Stderr string
 	Err    error
 }
 
-func (e *SlurmError) Error() string {
+func (e *Error) Error() string {
 	if e.Stderr == "" {
 		return e.Cmd + ": " + e.Err.Error()
 	}
 	return e.Cmd + ": " + e.Err.Error() + ": " + e.Stderr
 }
 
-func (e *SlurmError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// SlurmBackend runs jobs as Slurm batch jobs through the Slurm commands
+// Backend runs jobs as Slurm batch jobs through the Slurm commands
 // (sbatch, squeue, sacct, scancel, sinfo), so it needs nothing but a
 // working Slurm client on this machine and sandboxes on a filesystem
 // the compute nodes share. Safe for concurrent use.
-type SlurmBackend struct {
-	cfg SlurmBackendConfig
+type Backend struct {
+	cfg Config
 	log *slog.Logger
 	// jobcomp is set once sacct has said accounting storage is disabled
 	// (no slurmdbd): from then on finished jobs are read from the job
@@ -68,10 +69,10 @@ type SlurmBackend struct {
 	jobcomp atomic.Bool
 }
 
-var _ Backend = (*SlurmBackend)(nil)
+var _ jobs.Backend = (*Backend)(nil)
 
-// NewSlurm returns a backend for the Slurm that cfg's commands reach.
-func NewSlurm(cfg SlurmBackendConfig) *SlurmBackend {
+// New returns a backend for the Slurm that cfg's commands reach.
+func New(cfg Config) *Backend {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
 	}
@@ -79,15 +80,15 @@ func NewSlurm(cfg SlurmBackendConfig) *SlurmBackend {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b := &SlurmBackend{cfg: cfg, log: log}
+	b := &Backend{cfg: cfg, log: log}
 	if b.cfg.Command == nil {
 		b.cfg.Command = b.exec
 	}
 	return b
 }
 
-// exec is the default SlurmCommand.
-func (b *SlurmBackend) exec(ctx context.Context, name string, args ...string) ([]byte, error) {
+// exec is the default Command.
+func (b *Backend) exec(ctx context.Context, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), b.cfg.Env...)
 	if ra := b.cfg.RunAs; ra.UID != 0 && os.Geteuid() != 0 && (name == "sbatch" || name == "scancel") {
@@ -103,21 +104,21 @@ func (b *SlurmBackend) exec(ctx context.Context, name string, args ...string) ([
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
-		return stdout.Bytes(), &SlurmError{Cmd: name + " " + strings.Join(args, " "), Stderr: strings.TrimSpace(stderr.String()), Err: err}
+		return stdout.Bytes(), &Error{Cmd: name + " " + strings.Join(args, " "), Stderr: strings.TrimSpace(stderr.String()), Err: err}
 	}
 	return stdout.Bytes(), nil
 }
 
 // run runs one command with the configured timeout; every error names
 // the command.
-func (b *SlurmBackend) run(ctx context.Context, name string, args ...string) (string, error) {
+func (b *Backend) run(ctx context.Context, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
 	out, err := b.cfg.Command(ctx, name, args...)
 	if err != nil {
-		var se *SlurmError
+		var se *Error
 		if !errors.As(err, &se) {
-			err = &SlurmError{Cmd: name + " " + strings.Join(args, " "), Err: err}
+			err = &Error{Cmd: name + " " + strings.Join(args, " "), Err: err}
 		}
 		return string(out), err
 	}
@@ -129,7 +130,7 @@ const slurmJobPrefix = "sitebox-"
 
 // Submit writes <sandbox>/job.sbatch and submits it with sbatch. Slurm
 // has no per-job disk quota, so Spec.DiskMB is not enforced here.
-func (b *SlurmBackend) Submit(ctx context.Context, j *Job) (string, error) {
+func (b *Backend) Submit(ctx context.Context, j *jobs.Job) (string, error) {
 	script, err := slurmScript(j, b.cfg.Partition)
 	if err != nil {
 		return "", fmt.Errorf("slurm submit %s: %w", j.ID, err)
@@ -150,7 +151,7 @@ func (b *SlurmBackend) Submit(ctx context.Context, j *Job) (string, error) {
 	args := []string{"--parsable", file}
 	if ra := b.cfg.RunAs; ra.UID != 0 {
 		// The job writes its logs and outputs as that account.
-		if err := claimSandbox(j.SandboxDir, ra); err != nil {
+		if err := ra.ClaimSandbox(j.SandboxDir); err != nil {
 			return "", fmt.Errorf("slurm submit %s: %w", j.ID, err)
 		}
 		if os.Geteuid() == 0 {
@@ -171,11 +172,11 @@ func (b *SlurmBackend) Submit(ctx context.Context, j *Job) (string, error) {
 }
 
 // Release takes an ended job's sandbox back from the run_as account.
-func (b *SlurmBackend) Release(j *Job) error {
+func (b *Backend) Release(j *jobs.Job) error {
 	if b.cfg.RunAs.UID == 0 {
 		return nil
 	}
-	return reclaimSandbox(j.SandboxDir, b.cfg.RunAs)
+	return b.cfg.RunAs.ReclaimSandbox(j.SandboxDir)
 }
 
 // slurmJobID reports whether s is a plain Slurm job id (digits).
@@ -193,16 +194,16 @@ func slurmJobID(s string) bool {
 
 // Capacity counts the idle CPUs of the partition's idle and mixed nodes
 // (sinfo) and our jobs running and waiting (squeue): two commands.
-func (b *SlurmBackend) Capacity(ctx context.Context) (Capacity, error) {
+func (b *Backend) Capacity(ctx context.Context) (jobs.Capacity, error) {
 	args := []string{"-h", "-N", "-o", "%N|%t|%C"}
 	if b.cfg.Partition != "" {
 		args = append(args, "-p", b.cfg.Partition)
 	}
 	out, err := b.run(ctx, "sinfo", args...)
 	if err != nil {
-		return Capacity{FreeCPUs: -1}, fmt.Errorf("slurm capacity: %w", err)
+		return jobs.Capacity{FreeCPUs: -1}, fmt.Errorf("slurm capacity: %w", err)
 	}
-	c := Capacity{FreeCPUs: sinfoFreeCPUs(out)}
+	c := jobs.Capacity{FreeCPUs: sinfoFreeCPUs(out)}
 	// Our jobs are the run_as account's (the box's own without one).
 	who := "--me"
 	if b.cfg.RunAs.Name != "" {
@@ -213,7 +214,7 @@ func (b *SlurmBackend) Capacity(ctx context.Context) (Capacity, error) {
 		args = append(args, "-p", b.cfg.Partition)
 	}
 	if out, err = b.run(ctx, "squeue", args...); err != nil {
-		return Capacity{FreeCPUs: -1}, fmt.Errorf("slurm capacity: %w", err)
+		return jobs.Capacity{FreeCPUs: -1}, fmt.Errorf("slurm capacity: %w", err)
 	}
 	for _, line := range strings.Split(out, "\n") {
 		st, name, ok := strings.Cut(strings.TrimSpace(line), "|")
@@ -221,9 +222,9 @@ func (b *SlurmBackend) Capacity(ctx context.Context) (Capacity, error) {
 			continue
 		}
 		switch s, _ := slurmState(st, "", false); s {
-		case Running:
+		case jobs.Running:
 			c.Running++
-		case Routed:
+		case jobs.Routed:
 			c.Queued++
 		}
 	}
@@ -259,7 +260,7 @@ func sinfoFreeCPUs(out string) int {
 // Cancel runs scancel. A job Slurm no longer knows or that has already
 // ended counts as cancelled: it is not running, which is what the caller
 // wants.
-func (b *SlurmBackend) Cancel(ctx context.Context, j *Job) error {
+func (b *Backend) Cancel(ctx context.Context, j *jobs.Job) error {
 	if !slurmJobID(j.Remote) {
 		return fmt.Errorf("slurm cancel %s: %q is not a Slurm job id", j.ID, j.Remote)
 	}
@@ -276,12 +277,12 @@ func (b *SlurmBackend) Cancel(ctx context.Context, j *Job) error {
 // Poll asks squeue about all of js at once, and accounting (sacct) about
 // those squeue no longer lists. A job in neither is reported Lost with
 // that reason, never guessed at.
-func (b *SlurmBackend) Poll(ctx context.Context, js []*Job) ([]Update, error) {
-	ups := make([]Update, 0, len(js))
+func (b *Backend) Poll(ctx context.Context, js []*jobs.Job) ([]jobs.Update, error) {
+	ups := make([]jobs.Update, 0, len(js))
 	var ids []string
 	for _, j := range js {
 		if !slurmJobID(j.Remote) {
-			ups = append(ups, Update{ID: j.ID, State: Lost, Reason: fmt.Sprintf("no Slurm job id (have %q)", j.Remote)})
+			ups = append(ups, jobs.Update{ID: j.ID, State: jobs.Lost, Reason: fmt.Sprintf("no Slurm job id (have %q)", j.Remote)})
 			continue
 		}
 		ids = append(ids, j.Remote)
@@ -289,7 +290,7 @@ func (b *SlurmBackend) Poll(ctx context.Context, js []*Job) ([]Update, error) {
 	if len(ids) == 0 {
 		return ups, nil
 	}
-	queued := map[string]Update{}
+	queued := map[string]jobs.Update{}
 	for _, chunk := range slurmChunks(ids) {
 		out, err := b.run(ctx, "squeue", "-h", "-j", chunk, "-o", "%i|%T|%r|%S")
 		// squeue fails when every id it is given is unknown.
@@ -309,7 +310,7 @@ func (b *SlurmBackend) Poll(ctx context.Context, js []*Job) ([]Update, error) {
 			gone = append(gone, id)
 		}
 	}
-	done := map[string]Update{}
+	done := map[string]jobs.Update{}
 	why := ""
 	if len(gone) > 0 {
 		var err error
@@ -327,7 +328,7 @@ func (b *SlurmBackend) Poll(ctx context.Context, js []*Job) ([]Update, error) {
 			u, ok = done[j.Remote]
 		}
 		if !ok {
-			u = Update{State: Lost, Reason: "Slurm job " + j.Remote + " is in neither squeue nor accounting"}
+			u = jobs.Update{State: jobs.Lost, Reason: "Slurm job " + j.Remote + " is in neither squeue nor accounting"}
 			if why != "" {
 				u.Reason = "Slurm job " + j.Remote + " is not in squeue and accounting cannot tell: " + why
 			}
@@ -359,8 +360,8 @@ const sacctFields = "JobID,State,ExitCode,Elapsed,TotalCPU,Start,End"
 // when Slurm keeps no record of finished jobs at all, so these jobs are
 // unknowable. Other failures (timeouts, slurmdbd down) are errors: they
 // say nothing about the jobs, and the next poll asks again.
-func (b *SlurmBackend) accounting(ctx context.Context, ids []string) (res map[string]Update, why string, err error) {
-	res = map[string]Update{}
+func (b *Backend) accounting(ctx context.Context, ids []string) (res map[string]jobs.Update, why string, err error) {
+	res = map[string]jobs.Update{}
 	for _, chunk := range slurmChunks(ids) {
 		args := []string{"-n", "-P", "-X", "-j", chunk, "-o", sacctFields}
 		var out string
@@ -395,6 +396,6 @@ func (b *SlurmBackend) accounting(ctx context.Context, ids []string) (res map[st
 // slurmStderr reports whether err is a Slurm command failure whose
 // stderr contains text.
 func slurmStderr(err error, text string) bool {
-	var se *SlurmError
+	var se *Error
 	return errors.As(err, &se) && strings.Contains(se.Stderr, text)
 }

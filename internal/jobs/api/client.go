@@ -1,4 +1,4 @@
-package jobs
+package api
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// Client calls a box's job API (APIPrefix) with a bearer token: the CLI
+// Client calls a box's job API (Prefix) with a bearer token: the CLI
 // with its user's token, BoxBackend with this box's token at a partner.
 type Client struct {
 	URL   string       // the box's https://host:port

@@ -1,7 +1,8 @@
-package jobs
+package slurm
 
 import (
 	"fmt"
+	"sitebox/internal/jobs"
 	"strconv"
 	"strings"
 	"time"
@@ -9,16 +10,16 @@ import (
 
 // parseSqueue reads `squeue -h -o "%i|%T|%r|%S"` lines into updates by
 // Slurm job id.
-func parseSqueue(out string) map[string]Update {
-	res := map[string]Update{}
+func parseSqueue(out string) map[string]jobs.Update {
+	res := map[string]jobs.Update{}
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Split(strings.TrimSpace(line), "|")
 		if len(f) != 4 || !slurmJobID(f[0]) {
 			continue
 		}
 		st, reason := slurmState(f[1], f[2], false)
-		u := Update{State: st, Reason: reason}
-		if st == Running {
+		u := jobs.Update{State: st, Reason: reason}
+		if st == jobs.Running {
 			u.Started = slurmTime(f[3]) // for a pending job %S is only an estimate
 		}
 		res[f[0]] = u
@@ -29,21 +30,21 @@ func parseSqueue(out string) map[string]Update {
 // parseSacct reads `sacct -n -P -X -o JobID,State,ExitCode,Elapsed,
 // TotalCPU,Start,End` lines. A requeued job can have several records;
 // the last is the latest.
-func parseSacct(out string) map[string]Update {
-	res := map[string]Update{}
+func parseSacct(out string) map[string]jobs.Update {
+	res := map[string]jobs.Update{}
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Split(strings.TrimSpace(line), "|")
 		if len(f) != 7 || !slurmJobID(f[0]) {
 			continue
 		}
 		code, sig := parseExitCode(f[2])
-		u := Update{ExitCode: code, WallTime: slurmDuration(f[3]), CPUTime: slurmDuration(f[4]), Started: slurmTime(f[5]), Finished: slurmTime(f[6])}
+		u := jobs.Update{ExitCode: code, WallTime: slurmDuration(f[3]), CPUTime: slurmDuration(f[4]), Started: slurmTime(f[5]), Finished: slurmTime(f[6])}
 		if sig > 0 && code == 0 {
 			u.ExitCode = 128 + sig // as a shell reports a death by signal
 		}
 		state, _, _ := strings.Cut(f[1], " ") // "CANCELLED by 0"
 		u.State, u.Reason = slurmState(state, "", true)
-		if u.State == Failed && state == "FAILED" {
+		if u.State == jobs.Failed && state == "FAILED" {
 			if sig > 0 {
 				u.Reason = fmt.Sprintf("killed by signal %d in Slurm", sig)
 			} else {
@@ -59,50 +60,50 @@ func parseSacct(out string) map[string]Update {
 // reason is squeue's %r for a waiting job. final says the state comes
 // from accounting: the job has left the queue, so a state that is not an
 // end there is unexplained and the job is reported Lost, not guessed.
-func slurmState(st, reason string, final bool) (State, string) {
+func slurmState(st, reason string, final bool) (jobs.State, string) {
 	waiting := "waiting in Slurm"
 	if reason != "" && reason != "None" {
 		waiting += ": " + reason
 	}
-	var s State
+	var s jobs.State
 	var why string
 	switch st {
 	case "PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "SPECIAL_EXIT":
-		s, why = Routed, waiting
+		s, why = jobs.Routed, waiting
 	case "CONFIGURING":
-		s, why = Routed, "waiting in Slurm for its nodes to boot"
+		s, why = jobs.Routed, "waiting in Slurm for its nodes to boot"
 	case "RUNNING", "COMPLETING", "SIGNALING", "STAGE_OUT", "RESIZING":
-		s, why = Running, "running in Slurm"
+		s, why = jobs.Running, "running in Slurm"
 	case "SUSPENDED", "STOPPED":
-		s, why = Running, "suspended in Slurm"
+		s, why = jobs.Running, "suspended in Slurm"
 	case "COMPLETED":
-		return Completed, "completed in Slurm"
+		return jobs.Completed, "completed in Slurm"
 	case "FAILED":
-		return Failed, "failed in Slurm"
+		return jobs.Failed, "failed in Slurm"
 	case "TIMEOUT":
-		return Failed, "exceeded its wall time in Slurm"
+		return jobs.Failed, "exceeded its wall time in Slurm"
 	case "OUT_OF_MEMORY":
-		return Failed, "ran out of memory in Slurm"
+		return jobs.Failed, "ran out of memory in Slurm"
 	case "NODE_FAIL":
-		return Failed, "its Slurm node failed"
+		return jobs.Failed, "its Slurm node failed"
 	case "BOOT_FAIL":
-		return Failed, "its Slurm node failed to boot"
+		return jobs.Failed, "its Slurm node failed to boot"
 	case "DEADLINE":
-		return Failed, "missed its deadline in Slurm"
+		return jobs.Failed, "missed its deadline in Slurm"
 	case "PREEMPTED":
-		return Failed, "preempted in Slurm"
+		return jobs.Failed, "preempted in Slurm"
 	case "CANCELLED":
-		return Cancelled, "cancelled in Slurm"
+		return jobs.Cancelled, "cancelled in Slurm"
 	case "REVOKED":
-		return Failed, "revoked: a sibling cluster of the Slurm federation runs it"
+		return jobs.Failed, "revoked: a sibling cluster of the Slurm federation runs it"
 	default:
 		if final {
-			return Lost, "unknown Slurm state " + st
+			return jobs.Lost, "unknown Slurm state " + st
 		}
-		return Routed, "in unknown Slurm state " + st
+		return jobs.Routed, "in unknown Slurm state " + st
 	}
 	if final {
-		return Lost, "Slurm accounting says " + st + " for a job squeue no longer lists"
+		return jobs.Lost, "Slurm accounting says " + st + " for a job squeue no longer lists"
 	}
 	return s, why
 }

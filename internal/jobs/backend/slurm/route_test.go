@@ -1,12 +1,15 @@
-package jobs
+package slurm
 
 import (
 	"context"
 	"io"
 	"os"
 	"path/filepath"
+	"sitebox/internal/jobs"
+	"sitebox/internal/jobs/jobstest"
 	"sitebox/internal/jobs/spec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,48 +23,48 @@ func TestRouterWithSlurm(t *testing.T) {
 	for _, tool := range []string{"munged", "slurmctld", "slurmd", "sbatch"} {
 		peers.Require(t, tool)
 	}
-	dir := reachableDir(t)
+	dir := jobstest.ReachableDir(t)
 	sl, err := peers.StartSlurm(context.Background(), peers.SlurmConfig{WorkDir: filepath.Join(dir, "slurm"), CPUs: 2, MemoryMB: 2048})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(sl.Stop)
-	e := newSvc(t, func(c *Config) {
+	e := jobstest.Start(t, []string{"sbxslot14"}, func(c *jobs.Config) {
 		c.PollEvery = 500 * time.Millisecond
-		c.Domains = []Domain{{Name: "site", Backend: NewSlurm(SlurmBackendConfig{Partition: sl.Partition, Env: sl.Env(), RunAs: testSlots(t, "sbxslot3")[0]}), MaxJobs: 2, MaxIdleJobs: 2}}
+		c.Domains = []jobs.Domain{{Name: "site", Backend: New(Config{Partition: sl.Partition, Env: sl.Env(), RunAs: jobstest.Slots(t, "sbxslot3")[0]}), MaxJobs: 2, MaxIdleJobs: 2}}
 	})
 	spec := func(script string, domains ...string) spec.Spec {
-		sp := sh(script)
+		sp := jobstest.Sh(script)
 		sp.MemoryMB = 100
 		sp.Domains = domains
 		return sp
 	}
-	only := e.submit("alice", spec("echo from slurm", "site"))[0]
-	j := e.waitState(only.ID, Completed, 60*time.Second)
+	only := e.Submit("alice", spec("echo from slurm", "site"))[0]
+	j := e.WaitState(only.ID, jobs.Completed, 60*time.Second)
 	if j.Domain != "site" || j.Remote == "" {
 		t.Errorf("site job ran in %q as %q", j.Domain, j.Remote)
 	}
-	rc, _ := e.s.Logs(only.ID, "stdout")
+	rc, _ := e.S.Logs(only.ID, "stdout")
 	out, _ := io.ReadAll(rc)
 	rc.Close()
 	if string(out) != "from slurm\n" {
 		t.Errorf("stdout of the Slurm job %q", out)
 	}
 	// Ended, its sandbox is the box's again.
-	if fi, err := os.Stat(j.SandboxDir); err != nil || owner(fi) != uint32(os.Geteuid()) {
+	if fi, err := os.Stat(j.SandboxDir); err != nil || fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()) {
 		t.Errorf("the ended Slurm job's sandbox was not taken back: %v", err)
 	}
 
 	// One local core: the first "local,site" job takes it, the next go to
 	// Slurm, up to its max_jobs of 2; the fourth waits and says why.
-	js := e.submit("alice", spec("sleep 3", "local", "site"), spec("sleep 3", "local", "site"), spec("sleep 3", "local", "site"), spec("sleep 3", "local", "site"))
+	js := e.Submit("alice", spec("sleep 3", "local", "site"), spec("sleep 3", "local", "site"), spec("sleep 3", "local", "site"), spec("sleep 3", "local", "site"))
 	time.Sleep(2 * time.Second)
 	domains := map[string]int{}
-	var waiting *Job
+	var waiting *jobs.Job
 	for _, x := range js {
-		g, _ := e.s.Get(x.ID)
+		g, _ := e.S.Get(x.ID)
 		domains[g.Domain]++
-		if g.State == Idle {
+		if g.State == jobs.Idle {
 			waiting = g
 		}
 	}
@@ -72,14 +75,14 @@ func TestRouterWithSlurm(t *testing.T) {
 		t.Errorf("the waiting job says %q", waiting.Reason)
 	}
 	for _, x := range js {
-		e.waitState(x.ID, Completed, 90*time.Second)
+		e.WaitState(x.ID, jobs.Completed, 90*time.Second)
 	}
 
 	// Cancelled in Slurm.
-	c := e.submit("alice", spec("sleep 60", "site"))[0]
-	e.waitState(c.ID, Routed, 30*time.Second)
-	if err := e.s.Cancel(e.ctx, c.ID, as("alice")); err != nil {
+	c := e.Submit("alice", spec("sleep 60", "site"))[0]
+	e.WaitState(c.ID, jobs.Routed, 30*time.Second)
+	if err := e.S.Cancel(e.Ctx, c.ID, jobstest.As("alice")); err != nil {
 		t.Fatal(err)
 	}
-	e.waitState(c.ID, Cancelled, 5*time.Second)
+	e.WaitState(c.ID, jobs.Cancelled, 5*time.Second)
 }

@@ -1,4 +1,4 @@
-package jobs
+package htcondor
 
 import (
 	"context"
@@ -6,23 +6,24 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sitebox/internal/jobs"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// HTCondorBackend submits to a local HTCondor schedd with condor_submit,
+// Backend submits to a local HTCondor schedd with condor_submit,
 // follows jobs with condor_q and condor_history and removes them with
 // condor_rm. UNTESTED: Debian 12 has no HTCondor package, so this code has
 // never run against a real schedd (see README); its command lines follow
 // the HTCondor manual.
-type HTCondorBackend struct {
+type Backend struct {
 	Env []string // extra environment for the condor_* commands
 }
 
-var _ Backend = (*HTCondorBackend)(nil)
+var _ jobs.Backend = (*Backend)(nil)
 
-func (h *HTCondorBackend) run(ctx context.Context, name string, args ...string) (string, error) {
+func (h *Backend) run(ctx context.Context, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
@@ -35,12 +36,12 @@ func (h *HTCondorBackend) run(ctx context.Context, name string, args ...string) 
 }
 
 // Capacity: free CPUs are the pool's business; the router's caps apply.
-func (h *HTCondorBackend) Capacity(ctx context.Context) (Capacity, error) {
-	return Capacity{FreeCPUs: -1}, nil
+func (h *Backend) Capacity(ctx context.Context) (jobs.Capacity, error) {
+	return jobs.Capacity{FreeCPUs: -1}, nil
 }
 
 // Submit writes a submit file in the sandbox and runs condor_submit.
-func (h *HTCondorBackend) Submit(ctx context.Context, j *Job) (string, error) {
+func (h *Backend) Submit(ctx context.Context, j *jobs.Job) (string, error) {
 	sp := j.Spec
 	var b strings.Builder
 	fmt.Fprintf(&b, "universe = vanilla\nexecutable = %s\n", sp.Executable)
@@ -75,14 +76,14 @@ func (h *HTCondorBackend) Submit(ctx context.Context, j *Job) (string, error) {
 }
 
 // Poll asks condor_q, then condor_history for jobs that left the queue.
-func (h *HTCondorBackend) Poll(ctx context.Context, js []*Job) ([]Update, error) {
-	var out []Update
+func (h *Backend) Poll(ctx context.Context, js []*jobs.Job) ([]jobs.Update, error) {
+	var out []jobs.Update
 	for _, j := range js {
 		line, err := h.run(ctx, "condor_q", j.Remote, "-af", "JobStatus", "ExitCode", "RemoteUserCpu", "RemoteWallClockTime")
 		if err == nil && strings.TrimSpace(line) == "" {
 			line, err = h.run(ctx, "condor_history", j.Remote, "-limit", "1", "-af", "JobStatus", "ExitCode", "RemoteUserCpu", "RemoteWallClockTime")
 			if err == nil && strings.TrimSpace(line) == "" {
-				out = append(out, Update{ID: j.ID, State: Lost, Reason: "in neither condor_q nor condor_history"})
+				out = append(out, jobs.Update{ID: j.ID, State: jobs.Lost, Reason: "in neither condor_q nor condor_history"})
 				continue
 			}
 		}
@@ -96,8 +97,8 @@ func (h *HTCondorBackend) Poll(ctx context.Context, js []*Job) ([]Update, error)
 
 // condorUpdate maps JobStatus (1 idle, 2 running, 3 removed, 4 completed,
 // 5 held, 6 transferring, 7 suspended).
-func condorUpdate(id string, f []string) Update {
-	u := Update{ID: id, State: Routed}
+func condorUpdate(id string, f []string) jobs.Update {
+	u := jobs.Update{ID: id, State: jobs.Routed}
 	get := func(i int) float64 {
 		if i < len(f) {
 			v, _ := strconv.ParseFloat(f[i], 64)
@@ -108,14 +109,14 @@ func condorUpdate(id string, f []string) Update {
 	u.CPUTime, u.WallTime = get(2), get(3)
 	switch int(get(0)) {
 	case 2, 6:
-		u.State = Running
+		u.State = jobs.Running
 	case 3:
-		u.State, u.Reason = Cancelled, "removed"
+		u.State, u.Reason = jobs.Cancelled, "removed"
 	case 4:
 		u.ExitCode = int(get(1))
-		u.State = Completed
+		u.State = jobs.Completed
 		if u.ExitCode != 0 {
-			u.State, u.Reason = Failed, fmt.Sprintf("exited with code %d", u.ExitCode)
+			u.State, u.Reason = jobs.Failed, fmt.Sprintf("exited with code %d", u.ExitCode)
 		}
 	case 5:
 		u.Reason = "held"
@@ -126,7 +127,7 @@ func condorUpdate(id string, f []string) Update {
 }
 
 // Cancel runs condor_rm.
-func (h *HTCondorBackend) Cancel(ctx context.Context, j *Job) error {
+func (h *Backend) Cancel(ctx context.Context, j *jobs.Job) error {
 	_, err := h.run(ctx, "condor_rm", j.Remote)
 	return err
 }

@@ -1,0 +1,139 @@
+// Package jobstest runs a real job service for the tests of the packages
+// around internal/jobs (the API, the backends). Only tests import it.
+package jobstest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"sitebox/internal/jobs"
+	"sitebox/internal/jobs/spec"
+)
+
+// Main lets a test binary double as the job supervisor and reaper: the
+// service runs `<self> job-exec SANDBOX` and `<self> job-reap`. Call it
+// from TestMain.
+func Main(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == "job-exec" {
+		os.Exit(jobs.RunSupervisor(os.Args[2]))
+	}
+	if len(os.Args) == 2 && os.Args[1] == "job-reap" {
+		os.Exit(jobs.RunReaper())
+	}
+	os.Exit(m.Run())
+}
+
+// Issuer issues the tests' users.
+const Issuer = "https://site.test"
+
+// As is the test issuer's user sub.
+func As(sub string) jobs.Principal { return jobs.Principal{Issuer: Issuer, Subject: sub} }
+
+// Slots are slot users scripts/setup.sh makes for the tests. Each test
+// package uses its own (a job's end kills whatever its slot user runs,
+// and packages are tested in parallel): sbxslot1-2 internal/jobs,
+// sbxslot3 the Slurm account, sbxslot13 internal/jobs/api, sbxslot14 the
+// router-with-Slurm test. Running jobs as them needs root; under CI=true
+// their absence fails the test, else it skips it.
+func Slots(t *testing.T, names ...string) []jobs.Slot {
+	t.Helper()
+	sl, err := jobs.LookupSlots(names)
+	if err == nil && os.Geteuid() != 0 {
+		err = errors.New("running jobs as slot users needs root")
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v (scripts/setup.sh makes the slot users)", err)
+		}
+		t.Skipf("%v (scripts/setup.sh makes the slot users)", err)
+	}
+	return sl
+}
+
+// ReachableDir is a temporary directory slot users may traverse (a
+// t.TempDir is its creator's alone).
+func ReachableDir(t *testing.T) string {
+	t.Helper()
+	d := t.TempDir()
+	for _, p := range []string{filepath.Dir(d), d} {
+		if err := os.Chmod(p, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+// Sh is a one-CPU local job running script in /bin/sh.
+func Sh(script string) spec.Spec {
+	return spec.Spec{Executable: "/bin/sh", Arguments: []string{"-c", script}, CPUs: 1, MemoryMB: 256, Domains: []string{"local"}}
+}
+
+// Env is a running service on one local CPU.
+type Env struct {
+	T   *testing.T
+	S   *jobs.Service
+	Ctx context.Context
+}
+
+// Start runs a service with jobs run as slots (changed by mut) until the
+// test ends.
+func Start(t *testing.T, slots []string, mut func(*jobs.Config)) *Env {
+	t.Helper()
+	dir := ReachableDir(t)
+	cfg := jobs.Config{Dir: filepath.Join(dir, "sandboxes"), DBPath: filepath.Join(dir, "jobs.db"), CPUs: 1, MemoryMB: 4096,
+		Slots: Slots(t, slots...), Self: os.Args[0], PreemptGrace: time.Second, Tick: 50 * time.Millisecond}
+	if mut != nil {
+		mut(&cfg)
+	}
+	s, err := jobs.New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, end := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { s.Run(ctx); close(ran) }()
+	t.Cleanup(func() {
+		for _, j := range s.List(func(j *jobs.Job) bool { return !j.State.Final() }) {
+			s.Cancel(ctx, j.ID, j.Principal())
+		}
+		waitUntil(20*time.Second, func() bool { return len(s.List(func(j *jobs.Job) bool { return !j.State.Final() })) == 0 })
+		end()
+		<-ran
+		s.Close()
+	})
+	return &Env{T: t, S: s, Ctx: ctx}
+}
+
+// waitUntil polls done until it holds or within has passed.
+func waitUntil(within time.Duration, done func() bool) bool {
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if done() {
+			return true
+		}
+	}
+	return done()
+}
+
+// Submit submits specs as the test issuer's owner, of the cms VO.
+func (e *Env) Submit(owner string, specs ...spec.Spec) []*jobs.Job {
+	e.T.Helper()
+	js, err := e.S.Submit(As(owner), "cms", false, specs)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return js
+}
+
+// WaitState waits until job id is in state want.
+func (e *Env) WaitState(id string, want jobs.State, within time.Duration) *jobs.Job {
+	e.T.Helper()
+	var j *jobs.Job
+	if !waitUntil(within, func() bool { j, _ = e.S.Get(id); return j != nil && j.State == want }) {
+		e.T.Fatalf("job %s: %+v, want state %s within %v", id, j, want, within)
+	}
+	return j
+}
