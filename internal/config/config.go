@@ -3,21 +3,25 @@
 // is on, so an operator can fix a file in one pass.
 package config
 
-import "time"
+import (
+	"time"
+
+	"sitebox/internal/jobs"
+)
 
 // Config is the whole file. The zero value plus Defaults is a box that
 // serves nothing; at least one role must be configured to serve.
 type Config struct {
-	Server    Server    `toml:"server"`
-	Root      Root      `toml:"root"`
-	HTTPS     HTTPS     `toml:"https"`
-	Exports   []Export  `toml:"export"`
-	Cache     Cache     `toml:"cache"`
-	Director  Director  `toml:"director"`
-	Advertise Advertise `toml:"advertise"`
-	Auth      Auth      `toml:"auth"`
-	Jobs      Jobs      `toml:"jobs"`
-	Probe     Probe     `toml:"probe"`
+	Server    Server      `toml:"server"`
+	Root      Root        `toml:"root"`
+	HTTPS     HTTPS       `toml:"https"`
+	Exports   []Export    `toml:"export"`
+	Cache     Cache       `toml:"cache"`
+	Director  Director    `toml:"director"`
+	Advertise Advertise   `toml:"advertise"`
+	Auth      Auth        `toml:"auth"`
+	Jobs      jobs.Config `toml:"jobs"`
+	Probe     Probe       `toml:"probe"`
 }
 
 // Server holds settings shared by every role.
@@ -157,5 +161,5 @@ func (c *Config) ApplyDefaults(hostname string, isRoot bool) {
 	c.Director.applyDefaults()
 	c.Advertise.applyDefaults()
 	c.Auth.applyDefaults()
-	c.Jobs.applyDefaults(c.Server.StateDir)
+	c.Jobs.Defaults(c.Server.StateDir)
 }

@@ -2,7 +2,7 @@ package config
 
 import (
 	"fmt"
-	"net/url"
+	"sitebox/internal/config/check"
 	"strings"
 	"time"
 
@@ -249,21 +249,7 @@ func (a *Advertise) validate() []Problem {
 }
 
 // checkURL explains what is wrong with a server URL, or returns "".
-func checkURL(s string, schemes ...string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return fmt.Sprintf("%q is not a URL like %s://host:port", s, schemes[0])
-	}
-	for _, sc := range schemes {
-		if u.Scheme == sc {
-			if u.Port() == "" {
-				return fmt.Sprintf("%q lacks a port", s)
-			}
-			return ""
-		}
-	}
-	return fmt.Sprintf("%q: scheme must be %s", s, strings.Join(schemes, " or "))
-}
+func checkURL(s string, schemes ...string) string { return check.URL(s, schemes...) }
 
 // Probe configures the throughput probes a box makes to the other boxes
 // of its directors' fleet, reported with its advertisements, from which

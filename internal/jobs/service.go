@@ -14,8 +14,10 @@ import (
 	"time"
 )
 
-// Config configures a Service. Zero values take the documented defaults.
-type Config struct {
+// settings are what a Service runs by: its Config resolved (sizes and
+// durations parsed, slot users looked up) and its Deps. Zero values take
+// the documented defaults.
+type settings struct {
 	Dir         string // sandboxes, one directory per job
 	DBPath      string // the queue database
 	CPUs        int    // local domain (default: all cores)
@@ -64,7 +66,7 @@ type Stager interface {
 
 // Service is the job router of one box. Safe for concurrent use.
 type Service struct {
-	cfg  Config
+	cfg  settings
 	log  *slog.Logger
 	db   *db
 	exec *localExec
@@ -89,10 +91,10 @@ type localRun struct {
 	requeue  bool // preempted: back to the queue when it has stopped
 }
 
-// New opens the database, recovers the jobs it holds (re-attaching to
-// running local jobs or marking them lost) and returns the service; Run
-// schedules.
-func New(cfg Config, log *slog.Logger) (*Service, error) {
+// newService opens the database, recovers the jobs it holds
+// (re-attaching to running local jobs or marking them lost) and returns
+// the service; Run schedules.
+func newService(cfg settings, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -89,16 +89,16 @@ func (f *fakeStager) Deliver(_ context.Context, src, _ string) error {
 type svcEnv struct {
 	t   *testing.T
 	s   *Service
-	cfg Config
+	cfg settings
 	ctx context.Context
 	end context.CancelFunc
 	ran chan struct{}
 }
 
-func newSvc(t *testing.T, mut func(*Config)) *svcEnv {
+func newSvc(t *testing.T, mut func(*settings)) *svcEnv {
 	t.Helper()
 	dir := reachableDir(t)
-	cfg := Config{Dir: filepath.Join(dir, "sandboxes"), DBPath: filepath.Join(dir, "jobs.db"), CPUs: 1, MemoryMB: 4096,
+	cfg := settings{Dir: filepath.Join(dir, "sandboxes"), DBPath: filepath.Join(dir, "jobs.db"), CPUs: 1, MemoryMB: 4096,
 		Slots: testSlots(t), Self: os.Args[0], PreemptGrace: time.Second, Tick: 50 * time.Millisecond, Stager: &fakeStager{outDir: t.TempDir()}}
 	if mut != nil {
 		mut(&cfg)
@@ -136,7 +136,7 @@ func (e *svcEnv) drain() {
 }
 
 func (e *svcEnv) start() {
-	s, err := New(e.cfg, nil)
+	s, err := newService(e.cfg, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestLocalJobRunsAndAccounts(t *testing.T) {
 }
 
 func TestFailuresSayWhy(t *testing.T) {
-	e := newSvc(t, func(c *Config) { c.CPUs = 2 })
+	e := newSvc(t, func(c *settings) { c.CPUs = 2 })
 	bad := e.submit("alice", sh("exit 3"), spec.Spec{Executable: "/no/such/program", CPUs: 1, Domains: []string{"local"}})
 	j := e.waitState(bad[0].ID, Failed, 20*time.Second)
 	if j.ExitCode != 3 || j.Reason != "exited with code 3" {
@@ -293,7 +293,7 @@ func TestBackfillYields(t *testing.T) {
 	// A grace long enough for a shell to run its trap on a loaded machine
 	// (the whole suite runs in parallel on two cores).
 	const grace = 3 * time.Second
-	e := newSvc(t, func(c *Config) { c.PreemptGrace = grace })
+	e := newSvc(t, func(c *settings) { c.PreemptGrace = grace })
 	bf := sh(`trap 'echo got TERM; exit 143' TERM; echo start; while true; do sleep 0.1; done`)
 	bf.Backfill = true
 	b := e.submit("grid-user", bf)[0]

@@ -79,17 +79,22 @@ type Env struct {
 	Ctx context.Context
 }
 
-// Start runs a service with jobs run as slots (changed by mut) until the
-// test ends.
-func Start(t *testing.T, slots []string, mut func(*jobs.Config)) *Env {
+// Start runs a service with jobs run as slots (its config and deps
+// changed by mut) until the test ends.
+func Start(t *testing.T, slots []string, mut func(*jobs.Config, *jobs.Deps)) *Env {
 	t.Helper()
+	Slots(t, slots...)
 	dir := ReachableDir(t)
-	cfg := jobs.Config{Dir: filepath.Join(dir, "sandboxes"), DBPath: filepath.Join(dir, "jobs.db"), CPUs: 1, MemoryMB: 4096,
-		Slots: Slots(t, slots...), Self: os.Args[0], PreemptGrace: time.Second, Tick: 50 * time.Millisecond}
-	if mut != nil {
-		mut(&cfg)
+	cfg := jobs.Config{Enabled: true, Dir: filepath.Join(dir, "sandboxes"), SlotUsers: slots, CPUs: 1, Memory: "4GiB", PreemptGrace: "1s"}
+	cfg.Defaults(filepath.Join(dir, "state"))
+	deps := jobs.Deps{StateDir: filepath.Join(dir, "state"), Self: os.Args[0], Tick: 50 * time.Millisecond}
+	if err := os.Mkdir(deps.StateDir, 0o700); err != nil {
+		t.Fatal(err)
 	}
-	s, err := jobs.New(cfg, nil)
+	if mut != nil {
+		mut(&cfg, &deps)
+	}
+	s, err := jobs.New(cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}

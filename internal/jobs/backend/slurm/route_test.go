@@ -29,9 +29,12 @@ func TestRouterWithSlurm(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(sl.Stop)
-	e := jobstest.Start(t, []string{"sbxslot14"}, func(c *jobs.Config) {
-		c.PollEvery = 500 * time.Millisecond
-		c.Domains = []jobs.Domain{{Name: "site", Backend: New(Config{Partition: sl.Partition, Env: sl.Env(), RunAs: jobstest.Slots(t, "sbxslot3")[0]}), MaxJobs: 2, MaxIdleJobs: 2}}
+	e := jobstest.Start(t, []string{"sbxslot14"}, func(c *jobs.Config, d *jobs.Deps) {
+		d.PollEvery = 500 * time.Millisecond
+		c.Domains = []jobs.DomainConfig{{Name: "site", Type: "slurm", MaxJobs: 2, MaxIdleJobs: 2}}
+		d.Backend = func(jobs.DomainConfig) (jobs.Backend, error) {
+			return New(Config{Partition: sl.Partition, Env: sl.Env(), RunAs: jobstest.Slots(t, "sbxslot3")[0]}), nil
+		}
 	})
 	spec := func(script string, domains ...string) spec.Spec {
 		sp := jobstest.Sh(script)
