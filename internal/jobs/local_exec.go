@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,6 +25,9 @@ type running struct {
 	pid   int
 	start int64
 	done  chan struct{}
+	// adopted: found again after a restart, not our child; awaitGone
+	// closes done.
+	adopted bool
 }
 
 // start launches j's supervisor in a session of its own (so it outlives a
@@ -84,18 +88,25 @@ func (x *localExec) reattach(j *Job) *running {
 	if st, ok := procStart(j.Pid); !ok || st != j.PidStart {
 		return nil
 	}
-	r := &running{pid: j.Pid, start: j.PidStart, done: make(chan struct{})}
-	go func() {
-		// Not our child any more: poll until it has gone.
-		for {
-			if st, ok := procStart(r.pid); !ok || st != r.start {
-				close(r.done)
-				return
-			}
-			time.Sleep(500 * time.Millisecond)
+	return &running{pid: j.Pid, start: j.PidStart, done: make(chan struct{}), adopted: true}
+}
+
+// awaitGone closes an adopted job's done once its supervisor has gone:
+// not our child any more, it can only be polled. It stops with ctx.
+func (x *localExec) awaitGone(ctx context.Context, r *running) {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if st, ok := procStart(r.pid); !ok || st != r.start {
+			close(r.done)
+			return
 		}
-	}()
-	return r
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // stop asks the job to end (SIGTERM to its process group), then kills it

@@ -193,8 +193,7 @@ func (s *Service) recover() error {
 			s.requeue(j, "the box restarted while its inputs were being fetched")
 		case j.Domain == "local" && j.State == Running:
 			if r := s.exec.reattach(j); r != nil {
-				s.local[j.ID] = &localRun{run: r}
-				go s.watchLocal(j.ID, r)
+				s.local[j.ID] = &localRun{run: r} // watched from Run
 				s.log.Info("re-attached to a running job", "job", j.ID, "pid", j.Pid)
 			} else if rep, err := readExit(j.SandboxDir); err == nil {
 				s.local[j.ID] = &localRun{}

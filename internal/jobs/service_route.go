@@ -163,6 +163,8 @@ func (s *Service) routeTo(ctx context.Context, j *Job, d *Domain) {
 		if j.State != Staging {
 			if remote != "" { // cancelled while submitting
 				j.Remote = remote
+				// Unbound: the job must not be left running in its
+				// domain because the box is stopping.
 				go d.Backend.Cancel(context.Background(), &snapshot)
 			}
 			return
@@ -293,6 +295,8 @@ func (s *Service) Cancel(ctx context.Context, id string, who Principal) error {
 		s.end(j, Cancelled, why)
 		if d != nil && j.Remote != "" {
 			snap := *j
+			// Unbound by the caller's ctx: the request that cancels
+			// ends before the domain has answered.
 			go func() {
 				if err := d.Backend.Cancel(context.Background(), &snap); err != nil {
 					s.log.Warn("cannot cancel job in its domain", "job", id, "domain", d.Name, "err", err)

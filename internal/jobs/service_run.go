@@ -26,6 +26,14 @@ func totalMemoryMB() int64 {
 // local domain's round, routing to other domains, and from time to time
 // a poll of those domains.
 func (s *Service) Run(ctx context.Context) error {
+	s.mu.Lock()
+	for id, lr := range s.local {
+		if lr.run != nil && lr.run.adopted {
+			go s.exec.awaitGone(ctx, lr.run)
+			go s.watchLocal(ctx, id, lr.run)
+		}
+	}
+	s.mu.Unlock()
 	t := time.NewTicker(s.cfg.Tick)
 	defer t.Stop()
 	lastPoll, lastUsage := time.Time{}, time.Now()
@@ -183,7 +191,7 @@ func (s *Service) startLocal(ctx context.Context, j *Job, slot Slot) {
 		j.State, j.Reason, j.Started = Running, "running on the box", time.Now()
 		j.Pid, j.PidStart = r.pid, r.start
 		s.dirty[j.ID] = true
-		go s.watchLocal(j.ID, r)
+		go s.watchLocal(ctx, j.ID, r)
 	}()
 }
 
@@ -217,9 +225,14 @@ func (s *Service) stage(ctx context.Context, sp spec.Spec, dir string) error {
 	return nil
 }
 
-// watchLocal waits for a local job's supervisor to end.
-func (s *Service) watchLocal(id string, r *running) {
-	<-r.done
+// watchLocal waits for a local job's supervisor to end. When ctx ends
+// first (the box stops) the job runs on: the next start re-attaches it.
+func (s *Service) watchLocal(ctx context.Context, id string, r *running) {
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j := s.jobs[id]
@@ -293,6 +306,8 @@ func (s *Service) deliverAsync(j *Job) {
 	j.Reason = "delivering outputs"
 	s.dirty[j.ID] = true
 	spec, dir := j.Spec, j.SandboxDir
+	// Not bound to Run's ctx: a delivery under way when the box stops
+	// finishes, as the job it completes did.
 	go func() {
 		err := s.deliver(context.Background(), spec, dir)
 		s.mu.Lock()
