@@ -181,6 +181,15 @@ func (j *Config) Validate(stateDir string) []Problem {
 			}
 		}
 	}
+	return append(ps, j.validateDomains()...)
+}
+
+// validateDomains checks the [[jobs.domain]] tables.
+func (j *Config) validateDomains() []Problem {
+	var ps []Problem
+	add := func(key, format string, args ...any) {
+		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
 	seen := map[string]bool{"local": true}
 	for i, d := range j.Domains {
 		key := fmt.Sprintf("domain[%d]", i+1)

@@ -230,7 +230,9 @@ func (p *submitParser) expand(st submitStmt) (string, bool) {
 	return v, true
 }
 
-// apply interprets one statement whose macros are expanded.
+// apply interprets one statement whose macros are expanded. It is one
+// flat switch, a case per submit key, longer than most functions so the
+// whole vocabulary reads as one table.
 func (p *submitParser) apply(st submitStmt, v string) {
 	add := func(format string, args ...any) { p.ps.add(st.line, st.key, format, args...) }
 	switch st.name {

@@ -19,7 +19,9 @@ import (
 // --export=NONE keeps this process's environment (which may hold
 // secrets) out of the job: Slurm gives it the user's login environment
 // and the script adds HOME, TMPDIR and _CONDOR_SCRATCH_DIR pointing at
-// the sandbox (as the local domain does), then Spec.Env.
+// the sandbox (as the local domain does), then Spec.Env. It writes the
+// script top to bottom in one function, a little over 80 lines, so the
+// script reads in the order Slurm will.
 func slurmScript(j *jobs.Job, partition string) (string, error) {
 	sp, dir := j.Spec, j.SandboxDir
 	if !filepath.IsAbs(dir) {
