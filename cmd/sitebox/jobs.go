@@ -8,8 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	jobsapi "sitebox/internal/jobs/api"
-	"sitebox/internal/jobs/spec"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -18,6 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"sitebox/internal/jobs"
+	jobsapi "sitebox/internal/jobs/api"
+	"sitebox/internal/jobs/spec"
 	"sitebox/internal/tlsutil"
 )
 

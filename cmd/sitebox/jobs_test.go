@@ -3,9 +3,9 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
-	jobsapi "sitebox/internal/jobs/api"
 	"testing"
 
+	jobsapi "sitebox/internal/jobs/api"
 )
 
 // The job commands print the box's own message for a refusal, else the

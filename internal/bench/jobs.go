@@ -13,8 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	jobsapi "sitebox/internal/jobs/api"
-	"sitebox/internal/jobs/spec"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -23,6 +21,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"sitebox/internal/jobs"
+	jobsapi "sitebox/internal/jobs/api"
+	"sitebox/internal/jobs/spec"
 	"sitebox/internal/peers"
 	"sitebox/internal/tlsutil"
 )

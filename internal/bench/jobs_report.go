@@ -3,12 +3,12 @@ package bench
 import (
 	"fmt"
 	"os"
-	jobsapi "sitebox/internal/jobs/api"
 	"strconv"
 	"strings"
 	"time"
 
 	"sitebox/internal/jobs"
+	jobsapi "sitebox/internal/jobs/api"
 )
 
 // The targets for the job router on 2 cores. Reported, not

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"runtime"
-	jobsapi "sitebox/internal/jobs/api"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +17,7 @@ import (
 
 	"sitebox/internal/config"
 	"sitebox/internal/director"
+	jobsapi "sitebox/internal/jobs/api"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
 )

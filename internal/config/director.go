@@ -2,10 +2,10 @@ package config
 
 import (
 	"fmt"
-	"sitebox/internal/config/check"
 	"strings"
 	"time"
 
+	"sitebox/internal/config/check"
 	"sitebox/internal/store"
 	"sitebox/internal/units"
 )

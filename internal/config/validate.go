@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"sitebox/internal/config/check"
 	"strconv"
 	"strings"
 
+	"sitebox/internal/config/check"
 	"sitebox/internal/store"
 )
 

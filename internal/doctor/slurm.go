@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"sitebox/internal/jobs"
 	"strconv"
 	"strings"
 
 	"sitebox/internal/config"
+	"sitebox/internal/jobs"
 )
 
 // checkSlurm runs sinfo for each Slurm domain, the way the job router

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"os/exec"
 	"path/filepath"
-	"sitebox/internal/jobs"
 	"slices"
 	"testing"
 	"time"
 
 	"sitebox/internal/config"
+	"sitebox/internal/jobs"
 	"sitebox/internal/peers"
 )
 

@@ -4,11 +4,20 @@
 // sends each to a domain with room, schedules the local domain with fair
 // share and backfill, keeps the queue in an embedded database across
 // restarts, and accounts CPU and wall time.
+//
+// This package is the router itself (Service: queue, local scheduling,
+// local execution as slot users, routing, staging) and the Backend
+// interface it routes through. Around it: spec (what a user asks to run
+// and the job-file parsers), backend/slurm, backend/htcondor and
+// backend/partner (the other domains, built by the box from
+// DomainConfig), api (HTTP handler and client) and jobstest (a running
+// service for tests).
 package jobs
 
 import (
-	"sitebox/internal/jobs/spec"
 	"time"
+
+	"sitebox/internal/jobs/spec"
 )
 
 // State is where a job is in its life.

@@ -1,9 +1,10 @@
 package jobs
 
 import (
-	"sitebox/internal/jobs/spec"
 	"testing"
 	"time"
+
+	"sitebox/internal/jobs/spec"
 )
 
 func job(id, owner string, cpus int, mut ...func(*Job)) *Job {

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"sitebox/internal/jobs/spec"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"sitebox/internal/jobs/spec"
 )
 
 // settings are what a Service runs by: its Config resolved (sizes and

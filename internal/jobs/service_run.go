@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sitebox/internal/jobs/spec"
 	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"sitebox/internal/jobs/spec"
 )
 
 func numCPU() int { return runtime.NumCPU() }

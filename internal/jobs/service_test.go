@@ -6,11 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sitebox/internal/jobs/spec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"sitebox/internal/jobs/spec"
 )
 
 // The test binary doubles as the job supervisor and reaper: the service

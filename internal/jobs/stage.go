@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net/url"
 	"path"
-	"sitebox/internal/jobs/spec"
 	"strings"
 
+	"sitebox/internal/jobs/spec"
 	"sitebox/internal/transfer"
 )
 

@@ -3,13 +3,13 @@ package interop
 import (
 	"os"
 	"path/filepath"
-	jobsapi "sitebox/internal/jobs/api"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"sitebox/internal/jobs"
+	jobsapi "sitebox/internal/jobs/api"
 	"sitebox/internal/peers"
 )
 

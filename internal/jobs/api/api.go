@@ -1,10 +1,10 @@
+// Package api is the job router's HTTP interface: the handler a box
+// serves under Prefix and the Client the CLI and partner boxes call it with.
 package api
 
 import (
 	"context"
 	"encoding/json"
-	"sitebox/internal/jobs"
-	"sitebox/internal/jobs/spec"
 
 	"fmt"
 	"io"
@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"sitebox/internal/jobs"
+	"sitebox/internal/jobs/spec"
 	"sitebox/internal/store"
 )
 

@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sitebox/internal/jobs"
-	"sitebox/internal/jobs/jobstest"
 	"strings"
 	"testing"
 	"time"
 
+	"sitebox/internal/jobs"
+	"sitebox/internal/jobs/jobstest"
 	"sitebox/internal/store"
 )
 

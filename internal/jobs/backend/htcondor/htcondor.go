@@ -1,3 +1,4 @@
+// Package htcondor is the job router's backend for an HTCondor schedd.
 package htcondor
 
 import (
@@ -6,10 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sitebox/internal/jobs"
 	"strconv"
 	"strings"
 	"time"
+
+	"sitebox/internal/jobs"
 )
 
 // Backend submits to a local HTCondor schedd with condor_submit,

@@ -1,3 +1,5 @@
+// Package partner is the job router's backend for another sitebox: jobs
+// flock to a partner box's local domain through its job API.
 package partner
 
 import (
@@ -7,10 +9,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
+
 	"sitebox/internal/jobs"
 	"sitebox/internal/jobs/api"
 	"sitebox/internal/jobs/spec"
-	"time"
 )
 
 // Backend sends jobs to another sitebox's local domain over its submit

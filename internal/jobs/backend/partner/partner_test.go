@@ -4,9 +4,10 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"testing"
+
 	"sitebox/internal/jobs"
 	"sitebox/internal/jobs/api"
-	"testing"
 )
 
 // A partner's 404 means the job is gone there; any other failure, even

@@ -5,14 +5,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sitebox/internal/jobs"
-	"sitebox/internal/jobs/jobstest"
-	"sitebox/internal/jobs/spec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"sitebox/internal/jobs"
+	"sitebox/internal/jobs/jobstest"
+	"sitebox/internal/jobs/spec"
 	"sitebox/internal/peers"
 )
 

@@ -1,3 +1,4 @@
+// Package slurm is the job router's backend for a Slurm cluster.
 package slurm
 
 import (
@@ -9,12 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sitebox/internal/jobs"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"sitebox/internal/jobs"
 )
 
 // Config configures a Backend. The zero value works with

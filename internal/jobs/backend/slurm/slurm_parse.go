@@ -2,10 +2,11 @@ package slurm
 
 import (
 	"fmt"
-	"sitebox/internal/jobs"
 	"strconv"
 	"strings"
 	"time"
+
+	"sitebox/internal/jobs"
 )
 
 // parseSqueue reads `squeue -h -o "%i|%T|%r|%S"` lines into updates by

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sitebox/internal/jobs"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"sitebox/internal/jobs"
 )
 
 // slurmScript is the batch script for j: #SBATCH lines for what the

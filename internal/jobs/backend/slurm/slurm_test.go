@@ -6,15 +6,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sitebox/internal/jobs"
-	"sitebox/internal/jobs/jobstest"
-	"sitebox/internal/jobs/spec"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"sitebox/internal/jobs"
+	"sitebox/internal/jobs/jobstest"
+	"sitebox/internal/jobs/spec"
 	"sitebox/internal/peers"
 )
 
