@@ -3,9 +3,12 @@ package jobs
 import (
 	"io/fs"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // pageSize converts /proc statm pages to bytes.
@@ -94,4 +97,14 @@ func eachProcOfUID(uid uint32, skip int, fn func(pid int)) {
 			fn(pid)
 		}
 	}
+}
+
+func numCPU() int { return runtime.NumCPU() }
+
+func totalMemoryMB() int64 {
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil {
+		return 4096
+	}
+	return int64(si.Totalram) * int64(si.Unit) >> 20
 }

@@ -4,24 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"sitebox/internal/jobs/spec"
 )
-
-func numCPU() int { return runtime.NumCPU() }
-
-func totalMemoryMB() int64 {
-	var si unix.Sysinfo_t
-	if unix.Sysinfo(&si) != nil {
-		return 4096
-	}
-	return int64(si.Totalram) * int64(si.Unit) >> 20
-}
 
 // Run schedules until ctx ends: each tick (and after every event) the
 // local domain's round, routing to other domains, and from time to time

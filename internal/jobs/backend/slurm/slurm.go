@@ -233,35 +233,6 @@ func (b *Backend) Capacity(ctx context.Context) (jobs.Capacity, error) {
 	return c, nil
 }
 
-// sinfoFreeCPUs sums the idle CPUs ("%C" is allocated/idle/other/total)
-// of idle and mixed nodes in `sinfo -h -N -o "%N|%t|%C"` output. A node
-// in several partitions is listed once per partition: count it once.
-func sinfoFreeCPUs(out string) int {
-	seen := map[string]bool{}
-	free := 0
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Split(strings.TrimSpace(line), "|")
-		if len(f) != 3 || seen[f[0]] {
-			continue
-		}
-		seen[f[0]] = true
-		// Flags follow the state: * not responding, ~ powered off, # powering up, ! powering down, % …
-		state := strings.TrimRight(f[1], "*~#!%$@^-+")
-		if state != "idle" && state != "mix" {
-			continue
-		}
-		cpus := strings.Split(f[2], "/")
-		if len(cpus) == 4 {
-			n, _ := strconv.Atoi(cpus[1])
-			free += n
-		}
-	}
-	return free
-}
-
-// Cancel runs scancel. A job Slurm no longer knows or that has already
-// ended counts as cancelled: it is not running, which is what the caller
-// wants.
 func (b *Backend) Cancel(ctx context.Context, j *jobs.Job) error {
 	if !slurmJobID(j.Remote) {
 		return fmt.Errorf("slurm cancel %s: %q is not a Slurm job id", j.ID, j.Remote)
@@ -393,11 +364,4 @@ func (b *Backend) accounting(ctx context.Context, ids []string) (res map[string]
 		}
 	}
 	return res, "", nil
-}
-
-// slurmStderr reports whether err is a Slurm command failure whose
-// stderr contains text.
-func slurmStderr(err error, text string) bool {
-	var se *Error
-	return errors.As(err, &se) && strings.Contains(se.Stderr, text)
 }
