@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"sitebox/internal/jobs/sched"
 )
 
 // failWindow is how many recent results per domain the router weighs,
@@ -84,7 +86,11 @@ func (s *Service) routeLocked(ctx context.Context, localWhy map[string]string) {
 	for _, j := range idle {
 		prio[ownerKey(j)] = s.usage[ownerKey(j)].decayed(time.Now(), s.cfg.HalfLife) / s.share(j)
 	}
-	sort.SliceStable(idle, func(a, b int) bool { return before(idle[a], idle[b], prio) })
+	order := make(map[*Job]*sched.Job, len(idle))
+	for _, j := range idle {
+		order[j] = schedJob(j)
+	}
+	sort.SliceStable(idle, func(a, b int) bool { return sched.Before(order[idle[a]], order[idle[b]], prio) })
 	for _, j := range idle {
 		var why []string
 		routed := false

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"sitebox/internal/jobs/sched"
 	"sitebox/internal/jobs/spec"
 )
 
@@ -96,38 +97,45 @@ func (s *Service) share(j *Job) float64 {
 	return 1
 }
 
+// schedJob is what the local scheduler knows of j.
+func schedJob(j *Job) *sched.Job {
+	return &sched.Job{ID: j.ID, Owner: ownerKey(j), CPUs: j.Spec.CPUs, MemoryMB: j.Spec.MemoryMB, WallTime: j.Spec.WallTime,
+		Backfill: j.Spec.Backfill, Grid: j.Grid, Submitted: j.Submitted, Started: j.Started}
+}
+
 // scheduleLocked runs the local round and routes what is left.
 func (s *Service) scheduleLocked(ctx context.Context, now time.Time) {
-	var running []localSlot
+	var running []sched.Running
 	for id, lr := range s.local {
-		running = append(running, localSlot{job: s.jobs[id], stopping: lr.stopping})
+		running = append(running, sched.Running{Job: schedJob(s.jobs[id]), Stopping: lr.stopping})
 	}
-	var idle []*Job
+	var idle []*sched.Job
 	firstJob := map[string]*Job{}
 	for _, j := range s.jobs {
 		if j.State == Idle && slices.Contains(j.Spec.Domains, "local") {
-			idle = append(idle, j)
+			idle = append(idle, schedJob(j))
 			firstJob[ownerKey(j)] = j
 		}
 	}
-	out := schedule(schedInput{
-		cpus: s.cfg.CPUs, memMB: s.cfg.MemoryMB, gridMaxCPUs: s.cfg.GridMaxCPUs,
-		running: running, idle: idle,
-		priority: func(owner string) float64 {
+	out := sched.Schedule(sched.Input{
+		CPUs: s.cfg.CPUs, MemoryMB: s.cfg.MemoryMB, GridMaxCPUs: s.cfg.GridMaxCPUs,
+		Running: running, Idle: idle,
+		Priority: func(owner string) float64 {
 			return s.usage[owner].decayed(now, s.cfg.HalfLife) / s.share(firstJob[owner])
 		},
-		projected: func(j *Job) float64 {
-			est := j.Spec.WallTime.Seconds()
+		Projected: func(sj *sched.Job) float64 {
+			est := sj.WallTime.Seconds()
 			if est <= 0 {
 				est = 60
 			}
-			return float64(j.Spec.CPUs) * est / s.share(j)
+			return float64(sj.CPUs) * est / s.share(s.jobs[sj.ID])
 		},
 	})
-	for _, j := range out.preempt {
-		s.preemptLocked(j)
+	for _, sj := range out.Preempt {
+		s.preemptLocked(s.jobs[sj.ID])
 	}
-	for _, j := range out.start {
+	for _, sj := range out.Start {
+		j := s.jobs[sj.ID]
 		slot, ok := s.freeSlotLocked()
 		if !ok {
 			// Stays Idle, first in line next round.
@@ -137,7 +145,7 @@ func (s *Service) scheduleLocked(ctx context.Context, now time.Time) {
 		}
 		s.startLocal(ctx, j, slot) // no longer Idle: not routed
 	}
-	s.routeLocked(ctx, out.waiting)
+	s.routeLocked(ctx, out.Waiting)
 }
 
 // startLocal reserves the job's slot and stages it; the supervisor starts

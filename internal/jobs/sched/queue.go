@@ -1,11 +1,11 @@
-package jobs
+package sched
 
 import (
 	"container/heap"
 	"sort"
 )
 
-// jobQueue hands out idle jobs in the scheduler's order (see before)
+// jobQueue hands out idle jobs in the scheduler's order (see Before)
 // while owners' priorities change as their jobs start: each owner's jobs
 // are sorted once, and a heap of owners, keyed by their next job, picks
 // who is next. A round costs O(n log owners), not a sort per start.
@@ -34,7 +34,7 @@ func newJobQueue(idle []*Job, prio map[string]float64) *jobQueue {
 		oq.jobs = append(oq.jobs, j)
 	}
 	for _, oq := range q.byName {
-		sort.SliceStable(oq.jobs, func(a, b int) bool { return before(oq.jobs[a], oq.jobs[b], prio) })
+		sort.SliceStable(oq.jobs, func(a, b int) bool { return Before(oq.jobs[a], oq.jobs[b], prio) })
 		oq.idx = len(q.owners.list)
 		q.owners.list = append(q.owners.list, oq)
 	}
@@ -45,8 +45,8 @@ func newJobQueue(idle []*Job, prio map[string]float64) *jobQueue {
 // queueKey separates an owner's jobs by class, since backfill and grid
 // status order before the owner's standing does.
 func queueKey(j *Job) string {
-	k := ownerKey(j) + "\x00"
-	if j.Spec.Backfill {
+	k := j.Owner + "\x00"
+	if j.Backfill {
 		k += "b"
 	}
 	if j.Grid {
@@ -75,7 +75,7 @@ func (q *jobQueue) pop() *Job {
 func (q *jobQueue) charge(owner string, by float64) {
 	q.prio[owner] += by
 	for _, oq := range q.byName {
-		if len(oq.jobs) > 0 && ownerKey(oq.jobs[0]) == owner && oq.idx >= 0 {
+		if len(oq.jobs) > 0 && oq.jobs[0].Owner == owner && oq.idx >= 0 {
 			heap.Fix(&q.owners, oq.idx)
 		}
 	}
@@ -89,7 +89,7 @@ type ownerHeap struct {
 
 func (h *ownerHeap) Len() int { return len(h.list) }
 func (h *ownerHeap) Less(a, b int) bool {
-	return before(h.list[a].jobs[0], h.list[b].jobs[0], h.q.prio)
+	return Before(h.list[a].jobs[0], h.list[b].jobs[0], h.q.prio)
 }
 func (h *ownerHeap) Swap(a, b int) {
 	h.list[a], h.list[b] = h.list[b], h.list[a]
