@@ -17,6 +17,7 @@ import (
 
 	"sitebox/internal/jobs"
 	jobsapi "sitebox/internal/jobs/api"
+	"sitebox/internal/jobs/local"
 	"sitebox/internal/jobs/spec"
 	"sitebox/internal/tlsutil"
 )
@@ -206,14 +207,14 @@ func addJobCommands(root *cobra.Command) {
 		Hidden: true,
 		Short:  "Supervise one job (started by the box)",
 		Args:   cobra.ExactArgs(1),
-		Run:    func(_ *cobra.Command, args []string) { os.Exit(jobs.RunSupervisor(args[0])) },
+		Run:    func(_ *cobra.Command, args []string) { os.Exit(local.RunSupervisor(args[0])) },
 	}
 	reap := &cobra.Command{
 		Use:    "job-reap",
 		Hidden: true,
 		Short:  "Kill every process of the slot user it runs as (started by the box)",
 		Args:   cobra.NoArgs,
-		Run:    func(_ *cobra.Command, _ []string) { os.Exit(jobs.RunReaper()) },
+		Run:    func(_ *cobra.Command, _ []string) { os.Exit(local.RunReaper()) },
 	}
 	root.AddCommand(submit, list, cancel, logs, exec, reap)
 }

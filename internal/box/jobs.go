@@ -14,6 +14,7 @@ import (
 	"sitebox/internal/jobs/backend/htcondor"
 	"sitebox/internal/jobs/backend/partner"
 	"sitebox/internal/jobs/backend/slurm"
+	"sitebox/internal/jobs/local"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
 	"sitebox/internal/transfer"
@@ -54,7 +55,7 @@ func (b *Box) jobBackend(d jobs.DomainConfig) (jobs.Backend, error) {
 		if d.SlurmConf != "" {
 			env = append(env, "SLURM_CONF="+d.SlurmConf)
 		}
-		runAs, err := jobs.LookupSlots([]string{d.RunAs})
+		runAs, err := local.LookupSlots([]string{d.RunAs})
 		if err != nil {
 			return nil, fmt.Errorf("run_as: %w", err)
 		}

@@ -6,8 +6,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"sitebox/internal/jobs/local"
 )
 
 func stdout(t *testing.T, e *svcEnv, id string) string {
@@ -69,7 +72,7 @@ func TestJobConfined(t *testing.T) {
 	e.waitState(bob.ID, Cancelled, 10*time.Second)
 	// The box has the sandbox back, the slot user nothing of it.
 	fi, err := os.Stat(filepath.Join(j.SandboxDir, "stdout"))
-	if err != nil || owner(fi) != uint32(os.Geteuid()) {
+	if err != nil || fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()) {
 		t.Errorf("the finished job's sandbox was not taken back: %v %v", fi, err)
 	}
 }
@@ -87,7 +90,7 @@ func TestDaemonDiesWithJob(t *testing.T) {
 		t.Fatalf("daemon.pid %q: %v (stdout %q)", b, err, stdout(t, e, j.ID))
 	}
 	sl, _ := e.s.slotNamed(done.Slot)
-	if procOfUID(pid, sl.UID) {
+	if local.ProcOfUID(pid, sl.UID) {
 		t.Errorf("the job's daemon (pid %d) outlived the job", pid)
 	}
 }

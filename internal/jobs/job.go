@@ -5,13 +5,14 @@
 // share and backfill, keeps the queue in an embedded database across
 // restarts, and accounts CPU and wall time.
 //
-// This package is the router itself (Service: queue, local scheduling,
-// local execution as slot users, routing, staging) and the Backend
+// This package is the router itself (Service: the queue and its
+// database, the local domain's slots, routing, staging) and the Backend
 // interface it routes through. Around it: spec (what a user asks to run
-// and the job-file parsers), backend/slurm, backend/htcondor and
+// and the job-file parsers), sched (the local scheduling policy), local
+// (running jobs as slot users), backend/slurm, backend/htcondor and
 // backend/partner (the other domains, built by the box from
-// DomainConfig), api (HTTP handler and client) and jobstest (a running
-// service for tests).
+// DomainConfig), api (HTTP handler and client), and jobstest and
+// local/localtest for tests.
 package jobs
 
 import (

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sitebox/internal/jobs/local"
 	"time"
 
 	"sitebox/internal/units"
@@ -68,7 +69,7 @@ func resolve(cfg Config, deps Deps) (settings, error) {
 			return settings{}, fmt.Errorf("jobs: %w", err)
 		}
 	}
-	slots, err := LookupSlots(cfg.SlotUsers)
+	slots, err := local.LookupSlots(cfg.SlotUsers)
 	if err != nil {
 		return settings{}, fmt.Errorf("jobs.slot_users: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sitebox/internal/jobs/local"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,7 +37,7 @@ type settings struct {
 	// Slots are the unprivileged accounts local jobs run as, one running
 	// job each (HTCondor's slot users). Required: a job never runs as the
 	// box's own user.
-	Slots []Slot
+	Slots []local.Slot
 	// LegacyIssuer owns the local-user records written before jobs kept
 	// their issuer (the site issuer; "" for none). Grid records of that
 	// time are owned by no token: their issuer is unknown.
@@ -70,7 +71,7 @@ type Service struct {
 	cfg  settings
 	log  *slog.Logger
 	db   *db
-	exec *localExec
+	exec *local.Exec
 
 	mu      sync.Mutex
 	jobs    map[string]*Job
@@ -87,7 +88,7 @@ type Service struct {
 
 // localRun is a job on the box's cores.
 type localRun struct {
-	run      *running // nil while staging
+	run      *local.Running // nil while staging
 	stopping bool
 	requeue  bool // preempted: back to the queue when it has stopped
 }
@@ -118,9 +119,9 @@ func newService(cfg settings, log *slog.Logger) (*Service, error) {
 		cfg.PollEvery = 3 * time.Second
 	}
 	if len(cfg.Slots) == 0 {
-		return nil, ErrNoSlots
+		return nil, local.ErrNoSlots
 	}
-	if err := prepareJobDir(cfg.Dir); err != nil {
+	if err := local.PrepareJobDir(cfg.Dir); err != nil {
 		return nil, err
 	}
 	d, err := openDB(cfg.DBPath)
@@ -129,16 +130,10 @@ func newService(cfg settings, log *slog.Logger) (*Service, error) {
 	}
 	s := &Service{
 		cfg: cfg, log: log, db: d,
-		exec: &localExec{self: cfg.Self, log: log, grace: cfg.PreemptGrace},
+		exec: local.NewExec(cfg.Self, log, cfg.PreemptGrace),
 		jobs: map[string]*Job{}, local: map[string]*localRun{}, remote: map[string]*Domain{},
 		domains: map[string]*Domain{}, outcome: map[string][]outcome{}, dirty: map[string]bool{},
 		staging: map[string]context.CancelFunc{}, kick: make(chan struct{}, 1),
-	}
-	if cg, err := detectCgroupV2("/sys/fs/cgroup"); err == nil {
-		s.exec.cg = cg
-		log.Info("local jobs get cgroup v2 limits", "parent", cg.parent)
-	} else {
-		log.Info("local jobs get rlimits and an RSS watch (no usable cgroup v2)", "why", err)
 	}
 	for i := range cfg.Domains {
 		s.domains[cfg.Domains[i].Name] = &cfg.Domains[i]
@@ -193,10 +188,10 @@ func (s *Service) recover() error {
 		case j.State == Staging:
 			s.requeue(j, "the box restarted while its inputs were being fetched")
 		case j.Domain == "local" && j.State == Running:
-			if r := s.exec.reattach(j); r != nil {
+			if r := s.exec.Reattach(j.Pid, j.PidStart); r != nil {
 				s.local[j.ID] = &localRun{run: r} // watched from Run
 				s.log.Info("re-attached to a running job", "job", j.ID, "pid", j.Pid)
-			} else if rep, err := readExit(j.SandboxDir); err == nil {
+			} else if rep, err := local.ReadExit(j.SandboxDir); err == nil {
 				s.local[j.ID] = &localRun{}
 				s.releaseLocked(j)
 				s.finishLocal(j, rep, nil)
@@ -374,10 +369,19 @@ func (s *Service) List(keep func(*Job) bool) []*Job {
 func jobLess(a, b string) bool {
 	ac, ap, _ := strings.Cut(a, ".")
 	bc, bp, _ := strings.Cut(b, ".")
-	if x, y := atoiOr(ac, 0), atoiOr(bc, 0); x != y {
+	if x, y := idNumber(ac), idNumber(bc); x != y {
 		return x < y
 	}
-	return atoiOr(ap, 0) < atoiOr(bp, 0)
+	return idNumber(ap) < idNumber(bp)
+}
+
+// idNumber is one part of a job id as a number (0 if it is none).
+func idNumber(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // Close stops scheduling; running local jobs keep running (they are

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sitebox/internal/jobs/local"
 	"sort"
 	"strings"
 	"time"
@@ -288,7 +289,7 @@ func (s *Service) Cancel(ctx context.Context, id string, who Principal) error {
 		s.end(j, Cancelled, why)
 		if lr != nil && lr.run != nil && !lr.stopping {
 			lr.stopping = true
-			s.exec.stop(lr.run, s.cfg.PreemptGrace)
+			s.exec.Stop(lr.run, s.cfg.PreemptGrace)
 		} else if lr != nil && lr.run == nil {
 			delete(s.local, id)
 		}
@@ -327,7 +328,7 @@ func (s *Service) Logs(id, stream string) (io.ReadCloser, error) {
 	if stream == "stderr" {
 		name = j.Spec.Stderr
 	}
-	f, err := openInSandbox(j.SandboxDir, name, os.O_RDONLY, 0)
+	f, err := local.OpenInSandbox(j.SandboxDir, name, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return io.NopCloser(strings.NewReader("")), nil // nothing written (yet)
 	}

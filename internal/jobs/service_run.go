@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sitebox/internal/jobs/local"
 	"slices"
 	"time"
 
@@ -17,8 +18,8 @@ import (
 func (s *Service) Run(ctx context.Context) error {
 	s.mu.Lock()
 	for id, lr := range s.local {
-		if lr.run != nil && lr.run.adopted {
-			go s.exec.awaitGone(ctx, lr.run)
+		if lr.run != nil && lr.run.Adopted {
+			go s.exec.AwaitGone(ctx, lr.run)
 			go s.watchLocal(ctx, id, lr.run)
 		}
 	}
@@ -150,7 +151,7 @@ func (s *Service) scheduleLocked(ctx context.Context, now time.Time) {
 
 // startLocal reserves the job's slot and stages it; the supervisor starts
 // when its inputs are in the sandbox.
-func (s *Service) startLocal(ctx context.Context, j *Job, slot Slot) {
+func (s *Service) startLocal(ctx context.Context, j *Job, slot local.Slot) {
 	j.State, j.Domain, j.Reason = Staging, "local", "fetching inputs"
 	j.Slot = slot.Name
 	j.Attempts++
@@ -176,7 +177,7 @@ func (s *Service) startLocal(ctx context.Context, j *Job, slot Slot) {
 			s.end(j, Failed, "staging: "+err.Error())
 			return
 		}
-		r, err := s.exec.start(j, slot)
+		r, err := s.exec.Start(j.ID, j.SandboxDir, j.Spec, slot)
 		if err != nil {
 			s.releaseLocked(j) // the sandbox may already be the slot's
 			delete(s.local, j.ID)
@@ -185,7 +186,7 @@ func (s *Service) startLocal(ctx context.Context, j *Job, slot Slot) {
 		}
 		s.local[j.ID].run = r
 		j.State, j.Reason, j.Started = Running, "running on the box", time.Now()
-		j.Pid, j.PidStart = r.pid, r.start
+		j.Pid, j.PidStart = r.PID, r.Started
 		s.dirty[j.ID] = true
 		go s.watchLocal(ctx, j.ID, r)
 	}()
@@ -223,9 +224,9 @@ func (s *Service) stage(ctx context.Context, sp spec.Spec, dir string) error {
 
 // watchLocal waits for a local job's supervisor to end. When ctx ends
 // first (the box stops) the job runs on: the next start re-attaches it.
-func (s *Service) watchLocal(ctx context.Context, id string, r *running) {
+func (s *Service) watchLocal(ctx context.Context, id string, r *local.Running) {
 	select {
-	case <-r.done:
+	case <-r.Done:
 	case <-ctx.Done():
 		return
 	}
@@ -236,7 +237,7 @@ func (s *Service) watchLocal(ctx context.Context, id string, r *running) {
 		return
 	}
 	s.releaseLocked(j)
-	rep, err := s.exec.finish(j)
+	rep, err := s.exec.Finish(j.ID, j.SandboxDir)
 	s.finishLocal(j, rep, err)
 }
 
@@ -251,7 +252,7 @@ func (s *Service) releaseLocked(j *Job) {
 		s.log.Warn("the job's slot user is no longer configured; its processes are not reaped", "job", j.ID, "slot", j.Slot)
 		return
 	}
-	if err := s.exec.release(j, sl); err != nil {
+	if err := s.exec.Release(j.SandboxDir, sl); err != nil {
 		s.log.Error("cannot release the job's slot user", "job", j.ID, "slot", j.Slot, "err", err)
 	}
 }
@@ -259,7 +260,7 @@ func (s *Service) releaseLocked(j *Job) {
 // finishLocal records a local job's end: requeued after a preemption,
 // cancelled, or completed/failed with its accounting; outputs are
 // delivered before a success counts.
-func (s *Service) finishLocal(j *Job, rep *exitReport, err error) {
+func (s *Service) finishLocal(j *Job, rep *local.ExitReport, err error) {
 	lr := s.local[j.ID]
 	delete(s.local, j.ID)
 	if rep != nil {
@@ -321,7 +322,7 @@ func (s *Service) deliver(ctx context.Context, sp spec.Spec, dir string) error {
 		return fmt.Errorf("no stager configured to deliver to %s", sp.OutputDestination)
 	}
 	for _, o := range sp.Outputs {
-		if err := checkSandboxFile(dir, o); err != nil {
+		if err := local.CheckSandboxFile(dir, o); err != nil {
 			return fmt.Errorf("%s: %w", o, err)
 		}
 		if err := s.cfg.Stager.Deliver(ctx, dir+"/"+o, sp.OutputDestination); err != nil {
@@ -343,7 +344,7 @@ func (s *Service) preemptLocked(j *Job) {
 	s.dirty[j.ID] = true
 	s.log.Info("preempting backfill job", "job", j.ID, "owner", j.Owner, "issuer", j.Issuer)
 	if lr.run != nil {
-		s.exec.stop(lr.run, s.cfg.PreemptGrace)
+		s.exec.Stop(lr.run, s.cfg.PreemptGrace)
 	} else if cancel := s.staging[j.ID]; cancel != nil {
 		cancel()
 		delete(s.local, j.ID)

@@ -2,10 +2,11 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"sitebox/internal/jobs/local"
+	"sitebox/internal/jobs/local/localtest"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,17 +15,7 @@ import (
 	"sitebox/internal/jobs/spec"
 )
 
-// The test binary doubles as the job supervisor and reaper: the service
-// runs `<self> job-exec SANDBOX` and `<self> job-reap`.
-func TestMain(m *testing.M) {
-	if len(os.Args) == 3 && os.Args[1] == "job-exec" {
-		os.Exit(RunSupervisor(os.Args[2]))
-	}
-	if len(os.Args) == 2 && os.Args[1] == "job-reap" {
-		os.Exit(RunReaper())
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { localtest.Main(m) }
 
 // testIssuer issues the tests' users.
 const testIssuer = "https://site.test"
@@ -32,40 +23,14 @@ const testIssuer = "https://site.test"
 // as is the test issuer's user sub.
 func as(sub string) Principal { return Principal{Issuer: testIssuer, Subject: sub} }
 
-// testSlots are slot users scripts/setup.sh makes for this package's
-// tests (sbxslot3 is the Slurm account; the interop tests and benchmarks
-// use others, so parallel test binaries never reap each other's jobs).
-// Running jobs as them needs root; under CI=true their absence fails the
-// test.
-func testSlots(t *testing.T, names ...string) []Slot {
+// testSlots are the slot users of this package's tests (by default
+// sbxslot1 and sbxslot2).
+func testSlots(t *testing.T, names ...string) []local.Slot {
 	t.Helper()
 	if len(names) == 0 {
 		names = []string{"sbxslot1", "sbxslot2"}
 	}
-	sl, err := LookupSlots(names)
-	if err == nil && os.Geteuid() != 0 {
-		err = errors.New("running jobs as slot users needs root")
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v (scripts/setup.sh makes the slot users)", err)
-		}
-		t.Skipf("%v (scripts/setup.sh makes the slot users)", err)
-	}
-	return sl
-}
-
-// reachableDir is a temporary directory slot users may traverse (a
-// t.TempDir is its creator's alone).
-func reachableDir(t *testing.T) string {
-	t.Helper()
-	d := t.TempDir()
-	for _, p := range []string{filepath.Dir(d), d} {
-		if err := os.Chmod(p, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return d
+	return localtest.Slots(t, names...)
 }
 
 // fakeStager copies local files for inputs and outputs.
@@ -98,7 +63,7 @@ type svcEnv struct {
 
 func newSvc(t *testing.T, mut func(*settings)) *svcEnv {
 	t.Helper()
-	dir := reachableDir(t)
+	dir := localtest.ReachableDir(t)
 	cfg := settings{Dir: filepath.Join(dir, "sandboxes"), DBPath: filepath.Join(dir, "jobs.db"), CPUs: 1, MemoryMB: 4096,
 		Slots: testSlots(t), Self: os.Args[0], PreemptGrace: time.Second, Tick: 50 * time.Millisecond, Stager: &fakeStager{outDir: t.TempDir()}}
 	if mut != nil {
@@ -125,7 +90,7 @@ func (e *svcEnv) drain() {
 		n := len(e.s.local)
 		for _, lr := range e.s.local {
 			if lr.run != nil { // a job still staging starts, then dies
-				syscall.Kill(-lr.run.pid, syscall.SIGKILL)
+				syscall.Kill(-lr.run.PID, syscall.SIGKILL)
 			}
 		}
 		e.s.mu.Unlock()

@@ -13,6 +13,7 @@ import (
 
 	"sitebox/internal/jobs"
 	"sitebox/internal/jobs/jobstest"
+	"sitebox/internal/jobs/local/localtest"
 	"sitebox/internal/store"
 )
 
@@ -88,4 +89,4 @@ func TestAPIScopesAndOwners(t *testing.T) {
 	e.WaitState(id, jobs.Cancelled, 10*time.Second)
 }
 
-func TestMain(m *testing.M) { jobstest.Main(m) }
+func TestMain(m *testing.M) { localtest.Main(m) }

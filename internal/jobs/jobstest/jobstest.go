@@ -4,68 +4,21 @@ package jobstest
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"sitebox/internal/jobs"
+	"sitebox/internal/jobs/local/localtest"
 	"sitebox/internal/jobs/spec"
 )
-
-// Main lets a test binary double as the job supervisor and reaper: the
-// service runs `<self> job-exec SANDBOX` and `<self> job-reap`. Call it
-// from TestMain.
-func Main(m *testing.M) {
-	if len(os.Args) == 3 && os.Args[1] == "job-exec" {
-		os.Exit(jobs.RunSupervisor(os.Args[2]))
-	}
-	if len(os.Args) == 2 && os.Args[1] == "job-reap" {
-		os.Exit(jobs.RunReaper())
-	}
-	os.Exit(m.Run())
-}
 
 // Issuer issues the tests' users.
 const Issuer = "https://site.test"
 
 // As is the test issuer's user sub.
 func As(sub string) jobs.Principal { return jobs.Principal{Issuer: Issuer, Subject: sub} }
-
-// Slots are slot users scripts/setup.sh makes for the tests. Each test
-// package uses its own (a job's end kills whatever its slot user runs,
-// and packages are tested in parallel): sbxslot1-2 internal/jobs,
-// sbxslot3 the Slurm account, sbxslot13 internal/jobs/api, sbxslot14 the
-// router-with-Slurm test. Running jobs as them needs root; under CI=true
-// their absence fails the test, else it skips it.
-func Slots(t *testing.T, names ...string) []jobs.Slot {
-	t.Helper()
-	sl, err := jobs.LookupSlots(names)
-	if err == nil && os.Geteuid() != 0 {
-		err = errors.New("running jobs as slot users needs root")
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v (scripts/setup.sh makes the slot users)", err)
-		}
-		t.Skipf("%v (scripts/setup.sh makes the slot users)", err)
-	}
-	return sl
-}
-
-// ReachableDir is a temporary directory slot users may traverse (a
-// t.TempDir is its creator's alone).
-func ReachableDir(t *testing.T) string {
-	t.Helper()
-	d := t.TempDir()
-	for _, p := range []string{filepath.Dir(d), d} {
-		if err := os.Chmod(p, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return d
-}
 
 // Sh is a one-CPU local job running script in /bin/sh.
 func Sh(script string) spec.Spec {
@@ -83,8 +36,8 @@ type Env struct {
 // changed by mut) until the test ends.
 func Start(t *testing.T, slots []string, mut func(*jobs.Config, *jobs.Deps)) *Env {
 	t.Helper()
-	Slots(t, slots...)
-	dir := ReachableDir(t)
+	localtest.Slots(t, slots...)
+	dir := localtest.ReachableDir(t)
 	cfg := jobs.Config{Enabled: true, Dir: filepath.Join(dir, "sandboxes"), SlotUsers: slots, CPUs: 1, Memory: "4GiB", PreemptGrace: "1s"}
 	cfg.Defaults(filepath.Join(dir, "state"))
 	deps := jobs.Deps{StateDir: filepath.Join(dir, "state"), Self: os.Args[0], Tick: 50 * time.Millisecond}

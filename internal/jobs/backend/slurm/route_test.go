@@ -12,6 +12,7 @@ import (
 
 	"sitebox/internal/jobs"
 	"sitebox/internal/jobs/jobstest"
+	"sitebox/internal/jobs/local/localtest"
 	"sitebox/internal/jobs/spec"
 	"sitebox/internal/peers"
 )
@@ -23,7 +24,7 @@ func TestRouterWithSlurm(t *testing.T) {
 	for _, tool := range []string{"munged", "slurmctld", "slurmd", "sbatch"} {
 		peers.Require(t, tool)
 	}
-	dir := jobstest.ReachableDir(t)
+	dir := localtest.ReachableDir(t)
 	sl, err := peers.StartSlurm(context.Background(), peers.SlurmConfig{WorkDir: filepath.Join(dir, "slurm"), CPUs: 2, MemoryMB: 2048})
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +34,7 @@ func TestRouterWithSlurm(t *testing.T) {
 		d.PollEvery = 500 * time.Millisecond
 		c.Domains = []jobs.DomainConfig{{Name: "site", Type: "slurm", MaxJobs: 2, MaxIdleJobs: 2}}
 		d.Backend = func(jobs.DomainConfig) (jobs.Backend, error) {
-			return New(Config{Partition: sl.Partition, Env: sl.Env(), RunAs: jobstest.Slots(t, "sbxslot3")[0]}), nil
+			return New(Config{Partition: sl.Partition, Env: sl.Env(), RunAs: localtest.Slots(t, "sbxslot3")[0]}), nil
 		}
 	})
 	spec := func(script string, domains ...string) spec.Spec {

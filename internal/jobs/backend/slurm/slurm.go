@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"sitebox/internal/jobs"
+	"sitebox/internal/jobs/local"
 )
 
 // Config configures a Backend. The zero value works with
@@ -29,7 +30,7 @@ type Config struct {
 	// --uid/--gid, any other box runs sbatch and scancel as that account
 	// (which needs CAP_SETUID and CAP_SETGID). Its zero value submits as
 	// the box's user, for tests with a fake Slurm only.
-	RunAs jobs.Slot
+	RunAs local.Slot
 	// Command runs one Slurm command (nil: exec with Env); tests put a
 	// fake here.
 	Command Command

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"sitebox/internal/jobs"
-	"sitebox/internal/jobs/jobstest"
+	"sitebox/internal/jobs/local/localtest"
 	"sitebox/internal/jobs/spec"
 	"sitebox/internal/peers"
 )
@@ -383,8 +383,8 @@ func TestSlurmBackendReal(t *testing.T) {
 	}
 	t0 := time.Now()
 	ctx := context.Background()
-	dir := jobstest.ReachableDir(t)
-	runAs := jobstest.Slots(t, "sbxslot3")[0]
+	dir := localtest.ReachableDir(t)
+	runAs := localtest.Slots(t, "sbxslot3")[0]
 	s, err := peers.StartSlurm(ctx, peers.SlurmConfig{WorkDir: filepath.Join(dir, "slurm"), CPUs: 2, MemoryMB: 2048})
 	if err != nil {
 		t.Fatal(err)
@@ -482,4 +482,4 @@ func TestSlurmBackendReal(t *testing.T) {
 	t.Logf("real Slurm test: %v", time.Since(t0))
 }
 
-func TestMain(m *testing.M) { jobstest.Main(m) }
+func TestMain(m *testing.M) { localtest.Main(m) }

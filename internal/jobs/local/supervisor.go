@@ -1,4 +1,4 @@
-package jobs
+package local
 
 import (
 	"encoding/json"
@@ -48,8 +48,8 @@ type execPlan struct {
 	Slot Slot `json:"slot"`
 }
 
-// exitReport is how the job ended, written by the supervisor.
-type exitReport struct {
+// ExitReport is how the job ended, written by the supervisor.
+type ExitReport struct {
 	ExitCode int       `json:"exit_code"`
 	Signal   string    `json:"signal,omitempty"`
 	Reason   string    `json:"reason,omitempty"` // a limit that was enforced
@@ -89,9 +89,9 @@ func readPlan(sandbox string) (*execPlan, error) {
 	return p, nil
 }
 
-func supervise(sandbox string, p *execPlan) exitReport {
-	rep := exitReport{Started: time.Now()}
-	fail := func(code int, format string, args ...any) exitReport {
+func supervise(sandbox string, p *execPlan) ExitReport {
+	rep := ExitReport{Started: time.Now()}
+	fail := func(code int, format string, args ...any) ExitReport {
 		rep.ExitCode, rep.Reason, rep.Finished = code, fmt.Sprintf(format, args...), time.Now()
 		return rep
 	}
@@ -107,12 +107,12 @@ func supervise(sandbox string, p *execPlan) exitReport {
 		}
 	}
 	applyLimits(p)
-	out, err := openInSandbox(sandbox, p.Stdout, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	out, err := OpenInSandbox(sandbox, p.Stdout, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fail(127, "stdout: %v", err)
 	}
 	defer out.Close()
-	errf, err := openInSandbox(sandbox, p.Stderr, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	errf, err := OpenInSandbox(sandbox, p.Stderr, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fail(127, "stderr: %v", err)
 	}
@@ -332,7 +332,7 @@ func writeJSONAtomic(path string, v any) error {
 
 var errNoExit = errors.New("no exit report")
 
-func readExit(sandbox string) (*exitReport, error) {
+func ReadExit(sandbox string) (*ExitReport, error) {
 	b, err := os.ReadFile(controlFile(sandbox, exitFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, errNoExit
@@ -340,6 +340,6 @@ func readExit(sandbox string) (*exitReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &exitReport{}
+	r := &ExitReport{}
 	return r, json.Unmarshal(b, r)
 }

@@ -1,4 +1,4 @@
-package jobs
+package local
 
 import (
 	"fmt"
@@ -15,9 +15,9 @@ import (
 // a sandbox: it opens names there one component at a time with
 // O_NOFOLLOW, so a name reaches only what lies inside.
 
-// openInSandbox opens name (a relative path checked by spec.SandboxPathProblem)
+// OpenInSandbox opens name (a relative path checked by spec.SandboxPathProblem)
 // below dir without following a symbolic link at any component.
-func openInSandbox(dir, name string, flag int, perm os.FileMode) (*os.File, error) {
+func OpenInSandbox(dir, name string, flag int, perm os.FileMode) (*os.File, error) {
 	parts := strings.Split(filepath.Clean(name), "/")
 	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_PATH, 0)
 	if err != nil {
@@ -42,11 +42,11 @@ func openInSandbox(dir, name string, flag int, perm os.FileMode) (*os.File, erro
 	return os.NewFile(uintptr(f), filepath.Join(dir, name)), nil
 }
 
-// checkSandboxFile says why name below dir is not a regular file reached
+// CheckSandboxFile says why name below dir is not a regular file reached
 // without symbolic links (nil when it is), for what is handed on by path
 // once the sandbox is the box's again and nothing can change it.
-func checkSandboxFile(dir, name string) error {
-	f, err := openInSandbox(dir, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+func CheckSandboxFile(dir, name string) error {
+	f, err := OpenInSandbox(dir, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return err
 	}

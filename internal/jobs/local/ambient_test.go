@@ -1,4 +1,4 @@
-package jobs
+package local_test
 
 import (
 	"os"
@@ -9,6 +9,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"sitebox/internal/jobs/local"
+	"sitebox/internal/jobs/local/localtest"
 )
 
 // A box that runs as a non-root user with ambient capabilities (as the
@@ -16,23 +19,23 @@ import (
 // hands them to the supervisor across execve; the job it starts as a
 // slot user must still end up with none.
 func TestJobGetsNoAmbientCapabilities(t *testing.T) {
-	slots := testSlots(t, "sbxslot1", "sbxslot2")
+	slots := localtest.Slots(t, "sbxslot15", "sbxslot16")
 	box, job := slots[1], slots[0] // the "box" user and the job's slot
-	dir := filepath.Join(reachableDir(t), "sandboxes")
+	dir := filepath.Join(localtest.ReachableDir(t), "sandboxes")
 	sandbox := filepath.Join(dir, "1.0")
-	if err := prepareJobDir(dir); err != nil {
+	if err := local.PrepareJobDir(dir); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(sandbox, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	plan := execPlan{Executable: "/bin/sh", Arguments: []string{"-c", "id -u; grep -E '^Cap(Eff|Prm|Amb|Inh)' /proc/self/status"},
+	plan := local.ExecPlan{Executable: "/bin/sh", Arguments: []string{"-c", "id -u; grep -E '^Cap(Eff|Prm|Amb|Inh)' /proc/self/status"},
 		Stdout: "stdout", Stderr: "stderr", Slot: job}
-	if err := writeJSONAtomic(controlFile(sandbox, execFile), plan); err != nil {
+	if err := local.WriteJSONAtomic(local.ControlFile(sandbox, local.ExecFile), plan); err != nil {
 		t.Fatal(err)
 	}
 	// What the box's user owns, as when the box runs as it.
-	for _, p := range []string{controlDir(sandbox), controlFile(sandbox, execFile)} {
+	for _, p := range []string{local.ControlDir(sandbox), local.ControlFile(sandbox, local.ExecFile)} {
 		os.Chown(p, int(box.UID), int(box.GID))
 	}
 	os.Chown(sandbox, int(job.UID), int(box.GID))
@@ -59,7 +62,7 @@ func TestJobGetsNoAmbientCapabilities(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("the supervisor did not end")
 	}
-	rep, err := readExit(sandbox)
+	rep, err := local.ReadExit(sandbox)
 	if err != nil || rep.ExitCode != 0 {
 		t.Fatalf("exit report %+v: %v", rep, err)
 	}
@@ -74,3 +77,5 @@ func TestJobGetsNoAmbientCapabilities(t *testing.T) {
 		}
 	}
 }
+
+func TestMain(m *testing.M) { localtest.Main(m) }

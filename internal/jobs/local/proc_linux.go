@@ -1,14 +1,11 @@
-package jobs
+package local
 
 import (
 	"io/fs"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // pageSize converts /proc statm pages to bytes.
@@ -65,10 +62,10 @@ func owner(fi fs.FileInfo) uint32 {
 	return ^uint32(0)
 }
 
-// procOfUID reports whether a process is alive (not a zombie) and has
+// ProcOfUID reports whether a process is alive (not a zombie) and has
 // uid as its real, effective or saved user: one a slot user could still
 // signal, and one that kill(-1) as that user reaches.
-func procOfUID(pid int, uid uint32) bool {
+func ProcOfUID(pid int, uid uint32) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return false
@@ -93,18 +90,8 @@ func eachProcOfUID(uid uint32, skip int, fn func(pid int)) {
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid := atoiOr(e.Name(), -1)
-		if pid > 0 && pid != skip && procOfUID(pid, uid) {
+		if pid > 0 && pid != skip && ProcOfUID(pid, uid) {
 			fn(pid)
 		}
 	}
-}
-
-func numCPU() int { return runtime.NumCPU() }
-
-func totalMemoryMB() int64 {
-	var si unix.Sysinfo_t
-	if unix.Sysinfo(&si) != nil {
-		return 4096
-	}
-	return int64(si.Totalram) * int64(si.Unit) >> 20
 }
