@@ -16,6 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"sitebox/internal/jobs"
+	jobsapi "sitebox/internal/jobs/api"
+	"sitebox/internal/jobs/local"
+	"sitebox/internal/jobs/spec"
 	"sitebox/internal/tlsutil"
 )
 
@@ -24,7 +27,7 @@ type jobClient struct {
 	url      string
 	caFile   string
 	insecure bool
-	api      *jobs.Client // made by the first request
+	api      *jobsapi.Client // made by the first request
 }
 
 func (c *jobClient) add(cmd *cobra.Command) {
@@ -53,11 +56,11 @@ func (c *jobClient) do(method, path string, body, out any) error {
 		if err != nil {
 			return err
 		}
-		c.api = &jobs.Client{URL: c.url, HTTP: hc, Token: func() (string, error) { return tok, nil }}
+		c.api = &jobsapi.Client{URL: c.url, HTTP: hc, Token: func() (string, error) { return tok, nil }}
 	}
 	err := c.api.Do(context.Background(), method, path, body, out)
 	// The box's own words suffice on a terminal.
-	var se *jobs.StatusError
+	var se *jobsapi.StatusError
 	if errors.As(err, &se) {
 		if se.FromAPI {
 			return errors.New(se.Msg)
@@ -86,10 +89,10 @@ func addJobCommands(root *cobra.Command) {
 			}
 			// The box's domains, so an unknown one is reported with its line.
 			var known struct{ Domains []string }
-			if err := c.do("GET", jobs.APIPrefix+"/domains", nil, &known); err != nil {
+			if err := c.do("GET", jobsapi.Prefix+"/domains", nil, &known); err != nil {
 				return fmt.Errorf("submit: %w", err)
 			}
-			specs, err := jobs.ParseJobFile(args[0], data, func(d string) bool { return slices.Contains(known.Domains, d) })
+			specs, err := spec.ParseFile(args[0], data, func(d string) bool { return slices.Contains(known.Domains, d) })
 			if err != nil {
 				return err
 			}
@@ -97,7 +100,7 @@ func addJobCommands(root *cobra.Command) {
 				return err
 			}
 			var resp struct{ Jobs []*jobs.Job }
-			if err := c.do("POST", jobs.APIPrefix, jobs.Submission{Specs: specs}, &resp); err != nil {
+			if err := c.do("POST", jobsapi.Prefix, jobsapi.Submission{Specs: specs}, &resp); err != nil {
 				return fmt.Errorf("submit: %w", err)
 			}
 			ids := make([]string, len(resp.Jobs))
@@ -117,7 +120,7 @@ func addJobCommands(root *cobra.Command) {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var resp struct{ Jobs []*jobs.Job }
-			if err := c.do("GET", jobs.APIPrefix, nil, &resp); err != nil {
+			if err := c.do("GET", jobsapi.Prefix, nil, &resp); err != nil {
 				return err
 			}
 			if asJSON {
@@ -135,7 +138,7 @@ func addJobCommands(root *cobra.Command) {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var j jobs.Job
-			if err := c.do("GET", jobs.APIPrefix+"/"+args[0], nil, &j); err != nil {
+			if err := c.do("GET", jobsapi.Prefix+"/"+args[0], nil, &j); err != nil {
 				return err
 			}
 			if asJSON {
@@ -153,7 +156,7 @@ func addJobCommands(root *cobra.Command) {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var r jobs.Report
-			if err := c.do("GET", jobs.APIPrefix+"/report?since="+since, nil, &r); err != nil {
+			if err := c.do("GET", jobsapi.Prefix+"/report?since="+since, nil, &r); err != nil {
 				return err
 			}
 			if asJSON {
@@ -174,7 +177,7 @@ func addJobCommands(root *cobra.Command) {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var errs []error
 			for _, id := range args {
-				if err := c.do("DELETE", jobs.APIPrefix+"/"+id, nil, nil); err != nil {
+				if err := c.do("DELETE", jobsapi.Prefix+"/"+id, nil, nil); err != nil {
 					errs = append(errs, fmt.Errorf("%s: %w", id, err))
 					continue
 				}
@@ -194,7 +197,7 @@ func addJobCommands(root *cobra.Command) {
 			if stderr {
 				stream = "stderr"
 			}
-			return c.do("GET", jobs.APIPrefix+"/"+args[0]+"/logs?stream="+stream, nil, cmd.OutOrStdout())
+			return c.do("GET", jobsapi.Prefix+"/"+args[0]+"/logs?stream="+stream, nil, cmd.OutOrStdout())
 		},
 	}
 	logs.Flags().BoolVar(&stderr, "stderr", false, "standard error instead of output")
@@ -204,14 +207,14 @@ func addJobCommands(root *cobra.Command) {
 		Hidden: true,
 		Short:  "Supervise one job (started by the box)",
 		Args:   cobra.ExactArgs(1),
-		Run:    func(_ *cobra.Command, args []string) { os.Exit(jobs.RunSupervisor(args[0])) },
+		Run:    func(_ *cobra.Command, args []string) { os.Exit(local.RunSupervisor(args[0])) },
 	}
 	reap := &cobra.Command{
 		Use:    "job-reap",
 		Hidden: true,
 		Short:  "Kill every process of the slot user it runs as (started by the box)",
 		Args:   cobra.NoArgs,
-		Run:    func(_ *cobra.Command, _ []string) { os.Exit(jobs.RunReaper()) },
+		Run:    func(_ *cobra.Command, _ []string) { os.Exit(local.RunReaper()) },
 	}
 	root.AddCommand(submit, list, cancel, logs, exec, reap)
 }
@@ -220,11 +223,11 @@ func addJobCommands(root *cobra.Command) {
 // (relative to the current directory, as condor_submit reads them) into
 // the submission, as HTCondor
 // transfers them.
-func attachLocalFiles(dir string, specs []jobs.Spec) error {
+func attachLocalFiles(dir string, specs []spec.Spec) error {
 	for i := range specs {
 		sp := &specs[i]
 		for k, in := range sp.Inputs {
-			name, ok := strings.CutPrefix(in.From, jobs.LocalInputPrefix)
+			name, ok := strings.CutPrefix(in.From, spec.LocalInputPrefix)
 			if !ok {
 				continue
 			}
@@ -236,7 +239,7 @@ func attachLocalFiles(dir string, specs []jobs.Spec) error {
 			if err != nil {
 				return fmt.Errorf("transfer_input_files: %w", err)
 			}
-			sp.Inputs[k] = jobs.Input{As: filepath.Base(name), Data: b}
+			sp.Inputs[k] = spec.Input{As: filepath.Base(name), Data: b}
 			if in.As != "" {
 				sp.Inputs[k].As = in.As
 			}
@@ -245,7 +248,7 @@ func attachLocalFiles(dir string, specs []jobs.Spec) error {
 		if !filepath.IsAbs(sp.Executable) {
 			p := filepath.Join(dir, sp.Executable)
 			if b, err := os.ReadFile(p); err == nil {
-				sp.Inputs = append(sp.Inputs, jobs.Input{As: filepath.Base(sp.Executable), Data: b})
+				sp.Inputs = append(sp.Inputs, spec.Input{As: filepath.Base(sp.Executable), Data: b})
 				sp.Executable = filepath.Base(sp.Executable)
 			}
 		}

@@ -5,7 +5,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"sitebox/internal/jobs"
+	jobsapi "sitebox/internal/jobs/api"
 )
 
 // The job commands print the box's own message for a refusal, else the
@@ -31,7 +31,7 @@ func TestJobClientErrors(t *testing.T) {
 		{http.MethodGet, "503 Service Unavailable: down for maintenance"},
 		{http.MethodGet, "503 Service Unavailable: down for maintenance"}, // the client made once serves again
 	} {
-		err := c.do(tc.method, jobs.APIPrefix+"/1.0", nil, nil)
+		err := c.do(tc.method, jobsapi.Prefix+"/1.0", nil, nil)
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s: %v, want %q", tc.method, err, tc.want)
 		}

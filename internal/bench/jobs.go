@@ -21,6 +21,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"sitebox/internal/jobs"
+	jobsapi "sitebox/internal/jobs/api"
+	"sitebox/internal/jobs/spec"
 	"sitebox/internal/testpeers"
 	"sitebox/internal/tlsutil"
 )
@@ -183,7 +185,7 @@ func startJobsBox(ctx context.Context, bin, dir string, cpus, clients int, slots
 	if err != nil {
 		return nil, err
 	}
-	bx := &jobsBox{bin: bin, config: filepath.Join(dir, "box.toml"), url: fmt.Sprintf("https://127.0.0.1:%d%s", port, jobs.APIPrefix)}
+	bx := &jobsBox{bin: bin, config: filepath.Join(dir, "box.toml"), url: fmt.Sprintf("https://127.0.0.1:%d%s", port, jobsapi.Prefix)}
 	state := filepath.Join(dir, "state")
 	if bx.proc, err = startConfigBox(ctx, bin, bx.config, jobsBoxConfig(state, filepath.Join(dir, "sandboxes"), port, cpus, slots), true, []int{port}); err != nil {
 		return nil, fmt.Errorf("bench jobs: start the box: %w", err)
@@ -218,8 +220,8 @@ func (b *jobsBox) token(ctx context.Context, sub string) (string, error) {
 }
 
 // benchSpec is the job: nothing to do, so the figures are the router's.
-func benchSpec() jobs.Spec {
-	return jobs.Spec{Executable: "/bin/true", CPUs: 1, MemoryMB: 64, Domains: []string{"local"}}
+func benchSpec() spec.Spec {
+	return spec.Spec{Executable: "/bin/true", CPUs: 1, MemoryMB: 64, Domains: []string{"local"}}
 }
 
 // phase submits cfg.Jobs jobs, perReq per request from cfg.Clients
@@ -264,12 +266,12 @@ func (b *jobsBox) submit(ctx context.Context, out io.Writer, token string, n, pe
 	nreq := (n + perReq - 1) / perReq
 	bodies := make([][]byte, nreq)
 	for r := range nreq {
-		specs := make([]jobs.Spec, min(perReq, n-r*perReq))
+		specs := make([]spec.Spec, min(perReq, n-r*perReq))
 		for i := range specs {
 			specs[i] = benchSpec()
 		}
 		var err error
-		if bodies[r], err = json.Marshal(jobs.Submission{Specs: specs}); err != nil {
+		if bodies[r], err = json.Marshal(jobsapi.Submission{Specs: specs}); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -380,7 +382,7 @@ func (b *jobsBox) call(ctx context.Context, method, token string, body []byte, w
 		return err
 	}
 	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: %s: %s", method, jobs.APIPrefix, resp.Status, trimMsg(data))
+		return fmt.Errorf("%s %s: %s: %s", method, jobsapi.Prefix, resp.Status, trimMsg(data))
 	}
 	return json.Unmarshal(data, out)
 }

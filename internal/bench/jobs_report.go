@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"sitebox/internal/jobs"
+	jobsapi "sitebox/internal/jobs/api"
 )
 
 // The issue's targets for the job router on 2 cores. Reported, not
@@ -110,7 +111,7 @@ func FormatJobs(r *JobsReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d jobs per phase, each `/bin/true` (1 CPU, 64 MB), submitted over https:// (HTTP/1.1 keep-alive, bearer token) to one sitebox box "+
 		"whose local domain has %d CPUs; the client polls GET %s every 200 ms until all have ended. Loopback, %d CPUs shared by client, box and jobs.\n\n",
-		c.Jobs, c.CPUs, jobs.APIPrefix, r.CPUs)
+		c.Jobs, c.CPUs, jobsapi.Prefix, r.CPUs)
 	fmt.Fprintf(&b, "| submission | requests (conns) | accept time | accepted/s (≥ %.0f) | started/s (≥ %.0f) | completed/s | end to end | box CPU per job (during accept) | supervisor + job CPU per job | box peak RSS |\n",
 		targetAcceptedPerSec, targetStartedPerSec)
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")

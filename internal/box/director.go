@@ -17,7 +17,7 @@ import (
 	"sitebox/internal/config"
 	"sitebox/internal/director"
 	"sitebox/internal/fleet"
-	"sitebox/internal/jobs"
+	jobsapi "sitebox/internal/jobs/api"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
 	"sitebox/internal/version"
@@ -45,8 +45,8 @@ func (b *Box) httpsHandler(ns http.Handler) http.Handler {
 	}
 	if b.jobs != nil {
 		h := b.jobsAPI()
-		mux.Handle(jobs.APIPrefix, h)
-		mux.Handle(jobs.APIPrefix+"/", h)
+		mux.Handle(jobsapi.Prefix, h)
+		mux.Handle(jobsapi.Prefix+"/", h)
 	}
 	b.withIssuer(mux)
 	mux.Handle("/", ns)

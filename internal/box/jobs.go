@@ -5,54 +5,29 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	"sitebox/internal/config"
 	"sitebox/internal/jobs"
+	jobsapi "sitebox/internal/jobs/api"
+	"sitebox/internal/jobs/backend/htcondor"
+	"sitebox/internal/jobs/backend/partner"
+	"sitebox/internal/jobs/backend/slurm"
+	"sitebox/internal/jobs/local"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
 	"sitebox/internal/transfer"
-	"sitebox/internal/units"
 )
 
 // buildJobs makes the job router when [jobs] is enabled: the local
 // domain on this box's cores, the other configured domains, staging
 // through the site cache with the box's own token.
 func (b *Box) buildJobs() error {
-	jc := &b.cfg.Jobs
+	jc := b.cfg.Jobs
 	if !jc.Enabled {
 		return nil
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("jobs: %w", err)
-	}
-	slots, err := jobs.LookupSlots(jc.SlotUsers)
-	if err != nil {
-		return fmt.Errorf("jobs.slot_users: %w", err)
-	}
-	// Jobs run as slot users: the state dir (keys, databases) is the
-	// box's alone.
-	if err := os.Chmod(b.cfg.Server.StateDir, 0o700); err != nil {
-		return fmt.Errorf("jobs: make the state dir the box's alone: %w", err)
-	}
-	cfg := jobs.Config{
-		Dir: jc.Dir, DBPath: filepath.Join(b.cfg.Server.StateDir, "jobs.db"),
-		CPUs: jc.CPUs, GridMaxCPUs: jc.GridMaxCPUs, Self: self, Shares: jc.Shares,
-		Slots: slots,
-	}
-	if b.issuer != nil {
-		cfg.LegacyIssuer = b.issuer.URL()
-	}
-	if jc.Memory != "" {
-		n, _ := units.ParseSize(jc.Memory)
-		cfg.MemoryMB = n >> 20
-	}
-	cfg.HalfLife, _ = time.ParseDuration(jc.HalfLife)
-	cfg.PreemptGrace, _ = time.ParseDuration(jc.PreemptGrace)
 	st := &jobs.TransferStager{Cache: jc.Cache, Opts: transfer.Options{CAFile: jc.StageCA}}
 	if jc.StageTokenFile != "" {
 		if _, err := readToken(jc.StageTokenFile); err != nil {
@@ -60,15 +35,11 @@ func (b *Box) buildJobs() error {
 		}
 		st.Opts.TokenFunc = tokenFile(jc.StageTokenFile, b.log)
 	}
-	cfg.Stager = st
-	for _, d := range jc.Domains {
-		be, err := b.jobBackend(d)
-		if err != nil {
-			return fmt.Errorf("jobs.domain %s: %w", d.Name, err)
-		}
-		cfg.Domains = append(cfg.Domains, jobs.Domain{Name: d.Name, Backend: be, MaxJobs: d.MaxJobs, MaxIdleJobs: d.MaxIdleJobs})
+	deps := jobs.Deps{Log: b.log.With("component", "jobs"), StateDir: b.cfg.Server.StateDir, Stager: st, Backend: b.jobBackend}
+	if b.issuer != nil {
+		deps.LegacyIssuer = b.issuer.URL()
 	}
-	svc, err := jobs.New(cfg, b.log.With("component", "jobs"))
+	svc, err := jobs.New(jc, deps)
 	if err != nil {
 		return err
 	}
@@ -77,18 +48,18 @@ func (b *Box) buildJobs() error {
 	return nil
 }
 
-func (b *Box) jobBackend(d config.JobDomain) (jobs.Backend, error) {
+func (b *Box) jobBackend(d jobs.DomainConfig) (jobs.Backend, error) {
 	switch d.Type {
 	case "slurm":
 		var env []string
 		if d.SlurmConf != "" {
 			env = append(env, "SLURM_CONF="+d.SlurmConf)
 		}
-		runAs, err := jobs.LookupSlots([]string{d.RunAs})
+		runAs, err := local.LookupSlots([]string{d.RunAs})
 		if err != nil {
 			return nil, fmt.Errorf("run_as: %w", err)
 		}
-		return jobs.NewSlurm(jobs.SlurmBackendConfig{Partition: d.Partition, Env: env, RunAs: runAs[0], Log: b.log.With("component", "slurm")}), nil
+		return slurm.New(slurm.Config{Partition: d.Partition, Env: env, RunAs: runAs[0], Log: b.log.With("component", "slurm")}), nil
 	case "box":
 		hc, err := tlsutil.HTTPClient(d.CA, false, time.Minute)
 		if err != nil {
@@ -104,9 +75,9 @@ func (b *Box) jobBackend(d config.JobDomain) (jobs.Backend, error) {
 			}
 			return readToken(file)
 		}
-		return &jobs.BoxBackend{API: jobs.Client{URL: d.URL, HTTP: hc, Token: token}}, nil
+		return &partner.Backend{API: jobsapi.Client{URL: d.URL, HTTP: hc, Token: token}}, nil
 	case "htcondor":
-		return &jobs.HTCondorBackend{}, nil
+		return &htcondor.Backend{}, nil
 	}
 	return nil, fmt.Errorf("unknown domain type %q", d.Type)
 }
@@ -168,7 +139,7 @@ func (b *Box) jobsAPI() http.Handler {
 	if b.issuer != nil {
 		local[b.issuer.URL()] = true
 	}
-	api := &jobs.API{Svc: b.jobs, Verify: b.tokens.Verify, Log: b.log.With("component", "jobs"),
+	api := &jobsapi.API{Svc: b.jobs, Verify: b.tokens.Verify, Log: b.log.With("component", "jobs"),
 		Local: func(id *store.Identity) bool { return local[strings.TrimSuffix(id.Issuer, "/")] }}
 	return api.Handler()
 }

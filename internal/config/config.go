@@ -9,6 +9,7 @@ import (
 	"sitebox/internal/auth"
 	"sitebox/internal/cache"
 	"sitebox/internal/director"
+	"sitebox/internal/jobs"
 	"sitebox/internal/origin"
 	"sitebox/internal/webdav"
 	xrdserver "sitebox/internal/xrootd/server"
@@ -25,7 +26,7 @@ type Config struct {
 	Director  director.Settings  `toml:"director"`
 	Advertise Advertise          `toml:"advertise"`
 	Auth      auth.Settings      `toml:"auth"`
-	Jobs      Jobs               `toml:"jobs"`
+	Jobs      jobs.Config        `toml:"jobs"`
 	Probe     Probe              `toml:"probe"`
 }
 
@@ -92,5 +93,5 @@ func (c *Config) ApplyDefaults(hostname string, isRoot bool) {
 	c.Director.Defaults()
 	c.Advertise.applyDefaults()
 	c.Auth.Defaults()
-	c.Jobs.applyDefaults(c.Server.StateDir)
+	c.Jobs.Defaults(c.Server.StateDir)
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"sitebox/internal/origin"
+	"sitebox/internal/problem"
 )
 
 // Validate returns every problem in c (with defaults applied or not). It
@@ -52,7 +53,7 @@ func (c *Config) Validate() []Problem {
 	ps = append(ps, c.Director.Validate()...)
 	ps = append(ps, c.Advertise.validate()...)
 	ps = append(ps, c.Auth.Validate()...)
-	ps = append(ps, c.Jobs.validate(c.Server.StateDir)...)
+	ps = append(ps, c.validateJobs()...)
 	ps = append(ps, c.Probe.validate()...)
 	if len(c.Exports) == 0 && !c.Cache.Enabled() && !c.Director.Enabled && !c.Jobs.Enabled {
 		ps = append(ps, Problem{Msg: "nothing to serve: add at least one [[export]] (or --export PREFIX=DIR), [[cache.route]] (or --cache PREFIX=URL), [director] enabled = true or [jobs] enabled = true"})
@@ -98,9 +99,4 @@ func checkAddr(addr string) string {
 	return ""
 }
 
-func unwrapPath(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
-	}
-	return err
-}
+func unwrapPath(err error) error { return problem.PathCause(err) }

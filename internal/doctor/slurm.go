@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"sitebox/internal/config"
+	"sitebox/internal/jobs"
 )
 
 // checkSlurm runs sinfo for each Slurm domain, the way the job router
@@ -28,7 +29,7 @@ func checkSlurm(ctx context.Context, cfg *config.Config, o *Options) []Check {
 	return out
 }
 
-func checkSinfo(ctx context.Context, d config.JobDomain, o *Options) Check {
+func checkSinfo(ctx context.Context, d jobs.DomainConfig, o *Options) Check {
 	c := Check{Name: "domain " + d.Name}
 	var env []string
 	if d.SlurmConf != "" {
@@ -99,7 +100,7 @@ func parseSinfo(text string) (nodes, bad int, states string) {
 }
 
 // sinfoFailed explains a failed sinfo from its output.
-func sinfoFailed(c Check, d config.JobDomain, text string, err error, timedOut bool, o *Options) Check {
+func sinfoFailed(c Check, d jobs.DomainConfig, text string, err error, timedOut bool, o *Options) Check {
 	c.Status = StatusError
 	last := lastLine(text)
 	if last == "" {

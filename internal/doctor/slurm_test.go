@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"sitebox/internal/config"
+	"sitebox/internal/jobs"
 	"sitebox/internal/testpeers"
 )
 
 func slurmConfig(t *testing.T, conf, partition string) *config.Config {
 	cfg := baseConfig(t, config.Off, config.Off)
 	cfg.Jobs.Enabled = true
-	cfg.Jobs.Domains = []config.JobDomain{{Name: "site", Type: "slurm", SlurmConf: conf, Partition: partition}}
+	cfg.Jobs.Domains = []jobs.DomainConfig{{Name: "site", Type: "slurm", SlurmConf: conf, Partition: partition}}
 	return cfg
 }
 

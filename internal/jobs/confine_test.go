@@ -6,8 +6,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"sitebox/internal/jobs/local"
 )
 
 func stdout(t *testing.T, e *svcEnv, id string) string {
@@ -24,7 +27,7 @@ func stdout(t *testing.T, e *svcEnv, id string) string {
 // A job runs as a slot user with no capabilities, and reads neither the
 // box's secrets nor another user's sandbox, which holds a secret.
 func TestJobConfined(t *testing.T) {
-	e := newSvc(t, func(c *Config) { c.CPUs = 2 })
+	e := newSvc(t, func(c *settings) { c.CPUs = 2 })
 	// The box's own secret, as the state dir holds its issuer key.
 	state := filepath.Join(t.TempDir(), "state")
 	os.MkdirAll(state, 0o700)
@@ -69,7 +72,7 @@ func TestJobConfined(t *testing.T) {
 	e.waitState(bob.ID, Cancelled, 10*time.Second)
 	// The box has the sandbox back, the slot user nothing of it.
 	fi, err := os.Stat(filepath.Join(j.SandboxDir, "stdout"))
-	if err != nil || owner(fi) != uint32(os.Geteuid()) {
+	if err != nil || fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()) {
 		t.Errorf("the finished job's sandbox was not taken back: %v %v", fi, err)
 	}
 }
@@ -87,7 +90,7 @@ func TestDaemonDiesWithJob(t *testing.T) {
 		t.Fatalf("daemon.pid %q: %v (stdout %q)", b, err, stdout(t, e, j.ID))
 	}
 	sl, _ := e.s.slotNamed(done.Slot)
-	if procOfUID(pid, sl.UID) {
+	if local.ProcOfUID(pid, sl.UID) {
 		t.Errorf("the job's daemon (pid %d) outlived the job", pid)
 	}
 }

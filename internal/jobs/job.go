@@ -4,54 +4,22 @@
 // sends each to a domain with room, schedules the local domain with fair
 // share and backfill, keeps the queue in an embedded database across
 // restarts, and accounts CPU and wall time.
+//
+// This package is the router itself (Service: the queue and its
+// database, the local domain's slots, routing, staging) and the Backend
+// interface it routes through. Around it: spec (what a user asks to run
+// and the job-file parsers), sched (the local scheduling policy), local
+// (running jobs as slot users), backend/slurm, backend/htcondor and
+// backend/partner (the other domains, built by the box from
+// DomainConfig), api (HTTP handler and client), and jobstest and
+// local/localtest for tests.
 package jobs
 
 import (
 	"time"
+
+	"sitebox/internal/jobs/spec"
 )
-
-// Spec is what a user asks to run: one job of a submission (a submit
-// file's "queue N" makes N specs differing in Process).
-type Spec struct {
-	Executable string            `json:"executable"`
-	Arguments  []string          `json:"arguments,omitempty"`
-	Env        map[string]string `json:"env,omitempty"`
-	CPUs       int               `json:"cpus"`                // default 1
-	MemoryMB   int64             `json:"memory_mb"`           // default 1024
-	DiskMB     int64             `json:"disk_mb,omitempty"`   // sandbox size limit (0: none)
-	WallTime   time.Duration     `json:"wall_time,omitempty"` // limit; also the "short before long" hint (0: unknown)
-	// Inputs are fetched into the sandbox before the job starts:
-	// federation URLs (root://, https://) or paths (/store/...) read
-	// through the site's cache, or files shipped with the submission.
-	Inputs []Input `json:"inputs,omitempty"`
-	// Outputs are sandbox files copied to OutputDestination (a federation
-	// URL directory) after a successful run.
-	Outputs           []string `json:"outputs,omitempty"`
-	OutputDestination string   `json:"output_destination,omitempty"`
-	// Stdout and Stderr name sandbox files (defaults "stdout", "stderr"),
-	// returned by `sitebox logs`.
-	Stdout string `json:"stdout,omitempty"`
-	Stderr string `json:"stderr,omitempty"`
-	// Domains the job may run in, in the user's order of preference.
-	Domains []string `json:"domains"`
-	// Backfill jobs use only idle local slots at the lowest priority and
-	// are preempted (SIGTERM, grace, SIGKILL, requeue) by real jobs.
-	Backfill bool `json:"backfill,omitempty"`
-	// Cluster and Process number the jobs of one submission, as HTCondor
-	// does ($(Cluster).$(Process)).
-	Cluster int64 `json:"cluster"`
-	Process int   `json:"process"`
-}
-
-// Input is one file the job needs: From is a URL or federation path, As
-// the name in the sandbox (default: the last path element). Data holds a
-// small file sent with the submission itself (transfer_input_files of a
-// local file).
-type Input struct {
-	From string `json:"from,omitempty"`
-	As   string `json:"as,omitempty"`
-	Data []byte `json:"data,omitempty"`
-}
 
 // State is where a job is in its life.
 type State string
@@ -75,9 +43,9 @@ func (s State) Final() bool {
 // Job is a submitted job and everything known about it; it is what the
 // database keeps.
 type Job struct {
-	ID    string `json:"id"` // "<cluster>.<process>"
-	Spec  Spec   `json:"spec"`
-	Owner string `json:"owner"` // token subject (shown to users)
+	ID    string    `json:"id"` // "<cluster>.<process>"
+	Spec  spec.Spec `json:"spec"`
+	Owner string    `json:"owner"` // token subject (shown to users)
 	// Issuer is the owner's token issuer: a job belongs to the pair
 	// (Issuer, Owner), so two issuers' "alice" never share jobs.
 	Issuer string `json:"issuer,omitempty"`

@@ -3,8 +3,6 @@ package jobs
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -31,7 +29,7 @@ func (f *flakyBackend) Cancel(context.Context, *Job) error             { return 
 // rate is over half; the waiting job says so.
 func TestRouterAvoidsFailingDomain(t *testing.T) {
 	fb := &flakyBackend{}
-	e := newSvc(t, func(c *Config) {
+	e := newSvc(t, func(c *settings) {
 		c.Domains = []Domain{{Name: "site", Backend: fb}}
 	})
 	sp := sh("true")
@@ -57,38 +55,6 @@ func TestRouterAvoidsFailingDomain(t *testing.T) {
 	defer fb.mu.Unlock()
 	if fb.tries != n {
 		t.Errorf("the router kept submitting to a failing domain (%d → %d)", n, fb.tries)
-	}
-}
-
-// cgroup v2, where the machine has it (not this VM): the job's cgroup
-// gets its memory limit and a CPU weight that lets backfill yield.
-func TestCgroupV2Files(t *testing.T) {
-	root := t.TempDir()
-	if _, err := detectCgroupV2(root); err == nil {
-		t.Fatal("an empty directory passed for a cgroup v2 hierarchy")
-	}
-	os.WriteFile(filepath.Join(root, "cgroup.controllers"), []byte("cpuset cpu io memory pids\n"), 0o644)
-	cg, err := detectCgroupV2(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(filepath.Join(root, "cgroup.subtree_control")); string(b) != "+memory +cpu" {
-		t.Errorf("controllers not enabled for children: %q", b)
-	}
-	for _, c := range []struct {
-		backfill bool
-		weight   string
-	}{{false, "200"}, {true, "1"}} {
-		dir, err := cg.create("7.0", 2, 512, c.backfill)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b, _ := os.ReadFile(filepath.Join(dir, "memory.max")); string(b) != "536870912" {
-			t.Errorf("memory.max %q", b)
-		}
-		if b, _ := os.ReadFile(filepath.Join(dir, "cpu.weight")); string(b) != c.weight {
-			t.Errorf("backfill %v: cpu.weight %q, want %s", c.backfill, b, c.weight)
-		}
 	}
 }
 
@@ -122,7 +88,7 @@ func (h *halfBackend) Cancel(context.Context, *Job) error { return nil }
 
 // One job a domain cannot answer for does not hide the others' news.
 func TestPollKeepsPartialAnswers(t *testing.T) {
-	e := newSvc(t, func(c *Config) {
+	e := newSvc(t, func(c *settings) {
 		c.PollEvery = 50 * time.Millisecond
 		c.Domains = []Domain{{Name: "site", Backend: &halfBackend{}}}
 	})

@@ -6,15 +6,20 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sitebox/internal/jobs/local"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"sitebox/internal/jobs/spec"
 )
 
-// Config configures a Service. Zero values take the documented defaults.
-type Config struct {
+// settings are what a Service runs by: its Config resolved (sizes and
+// durations parsed, slot users looked up) and its Deps. Zero values take
+// the documented defaults.
+type settings struct {
 	Dir         string // sandboxes, one directory per job
 	DBPath      string // the queue database
 	CPUs        int    // local domain (default: all cores)
@@ -32,7 +37,7 @@ type Config struct {
 	// Slots are the unprivileged accounts local jobs run as, one running
 	// job each (HTCondor's slot users). Required: a job never runs as the
 	// box's own user.
-	Slots []Slot
+	Slots []local.Slot
 	// LegacyIssuer owns the local-user records written before jobs kept
 	// their issuer (the site issuer; "" for none). Grid records of that
 	// time are owned by no token: their issuer is unknown.
@@ -57,16 +62,16 @@ type Domain struct {
 
 // Stager moves job data between the federation and sandboxes.
 type Stager interface {
-	Fetch(ctx context.Context, in Input, dst string) error
+	Fetch(ctx context.Context, in spec.Input, dst string) error
 	Deliver(ctx context.Context, src, destDir string) error
 }
 
 // Service is the job router of one box. Safe for concurrent use.
 type Service struct {
-	cfg  Config
+	cfg  settings
 	log  *slog.Logger
 	db   *db
-	exec *localExec
+	exec *local.Exec
 
 	mu      sync.Mutex
 	jobs    map[string]*Job
@@ -83,15 +88,15 @@ type Service struct {
 
 // localRun is a job on the box's cores.
 type localRun struct {
-	run      *running // nil while staging
+	run      *local.Running // nil while staging
 	stopping bool
 	requeue  bool // preempted: back to the queue when it has stopped
 }
 
-// New opens the database, recovers the jobs it holds (re-attaching to
-// running local jobs or marking them lost) and returns the service; Run
-// schedules.
-func New(cfg Config, log *slog.Logger) (*Service, error) {
+// newService opens the database, recovers the jobs it holds
+// (re-attaching to running local jobs or marking them lost) and returns
+// the service; Run schedules.
+func newService(cfg settings, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -114,9 +119,9 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 		cfg.PollEvery = 3 * time.Second
 	}
 	if len(cfg.Slots) == 0 {
-		return nil, ErrNoSlots
+		return nil, local.ErrNoSlots
 	}
-	if err := prepareJobDir(cfg.Dir); err != nil {
+	if err := local.PrepareJobDir(cfg.Dir); err != nil {
 		return nil, err
 	}
 	d, err := openDB(cfg.DBPath)
@@ -125,16 +130,10 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 	}
 	s := &Service{
 		cfg: cfg, log: log, db: d,
-		exec: &localExec{self: cfg.Self, log: log, grace: cfg.PreemptGrace},
+		exec: local.NewExec(cfg.Self, log, cfg.PreemptGrace),
 		jobs: map[string]*Job{}, local: map[string]*localRun{}, remote: map[string]*Domain{},
 		domains: map[string]*Domain{}, outcome: map[string][]outcome{}, dirty: map[string]bool{},
 		staging: map[string]context.CancelFunc{}, kick: make(chan struct{}, 1),
-	}
-	if cg, err := detectCgroupV2("/sys/fs/cgroup"); err == nil {
-		s.exec.cg = cg
-		log.Info("local jobs get cgroup v2 limits", "parent", cg.parent)
-	} else {
-		log.Info("local jobs get rlimits and an RSS watch (no usable cgroup v2)", "why", err)
 	}
 	for i := range cfg.Domains {
 		s.domains[cfg.Domains[i].Name] = &cfg.Domains[i]
@@ -189,11 +188,10 @@ func (s *Service) recover() error {
 		case j.State == Staging:
 			s.requeue(j, "the box restarted while its inputs were being fetched")
 		case j.Domain == "local" && j.State == Running:
-			if r := s.exec.reattach(j); r != nil {
-				s.local[j.ID] = &localRun{run: r}
-				go s.watchLocal(j.ID, r)
+			if r := s.exec.Reattach(j.Pid, j.PidStart); r != nil {
+				s.local[j.ID] = &localRun{run: r} // watched from Run
 				s.log.Info("re-attached to a running job", "job", j.ID, "pid", j.Pid)
-			} else if rep, err := readExit(j.SandboxDir); err == nil {
+			} else if rep, err := local.ReadExit(j.SandboxDir); err == nil {
 				s.local[j.ID] = &localRun{}
 				s.releaseLocked(j)
 				s.finishLocal(j, rep, nil)
@@ -214,7 +212,7 @@ func (s *Service) recover() error {
 
 // Submit queues specs as one cluster for owner; each spec is validated
 // again (the API's input is untrusted). It returns the new jobs.
-func (s *Service) Submit(owner Principal, vo string, grid bool, specs []Spec) ([]*Job, error) {
+func (s *Service) Submit(owner Principal, vo string, grid bool, specs []spec.Spec) ([]*Job, error) {
 	if owner.Subject == "" || owner.Issuer == "" {
 		return nil, errors.New("a job needs an owner (the token's issuer and subject)")
 	}
@@ -259,7 +257,7 @@ func (s *Service) Submit(owner Principal, vo string, grid bool, specs []Spec) ([
 }
 
 // validate checks what the server must not trust the client about.
-func (s *Service) validate(sp *Spec) error {
+func (s *Service) validate(sp *spec.Spec) error {
 	if strings.TrimSpace(sp.Executable) == "" {
 		return errors.New("executable is missing")
 	}
@@ -279,12 +277,12 @@ func (s *Service) validate(sp *Spec) error {
 		sp.Stderr = "stderr"
 	}
 	for _, f := range append([]string{sp.Stdout, sp.Stderr}, sp.Outputs...) {
-		if msg := checkSandboxPath(f); msg != "" {
+		if msg := spec.SandboxPathProblem(f); msg != "" {
 			return fmt.Errorf("output %s", msg)
 		}
 	}
 	for _, in := range sp.Inputs {
-		if msg := checkSandboxPath(inputName(in)); msg != "" {
+		if msg := spec.SandboxPathProblem(inputName(in)); msg != "" {
 			return fmt.Errorf("input %s", msg)
 		}
 	}
@@ -303,7 +301,7 @@ func (s *Service) validate(sp *Spec) error {
 }
 
 // expandCluster substitutes $(Cluster) now that the cluster is known.
-func expandCluster(sp *Spec, cluster int64) {
+func expandCluster(sp *spec.Spec, cluster int64) {
 	c := strconv.FormatInt(cluster, 10)
 	r := strings.NewReplacer("$(Cluster)", c, "$(ClusterId)", c, "$(CLUSTER)", c)
 	for i, a := range sp.Arguments {
@@ -371,10 +369,19 @@ func (s *Service) List(keep func(*Job) bool) []*Job {
 func jobLess(a, b string) bool {
 	ac, ap, _ := strings.Cut(a, ".")
 	bc, bp, _ := strings.Cut(b, ".")
-	if x, y := atoiOr(ac, 0), atoiOr(bc, 0); x != y {
+	if x, y := idNumber(ac), idNumber(bc); x != y {
 		return x < y
 	}
-	return atoiOr(ap, 0) < atoiOr(bp, 0)
+	return idNumber(ap) < idNumber(bp)
+}
+
+// idNumber is one part of a job id as a number (0 if it is none).
+func idNumber(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // Close stops scheduling; running local jobs keep running (they are

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sitebox/internal/jobs/local"
 	"sort"
 	"strings"
 	"time"
+
+	"sitebox/internal/jobs/sched"
 )
 
 // failWindow is how many recent results per domain the router weighs,
@@ -84,7 +87,11 @@ func (s *Service) routeLocked(ctx context.Context, localWhy map[string]string) {
 	for _, j := range idle {
 		prio[ownerKey(j)] = s.usage[ownerKey(j)].decayed(time.Now(), s.cfg.HalfLife) / s.share(j)
 	}
-	sort.SliceStable(idle, func(a, b int) bool { return before(idle[a], idle[b], prio) })
+	order := make(map[*Job]*sched.Job, len(idle))
+	for _, j := range idle {
+		order[j] = schedJob(j)
+	}
+	sort.SliceStable(idle, func(a, b int) bool { return sched.Before(order[idle[a]], order[idle[b]], prio) })
 	for _, j := range idle {
 		var why []string
 		routed := false
@@ -163,6 +170,8 @@ func (s *Service) routeTo(ctx context.Context, j *Job, d *Domain) {
 		if j.State != Staging {
 			if remote != "" { // cancelled while submitting
 				j.Remote = remote
+				// Unbound: the job must not be left running in its
+				// domain because the box is stopping.
 				go d.Backend.Cancel(context.Background(), &snapshot)
 			}
 			return
@@ -280,7 +289,7 @@ func (s *Service) Cancel(ctx context.Context, id string, who Principal) error {
 		s.end(j, Cancelled, why)
 		if lr != nil && lr.run != nil && !lr.stopping {
 			lr.stopping = true
-			s.exec.stop(lr.run, s.cfg.PreemptGrace)
+			s.exec.Stop(lr.run, s.cfg.PreemptGrace)
 		} else if lr != nil && lr.run == nil {
 			delete(s.local, id)
 		}
@@ -293,6 +302,8 @@ func (s *Service) Cancel(ctx context.Context, id string, who Principal) error {
 		s.end(j, Cancelled, why)
 		if d != nil && j.Remote != "" {
 			snap := *j
+			// Unbound by the caller's ctx: the request that cancels
+			// ends before the domain has answered.
 			go func() {
 				if err := d.Backend.Cancel(context.Background(), &snap); err != nil {
 					s.log.Warn("cannot cancel job in its domain", "job", id, "domain", d.Name, "err", err)
@@ -317,7 +328,7 @@ func (s *Service) Logs(id, stream string) (io.ReadCloser, error) {
 	if stream == "stderr" {
 		name = j.Spec.Stderr
 	}
-	f, err := openInSandbox(j.SandboxDir, name, os.O_RDONLY, 0)
+	f, err := local.OpenInSandbox(j.SandboxDir, name, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return io.NopCloser(strings.NewReader("")), nil // nothing written (yet)
 	}

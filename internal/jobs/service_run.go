@@ -4,27 +4,26 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
+	"sitebox/internal/jobs/local"
 	"slices"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"sitebox/internal/jobs/sched"
+	"sitebox/internal/jobs/spec"
 )
-
-func numCPU() int { return runtime.NumCPU() }
-
-func totalMemoryMB() int64 {
-	var si unix.Sysinfo_t
-	if unix.Sysinfo(&si) != nil {
-		return 4096
-	}
-	return int64(si.Totalram) * int64(si.Unit) >> 20
-}
 
 // Run schedules until ctx ends: each tick (and after every event) the
 // local domain's round, routing to other domains, and from time to time
 // a poll of those domains.
 func (s *Service) Run(ctx context.Context) error {
+	s.mu.Lock()
+	for id, lr := range s.local {
+		if lr.run != nil && lr.run.Adopted {
+			go s.exec.AwaitGone(ctx, lr.run)
+			go s.watchLocal(ctx, id, lr.run)
+		}
+	}
+	s.mu.Unlock()
 	t := time.NewTicker(s.cfg.Tick)
 	defer t.Stop()
 	lastPoll, lastUsage := time.Time{}, time.Now()
@@ -99,38 +98,45 @@ func (s *Service) share(j *Job) float64 {
 	return 1
 }
 
+// schedJob is what the local scheduler knows of j.
+func schedJob(j *Job) *sched.Job {
+	return &sched.Job{ID: j.ID, Owner: ownerKey(j), CPUs: j.Spec.CPUs, MemoryMB: j.Spec.MemoryMB, WallTime: j.Spec.WallTime,
+		Backfill: j.Spec.Backfill, Grid: j.Grid, Submitted: j.Submitted, Started: j.Started}
+}
+
 // scheduleLocked runs the local round and routes what is left.
 func (s *Service) scheduleLocked(ctx context.Context, now time.Time) {
-	var running []localSlot
+	var running []sched.Running
 	for id, lr := range s.local {
-		running = append(running, localSlot{job: s.jobs[id], stopping: lr.stopping})
+		running = append(running, sched.Running{Job: schedJob(s.jobs[id]), Stopping: lr.stopping})
 	}
-	var idle []*Job
+	var idle []*sched.Job
 	firstJob := map[string]*Job{}
 	for _, j := range s.jobs {
 		if j.State == Idle && slices.Contains(j.Spec.Domains, "local") {
-			idle = append(idle, j)
+			idle = append(idle, schedJob(j))
 			firstJob[ownerKey(j)] = j
 		}
 	}
-	out := schedule(schedInput{
-		cpus: s.cfg.CPUs, memMB: s.cfg.MemoryMB, gridMaxCPUs: s.cfg.GridMaxCPUs,
-		running: running, idle: idle,
-		priority: func(owner string) float64 {
+	out := sched.Schedule(sched.Input{
+		CPUs: s.cfg.CPUs, MemoryMB: s.cfg.MemoryMB, GridMaxCPUs: s.cfg.GridMaxCPUs,
+		Running: running, Idle: idle,
+		Priority: func(owner string) float64 {
 			return s.usage[owner].decayed(now, s.cfg.HalfLife) / s.share(firstJob[owner])
 		},
-		projected: func(j *Job) float64 {
-			est := j.Spec.WallTime.Seconds()
+		Projected: func(sj *sched.Job) float64 {
+			est := sj.WallTime.Seconds()
 			if est <= 0 {
 				est = 60
 			}
-			return float64(j.Spec.CPUs) * est / s.share(j)
+			return float64(sj.CPUs) * est / s.share(s.jobs[sj.ID])
 		},
 	})
-	for _, j := range out.preempt {
-		s.preemptLocked(j)
+	for _, sj := range out.Preempt {
+		s.preemptLocked(s.jobs[sj.ID])
 	}
-	for _, j := range out.start {
+	for _, sj := range out.Start {
+		j := s.jobs[sj.ID]
 		slot, ok := s.freeSlotLocked()
 		if !ok {
 			// Stays Idle, first in line next round.
@@ -140,12 +146,12 @@ func (s *Service) scheduleLocked(ctx context.Context, now time.Time) {
 		}
 		s.startLocal(ctx, j, slot) // no longer Idle: not routed
 	}
-	s.routeLocked(ctx, out.waiting)
+	s.routeLocked(ctx, out.Waiting)
 }
 
 // startLocal reserves the job's slot and stages it; the supervisor starts
 // when its inputs are in the sandbox.
-func (s *Service) startLocal(ctx context.Context, j *Job, slot Slot) {
+func (s *Service) startLocal(ctx context.Context, j *Job, slot local.Slot) {
 	j.State, j.Domain, j.Reason = Staging, "local", "fetching inputs"
 	j.Slot = slot.Name
 	j.Attempts++
@@ -171,7 +177,7 @@ func (s *Service) startLocal(ctx context.Context, j *Job, slot Slot) {
 			s.end(j, Failed, "staging: "+err.Error())
 			return
 		}
-		r, err := s.exec.start(j, slot)
+		r, err := s.exec.Start(j.ID, j.SandboxDir, j.Spec, slot)
 		if err != nil {
 			s.releaseLocked(j) // the sandbox may already be the slot's
 			delete(s.local, j.ID)
@@ -180,14 +186,14 @@ func (s *Service) startLocal(ctx context.Context, j *Job, slot Slot) {
 		}
 		s.local[j.ID].run = r
 		j.State, j.Reason, j.Started = Running, "running on the box", time.Now()
-		j.Pid, j.PidStart = r.pid, r.start
+		j.Pid, j.PidStart = r.PID, r.Started
 		s.dirty[j.ID] = true
-		go s.watchLocal(j.ID, r)
+		go s.watchLocal(ctx, j.ID, r)
 	}()
 }
 
 // stage makes the sandbox and fetches the inputs into it.
-func (s *Service) stage(ctx context.Context, sp Spec, dir string) error {
+func (s *Service) stage(ctx context.Context, sp spec.Spec, dir string) error {
 	// The box's alone until the job starts (claimSandbox). A requeued
 	// job starts afresh: what an earlier attempt left (links included)
 	// is never written through.
@@ -216,9 +222,14 @@ func (s *Service) stage(ctx context.Context, sp Spec, dir string) error {
 	return nil
 }
 
-// watchLocal waits for a local job's supervisor to end.
-func (s *Service) watchLocal(id string, r *running) {
-	<-r.done
+// watchLocal waits for a local job's supervisor to end. When ctx ends
+// first (the box stops) the job runs on: the next start re-attaches it.
+func (s *Service) watchLocal(ctx context.Context, id string, r *local.Running) {
+	select {
+	case <-r.Done:
+	case <-ctx.Done():
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j := s.jobs[id]
@@ -226,7 +237,7 @@ func (s *Service) watchLocal(id string, r *running) {
 		return
 	}
 	s.releaseLocked(j)
-	rep, err := s.exec.finish(j)
+	rep, err := s.exec.Finish(j.ID, j.SandboxDir)
 	s.finishLocal(j, rep, err)
 }
 
@@ -241,7 +252,7 @@ func (s *Service) releaseLocked(j *Job) {
 		s.log.Warn("the job's slot user is no longer configured; its processes are not reaped", "job", j.ID, "slot", j.Slot)
 		return
 	}
-	if err := s.exec.release(j, sl); err != nil {
+	if err := s.exec.Release(j.SandboxDir, sl); err != nil {
 		s.log.Error("cannot release the job's slot user", "job", j.ID, "slot", j.Slot, "err", err)
 	}
 }
@@ -249,7 +260,7 @@ func (s *Service) releaseLocked(j *Job) {
 // finishLocal records a local job's end: requeued after a preemption,
 // cancelled, or completed/failed with its accounting; outputs are
 // delivered before a success counts.
-func (s *Service) finishLocal(j *Job, rep *exitReport, err error) {
+func (s *Service) finishLocal(j *Job, rep *local.ExitReport, err error) {
 	lr := s.local[j.ID]
 	delete(s.local, j.ID)
 	if rep != nil {
@@ -292,6 +303,8 @@ func (s *Service) deliverAsync(j *Job) {
 	j.Reason = "delivering outputs"
 	s.dirty[j.ID] = true
 	spec, dir := j.Spec, j.SandboxDir
+	// Not bound to Run's ctx: a delivery under way when the box stops
+	// finishes, as the job it completes did.
 	go func() {
 		err := s.deliver(context.Background(), spec, dir)
 		s.mu.Lock()
@@ -304,12 +317,12 @@ func (s *Service) deliverAsync(j *Job) {
 	}()
 }
 
-func (s *Service) deliver(ctx context.Context, sp Spec, dir string) error {
+func (s *Service) deliver(ctx context.Context, sp spec.Spec, dir string) error {
 	if s.cfg.Stager == nil {
 		return fmt.Errorf("no stager configured to deliver to %s", sp.OutputDestination)
 	}
 	for _, o := range sp.Outputs {
-		if err := checkSandboxFile(dir, o); err != nil {
+		if err := local.CheckSandboxFile(dir, o); err != nil {
 			return fmt.Errorf("%s: %w", o, err)
 		}
 		if err := s.cfg.Stager.Deliver(ctx, dir+"/"+o, sp.OutputDestination); err != nil {
@@ -331,7 +344,7 @@ func (s *Service) preemptLocked(j *Job) {
 	s.dirty[j.ID] = true
 	s.log.Info("preempting backfill job", "job", j.ID, "owner", j.Owner, "issuer", j.Issuer)
 	if lr.run != nil {
-		s.exec.stop(lr.run, s.cfg.PreemptGrace)
+		s.exec.Stop(lr.run, s.cfg.PreemptGrace)
 	} else if cancel := s.staging[j.ID]; cancel != nil {
 		cancel()
 		delete(s.local, j.ID)

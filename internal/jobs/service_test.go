@@ -2,27 +2,20 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"sitebox/internal/jobs/local"
+	"sitebox/internal/jobs/local/localtest"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"sitebox/internal/jobs/spec"
 )
 
-// The test binary doubles as the job supervisor and reaper: the service
-// runs `<self> job-exec SANDBOX` and `<self> job-reap`.
-func TestMain(m *testing.M) {
-	if len(os.Args) == 3 && os.Args[1] == "job-exec" {
-		os.Exit(RunSupervisor(os.Args[2]))
-	}
-	if len(os.Args) == 2 && os.Args[1] == "job-reap" {
-		os.Exit(RunReaper())
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { localtest.Main(m) }
 
 // testIssuer issues the tests' users.
 const testIssuer = "https://site.test"
@@ -30,46 +23,20 @@ const testIssuer = "https://site.test"
 // as is the test issuer's user sub.
 func as(sub string) Principal { return Principal{Issuer: testIssuer, Subject: sub} }
 
-// testSlots are slot users scripts/setup.sh makes for this package's
-// tests (sbxslot3 is the Slurm account; the interop tests and benchmarks
-// use others, so parallel test binaries never reap each other's jobs).
-// Running jobs as them needs root; under CI=true their absence fails the
-// test.
-func testSlots(t *testing.T, names ...string) []Slot {
+// testSlots are the slot users of this package's tests (by default
+// sbxslot1 and sbxslot2).
+func testSlots(t *testing.T, names ...string) []local.Slot {
 	t.Helper()
 	if len(names) == 0 {
 		names = []string{"sbxslot1", "sbxslot2"}
 	}
-	sl, err := LookupSlots(names)
-	if err == nil && os.Geteuid() != 0 {
-		err = errors.New("running jobs as slot users needs root")
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v (scripts/setup.sh makes the slot users)", err)
-		}
-		t.Skipf("%v (scripts/setup.sh makes the slot users)", err)
-	}
-	return sl
-}
-
-// reachableDir is a temporary directory slot users may traverse (a
-// t.TempDir is its creator's alone).
-func reachableDir(t *testing.T) string {
-	t.Helper()
-	d := t.TempDir()
-	for _, p := range []string{filepath.Dir(d), d} {
-		if err := os.Chmod(p, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return d
+	return localtest.Slots(t, names...)
 }
 
 // fakeStager copies local files for inputs and outputs.
 type fakeStager struct{ outDir string }
 
-func (f *fakeStager) Fetch(_ context.Context, in Input, dst string) error {
+func (f *fakeStager) Fetch(_ context.Context, in spec.Input, dst string) error {
 	b, err := os.ReadFile(in.From)
 	if err != nil {
 		return err
@@ -88,16 +55,16 @@ func (f *fakeStager) Deliver(_ context.Context, src, _ string) error {
 type svcEnv struct {
 	t   *testing.T
 	s   *Service
-	cfg Config
+	cfg settings
 	ctx context.Context
 	end context.CancelFunc
 	ran chan struct{}
 }
 
-func newSvc(t *testing.T, mut func(*Config)) *svcEnv {
+func newSvc(t *testing.T, mut func(*settings)) *svcEnv {
 	t.Helper()
-	dir := reachableDir(t)
-	cfg := Config{Dir: filepath.Join(dir, "sandboxes"), DBPath: filepath.Join(dir, "jobs.db"), CPUs: 1, MemoryMB: 4096,
+	dir := localtest.ReachableDir(t)
+	cfg := settings{Dir: filepath.Join(dir, "sandboxes"), DBPath: filepath.Join(dir, "jobs.db"), CPUs: 1, MemoryMB: 4096,
 		Slots: testSlots(t), Self: os.Args[0], PreemptGrace: time.Second, Tick: 50 * time.Millisecond, Stager: &fakeStager{outDir: t.TempDir()}}
 	if mut != nil {
 		mut(&cfg)
@@ -123,7 +90,7 @@ func (e *svcEnv) drain() {
 		n := len(e.s.local)
 		for _, lr := range e.s.local {
 			if lr.run != nil { // a job still staging starts, then dies
-				syscall.Kill(-lr.run.pid, syscall.SIGKILL)
+				syscall.Kill(-lr.run.PID, syscall.SIGKILL)
 			}
 		}
 		e.s.mu.Unlock()
@@ -135,7 +102,7 @@ func (e *svcEnv) drain() {
 }
 
 func (e *svcEnv) start() {
-	s, err := New(e.cfg, nil)
+	s, err := newService(e.cfg, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -156,7 +123,7 @@ func (e *svcEnv) stop() {
 	e.s = nil
 }
 
-func (e *svcEnv) submit(owner string, specs ...Spec) []*Job {
+func (e *svcEnv) submit(owner string, specs ...spec.Spec) []*Job {
 	e.t.Helper()
 	js, err := e.s.Submit(as(owner), "cms", false, specs)
 	if err != nil {
@@ -202,8 +169,8 @@ func (e *svcEnv) waitOutput(id, want string, within time.Duration) {
 	}
 }
 
-func sh(script string) Spec {
-	return Spec{Executable: "/bin/sh", Arguments: []string{"-c", script}, CPUs: 1, MemoryMB: 256, Domains: []string{"local"}}
+func sh(script string) spec.Spec {
+	return spec.Spec{Executable: "/bin/sh", Arguments: []string{"-c", script}, CPUs: 1, MemoryMB: 256, Domains: []string{"local"}}
 }
 
 func TestLocalJobRunsAndAccounts(t *testing.T) {
@@ -211,7 +178,7 @@ func TestLocalJobRunsAndAccounts(t *testing.T) {
 	in := filepath.Join(t.TempDir(), "in.txt")
 	os.WriteFile(in, []byte("input data\n"), 0o644)
 	sp := sh(`cat in.txt; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo out > result.txt; echo warn >&2`)
-	sp.Inputs = []Input{{From: in}}
+	sp.Inputs = []spec.Input{{From: in}}
 	sp.Outputs, sp.OutputDestination = []string{"result.txt"}, "root://x//store/out"
 	j := e.submit("alice", sp)[0]
 	done := e.waitState(j.ID, Completed, 30*time.Second)
@@ -243,8 +210,8 @@ func TestLocalJobRunsAndAccounts(t *testing.T) {
 }
 
 func TestFailuresSayWhy(t *testing.T) {
-	e := newSvc(t, func(c *Config) { c.CPUs = 2 })
-	bad := e.submit("alice", sh("exit 3"), Spec{Executable: "/no/such/program", CPUs: 1, Domains: []string{"local"}})
+	e := newSvc(t, func(c *settings) { c.CPUs = 2 })
+	bad := e.submit("alice", sh("exit 3"), spec.Spec{Executable: "/no/such/program", CPUs: 1, Domains: []string{"local"}})
 	j := e.waitState(bad[0].ID, Failed, 20*time.Second)
 	if j.ExitCode != 3 || j.Reason != "exited with code 3" {
 		t.Errorf("exit 3: %d %q", j.ExitCode, j.Reason)
@@ -292,7 +259,7 @@ func TestBackfillYields(t *testing.T) {
 	// A grace long enough for a shell to run its trap on a loaded machine
 	// (the whole suite runs in parallel on two cores).
 	const grace = 3 * time.Second
-	e := newSvc(t, func(c *Config) { c.PreemptGrace = grace })
+	e := newSvc(t, func(c *settings) { c.PreemptGrace = grace })
 	bf := sh(`trap 'echo got TERM; exit 143' TERM; echo start; while true; do sleep 0.1; done`)
 	bf.Backfill = true
 	b := e.submit("grid-user", bf)[0]
@@ -400,16 +367,16 @@ func TestSubmitValidation(t *testing.T) {
 	e := newSvc(t, nil)
 	for _, c := range []struct {
 		name string
-		sp   Spec
+		sp   spec.Spec
 		want string
 	}{
-		{"no executable", Spec{}, "executable is missing"},
-		{"unknown domain", Spec{Executable: "x", Domains: []string{"mars"}}, `unknown domain "mars"`},
-		{"output outside the sandbox", Spec{Executable: "x", Outputs: []string{"../../etc/passwd"}}, "leaves the job's sandbox"},
-		{"input named outside the sandbox", Spec{Executable: "x", Inputs: []Input{{From: "/store/f", As: "/etc/passwd"}}}, "not an absolute path"},
-		{"too big for local", Spec{Executable: "x", CPUs: 64}, "asks for 64 CPUs"},
+		{"no executable", spec.Spec{}, "executable is missing"},
+		{"unknown domain", spec.Spec{Executable: "x", Domains: []string{"mars"}}, `unknown domain "mars"`},
+		{"output outside the sandbox", spec.Spec{Executable: "x", Outputs: []string{"../../etc/passwd"}}, "leaves the job's sandbox"},
+		{"input named outside the sandbox", spec.Spec{Executable: "x", Inputs: []spec.Input{{From: "/store/f", As: "/etc/passwd"}}}, "not an absolute path"},
+		{"too big for local", spec.Spec{Executable: "x", CPUs: 64}, "asks for 64 CPUs"},
 	} {
-		if _, err := e.s.Submit(as("alice"), "", false, []Spec{c.sp}); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := e.s.Submit(as("alice"), "", false, []spec.Spec{c.sp}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}

@@ -7,12 +7,13 @@ import (
 	"path"
 	"strings"
 
+	"sitebox/internal/jobs/spec"
 	"sitebox/internal/transfer"
 )
 
 // inputName is the sandbox name of an input: As, else the last element
 // of its URL or path.
-func inputName(in Input) string {
+func inputName(in spec.Input) string {
 	if in.As != "" {
 		return in.As
 	}
@@ -35,7 +36,7 @@ type TransferStager struct {
 }
 
 // Fetch copies one input to dst.
-func (t *TransferStager) Fetch(ctx context.Context, in Input, dst string) error {
+func (t *TransferStager) Fetch(ctx context.Context, in spec.Input, dst string) error {
 	src, err := t.source(in.From)
 	if err != nil {
 		return err
@@ -52,7 +53,7 @@ func (t *TransferStager) Fetch(ctx context.Context, in Input, dst string) error 
 // source is where an input is read from.
 func (t *TransferStager) source(from string) (string, error) {
 	switch {
-	case strings.HasPrefix(from, LocalInputPrefix):
+	case strings.HasPrefix(from, spec.LocalInputPrefix):
 		return "", fmt.Errorf("%s: a local file must be sent with the submission", from)
 	case strings.HasPrefix(from, "/"):
 		if t.Cache == "" {

@@ -5,7 +5,9 @@ package problem
 
 import (
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -58,4 +60,21 @@ func CheckURL(s string, schemes ...string) string {
 		}
 	}
 	return fmt.Sprintf("%q: scheme must be %s", s, strings.Join(schemes, " or "))
+}
+
+// Readable explains why the file at path cannot be read, or returns "".
+func Readable(path string) string {
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Sprintf("cannot read %s: %v", path, PathCause(err))
+	}
+	return ""
+}
+
+// PathCause is err without the operation and path a *fs.PathError
+// repeats, for messages that name the path already.
+func PathCause(err error) error {
+	if pe, ok := err.(*fs.PathError); ok {
+		return pe.Err
+	}
+	return err
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sitebox/internal/jobs"
+	jobsapi "sitebox/internal/jobs/api"
 	"sitebox/internal/testpeers"
 )
 
@@ -34,9 +35,9 @@ func TestJobsConfined(t *testing.T) {
 	testpeers.Require(t, "curl")
 	body := `{"specs":[{"executable":"/bin/cat","arguments":["/etc/hostname"],"domains":["local"]}]}`
 	reply, _ := runEnv(t, nil, "curl", "-s", "-w", " %{http_code}", "--cacert", box.certFile, "-H", "Authorization: Bearer "+storage.token,
-		"-H", "Content-Type: application/json", "--data", body, box.httpsURL+jobs.APIPrefix)
+		"-H", "Content-Type: application/json", "--data", body, box.httpsURL+jobsapi.Prefix)
 	if !strings.HasSuffix(strings.TrimSpace(reply), " 403") || !strings.Contains(reply, "lacks the compute.create scope") {
-		t.Errorf("POST %s with a storage-only token: %s", jobs.APIPrefix, reply)
+		t.Errorf("POST %s with a storage-only token: %s", jobsapi.Prefix, reply)
 	}
 	if out, err := storage.cli("jobs"); err == nil || !strings.Contains(out, "lacks the compute.read scope") {
 		t.Errorf("a storage-only token listed jobs (%v): %s", err, out)

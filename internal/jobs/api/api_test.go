@@ -1,0 +1,92 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"sitebox/internal/jobs"
+	"sitebox/internal/jobs/jobstest"
+	"sitebox/internal/jobs/local/localtest"
+	"sitebox/internal/store"
+)
+
+// The job API asks for the compute scope each call needs, and a job is
+// its owner's by issuer and subject: the same subject from another
+// issuer is someone else. Refusals say why, in the reply and the log.
+func TestAPIScopesAndOwners(t *testing.T) {
+	e := jobstest.Start(t, []string{"sbxslot13"}, nil)
+	compute := []store.Scope{{Op: store.ScopeComputeCreate}, {Op: store.ScopeComputeRead}, {Op: store.ScopeComputeCancel}}
+	ids := map[string]*store.Identity{
+		"site-alice":    {Issuer: jobstest.Issuer, Subject: "alice", Scopes: compute},
+		"foreign-alice": {Issuer: "https://foreign.example", Subject: "alice", Scopes: compute},
+		"storage-only":  {Issuer: jobstest.Issuer, Subject: "alice", Scopes: []store.Scope{{Op: store.ScopeRead, Path: "/"}, {Op: store.ScopeCreate, Path: "/"}}},
+		"read-only":     {Issuer: jobstest.Issuer, Subject: "alice", Scopes: []store.Scope{{Op: store.ScopeComputeRead}}},
+	}
+	var logs bytes.Buffer
+	api := &API{Svc: e.S, Log: slog.New(slog.NewTextHandler(&logs, nil)), Local: func(*store.Identity) bool { return true },
+		Verify: func(_ context.Context, raw string) (*store.Identity, error) {
+			if id := ids[raw]; id != nil {
+				return id, nil
+			}
+			return nil, errors.New("unknown token")
+		}}
+	srv := httptest.NewServer(api.Handler())
+	t.Cleanup(srv.Close)
+	call := func(tok, method, path, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.String()
+	}
+	job := `{"specs":[{"executable":"/bin/sleep","arguments":["30"],"domains":["local"]}]}`
+	if code, body := call("storage-only", "POST", Prefix, job); code != http.StatusForbidden || !strings.Contains(body, "lacks the compute.create scope") {
+		t.Errorf("storage-only submit: %d %s", code, body)
+	}
+	if code, body := call("read-only", "POST", Prefix, job); code != http.StatusForbidden || !strings.Contains(body, "compute.create") {
+		t.Errorf("compute.read-only submit: %d %s", code, body)
+	}
+	if !strings.Contains(logs.String(), "lacks the compute.create scope") {
+		t.Errorf("refusal not logged:\n%s", logs.String())
+	}
+	code, body := call("site-alice", "POST", Prefix, job)
+	if code != http.StatusCreated {
+		t.Fatalf("site alice's submit: %d %s", code, body)
+	}
+	js := e.S.List(nil)
+	if len(js) != 1 || js[0].Issuer != jobstest.Issuer || js[0].Owner != "alice" {
+		t.Fatalf("recorded %+v", js)
+	}
+	id := js[0].ID
+	e.WaitState(id, jobs.Running, 20*time.Second)
+	for _, c := range []struct{ method, path string }{{"GET", Prefix + "/" + id}, {"GET", Prefix + "/" + id + "/logs"}, {"DELETE", Prefix + "/" + id}} {
+		if code, body := call("foreign-alice", c.method, c.path, ""); code != http.StatusNotFound {
+			t.Errorf("foreign alice %s %s: %d %s", c.method, c.path, code, body)
+		}
+	}
+	if _, body := call("foreign-alice", "GET", Prefix, ""); strings.Contains(body, `"id":"`+id+`"`) {
+		t.Errorf("foreign alice lists the site's alice's job: %s", body)
+	}
+	if code, body := call("read-only", "DELETE", Prefix+"/"+id, ""); code != http.StatusForbidden || !strings.Contains(body, "compute.cancel") {
+		t.Errorf("cancel without compute.cancel: %d %s", code, body)
+	}
+	if code, body := call("site-alice", "DELETE", Prefix+"/"+id, ""); code != http.StatusOK {
+		t.Errorf("site alice's cancel: %d %s", code, body)
+	}
+	e.WaitState(id, jobs.Cancelled, 10*time.Second)
+}
+
+func TestMain(m *testing.M) { localtest.Main(m) }

@@ -1,0 +1,49 @@
+// Package spec is what a user asks to run: the Spec of one job and the
+// two job-file formats it is read from (HTCondor-style submit files and
+// TOML), with line-numbered problems for bad files.
+package spec
+
+import "time"
+
+// Spec is what a user asks to run: one job of a submission (a submit
+// file's "queue N" makes N specs differing in Process).
+type Spec struct {
+	Executable string            `json:"executable"`
+	Arguments  []string          `json:"arguments,omitempty"`
+	Env        map[string]string `json:"env,omitempty"`
+	CPUs       int               `json:"cpus"`                // default 1
+	MemoryMB   int64             `json:"memory_mb"`           // default 1024
+	DiskMB     int64             `json:"disk_mb,omitempty"`   // sandbox size limit (0: none)
+	WallTime   time.Duration     `json:"wall_time,omitempty"` // limit; also the "short before long" hint (0: unknown)
+	// Inputs are fetched into the sandbox before the job starts:
+	// federation URLs (root://, https://) or paths (/store/...) read
+	// through the site's cache, or files shipped with the submission.
+	Inputs []Input `json:"inputs,omitempty"`
+	// Outputs are sandbox files copied to OutputDestination (a federation
+	// URL directory) after a successful run.
+	Outputs           []string `json:"outputs,omitempty"`
+	OutputDestination string   `json:"output_destination,omitempty"`
+	// Stdout and Stderr name sandbox files (defaults "stdout", "stderr"),
+	// returned by `sitebox logs`.
+	Stdout string `json:"stdout,omitempty"`
+	Stderr string `json:"stderr,omitempty"`
+	// Domains the job may run in, in the user's order of preference.
+	Domains []string `json:"domains"`
+	// Backfill jobs use only idle local slots at the lowest priority and
+	// are preempted (SIGTERM, grace, SIGKILL, requeue) by real jobs.
+	Backfill bool `json:"backfill,omitempty"`
+	// Cluster and Process number the jobs of one submission, as HTCondor
+	// does ($(Cluster).$(Process)).
+	Cluster int64 `json:"cluster"`
+	Process int   `json:"process"`
+}
+
+// Input is one file the job needs: From is a URL or federation path, As
+// the name in the sandbox (default: the last path element). Data holds a
+// small file sent with the submission itself (transfer_input_files of a
+// local file).
+type Input struct {
+	From string `json:"from,omitempty"`
+	As   string `json:"as,omitempty"`
+	Data []byte `json:"data,omitempty"`
+}

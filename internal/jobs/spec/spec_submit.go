@@ -1,0 +1,384 @@
+package spec
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// HTCondor submit files, the subset sitebox can honour. Keys are
+// case-insensitive; a line whose first non-blank is '#' is a comment (as
+// in HTCondor, '#' later in a line is part of the value); a trailing
+// backslash joins the next line with one space. Unlike condor_submit,
+// setting a key twice is an error rather than a silent override, and a
+// key sitebox does not know is an error unless the file uses it as a
+// macro, $(name) — HTCondor takes any unknown key as a macro, which would
+// hide typos such as "request_cpu".
+
+// submitMacroBudget bounds how much text macro expansion may produce for
+// one statement, so nested macros cannot blow up (a = $(b)$(b)...).
+const submitMacroBudget = 64 << 10
+
+// submitStmt is one "key = value" statement.
+type submitStmt struct {
+	line int
+	key  string // as written, for messages
+	name string // lower case; HTCondor's "MY.x" is written "+x"
+	val  string
+}
+
+type submitParser struct {
+	ps        *specProblems
+	known     func(string) bool
+	defs      map[string]string     // macro name → raw value
+	used      map[string]bool       // names the file uses as $(name)
+	either    map[string]submitStmt // of two keys meaning the same, the one set
+	spec      Spec
+	queue     int
+	queueLine int
+	sawExec   bool
+}
+
+func parseSubmitFile(data []byte, known func(string) bool, ps *specProblems) specDraft {
+	p := &submitParser{ps: ps, known: known, defs: map[string]string{},
+		used: map[string]bool{}, either: map[string]submitStmt{}}
+	stmts := p.statements(data)
+	for _, st := range stmts {
+		if !strings.HasPrefix(st.name, "+") {
+			p.defs[st.name] = st.val
+		}
+		mapMacros(st.val, func(n string) string { p.used[strings.ToLower(n)] = true; return "" })
+	}
+	for _, st := range stmts {
+		if v, ok := p.expand(st); ok {
+			p.apply(st, v)
+		}
+	}
+	if p.queueLine == 0 {
+		ps.add(0, "queue", `no queue statement: a submit file ends with "queue" or "queue N" (a TOML job file needs a [job] table)`)
+		p.queue = 1
+	}
+	if p.spec.Executable == "" && !p.sawExec {
+		ps.add(p.queueLine, "executable", "missing: every job needs one")
+	}
+	return specDraft{spec: p.spec, queue: p.queue}
+}
+
+// statements splits the file into key = value statements, reporting
+// malformed lines, duplicate keys and anything after the queue statement.
+func (p *submitParser) statements(data []byte) []submitStmt {
+	var out []submitStmt
+	seen := map[string]int{}
+	for _, l := range joinSubmitLines(data) {
+		rest, isQueue := cutQueue(l.text)
+		switch {
+		case p.queueLine > 0 && isQueue:
+			p.ps.add(l.line, "queue", "only one queue statement is supported (the first is on line %d)", p.queueLine)
+			continue
+		case p.queueLine > 0:
+			p.ps.add(l.line, "", "nothing may follow the queue statement (line %d)", p.queueLine)
+			continue
+		case isQueue:
+			p.queueLine = l.line
+			p.queue = p.parseQueue(l.line, rest)
+			continue
+		}
+		key, val, ok := strings.Cut(l.text, "=")
+		key = strings.TrimSpace(key)
+		if !ok || key == "" || strings.ContainsAny(key, " \t\"'") {
+			p.ps.add(l.line, "", "malformed line %q: expected key = value", clipText(l.text))
+			continue
+		}
+		name := strings.ToLower(key)
+		if rest, ok := strings.CutPrefix(name, "my."); ok {
+			name = "+" + rest
+		}
+		if first, dup := seen[name]; dup {
+			p.ps.add(l.line, key, "duplicate key (first set on line %d)", first)
+			continue
+		}
+		seen[name] = l.line
+		out = append(out, submitStmt{line: l.line, key: key, name: name, val: strings.TrimSpace(val)})
+	}
+	return out
+}
+
+// submitLine is a statement's text and the line it starts on.
+type submitLine struct {
+	line int
+	text string
+}
+
+// joinSubmitLines drops blank and comment lines and joins continuations.
+func joinSubmitLines(data []byte) []submitLine {
+	var out []submitLine
+	var cur strings.Builder
+	start := 0
+	for i, raw := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(raw)
+		if start == 0 {
+			if t == "" || strings.HasPrefix(t, "#") {
+				continue
+			}
+			start = i + 1
+		}
+		if body, ok := strings.CutSuffix(t, `\`); ok {
+			cur.WriteString(strings.TrimSpace(body) + " ")
+			continue
+		}
+		cur.WriteString(t)
+		out = append(out, submitLine{start, strings.TrimSpace(cur.String())})
+		cur.Reset()
+		start = 0
+	}
+	if start != 0 { // the last line ended with a backslash
+		out = append(out, submitLine{start, strings.TrimSpace(cur.String())})
+	}
+	return out
+}
+
+// cutQueue recognises the queue statement and returns what follows it.
+func cutQueue(text string) (string, bool) {
+	word, rest := text, ""
+	if i := strings.IndexAny(text, " \t"); i >= 0 {
+		word, rest = text[:i], strings.TrimSpace(text[i:])
+	}
+	if !strings.EqualFold(word, "queue") || strings.HasPrefix(rest, "=") {
+		return "", false
+	}
+	return rest, true
+}
+
+func (p *submitParser) parseQueue(line int, rest string) int {
+	f := strings.Fields(rest)
+	if len(f) == 0 {
+		return 1
+	}
+	for _, w := range f {
+		switch strings.ToLower(w) {
+		case "from", "in", "matching":
+			p.ps.add(line, "queue", `"queue %s" is not supported: only "queue" or "queue N"`, rest)
+			return 1
+		}
+	}
+	n, err := strconv.ParseInt(f[0], 10, 64)
+	switch {
+	case len(f) > 1 || err != nil:
+		p.ps.add(line, "queue", "queue count %q is not a positive integer", rest)
+	case checkQueueCount(n) != "":
+		p.ps.add(line, "queue", "%s", checkQueueCount(n))
+	default:
+		return int(n)
+	}
+	return 1
+}
+
+// expand substitutes the file's own macros, leaving the job macros
+// ($(Process), $(Cluster)) for queue time.
+func (p *submitParser) expand(st submitStmt) (string, bool) {
+	budget, bad := submitMacroBudget, ""
+	var walk func(s string, depth int) string
+	walk = func(s string, depth int) string {
+		return mapMacros(s, func(name string) string {
+			def, ok := p.defs[strings.ToLower(name)]
+			budget -= len(def) + 1
+			switch {
+			case bad != "":
+			case isJobMacro(name):
+				return "$(" + name + ")"
+			case !ok:
+				bad = fmt.Sprintf("unknown macro $(%s)", name)
+			case depth >= 16:
+				bad = fmt.Sprintf("macro $(%s) nests too deep (does it refer to itself?)", name)
+			case budget < 0:
+				bad = fmt.Sprintf("macros expand to more than %d bytes", submitMacroBudget)
+			default:
+				return walk(def, depth+1)
+			}
+			return ""
+		})
+	}
+	v := walk(st.val, 0)
+	if bad != "" {
+		p.ps.add(st.line, st.key, "%s", bad)
+		return "", false
+	}
+	return v, true
+}
+
+// apply interprets one statement whose macros are expanded. It is one
+// flat switch, a case per submit key, longer than most functions so the
+// whole vocabulary reads as one table.
+func (p *submitParser) apply(st submitStmt, v string) {
+	add := func(format string, args ...any) { p.ps.add(st.line, st.key, format, args...) }
+	switch st.name {
+	case "executable":
+		p.sawExec = true
+		if s, ok := p.plain(st, v); ok {
+			p.spec.Executable = s
+		}
+	case "arguments":
+		if args, msg := splitCondorArgs(v); msg != "" {
+			add("%s", msg)
+		} else {
+			p.spec.Arguments = args
+		}
+	case "environment":
+		env, msgs := parseCondorEnv(v)
+		for _, m := range msgs {
+			add("%s", m)
+		}
+		if len(msgs) == 0 {
+			p.spec.Env = env
+		}
+	case "request_cpus":
+		n, err := strconv.Atoi(v)
+		switch {
+		case err != nil:
+			add("%q is not a whole number", v)
+		case n < 1:
+			add("must be at least 1, not %d", n)
+		default:
+			p.spec.CPUs = n
+		}
+	case "request_memory":
+		if mb, msg := sizeMB(v, "m", true); msg != "" {
+			add("%s (a bare number is MB; e.g. 2048, 2GB, 512MB)", msg)
+		} else {
+			p.spec.MemoryMB = mb
+		}
+	case "request_disk":
+		if mb, msg := sizeMB(v, "k", true); msg != "" {
+			add("%s (a bare number is KiB, as in HTCondor; e.g. 4000000, 4GB)", msg)
+		} else {
+			p.spec.DiskMB = mb
+		}
+	case "transfer_input_files":
+		if s, ok := p.plain(st, v); ok {
+			for _, item := range splitCommaList(s) {
+				if in, msg := classifyInput(item); msg != "" {
+					add("%s", msg)
+				} else {
+					p.spec.Inputs = append(p.spec.Inputs, in)
+				}
+			}
+		}
+	case "transfer_output_files":
+		if s, ok := p.plain(st, v); ok {
+			for _, item := range splitCommaList(s) {
+				if msg := SandboxPathProblem(item); msg != "" {
+					add("%s", msg)
+				} else {
+					p.spec.Outputs = append(p.spec.Outputs, item)
+				}
+			}
+		}
+	case "output_destination":
+		if s, ok := p.plain(st, v); ok {
+			if msg := checkDestination(s); msg != "" {
+				add("%s", msg)
+			} else {
+				p.spec.OutputDestination = s
+			}
+		}
+	case "output", "error":
+		if s, ok := p.plain(st, v); ok {
+			if msg := SandboxPathProblem(s); msg != "" {
+				add("%s", msg)
+			} else if st.name == "output" {
+				p.spec.Stdout = s
+			} else {
+				p.spec.Stderr = s
+			}
+		}
+	case "universe":
+		if !strings.EqualFold(v, "vanilla") {
+			add("universe %q is not supported (only vanilla)", v)
+		}
+	case "log", "should_transfer_files", "when_to_transfer_output", "notification", "notify_user":
+		// HTCondor bookkeeping with no meaning here: the box keeps its
+		// own event record and always transfers files.
+	case "+domains", "+desired_sites":
+		p.domains(st, v)
+	case "+backfill":
+		switch strings.ToLower(v) {
+		case "true":
+			p.spec.Backfill = true
+		case "false":
+		default:
+			add("must be true or false, not %q", v)
+		}
+	case "+maxwalltime", "+walltime":
+		p.wallTime(st, v)
+	default:
+		if reason, ok := submitUnsupported[st.name]; ok {
+			add("%s", reason)
+		} else if !p.used[st.name] || strings.HasPrefix(st.name, "+") {
+			add("%s", unknownMsg("key", st.key, submitKeys))
+		} // else a macro the file uses as $(name)
+	}
+}
+
+// plain checks a value HTCondor takes verbatim (a path, a list of
+// files): present, and not in quotes, which HTCondor would keep as part
+// of the name.
+func (p *submitParser) plain(st submitStmt, v string) (string, bool) {
+	switch {
+	case v == "":
+		p.ps.add(st.line, st.key, "has no value")
+	case strings.HasPrefix(v, `"`) || strings.HasPrefix(v, "'"):
+		p.ps.add(st.line, st.key, "quoted value: submit-file values are not quoted (for a TOML job file, put the keys under a [job] table)")
+	default:
+		return v, true
+	}
+	return "", false
+}
+
+// once reports whether st is the first of a group of keys that mean the
+// same thing, complaining when it is not.
+func (p *submitParser) once(st submitStmt, group string) bool {
+	if first, ok := p.either[group]; ok {
+		p.ps.add(st.line, st.key, "means the same as %s (line %d): set only one", first.key, first.line)
+		return false
+	}
+	p.either[group] = st
+	return true
+}
+
+func (p *submitParser) domains(st submitStmt, v string) {
+	if !p.once(st, "domains") {
+		return
+	}
+	s, msg := classAdString(v)
+	if msg != "" {
+		p.ps.add(st.line, st.key, "%s", msg)
+		return
+	}
+	names := splitCommaList(s)
+	msgs := checkDomains(names, p.known)
+	for _, m := range msgs {
+		p.ps.add(st.line, st.key, "%s", m)
+	}
+	if len(msgs) == 0 {
+		p.spec.Domains = names
+	}
+}
+
+func (p *submitParser) wallTime(st submitStmt, v string) {
+	if !p.once(st, "walltime") {
+		return
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	switch {
+	case err != nil:
+		p.ps.add(st.line, st.key, "%q is not a whole number of seconds", v)
+	case n < 1:
+		p.ps.add(st.line, st.key, "must be at least 1 second, not %d", n)
+	case n > int64(math.MaxInt64/time.Second):
+		p.ps.add(st.line, st.key, "%d seconds is too long", n)
+	default:
+		p.spec.WallTime = time.Duration(n) * time.Second
+	}
+}
