@@ -24,6 +24,7 @@ import (
 	"sitebox/internal/config"
 	"sitebox/internal/director"
 	"sitebox/internal/jobs"
+	"sitebox/internal/krb5auth"
 	"sitebox/internal/metrics"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
@@ -42,6 +43,8 @@ type Box struct {
 	policy     *auth.Policy
 	tokens     *auth.Verifier // nil without [auth] issuers
 	issuer     *auth.Issuer   // the site issuer, when this box is one
+	// krb5 takes Kerberos tickets; nil without [auth.kerberos].
+	krb5 *krb5auth.Authenticator
 	jobs       *jobs.Service  // the job router, when [jobs] is enabled
 	registry   *prometheus.Registry
 	digest     string // of the config, advertised
@@ -75,6 +78,9 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 	if err = b.buildAuth(); err != nil {
 		return nil, err
 	}
+	if err = b.buildKerberos(); err != nil {
+		return nil, err
+	}
 	if b.store, err = b.buildStores(); err != nil {
 		return nil, err
 	}
@@ -106,6 +112,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 		if b.tokens != nil {
 			rc.Tokens = b.tokens
 		}
+		b.withKerberos(&rc, nil)
 		b.root = xrdserver.New(rc, b.store, log.With("component", "root"))
 	}
 	if cfg.HTTPS.Addr != config.Off {
@@ -116,6 +123,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 		if b.tokens != nil {
 			wc.Tokens = b.tokens
 		}
+		b.withKerberos(nil, &wc)
 		h := webdav.New(wc, b.store, log.With("component", "https"))
 		b.httpsLn = webdav.LimitListener(b.httpsLn, connsPerClient(cfg.HTTPS.MaxConnsPerClient), log.With("component", "https"))
 		headerTimeout := config.Duration(cfg.HTTPS.HeaderTimeout)
