@@ -43,8 +43,6 @@ type Box struct {
 	policy     *auth.Policy
 	tokens     *auth.Verifier // nil without [auth] issuers
 	issuer     *auth.Issuer   // the site issuer, when this box is one
-	// krb5 takes Kerberos tickets; nil without [auth.kerberos].
-	krb5 *krb5auth.Authenticator
 	jobs       *jobs.Service  // the job router, when [jobs] is enabled
 	registry   *prometheus.Registry
 	digest     string // of the config, advertised
@@ -61,6 +59,9 @@ type Box struct {
 	adminLn   net.Listener
 	metricsLn net.Listener // nil unless [server] metrics_addr is set
 	metrics   *http.Server
+
+	// krb5 takes Kerberos tickets; nil without [auth.kerberos].
+	krb5 *krb5auth.Authenticator
 }
 
 // New builds the roles and binds the listeners, so that address problems
