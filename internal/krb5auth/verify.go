@@ -119,19 +119,23 @@ func (a *Authenticator) VerifyAPReq(raw []byte, svc string) (*store.Identity, er
 	return id, nil
 }
 
-// reason is the readable part of a gokrb5 error: its messages nest
-// "< ... >" layers whose last one names the cause.
+// reason is a gokrb5 error without its "[Root cause: …]" preamble,
+// with a hint for the commonest refusals.
 func reason(err error) string {
 	if err == nil {
 		return "not valid"
 	}
 	msg := err.Error()
-	if i := strings.LastIndex(msg, "< "); i >= 0 {
-		msg = strings.TrimSuffix(strings.TrimSpace(msg[i+2:]), ">")
+	if strings.HasPrefix(msg, "[Root cause: ") {
+		if _, rest, ok := strings.Cut(msg, "] "); ok {
+			msg = rest
+		}
 	}
-	msg = strings.TrimSpace(strings.TrimSuffix(msg, ">"))
-	if strings.Contains(msg, "KRB_AP_ERR_TKT_EXPIRED") {
+	switch {
+	case strings.Contains(msg, "KRB_AP_ERR_TKT_EXPIRED"):
 		msg += " (run kinit again)"
+	case strings.Contains(msg, "KRB_AP_ERR_NOKEY"):
+		msg += " (the box's keytab lacks the key the KDC used: export the principal's current key to it)"
 	}
 	return msg
 }
