@@ -56,7 +56,10 @@ func TestKerberos(t *testing.T) {
 	keytab := kdc.servicePrincipals(t, "xrootd/localhost", "HTTP/localhost")
 	kdc.user(t, "alice", "alice-pw")
 	jconf, _ := jobsConfDir(t, []string{"sbxslot8"}, "")
-	box, pool := kerberosBox(t, kdc, keytab, "", jconf)
+	// A director with no Kerberos of its own: clients it redirects
+	// authenticate at the box they are sent to.
+	region := startFedNode(t, "region", "R", "[director]\nenabled = true\n")
+	box, pool := kerberosBox(t, kdc, keytab, "", jconf+advertiseTo(region, "500ms"))
 	alice := append(kdc.kinit(t, "alice", "alice-pw"), "XrdSecPROTOCOL=krb5")
 	root := "root://localhost:" + strconv.Itoa(portOf(box.rootHost))
 
@@ -88,6 +91,31 @@ func TestKerberos(t *testing.T) {
 			if !strings.Contains(log, want) {
 				t.Errorf("the log lacks %q", want)
 			}
+		}
+	})
+
+	// The director locates files anonymously, so this one lies outside
+	// the token namespaces; what counts is that the client, redirected,
+	// authenticates at the box with its ticket.
+	t.Run("director", func(t *testing.T) {
+		os.MkdirAll(filepath.Join(pool, "pub"), 0o755)
+		os.WriteFile(filepath.Join(pool, "pub", "via.txt"), []byte("redirected\n"), 0o644)
+		waitFor(t, 15*time.Second, "the box in the director's registry", func() bool {
+			out, _ := runEnv(t, nil, siteboxBin, "federation", region.httpsURL, "--ca", region.certFile, "--json")
+			return strings.Contains(out, `"krb"`)
+		})
+		authed := func() int { return strings.Count(box.proc.Log.String(), "protocol=krb5 issuer=krb5:EXAMPLE.ORG subject=alice") }
+		before := authed()
+		dst := filepath.Join(t.TempDir(), "via.txt")
+		dir := "root://localhost:" + strconv.Itoa(portOf(region.rootHost))
+		if out, err := runEnv(t, alice, "xrdcp", "-f", dir+"//store/pub/via.txt", dst); err != nil {
+			t.Fatalf("alice reads through the director: %v\n%s", err, out)
+		}
+		if b, _ := os.ReadFile(dst); string(b) != "redirected\n" {
+			t.Errorf("read %q through the director", b)
+		}
+		if authed() == before {
+			t.Errorf("the redirected client did not authenticate at the box with krb5")
 		}
 	})
 
