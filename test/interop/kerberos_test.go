@@ -119,6 +119,40 @@ func TestKerberos(t *testing.T) {
 		}
 	})
 
+	// A cache at the site takes the same tickets and applies the same
+	// policy; it fills itself with its own token from the box's issuer.
+	t.Run("cache", func(t *testing.T) {
+		os.WriteFile(filepath.Join(pool, "user", "alice", "cached.txt"), []byte("through the cache\n"), 0o644)
+		tok, err := runEnv(t, nil, siteboxBin, "token", "issue", "--config", filepath.Join(box.state, "sitebox.toml"),
+			"--sub", "cache", "--scope", "storage.read:/store", "--lifetime", "1h")
+		if err != nil {
+			t.Fatalf("token issue: %v: %s", err, tok)
+		}
+		tokFile := filepath.Join(t.TempDir(), "cache.token")
+		os.WriteFile(tokFile, []byte(strings.TrimSpace(tok)+"\n"), 0o600)
+		sample, _ := os.ReadFile("../../packaging/config/kerberos.toml")
+		krb := string(sample[strings.Index(string(sample), "[auth.kerberos]"):])
+		krb = strings.NewReplacer("/etc/sitebox/krb5.keytab", keytab, "t3.example.org", "localhost").Replace(krb)
+		c := startFedNode(t, "cacheK", "T3", "[cache]\ndir = "+strconv.Quote(t.TempDir())+
+			"\nupstream_ca = "+strconv.Quote(box.certFile)+"\nupstream_token_file = "+strconv.Quote(tokFile)+
+			"\n[[cache.route]]\nprefix = \"/store\"\nupstreams = [\"roots://"+box.rootHost+"\"]\n"+krb)
+		cu := "root://localhost:" + strconv.Itoa(portOf(c.rootHost)) + "//store/user/alice/cached.txt"
+		dst := filepath.Join(t.TempDir(), "cached.txt")
+		if out, err := runEnv(t, alice, "xrdcp", "-f", cu, dst); err != nil {
+			t.Fatalf("alice reads through the cache: %v\n%s", err, out)
+		}
+		if b, _ := os.ReadFile(dst); string(b) != "through the cache\n" {
+			t.Errorf("read %q through the cache", b)
+		}
+		out, err := runEnv(t, []string{"XrdSecPROTOCOL=unix"}, "xrdcp", "-f", cu, filepath.Join(t.TempDir(), "anon"))
+		if err == nil || !strings.Contains(out, "requires a bearer token") {
+			t.Errorf("an anonymous client read alice's cached file (%v):\n%s", err, out)
+		}
+		if !strings.Contains(c.proc.Log.String(), "protocol=krb5 issuer=krb5:EXAMPLE.ORG subject=alice") {
+			t.Errorf("the cache did not authenticate alice by krb5")
+		}
+	})
+
 	t.Run("roots", func(t *testing.T) {
 		ca := certDir(t, box)
 		env := append(append([]string{}, alice...), xrdEnv(ca, "")...)
