@@ -66,7 +66,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 func fail(w http.ResponseWriter, code int, format string, args ...any) {
 	if code == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="sitebox jobs"`)
+		w.Header().Add("WWW-Authenticate", `Bearer realm="sitebox jobs"`)
 	}
 	writeJSON(w, code, apiError{Error: fmt.Sprintf(format, args...)})
 }
@@ -83,6 +83,9 @@ func (a *API) refuse(w http.ResponseWriter, r *http.Request, id *store.Identity,
 		attrs = append(attrs, "sub", id.Subject, "issuer", id.Issuer)
 	}
 	log.Warn("job API request refused", attrs...)
+	if code == http.StatusUnauthorized && a.Negotiate != nil {
+		w.Header().Add("WWW-Authenticate", "Negotiate")
+	}
 	fail(w, code, "%s", msg)
 }
 

@@ -104,7 +104,9 @@ func TestKerberos(t *testing.T) {
 			out, _ := runEnv(t, nil, siteboxBin, "federation", region.httpsURL, "--ca", region.certFile, "--json")
 			return strings.Contains(out, `"krb"`)
 		})
-		authed := func() int { return strings.Count(box.proc.Log.String(), "protocol=krb5 issuer=krb5:EXAMPLE.ORG subject=alice") }
+		authed := func() int {
+			return strings.Count(box.proc.Log.String(), "protocol=krb5 issuer=krb5:EXAMPLE.ORG subject=alice")
+		}
 		before := authed()
 		dst := filepath.Join(t.TempDir(), "via.txt")
 		dir := "root://localhost:" + strconv.Itoa(portOf(region.rootHost))
@@ -205,8 +207,11 @@ func TestKerberos(t *testing.T) {
 		if !strings.Contains(got, `"owner":"alice"`) {
 			t.Errorf("alice does not see her job: %s", got)
 		}
-		if anon := curl(nil, "-w", " %{http_code}", https+jobs.APIPrefix); !strings.HasSuffix(anon, " 401") {
-			t.Errorf("anonymous job list: %s", anon)
+		if anon := strings.ToLower(curl(nil, "-D", "-", https+jobs.APIPrefix)); !strings.Contains(anon, " 401") || !strings.Contains(anon, "www-authenticate: negotiate") {
+			t.Errorf("anonymous job list: want 401 with a Negotiate challenge:\n%s", anon)
+		}
+		if out := curl(nil, "-H", "Authorization: Negotiate Zm9v", https+jobs.APIPrefix); !strings.Contains(out, "kerberos ticket refused") {
+			t.Errorf("a bad Negotiate token on the job API: %s", out)
 		}
 	})
 
