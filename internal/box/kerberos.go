@@ -1,6 +1,8 @@
 package box
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -49,6 +51,17 @@ func (b *Box) jobsNegotiate() func(r *http.Request) (*store.Identity, error) {
 	return func(r *http.Request) (*store.Identity, error) {
 		_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		return b.krb5.VerifyNegotiate(tok)
+	}
+}
+
+// jobsVerify checks a job API bearer token; a box that takes only
+// Kerberos refuses every token, naming why.
+func (b *Box) jobsVerify() func(ctx context.Context, raw string) (*store.Identity, error) {
+	if b.tokens != nil {
+		return b.tokens.Verify
+	}
+	return func(context.Context, string) (*store.Identity, error) {
+		return nil, errors.New("this box takes no bearer tokens (only Kerberos: Authorization: Negotiate)")
 	}
 }
 
