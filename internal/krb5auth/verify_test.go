@@ -166,3 +166,20 @@ func TestMapFileRefusesBadLines(t *testing.T) {
 		}
 	}
 }
+
+// An AP-REQ seen once is refused the second time: one captured on plain
+// root:// cannot be replayed within the clock skew.
+func TestVerifyAPReqRefusesReplay(t *testing.T) {
+	realm := newFakeRealm(t, xrdPrinc)
+	a, err := New(Config{Keytab: realm.ktFile, Principals: []string{xrdPrinc}, Realms: []Realm{{Name: "EXAMPLE.ORG"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := realm.apReq(t, aliceTicket())
+	if _, err := a.VerifyAPReq(raw, "xrootd"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.VerifyAPReq(raw, "xrootd"); err == nil || !strings.Contains(err.Error(), "replay") {
+		t.Errorf("replayed AP-REQ: %v, want a replay refusal", err)
+	}
+}
