@@ -42,7 +42,13 @@ reads through every path, the first rotating per round.
 
 Prints MB/s (median), each level's cost against the same protocol's "none",
 whether TLS meets the ≤ 15 % target, and the boxes' peak RSS as Markdown.
-Progress goes to stderr. Needs xrdcp, curl and openssl.`,
+
+Then the cost of authentication at connection time: fresh xrdfs connections
+authenticating with unix (anonymous), krb5 (a throwaway MIT KDC and realm)
+and ztn, over root:// and roots://: connections/s and CPU per connection.
+Skipped, with a note, without the MIT Kerberos tools (krb5-kdc,
+krb5-admin-server, krb5-user).
+Progress goes to stderr. Needs xrdcp, xrdfs, curl and openssl.`,
 		Example: `  sitebox-bench auth                 # 1 GiB, 3 rounds: about a minute
   sitebox-bench auth --quick         # 256 MiB, 1 round
   sitebox-bench auth --size 4GiB --rounds 5`,

@@ -39,6 +39,8 @@ type Settings struct {
 	// Namespaces hold the policy per namespace prefix; the longest
 	// matching prefix applies.
 	Namespaces []NamespaceEntry `toml:"namespace"`
+	// Kerberos takes campus users' Kerberos tickets (see kerberos_settings.go).
+	Kerberos KerberosSettings `toml:"kerberos"`
 }
 
 // IssuerEntry is one trusted token issuer.
@@ -151,6 +153,7 @@ func (a *Settings) Validate() []problem.Problem {
 		}
 	}
 	ps = append(ps, a.validateVOs()...)
+	ps = append(ps, a.Kerberos.validate()...)
 	ps = append(ps, a.validateOperators()...)
 	seen := map[string]bool{}
 	for i, n := range a.Namespaces {
@@ -181,8 +184,8 @@ func (a *Settings) Validate() []problem.Problem {
 			add(key+".protection", "%q is not a protection level (use none, integrity or privacy)", n.Protection)
 		}
 	}
-	if len(a.Namespaces) > 0 && !a.Enabled() {
-		add("issuer", "namespace policies need a trusted issuer ([[auth.issuer]]) or site_issuer = true")
+	if len(a.Namespaces) > 0 && !a.Enabled() && !a.Kerberos.Enabled() {
+		add("issuer", "namespace policies need a trusted issuer ([[auth.issuer]]), site_issuer = true or [auth.kerberos]")
 	}
 	return ps
 }
@@ -211,6 +214,7 @@ func (a *Settings) validateVOs() []problem.Problem {
 		ps = append(ps, problem.Problem{Key: "auth.site_issuer_vos", Msg: "set, but this box is no site issuer (site_issuer = true)"})
 	}
 	check("auth.site_issuer_vos", a.SiteIssuerVOs)
+	check("auth.kerberos.realm.groups", a.Kerberos.kerberosVOs())
 	// A namespace's VOs gate reads (read = "vo") and token access alike.
 	for i, n := range a.Namespaces {
 		for _, vo := range n.VOs {

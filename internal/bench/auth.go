@@ -61,6 +61,10 @@ type AuthReport struct {
 	// PeakRSS of each box over the run: "box" serves root:// and
 	// https://, "plain" serves http://.
 	PeakRSS map[string]int64
+	// Connect are the connection-time authentication rows (auth_krb5.go);
+	// ConnectNote says why there are none.
+	Connect     []AuthConnRow
+	ConnectNote string
 }
 
 // AuthRow is one client path at one protection level.
@@ -176,6 +180,9 @@ func Auth(ctx context.Context, cfg AuthConfig) (*AuthReport, error) {
 		row.Runs, row.MBps = runs[i], median(runs[i])
 		row.ServerCPU, row.ClientCPU = median(srvCPU[i]), median(cliCPU[i])
 		rep.Rows = append(rep.Rows, row)
+	}
+	if rep.Connect, rep.ConnectNote, err = authConnect(ctx, cfg, pool); err != nil {
+		return nil, err
 	}
 	for name, proc := range map[string]*testpeers.Process{"box": bx.main, "plain": bx.plain} {
 		if n, err := proc.PeakRSS(); err == nil {

@@ -21,6 +21,7 @@ import (
 	"sitebox/internal/director"
 	"sitebox/internal/fleet"
 	"sitebox/internal/jobs"
+	"sitebox/internal/krb5auth"
 	"sitebox/internal/metrics"
 	"sitebox/internal/store"
 	xrdserver "sitebox/internal/xrootd/server"
@@ -54,6 +55,9 @@ type Box struct {
 	adminLn   net.Listener
 	metricsLn net.Listener // nil unless [server] metrics_addr is set
 	metrics   *http.Server
+
+	// krb5 takes Kerberos tickets; nil without [auth.kerberos].
+	krb5 *krb5auth.Authenticator
 }
 
 // New builds the roles and binds the listeners, so that address problems
@@ -69,6 +73,9 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 		}
 	}()
 	if err = b.buildAuth(); err != nil {
+		return nil, err
+	}
+	if err = b.buildKerberos(); err != nil {
 		return nil, err
 	}
 	if b.store, err = b.buildStores(); err != nil {

@@ -39,6 +39,7 @@ func (b *Box) buildFrontends() error {
 		if b.tokens != nil {
 			rc.Tokens = b.tokens
 		}
+		b.withKerberos(&rc, nil)
 		b.root = xrdserver.New(rc, b.store, b.log.With("component", "root"))
 	}
 	if b.cfg.HTTPS.Addr != config.Off {
@@ -50,6 +51,7 @@ func (b *Box) buildFrontends() error {
 		if b.tokens != nil {
 			wc.Tokens = b.tokens
 		}
+		b.withKerberos(nil, &wc)
 		h := webdav.New(wc, b.store, b.log.With("component", "https"))
 		b.httpsLn = webdav.LimitListener(b.httpsLn, b.cfg.HTTPS.ConnsPerClient(), b.log.With("component", "https"))
 		// No ReadTimeout or WriteTimeout: transfers take as long as they

@@ -58,8 +58,8 @@ func (c *Config) Validate() []Problem {
 	if len(c.Exports) == 0 && !c.Cache.Enabled() && !c.Director.Enabled && !c.Jobs.Enabled {
 		ps = append(ps, Problem{Msg: "nothing to serve: add at least one [[export]] (or --export PREFIX=DIR), [[cache.route]] (or --cache PREFIX=URL), [director] enabled = true or [jobs] enabled = true"})
 	}
-	if c.Jobs.Enabled && !c.Auth.Enabled() {
-		ps = append(ps, Problem{Key: "jobs.enabled", Msg: "the job router needs tokens to know who submits: add [[auth.issuer]] or [auth] site_issuer = true"})
+	if c.Jobs.Enabled && !c.Auth.Enabled() && !c.Auth.Kerberos.Enabled() {
+		ps = append(ps, Problem{Key: "jobs.enabled", Msg: "the job router needs tokens to know who submits: add [[auth.issuer]], [auth] site_issuer = true or [auth.kerberos]"})
 	}
 	if c.Jobs.Enabled && c.HTTPS.Addr == Off {
 		ps = append(ps, Problem{Key: "jobs.enabled", Msg: "the submit API is served over https://: [https] addr must not be \"off\""})

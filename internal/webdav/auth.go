@@ -26,7 +26,7 @@ func bearerToken(r *http.Request, req *store.Request) string {
 // policy to deny with.
 func (h *Handler) authenticate(r *http.Request, req *store.Request) {
 	req.TLS = r.TLS != nil
-	if h.cfg.Tokens == nil {
+	if h.negotiate(r, req) || h.cfg.Tokens == nil {
 		return
 	}
 	tok := bearerToken(r, req)
@@ -49,7 +49,7 @@ func (h *Handler) authenticate(r *http.Request, req *store.Request) {
 // with a Bearer challenge when the client presented no usable token (RFC
 // 6750), 403 when its token does not grant the request.
 func (h *Handler) authStatus(w http.ResponseWriter, r *http.Request, err error, code int) int {
-	if h.cfg.Tokens == nil || code != http.StatusForbidden || !errors.Is(err, store.ErrPermission) || errors.Is(err, store.ErrInsecure) {
+	if h.cfg.Tokens == nil && h.cfg.Kerberos == nil || code != http.StatusForbidden || !errors.Is(err, store.ErrPermission) || errors.Is(err, store.ErrInsecure) {
 		return code // a TLS requirement is no token's business: 403
 	}
 	req := store.RequestFrom(r.Context())
@@ -60,7 +60,7 @@ func (h *Handler) authStatus(w http.ResponseWriter, r *http.Request, err error, 
 	if req.AuthError != nil {
 		challenge += `, error="invalid_token"`
 	}
-	w.Header().Set("WWW-Authenticate", challenge)
+	h.challenge(w, challenge)
 	return http.StatusUnauthorized
 }
 

@@ -23,6 +23,9 @@ type Config struct {
 	// Tokens verifies bearer tokens (Authorization: Bearer, ?authz=).
 	// Nil: tokens are ignored.
 	Tokens store.TokenVerifier
+	// Kerberos verifies "Authorization: Negotiate" (see negotiate.go).
+	// Nil: not offered.
+	Kerberos NegotiateVerifier
 	// Observer is told of the bytes moved, for metrics. Nil: none.
 	Observer store.TransferObserver
 	// BodyTimeout bounds the wait for more of an upload's body (default 1

@@ -31,6 +31,9 @@ type API struct {
 	Svc *jobs.Service
 	// Verify checks a bearer token.
 	Verify func(ctx context.Context, raw string) (*store.Identity, error)
+	// Negotiate, if set, authenticates "Authorization: Negotiate"
+	// (Kerberos SPNEGO).
+	Negotiate func(r *http.Request) (*store.Identity, error)
 	// Local says whether an identity is a local user (else a grid one).
 	Local func(*store.Identity) bool
 	// Log records refusals (nil: discard).
@@ -69,7 +72,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // form Client turns into a StatusError.
 func Error(w http.ResponseWriter, code int, format string, args ...any) {
 	if code == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="sitebox jobs"`)
+		w.Header().Add("WWW-Authenticate", `Bearer realm="sitebox jobs"`)
 	}
 	writeJSON(w, code, apiError{Error: fmt.Sprintf(format, args...)})
 }
@@ -86,6 +89,9 @@ func (a *API) refuse(w http.ResponseWriter, r *http.Request, id *store.Identity,
 		attrs = append(attrs, "sub", id.Subject, "issuer", id.Issuer)
 	}
 	log.Warn("job API request refused", attrs...)
+	if code == http.StatusUnauthorized && a.Negotiate != nil {
+		w.Header().Add("WWW-Authenticate", "Negotiate")
+	}
 	Error(w, code, "%s", msg)
 }
 
@@ -108,6 +114,9 @@ func (a *API) allowed(w http.ResponseWriter, r *http.Request, op string) (*store
 func (a *API) who(w http.ResponseWriter, r *http.Request) (*store.Identity, bool) {
 	h := r.Header.Get("Authorization")
 	scheme, tok, ok := strings.Cut(h, " ")
+	if ok && a.Negotiate != nil && strings.EqualFold(scheme, "Negotiate") {
+		return a.negotiated(w, r)
+	}
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
 		a.refuse(w, r, nil, http.StatusUnauthorized, "the job API needs a bearer token (Authorization: Bearer …)")
 		return nil, false
@@ -119,6 +128,16 @@ func (a *API) who(w http.ResponseWriter, r *http.Request) (*store.Identity, bool
 	}
 	if id.Subject == "" {
 		a.refuse(w, r, id, http.StatusUnauthorized, "token has no subject: jobs need an owner")
+		return nil, false
+	}
+	return id, true
+}
+
+// negotiated authenticates a Kerberos (SPNEGO) request.
+func (a *API) negotiated(w http.ResponseWriter, r *http.Request) (*store.Identity, bool) {
+	id, err := a.Negotiate(r)
+	if err != nil {
+		a.refuse(w, r, nil, http.StatusUnauthorized, "kerberos ticket refused: %v", err)
 		return nil, false
 	}
 	return id, true

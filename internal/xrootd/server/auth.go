@@ -27,7 +27,7 @@ const maxTokenLen = 16 << 10
 // session is refused with it, as a refused authz= token is.
 func (s *session) doAuth(req *proto.Request) {
 	credType := string(trimNUL(req.Body[12:16]))
-	if s.srv.cfg.Tokens == nil || !s.authNeeded {
+	if s.srv.cfg.Tokens == nil && s.srv.cfg.Kerberos == nil || !s.authNeeded {
 		s.sendOK(req.Stream, nil)
 		return
 	}
@@ -40,7 +40,13 @@ func (s *session) doAuth(req *proto.Request) {
 			s.log.Debug("authenticated", "protocol", "unix", "identity", "anonymous")
 		}
 		s.sendOK(req.Stream, nil)
+	case "krb5":
+		s.authKrb5(req)
 	case "ztn":
+		if s.srv.cfg.Tokens == nil {
+			s.sendError(req.Stream, proto.ErrAuthFailed, "security protocol \"ztn\" is not offered here")
+			return
+		}
 		tok, err := parseZTN(req.Data)
 		if err == nil {
 			var id *store.Identity

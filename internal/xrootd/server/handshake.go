@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 	"time"
 
 	"sitebox/internal/store"
@@ -119,9 +118,9 @@ func (s *session) doLogin(req *proto.Request) {
 		s.loggedIn = true
 		s.log.Debug("login", "user", string(trimNUL(req.Body[4:12])), "pid", binary.BigEndian.Uint32(req.Body[0:4]), "tls", s.tls)
 	}
-	if s.tls && s.srv.cfg.Tokens != nil && s.identity == nil {
+	if sec := s.securityProtocols(); sec != "" && s.identity == nil {
 		s.authNeeded = true
-		s.sendOK(req.Stream, append(s.sessID[:len(s.sessID):len(s.sessID)], "&P=ztn,0:"+strconv.Itoa(maxTokenLen)+":&P=unix"...))
+		s.sendOK(req.Stream, append(s.sessID[:len(s.sessID):len(s.sessID)], sec...))
 		return
 	}
 	s.sendOK(req.Stream, s.sessID[:])

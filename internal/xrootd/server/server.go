@@ -73,6 +73,9 @@ type Config struct {
 	// Tokens verifies bearer tokens, from the ztn security protocol (over
 	// TLS) and from authz= CGI. Nil: tokens are ignored.
 	Tokens store.TokenVerifier
+	// Kerberos verifies the krb5 security protocol (see krb5.go). Nil:
+	// not offered.
+	Kerberos KerberosVerifier
 	// Observer is told of the bytes moved and the connections, for
 	// metrics. Nil: nothing is counted.
 	Observer store.TransferObserver

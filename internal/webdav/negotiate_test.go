@@ -1,0 +1,63 @@
+package webdav
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"sitebox/internal/auth"
+	"sitebox/internal/origin"
+	"sitebox/internal/store"
+)
+
+// fakeNegotiate accepts the SPNEGO token "alice-ticket" as alice.
+type fakeNegotiate struct{}
+
+func (fakeNegotiate) VerifyNegotiate(tok string) (*store.Identity, error) {
+	if tok != "alice-ticket" {
+		return nil, errors.New("kerberos authentication refused: ticket expired")
+	}
+	return &store.Identity{Subject: "alice", Issuer: "krb5:EXAMPLE.ORG", Scopes: []store.Scope{{Op: store.ScopeRead, Path: "/store"}}}, nil
+}
+
+// Negotiate reads where the Kerberos user's scopes allow; a request with
+// no credentials is challenged with Negotiate and Bearer; a refused
+// ticket is answered with its reason.
+func TestNegotiate(t *testing.T) {
+	dir := t.TempDir()
+	o, err := origin.New(origin.Config{Exports: []origin.Export{{Prefix: "/store", Pools: []string{dir}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := auth.NewPolicy([]auth.Namespace{{Prefix: "/store", Read: auth.ReadToken, Write: auth.WriteToken}})
+	srv := httptest.NewServer(New(Config{Tokens: fakeTokens{}, Kerberos: fakeNegotiate{}}, auth.NewGuard(o, p, nil), nil))
+	t.Cleanup(func() { srv.Close(); o.Close() })
+	writeFile(t, dir, "f", []byte("data"))
+
+	get := func(authz string) (*http.Response, string) {
+		req, _ := http.NewRequest("GET", srv.URL+"/store/f", nil)
+		if authz != "" {
+			req.Header.Set("Authorization", authz)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	if resp, body := get("Negotiate alice-ticket"); resp.StatusCode != 200 || body != "data" {
+		t.Errorf("Negotiate read: %d %q", resp.StatusCode, body)
+	}
+	resp, _ := get("")
+	if ch := resp.Header.Values("WWW-Authenticate"); resp.StatusCode != 401 || len(ch) != 2 || !strings.HasPrefix(ch[0], "Bearer") || ch[1] != "Negotiate" {
+		t.Errorf("anonymous: %d %q, want 401 with Bearer and Negotiate", resp.StatusCode, ch)
+	}
+	if resp, body := get("Negotiate stale"); resp.StatusCode != 401 || !strings.Contains(body, "ticket expired") {
+		t.Errorf("refused ticket: %d %q", resp.StatusCode, body)
+	}
+}
