@@ -55,128 +55,130 @@ func progressFor(force bool) *transfer.Progress {
 // addTransferCommands registers get, put, ls, stat and cksum.
 func addTransferCommands(root *cobra.Command) {
 	var rf remoteFlags
-	var showProgress, force, long bool
-	var algo string
+	for _, c := range []*cobra.Command{getCommand(&rf), putCommand(&rf), lsCommand(&rf), statCommand(&rf), cksumCommand(&rf)} {
+		rf.add(c)
+		root.AddCommand(c)
+	}
+}
 
+// onRemote opens the server at rawURL, runs fn on it under a context
+// that Ctrl-C cancels, and closes it again; fn's error is prefixed with
+// op and the URL.
+func (rf *remoteFlags) onRemote(op, rawURL string, fn func(ctx context.Context, r *transfer.Remote) error) error {
+	r, err := rf.open(rawURL)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	ctx, stop := signalContext()
+	defer stop()
+	if err := fn(ctx, r); err != nil {
+		return fmt.Errorf("%s %s: %w", op, rawURL, err)
+	}
+	return nil
+}
+
+func getCommand(rf *remoteFlags) *cobra.Command {
+	var showProgress bool
 	get := &cobra.Command{
 		Use:   "get URL DEST",
 		Short: "Download a file from a server URL (" + remote.SchemeList() + "); DEST '-' is stdout",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := rf.open(args[0])
-			if err != nil {
+			return rf.onRemote("get", args[0], func(ctx context.Context, r *transfer.Remote) error {
+				_, err := transfer.Get(ctx, r, args[1], progressFor(showProgress))
 				return err
-			}
-			defer r.Close()
-			ctx, stop := signalContext()
-			defer stop()
-			_, err = transfer.Get(ctx, r, args[1], progressFor(showProgress))
-			if err != nil {
-				return fmt.Errorf("get %s: %w", args[0], err)
-			}
-			return nil
+			})
 		},
 	}
 	get.Flags().BoolVar(&showProgress, "progress", false, "always show the progress bar")
+	return get
+}
 
+func putCommand(rf *remoteFlags) *cobra.Command {
+	var showProgress, force bool
 	put := &cobra.Command{
 		Use:   "put SRC URL",
 		Short: "Upload a local file to a server URL (" + remote.SchemeList() + ")",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := rf.open(args[1])
-			if err != nil {
+			return rf.onRemote("put", args[1], func(ctx context.Context, r *transfer.Remote) error {
+				_, err := transfer.Put(ctx, args[0], r, force, progressFor(showProgress))
 				return err
-			}
-			defer r.Close()
-			ctx, stop := signalContext()
-			defer stop()
-			if _, err := transfer.Put(ctx, args[0], r, force, progressFor(showProgress)); err != nil {
-				return fmt.Errorf("put %s: %w", args[1], err)
-			}
-			return nil
+			})
 		},
 	}
 	put.Flags().BoolVarP(&force, "force", "f", false, "overwrite an existing file")
 	put.Flags().BoolVar(&showProgress, "progress", false, "always show the progress bar")
+	return put
+}
 
+func lsCommand(rf *remoteFlags) *cobra.Command {
+	var long bool
 	ls := &cobra.Command{
 		Use:   "ls URL",
 		Short: "List a remote directory",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := rf.open(args[0])
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			ctx, stop := signalContext()
-			defer stop()
-			entries, err := r.Store.List(ctx, r.Path)
-			if err != nil {
-				return fmt.Errorf("ls %s: %w", args[0], err)
-			}
-			out := cmd.OutOrStdout()
-			for _, e := range entries {
-				name := path.Join(r.Path, e.Name)
-				if long {
-					fmt.Fprintf(out, "%s %12d %s %s\n", modeString(e.Mode), e.Size, e.ModTime.UTC().Format(time.DateTime), name)
-				} else {
-					fmt.Fprintln(out, name)
+			return rf.onRemote("ls", args[0], func(ctx context.Context, r *transfer.Remote) error {
+				entries, err := r.Store.List(ctx, r.Path)
+				if err != nil {
+					return err
 				}
-			}
-			return nil
+				out := cmd.OutOrStdout()
+				for _, e := range entries {
+					name := path.Join(r.Path, e.Name)
+					if long {
+						fmt.Fprintf(out, "%s %12d %s %s\n", modeString(e.Mode), e.Size, e.ModTime.UTC().Format(time.DateTime), name)
+					} else {
+						fmt.Fprintln(out, name)
+					}
+				}
+				return nil
+			})
 		},
 	}
 	ls.Flags().BoolVarP(&long, "long", "l", false, "show mode, size and modification time")
+	return ls
+}
 
-	stat := &cobra.Command{
+func statCommand(rf *remoteFlags) *cobra.Command {
+	return &cobra.Command{
 		Use:   "stat URL",
 		Short: "Describe a remote file or directory",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := rf.open(args[0])
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			ctx, stop := signalContext()
-			defer stop()
-			fi, err := r.Store.Stat(ctx, r.Path)
-			if err != nil {
-				return fmt.Errorf("stat %s: %w", args[0], err)
-			}
-			printStat(cmd, r.Path, fi)
-			return nil
+			return rf.onRemote("stat", args[0], func(ctx context.Context, r *transfer.Remote) error {
+				fi, err := r.Store.Stat(ctx, r.Path)
+				if err != nil {
+					return err
+				}
+				printStat(cmd, r.Path, fi)
+				return nil
+			})
 		},
 	}
+}
 
+func cksumCommand(rf *remoteFlags) *cobra.Command {
+	var algo string
 	ck := &cobra.Command{
 		Use:   "cksum URL",
 		Short: "Print a remote file's checksum (adler32 or crc32c)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := rf.open(args[0])
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			ctx, stop := signalContext()
-			defer stop()
-			sum, err := r.Store.Checksum(ctx, r.Path, algo)
-			if err != nil {
-				return fmt.Errorf("cksum %s: %w", args[0], err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s:%s %s\n", algo, sum, args[0])
-			return nil
+			return rf.onRemote("cksum", args[0], func(ctx context.Context, r *transfer.Remote) error {
+				sum, err := r.Store.Checksum(ctx, r.Path, algo)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s:%s %s\n", algo, sum, args[0])
+				return nil
+			})
 		},
 	}
 	ck.Flags().StringVar(&algo, "type", "adler32", "checksum algorithm: adler32 or crc32c")
-
-	for _, c := range []*cobra.Command{get, put, ls, stat, ck} {
-		rf.add(c)
-		root.AddCommand(c)
-	}
+	return ck
 }
 
 func modeString(m fs.FileMode) string { return m.String() }
