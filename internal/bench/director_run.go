@@ -59,51 +59,13 @@ func runLoad(ctx context.Context, addr string, op *loadOp, paths []string, n int
 		}
 		conns[i] = c
 	}
-	type clientResult struct {
-		loadResult
-		last time.Time
-	}
-	results := make([]clientResult, n)
+	results := make([]clientLoad, n)
 	start := time.Now()
 	until := start.Add(d)
 	var wg sync.WaitGroup
 	for i := range conns {
 		wg.Go(func() {
-			r := &results[i]
-			r.Latencies = make([]time.Duration, 0, 4096)
-			c := conns[i]
-			defer func() {
-				if c != nil {
-					c.Close()
-				}
-			}()
-			fail := func(err error) {
-				r.Errors++
-				if r.FirstError == "" {
-					r.FirstError = err.Error()
-				}
-			}
-			for k := i * len(paths) / n; time.Now().Before(until) && ctx.Err() == nil; k++ {
-				lat, waits, err := c.attempt(ctx, op, paths[k%len(paths)], until)
-				r.Waits += waits
-				r.last = time.Now()
-				var te errTransport
-				switch {
-				case err == nil:
-					r.Done++
-					r.Latencies = append(r.Latencies, lat)
-				case errors.Is(err, errDeadline) || ctx.Err() != nil:
-				case errors.As(err, &te):
-					fail(err)
-					c.Close()
-					if c, err = dialLoad(ctx, addr); err != nil {
-						fail(err)
-						return
-					}
-				default:
-					fail(err)
-				}
-			}
+			results[i].run(ctx, addr, conns[i], op, paths, i*len(paths)/n, until)
 		})
 	}
 	wg.Wait()
@@ -127,6 +89,51 @@ func runLoad(ctx context.Context, addr string, op *loadOp, paths []string, n int
 	total.Elapsed = last.Sub(start)
 	slices.Sort(total.Latencies)
 	return total, nil
+}
+
+// clientLoad is what one load client measured, and when it last did.
+type clientLoad struct {
+	loadResult
+	last time.Time
+}
+
+func (r *clientLoad) fail(err error) {
+	r.Errors++
+	if r.FirstError == "" {
+		r.FirstError = err.Error()
+	}
+}
+
+// run sends op for paths round-robin from first over c until the
+// deadline, redialling after a transport error; it closes c.
+func (r *clientLoad) run(ctx context.Context, addr string, c *loadConn, op *loadOp, paths []string, first int, until time.Time) {
+	r.Latencies = make([]time.Duration, 0, 4096)
+	defer func() {
+		if c != nil {
+			c.Close()
+		}
+	}()
+	for k := first; time.Now().Before(until) && ctx.Err() == nil; k++ {
+		lat, waits, err := c.attempt(ctx, op, paths[k%len(paths)], until)
+		r.Waits += waits
+		r.last = time.Now()
+		var te errTransport
+		switch {
+		case err == nil:
+			r.Done++
+			r.Latencies = append(r.Latencies, lat)
+		case errors.Is(err, errDeadline) || ctx.Err() != nil:
+		case errors.As(err, &te):
+			r.fail(err)
+			c.Close()
+			if c, err = dialLoad(ctx, addr); err != nil {
+				r.fail(err)
+				return
+			}
+		default:
+			r.fail(err)
+		}
+	}
 }
 
 // warmUp sends op once for every path over a few parallel connections,

@@ -44,6 +44,49 @@ type OriginResult struct {
 // file is read from the page cache (it is read once before timing), so the
 // figures measure the servers, not the disk.
 func Origin(ctx context.Context, cfg OriginConfig) ([]OriginResult, error) {
+	cfg.defaults()
+	if _, err := exec.LookPath("xrdcp"); err != nil {
+		return nil, fmt.Errorf("bench origin needs xrdcp (Debian package xrootd-client): %w", err)
+	}
+	data := filepath.Join(cfg.WorkDir, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return nil, err
+	}
+	if err := makeFile(filepath.Join(data, "bench.dat"), cfg.FileSize); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(cfg.Out, "bench origin: %d MiB file, clients %v, %d rounds\n", cfg.FileSize>>20, cfg.Clients, cfg.Rounds)
+	setups, stop, err := startOriginServers(ctx, cfg, data)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	for _, s := range setups[:2] { // warm the page cache and check both serve
+		if _, err := copyN(ctx, benchURL(s.port), 1, nil); err != nil {
+			return nil, fmt.Errorf("%s: warm-up read failed: %w", s.name, err)
+		}
+	}
+	var results []OriginResult
+	for _, n := range cfg.Clients {
+		rs, err := originRounds(ctx, cfg, setups, n)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, rs...)
+	}
+	for i := range results {
+		for _, s := range setups {
+			if s.name == results[i].Server {
+				if rss, err := s.proc.PeakRSS(); err == nil {
+					results[i].RSSMiB = float64(rss) / (1 << 20)
+				}
+			}
+		}
+	}
+	return results, nil
+}
+
+func (cfg *OriginConfig) defaults() {
 	if cfg.FileSize <= 0 {
 		cfg.FileSize = 1 << 30
 	}
@@ -56,84 +99,65 @@ func Origin(ctx context.Context, cfg OriginConfig) ([]OriginResult, error) {
 	if cfg.Out == nil {
 		cfg.Out = io.Discard
 	}
-	if _, err := exec.LookPath("xrdcp"); err != nil {
-		return nil, fmt.Errorf("bench origin needs xrdcp (Debian package xrootd-client): %w", err)
-	}
-	data := filepath.Join(cfg.WorkDir, "data")
-	if err := os.MkdirAll(data, 0o755); err != nil {
-		return nil, err
-	}
-	if err := makeFile(filepath.Join(data, "bench.dat"), cfg.FileSize); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(cfg.Out, "bench origin: %d MiB file, clients %v, %d rounds\n", cfg.FileSize>>20, cfg.Clients, cfg.Rounds)
+}
 
+func benchURL(port int) string { return fmt.Sprintf("root://127.0.0.1:%d//bench.dat", port) }
+
+// startOriginServers starts a real xrootd and a sitebox origin over the
+// same data. Each setup is a server plus how xrdcp reads from it: its
+// default (pgread with a CRC32C per page when the server offers it) and
+// plain kXR_read (XRD_CPUSEPGWRTRD=0), so the table shows both paths.
+func startOriginServers(ctx context.Context, cfg OriginConfig, data string) ([]setup, func(), error) {
 	xport, err := testpeers.FreePort()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	xrd, err := testpeers.StartXrootd(ctx, testpeers.XrootdConfig{DataDir: data, Port: xport, Name: "benchorigin", WorkDir: filepath.Join(cfg.WorkDir, "xrootd")})
 	if err != nil {
-		return nil, fmt.Errorf("start xrootd: %w", err)
+		return nil, nil, fmt.Errorf("start xrootd: %w", err)
 	}
-	defer xrd.Stop()
 	sport, err := testpeers.FreePort()
 	if err != nil {
-		return nil, err
+		xrd.Stop()
+		return nil, nil, err
 	}
 	sb, err := testpeers.StartSitebox(ctx, cfg.Sitebox, []int{sport}, "serve", "--export", "/="+data,
 		"--root-addr", "127.0.0.1:"+strconv.Itoa(sport), "--https-addr", "off", "--log-level", "warn",
 		"--state-dir", filepath.Join(cfg.WorkDir, "state"))
 	if err != nil {
-		return nil, fmt.Errorf("start sitebox: %w", err)
+		xrd.Stop()
+		return nil, nil, fmt.Errorf("start sitebox: %w", err)
 	}
-	defer sb.Stop()
-
-	// Each setup is a server plus how xrdcp reads from it: its default
-	// (pgread with a CRC32C per page when the server offers it) and plain
-	// kXR_read (XRD_CPUSEPGWRTRD=0), so the table shows both paths.
 	setups := []setup{
 		{name: "sitebox", port: sport, proc: sb},
 		{name: "xrootd", port: xport, proc: xrd},
 		{name: "sitebox/read", port: sport, proc: sb, env: []string{"XRD_CPUSEPGWRTRD=0"}},
 		{name: "xrootd/read", port: xport, proc: xrd, env: []string{"XRD_CPUSEPGWRTRD=0"}},
 	}
-	url := func(port int) string { return fmt.Sprintf("root://127.0.0.1:%d//bench.dat", port) }
-	for _, s := range setups[:2] { // warm the page cache and check both serve
-		if _, err := copyN(ctx, url(s.port), 1, nil); err != nil {
-			return nil, fmt.Errorf("%s: warm-up read failed: %w", s.name, err)
-		}
-	}
+	return setups, func() { sb.Stop(); xrd.Stop() }, nil
+}
 
-	var results []OriginResult
-	for _, n := range cfg.Clients {
-		runs := map[string][]float64{}
-		for r := 0; r < cfg.Rounds; r++ {
-			for i := range setups {
-				s := setups[(i+r)%len(setups)] // rotate who goes first
-				secs, err := copyN(ctx, url(s.port), n, s.env)
-				if err != nil {
-					return nil, fmt.Errorf("%s with %d clients: %w", s.name, n, err)
-				}
-				mbps := float64(cfg.FileSize) * float64(n) / secs / 1e6
-				runs[s.name] = append(runs[s.name], mbps)
-				fmt.Fprintf(cfg.Out, "  %-12s clients=%-2d round %d: %8.0f MB/s\n", s.name, n, r+1, mbps)
+// originRounds measures every setup with n parallel clients, the rounds
+// rotating which setup goes first, and reports each setup's median.
+func originRounds(ctx context.Context, cfg OriginConfig, setups []setup, n int) ([]OriginResult, error) {
+	runs := map[string][]float64{}
+	for r := 0; r < cfg.Rounds; r++ {
+		for i := range setups {
+			s := setups[(i+r)%len(setups)]
+			secs, err := copyN(ctx, benchURL(s.port), n, s.env)
+			if err != nil {
+				return nil, fmt.Errorf("%s with %d clients: %w", s.name, n, err)
 			}
-		}
-		for _, s := range setups {
-			results = append(results, OriginResult{Server: s.name, Clients: n, MBps: median(runs[s.name]), Runs: runs[s.name]})
+			mbps := float64(cfg.FileSize) * float64(n) / secs / 1e6
+			runs[s.name] = append(runs[s.name], mbps)
+			fmt.Fprintf(cfg.Out, "  %-12s clients=%-2d round %d: %8.0f MB/s\n", s.name, n, r+1, mbps)
 		}
 	}
-	for i := range results {
-		for _, s := range setups {
-			if s.name == results[i].Server {
-				if rss, err := s.proc.PeakRSS(); err == nil {
-					results[i].RSSMiB = float64(rss) / (1 << 20)
-				}
-			}
-		}
+	var out []OriginResult
+	for _, s := range setups {
+		out = append(out, OriginResult{Server: s.name, Clients: n, MBps: median(runs[s.name]), Runs: runs[s.name]})
 	}
-	return results, nil
+	return out, nil
 }
 
 type setup struct {
