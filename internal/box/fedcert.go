@@ -25,8 +25,10 @@ import (
 // director issued (to the TLS key `federation join` made and named in the
 // request) and trusts that CA when it advertises. The files live in the
 // state dir's tls/, next to the self-signed pair they replace.
-func fedKeyFile(stateDir string) string  { return filepath.Join(stateDir, "tls", "federation-key.pem") }
-func fedCertFile(stateDir string) string { return filepath.Join(stateDir, "tls", "federation-cert.pem") }
+func fedKeyFile(stateDir string) string { return filepath.Join(stateDir, "tls", "federation-key.pem") }
+func fedCertFile(stateDir string) string {
+	return filepath.Join(stateDir, "tls", "federation-cert.pem")
+}
 
 // FederationCAFile is the federation CA a box installed with its
 // certificate (install-cert), or a CA director's own.
@@ -208,4 +210,3 @@ func writeFile(path string, data []byte, mode os.FileMode) error {
 	}
 	return nil
 }
-
