@@ -6,8 +6,10 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 // the boxes with curl -L and verifies every hop.
 func TestFederationCA(t *testing.T) {
 	testpeers.Require(t, "curl")
+	testpeers.Require(t, "xrdcp")
 	region := startFedNode(t, "region", "R", "[director]\nenabled = true\nca = true\nlocate_timeout = \"2s\"\n")
 	regionConf := filepath.Join(region.state, "sitebox.toml")
 	advertise := "[advertise]\nto = [" + strconv.Quote(region.httpsURL) + "]\ninterval = \"300ms\"\n" +
@@ -66,6 +69,27 @@ func TestFederationCA(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "got")
 		run(t, false, "curl", "-sS", "--fail", "-L", "--cacert", caFile, "-o", out, c.url)
 		sameFile(t, out, c.want)
+	}
+	// xrdcp over roots:// verifies each hop against the same CA (XrdCl
+	// reads a hashed CA directory).
+	caDir := certDir(t, region)
+	for _, c := range []struct {
+		url  string
+		want []byte
+	}{{region.rootURL + "//store/a/file.bin", wantA}, {boxB.rootURL + "//store/b/file.bin", wantB}} {
+		out := filepath.Join(t.TempDir(), "got")
+		cmd := exec.Command("xrdcp", "-f", "-s", strings.Replace(c.url, "root://", "roots://", 1), out)
+		cmd.Env = append(os.Environ(), "X509_CERT_DIR="+caDir, "XRD_REQUESTTIMEOUT=20", "XRD_CONNECTIONRETRY=1")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("xrdcp %s: %v\n%s", c.url, err, msg)
+		}
+		sameFile(t, out, c.want)
+	}
+	empty := t.TempDir()
+	cmd := exec.Command("xrdcp", "-f", "-s", strings.Replace(boxB.rootURL, "root://", "roots://", 1)+"//store/b/file.bin", filepath.Join(empty, "got"))
+	cmd.Env = append(os.Environ(), "X509_CERT_DIR="+empty, "XRD_REQUESTTIMEOUT=10", "XRD_CONNECTIONRETRY=1")
+	if msg, err := cmd.CombinedOutput(); err == nil {
+		t.Errorf("xrdcp trusted boxB's certificate without the federation CA: %s", msg)
 	}
 	// Without the CA file the same request is refused: the trust comes from it.
 	if out, err := run(t, true, "curl", "-sS", "--fail", "-L", "-o", "/dev/null", boxA.httpsURL+"/store/a/file.bin"); err == nil {
