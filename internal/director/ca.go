@@ -110,8 +110,11 @@ func loadCA(stateDir string) (*CA, error) {
 		return nil, err
 	}
 	keyPEM, err := os.ReadFile(caKeyFile(stateDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("federation CA key %s is missing, but the CA certificate %s is there: restore the key from a backup (a new CA would orphan every certificate issued)", caKeyFile(stateDir), CAFile(stateDir))
+	}
 	if err != nil {
-		return nil, fmt.Errorf("federation CA key: %w (the CA certificate %s is there without it)", err, CAFile(stateDir))
+		return nil, fmt.Errorf("federation CA key: %w (run sitebox as the user the director runs as)", err)
 	}
 	cb, _ := pem.Decode(certPEM)
 	kb, _ := pem.Decode(keyPEM)
