@@ -52,8 +52,9 @@ func run(t *testing.T, name string, args ...string) string {
 // sample config as a conffile kept on upgrade, the examples and the
 // maintainer scripts; its units pass systemd-analyze verify; installed
 // into a throwaway root it makes the sitebox user, the directories with
-// their owners and modes, and a config the installed binary accepts; a
-// reinstall (upgrade) changes nothing an operator set; purge removes state.
+// their owners and modes, and a config the installed binary accepts and
+// serves as the sitebox user; a reinstall (upgrade) changes nothing an
+// operator set; purge removes state.
 func TestDeb(t *testing.T) {
 	need(t, "dpkg-deb")
 	deb := buildDeb(t)

@@ -1,20 +1,27 @@
 package packaging
 
 import (
+	"context"
+	"crypto/tls"
 	"fmt"
+	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"sitebox/internal/testpeers"
 )
 
 // rootTools are the programs the maintainer scripts run; dpkg runs the
 // scripts chrooted into the throwaway root, so they are copied there with
 // their libraries.
-var rootTools = []string{"sh", "getent", "groupadd", "useradd", "stat", "chgrp", "chmod", "install", "rm", "rmdir", "mkdir"}
+var rootTools = []string{"sh", "getent", "groupadd", "useradd", "stat", "chown", "chgrp", "chmod", "install", "rm", "rmdir", "mkdir"}
 
 // makeRoot builds a minimal merged-/usr root: the tools, their libraries,
 // account files with root alone, and an empty dpkg database.
@@ -152,6 +159,8 @@ func installInRoot(t *testing.T, deb string) {
 	ids := fmt.Sprintf("--userspec=%d:%d", uid, gid)
 	run(t, "chroot", ids, root, "/usr/bin/sitebox", "config", "check", "/etc/sitebox/sitebox.toml")
 
+	serveInRoot(t, root, ids)
+
 	// An operator's edits, modes and state survive an upgrade.
 	conf := filepath.Join(root, "etc/sitebox/sitebox.toml")
 	f, _ := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
@@ -190,4 +199,39 @@ func installInRoot(t *testing.T, deb string) {
 	if _, err := os.Stat(filepath.Join(root, "srv/sitebox/data")); err != nil {
 		t.Error("purge deleted the data pool")
 	}
+}
+
+// serveInRoot starts the installed box as the sitebox user on the
+// installed sample config (on free loopback ports) and reads a file of
+// the sample's pool over https://, as `systemctl start sitebox` would.
+func serveInRoot(t *testing.T, root, ids string) {
+	t.Helper()
+	rp, _ := testpeers.FreePort()
+	hp, _ := testpeers.FreePort()
+	b, err := os.ReadFile(filepath.Join(root, "etc/sitebox/sitebox.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := strings.NewReplacer(`"0.0.0.0:1094"`, fmt.Sprintf(`"127.0.0.1:%d"`, rp), `"0.0.0.0:8443"`, fmt.Sprintf(`"127.0.0.1:%d"`, hp)).Replace(string(b))
+	if !strings.Contains(conf, fmt.Sprint(rp)) || !strings.Contains(conf, fmt.Sprint(hp)) {
+		t.Fatalf("the sample config's listen addresses changed; update this test:\n%s", b)
+	}
+	os.WriteFile(filepath.Join(root, "etc/sitebox/probe.toml"), []byte(conf), 0o644)
+	os.WriteFile(filepath.Join(root, "srv/sitebox/data/hello.txt"), []byte("hello from the package\n"), 0o644)
+	p, err := testpeers.StartSitebox(context.Background(), "chroot", []int{rp, hp}, ids, root, "/usr/bin/sitebox", "serve", "--config", "/etc/sitebox/probe.toml")
+	if err != nil {
+		t.Fatalf("the installed box does not start: %v", err)
+	}
+	defer p.Stop()
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := hc.Get(fmt.Sprintf("https://127.0.0.1:%d/store/hello.txt", hp))
+	if err != nil {
+		t.Fatalf("GET from the installed box: %v\n%s", err, p.Log)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "hello from the package\n" {
+		t.Errorf("GET /store/hello.txt: %d %q\n%s", resp.StatusCode, body, p.Log)
+	}
+	os.Remove(filepath.Join(root, "etc/sitebox/probe.toml"))
 }
