@@ -94,3 +94,40 @@ url = "https://idp.example.org"
 		}
 	}
 }
+
+// Two listeners on one port, and a site issuer without its key, stop
+// serve: config check names them.
+func TestListenerClashAndIssuerKey(t *testing.T) {
+	state := t.TempDir()
+	src := `[server]
+name = "t"
+state_dir = "` + state + `"
+metrics_addr = "127.0.0.1:8443"
+[root]
+addr = "0.0.0.0:1094"
+[https]
+addr = ":8443"
+[[export]]
+prefix = "/store"
+pools = ["` + t.TempDir() + `"]
+[auth]
+site_issuer = true
+`
+	_, _, err := Parse("clash.toml", []byte(src))
+	var ps *Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("err = %v", err)
+	}
+	got := ps.Error()
+	for _, w := range []string{
+		`line 4: server.metrics_addr: "127.0.0.1:8443" uses port 8443, as https.addr ":8443" does`,
+		`auth.site_issuer: cannot read the site issuer's key ` + state + `/issuer/issuer.key: no such file or directory; make it with`,
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("missing %q in\n%s", w, got)
+		}
+	}
+	if strings.Contains(got, "root.addr") {
+		t.Errorf("root:// on another port clashes:\n%s", got)
+	}
+}
