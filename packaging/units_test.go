@@ -81,6 +81,16 @@ func TestSystemdUnits(t *testing.T) {
 // by /bin/true, which every machine has.
 func verify(t *testing.T, file string) {
 	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifyText(t, filepath.Base(file), string(b), "/usr/local/bin/sitebox")
+}
+
+// verifyText verifies a unit named name whose text runs bin.
+func verifyText(t *testing.T, name, text, bin string) {
+	t.Helper()
 	sa, err := exec.LookPath("systemd-analyze")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -89,13 +99,8 @@ func verify(t *testing.T, file string) {
 		t.Log("systemd-analyze not found; the unit was only parsed")
 		return
 	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	name := filepath.Base(file)
-	os.WriteFile(filepath.Join(dir, name), []byte(strings.ReplaceAll(string(b), "/usr/local/bin/sitebox", "/bin/true")), 0o644)
+	os.WriteFile(filepath.Join(dir, name), []byte(strings.ReplaceAll(text, bin, "/bin/true")), 0o644)
 	arg := "./" + strings.Replace(name, "@.", "@probe.", 1)
 	cmd := exec.Command(sa, "verify", arg)
 	cmd.Dir = dir

@@ -17,7 +17,7 @@ import (
 // members|revoke`: joining is two steps, the box's operator runs join and
 // sends the line it prints, the director's operator runs approve with it.
 func addMembershipCommands(fed *cobra.Command) {
-	fed.AddCommand(joinCommand(), approveCommand(), membersCommand(), revokeCommand())
+	fed.AddCommand(joinCommand(), approveCommand(), membersCommand(), revokeCommand(), installCertCommand())
 }
 
 func joinCommand() *cobra.Command {
@@ -80,7 +80,10 @@ func approveCommand() *cobra.Command {
 		Short: "Approve a box's join request (run on the director host)",
 		Long: `Record the box of a join request (printed by "sitebox federation join") as a
 member of this director's federation, optionally narrowing its prefixes.
-The running director picks it up within a second or two, without a restart.`,
+The running director picks it up within a second or two, without a restart.
+A director with [director] ca = true also issues the box's TLS certificate,
+signed by the federation CA, for the host names of its endpoints, and writes
+it to a file for the box's "sitebox federation install-cert".`,
 		Example: `  sitebox federation approve sbxjoin1.eyJ… -c /etc/sitebox/sitebox.toml
   sitebox federation approve sbxjoin1.eyJ… --prefix /store/t3`,
 		Args: cobra.ExactArgs(1),
@@ -128,6 +131,9 @@ The running director picks it up within a second or two, without a restart.`,
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "approved %s (site %s): roles %s, prefixes %s, root %s, https %s\n",
 				m.Name, orDash(m.Site), strings.Join(m.Roles, ","), strings.Join(m.Prefixes, ","), orDash(m.Root), orDash(m.HTTPS))
+			if cfg.Director.CA {
+				return issueCert(cmd, cfg.Server.StateDir, cfg.Server.Name, r, m)
+			}
 			return nil
 		},
 	}

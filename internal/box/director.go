@@ -42,6 +42,9 @@ func (b *Box) httpsHandler(ns http.Handler) http.Handler {
 	mux.Handle("GET "+fleet.ProbePath, fleet.NewProbeHandler())
 	if b.director != nil {
 		mux.Handle(director.APIPrefix, b.director.Handler())
+		if b.cfg.Director.CA {
+			mux.Handle("GET "+director.CAPath, director.CAHandler(b.cfg.Server.StateDir))
+		}
 	}
 	if b.jobs != nil {
 		h := b.jobsAPI()
@@ -63,7 +66,7 @@ func (b *Box) newAdvertiser() (*fleet.Advertiser[director.Ad], error) {
 	if err != nil {
 		return nil, fmt.Errorf("advertise.interval: %w", err)
 	}
-	client, err := tlsutil.HTTPClient(a.CA, a.Insecure, 10*time.Second)
+	client, err := tlsutil.HTTPClient(advertiseCA(b.cfg), a.Insecure, 10*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("advertise.ca: %w", err)
 	}

@@ -53,6 +53,14 @@ func JoinRequest(cfg *config.Config, directorURL string, prefixes []string) (dir
 	if err != nil {
 		return r, "", err
 	}
+	// The TLS key a CA director certifies at approval (install-cert).
+	tlsKey, err := loadOrCreateTLSKey(cfg.Server.StateDir)
+	if err != nil {
+		return r, "", err
+	}
+	if r.TLSKey, err = tlsKeyText(tlsKey); err != nil {
+		return r, "", err
+	}
 	text, err := r.Encode(key)
 	if err != nil {
 		return r, "", err

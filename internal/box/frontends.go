@@ -71,11 +71,19 @@ func (b *Box) buildFrontends() error {
 }
 
 // serverTLS is the box's certificate for https:// and roots://: the
-// configured one, or a self-signed one kept in the state dir.
+// configured one, one from the federation CA, or a self-signed one kept in
+// the state dir.
 func (b *Box) serverTLS() (*tls.Config, error) {
 	hosts := []string{"localhost", "127.0.0.1", "::1"}
 	if hn, err := os.Hostname(); err == nil {
 		hosts = append(hosts, hn)
+	}
+	if b.cfg.HTTPS.Cert == "" {
+		// A certificate from the federation CA, when there is one, rather
+		// than a self-signed one no other box or user trusts.
+		if tc, err := b.federationTLS(hosts); tc != nil || err != nil {
+			return tc, err
+		}
 	}
 	tc, err := tlsutil.LoadOrCreate(b.cfg.HTTPS.Cert, b.cfg.HTTPS.Key, filepath.Join(b.cfg.Server.StateDir, "tls"), hosts)
 	if err != nil {

@@ -78,7 +78,9 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 // as RAM allows; it never waits.
 func (f *File) readAhead(off, end int64) {
 	ra := f.c.cfg.ReadAhead
-	if ra <= 0 {
+	// A failed disk keeps nothing: a block fetched ahead would be fetched
+	// again when the reader gets there.
+	if ra <= 0 || !f.c.disk.healthy() {
 		return
 	}
 	prev := f.maxEnd.Load()
@@ -141,8 +143,8 @@ func (c *Cache) prefetch(e *entry) {
 		gen, blocks := e.gen, e.m.blocks()
 		e.mu.Unlock()
 		for b := 0; b < blocks; {
-			if c.ctx.Err() != nil {
-				return
+			if c.ctx.Err() != nil || !c.disk.healthy() {
+				return // a failed disk keeps nothing: prefetching only doubles upstream reads
 			}
 			e.mu.Lock()
 			stale := e.gen != gen

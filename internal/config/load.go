@@ -65,15 +65,29 @@ func Parse(name string, data []byte) (*Config, *Positions, error) {
 				return nil, nil, probs
 			}
 		case errors.As(err, &de):
-			row, _ := de.Position()
-			probs.List = append(probs.List, Problem{Line: row, Key: strings.Join(de.Key(), "."), Msg: de.Error()})
-			return nil, nil, probs
+			// The decoder stops at the first value of the wrong type: find
+			// them all, then check what remains without them.
+			tps, rest := typeCheck(data, pos)
+			if len(tps) == 0 {
+				row, _ := de.Position()
+				probs.List = append(probs.List, Problem{Line: row, Key: strings.Join(de.Key(), "."), Msg: de.Error()})
+				return nil, nil, probs
+			}
+			probs.List = append(probs.List, tps...)
+			cfg = Config{}
+			if rest == nil || toml.Unmarshal(rest, &cfg) != nil {
+				return nil, nil, probs
+			}
 		default:
 			probs.List = append(probs.List, Problem{Msg: err.Error()})
 			return nil, nil, probs
 		}
 	}
+	typed := probs.List
 	for _, p := range cfg.Validate() {
+		if coveredBy(p, typed) {
+			continue // a value removed for its type: already named
+		}
 		if p.Line == 0 {
 			p.Line = pos.Line(p.Key)
 		}
@@ -83,6 +97,38 @@ func Parse(name string, data []byte) (*Config, *Positions, error) {
 		return &cfg, pos, probs
 	}
 	return &cfg, pos, nil
+}
+
+// coveredBy reports whether p is about a key a type problem already
+// named (the key, something under it, or what holds it).
+func coveredBy(p Problem, typed []Problem) bool {
+	if p.Key == "" {
+		return false
+	}
+	under := func(a, b string) bool {
+		return a == b || strings.HasPrefix(a, b+".") || strings.HasPrefix(a, b+"[")
+	}
+	for _, t := range typed {
+		if t.Key != "" && (under(p.Key, t.Key) || under(t.Key, p.Key)) {
+			return true
+		}
+	}
+	return false
+}
+
+// typeCheck names every value of the wrong type and every unknown
+// setting, and returns the file without them (nil if it cannot).
+func typeCheck(data []byte, pos *Positions) ([]Problem, []byte) {
+	var raw map[string]any
+	if err := toml.Unmarshal(data, &raw); err != nil {
+		return nil, nil
+	}
+	ps := typeProblems(raw, pos)
+	rest, err := toml.Marshal(raw)
+	if err != nil {
+		return ps, nil
+	}
+	return ps, rest
 }
 
 // Positions maps key paths ("root.addr", "export[2].pools") to the line

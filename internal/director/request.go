@@ -1,7 +1,10 @@
 package director
 
 import (
+	"crypto"
+	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -26,6 +29,31 @@ type Request struct {
 	// Director is the URL the box will advertise to, shown to the
 	// approving operator.
 	Director string `json:"director,omitempty"`
+	// TLSKey is the box's TLS public key (base64 PKIX DER), for which a
+	// director that is its federation's CA issues the box's server
+	// certificate at approval. Signed with the rest, so the certificate
+	// goes to the key of the box that asked.
+	TLSKey string `json:"tls_key,omitempty"`
+}
+
+// TLSPublicKey is the key TLSKey names, or an error saying what is wrong.
+func (r Request) TLSPublicKey() (crypto.PublicKey, error) {
+	if r.TLSKey == "" {
+		return nil, fmt.Errorf("the request of %s names no TLS key (its sitebox predates certificates from the director: upgrade it and run join again)", r.Name)
+	}
+	der, err := base64.StdEncoding.DecodeString(r.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("the request's TLS key is not base64")
+	}
+	pub, err := x509.ParsePKIXPublicKey(der)
+	if err != nil {
+		return nil, fmt.Errorf("the request's TLS key: %w", err)
+	}
+	switch pub.(type) {
+	case *ecdsa.PublicKey, ed25519.PublicKey:
+		return pub, nil
+	}
+	return nil, fmt.Errorf("the request's TLS key is a %T, want ECDSA or Ed25519", pub)
 }
 
 // Encode returns the request's text form, signed with key.

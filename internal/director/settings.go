@@ -45,6 +45,11 @@ type Settings struct {
 	Members []MemberEntry `toml:"member"`
 	// MaxServers bounds the registry (default 10000).
 	MaxServers int `toml:"max_servers"`
+	// CA makes the director its federation's certificate authority: a CA
+	// made on first use in the state dir signs the director's own https
+	// certificate (unless [https] cert is set) and, at approval, each
+	// member's; GET /.sitebox/ca.pem serves the CA file users trust.
+	CA bool `toml:"ca"`
 }
 
 // MemberEntry is a box the director accepts advertisements from, as

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"sitebox/internal/config"
-	"sitebox/internal/tlsutil"
 )
 
 // certWarn is how early an expiry is announced: enough to get a new
@@ -27,10 +26,7 @@ func checkCertificate(_ context.Context, cfg *config.Config, o *Options) []Check
 	if (cfg.HTTPS.Addr == config.Off || cfg.HTTPS.PlainHTTP) && (cfg.Root.Addr == config.Off || !cfg.Root.TLSEnabled()) {
 		return []Check{{Name: "certificate", Status: StatusSkip, Summary: "neither https:// nor roots:// is served"}}
 	}
-	path, generated := cfg.HTTPS.Cert, false
-	if path == "" {
-		path, generated = filepath.Join(cfg.Server.StateDir, "tls", tlsutil.CertName), true
-	}
+	path, generated := servedCertFile(cfg)
 	c := Check{Name: path}
 	data, err := os.ReadFile(path)
 	if generated && errors.Is(err, os.ErrNotExist) {

@@ -73,10 +73,12 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) *Report {
 	groups := []group{
 		{"Config", checkConfig},
 		{"Ports", checkPorts},
+		{"This box on its ports", checkIdentity},
 		{"Addresses", checkAddresses},
 		{"Directors and token issuers", checkPeers},
 		{"Certificate", checkCertificate},
 		{"Free space", checkSpace},
+		{"Writable directories", checkWritable},
 		{"Cache disk speed", checkDiskSpeed},
 		{"Slurm", checkSlurm},
 	}

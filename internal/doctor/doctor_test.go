@@ -57,15 +57,17 @@ func TestText(t *testing.T) {
 // TestRunHealthy is a box with real listeners, a valid certificate and
 // room on its disks: every check passes or does not apply.
 func TestRunHealthy(t *testing.T) {
-	root, https := listen(t), listen(t)
+	https, setDir := listenTLS(t)
+	root := listenXRootD(t)
 	cfg := baseConfig(t, root, https)
 	cfg.Cache.Dir = t.TempDir()
 	writeCert(t, filepath.Join(cfg.Server.StateDir, "tls"), time.Now().Add(-time.Hour), time.Now().Add(90*24*time.Hour), "127.0.0.1")
+	setDir(filepath.Join(cfg.Server.StateDir, "tls"))
 	r := Run(context.Background(), cfg, Options{ConfigName: "site.toml", Statfs: healthyFS, DiskFileSize: 1 << 20, NetworkSpeed: 1e6})
 	if r.ExitCode() != 0 {
 		t.Errorf("exit code %d:\n%s", r.ExitCode(), r.Text())
 	}
-	for _, g := range []string{"Config", "Ports", "Addresses", "Certificate", "Free space", "Cache disk speed"} {
+	for _, g := range []string{"Config", "Ports", "This box on its ports", "Addresses", "Certificate", "Free space", "Writable directories", "Cache disk speed"} {
 		cs := find(r, g)
 		if len(cs) == 0 || cs[0].Status != StatusOK {
 			t.Errorf("%s: %+v", g, cs)

@@ -63,6 +63,9 @@ type Options struct {
 	// where the filesystem allows it, else buffered; Close syncs). The
 	// check removes path afterwards.
 	OpenWriter func(path string) (io.WriteCloser, error)
+	// WriteProbe creates and removes a file in dir (default: a temporary
+	// file there), to tell a writable directory from a read-only one.
+	WriteProbe func(dir string) error
 }
 
 // Interface is one network interface and the addresses on it.
@@ -127,6 +130,9 @@ func (o Options) withDefaults() *Options {
 	}
 	if o.OpenWriter == nil {
 		o.OpenWriter = openDirect
+	}
+	if o.WriteProbe == nil {
+		o.WriteProbe = writeProbe
 	}
 	return &o
 }

@@ -114,7 +114,13 @@ func approveAdvertising(t *testing.T, file, conf string) {
 		if strings.Contains(conf, "[director]\nenabled = true") {
 			args = append(args, "--prefix", "/")
 		}
-		approveJoin(t, args, dirConf)
+		out := approveJoin(t, args, dirConf)
+		// A CA director issued the box's certificate: install it, as the
+		// box's operator does with the file approve wrote.
+		if _, path, ok := strings.Cut(out, "signed by the federation CA: "); ok {
+			path, _, _ = strings.Cut(path, "\n")
+			run(t, false, siteboxBin, "federation", "install-cert", strings.TrimSpace(path), "--config", file)
+		}
 	}
 }
 
