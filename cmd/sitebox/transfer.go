@@ -163,7 +163,7 @@ func addTransferCommands(root *cobra.Command) {
 			defer r.Close()
 			ctx, stop := signalContext()
 			defer stop()
-			sum, err := r.Store.Checksum(ctx, r.Path, algo)
+			sum, err := store.Checksum(ctx, r.Store, r.Path, algo)
 			if err != nil {
 				return fmt.Errorf("cksum %s: %w", args[0], err)
 			}

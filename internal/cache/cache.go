@@ -337,7 +337,7 @@ func (c *Cache) Checksum(ctx context.Context, name, algo string) (sum string, er
 	}
 	err = c.each(ctx, r, func(u *upstream) error {
 		var e error
-		sum, e = u.Streams[0].Checksum(ctx, r.upName(u, p, store.RequestFrom(ctx).ClientVO()), algo)
+		sum, e = store.Checksum(ctx, u.Streams[0], r.upName(u, p, store.RequestFrom(ctx).ClientVO()), algo)
 		return e
 	})
 	return sum, err

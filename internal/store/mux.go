@@ -19,6 +19,9 @@ type Mux struct {
 
 var (
 	_ Store         = (*Mux)(nil)
+	_ Creator       = (*Mux)(nil)
+	_ Checksummer   = (*Mux)(nil)
+	_ Locator       = (*Mux)(nil)
 	_ Namespace     = (*Mux)(nil)
 	_ SpaceReporter = (*Mux)(nil)
 )
@@ -106,7 +109,11 @@ func (m *Mux) Create(ctx context.Context, name string, opts CreateOptions) (Writ
 	if s == nil {
 		return nil, &PathError{Op: "create", Path: p, Err: ErrIsDir}
 	}
-	return s.Create(ctx, p, opts)
+	c, ok := As[Creator](s)
+	if !ok {
+		return nil, &PathError{Op: "create", Path: p, Err: fmt.Errorf("%w: this path cannot be changed here", ErrReadOnly)}
+	}
+	return c.Create(ctx, p, opts)
 }
 
 func (m *Mux) Checksum(ctx context.Context, name, algo string) (string, error) {
@@ -117,7 +124,11 @@ func (m *Mux) Checksum(ctx context.Context, name, algo string) (string, error) {
 	if s == nil {
 		return "", &PathError{Op: "checksum", Path: p, Err: ErrIsDir}
 	}
-	return s.Checksum(ctx, p, algo)
+	c, ok := As[Checksummer](s)
+	if !ok {
+		return "", &PathError{Op: "checksum", Path: p, Err: ErrUnsupported}
+	}
+	return c.Checksum(ctx, p, algo)
 }
 
 func (m *Mux) Locate(ctx context.Context, name string) ([]Location, error) {
@@ -125,10 +136,11 @@ func (m *Mux) Locate(ctx context.Context, name string) ([]Location, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s == nil {
-		return []Location{{}}, nil
+	l, ok := As[Locator](s)
+	if s == nil || !ok {
+		return []Location{{}}, nil // here: a store that cannot tell holds what it serves
 	}
-	return s.Locate(ctx, p)
+	return l.Locate(ctx, p)
 }
 
 // namespace returns the store for a change to name, or why not.
@@ -137,7 +149,7 @@ func (m *Mux) namespace(op, name string) (string, Namespace, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	ns, ok := s.(Namespace)
+	ns, ok := As[Namespace](s)
 	if s == nil || !ok {
 		return "", nil, &PathError{Op: op, Path: p, Err: fmt.Errorf("%w: this path cannot be changed here", ErrReadOnly)}
 	}
@@ -197,7 +209,7 @@ func (m *Mux) Space(ctx context.Context, name string) (Space, error) {
 	if err != nil {
 		return Space{}, err
 	}
-	sr, ok := s.(SpaceReporter)
+	sr, ok := As[SpaceReporter](s)
 	if s == nil || !ok {
 		return Space{}, &PathError{Op: "space", Path: p, Err: ErrUnsupported}
 	}

@@ -81,22 +81,7 @@ type Request struct {
 	// namespace policy denies such a request with it rather than treat
 	// the client as anonymous.
 	AuthError error
-	// created are the files this request made (an upload's temporary):
-	// it may remove them again, whatever its scopes, to clean up after a
-	// failed upload.
-	created map[string]bool
 }
-
-// MarkCreated records that this request created name.
-func (r *Request) MarkCreated(name string) {
-	if r.created == nil {
-		r.created = map[string]bool{}
-	}
-	r.created[name] = true
-}
-
-// CreatedHere reports whether this request created name.
-func (r *Request) CreatedHere(name string) bool { return r.created[name] }
 
 // ClientVO is the VO a request acts for: an explicit ?vo=, else the
 // first VO of the client's token groups.

@@ -75,7 +75,7 @@ func TestTransferThroughRedirect(t *testing.T) {
 	if err != nil || fi.Size != int64(len(data)) {
 		t.Fatalf("stat: %+v %v", fi, err)
 	}
-	if _, err := r.Store.Checksum(ctx, r.Path, "adler32"); err != nil {
+	if _, err := store.Checksum(ctx, r.Store, r.Path, "adler32"); err != nil {
 		t.Fatalf("cksum: %v", err)
 	}
 	dest := filepath.Join(local, "dest")

@@ -25,7 +25,7 @@ func (h *Handler) putDirect(w http.ResponseWriter, r *http.Request, name string)
 		}
 	}
 	opts := store.CreateOptions{Truncate: true, MkParents: true, Exclusive: r.Header.Get("If-None-Match") == "*"}
-	f, err := h.store.Create(r.Context(), name, opts)
+	f, err := store.Create(r.Context(), h.store, name, opts)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"sitebox/internal/cksum"
+	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -67,7 +68,7 @@ func (s *session) doDirlist(req *proto.Request) error {
 		if algo != "" {
 			sum := "none"
 			if fi.Mode.IsRegular() {
-				if v, err := s.srv.store.Checksum(ctx, joinPath(path, fi.Name), algo); err == nil {
+				if v, err := store.Checksum(ctx, s.srv.store, joinPath(path, fi.Name), algo); err == nil {
 					sum = v
 				}
 			}
@@ -111,7 +112,7 @@ func (s *session) doLocate(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	locs, err := s.srv.store.Locate(s.reqCtx(cgi), path)
+	locs, err := store.Locate(s.reqCtx(cgi), s.srv.store, path)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ func (s *session) namespace(op, path string) (store.Namespace, error) {
 	if s.srv.cfg.ReadOnly {
 		return nil, errReadOnly(op, path)
 	}
-	ns, ok := s.srv.store.(store.Namespace)
+	ns, ok := store.As[store.Namespace](s.srv.store)
 	if !ok {
 		return nil, fmt.Errorf("%s %s: %w", op, path, store.ErrUnsupported)
 	}

@@ -117,7 +117,7 @@ func (s *session) openWrite(ctx context.Context, path string, mode, opts uint16)
 	if co.Perm == 0 {
 		co.Perm = 0o644
 	}
-	ns, canRename := s.srv.store.(store.Namespace)
+	ns, canRename := store.As[store.Namespace](s.srv.store)
 	if opts&proto.OpenPosc != 0 && !co.Update && canRename {
 		w, p, err := s.createPosc(ctx, ns, path, co)
 		if err != nil {
@@ -127,7 +127,7 @@ func (s *session) openWrite(ctx context.Context, path string, mode, opts uint16)
 		of.posc = p
 		return of, nil
 	}
-	w, err := s.srv.store.Create(ctx, path, co)
+	w, err := store.Create(ctx, s.srv.store, path, co)
 	if err != nil {
 		return nil, err
 	}

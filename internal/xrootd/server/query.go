@@ -40,7 +40,7 @@ func (s *session) queryChecksum(req *proto.Request) error {
 	if err != nil {
 		return errorf(proto.ErrUnsupported, "%s checksum not supported (this server computes %s and %s)", cgiValue(cgi, "cks.type"), cksum.Adler32, cksum.CRC32C)
 	}
-	sum, err := s.srv.store.Checksum(s.reqCtx(cgi), path, algo)
+	sum, err := store.Checksum(s.reqCtx(cgi), s.srv.store, path, algo)
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (s *session) querySpace(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	sr, ok := s.srv.store.(store.SpaceReporter)
+	sr, ok := store.As[store.SpaceReporter](s.srv.store)
 	if !ok {
 		return fmt.Errorf("query space %s: %w", path, store.ErrUnsupported)
 	}

@@ -136,7 +136,7 @@ func (s *session) statVFS(ctx context.Context, req *proto.Request, path string) 
 	if s.srv.cfg.ReadOnly {
 		writable = 0
 	}
-	if sr, ok := s.srv.store.(store.SpaceReporter); ok && writable == 1 {
+	if sr, ok := store.As[store.SpaceReporter](s.srv.store); ok && writable == 1 {
 		sp, err := sr.Space(ctx, path)
 		if err != nil {
 			return err

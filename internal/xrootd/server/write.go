@@ -282,7 +282,7 @@ func (s *session) doTruncate(req *proto.Request) error {
 	if s.srv.cfg.ReadOnly {
 		return errReadOnly("truncate", path)
 	}
-	w, err := s.srv.store.Create(s.reqCtx(cgi), path, store.CreateOptions{Update: true})
+	w, err := store.Create(s.reqCtx(cgi), s.srv.store, path, store.CreateOptions{Update: true})
 	if err != nil {
 		return err
 	}

@@ -91,14 +91,14 @@ func (r *RouteStore) Create(ctx context.Context, name string, o store.CreateOpti
 	if err := r.check(ctx, "create", name); err != nil {
 		return nil, err
 	}
-	return r.Store.Create(ctx, name, o)
+	return store.Create(ctx, r.Store, name, o)
 }
 
 func (r *RouteStore) Checksum(ctx context.Context, name, algo string) (string, error) {
 	if err := r.check(ctx, "checksum", name); err != nil {
 		return "", err
 	}
-	return r.Store.Checksum(ctx, name, algo)
+	return store.Checksum(ctx, r.Store, name, algo)
 }
 
 func (r *RouteStore) Locate(ctx context.Context, name string) ([]store.Location, error) {
@@ -108,7 +108,7 @@ func (r *RouteStore) Locate(ctx context.Context, name string) ([]store.Location,
 	if r.Locs != nil {
 		return r.Locs, nil
 	}
-	return r.Store.Locate(ctx, name)
+	return store.Locate(ctx, r.Store, name)
 }
 
 // SetRoute changes the route while servers use the store.
@@ -118,7 +118,7 @@ func (r *RouteStore) SetRoute(route func(op, name string) error) {
 	r.mu.Unlock()
 }
 
-func (r *RouteStore) ns() store.Namespace { return r.Store.(store.Namespace) }
+func (r *RouteStore) ns() store.Namespace { ns, _ := store.As[store.Namespace](r.Store); return ns }
 
 func (r *RouteStore) Mkdir(ctx context.Context, name string, perm fs.FileMode, parents bool) error {
 	if err := r.check(ctx, "mkdir", name); err != nil {
@@ -159,5 +159,6 @@ func (r *RouteStore) Space(ctx context.Context, name string) (store.Space, error
 	if err := r.check(ctx, "space", name); err != nil {
 		return store.Space{}, err
 	}
-	return r.Store.(store.SpaceReporter).Space(ctx, name)
+	sr, _ := store.As[store.SpaceReporter](r.Store)
+	return sr.Space(ctx, name)
 }
