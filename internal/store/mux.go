@@ -35,11 +35,9 @@ func NewMux(stores map[string]Store) *Mux {
 	return m
 }
 
-func (m *Mux) pick(op, name string) (string, Store, error) {
-	p, err := CleanPath(name)
-	if err != nil {
-		return "", nil, err
-	}
+// pick finds the store mounted over the clean path p (nil for a virtual
+// directory above the mounts).
+func (m *Mux) pick(op, p string) (string, Store, error) {
 	if s, ok := m.mounts.Lookup(p); ok {
 		return p, s, nil
 	}
