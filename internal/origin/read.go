@@ -191,15 +191,6 @@ func (o *Origin) Checksum(ctx context.Context, name, algo string) (string, error
 	return sum, nil
 }
 
-// Locate answers that the file is here, on this server.
-func (o *Origin) Locate(ctx context.Context, name string) ([]store.Location, error) {
-	fi, err := o.Stat(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	return []store.Location{{Writable: fi.Writable}}, nil
-}
-
 // file is an open pool file. It exposes its descriptor for sendfile(2).
 type file struct {
 	f    *os.File

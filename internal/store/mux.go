@@ -134,11 +134,10 @@ func (m *Mux) Locate(ctx context.Context, name string) ([]Location, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, ok := As[Locator](s)
-	if s == nil || !ok {
-		return []Location{{}}, nil // here: a store that cannot tell holds what it serves
+	if s == nil {
+		return []Location{{}}, nil
 	}
-	return l.Locate(ctx, p)
+	return Locate(ctx, s, p)
 }
 
 // namespace returns the store for a change to name, or why not.
