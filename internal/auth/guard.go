@@ -31,6 +31,7 @@ var (
 	_ store.Locator       = (*guard)(nil)
 	_ store.Namespace     = (*guard)(nil)
 	_ store.SpaceReporter = (*guard)(nil)
+	_ store.Router        = (*guard)(nil)
 )
 
 // guard checks the policy before each call reaches inner. Paths come
@@ -48,7 +49,8 @@ func (g *guard) As(target any) bool {
 		store.Offer[store.Checksummer](g.inner, target, g) ||
 		store.Offer[store.Locator](g.inner, target, g) ||
 		store.Offer[store.Namespace](g.inner, target, g) ||
-		store.Offer[store.SpaceReporter](g.inner, target, g)
+		store.Offer[store.SpaceReporter](g.inner, target, g) ||
+		store.Offer[store.Router](g.inner, target, g)
 }
 
 // check checks op on the clean path p. A denial is logged once, here, at

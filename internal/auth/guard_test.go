@@ -52,8 +52,14 @@ func TestGuardOps(t *testing.T) {
 			_, err := store.Checksum(ctx, s, "/store/user/f", "adler32")
 			return err
 		}, "", []string{"checksum"}, nil},
-		{"locate denied", anon, func(ctx context.Context, s store.Store) error { _, err := store.Locate(ctx, s, "/store/user/f"); return err }, "locate /store/user/f: no token", nil, nil},
-		{"locate allowed", reader, func(ctx context.Context, s store.Store) error { _, err := store.Locate(ctx, s, "/store/user/f"); return err }, "", []string{"locate"}, nil},
+		{"locate denied", anon, func(ctx context.Context, s store.Store) error {
+			_, err := store.Locate(ctx, s, "/store/user/f")
+			return err
+		}, "locate /store/user/f: no token", nil, nil},
+		{"locate allowed", reader, func(ctx context.Context, s store.Store) error {
+			_, err := store.Locate(ctx, s, "/store/user/f")
+			return err
+		}, "", []string{"locate"}, nil},
 		{"space denied", anon, func(ctx context.Context, s store.Store) error {
 			sr, _ := store.As[store.SpaceReporter](s)
 			_, err := sr.Space(ctx, "/store/user")

@@ -24,6 +24,7 @@ var (
 	_ Locator       = (*Mux)(nil)
 	_ Namespace     = (*Mux)(nil)
 	_ SpaceReporter = (*Mux)(nil)
+	_ Router        = (*Mux)(nil)
 )
 
 // NewMux mounts each store at its (clean) prefix.
@@ -211,4 +212,15 @@ func (m *Mux) Space(ctx context.Context, name string) (Space, error) {
 		return Space{}, &PathError{Op: "space", Path: p, Err: ErrUnsupported}
 	}
 	return sr.Space(ctx, p)
+}
+
+// Route passes c to the router mounted over its path; a path of a store
+// that does not route, or of none, is served here (the call itself then
+// answers).
+func (m *Mux) Route(ctx context.Context, c Call) (Route, error) {
+	_, s, err := m.pick(c.Op, c.Path)
+	if err != nil || s == nil {
+		return Route{}, nil
+	}
+	return RouteOf(ctx, s, c)
 }

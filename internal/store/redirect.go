@@ -2,32 +2,14 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"strings"
-	"time"
 )
 
 // Endpoint is one server as clients reach it.
 type Endpoint struct {
 	Root  string // "host:port" of its root:// service; "" if none
 	HTTPS string // base URL of its https:// service, "https://host:port"; "" if none
-}
-
-// RedirectError is a director's answer for a path it does not serve but
-// knows where to find: the frontends send the client to To[0] (root://
-// kXR_redirect, https 307 with the others in a Link header) with Opaque
-// appended to the path's CGI.
-type RedirectError struct {
-	Op, Path string
-	To       []Endpoint // best first; never empty
-	// Opaque is CGI for the target, without '?': "vo=cms&sbx.hops=2".
-	Opaque string
-	Reason string // for logs: "replica at site B", "VO cms federation"
-}
-
-func (e *RedirectError) Error() string {
-	return fmt.Sprintf("%s %s: redirect to %s (%s)", e.Op, e.Path, e.To[0].String(), e.Reason)
 }
 
 func (ep Endpoint) String() string {
@@ -38,18 +20,6 @@ func (ep Endpoint) String() string {
 		return "root://" + ep.Root
 	}
 	return ep.HTTPS
-}
-
-// WaitError asks the client to come back after Wait (root:// kXR_wait,
-// https 503 with Retry-After): a director whose search is still running.
-type WaitError struct {
-	Op, Path string
-	Wait     time.Duration
-	Reason   string
-}
-
-func (e *WaitError) Error() string {
-	return fmt.Sprintf("%s %s: retry in %v (%s)", e.Op, e.Path, e.Wait, e.Reason)
 }
 
 // ViaKey is the CGI key a sitebox cache sets to ViaCache on what it asks

@@ -43,6 +43,9 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, name string) error
 	if err != nil {
 		return err
 	}
+	if answered, err := h.route(w, r, store.Call{Op: "stat", Path: name}); answered || err != nil {
+		return err
+	}
 	existed := false
 	fi, err := h.store.Stat(r.Context(), name)
 	switch {

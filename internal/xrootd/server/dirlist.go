@@ -38,6 +38,9 @@ func (s *session) doDirlist(req *proto.Request) error {
 		}
 	}
 	ctx := s.reqCtx(cgi)
+	if done, err := s.routed(ctx, req, store.Call{Op: "list", Path: path}); done || err != nil {
+		return err
+	}
 	entries, err := s.srv.store.List(ctx, path)
 	if err != nil {
 		return err
@@ -112,7 +115,11 @@ func (s *session) doLocate(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	locs, err := store.Locate(s.reqCtx(cgi), s.srv.store, path)
+	ctx := s.reqCtx(cgi)
+	if done, err := s.routed(ctx, req, store.Call{Op: "locate", Path: path}); done || err != nil {
+		return err
+	}
+	locs, err := store.Locate(ctx, s.srv.store, path)
 	if err != nil {
 		return err
 	}

@@ -6,19 +6,20 @@ import (
 	"context"
 	"io/fs"
 	"sync"
+	"time"
 
 	"sitebox/internal/store"
 )
 
-// RouteStore is a director in miniature: Route decides, call by call,
-// whether to redirect, ask the client to wait, or serve from the Store
-// underneath (which must also be a store.Namespace and
-// store.SpaceReporter for those calls); every call's store.Request is
-// recorded.
+// RouteStore is a director in miniature: as a store.Router, Decide
+// decides, call by call, whether to redirect, ask the client to wait, or
+// serve from the Store underneath (which must also be a store.Namespace
+// and store.SpaceReporter for those calls); every call's store.Request is
+// recorded, routed or served.
 type RouteStore struct {
 	store.Store
-	Route func(op, name string) error // nil: always serve
-	Locs  []store.Location            // Locate's answer when set
+	Decide func(op, name string) (store.Route, error) // nil: always serve
+	Locs   []store.Location                           // Locate's answer when set
 
 	mu   sync.Mutex
 	seen []Call
@@ -31,21 +32,49 @@ type Call struct {
 }
 
 // RedirectAll returns a Route sending every call to the endpoints.
-func RedirectAll(to []store.Endpoint, opaque string) func(op, name string) error {
-	return func(op, name string) error {
-		return &store.RedirectError{Op: op, Path: name, To: to, Opaque: opaque, Reason: "test"}
+func RedirectAll(to []store.Endpoint, opaque string) func(op, name string) (store.Route, error) {
+	return func(op, name string) (store.Route, error) {
+		return store.Route{To: to, Opaque: opaque, Reason: "test"}, nil
 	}
 }
 
-func (r *RouteStore) check(ctx context.Context, op, name string) error {
+// WaitAll returns a Route asking every call to wait d.
+func WaitAll(d time.Duration, reason string) func(op, name string) (store.Route, error) {
+	return func(op, name string) (store.Route, error) {
+		return store.Route{Retry: true, Wait: d, Reason: reason}, nil
+	}
+}
+
+var _ store.Router = (*RouteStore)(nil)
+
+// Route records the call and answers with Decide. With no Decide every
+// call is served, and recorded by the store method serving it.
+func (r *RouteStore) Route(ctx context.Context, c store.Call) (store.Route, error) {
+	r.mu.Lock()
+	decide := r.Decide
+	r.mu.Unlock()
+	if decide == nil {
+		return store.Route{}, nil
+	}
+	r.record(ctx, c.Op, c.Path)
+	return decide(c.Op, c.Path)
+}
+
+func (r *RouteStore) record(ctx context.Context, op, name string) {
 	r.mu.Lock()
 	r.seen = append(r.seen, Call{op, name, store.RequestFrom(ctx)})
-	route := r.Route
 	r.mu.Unlock()
-	if route == nil {
-		return nil
+}
+
+// check records a call served without a Decide.
+func (r *RouteStore) check(ctx context.Context, op, name string) error {
+	r.mu.Lock()
+	decided := r.Decide != nil
+	r.mu.Unlock()
+	if !decided {
+		r.record(ctx, op, name)
 	}
-	return route(op, name)
+	return nil
 }
 
 // Calls returns what was asked so far.
@@ -112,9 +141,9 @@ func (r *RouteStore) Locate(ctx context.Context, name string) ([]store.Location,
 }
 
 // SetRoute changes the route while servers use the store.
-func (r *RouteStore) SetRoute(route func(op, name string) error) {
+func (r *RouteStore) SetRoute(route func(op, name string) (store.Route, error)) {
 	r.mu.Lock()
-	r.Route = route
+	r.Decide = route
 	r.mu.Unlock()
 }
 
