@@ -80,6 +80,26 @@ func (r *Request) AuthzToken() string {
 
 type requestKey struct{}
 
+type upstreamKey struct{}
+
+// WithUpstream returns ctx carrying r as the request a proxy (the cache)
+// makes of its upstream: a remote client sends r's CGI with every path it
+// asks for there. It has a key of its own, not WithRequest's, so that the
+// request of a client (and the token in its CGI) never travels upstream
+// by accident.
+func WithUpstream(ctx context.Context, r *Request) context.Context {
+	return context.WithValue(ctx, upstreamKey{}, r)
+}
+
+// UpstreamCGI is the encoded CGI of the request WithUpstream put in ctx,
+// or "".
+func UpstreamCGI(ctx context.Context) string {
+	if r, ok := ctx.Value(upstreamKey{}).(*Request); ok && r != nil {
+		return r.Opaque.Encode()
+	}
+	return ""
+}
+
 // WithRequest returns ctx carrying r.
 func WithRequest(ctx context.Context, r *Request) context.Context {
 	return context.WithValue(ctx, requestKey{}, r)
