@@ -6,6 +6,22 @@ import (
 	"time"
 )
 
+// Endpoint is one server as clients reach it.
+type Endpoint struct {
+	Root  string // "host:port" of its root:// service; "" if none
+	HTTPS string // base URL of its https:// service, "https://host:port"; "" if none
+}
+
+func (ep Endpoint) String() string {
+	switch {
+	case ep.Root != "" && ep.HTTPS != "":
+		return "root://" + ep.Root + " " + ep.HTTPS
+	case ep.Root != "":
+		return "root://" + ep.Root
+	}
+	return ep.HTTPS
+}
+
 // Call is a request a Router is asked about: Op ("stat", "open",
 // "checksum", "create") on the clean path Path, with the options of a
 // create.

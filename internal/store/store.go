@@ -3,16 +3,22 @@
 // (root://, https://) serves.
 //
 // A backend must implement Store: Stat, Open and List. It may implement
-// the optional capabilities (Creator, Checksummer, Locator, Namespace,
-// SpaceReporter, Router); a frontend finds them with As and answers
-// ErrUnsupported without them. A store that wraps another (the auth
-// guard) implements Capable: its As answers for the capabilities it
-// offers, with views that do what the wrapper must (check the policy), so
-// no caller can reach the inner store around it.
+// the optional capabilities Creator, Checksummer, Locator, Namespace,
+// SpaceReporter and Router; callers find them with As (or the helpers
+// Create, Checksum, Locate, RouteOf), and a missing one means "not here"
+// (ErrReadOnly, ErrUnsupported, "served here"). A store that wraps
+// another (the auth guard) implements Capable: its As answers for the
+// capabilities it offers, with views that do what the wrapper must
+// (check the policy), so no caller reaches the inner store around it.
+//
+// A Router (a director) is asked before every request that names a path
+// and answers with a Route: serve here, redirect, or wait; the frontends
+// send redirects and waits themselves, they are not errors.
 //
 // Paths are absolute, slash-separated and cleaned once, by the frontend,
 // with CleanPath; every store below trusts them. Who asks travels as an
-// immutable *Request in the context (WithRequest, RequestFrom).
+// immutable *Request in the context (WithRequest, RequestFrom); what a
+// proxy asks of its upstream, as its own Request (WithUpstream).
 package store
 
 import (

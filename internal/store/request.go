@@ -6,22 +6,6 @@ import (
 	"strings"
 )
 
-// Endpoint is one server as clients reach it.
-type Endpoint struct {
-	Root  string // "host:port" of its root:// service; "" if none
-	HTTPS string // base URL of its https:// service, "https://host:port"; "" if none
-}
-
-func (ep Endpoint) String() string {
-	switch {
-	case ep.Root != "" && ep.HTTPS != "":
-		return "root://" + ep.Root + " " + ep.HTTPS
-	case ep.Root != "":
-		return "root://" + ep.Root
-	}
-	return ep.HTTPS
-}
-
 // ViaKey is the CGI key a sitebox cache sets to ViaCache on what it asks
 // its upstreams, so a director there does not send it to a cache again.
 const (
@@ -31,7 +15,10 @@ const (
 
 // Request is what a frontend knows about the client behind a store call,
 // carried in the context: stores that route (directors, caches asking
-// upstream) need it; plain stores ignore it.
+// upstream) and the auth guard need it; plain stores ignore it. It is
+// the one carrier of the client's CGI, VO, address, protocol, TLS and
+// identity, built by the frontend and not changed after it is in the
+// context (stores share it across goroutines).
 type Request struct {
 	Client string     // client's IP address
 	Opaque url.Values // the CGI of the request path (?vo=cms&tried=host)
