@@ -75,3 +75,45 @@ func TestGuardOffersNothingInnerLacks(t *testing.T) {
 }
 
 func has[T any](s store.Store) bool { _, ok := store.As[T](s); return ok }
+
+// routerStore sends every call elsewhere and counts the questions.
+type routerStore struct {
+	*memStore
+	asked int
+}
+
+func (r *routerStore) Route(ctx context.Context, c store.Call) (store.Route, error) {
+	r.asked++
+	return store.Route{To: []store.Endpoint{{Root: "elsewhere:1094"}}}, nil
+}
+
+// A client the policy refuses is refused before the router is asked: it
+// learns nothing about where files are. One it allows gets the route.
+func TestGuardChecksBeforeRouting(t *testing.T) {
+	inner := &routerStore{memStore: newMemStore()}
+	g := NewGuard(inner, testPolicy(t), nil)
+	rt, ok := store.As[store.Router](g)
+	if !ok || rt != any(g) {
+		t.Fatalf("Router offered as %T (%v), want the guard", rt, ok)
+	}
+	for _, op := range []string{"stat", "open", "checksum", "list", "locate"} {
+		if _, err := rt.Route(reqCtx(&store.Request{}), store.Call{Op: op, Path: "/store/user/f"}); !errors.Is(err, store.ErrPermission) {
+			t.Errorf("%s by an anonymous client: %v, want a denial", op, err)
+		}
+	}
+	if _, err := rt.Route(reqCtx(&store.Request{}), store.Call{Op: "rm", Path: "/store/user/f"}); !errors.Is(err, store.ErrPermission) {
+		t.Errorf("rm routed elsewhere for an anonymous client: %v, want a denial", err)
+	}
+	asked := inner.asked
+	if asked != 1 { // only rm asks first: a change served here is checked when made
+		t.Errorf("router asked %d times before the denials, want 1", asked)
+	}
+	reader := reqCtx(&store.Request{Identity: ident(nil, "read:/store/user")})
+	r, err := rt.Route(reader, store.Call{Op: "open", Path: "/store/user/f"})
+	if err != nil || r.Here() {
+		t.Errorf("open by a reader: %+v %v, want the route", r, err)
+	}
+	if has[store.Router](NewGuard(newMemStore(), testPolicy(t), nil)) {
+		t.Error("Router offered over a store without one")
+	}
+}

@@ -343,14 +343,6 @@ func (c *Cache) Checksum(ctx context.Context, name, algo string) (sum string, er
 	return sum, err
 }
 
-// Locate answers "here": clients read cached files from this server.
-func (c *Cache) Locate(ctx context.Context, name string) ([]store.Location, error) {
-	if _, err := c.Stat(ctx, name); err != nil {
-		return nil, err
-	}
-	return []store.Location{{}}, nil
-}
-
 // Create refuses: the cache serves reads; writes go to an origin.
 func (c *Cache) Create(ctx context.Context, name string, opts store.CreateOptions) (store.WritableFile, error) {
 	return nil, &store.PathError{Op: "create", Path: name, Err: fmt.Errorf("%w: this path is served by the cache; write to the origin", store.ErrReadOnly)}
