@@ -43,11 +43,16 @@ type guard struct {
 }
 
 // As offers the guard itself for every capability inner has: its
-// methods check the policy and then call inner's.
+// methods check the policy and then call inner's. Locate is offered
+// always: every store has an answer (store.Locate's "here"), and a denied
+// locate must say "locate".
 func (g *guard) As(target any) bool {
+	if l, ok := target.(*store.Locator); ok {
+		*l = g
+		return true
+	}
 	return store.Offer[store.Creator](g.inner, target, g) ||
 		store.Offer[store.Checksummer](g.inner, target, g) ||
-		store.Offer[store.Locator](g.inner, target, g) ||
 		store.Offer[store.Namespace](g.inner, target, g) ||
 		store.Offer[store.SpaceReporter](g.inner, target, g) ||
 		store.Offer[store.Router](g.inner, target, g)
@@ -109,11 +114,7 @@ func (g *guard) Locate(ctx context.Context, name string) ([]store.Location, erro
 	if err := g.check(ctx, "locate", store.ScopeRead, name); err != nil {
 		return nil, err
 	}
-	l, ok := store.As[store.Locator](g.inner)
-	if !ok {
-		return nil, lacks("locate", name)
-	}
-	return l.Locate(ctx, name)
+	return store.Locate(ctx, g.inner, name)
 }
 
 // Open checks read access; a file of an integrity-protected namespace

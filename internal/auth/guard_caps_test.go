@@ -64,7 +64,6 @@ func TestGuardOffersNothingInnerLacks(t *testing.T) {
 	for name, ok := range map[string]bool{
 		"create":    has[store.Creator](g),
 		"checksum":  has[store.Checksummer](g),
-		"locate":    has[store.Locator](g),
 		"namespace": has[store.Namespace](g),
 		"space":     has[store.SpaceReporter](g),
 	} {

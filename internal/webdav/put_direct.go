@@ -11,8 +11,8 @@ import (
 
 // putDirect uploads to a store without namespace operations, such as a
 // director. With no rename there is no temporary file: Create alone
-// decides, and a director answers it with a redirect to the origin that
-// takes the upload (before any of the body is read). A store that does
+// decides, and a director routes it to the origin that takes the upload
+// (a redirect sent before any of the body is read). A store that does
 // hand out a file gets the body written in place; it cannot be atomic.
 func (h *Handler) putDirect(w http.ResponseWriter, r *http.Request, name string) error {
 	if im := r.Header.Get("If-Match"); im != "" {
