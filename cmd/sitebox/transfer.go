@@ -168,7 +168,7 @@ func cksumCommand(rf *remoteFlags) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return rf.onRemote("cksum", args[0], func(ctx context.Context, r *transfer.Remote) error {
-				sum, err := r.Store.Checksum(ctx, r.Path, algo)
+				sum, err := store.Checksum(ctx, r.Store, r.Path, algo)
 				if err != nil {
 					return err
 				}

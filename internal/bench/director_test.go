@@ -18,7 +18,7 @@ import (
 
 // directorDouble serves root:// in process over the benchmark files,
 // a store that asks route first for every call (nil: serve the file).
-func directorDouble(t *testing.T, route func(op, name string) error) (addr string, paths []string) {
+func directorDouble(t *testing.T, route func(op, name string) (store.Route, error)) (addr string, paths []string) {
 	t.Helper()
 	dir := t.TempDir()
 	paths, err := makeDirectorFiles(dir, 5)
@@ -30,7 +30,7 @@ func directorDouble(t *testing.T, route func(op, name string) error) (addr strin
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { o.Close() })
-	rs := &xrdtest.RouteStore{Store: o, Route: route}
+	rs := &xrdtest.RouteStore{Store: o, Decide: route}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -49,13 +49,13 @@ func directorDouble(t *testing.T, route func(op, name string) error) (addr strin
 
 // redirectOpens sends every open to 127.0.0.1:port, as a director
 // would, and serves everything else.
-func redirectOpens(port int) func(op, name string) error {
+func redirectOpens(port int) func(op, name string) (store.Route, error) {
 	redirect := xrdtest.RedirectAll([]store.Endpoint{{Root: "127.0.0.1:" + strconv.Itoa(port)}}, "sbx.hops=1")
-	return func(op, name string) error {
+	return func(op, name string) (store.Route, error) {
 		if op == "open" {
 			return redirect(op, name)
 		}
-		return nil
+		return store.Route{}, nil
 	}
 }
 
@@ -64,13 +64,13 @@ func redirectOpens(port int) func(op, name string) error {
 func TestDirectorLoadCountsRedirects(t *testing.T) {
 	var once sync.Once
 	redirect := redirectOpens(1094)
-	addr, paths := directorDouble(t, func(op, name string) error {
-		var err error
+	addr, paths := directorDouble(t, func(op, name string) (store.Route, error) {
+		wait := false
 		if op == "open" && name == "/bench/file0003.dat" {
-			once.Do(func() { err = &store.WaitError{Op: op, Path: name, Wait: time.Second, Reason: "searching"} })
+			once.Do(func() { wait = true })
 		}
-		if err != nil {
-			return err
+		if wait {
+			return store.Route{Retry: true, Wait: time.Second, Reason: "searching"}, nil
 		}
 		return redirect(op, name)
 	})
@@ -113,8 +113,8 @@ func TestDirectorLoadReportsErrors(t *testing.T) {
 		t.Fatalf("warm-up with wrong redirects: %v", err)
 	}
 
-	addr, _ = directorDouble(t, func(op, name string) error {
-		return &store.PathError{Op: op, Path: name, Err: store.ErrNotFound}
+	addr, _ = directorDouble(t, func(op, name string) (store.Route, error) {
+		return store.Route{}, &store.PathError{Op: op, Path: name, Err: store.ErrNotFound}
 	})
 	res, err = runLoad(ctx, addr, openOp(1094), paths, 1, 50*time.Millisecond)
 	if err != nil || res.Errors == 0 || !strings.Contains(res.FirstError, "kXR_error 3011") {

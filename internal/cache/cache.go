@@ -282,7 +282,7 @@ func (c *Cache) validate(ctx context.Context, e *entry) error {
 func (c *Cache) upStat(ctx context.Context, r *route, p string) (fi store.FileInfo, err error) {
 	err = c.each(ctx, r, func(u *upstream) error {
 		var e error
-		fi, e = u.Streams[0].Stat(ctx, r.upName(u, p, store.RequestFrom(ctx).ClientVO()))
+		fi, e = u.Streams[0].Stat(upCtx(ctx, u, store.RequestFrom(ctx).ClientVO()), r.upPath(u, p))
 		return e
 	})
 	return fi, err
@@ -320,7 +320,7 @@ func (c *Cache) List(ctx context.Context, name string) (fis []store.FileInfo, er
 	}
 	err = c.each(ctx, r, func(u *upstream) error {
 		var e error
-		fis, e = u.Streams[0].List(ctx, r.upName(u, p, store.RequestFrom(ctx).ClientVO()))
+		fis, e = u.Streams[0].List(upCtx(ctx, u, store.RequestFrom(ctx).ClientVO()), r.upPath(u, p))
 		return e
 	})
 	for i := range fis {
@@ -337,18 +337,10 @@ func (c *Cache) Checksum(ctx context.Context, name, algo string) (sum string, er
 	}
 	err = c.each(ctx, r, func(u *upstream) error {
 		var e error
-		sum, e = u.Streams[0].Checksum(ctx, r.upName(u, p, store.RequestFrom(ctx).ClientVO()), algo)
+		sum, e = store.Checksum(upCtx(ctx, u, store.RequestFrom(ctx).ClientVO()), u.Streams[0], r.upPath(u, p), algo)
 		return e
 	})
 	return sum, err
-}
-
-// Locate answers "here": clients read cached files from this server.
-func (c *Cache) Locate(ctx context.Context, name string) ([]store.Location, error) {
-	if _, err := c.Stat(ctx, name); err != nil {
-		return nil, err
-	}
-	return []store.Location{{}}, nil
 }
 
 // Create refuses: the cache serves reads; writes go to an origin.

@@ -102,7 +102,7 @@ type Upstream struct {
 	PathPrefix string
 	Streams    []store.Store
 	// PassCGI appends the client's VO and the cache's mark to upstream
-	// paths (root:// upstreams, which may be directors; see upName).
+	// paths (root:// upstreams, which may be directors; see upCtx).
 	PassCGI bool
 }
 

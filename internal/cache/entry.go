@@ -23,7 +23,7 @@ type entry struct {
 
 	mu       sync.Mutex
 	m        *blockMap // nil until the upstream has been asked
-	vo       string    // the client VO passed upstream (see upName)
+	vo       string    // the client VO passed upstream (see upCtx)
 	gen      uint64    // bumped when the cached copy is dropped
 	dirty    bool      // m changed since it was saved
 	warned   bool      // a disk error on this file was logged

@@ -27,7 +27,7 @@ func TestPrivateCacheRefusesUnruledPaths(t *testing.T) {
 		"stat":     func() error { _, err := e.c.Stat(ctx, "/store/other/f"); return err },
 		"list":     func() error { _, err := e.c.List(ctx, "/store"); return err },
 		"checksum": func() error { _, err := e.c.Checksum(ctx, "/store/other/f", "adler32"); return err },
-		"locate":   func() error { _, err := e.c.Locate(ctx, "//store/other/f"); return err },
+		"locate":   func() error { _, err := store.Locate(ctx, e.c, "//store/other/f"); return err },
 	} {
 		err := op()
 		if !errors.Is(err, store.ErrPermission) || !strings.Contains(err.Error(), "no [[auth.namespace]] rule covers") ||

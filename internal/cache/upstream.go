@@ -40,20 +40,20 @@ func newRoutes(cfg []Route) *store.PrefixTable[*route] {
 	return rs
 }
 
-// upName is the name of p at upstream u, with the CGI a root:// upstream
-// takes: the client's VO (a director there picks the VO's federation by
-// it) and a mark that a cache is asking, so a director never sends the
-// request back to a cache — its own, or another — round a loop.
-func (r *route) upName(u *upstream, p, vo string) string {
-	p = r.upPath(u, p)
+// upCtx is ctx for a call to upstream u, carrying the request the cache
+// makes there when u takes CGI (root://): the client's VO (a director
+// there picks the VO's federation by it) and a mark that a cache is
+// asking, so a director never sends the request back to a cache — its
+// own, or another — round a loop.
+func upCtx(ctx context.Context, u *upstream, vo string) context.Context {
 	if !u.PassCGI {
-		return p
+		return ctx
 	}
 	q := url.Values{store.ViaKey: {store.ViaCache}}
 	if vo != "" {
 		q.Set("vo", vo)
 	}
-	return p + "?" + q.Encode()
+	return store.WithUpstream(ctx, &store.Request{Opaque: q, VO: vo})
 }
 
 // upPath is the name of p at upstream u.
@@ -170,7 +170,7 @@ func (h *upFiles) get(ctx context.Context, r *route, ui, si int, name, vo string
 
 func openUpstream(ctx context.Context, r *route, ui, si int, name, vo string, size int64) (store.File, error) {
 	u := r.ups[ui]
-	f, err := u.Streams[si].Open(ctx, r.upName(u, name, vo))
+	f, err := u.Streams[si].Open(upCtx(ctx, u, vo), r.upPath(u, name))
 	if err != nil {
 		return nil, err
 	}

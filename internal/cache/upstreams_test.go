@@ -99,20 +99,21 @@ type voStore struct {
 	seen []string
 }
 
-func (s *voStore) record(name string) string {
+// record notes name as a root:// client would send it: with the CGI of
+// the cache's request upstream (store.WithUpstream).
+func (s *voStore) record(ctx context.Context, name string) string {
 	s.mu.Lock()
-	s.seen = append(s.seen, name)
+	s.seen = append(s.seen, name+"?"+store.UpstreamCGI(ctx))
 	s.mu.Unlock()
-	p, _ := store.SplitOpaque(name)
-	return p
+	return name
 }
 
 func (s *voStore) Open(ctx context.Context, name string) (store.File, error) {
-	return s.countingStore.Open(ctx, s.record(name))
+	return s.countingStore.Open(ctx, s.record(ctx, name))
 }
 
 func (s *voStore) Stat(ctx context.Context, name string) (store.FileInfo, error) {
-	return s.countingStore.Stat(ctx, s.record(name))
+	return s.countingStore.Stat(ctx, s.record(ctx, name))
 }
 
 // A client's VO (from ?vo= or its token) reaches a root:// upstream as

@@ -296,23 +296,14 @@ func TestRetryAfterParse(t *testing.T) {
 }
 
 // redirector is a director's worth of store for an end-to-end upload: it
-// redirects Create (and everything else) to one https endpoint.
+// routes every call (an upload's create too) to one https endpoint.
 type redirector struct {
-	store.Store
-	to string
+	store.Store // nil: the frontend asks Route first
+	to          string
 }
 
-func (r redirector) err(op, name string) error {
-	return &store.RedirectError{Op: op, Path: name, To: []store.Endpoint{{HTTPS: r.to}}, Opaque: "sbx.hops=1"}
-}
-func (r redirector) Stat(ctx context.Context, name string) (store.FileInfo, error) {
-	return store.FileInfo{}, r.err("stat", name)
-}
-func (r redirector) Open(ctx context.Context, name string) (store.File, error) {
-	return nil, r.err("open", name)
-}
-func (r redirector) Create(ctx context.Context, name string, _ store.CreateOptions) (store.WritableFile, error) {
-	return nil, r.err("create", name)
+func (r redirector) Route(ctx context.Context, c store.Call) (store.Route, error) {
+	return store.Route{To: []store.Endpoint{{HTTPS: r.to}}, Opaque: "sbx.hops=1"}, nil
 }
 
 // An upload to a sitebox https director lands on the origin it redirects

@@ -1,19 +1,16 @@
 // Package director is the redirector role: a registry of the servers that
 // advertise to it (or are listed in its config), a locator that asks them
-// which holds a path, and a store.Store whose answers are redirects — to a
-// server at the client's site holding the file, to the site's cache for
+// which holds a path, and a store.Router whose answers are redirects — to
+// a server at the client's site holding the file, to the site's cache for
 // remote data, to a replica elsewhere, to the parent director, and last to
 // the VO's federation.
 package director
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
-	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -185,126 +182,6 @@ func (d *Director) probeStatic(ctx context.Context) {
 		}
 		d.reg.setDown(s.Root, down)
 	}
-}
-
-// route decides where a request for name goes.
-func (d *Director) route(ctx context.Context, op, name string) error {
-	req := store.RequestFrom(ctx)
-	hops, _ := strconv.Atoi(req.Opaque.Get(hopsKey))
-	if hops >= MaxHops {
-		d.stats.count("loop")
-		return &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: redirected %d times: a loop between directors? (last: %s)", store.ErrInvalid, hops, d.cfg.Name)}
-	}
-	tried := triedSet(req.Opaque.Get("tried"))
-	if len(tried) > 0 {
-		d.recheckTried(name, tried)
-	}
-	now := time.Now()
-	origins := d.reg.list(func(s *Server) bool {
-		return s.Role == RoleOrigin && s.Root != "" && s.usable(now) && s.holds(name) && !tried.has(s.Root)
-	})
-	var holders []Server
-	if len(origins) > 0 {
-		cands := make([]string, len(origins))
-		for i, s := range origins {
-			cands[i] = s.Root
-		}
-		wait := d.cfg.WaitAfter
-		if req.Proto == "https" {
-			wait = d.cfg.LocateTimeout + time.Second
-		}
-		roots, done := d.loc.lookup(name, cands, wait)
-		if !done {
-			d.stats.count("wait")
-			return &store.WaitError{Op: op, Path: name, Wait: time.Second, Reason: "searching the federation"}
-		}
-		holders = pick(origins, roots)
-	}
-	redirect := func(kind string, to []Server, why string) error {
-		eps := make([]store.Endpoint, len(to))
-		for i, s := range to {
-			eps[i] = s.endpoint()
-		}
-		d.stats.count(kind)
-		return d.redirect(op, name, req, hops, eps, why)
-	}
-	site := d.sites.site(req.Client)
-	if site == "" {
-		site = d.cfg.Site
-	}
-	local := filter(holders, func(s Server) bool { return s.Site == site })
-	if len(local) > 0 {
-		return redirect("site", best(local, tried), "data at the client's site "+site)
-	}
-	// A client back from the site cache (tried= names its host) is not
-	// sent there again: the cache has already asked the federation, or is
-	// failing; the client goes to a replica directly, or gets the answer.
-	// Nor is a cache asking for its own fill (sbx.via=cache).
-	fromCache := req.Opaque.Get(store.ViaKey) == store.ViaCache
-	caches := d.reg.list(func(s *Server) bool {
-		return !fromCache && s.Role == RoleCache && s.Site == site && site != "" && s.usable(now) && s.holds(name) &&
-			!tried.has(s.Root) && !tried.hostTried(s.Root)
-	})
-	if len(caches) > 0 {
-		return redirect("cache", best(caches, tried), "remote data through the cache of site "+site)
-	}
-	if len(holders) > 0 {
-		return redirect("replica", best(holders, tried), "replica at site "+holders[0].Site)
-	}
-	if len(d.cfg.Parents) > 0 {
-		d.stats.count("parent")
-		return d.redirect(op, name, req, hops, d.cfg.Parents, "not in this director's servers: asking the parent")
-	}
-	vo := req.ClientVO() // ?vo=, else the token's groups
-	if vo == "" {
-		vo = d.cfg.DefaultVO
-	}
-	if ep, ok := d.cfg.VO[vo]; ok && vo != "" {
-		d.stats.count("vo")
-		return d.redirect(op, name, req, hops, []store.Endpoint{ep}, "VO "+vo+" federation")
-	}
-	why := fmt.Sprintf("asked %d server(s)", len(origins))
-	if len(tried) > 0 {
-		why += "; already tried at " + req.Opaque.Get("tried")
-		if rc := req.Opaque.Get("triedrc"); rc != "" {
-			why += " (" + rc + ")"
-		}
-	}
-	if vo == "" {
-		why += "; no VO given (?vo= or a token) for a federation fallback"
-	} else {
-		why += fmt.Sprintf("; VO %q has no federation configured", vo)
-	}
-	d.stats.count("not_found")
-	return &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: no server in the federation has it (%s)", store.ErrNotFound, why)}
-}
-
-// recheckTried asks the servers a client says it failed at (tried=, by
-// host:port or, as XrdCl sends it, by host alone) whether they still hold
-// name, before routing it again: a dead server is marked down and one
-// that lost the file is no longer offered, so the retry goes elsewhere
-// instead of round the same loop until the redirect limit.
-func (d *Director) recheckTried(name string, t tried) {
-	now := time.Now()
-	var roots []string
-	for _, s := range d.reg.list(func(s *Server) bool {
-		return s.Role == RoleOrigin && s.Root != "" && s.usable(now) && s.holds(name) && (t.has(s.Root) || t.hostTried(s.Root))
-	}) {
-		roots = append(roots, s.Root)
-	}
-	d.loc.recheck(name, roots)
-}
-
-func (d *Director) redirect(op, name string, req *store.Request, hops int, to []store.Endpoint, why string) error {
-	q := url.Values{}
-	// The VO goes along so the next director (which may not see the
-	// client's token) picks the same federation.
-	if vo := req.ClientVO(); vo != "" {
-		q.Set("vo", vo)
-	}
-	q.Set(hopsKey, strconv.Itoa(hops+1))
-	d.log.Debug("redirect", "op", op, "path", name, "to", to[0].String(), "why", why)
-	return &store.RedirectError{Op: op, Path: name, To: to, Opaque: q.Encode(), Reason: why}
 }
 
 // pick returns the servers whose root endpoint is in roots.

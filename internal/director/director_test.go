@@ -95,14 +95,24 @@ func reqCtx(cgi string) context.Context {
 	return store.WithRequest(context.Background(), store.NewRequest("127.0.0.1", cgi))
 }
 
-// redirectOf returns where err sends the client, failing if it does not.
-func redirectOf(t *testing.T, err error) (*store.RedirectError, string) {
+// routed is d.route's answer as one value, for the assertions below.
+type routed struct {
+	store.Route
+	err error
+}
+
+func (d *Director) routeT(ctx context.Context, op, name string) routed {
+	rt, err := d.route(ctx, op, name)
+	return routed{rt, err}
+}
+
+// redirectOf returns where r sends the client, failing if it does not.
+func redirectOf(t *testing.T, r routed) (store.Route, string) {
 	t.Helper()
-	var re *store.RedirectError
-	if !errors.As(err, &re) {
-		t.Fatalf("got %v, want a redirect", err)
+	if r.err != nil || len(r.To) == 0 {
+		t.Fatalf("got %+v, want a redirect", r)
 	}
-	return re, re.To[0].Root
+	return r.Route, r.To[0].Root
 }
 
 func TestRoutePolicy(t *testing.T) {
@@ -115,41 +125,41 @@ func TestRoutePolicy(t *testing.T) {
 	d.Advertise(ad("originB", "B", RoleOrigin, "b:1", "/store"))
 
 	ctx := reqCtx("")
-	if _, to := redirectOf(t, d.route(ctx, "open", "/store/both")); to != "a:1" {
+	if _, to := redirectOf(t, d.routeT(ctx, "open", "/store/both")); to != "a:1" {
 		t.Errorf("file at this site and elsewhere: sent to %s, want the local a:1", to)
 	}
-	if _, to := redirectOf(t, d.route(ctx, "open", "/store/onlyB")); to != "b:1" {
+	if _, to := redirectOf(t, d.routeT(ctx, "open", "/store/onlyB")); to != "b:1" {
 		t.Errorf("file only at B (no cache here): sent to %s", to)
 	}
-	re, to := redirectOf(t, d.route(reqCtx("vo=cms"), "open", "/store/nowhere"))
+	re, to := redirectOf(t, d.routeT(reqCtx("vo=cms"), "open", "/store/nowhere"))
 	if to != "cms:1094" || !strings.Contains(re.Opaque, "vo=cms") || !strings.Contains(re.Opaque, "sbx.hops=1") {
 		t.Errorf("VO cms fallback: %s %q", to, re.Opaque)
 	}
-	if _, to := redirectOf(t, d.route(reqCtx("vo=atlas"), "open", "/store/nowhere")); to != "atlas:1094" {
+	if _, to := redirectOf(t, d.routeT(reqCtx("vo=atlas"), "open", "/store/nowhere")); to != "atlas:1094" {
 		t.Errorf("VO atlas fallback: %s", to)
 	}
 	// The VO of a token's groups, passed on to the next hop.
 	tokReq := store.NewRequest("127.0.0.1", "")
 	tokReq.Identity = &store.Identity{Subject: "alice", Groups: []string{"/atlas/production"}}
-	re, to = redirectOf(t, d.route(store.WithRequest(context.Background(), tokReq), "open", "/store/nowhere"))
+	re, to = redirectOf(t, d.routeT(store.WithRequest(context.Background(), tokReq), "open", "/store/nowhere"))
 	if to != "atlas:1094" || !strings.Contains(re.Opaque, "vo=atlas") {
 		t.Errorf("VO from token groups: %s %q", to, re.Opaque)
 	}
-	err := d.route(ctx, "open", "/store/nowhere")
+	err := d.routeT(ctx, "open", "/store/nowhere").err
 	if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "no server in the federation has it") || !strings.Contains(err.Error(), "no VO given") {
 		t.Errorf("nowhere, no VO: %v", err)
 	}
-	err = d.route(reqCtx("vo=lhcb"), "open", "/store/nowhere")
+	err = d.routeT(reqCtx("vo=lhcb"), "open", "/store/nowhere").err
 	if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), `VO "lhcb" has no federation`) {
 		t.Errorf("nowhere, unknown VO: %v", err)
 	}
 	// Loop protection.
-	err = d.route(reqCtx("sbx.hops=16"), "open", "/store/both")
+	err = d.routeT(reqCtx("sbx.hops=16"), "open", "/store/both").err
 	if err == nil || !strings.Contains(err.Error(), "loop") {
 		t.Errorf("16 hops: %v", err)
 	}
 	// A client that failed at a:1 (exact tried=) is sent to the replica.
-	if _, to := redirectOf(t, d.route(reqCtx("tried=a:1"), "open", "/store/both")); to != "b:1" {
+	if _, to := redirectOf(t, d.routeT(reqCtx("tried=a:1"), "open", "/store/both")); to != "b:1" {
 		t.Errorf("tried=a:1: sent to %s", to)
 	}
 	// The answers were cached: repeated lookups do not ask again.
@@ -167,25 +177,25 @@ func TestRemoteDataGoesThroughSiteCache(t *testing.T) {
 	d := newTestDirector(t, Config{Site: "C"}, p)
 	d.Advertise(ad("originB", "B", RoleOrigin, "b:1", "/store"))
 	d.Advertise(ad("cacheC", "C", RoleCache, "c:1", "/store"))
-	if _, to := redirectOf(t, d.route(reqCtx(""), "open", "/store/onlyB")); to != "c:1" {
+	if _, to := redirectOf(t, d.routeT(reqCtx(""), "open", "/store/onlyB")); to != "c:1" {
 		t.Errorf("remote file at a site with a cache: sent to %s, want the cache", to)
 	}
 	// Unknown files go to the cache too (its upstream, the regional
 	// director, searches further).
-	if _, to := redirectOf(t, d.route(reqCtx("vo=cms"), "open", "/store/nowhere")); to != "c:1" {
+	if _, to := redirectOf(t, d.routeT(reqCtx("vo=cms"), "open", "/store/nowhere")); to != "c:1" {
 		t.Errorf("unknown file: sent to %s, want the cache", to)
 	}
 	// The cache filling itself through this director goes to the data.
-	if _, to := redirectOf(t, d.route(reqCtx("sbx.via=cache"), "open", "/store/onlyB")); to != "b:1" {
+	if _, to := redirectOf(t, d.routeT(reqCtx("sbx.via=cache"), "open", "/store/onlyB")); to != "b:1" {
 		t.Errorf("the cache's own fill: sent to %s, want the replica", to)
 	}
 	// Back from the cache (XrdCl names its host): straight to the
 	// replica, or, for a file nowhere, a clear answer instead of the
 	// cache again until the hop limit.
-	if _, to := redirectOf(t, d.route(reqCtx("tried=c&triedrc=ioerr"), "open", "/store/onlyB")); to != "b:1" {
+	if _, to := redirectOf(t, d.routeT(reqCtx("tried=c&triedrc=ioerr"), "open", "/store/onlyB")); to != "b:1" {
 		t.Errorf("back from a failing cache: sent to %s, want the replica", to)
 	}
-	err := d.route(reqCtx("tried=c&triedrc=enoent"), "open", "/store/nowhere")
+	err := d.routeT(reqCtx("tried=c&triedrc=enoent"), "open", "/store/nowhere").err
 	if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "already tried at c (enoent)") {
 		t.Errorf("back from the cache for a file nowhere: %v", err)
 	}
@@ -197,7 +207,7 @@ func TestParentAndDroppedServers(t *testing.T) {
 	b := ad("originB", "B", RoleOrigin, "b:1", "/store")
 	b.Interval = 0.2
 	d.Advertise(b)
-	if _, to := redirectOf(t, d.route(reqCtx(""), "open", "/store/f")); to != "b:1" {
+	if _, to := redirectOf(t, d.routeT(reqCtx(""), "open", "/store/f")); to != "b:1" {
 		t.Fatalf("sent to %s", to)
 	}
 	// B stops advertising: after 2 missed intervals (+ the 1 s sweep) it is
@@ -209,7 +219,7 @@ func TestParentAndDroppedServers(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if _, to := redirectOf(t, d.route(reqCtx(""), "open", "/store/f")); to != "region:1094" {
+	if _, to := redirectOf(t, d.routeT(reqCtx(""), "open", "/store/f")); to != "region:1094" {
 		t.Errorf("after B dropped: sent to %s, want the parent", to)
 	}
 }
@@ -219,7 +229,7 @@ func TestUnreachableServerIsAvoided(t *testing.T) {
 	d := newTestDirector(t, Config{Site: "X"}, p)
 	d.Advertise(ad("a", "A", RoleOrigin, "a:1", "/store"))
 	d.Advertise(ad("b", "B", RoleOrigin, "b:1", "/store"))
-	if _, to := redirectOf(t, d.route(reqCtx(""), "open", "/store/f")); to != "b:1" {
+	if _, to := redirectOf(t, d.routeT(reqCtx(""), "open", "/store/f")); to != "b:1" {
 		t.Errorf("sent to %s, want the reachable b:1", to)
 	}
 	locs, err := d.Locate(reqCtx(""), "/store/f")
@@ -237,14 +247,14 @@ func TestTriedServersAreRechecked(t *testing.T) {
 	d := newTestDirector(t, Config{Site: "X"}, p)
 	d.Advertise(ad("a", "A", RoleOrigin, "h:1", "/store"))
 	d.Advertise(ad("b", "B", RoleOrigin, "h:2", "/store"))
-	if _, to := redirectOf(t, d.route(reqCtx(""), "open", "/store/f")); to != "h:1" {
+	if _, to := redirectOf(t, d.routeT(reqCtx(""), "open", "/store/f")); to != "h:1" {
 		t.Fatalf("first choice %s, want h:1 (by name at equal load)", to)
 	}
 	p.mu.Lock()
 	p.down = map[string]bool{"h:1": true}
 	p.mu.Unlock()
 	for _, tried := range []string{"tried=h", "tried=h:1&triedrc=ioerr"} {
-		if _, to := redirectOf(t, d.route(reqCtx(tried), "open", "/store/f")); to != "h:2" {
+		if _, to := redirectOf(t, d.routeT(reqCtx(tried), "open", "/store/f")); to != "h:2" {
 			t.Errorf("%s after h:1 died: sent to %s, want h:2", tried, to)
 		}
 	}
@@ -255,7 +265,7 @@ func TestTriedServersAreRechecked(t *testing.T) {
 	p.files["h:2"] = nil
 	p.mu.Unlock()
 	d.Advertise(ad("a", "A", RoleOrigin, "h:1", "/store"))
-	if _, to := redirectOf(t, d.route(reqCtx("tried=h:2&triedrc=enoent"), "open", "/store/f")); to != "h:1" {
+	if _, to := redirectOf(t, d.routeT(reqCtx("tried=h:2&triedrc=enoent"), "open", "/store/f")); to != "h:1" {
 		t.Errorf("after h:2 lost the file: sent to %s, want h:1", to)
 	}
 }
@@ -264,15 +274,14 @@ func TestSlowSearchAsksRootClientsToWait(t *testing.T) {
 	p := &fakeProber{files: map[string][]string{"a:1": {"/store/f", "/store/g"}}, delay: 300 * time.Millisecond}
 	d := newTestDirector(t, Config{Site: "A", WaitAfter: 50 * time.Millisecond}, p)
 	d.Advertise(ad("a", "A", RoleOrigin, "a:1", "/store"))
-	var we *store.WaitError
-	if err := d.route(reqCtx(""), "open", "/store/f"); !errors.As(err, &we) {
-		t.Fatalf("slow search: %v, want a wait", err)
+	if r := d.routeT(reqCtx(""), "open", "/store/f"); !r.Retry {
+		t.Fatalf("slow search: %+v, want a wait", r)
 	}
 	time.Sleep(400 * time.Millisecond)
-	redirectOf(t, d.route(reqCtx(""), "open", "/store/f")) // the search finished meanwhile
+	redirectOf(t, d.routeT(reqCtx(""), "open", "/store/f")) // the search finished meanwhile
 	// https clients wait for the answer instead.
 	ctx := store.WithRequest(context.Background(), &store.Request{Proto: "https"})
-	redirectOf(t, d.route(ctx, "open", "/store/g"))
+	redirectOf(t, d.routeT(ctx, "open", "/store/g"))
 }
 
 func TestLocateAndListMerge(t *testing.T) {
@@ -360,7 +369,7 @@ func TestClientSiteFromNetwork(t *testing.T) {
 	d.Advertise(ad("cacheB", "B", RoleCache, "10.2.2.6:1094", "/store"))
 	from := func(client, name string) string {
 		ctx := store.WithRequest(context.Background(), store.NewRequest(client, ""))
-		_, to := redirectOf(t, d.route(ctx, "open", name))
+		_, to := redirectOf(t, d.routeT(ctx, "open", name))
 		return to
 	}
 	for _, c := range []struct{ client, name, want string }{
@@ -384,12 +393,12 @@ func TestDowntimeRoutesAround(t *testing.T) {
 	a.Downtime = &fleet.Downtime{Start: time.Now().Add(-time.Minute), End: time.Now().Add(time.Hour), Reason: "disk swap"}
 	d.Advertise(a)
 	d.Advertise(ad("b", "B", RoleOrigin, "b:1", "/store"))
-	if _, to := redirectOf(t, d.route(reqCtx(""), "open", "/store/f")); to != "b:1" {
+	if _, to := redirectOf(t, d.routeT(reqCtx(""), "open", "/store/f")); to != "b:1" {
 		t.Errorf("sent to %s during a's downtime", to)
 	}
 	a.Downtime = &fleet.Downtime{Start: time.Now().Add(time.Hour), End: time.Now().Add(2 * time.Hour), Reason: "later"}
 	d.Advertise(a)
-	if _, to := redirectOf(t, d.route(reqCtx(""), "open", "/store/f")); to != "a:1" {
+	if _, to := redirectOf(t, d.routeT(reqCtx(""), "open", "/store/f")); to != "a:1" {
 		t.Errorf("sent to %s with a's downtime not started yet", to)
 	}
 }

@@ -12,43 +12,32 @@ import (
 	"sitebox/internal/store"
 )
 
-// Stat, Open and Checksum are answered with a redirect to a server that
-// has the file (or the error saying none has).
+// Stat answers for the namespace root and the directories above the
+// servers' prefixes, so clients can walk down to the data; everything else
+// is a file the director does not hold: the frontends ask Route first and
+// send the client where it is.
 func (d *Director) Stat(ctx context.Context, name string) (store.FileInfo, error) {
-	if name == "/" {
-		return store.FileInfo{Name: "", Mode: fs.ModeDir | 0o555}, nil
-	}
-	if fi, ok := d.isPrefixDir(name); ok {
+	if fi, ok := d.statHere(name); ok {
 		return fi, nil
 	}
-	return store.FileInfo{}, d.route(ctx, "stat", name)
+	return store.FileInfo{}, noData("stat", name)
 }
 
+// Open refuses: a director holds no data (see Route).
 func (d *Director) Open(ctx context.Context, name string) (store.File, error) {
-	return nil, d.route(ctx, "open", name)
+	return nil, noData("open", name)
 }
 
-func (d *Director) Checksum(ctx context.Context, name, algo string) (string, error) {
-	return "", d.route(ctx, "checksum", name)
+func noData(op, name string) error {
+	return &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: a director holds no data; ask where it is (Route)", store.ErrUnsupported)}
 }
 
-// Create sends an upload to the origin at this site with the most free
-// space whose prefix covers the path.
-func (d *Director) Create(ctx context.Context, name string, _ store.CreateOptions) (store.WritableFile, error) {
-	now := time.Now()
-	req := store.RequestFrom(ctx)
-	origins := d.reg.list(func(s *Server) bool {
-		return s.Role == RoleOrigin && s.Site == d.cfg.Site && s.usable(now) && s.holds(name) && !s.Static
-	})
-	if len(origins) == 0 {
-		return nil, &store.PathError{Op: "create", Path: name, Err: fmt.Errorf("%w: no origin at site %q exports %s for uploads", store.ErrUnsupported, d.cfg.Site, name)}
+// statHere answers stat for "/" and the prefix directories.
+func (d *Director) statHere(name string) (store.FileInfo, bool) {
+	if name == "/" {
+		return store.FileInfo{Name: "", Mode: fs.ModeDir | 0o555}, true
 	}
-	sort.SliceStable(origins, func(i, j int) bool { return origins[i].Free > origins[j].Free })
-	eps := make([]store.Endpoint, len(origins))
-	for i, s := range origins {
-		eps[i] = s.endpoint()
-	}
-	return nil, d.redirect("create", name, req, 0, eps, "upload to the origin with most free space")
+	return d.isPrefixDir(name)
 }
 
 // Locate lists every server holding name: all replicas, for `xrdfs locate`.

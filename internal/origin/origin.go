@@ -5,6 +5,8 @@
 //
 // Every filesystem access goes through an os.Root per pool, so no spelling
 // of a path — "..", absolute or escaping symlinks — reaches outside a pool.
+// Paths come cleaned by the frontend (store.CleanPath) and are not cleaned
+// again here; the os.Root confinement does not depend on it.
 package origin
 
 import (

@@ -17,10 +17,6 @@ import (
 
 // Stat describes name from the first pool that holds it.
 func (o *Origin) Stat(ctx context.Context, name string) (store.FileInfo, error) {
-	name, err := store.CleanPath(name)
-	if err != nil {
-		return store.FileInfo{}, err
-	}
 	ex, rel, ok := o.resolve(name)
 	if !ok {
 		if len(o.virtualChildren(name)) > 0 {
@@ -71,10 +67,6 @@ func (ex *export) info(fi fs.FileInfo, name string) store.FileInfo {
 
 // Open opens an existing regular file for reading.
 func (o *Origin) Open(ctx context.Context, name string) (store.File, error) {
-	name, err := store.CleanPath(name)
-	if err != nil {
-		return nil, err
-	}
 	ex, rel, ok := o.resolve(name)
 	if !ok {
 		if len(o.virtualChildren(name)) > 0 {
@@ -102,10 +94,6 @@ func (o *Origin) Open(ctx context.Context, name string) (store.File, error) {
 // List merges the directory's entries across pools; where two pools hold
 // the same name the first pool's entry wins.
 func (o *Origin) List(ctx context.Context, name string) ([]store.FileInfo, error) {
-	name, err := store.CleanPath(name)
-	if err != nil {
-		return nil, err
-	}
 	ex, rel, ok := o.resolve(name)
 	if !ok {
 		kids := o.virtualChildren(name)
@@ -201,15 +189,6 @@ func (o *Origin) Checksum(ctx context.Context, name, algo string) (string, error
 		return "", wrap("checksum", name, err)
 	}
 	return sum, nil
-}
-
-// Locate answers that the file is here, on this server.
-func (o *Origin) Locate(ctx context.Context, name string) ([]store.Location, error) {
-	fi, err := o.Stat(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	return []store.Location{{Writable: fi.Writable}}, nil
 }
 
 // file is an open pool file. It exposes its descriptor for sendfile(2).

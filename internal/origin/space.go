@@ -34,10 +34,6 @@ func (ex *export) emptiest() *pool {
 // Space sums the pools of the export holding name. Pools sharing one
 // filesystem are counted once.
 func (o *Origin) Space(ctx context.Context, name string) (store.Space, error) {
-	name, err := store.CleanPath(name)
-	if err != nil {
-		return store.Space{}, err
-	}
 	ex, _, ok := o.resolve(name)
 	if !ok {
 		// The shortest export stands for the virtual directories above all.

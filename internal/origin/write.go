@@ -14,10 +14,6 @@ import (
 // writable resolves name for a change, refusing read-only exports and the
 // virtual directories above the exports.
 func (o *Origin) writable(op, name string) (string, *export, string, error) {
-	name, err := store.CleanPath(name)
-	if err != nil {
-		return "", nil, "", err
-	}
 	ex, rel, ok := o.resolve(name)
 	if !ok {
 		return name, nil, "", wrap(op, name, fmt.Errorf("%w: outside every export", store.ErrPermission))

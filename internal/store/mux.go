@@ -19,8 +19,12 @@ type Mux struct {
 
 var (
 	_ Store         = (*Mux)(nil)
+	_ Creator       = (*Mux)(nil)
+	_ Checksummer   = (*Mux)(nil)
+	_ Locator       = (*Mux)(nil)
 	_ Namespace     = (*Mux)(nil)
 	_ SpaceReporter = (*Mux)(nil)
+	_ Router        = (*Mux)(nil)
 )
 
 // NewMux mounts each store at its (clean) prefix.
@@ -32,11 +36,9 @@ func NewMux(stores map[string]Store) *Mux {
 	return m
 }
 
-func (m *Mux) pick(op, name string) (string, Store, error) {
-	p, err := CleanPath(name)
-	if err != nil {
-		return "", nil, err
-	}
+// pick finds the store mounted over the clean path p (nil for a virtual
+// directory above the mounts).
+func (m *Mux) pick(op, p string) (string, Store, error) {
 	if s, ok := m.mounts.Lookup(p); ok {
 		return p, s, nil
 	}
@@ -106,7 +108,11 @@ func (m *Mux) Create(ctx context.Context, name string, opts CreateOptions) (Writ
 	if s == nil {
 		return nil, &PathError{Op: "create", Path: p, Err: ErrIsDir}
 	}
-	return s.Create(ctx, p, opts)
+	c, ok := As[Creator](s)
+	if !ok {
+		return nil, &PathError{Op: "create", Path: p, Err: fmt.Errorf("%w: this path cannot be changed here", ErrReadOnly)}
+	}
+	return c.Create(ctx, p, opts)
 }
 
 func (m *Mux) Checksum(ctx context.Context, name, algo string) (string, error) {
@@ -117,7 +123,11 @@ func (m *Mux) Checksum(ctx context.Context, name, algo string) (string, error) {
 	if s == nil {
 		return "", &PathError{Op: "checksum", Path: p, Err: ErrIsDir}
 	}
-	return s.Checksum(ctx, p, algo)
+	c, ok := As[Checksummer](s)
+	if !ok {
+		return "", &PathError{Op: "checksum", Path: p, Err: ErrUnsupported}
+	}
+	return c.Checksum(ctx, p, algo)
 }
 
 func (m *Mux) Locate(ctx context.Context, name string) ([]Location, error) {
@@ -128,7 +138,7 @@ func (m *Mux) Locate(ctx context.Context, name string) ([]Location, error) {
 	if s == nil {
 		return []Location{{}}, nil
 	}
-	return s.Locate(ctx, p)
+	return Locate(ctx, s, p)
 }
 
 // namespace returns the store for a change to name, or why not.
@@ -137,7 +147,7 @@ func (m *Mux) namespace(op, name string) (string, Namespace, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	ns, ok := s.(Namespace)
+	ns, ok := As[Namespace](s)
 	if s == nil || !ok {
 		return "", nil, &PathError{Op: op, Path: p, Err: fmt.Errorf("%w: this path cannot be changed here", ErrReadOnly)}
 	}
@@ -197,9 +207,20 @@ func (m *Mux) Space(ctx context.Context, name string) (Space, error) {
 	if err != nil {
 		return Space{}, err
 	}
-	sr, ok := s.(SpaceReporter)
+	sr, ok := As[SpaceReporter](s)
 	if s == nil || !ok {
 		return Space{}, &PathError{Op: "space", Path: p, Err: ErrUnsupported}
 	}
 	return sr.Space(ctx, p)
+}
+
+// Route passes c to the router mounted over its path; a path of a store
+// that does not route, or of none, is served here (the call itself then
+// answers).
+func (m *Mux) Route(ctx context.Context, c Call) (Route, error) {
+	_, s, err := m.pick(c.Op, c.Path)
+	if err != nil || s == nil {
+		return Route{}, nil
+	}
+	return RouteOf(ctx, s, c)
 }

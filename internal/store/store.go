@@ -1,19 +1,38 @@
-// Package store defines the one interface every sitebox backend implements
-// (origin, cache, director) and every protocol frontend serves (root://,
-// https://). Paths are absolute, slash-separated and already cleaned by
-// CleanPath; a backend may rely on that.
+// Package store is the kernel every sitebox backend (origin, cache,
+// director, remote clients) implements and every protocol frontend
+// (root://, https://) serves.
+//
+// A backend must implement Store: Stat, Open and List. It may implement
+// the optional capabilities Creator, Checksummer, Locator, Namespace,
+// SpaceReporter and Router; callers find them with As (or the helpers
+// Create, Checksum, Locate, RouteOf), and a missing one means "not here"
+// (ErrReadOnly, ErrUnsupported, "served here"). A store that wraps
+// another (the auth guard) implements Capable: its As answers for the
+// capabilities it offers, with views that do what the wrapper must
+// (check the policy), so no caller reaches the inner store around it.
+//
+// A Router (a director) is asked before every request that names a path
+// and answers with a Route: serve here, redirect, or wait; the frontends
+// send redirects and waits themselves, they are not errors.
+//
+// Paths are absolute, slash-separated and cleaned once, by the frontend,
+// with CleanPath; every store below trusts them. Who asks travels as an
+// immutable *Request in the context (WithRequest, RequestFrom); what a
+// proxy asks of its upstream, as its own Request (WithUpstream).
 package store
 
 import (
 	"context"
+	"errors"
 	"io"
 	"io/fs"
 	"time"
 )
 
-// Store is a namespace of files. Implementations must be safe for concurrent
-// use. Errors should wrap the sentinels in errors.go (ErrNotFound, …) so the
-// frontends can map them to protocol status codes in one place.
+// Store is a namespace of files: what every backend honestly implements.
+// Implementations must be safe for concurrent use. Errors should wrap the
+// sentinels in errors.go (ErrNotFound, …) so the frontends can map them to
+// protocol status codes in one place.
 type Store interface {
 	// Stat describes the file or directory at name.
 	Stat(ctx context.Context, name string) (FileInfo, error)
@@ -21,18 +40,29 @@ type Store interface {
 	Open(ctx context.Context, name string) (File, error)
 	// List returns the entries of the directory at name, sorted by name.
 	List(ctx context.Context, name string) ([]FileInfo, error)
+}
+
+// Creator is implemented by stores that can write files.
+type Creator interface {
 	// Create opens a file for writing as opts describes.
 	Create(ctx context.Context, name string, opts CreateOptions) (WritableFile, error)
-	// Checksum returns the hex digest of the whole file with algorithm algo
-	// ("adler32", "crc32c"); ErrUnsupported for an unknown algorithm.
+}
+
+// Checksummer is implemented by stores that can checksum a whole file.
+type Checksummer interface {
+	// Checksum returns the hex digest of the whole file with algorithm
+	// algo ("adler32", "crc32c"); ErrUnsupported for an unknown algorithm.
 	Checksum(ctx context.Context, name, algo string) (string, error)
-	// Locate says which servers hold name. A plain disk store answers with
-	// itself (an empty Endpoint meaning "here").
+}
+
+// Locator is implemented by stores that can say which servers hold a file.
+type Locator interface {
+	// Locate says which servers hold name. A plain disk store answers
+	// with itself (an empty Endpoint meaning "here").
 	Locate(ctx context.Context, name string) ([]Location, error)
 }
 
 // Namespace is implemented by stores that can change the namespace.
-// Frontends find it by type assertion and answer ErrUnsupported otherwise.
 type Namespace interface {
 	Mkdir(ctx context.Context, name string, perm fs.FileMode, parents bool) error
 	Remove(ctx context.Context, name string) error // a file
@@ -82,6 +112,25 @@ type WritableFile interface {
 	io.WriterAt
 	Truncate(size int64) error
 	Sync() error
+}
+
+// Discarder is implemented by a file Create made new for the request
+// that holds it: Discard removes it again, whatever the request's scopes
+// (it made the file), as an upload cleaning up its temporary after a
+// failure does. It may be called after Close.
+type Discarder interface {
+	Discard(ctx context.Context) error
+}
+
+// Discard removes the file f that Create returned for name: through f's
+// own Discard when it has one, else with ns.Remove.
+func Discard(ctx context.Context, f File, ns Namespace, name string) error {
+	if d, ok := f.(Discarder); ok {
+		if err := d.Discard(ctx); !errors.Is(err, errors.ErrUnsupported) {
+			return err
+		}
+	}
+	return ns.Remove(ctx, name)
 }
 
 // CreateOptions says how Create treats an existing file and missing parents.

@@ -103,7 +103,7 @@ func Put(ctx context.Context, src string, r *Remote, force bool, progress *Progr
 	if st.IsDir() {
 		return 0, fmt.Errorf("%s is a directory", src)
 	}
-	out, err := r.Store.Create(ctx, r.Path, store.CreateOptions{Truncate: force, Exclusive: !force, MkParents: true, Perm: st.Mode().Perm()})
+	out, err := store.Create(ctx, r.Store, r.Path, store.CreateOptions{Truncate: force, Exclusive: !force, MkParents: true, Perm: st.Mode().Perm()})
 	if err != nil {
 		return 0, err
 	}

@@ -50,7 +50,7 @@ func TestRealCurlFollowsRedirect(t *testing.T) {
 	b.StartTLS()
 	t.Cleanup(b.Close)
 
-	dirStore := &routingStore{err: &store.RedirectError{Op: "open", Opaque: "sbx.hops=1", Reason: "test",
+	dirStore := &routingStore{route: store.Route{Opaque: "sbx.hops=1", Reason: "test",
 		To: []store.Endpoint{{Root: "127.0.0.1:1"}, {HTTPS: b.URL}}}}
 	a := httptest.NewUnstartedServer(New(Config{}, dirStore, nil))
 	a.TLS = tc

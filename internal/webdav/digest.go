@@ -61,7 +61,7 @@ func (h *Handler) digest(r *http.Request, name string) (string, error) {
 		return "", nil
 	}
 	for _, algo := range wantDigest(strings.Join(want, ",")) {
-		sum, err := h.store.Checksum(r.Context(), name, algo)
+		sum, err := store.Checksum(r.Context(), h.store, name, algo)
 		if errors.Is(err, store.ErrUnsupported) || errors.Is(err, cksum.ErrUnknownAlgorithm) {
 			continue // this store cannot do it; try the client's next choice
 		}

@@ -38,9 +38,6 @@ func statusOf(err error) int {
 	if errors.As(err, &he) {
 		return he.status
 	}
-	if code, ok := routingStatus(err); ok {
-		return code // a director's redirect or wait (redirect.go)
-	}
 	var mbe *http.MaxBytesError
 	var se *stallError
 	switch {
@@ -100,15 +97,11 @@ func message(err error, code int) string {
 }
 
 // fail answers err with its status and a one-line plain-text body, logging
-// server-side failures loudly and refusals quietly. A director's answer
-// (redirect, wait) is not a failure: answerRouting sends it with its
-// Location, Link or Retry-After headers.
+// server-side failures loudly and refusals quietly. (A director's answer,
+// a redirect or a wait, is not a failure: see route.)
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	for _, k := range []string{"Etag", "Digest", "Last-Modified", "Content-Range"} {
 		w.Header().Del(k) // headers set for a success must not ride on an error
-	}
-	if h.answerRouting(w, r, err) {
-		return
 	}
 	code := h.authStatus(w, r, err, statusOf(err))
 	if code >= 500 {

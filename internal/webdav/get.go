@@ -17,6 +17,9 @@ import (
 // "Content-Range: bytes */size") and the conditional requests, from the
 // ETag and Last-Modified set here.
 func (h *Handler) get(w http.ResponseWriter, r *http.Request, name string) error {
+	if answered, err := h.route(w, r, store.Call{Op: "stat", Path: name}); answered || err != nil {
+		return err
+	}
 	fi, err := h.store.Stat(r.Context(), name)
 	if err != nil {
 		return err

@@ -132,7 +132,7 @@ func (h *Handler) namespace(op, name string) (store.Namespace, error) {
 	if h.cfg.ReadOnly {
 		return nil, &store.PathError{Op: op, Path: name, Err: store.ErrReadOnly}
 	}
-	ns, ok := h.store.(store.Namespace)
+	ns, ok := store.As[store.Namespace](h.store)
 	if !ok {
 		return nil, &store.PathError{Op: op, Path: name, Err: store.ErrUnsupported}
 	}

@@ -36,6 +36,9 @@ func (h *Handler) propfind(w http.ResponseWriter, r *http.Request, name string) 
 	if err := checkPropfindBody(r); err != nil {
 		return err
 	}
+	if answered, err := h.route(w, r, store.Call{Op: "stat", Path: name}); answered || err != nil {
+		return err
+	}
 	fi, err := h.store.Stat(r.Context(), name)
 	if err != nil {
 		return err

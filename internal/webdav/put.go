@@ -36,11 +36,14 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, name string) error
 		// answer 400 rather than store the range as the whole file.
 		return badRequest("partial PUT (Content-Range) is not supported; upload the whole file")
 	}
-	if _, ok := h.store.(store.Namespace); !ok {
+	if _, ok := store.As[store.Namespace](h.store); !ok {
 		return h.putDirect(w, r, name)
 	}
 	ns, err := h.namespace("put", name)
 	if err != nil {
+		return err
+	}
+	if answered, err := h.route(w, r, store.Call{Op: "stat", Path: name}); answered || err != nil {
 		return err
 	}
 	existed := false
@@ -63,7 +66,7 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, name string) error
 	if err != nil {
 		return err
 	}
-	f, err := h.store.Create(r.Context(), tmp, store.CreateOptions{Exclusive: true, MkParents: true})
+	f, err := store.Create(r.Context(), h.store, tmp, store.CreateOptions{Exclusive: true, MkParents: true})
 	if err != nil {
 		return withPath(err, "put", name, tmp)
 	}
@@ -82,7 +85,7 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, name string) error
 	}
 	if err != nil {
 		// The client may be gone and its context cancelled: clean up anyway.
-		if rerr := ns.Remove(context.WithoutCancel(r.Context()), tmp); rerr != nil && !errors.Is(rerr, store.ErrNotFound) {
+		if rerr := store.Discard(context.WithoutCancel(r.Context()), f, ns, tmp); rerr != nil && !errors.Is(rerr, store.ErrNotFound) {
 			h.log.Warn("cannot remove failed upload", "path", tmp, "err", rerr)
 		}
 		return withPath(err, "put", name, tmp)

@@ -11,12 +11,19 @@ import (
 
 // putDirect uploads to a store without namespace operations, such as a
 // director. With no rename there is no temporary file: Create alone
-// decides, and a director answers it with a redirect to the origin that
-// takes the upload (before any of the body is read). A store that does
+// decides, and a director routes it to the origin that takes the upload
+// (a redirect sent before any of the body is read). A store that does
 // hand out a file gets the body written in place; it cannot be atomic.
 func (h *Handler) putDirect(w http.ResponseWriter, r *http.Request, name string) error {
 	if im := r.Header.Get("If-Match"); im != "" {
-		fi, err := h.store.Stat(r.Context(), name)
+		answered, err := h.route(w, r, store.Call{Op: "stat", Path: name})
+		if answered {
+			return nil
+		}
+		var fi store.FileInfo
+		if err == nil {
+			fi, err = h.store.Stat(r.Context(), name)
+		}
 		if errors.Is(err, store.ErrNotFound) || (err == nil && !etagMatches(im, etag(fi))) {
 			return &httpError{http.StatusPreconditionFailed, "put " + name + ": If-Match does not match the current file"}
 		}
@@ -25,7 +32,10 @@ func (h *Handler) putDirect(w http.ResponseWriter, r *http.Request, name string)
 		}
 	}
 	opts := store.CreateOptions{Truncate: true, MkParents: true, Exclusive: r.Header.Get("If-None-Match") == "*"}
-	f, err := h.store.Create(r.Context(), name, opts)
+	if answered, err := h.route(w, r, store.Call{Op: "create", Path: name, Create: opts}); answered || err != nil {
+		return err
+	}
+	f, err := store.Create(r.Context(), h.store, name, opts)
 	if err != nil {
 		return err
 	}

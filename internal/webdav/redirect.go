@@ -1,7 +1,6 @@
 package webdav
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -27,24 +26,24 @@ func (h *Handler) withRequest(r *http.Request) *http.Request {
 	return r.WithContext(store.WithRequest(r.Context(), req))
 }
 
-// target is where a RedirectError sends an https client.
+// target is where a route sends an https client.
 type target struct {
 	location string   // the first endpoint with an https:// service
 	links    []string // every such endpoint, best first, as full URLs
 	rootOnly string   // with no https endpoint: the first root:// host
 }
 
-// redirectTarget builds the URLs of re's endpoints for the request path
+// redirectTarget builds the URLs of rt's endpoints for the request path
 // name (cleaned, unescaped) and the request's raw query. Endpoints whose
 // HTTPS base is not a usable http(s)://host URL are skipped, so a bad
 // registry entry costs an alternative, never a broken Location.
-func redirectTarget(name, rawQuery string, re *store.RedirectError) target {
+func redirectTarget(name, rawQuery string, rt store.Route) target {
 	var t target
 	suffix := (&url.URL{Path: name}).EscapedPath()
-	if q := mergeQuery(rawQuery, re.Opaque); q != "" {
+	if q := mergeQuery(rawQuery, rt.Opaque); q != "" {
 		suffix += "?" + q
 	}
-	for _, ep := range re.To {
+	for _, ep := range rt.To {
 		base, ok := httpsBase(ep.HTTPS)
 		if !ok {
 			if t.rootOnly == "" && ep.Root != "" {
@@ -114,68 +113,43 @@ func linkHeader(links []string) string {
 	return strings.Join(parts, ", ")
 }
 
-// retryAfter is a WaitError's delay in whole seconds, at least 1: a
+// retryAfter is a route's wait in whole seconds, at least 1: a
 // Retry-After of 0 would make clients spin.
 func retryAfter(d time.Duration) int {
 	s := int((d + time.Second - 1) / time.Second)
 	return max(s, 1)
 }
 
-// routing reports whether err is a director's answer rather than a
-// failure, and if so its status (307, 502 without an https endpoint, 503).
-func routingStatus(err error) (int, bool) {
-	var re *store.RedirectError
-	if errors.As(err, &re) {
-		for _, ep := range re.To {
-			if _, ok := httpsBase(ep.HTTPS); ok {
-				return http.StatusTemporaryRedirect, true
-			}
-		}
-		return http.StatusBadGateway, true
+// route asks the store where c is served and, unless here, answers the
+// client itself: a redirect, an "only over root://" 502 or a 503 with
+// Retry-After. answered reports that it did; err is the call's own
+// answer (found nowhere, a redirect loop), for the caller to treat as the
+// call's error. The Location is built from the request path.
+func (h *Handler) route(w http.ResponseWriter, r *http.Request, c store.Call) (answered bool, err error) {
+	rt, err := store.RouteOf(r.Context(), h.store, c)
+	if err != nil || rt.Here() {
+		return false, err
 	}
-	var we *store.WaitError
-	if errors.As(err, &we) {
-		return http.StatusServiceUnavailable, true
-	}
-	return 0, false
-}
-
-// answerRouting sends a redirect, a "only over root://" 502 or a 503 with
-// Retry-After for a director's answer. It reports false for other errors.
-// The Location is built from the request path, not the error's: a store may
-// have been asked for an internal name (PUT's temporary file).
-func (h *Handler) answerRouting(w http.ResponseWriter, r *http.Request, err error) bool {
-	code, ok := routingStatus(err)
-	if !ok {
-		return false
-	}
-	name, perr := requestPath(r)
-	if perr != nil { // cannot happen: the request got this far with it
-		name = r.URL.Path
-	}
-	var re *store.RedirectError
-	var we *store.WaitError
-	switch {
-	case errors.As(err, &re):
-		t := redirectTarget(name, r.URL.RawQuery, re)
-		if code == http.StatusBadGateway {
-			h.log.Warn("redirect has no https endpoint", "method", r.Method, "path", name, "to", re.To, "reason", re.Reason)
-			msg := fmt.Sprintf("%s is only reachable over root:// at %s (root://%s/%s)", name, t.rootOnly, t.rootOnly, name)
-			if t.rootOnly == "" {
-				msg = name + " is held by servers this one cannot send an https:// client to (no https:// or root:// address)"
-			}
-			http.Error(w, msg, code)
-			return true
-		}
-		h.log.Debug("redirect", "method", r.Method, "path", name, "to", t.location, "reason", re.Reason)
-		w.Header().Set("Location", t.location)
-		w.Header().Set("Link", linkHeader(t.links))
-		http.Error(w, "redirecting to "+t.location, code)
-	case errors.As(err, &we):
-		secs := retryAfter(we.Wait)
-		h.log.Debug("asking client to wait", "method", r.Method, "path", name, "seconds", secs, "reason", we.Reason)
+	if rt.Retry {
+		secs := retryAfter(rt.Wait)
+		h.log.Debug("asking client to wait", "method", r.Method, "path", c.Path, "seconds", secs, "reason", rt.Reason)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		http.Error(w, fmt.Sprintf("%s: still locating this file; retry in %d s", name, secs), code)
+		http.Error(w, fmt.Sprintf("%s: still locating this file; retry in %d s", c.Path, secs), http.StatusServiceUnavailable)
+		return true, nil
 	}
-	return true
+	t := redirectTarget(c.Path, r.URL.RawQuery, rt)
+	if t.location == "" {
+		h.log.Warn("redirect has no https endpoint", "method", r.Method, "path", c.Path, "to", rt.To, "reason", rt.Reason)
+		msg := fmt.Sprintf("%s is only reachable over root:// at %s (root://%s/%s)", c.Path, t.rootOnly, t.rootOnly, c.Path)
+		if t.rootOnly == "" {
+			msg = c.Path + " is held by servers this one cannot send an https:// client to (no https:// or root:// address)"
+		}
+		http.Error(w, msg, http.StatusBadGateway)
+		return true, nil
+	}
+	h.log.Debug("redirect", "method", r.Method, "path", c.Path, "to", t.location, "reason", rt.Reason)
+	w.Header().Set("Location", t.location)
+	w.Header().Set("Link", linkHeader(t.links))
+	http.Error(w, "redirecting to "+t.location, http.StatusTemporaryRedirect)
+	return true, nil
 }

@@ -15,12 +15,12 @@ import (
 )
 
 // routingStore is a tiny director: the directory /dir lists one file, and
-// every other path is answered with err (a RedirectError or WaitError).
-// It records the request each call saw in its context.
+// every other path is routed by route (a redirect or a wait). It records
+// the request each call saw in its context.
 type routingStore struct {
-	err  error
-	mu   sync.Mutex
-	seen []*store.Request
+	route store.Route
+	mu    sync.Mutex
+	seen  []*store.Request
 }
 
 func (s *routingStore) note(ctx context.Context) {
@@ -38,36 +38,32 @@ func (s *routingStore) last() *store.Request {
 	return s.seen[len(s.seen)-1]
 }
 
+func (s *routingStore) Route(ctx context.Context, c store.Call) (store.Route, error) {
+	s.note(ctx)
+	if c.Op == "stat" && (c.Path == "/dir" || c.Path == "/") {
+		return store.Route{}, nil
+	}
+	return s.route, nil
+}
 func (s *routingStore) Stat(ctx context.Context, name string) (store.FileInfo, error) {
 	s.note(ctx)
 	if name == "/dir" || name == "/" {
 		return store.FileInfo{Name: "dir", Mode: fs.ModeDir | 0o555}, nil
 	}
-	return store.FileInfo{}, s.err
+	return store.FileInfo{}, store.ErrUnsupported
 }
 func (s *routingStore) Open(ctx context.Context, name string) (store.File, error) {
 	s.note(ctx)
-	return nil, s.err
+	return nil, store.ErrUnsupported
 }
 func (s *routingStore) List(ctx context.Context, name string) ([]store.FileInfo, error) {
 	s.note(ctx)
 	return []store.FileInfo{{Name: "merged.root", Size: 42, Mode: 0o444}}, nil
 }
-func (s *routingStore) Create(ctx context.Context, name string, _ store.CreateOptions) (store.WritableFile, error) {
-	s.note(ctx)
-	return nil, s.err
-}
-func (s *routingStore) Checksum(ctx context.Context, name, algo string) (string, error) {
-	s.note(ctx)
-	return "", s.err
-}
-func (s *routingStore) Locate(ctx context.Context, name string) ([]store.Location, error) {
-	return nil, s.err
-}
 
-func newRoutingServer(t *testing.T, err error) (*httptest.Server, *routingStore) {
+func newRoutingServer(t *testing.T, rt store.Route) (*httptest.Server, *routingStore) {
 	t.Helper()
-	st := &routingStore{err: err}
+	st := &routingStore{route: rt}
 	srv := httptest.NewServer(New(Config{}, st, nil))
 	t.Cleanup(srv.Close)
 	return srv, st
@@ -94,7 +90,7 @@ func send(t *testing.T, method, url, body string, hdr ...string) *http.Response 
 }
 
 func TestRedirectEveryMethod(t *testing.T) {
-	re := &store.RedirectError{Op: "open", Path: "/x", Opaque: "sbx.hops=2&vo=cms", Reason: "replica at site B",
+	re := store.Route{Opaque: "sbx.hops=2&vo=cms", Reason: "replica at site B",
 		To: []store.Endpoint{
 			{Root: "b.example.org:1094"}, // root:// only: not in Location or Link
 			{Root: "c.example.org:1094", HTTPS: "https://c.example.org:8443/"},
@@ -145,7 +141,7 @@ func TestRedirectEveryMethod(t *testing.T) {
 // A directory on a director is answered from its merged List, not
 // redirected.
 func TestRedirectDirectoryPropfindIsListed(t *testing.T) {
-	srv, _ := newRoutingServer(t, &store.RedirectError{To: []store.Endpoint{{HTTPS: "https://b:1"}}})
+	srv, _ := newRoutingServer(t, store.Route{To: []store.Endpoint{{HTTPS: "https://b:1"}}})
 	resp, body := do(t, "PROPFIND", srv.URL+"/dir/", nil, "Depth", "1")
 	if resp.StatusCode != http.StatusMultiStatus || !strings.Contains(body, "<D:href>/dir/merged.root</D:href>") {
 		t.Fatalf("PROPFIND /dir: %d\n%s", resp.StatusCode, body)
@@ -153,7 +149,7 @@ func TestRedirectDirectoryPropfindIsListed(t *testing.T) {
 }
 
 func TestRedirectWithoutHTTPS(t *testing.T) {
-	srv, _ := newRoutingServer(t, &store.RedirectError{Op: "open", Path: "/store/f",
+	srv, _ := newRoutingServer(t, store.Route{
 		To: []store.Endpoint{{Root: "b.example.org:1094"}, {Root: "c.example.org:1094"}}})
 	for _, m := range []string{"GET", "PROPFIND", "PUT"} {
 		resp, body := do(t, m, srv.URL+"/store/f", bodyFor(m))
@@ -164,7 +160,7 @@ func TestRedirectWithoutHTTPS(t *testing.T) {
 			t.Errorf("%s: body %q", m, body)
 		}
 	}
-	srv, _ = newRoutingServer(t, &store.RedirectError{To: []store.Endpoint{{HTTPS: "not a url"}}})
+	srv, _ = newRoutingServer(t, store.Route{To: []store.Endpoint{{HTTPS: "not a url"}}})
 	resp, body := do(t, "GET", srv.URL+"/store/f", nil)
 	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "no https:// or root:// address") {
 		t.Fatalf("bad endpoint only: %d %q", resp.StatusCode, body)
@@ -176,7 +172,7 @@ func TestWaitIsRetryAfter(t *testing.T) {
 		wait time.Duration
 		want string
 	}{{5 * time.Second, "5"}, {1500 * time.Millisecond, "2"}, {0, "1"}} {
-		srv, _ := newRoutingServer(t, &store.WaitError{Op: "open", Path: "/store/f", Wait: c.wait, Reason: "locating"})
+		srv, _ := newRoutingServer(t, store.Route{Retry: true, Wait: c.wait, Reason: "locating"})
 		for _, m := range []string{"GET", "HEAD", "PROPFIND", "PUT"} {
 			resp, body := do(t, m, srv.URL+"/store/f", bodyFor(m))
 			if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != c.want {
@@ -232,7 +228,7 @@ func (b *countingBody) Read(p []byte) (int, error) {
 // PUT is redirected before the body is read: a client that waits for
 // 100 Continue sends none of it to the director.
 func TestRedirectPutBeforeBody(t *testing.T) {
-	srv, _ := newRoutingServer(t, &store.RedirectError{To: []store.Endpoint{{HTTPS: "https://b.example.org:8443"}}})
+	srv, _ := newRoutingServer(t, store.Route{To: []store.Endpoint{{HTTPS: "https://b.example.org:8443"}}})
 	body := &countingBody{}
 	req, err := http.NewRequest("PUT", srv.URL+"/store/big", body)
 	if err != nil {

@@ -128,7 +128,7 @@ func TestCacheRefusesUntrustedRootRedirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer o.Close()
-	up := &xrdtest.RouteStore{Store: o, Route: xrdtest.RedirectAll([]store.Endpoint{{Root: internalHost}}, "")}
+	up := &xrdtest.RouteStore{Store: o, Decide: xrdtest.RedirectAll([]store.Endpoint{{Root: internalHost}}, "")}
 	uln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -69,7 +69,9 @@ func (r *pathReq) payload(cgi string) []byte {
 // handle in the answer.
 func (f *FS) do(ctx context.Context, r *pathReq) ([]byte, *Conn, error) {
 	w := waiter{max: f.opts.maxWait()}
-	addr, cgi := f.addr, r.cgi
+	// A proxy's own request upstream (store.WithUpstream) rides with the
+	// caller's CGI: "sbx.via=cache&vo=cms" from a sitebox cache.
+	addr, cgi := f.addr, mergeCGI(r.cgi, store.UpstreamCGI(ctx))
 	director := "" // the server that last redirected this request
 	var tried []string
 	var failed error // the last failure at a server in tried

@@ -75,7 +75,7 @@ func newFederation(t *testing.T, n int) *federation {
 	for i := n - 1; i >= 0; i-- {
 		empty, _ := newOrigin(t)
 		rs := &xrdtest.RouteStore{Store: empty}
-		rs.Route = xrdtest.RedirectAll([]store.Endpoint{{HTTPS: "https://127.0.0.1:1"}, {Root: next}}, "sbx.hops="+string(rune('1'+i)))
+		rs.Decide = xrdtest.RedirectAll([]store.Endpoint{{HTTPS: "https://127.0.0.1:1"}, {Root: next}}, "sbx.hops="+string(rune('1'+i)))
 		next = serve(t, rs)
 		fed.directors = append([]*xrdtest.RouteStore{rs}, fed.directors...)
 		fed.addrs = append([]string{next}, fed.addrs...)
@@ -259,7 +259,7 @@ func TestBackToDirectorWithTried(t *testing.T) {
 
 	empty, _ := newOrigin(t)
 	dir := &xrdtest.RouteStore{Store: empty}
-	dir.SetRoute(func(op, name string) error {
+	dir.SetRoute(func(op, name string) (store.Route, error) {
 		tried := dir.Last(op).Req.Opaque.Get("tried")
 		to := dead
 		switch {
@@ -268,7 +268,7 @@ func TestBackToDirectorWithTried(t *testing.T) {
 		case strings.Contains(tried, dead):
 			to = lostAddr
 		}
-		return &store.RedirectError{Op: op, Path: name, To: []store.Endpoint{{Root: to}}, Reason: "test"}
+		return store.Route{To: []store.Endpoint{{Root: to}}, Reason: "test"}, nil
 	})
 	fs := NewFS(serve(t, dir))
 	defer fs.Close()
@@ -316,10 +316,10 @@ func TestWaitThenSuccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	var calls atomic.Int32
-	redirect := fed.directors[0].Route
-	fed.directors[0].SetRoute(func(op, name string) error {
+	redirect := fed.directors[0].Decide
+	fed.directors[0].SetRoute(func(op, name string) (store.Route, error) {
 		if calls.Add(1) == 1 {
-			return &store.WaitError{Op: op, Path: name, Wait: 200 * time.Millisecond, Reason: "searching"}
+			return store.Route{Retry: true, Wait: 200 * time.Millisecond, Reason: "searching"}, nil
 		}
 		return redirect(op, name)
 	})
@@ -340,8 +340,8 @@ func TestWaitThenSuccess(t *testing.T) {
 func TestWaitIsBounded(t *testing.T) {
 	o, _ := newOrigin(t)
 	var wait atomic.Int64
-	rs := &xrdtest.RouteStore{Store: o, Route: func(op, name string) error {
-		return &store.WaitError{Op: op, Path: name, Wait: time.Duration(wait.Load()), Reason: "busy"}
+	rs := &xrdtest.RouteStore{Store: o, Decide: func(op, name string) (store.Route, error) {
+		return store.Route{Retry: true, Wait: time.Duration(wait.Load()), Reason: "busy"}, nil
 	}}
 	addr := serve(t, rs)
 	fs := NewFSOptions(addr, Options{MaxWait: 1500 * time.Millisecond})

@@ -39,7 +39,7 @@ func TestRedirectToUntrustedHostRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { o.Close() })
-	up := &xrdtest.RouteStore{Store: o, Route: xrdtest.RedirectAll([]store.Endpoint{{Root: evil}}, "authz=stolen")}
+	up := &xrdtest.RouteStore{Store: o, Decide: xrdtest.RedirectAll([]store.Endpoint{{Root: evil}}, "authz=stolen")}
 	upAddr := serve(t, up)
 
 	refuse := func(hostport string) error {

@@ -178,7 +178,7 @@ type fullStore struct{ store.Store }
 type fullFile struct{ store.WritableFile }
 
 func (f fullStore) Create(ctx context.Context, name string, o store.CreateOptions) (store.WritableFile, error) {
-	w, err := f.Store.Create(ctx, name, o)
+	w, err := store.Create(ctx, f.Store, name, o)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"sitebox/internal/cksum"
+	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -37,6 +38,9 @@ func (s *session) doDirlist(req *proto.Request) error {
 		}
 	}
 	ctx := s.reqCtx(cgi)
+	if done, err := s.routed(ctx, req, store.Call{Op: "list", Path: path}); done || err != nil {
+		return err
+	}
 	entries, err := s.srv.store.List(ctx, path)
 	if err != nil {
 		return err
@@ -67,7 +71,7 @@ func (s *session) doDirlist(req *proto.Request) error {
 		if algo != "" {
 			sum := "none"
 			if fi.Mode.IsRegular() {
-				if v, err := s.srv.store.Checksum(ctx, joinPath(path, fi.Name), algo); err == nil {
+				if v, err := store.Checksum(ctx, s.srv.store, joinPath(path, fi.Name), algo); err == nil {
 					sum = v
 				}
 			}
@@ -111,7 +115,11 @@ func (s *session) doLocate(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	locs, err := s.srv.store.Locate(s.reqCtx(cgi), path)
+	ctx := s.reqCtx(cgi)
+	if done, err := s.routed(ctx, req, store.Call{Op: "locate", Path: path}); done || err != nil {
+		return err
+	}
+	locs, err := store.Locate(ctx, s.srv.store, path)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ func (s *session) namespace(op, path string) (store.Namespace, error) {
 	if s.srv.cfg.ReadOnly {
 		return nil, errReadOnly(op, path)
 	}
-	ns, ok := s.srv.store.(store.Namespace)
+	ns, ok := store.As[store.Namespace](s.srv.store)
 	if !ok {
 		return nil, fmt.Errorf("%s %s: %w", op, path, store.ErrUnsupported)
 	}
@@ -31,11 +31,15 @@ func (s *session) doMkdir(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
+	ctx := s.reqCtx(cgi)
+	if done, err := s.routed(ctx, req, store.Call{Op: "mkdir", Path: path}); done || err != nil {
+		return err
+	}
 	perm := modeFromXrd(req.U16(14))
 	if perm == 0 {
 		perm = 0o755
 	}
-	if err := ns.Mkdir(s.reqCtx(cgi), path, perm, req.Body[0]&proto.MkdirPath != 0); err != nil {
+	if err := ns.Mkdir(ctx, path, perm, req.Body[0]&proto.MkdirPath != 0); err != nil {
 		return err
 	}
 	return s.sendOK(req.Stream, nil)
@@ -51,7 +55,11 @@ func (s *session) doRm(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := ns.Remove(s.reqCtx(cgi), path); err != nil {
+	ctx := s.reqCtx(cgi)
+	if done, err := s.routed(ctx, req, store.Call{Op: "rm", Path: path}); done || err != nil {
+		return err
+	}
+	if err := ns.Remove(ctx, path); err != nil {
 		return err
 	}
 	return s.sendOK(req.Stream, nil)
@@ -67,7 +75,11 @@ func (s *session) doRmdir(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := ns.Rmdir(s.reqCtx(cgi), path); err != nil {
+	ctx := s.reqCtx(cgi)
+	if done, err := s.routed(ctx, req, store.Call{Op: "rmdir", Path: path}); done || err != nil {
+		return err
+	}
+	if err := ns.Rmdir(ctx, path); err != nil {
 		return err
 	}
 	return s.sendOK(req.Stream, nil)
@@ -109,7 +121,11 @@ func (s *session) doMv(req *proto.Request) error {
 	}
 	// XrdCl appends a redirect's CGI to the new path of a resent mv, while
 	// a caller may have put its own on either: the store sees both.
-	if err := ns.Rename(s.reqCtx(joinCGI(srcCGI, dstCGI)), src, dst); err != nil {
+	ctx := s.reqCtx(joinCGI(srcCGI, dstCGI))
+	if done, err := s.routed(ctx, req, store.Call{Op: "mv", Path: src}); done || err != nil {
+		return err
+	}
+	if err := ns.Rename(ctx, src, dst); err != nil {
 		return err
 	}
 	return s.sendOK(req.Stream, nil)
@@ -125,7 +141,11 @@ func (s *session) doChmod(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := ns.Chmod(s.reqCtx(cgi), path, modeFromXrd(req.U16(14))); err != nil {
+	ctx := s.reqCtx(cgi)
+	if done, err := s.routed(ctx, req, store.Call{Op: "chmod", Path: path}); done || err != nil {
+		return err
+	}
+	if err := ns.Chmod(ctx, path, modeFromXrd(req.U16(14))); err != nil {
 		return err
 	}
 	return s.sendOK(req.Stream, nil)
@@ -145,7 +165,11 @@ func (s *session) doPrepare(req *proto.Request) error {
 			if err != nil {
 				return err
 			}
-			if _, err := s.srv.store.Stat(s.reqCtx(cgi), path); err != nil {
+			ctx := s.reqCtx(cgi)
+			if done, err := s.routed(ctx, req, store.Call{Op: "stat", Path: path}); done || err != nil {
+				return err
+			}
+			if _, err := s.srv.store.Stat(ctx, path); err != nil {
 				return err
 			}
 		}

@@ -45,7 +45,7 @@ type smallFile struct{ store.WritableFile }
 const smallLimit = 64 << 20
 
 func (s smallStore) Create(ctx context.Context, name string, o store.CreateOptions) (store.WritableFile, error) {
-	w, err := s.Store.Create(ctx, name, o)
+	w, err := store.Create(ctx, s.Store, name, o)
 	if err != nil {
 		return nil, err
 	}

@@ -80,7 +80,7 @@ func (s *session) doProtocol(req *proto.Request) {
 	if !s.srv.cfg.DisablePgRW {
 		flags |= proto.ProtoSupPgRW
 	}
-	if _, ok := s.srv.store.(store.Namespace); ok {
+	if _, ok := store.As[store.Namespace](s.srv.store); ok {
 		flags |= proto.ProtoSupPosc // see posc.go
 	}
 	goTLS := false

@@ -51,13 +51,24 @@ func (s *session) doOpen(req *proto.Request) error {
 	create := opts&(proto.OpenNew|proto.OpenDelete) != 0
 	update := opts&(proto.OpenUpdate|proto.OpenWriteOnly|proto.OpenAppend) != 0 && opts&proto.OpenRead == 0
 	write := create || update
+	if write && s.srv.cfg.ReadOnly {
+		return errReadOnly("open for writing", path)
+	}
 	release, err := s.reserveFile()
 	if err != nil {
 		return err
 	}
+	call := store.Call{Op: "open", Path: path}
+	if write {
+		call = store.Call{Op: "create", Path: path, Create: createOptions(mode, opts)}
+	}
+	if done, err := s.routed(ctx, req, call); done || err != nil {
+		release()
+		return err
+	}
 	var of *openFile
 	if write {
-		of, err = s.openWrite(ctx, path, mode, opts)
+		of, err = s.openWrite(ctx, path, call.Create, opts)
 	} else {
 		var f store.File
 		if f, err = s.srv.store.Open(ctx, path); err == nil {
@@ -97,10 +108,27 @@ func (s *session) doOpen(req *proto.Request) error {
 // openWrite creates or opens path for writing. With kXR_posc a created
 // or truncated file is written under a temporary name until its close
 // (posc.go); an update of an existing file is done in place, as in XRootD.
-func (s *session) openWrite(ctx context.Context, path string, mode, opts uint16) (*openFile, error) {
-	if s.srv.cfg.ReadOnly {
-		return nil, errReadOnly("open for writing", path)
+func (s *session) openWrite(ctx context.Context, path string, co store.CreateOptions, opts uint16) (*openFile, error) {
+	ns, canRename := store.As[store.Namespace](s.srv.store)
+	if opts&proto.OpenPosc != 0 && !co.Update && canRename {
+		w, p, err := s.createPosc(ctx, ns, path, co)
+		if err != nil {
+			return nil, err
+		}
+		of := newOpenFile(path, w, w, store.RequestFrom(ctx))
+		of.posc = p
+		return of, nil
 	}
+	w, err := store.Create(ctx, s.srv.store, path, co)
+	if err != nil {
+		return nil, err
+	}
+	return newOpenFile(path, w, w, store.RequestFrom(ctx)), nil
+}
+
+// createOptions are the store's terms for an open for writing with the
+// access mode and open options of kXR_open.
+func createOptions(mode, opts uint16) store.CreateOptions {
 	co := store.CreateOptions{Perm: modeFromXrd(mode)}
 	switch {
 	case opts&proto.OpenNew != 0:
@@ -117,21 +145,7 @@ func (s *session) openWrite(ctx context.Context, path string, mode, opts uint16)
 	if co.Perm == 0 {
 		co.Perm = 0o644
 	}
-	ns, canRename := s.srv.store.(store.Namespace)
-	if opts&proto.OpenPosc != 0 && !co.Update && canRename {
-		w, p, err := s.createPosc(ctx, ns, path, co)
-		if err != nil {
-			return nil, err
-		}
-		of := newOpenFile(path, w, w, store.RequestFrom(ctx))
-		of.posc = p
-		return of, nil
-	}
-	w, err := s.srv.store.Create(ctx, path, co)
-	if err != nil {
-		return nil, err
-	}
-	return newOpenFile(path, w, w, store.RequestFrom(ctx)), nil
+	return co
 }
 
 // reserveFile counts a file about to be opened against the client's and

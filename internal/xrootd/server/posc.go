@@ -30,7 +30,8 @@ func hiddenName(name string) bool { return strings.HasPrefix(name, uploadPrefix)
 // ever appears under the name the client asked for.
 type posc struct {
 	ns         store.Namespace
-	ctx        context.Context // the open's request (identity) for rename and remove
+	w          store.WritableFile // as Create returned it: it may discard itself
+	ctx        context.Context    // the open's request (identity) for rename and remove
 	tmp, final string
 
 	mu     sync.Mutex
@@ -53,11 +54,11 @@ func (s *session) createPosc(ctx context.Context, ns store.Namespace, name strin
 	rand.Read(rnd[:])
 	tmp := path.Join(path.Dir(name), uploadPrefix+hex.EncodeToString(rnd[:]))
 	co.Exclusive, co.Truncate, co.Update = true, false, false
-	w, err := s.srv.store.Create(ctx, tmp, co)
+	w, err := store.Create(ctx, s.srv.store, tmp, co)
 	if err != nil {
 		return nil, nil, renamedErr(err, name, tmp)
 	}
-	return w, &posc{ns: ns, ctx: context.WithoutCancel(ctx), tmp: tmp, final: name}, nil
+	return w, &posc{ns: ns, w: w, ctx: context.WithoutCancel(ctx), tmp: tmp, final: name}, nil
 }
 
 // fail records a failed write, sync or truncate: the file will not be kept.
@@ -99,7 +100,7 @@ func (p *posc) abort(log *slog.Logger, f store.File, why string) {
 
 func (p *posc) remove(log *slog.Logger, why string) {
 	log.Info("persist-on-successful-close file not kept", "path", p.final, "why", why)
-	if err := p.ns.Remove(p.ctx, p.tmp); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := store.Discard(p.ctx, p.w, p.ns, p.tmp); err != nil && !errors.Is(err, store.ErrNotFound) {
 		log.Warn("cannot remove unfinished upload", "path", p.tmp, "err", err)
 	}
 }

@@ -92,7 +92,7 @@ type fullNS struct {
 
 func TestPoscFailedWriteLeavesNothing(t *testing.T) {
 	st, dir := newOriginStore(t, false)
-	addr := startServer(t, Config{}, fullNS{fullStore{st}, st.(store.Namespace)})
+	addr := startServer(t, Config{}, fullNS{fullStore{st}, mustNS(st)})
 	r := login(t, addr)
 	h := r.open("/p", proto.OpenNew|proto.OpenPosc)
 	code, body := r.call(proto.ReqWrite, writeReq(h, 0), make([]byte, 100))
@@ -108,4 +108,9 @@ func TestPoscFailedWriteLeavesNothing(t *testing.T) {
 		t.Fatalf("close error %q does not say the file was not kept", msg)
 	}
 	waitEmpty(t, dir)
+}
+
+func mustNS(s store.Store) store.Namespace {
+	ns, _ := store.As[store.Namespace](s)
+	return ns
 }

@@ -40,7 +40,11 @@ func (s *session) queryChecksum(req *proto.Request) error {
 	if err != nil {
 		return errorf(proto.ErrUnsupported, "%s checksum not supported (this server computes %s and %s)", cgiValue(cgi, "cks.type"), cksum.Adler32, cksum.CRC32C)
 	}
-	sum, err := s.srv.store.Checksum(s.reqCtx(cgi), path, algo)
+	ctx := s.reqCtx(cgi)
+	if done, err := s.routed(ctx, req, store.Call{Op: "checksum", Path: path}); done || err != nil {
+		return err
+	}
+	sum, err := store.Checksum(ctx, s.srv.store, path, algo)
 	if err != nil {
 		return err
 	}
@@ -97,11 +101,15 @@ func (s *session) querySpace(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	sr, ok := s.srv.store.(store.SpaceReporter)
+	sr, ok := store.As[store.SpaceReporter](s.srv.store)
 	if !ok {
 		return fmt.Errorf("query space %s: %w", path, store.ErrUnsupported)
 	}
-	sp, err := sr.Space(s.reqCtx(cgi), path)
+	ctx := s.reqCtx(cgi)
+	if done, err := s.routed(ctx, req, store.Call{Op: "space", Path: path}); done || err != nil {
+		return err
+	}
+	sp, err := sr.Space(ctx, path)
 	if err != nil {
 		return err
 	}

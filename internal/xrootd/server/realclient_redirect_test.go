@@ -24,8 +24,8 @@ func redirectPair(t *testing.T, data []byte) (director, dataAddr string, dir str
 	empty, _ := newOriginStore(t, false)
 	route = &atomic.Value{}
 	route.Store(xrdtest.RedirectAll([]store.Endpoint{{HTTPS: "https://127.0.0.1:1"}, {Root: dataAddr}}, "vo=cms&sbx.hops=1"))
-	rs := &xrdtest.RouteStore{Store: empty, Route: func(op, name string) error {
-		return route.Load().(func(op, name string) error)(op, name)
+	rs := &xrdtest.RouteStore{Store: empty, Decide: func(op, name string) (store.Route, error) {
+		return route.Load().(func(op, name string) (store.Route, error))(op, name)
 	}}
 	director = startServer(t, Config{ServerName: "director"}, rs)
 	return director, dataAddr, dir, ds, route
@@ -69,9 +69,9 @@ func TestRealClientWaitsThenFollows(t *testing.T) {
 	director, dataAddr, dir, _, route := redirectPair(t, data)
 	var calls atomic.Int32
 	redirect := xrdtest.RedirectAll([]store.Endpoint{{Root: dataAddr}}, "sbx.hops=1")
-	route.Store(func(op, name string) error {
+	route.Store(func(op, name string) (store.Route, error) {
 		if calls.Add(1) == 1 {
-			return &store.WaitError{Op: op, Path: name, Wait: time.Second, Reason: "searching"}
+			return store.Route{Retry: true, Wait: time.Second, Reason: "searching"}, nil
 		}
 		return redirect(op, name)
 	})

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -42,32 +41,35 @@ func (s *session) reqCtx(cgi string) context.Context {
 	return store.WithRequest(s.ctx, r)
 }
 
-// divert turns a store's RedirectError into a kXR_redirect answer and a
-// WaitError into kXR_wait. ok is false for any other error. A redirect
-// that no root:// client can follow comes back as fail, to be answered
-// as an ordinary error.
-func divert(err error) (status uint16, body []byte, fail error, ok bool) {
-	var we *store.WaitError
-	if errors.As(err, &we) {
-		return proto.StatusWait, waitBody(we), nil, true
+// routed asks the store where c is served and, unless here, answers req
+// itself: kXR_redirect to the route's first root:// endpoint, or kXR_wait.
+// done reports that it answered; err is the call's own answer (found
+// nowhere, a redirect loop, a redirect no root:// client can follow).
+func (s *session) routed(ctx context.Context, req *proto.Request, c store.Call) (done bool, err error) {
+	rt, err := store.RouteOf(ctx, s.srv.store, c)
+	if err != nil || rt.Here() {
+		return false, err
 	}
-	var re *store.RedirectError
-	if !errors.As(err, &re) {
-		return 0, nil, nil, false
+	status, body := uint16(proto.StatusWait), waitBody(rt, c)
+	if !rt.Retry {
+		if body, err = redirectBody(rt, c); err != nil {
+			return false, err
+		}
+		status = proto.StatusRedirect
 	}
-	body, fail = redirectBody(re)
-	return proto.StatusRedirect, body, fail, true
+	s.log.Debug("request diverted", "req", req.Name(), "status", status, "why", rt.Describe(c))
+	return true, s.sendFrame(req.Stream, status, body)
 }
 
 // waitBody is ServerResponseBody_Wait: int32 seconds, then a message. The
 // protocol counts whole seconds; a shorter wait is rounded up, since 0
 // would make XrdCl retry at once and spin against a busy director.
-func waitBody(we *store.WaitError) []byte {
-	secs := int64(math.Ceil(we.Wait.Seconds()))
+func waitBody(rt store.Route, c store.Call) []byte {
+	secs := int64(math.Ceil(rt.Wait.Seconds()))
 	secs = min(max(secs, 1), maxWaitSecs)
-	msg := we.Reason
+	msg := rt.Reason
 	if msg == "" {
-		msg = we.Error()
+		msg = rt.Describe(c)
 	}
 	b := make([]byte, 4, 4+len(msg))
 	binary.BigEndian.PutUint32(b, uint32(secs))
@@ -78,13 +80,13 @@ func waitBody(we *store.WaitError) []byte {
 // with "?opaque" appended, no NUL (XRootD sends strlen bytes; XrdCl
 // splits the text at '?' and merges the CGI into the resent request's
 // path). The first endpoint with a usable root:// address wins.
-func redirectBody(re *store.RedirectError) ([]byte, error) {
-	opaque := strings.TrimLeft(re.Opaque, "?&")
+func redirectBody(rt store.Route, c store.Call) ([]byte, error) {
+	opaque := strings.TrimLeft(rt.Opaque, "?&")
 	if bad := strings.IndexFunc(opaque, func(r rune) bool { return r <= ' ' || r == 0x7f }); bad >= 0 {
-		return nil, errorf(proto.ErrServerError, "%s %s: redirect refused: its CGI holds a blank or control character", re.Op, re.Path)
+		return nil, errorf(proto.ErrServerError, "%s %s: redirect refused: its CGI holds a blank or control character", c.Op, c.Path)
 	}
 	var skipped []string
-	for _, ep := range re.To {
+	for _, ep := range rt.To {
 		if ep.Root == "" {
 			if ep.HTTPS != "" {
 				skipped = append(skipped, ep.HTTPS)
@@ -106,9 +108,9 @@ func redirectBody(re *store.RedirectError) ([]byte, error) {
 		return b, nil
 	}
 	if len(skipped) == 0 {
-		return nil, errorf(proto.ErrServerError, "%s %s: redirect without any destination", re.Op, re.Path)
+		return nil, errorf(proto.ErrServerError, "%s %s: redirect without any destination", c.Op, c.Path)
 	}
-	return nil, errorf(proto.ErrServerError, "%s %s: only reachable at %s, which a root:// client cannot follow (no root:// endpoint)", re.Op, re.Path, strings.Join(skipped, ", "))
+	return nil, errorf(proto.ErrServerError, "%s %s: only reachable at %s, which a root:// client cannot follow (no root:// endpoint)", c.Op, c.Path, strings.Join(skipped, ", "))
 }
 
 // rootHostPort splits a root:// endpoint ("host:port", tolerating a

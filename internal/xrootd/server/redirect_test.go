@@ -28,7 +28,7 @@ func wantRedirect(t *testing.T, what string, st uint16, body []byte, port int, h
 // reads: int32 port, then "host?opaque" without a NUL.
 func TestRedirectEveryPathRequest(t *testing.T) {
 	origin, _ := newOriginStore(t, false)
-	rs := &xrdtest.RouteStore{Store: origin, Route: xrdtest.RedirectAll([]store.Endpoint{{Root: "127.0.0.1:2000"}}, "vo=cms&sbx.hops=1")}
+	rs := &xrdtest.RouteStore{Store: origin, Decide: xrdtest.RedirectAll([]store.Endpoint{{Root: "127.0.0.1:2000"}}, "vo=cms&sbx.hops=1")}
 	addr := startServer(t, Config{}, rs)
 	r := login(t, addr)
 	body := func(f func(b *[16]byte)) [16]byte {
@@ -100,11 +100,11 @@ func TestRedirectTarget(t *testing.T) {
 }
 
 func TestRedirectBodyRefusesControlBytes(t *testing.T) {
-	_, err := redirectBody(&store.RedirectError{Op: "open", Path: "/f", To: []store.Endpoint{{Root: "a:1"}}, Opaque: "x=1\x00y"})
+	_, err := redirectBody(store.Route{To: []store.Endpoint{{Root: "a:1"}}, Opaque: "x=1\x00y"}, store.Call{Op: "open", Path: "/f"})
 	if err == nil {
 		t.Fatal("a CGI with a NUL was sent")
 	}
-	b, err := redirectBody(&store.RedirectError{Op: "open", Path: "/f", To: []store.Endpoint{{Root: "a:1"}}, Opaque: "?x=1"})
+	b, err := redirectBody(store.Route{To: []store.Endpoint{{Root: "a:1"}}, Opaque: "?x=1"}, store.Call{Op: "open", Path: "/f"})
 	if err != nil || !bytes.Equal(b[4:], []byte("a?x=1")) {
 		t.Fatalf("leading '?' kept: %q %v", b, err)
 	}
@@ -120,8 +120,8 @@ func TestWaitAnswer(t *testing.T) {
 		wait time.Duration
 		secs int32
 	}{{0, 1}, {300 * time.Millisecond, 1}, {2500 * time.Millisecond, 3}, {time.Hour, maxWaitSecs}} {
-		rs.SetRoute(func(op, name string) error {
-			return &store.WaitError{Op: op, Path: name, Wait: tc.wait, Reason: "searching the federation"}
+		rs.SetRoute(func(op, name string) (store.Route, error) {
+			return store.Route{Retry: true, Wait: tc.wait, Reason: "searching the federation"}, nil
 		})
 		st, b := r.call(proto.ReqOpen, [16]byte{}, []byte("/f"))
 		if st != proto.StatusWait || len(b) < 4 {

@@ -323,18 +323,9 @@ func (s *session) serve(h handler, req *proto.Request) {
 	}
 }
 
-// replyErr answers a failed request with its kXR error code, or with
-// kXR_redirect or kXR_wait when the store sends the client elsewhere or
-// asks it to come back later (see divert).
+// replyErr answers a failed request with its kXR error code. (A store
+// sending the client elsewhere is not a failure: see routed.)
 func (s *session) replyErr(req *proto.Request, err error) {
-	if status, body, fail, ok := divert(err); ok {
-		if fail == nil {
-			s.log.Debug("request diverted", "req", req.Name(), "status", status, "why", err)
-			s.sendFrame(req.Stream, status, body)
-			return
-		}
-		err = fail
-	}
 	code, msg := toXrd(err)
 	if code == proto.ErrNotAuthorized && !s.tls && s.srv.cfg.Tokens != nil && s.srv.cfg.TLS != nil && errors.Is(err, store.ErrNoToken) {
 		// XrdCl sends BEARER_TOKEN only over TLS: say so.

@@ -121,6 +121,9 @@ func (s *session) doStat(req *proto.Request) error {
 	if req.Body[0]&proto.StatVFS != 0 {
 		return s.statVFS(ctx, req, path)
 	}
+	if done, err := s.routed(ctx, req, store.Call{Op: "stat", Path: path}); done || err != nil {
+		return err
+	}
 	fi, err := s.srv.store.Stat(ctx, path)
 	if err != nil {
 		return err
@@ -136,7 +139,10 @@ func (s *session) statVFS(ctx context.Context, req *proto.Request, path string) 
 	if s.srv.cfg.ReadOnly {
 		writable = 0
 	}
-	if sr, ok := s.srv.store.(store.SpaceReporter); ok && writable == 1 {
+	if sr, ok := store.As[store.SpaceReporter](s.srv.store); ok && writable == 1 {
+		if done, err := s.routed(ctx, req, store.Call{Op: "space", Path: path}); done || err != nil {
+			return err
+		}
 		sp, err := sr.Space(ctx, path)
 		if err != nil {
 			return err
@@ -158,7 +164,11 @@ func (s *session) doStatx(req *proto.Request) error {
 		if err != nil {
 			return err
 		}
-		fi, err := s.srv.store.Stat(s.reqCtx(cgi), path)
+		ctx := s.reqCtx(cgi)
+		if done, err := s.routed(ctx, req, store.Call{Op: "stat", Path: path}); done || err != nil {
+			return err
+		}
+		fi, err := s.srv.store.Stat(ctx, path)
 		if err != nil {
 			return err
 		}

@@ -282,7 +282,11 @@ func (s *session) doTruncate(req *proto.Request) error {
 	if s.srv.cfg.ReadOnly {
 		return errReadOnly("truncate", path)
 	}
-	w, err := s.srv.store.Create(s.reqCtx(cgi), path, store.CreateOptions{Update: true})
+	ctx, co := s.reqCtx(cgi), store.CreateOptions{Update: true}
+	if done, err := s.routed(ctx, req, store.Call{Op: "create", Path: path, Create: co}); done || err != nil {
+		return err
+	}
+	w, err := store.Create(ctx, s.srv.store, path, co)
 	if err != nil {
 		return err
 	}

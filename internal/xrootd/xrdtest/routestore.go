@@ -6,19 +6,20 @@ import (
 	"context"
 	"io/fs"
 	"sync"
+	"time"
 
 	"sitebox/internal/store"
 )
 
-// RouteStore is a director in miniature: Route decides, call by call,
-// whether to redirect, ask the client to wait, or serve from the Store
-// underneath (which must also be a store.Namespace and
-// store.SpaceReporter for those calls); every call's store.Request is
-// recorded.
+// RouteStore is a director in miniature: as a store.Router, Decide
+// decides, call by call, whether to redirect, ask the client to wait, or
+// serve from the Store underneath (which must also be a store.Namespace
+// and store.SpaceReporter for those calls); every call's store.Request is
+// recorded, routed or served.
 type RouteStore struct {
 	store.Store
-	Route func(op, name string) error // nil: always serve
-	Locs  []store.Location            // Locate's answer when set
+	Decide func(op, name string) (store.Route, error) // nil: always serve
+	Locs   []store.Location                           // Locate's answer when set
 
 	mu   sync.Mutex
 	seen []Call
@@ -31,21 +32,49 @@ type Call struct {
 }
 
 // RedirectAll returns a Route sending every call to the endpoints.
-func RedirectAll(to []store.Endpoint, opaque string) func(op, name string) error {
-	return func(op, name string) error {
-		return &store.RedirectError{Op: op, Path: name, To: to, Opaque: opaque, Reason: "test"}
+func RedirectAll(to []store.Endpoint, opaque string) func(op, name string) (store.Route, error) {
+	return func(op, name string) (store.Route, error) {
+		return store.Route{To: to, Opaque: opaque, Reason: "test"}, nil
 	}
 }
 
-func (r *RouteStore) check(ctx context.Context, op, name string) error {
+// WaitAll returns a Route asking every call to wait d.
+func WaitAll(d time.Duration, reason string) func(op, name string) (store.Route, error) {
+	return func(op, name string) (store.Route, error) {
+		return store.Route{Retry: true, Wait: d, Reason: reason}, nil
+	}
+}
+
+var _ store.Router = (*RouteStore)(nil)
+
+// Route records the call and answers with Decide. With no Decide every
+// call is served, and recorded by the store method serving it.
+func (r *RouteStore) Route(ctx context.Context, c store.Call) (store.Route, error) {
+	r.mu.Lock()
+	decide := r.Decide
+	r.mu.Unlock()
+	if decide == nil {
+		return store.Route{}, nil
+	}
+	r.record(ctx, c.Op, c.Path)
+	return decide(c.Op, c.Path)
+}
+
+func (r *RouteStore) record(ctx context.Context, op, name string) {
 	r.mu.Lock()
 	r.seen = append(r.seen, Call{op, name, store.RequestFrom(ctx)})
-	route := r.Route
 	r.mu.Unlock()
-	if route == nil {
-		return nil
+}
+
+// check records a call served without a Decide.
+func (r *RouteStore) check(ctx context.Context, op, name string) error {
+	r.mu.Lock()
+	decided := r.Decide != nil
+	r.mu.Unlock()
+	if !decided {
+		r.record(ctx, op, name)
 	}
-	return route(op, name)
+	return nil
 }
 
 // Calls returns what was asked so far.
@@ -91,14 +120,14 @@ func (r *RouteStore) Create(ctx context.Context, name string, o store.CreateOpti
 	if err := r.check(ctx, "create", name); err != nil {
 		return nil, err
 	}
-	return r.Store.Create(ctx, name, o)
+	return store.Create(ctx, r.Store, name, o)
 }
 
 func (r *RouteStore) Checksum(ctx context.Context, name, algo string) (string, error) {
 	if err := r.check(ctx, "checksum", name); err != nil {
 		return "", err
 	}
-	return r.Store.Checksum(ctx, name, algo)
+	return store.Checksum(ctx, r.Store, name, algo)
 }
 
 func (r *RouteStore) Locate(ctx context.Context, name string) ([]store.Location, error) {
@@ -108,17 +137,17 @@ func (r *RouteStore) Locate(ctx context.Context, name string) ([]store.Location,
 	if r.Locs != nil {
 		return r.Locs, nil
 	}
-	return r.Store.Locate(ctx, name)
+	return store.Locate(ctx, r.Store, name)
 }
 
 // SetRoute changes the route while servers use the store.
-func (r *RouteStore) SetRoute(route func(op, name string) error) {
+func (r *RouteStore) SetRoute(route func(op, name string) (store.Route, error)) {
 	r.mu.Lock()
-	r.Route = route
+	r.Decide = route
 	r.mu.Unlock()
 }
 
-func (r *RouteStore) ns() store.Namespace { return r.Store.(store.Namespace) }
+func (r *RouteStore) ns() store.Namespace { ns, _ := store.As[store.Namespace](r.Store); return ns }
 
 func (r *RouteStore) Mkdir(ctx context.Context, name string, perm fs.FileMode, parents bool) error {
 	if err := r.check(ctx, "mkdir", name); err != nil {
@@ -159,5 +188,6 @@ func (r *RouteStore) Space(ctx context.Context, name string) (store.Space, error
 	if err := r.check(ctx, "space", name); err != nil {
 		return store.Space{}, err
 	}
-	return r.Store.(store.SpaceReporter).Space(ctx, name)
+	sr, _ := store.As[store.SpaceReporter](r.Store)
+	return sr.Space(ctx, name)
 }

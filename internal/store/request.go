@@ -2,55 +2,9 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"strings"
-	"time"
 )
-
-// Endpoint is one server as clients reach it.
-type Endpoint struct {
-	Root  string // "host:port" of its root:// service; "" if none
-	HTTPS string // base URL of its https:// service, "https://host:port"; "" if none
-}
-
-// RedirectError is a director's answer for a path it does not serve but
-// knows where to find: the frontends send the client to To[0] (root://
-// kXR_redirect, https 307 with the others in a Link header) with Opaque
-// appended to the path's CGI.
-type RedirectError struct {
-	Op, Path string
-	To       []Endpoint // best first; never empty
-	// Opaque is CGI for the target, without '?': "vo=cms&sbx.hops=2".
-	Opaque string
-	Reason string // for logs: "replica at site B", "VO cms federation"
-}
-
-func (e *RedirectError) Error() string {
-	return fmt.Sprintf("%s %s: redirect to %s (%s)", e.Op, e.Path, e.To[0].String(), e.Reason)
-}
-
-func (ep Endpoint) String() string {
-	switch {
-	case ep.Root != "" && ep.HTTPS != "":
-		return "root://" + ep.Root + " " + ep.HTTPS
-	case ep.Root != "":
-		return "root://" + ep.Root
-	}
-	return ep.HTTPS
-}
-
-// WaitError asks the client to come back after Wait (root:// kXR_wait,
-// https 503 with Retry-After): a director whose search is still running.
-type WaitError struct {
-	Op, Path string
-	Wait     time.Duration
-	Reason   string
-}
-
-func (e *WaitError) Error() string {
-	return fmt.Sprintf("%s %s: retry in %v (%s)", e.Op, e.Path, e.Wait, e.Reason)
-}
 
 // ViaKey is the CGI key a sitebox cache sets to ViaCache on what it asks
 // its upstreams, so a director there does not send it to a cache again.
@@ -61,7 +15,10 @@ const (
 
 // Request is what a frontend knows about the client behind a store call,
 // carried in the context: stores that route (directors, caches asking
-// upstream) need it; plain stores ignore it.
+// upstream) and the auth guard need it; plain stores ignore it. It is
+// the one carrier of the client's CGI, VO, address, protocol, TLS and
+// identity, built by the frontend and not changed after it is in the
+// context (stores share it across goroutines).
 type Request struct {
 	Client string     // client's IP address
 	Opaque url.Values // the CGI of the request path (?vo=cms&tried=host)
@@ -81,22 +38,7 @@ type Request struct {
 	// namespace policy denies such a request with it rather than treat
 	// the client as anonymous.
 	AuthError error
-	// created are the files this request made (an upload's temporary):
-	// it may remove them again, whatever its scopes, to clean up after a
-	// failed upload.
-	created map[string]bool
 }
-
-// MarkCreated records that this request created name.
-func (r *Request) MarkCreated(name string) {
-	if r.created == nil {
-		r.created = map[string]bool{}
-	}
-	r.created[name] = true
-}
-
-// CreatedHere reports whether this request created name.
-func (r *Request) CreatedHere(name string) bool { return r.created[name] }
 
 // ClientVO is the VO a request acts for: an explicit ?vo=, else the
 // first VO of the client's token groups.
@@ -124,6 +66,26 @@ func (r *Request) AuthzToken() string {
 }
 
 type requestKey struct{}
+
+type upstreamKey struct{}
+
+// WithUpstream returns ctx carrying r as the request a proxy (the cache)
+// makes of its upstream: a remote client sends r's CGI with every path it
+// asks for there. It has a key of its own, not WithRequest's, so that the
+// request of a client (and the token in its CGI) never travels upstream
+// by accident.
+func WithUpstream(ctx context.Context, r *Request) context.Context {
+	return context.WithValue(ctx, upstreamKey{}, r)
+}
+
+// UpstreamCGI is the encoded CGI of the request WithUpstream put in ctx,
+// or "".
+func UpstreamCGI(ctx context.Context) string {
+	if r, ok := ctx.Value(upstreamKey{}).(*Request); ok && r != nil {
+		return r.Opaque.Encode()
+	}
+	return ""
+}
 
 // WithRequest returns ctx carrying r.
 func WithRequest(ctx context.Context, r *Request) context.Context {

@@ -1,0 +1,194 @@
+package director
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"time"
+
+	"sitebox/internal/store"
+)
+
+var _ store.Router = (*Director)(nil)
+
+// Route answers where a call goes: reads (stat, open, checksum) to a
+// server holding the file, uploads to an origin of this site. Stat of
+// the namespace root and of the directories above the servers' prefixes,
+// listings and locate are answered here.
+func (d *Director) Route(ctx context.Context, c store.Call) (store.Route, error) {
+	switch c.Op {
+	case "stat":
+		if _, here := d.statHere(c.Path); here {
+			return store.Route{}, nil
+		}
+	case "open", "checksum":
+	case "create":
+		return d.uploadRoute(ctx, c.Path)
+	default:
+		return store.Route{}, nil
+	}
+	return d.route(ctx, c.Op, c.Path)
+}
+
+// uploadRoute sends an upload to the origin at this site with the most
+// free space whose prefix covers the path.
+func (d *Director) uploadRoute(ctx context.Context, name string) (store.Route, error) {
+	now := time.Now()
+	origins := d.reg.list(func(s *Server) bool {
+		return s.Role == RoleOrigin && s.Site == d.cfg.Site && s.usable(now) && s.holds(name) && !s.Static
+	})
+	if len(origins) == 0 {
+		return store.Route{}, &store.PathError{Op: "create", Path: name, Err: fmt.Errorf("%w: no origin at site %q exports %s for uploads", store.ErrUnsupported, d.cfg.Site, name)}
+	}
+	sort.SliceStable(origins, func(i, j int) bool { return origins[i].Free > origins[j].Free })
+	return d.redirect("create", name, store.RequestFrom(ctx), 0, endpoints(origins), "upload to the origin with most free space"), nil
+}
+
+// route decides where a read of name goes: to the servers holding it,
+// best first, or a wait while the federation is still being asked.
+func (d *Director) route(ctx context.Context, op, name string) (store.Route, error) {
+	req := store.RequestFrom(ctx)
+	hops, _ := strconv.Atoi(req.Opaque.Get(hopsKey))
+	if hops >= MaxHops {
+		d.stats.count("loop")
+		return store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: redirected %d times: a loop between directors? (last: %s)", store.ErrInvalid, hops, d.cfg.Name)}
+	}
+	tried := triedSet(req.Opaque.Get("tried"))
+	if len(tried) > 0 {
+		d.recheckTried(name, tried)
+	}
+	origins, holders, done := d.holders(req, name, tried)
+	if !done {
+		d.stats.count("wait")
+		return store.Route{Retry: true, Wait: time.Second, Reason: "searching the federation"}, nil
+	}
+	redirect := func(kind string, to []Server, why string) (store.Route, error) {
+		d.stats.count(kind)
+		return d.redirect(op, name, req, hops, endpoints(to), why), nil
+	}
+	site := d.sites.site(req.Client)
+	if site == "" {
+		site = d.cfg.Site
+	}
+	if local := filter(holders, func(s Server) bool { return s.Site == site }); len(local) > 0 {
+		return redirect("site", best(local, tried), "data at the client's site "+site)
+	}
+	if caches := d.siteCaches(req, name, site, tried); len(caches) > 0 {
+		return redirect("cache", best(caches, tried), "remote data through the cache of site "+site)
+	}
+	if len(holders) > 0 {
+		return redirect("replica", best(holders, tried), "replica at site "+holders[0].Site)
+	}
+	if len(d.cfg.Parents) > 0 {
+		d.stats.count("parent")
+		return d.redirect(op, name, req, hops, d.cfg.Parents, "not in this director's servers: asking the parent"), nil
+	}
+	return d.fallback(op, name, req, hops, len(origins), tried)
+}
+
+// holders asks the usable origins covering name (and not tried) which
+// hold it; done is false while the answer is still being looked for.
+// An https client (which does not retry a 503 by itself) waits for the
+// answer up to the locate deadline; a root:// client is told to wait.
+func (d *Director) holders(req *store.Request, name string, tried tried) (origins, holders []Server, done bool) {
+	now := time.Now()
+	origins = d.reg.list(func(s *Server) bool {
+		return s.Role == RoleOrigin && s.Root != "" && s.usable(now) && s.holds(name) && !tried.has(s.Root)
+	})
+	if len(origins) == 0 {
+		return nil, nil, true
+	}
+	cands := make([]string, len(origins))
+	for i, s := range origins {
+		cands[i] = s.Root
+	}
+	wait := d.cfg.WaitAfter
+	if req.Proto == "https" {
+		wait = d.cfg.LocateTimeout + time.Second
+	}
+	roots, done := d.loc.lookup(name, cands, wait)
+	return origins, pick(origins, roots), done
+}
+
+// siteCaches are the caches of site covering name. A client back from
+// the site cache (tried= names its host) is not sent there again: the
+// cache has already asked the federation, or is failing; the client goes
+// to a replica directly, or gets the answer. Nor is a cache asking for
+// its own fill (sbx.via=cache).
+func (d *Director) siteCaches(req *store.Request, name, site string, tried tried) []Server {
+	if req.Opaque.Get(store.ViaKey) == store.ViaCache || site == "" {
+		return nil
+	}
+	now := time.Now()
+	return d.reg.list(func(s *Server) bool {
+		return s.Role == RoleCache && s.Site == site && s.usable(now) && s.holds(name) &&
+			!tried.has(s.Root) && !tried.hostTried(s.Root)
+	})
+}
+
+// fallback sends what no server here holds to the VO's federation, or
+// says why not.
+func (d *Director) fallback(op, name string, req *store.Request, hops, asked int, tried tried) (store.Route, error) {
+	vo := req.ClientVO() // ?vo=, else the token's groups
+	if vo == "" {
+		vo = d.cfg.DefaultVO
+	}
+	if ep, ok := d.cfg.VO[vo]; ok && vo != "" {
+		d.stats.count("vo")
+		return d.redirect(op, name, req, hops, []store.Endpoint{ep}, "VO "+vo+" federation"), nil
+	}
+	why := fmt.Sprintf("asked %d server(s)", asked)
+	if len(tried) > 0 {
+		why += "; already tried at " + req.Opaque.Get("tried")
+		if rc := req.Opaque.Get("triedrc"); rc != "" {
+			why += " (" + rc + ")"
+		}
+	}
+	if vo == "" {
+		why += "; no VO given (?vo= or a token) for a federation fallback"
+	} else {
+		why += fmt.Sprintf("; VO %q has no federation configured", vo)
+	}
+	d.stats.count("not_found")
+	return store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: no server in the federation has it (%s)", store.ErrNotFound, why)}
+}
+
+// recheckTried asks the servers a client says it failed at (tried=, by
+// host:port or, as XrdCl sends it, by host alone) whether they still hold
+// name, before routing it again: a dead server is marked down and one
+// that lost the file is no longer offered, so the retry goes elsewhere
+// instead of round the same loop until the redirect limit.
+func (d *Director) recheckTried(name string, t tried) {
+	now := time.Now()
+	var roots []string
+	for _, s := range d.reg.list(func(s *Server) bool {
+		return s.Role == RoleOrigin && s.Root != "" && s.usable(now) && s.holds(name) && (t.has(s.Root) || t.hostTried(s.Root))
+	}) {
+		roots = append(roots, s.Root)
+	}
+	d.loc.recheck(name, roots)
+}
+
+// redirect is the route to servers to, with the client's VO and the hop
+// count in the CGI.
+func (d *Director) redirect(op, name string, req *store.Request, hops int, to []store.Endpoint, why string) store.Route {
+	q := url.Values{}
+	// The VO goes along so the next director (which may not see the
+	// client's token) picks the same federation.
+	if vo := req.ClientVO(); vo != "" {
+		q.Set("vo", vo)
+	}
+	q.Set(hopsKey, strconv.Itoa(hops+1))
+	d.log.Debug("redirect", "op", op, "path", name, "to", to[0].String(), "why", why)
+	return store.Route{To: to, Opaque: q.Encode(), Reason: why}
+}
+
+func endpoints(servers []Server) []store.Endpoint {
+	eps := make([]store.Endpoint, len(servers))
+	for i, s := range servers {
+		eps[i] = s.endpoint()
+	}
+	return eps
+}
