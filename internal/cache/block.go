@@ -82,6 +82,7 @@ func (e *entry) startFetchLocked(b, refs int) *fetch {
 		e.inflight = map[int]*fetch{}
 	}
 	e.inflight[b] = f
+	e.fetching.Add(1)
 	e.c.acquire(e) // held by the fetch until its block is written or dropped
 	go e.runFetch(f)
 	return f
@@ -92,6 +93,7 @@ func (e *entry) startFetchLocked(b, refs int) *fetch {
 func (e *entry) runFetch(f *fetch) {
 	c := e.c
 	f.err = c.readUpstream(e, f.buf, int64(f.b)*c.cfg.BlockSize)
+	e.fetching.Add(-1) // done with the upstream; the disk write may take longer
 	close(f.done)
 	if f.err != nil || !c.writeBehind(e, f) {
 		e.finishFetch(f, false, 0)

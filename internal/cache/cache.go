@@ -38,6 +38,7 @@ type Cache struct {
 
 	mu      sync.Mutex
 	entries map[string]*entry
+	idle    idleHandles // entries whose upstream handles no one uses
 
 	purgeCh chan struct{}
 	// purgeMu makes purge passes (the purger's, and tests' direct calls)
@@ -123,7 +124,7 @@ func (c *Cache) Close() error {
 	for _, e := range es {
 		e.flush()
 		e.closeData()
-		e.up.closeAll()
+		e.up.closeAll(nil)
 	}
 	for _, r := range c.routes.All() {
 		for _, u := range r.ups {
@@ -164,6 +165,7 @@ func (c *Cache) Prefixes() []string {
 func (c *Cache) acquire(e *entry) {
 	c.mu.Lock()
 	e.refs++
+	c.markBusyLocked(e)
 	c.mu.Unlock()
 }
 
@@ -189,6 +191,9 @@ func (c *Cache) release(e *entry) {
 	if empty && c.entries[e.path] == e {
 		delete(c.entries, e.path)
 		e.dropLocked()
+		c.markBusyLocked(e) // forgotten: nothing left to close
+	} else if e.opens == 0 {
+		c.markIdleLocked(e, time.Now()) // the last fetch or write is done
 	}
 	e.mu.Unlock()
 }
@@ -226,6 +231,7 @@ func (c *Cache) Open(ctx context.Context, name string) (store.File, error) {
 	}
 	c.mu.Lock()
 	e.opens++
+	c.markBusyLocked(e)
 	c.mu.Unlock()
 	e.touch(time.Now())
 	f := &File{e: e, c: c}

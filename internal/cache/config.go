@@ -58,6 +58,13 @@ type Config struct {
 	// FetchTimeout bounds one upstream block fetch before it is retried on
 	// the next upstream (default 60 s).
 	FetchTimeout time.Duration
+	// UpstreamIdle is how long a file's upstream handles stay open after
+	// its last client closed it, ready for a reopen (default 5 s).
+	UpstreamIdle time.Duration
+	// UpstreamFiles caps the files open at each upstream (default 512):
+	// past it, the handles of the least recently used files no client
+	// holds are closed at once. See idleHandles.
+	UpstreamFiles int
 	// DiskRetry is how long the cache serves uncached after a disk error
 	// before it tries to write again (default 30 s).
 	DiskRetry time.Duration
@@ -133,6 +140,12 @@ func (c *Config) defaults() error {
 	}
 	if c.FetchTimeout <= 0 {
 		c.FetchTimeout = 60 * time.Second
+	}
+	if c.UpstreamIdle <= 0 {
+		c.UpstreamIdle = 5 * time.Second
+	}
+	if c.UpstreamFiles <= 0 {
+		c.UpstreamFiles = 512
 	}
 	if c.DiskRetry <= 0 {
 		c.DiskRetry = 30 * time.Second

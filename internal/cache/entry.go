@@ -1,8 +1,10 @@
 package cache
 
 import (
+	"container/list"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,10 +31,16 @@ type entry struct {
 	warned   bool      // a disk error on this file was logged
 	data     *os.File  // nil until needed
 	inflight map[int]*fetch
+	// fetching counts the fetches reading upstream, without mu, for the
+	// closer of idle upstream handles (which holds Cache.mu, taken
+	// before mu).
+	fetching atomic.Int32
 
 	// Guarded by Cache.mu.
-	refs  int
-	opens int
+	refs      int
+	opens     int
+	idle      *list.Element // in Cache.idle while no one uses the upstream handles
+	idleSince time.Time
 }
 
 func (e *entry) size() int64 {
@@ -84,7 +92,7 @@ func (e *entry) dropLocked() int64 {
 	}
 	e.c.disk.remove(e.path)
 	e.dirty = false
-	e.up.closeAll()
+	e.up.closeAll(nil)
 	return freed
 }
 

@@ -178,6 +178,9 @@ func (f *File) Close() error {
 		f.e.touch(time.Now())
 		f.c.mu.Lock()
 		f.e.opens--
+		if f.e.opens == 0 {
+			f.c.markIdleLocked(f.e, time.Now())
+		}
 		f.c.mu.Unlock()
 		f.c.release(f.e)
 	})

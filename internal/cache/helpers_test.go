@@ -24,7 +24,8 @@ type countingStore struct {
 	store.Store
 	bytes atomic.Int64
 	reads atomic.Int64
-	opens atomic.Int64
+	opens  atomic.Int64
+	closes atomic.Int64
 	fail  atomic.Bool
 	short atomic.Bool
 	delay time.Duration
@@ -53,6 +54,14 @@ type countingFile struct {
 	store.File
 	s *countingStore
 }
+
+func (f *countingFile) Close() error {
+	f.s.closes.Add(1)
+	return f.File.Close()
+}
+
+// openNow is the number of upstream files open at this moment.
+func (s *countingStore) openNow() int64 { return s.opens.Load() - s.closes.Load() }
 
 func (f *countingFile) ReadAt(p []byte, off int64) (int, error) {
 	if f.s.delay > 0 {
