@@ -22,13 +22,13 @@ import (
 // less than asked without an error (a broken one).
 type countingStore struct {
 	store.Store
-	bytes atomic.Int64
-	reads atomic.Int64
+	bytes  atomic.Int64
+	reads  atomic.Int64
 	opens  atomic.Int64
 	closes atomic.Int64
-	fail  atomic.Bool
-	short atomic.Bool
-	delay time.Duration
+	fail   atomic.Bool
+	short  atomic.Bool
+	delay  time.Duration
 }
 
 func (s *countingStore) Open(ctx context.Context, name string) (store.File, error) {
