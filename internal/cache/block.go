@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 	"sync/atomic"
 
 	"sitebox/internal/store"
@@ -32,8 +33,9 @@ func (f *fetch) unref(c *Cache) {
 // slot is how one block of a read will be served.
 type slot struct {
 	b     int
-	disk  bool // present on disk, with checksum crc
-	crc   uint32
+	disk  bool     // present on disk, with its pages' CRC32Cs
+	crcs  []uint32 // a copy: the map's may change once the lock is let go
+	page  int64    // bytes per CRC
 	f     *fetch // in flight (joined or started)
 	gen   uint64
 	bytes int64 // block length
@@ -53,7 +55,8 @@ func (e *entry) want(b int) slot {
 	}
 	s := slot{b: b, gen: e.gen, bytes: e.m.blockLen(b)}
 	if e.m.has(b) {
-		s.disk, s.crc = true, e.m.crcs[b]
+		s.disk, s.page = true, e.m.pageSize
+		s.crcs = append([]uint32(nil), e.m.blockCRCs(b)...)
 		c.ctr.hitRequests.Add(1)
 		return s
 	}
@@ -96,19 +99,19 @@ func (e *entry) runFetch(f *fetch) {
 	e.fetching.Add(-1) // done with the upstream; the disk write may take longer
 	close(f.done)
 	if f.err != nil || !c.writeBehind(e, f) {
-		e.finishFetch(f, false, 0)
+		e.finishFetch(f, false, nil)
 	}
 }
 
 // finishFetch retires f: when written, the block becomes present (unless
 // the cached copy was dropped meanwhile).
-func (e *entry) finishFetch(f *fetch, written bool, crc uint32) {
+func (e *entry) finishFetch(f *fetch, written bool, crcs []uint32) {
 	e.mu.Lock()
 	if e.inflight[f.b] == f {
 		delete(e.inflight, f.b)
 	}
-	if written && e.gen == f.gen && e.m != nil {
-		e.m.set(f.b, crc)
+	if written && e.gen == f.gen && e.m != nil && len(crcs) == len(e.m.blockCRCs(f.b)) {
+		e.m.set(f.b, crcs)
 		e.dirty = true
 	}
 	e.mu.Unlock()
@@ -152,33 +155,43 @@ func (e *entry) readSlot(s slot, dst []byte, from int64) error {
 	return nil
 }
 
-// readDisk serves a present block from the data file. It reports false
-// (and no error) when the block turned out bad and was dropped.
+// readDisk serves a present block from the data file, reading and
+// checking only the pages that hold [from, from+len(dst)). It reports
+// false (and no error) when a page turned out bad and the block was
+// dropped.
 func (e *entry) readDisk(s slot, dst []byte, from int64) (bool, error) {
 	c := e.c
-	// O_DIRECT reads whole aligned blocks into an aligned buffer; with the
-	// page cache a whole-block read can go straight to dst.
-	whole := from == 0 && int64(len(dst)) == s.bytes && !c.disk.direct
+	p0 := from / s.page
+	p1 := (from + int64(len(dst)) + s.page - 1) / s.page
+	lo, hi := p0*s.page, min(p1*s.page, s.bytes)
+	// O_DIRECT reads aligned ranges into an aligned buffer; with the page
+	// cache a read of whole pages can go straight to dst.
+	whole := from == lo && int64(len(dst)) == hi-lo && !c.disk.direct
 	buf := dst
 	if !whole {
 		pb := c.blockPool.Get().(*[]byte)
 		defer c.blockPool.Put(pb)
-		buf = (*pb)[:alignUp(s.bytes)]
+		buf = (*pb)[:alignUp(hi-lo)]
 	}
 	e.mu.Lock()
 	data, err := e.dataFile()
 	e.mu.Unlock()
 	if err == nil {
 		var n int
-		n, err = data.ReadAt(buf, int64(s.b)*c.cfg.BlockSize)
-		if int64(n) >= s.bytes && errors.Is(err, io.EOF) {
+		n, err = data.ReadAt(buf, int64(s.b)*c.cfg.BlockSize+lo)
+		if int64(n) >= hi-lo && errors.Is(err, io.EOF) {
 			err = nil
 		}
-		buf = buf[:min(int64(n), s.bytes)]
+		buf = buf[:min(int64(n), hi-lo)]
 	}
-	if err == nil && int64(len(buf)) == s.bytes && crc32.Checksum(buf, castagnoli) == s.crc {
+	bad := err != nil || int64(len(buf)) != hi-lo
+	for p := p0; !bad && p < p1; p++ {
+		pg := buf[(p-p0)*s.page : min((p-p0+1)*s.page, int64(len(buf)))]
+		bad = crc32.Checksum(pg, castagnoli) != s.crcs[p]
+	}
+	if !bad {
 		if !whole {
-			copy(dst, buf[from:])
+			copy(dst, buf[from-lo:])
 		}
 		c.ctr.hitBytes.Add(int64(len(dst)))
 		return true, nil
@@ -189,7 +202,7 @@ func (e *entry) readDisk(s slot, dst []byte, from int64) (bool, error) {
 	c.ctr.corruptBlocks.Add(1)
 	c.log.Warn("cached block failed its CRC32C check; refetching", "path", e.path, "block", s.b, "err", err)
 	e.mu.Lock()
-	if e.gen == s.gen && e.m.has(s.b) && e.m.crcs[s.b] == s.crc {
+	if e.gen == s.gen && e.m.has(s.b) && slices.Equal(e.m.blockCRCs(s.b), s.crcs) {
 		e.m.clear(s.b)
 		e.dirty = true
 	}
