@@ -36,7 +36,7 @@ type slot struct {
 	disk  bool     // present on disk, with its pages' CRC32Cs
 	crcs  []uint32 // a copy: the map's may change once the lock is let go
 	page  int64    // bytes per CRC
-	f     *fetch // in flight (joined or started)
+	f     *fetch   // in flight (joined or started)
 	gen   uint64
 	bytes int64 // block length
 	// changed: the file was replaced while open and has no block b now.
