@@ -63,6 +63,7 @@ MB/s over time per client count into --out.`,
 		},
 	}
 	f.register(cmd)
+	cmd.AddCommand(newBenchCacheAnalysisCmd())
 	return cmd
 }
 
