@@ -164,17 +164,27 @@ func (e *entry) readDisk(s slot, dst []byte, from int64) (bool, error) {
 	p0 := from / s.page
 	p1 := (from + int64(len(dst)) + s.page - 1) / s.page
 	lo, hi := p0*s.page, min(p1*s.page, s.bytes)
-	// O_DIRECT reads aligned ranges into an aligned buffer; with the page
-	// cache a read of whole pages can go straight to dst.
-	whole := from == lo && int64(len(dst)) == hi-lo && !c.disk.direct
+	// Part of a block is read through the page cache (see openRead), so
+	// a reader picking baskets pays a copy, not a disk read; whole blocks
+	// (streaming) are read with O_DIRECT where writes use it, into an
+	// aligned buffer. A read of whole pages through the page cache goes
+	// straight to dst.
+	buffered := !c.disk.direct || hi-lo < s.bytes
+	whole := from == lo && int64(len(dst)) == hi-lo && buffered
 	buf := dst
 	if !whole {
 		pb := c.blockPool.Get().(*[]byte)
 		defer c.blockPool.Put(pb)
-		buf = (*pb)[:alignUp(hi-lo)]
+		buf = (*pb)[:hi-lo]
+		if !buffered {
+			buf = (*pb)[:alignUp(hi-lo)]
+		}
 	}
 	e.mu.Lock()
 	data, err := e.dataFile()
+	if err == nil && buffered && c.disk.direct {
+		data, err = e.readFile()
+	}
 	e.mu.Unlock()
 	if err == nil {
 		var n int

@@ -186,3 +186,33 @@ func (f *File) Close() error {
 	})
 	return nil
 }
+
+// WillNeed starts fetching the missing blocks of every range at once, as
+// posix_fadvise(WILLNEED) would: a server answering a vector read calls
+// it with the whole list before reading the segments in turn, so the
+// misses of one readv cost one round trip upstream, not one per segment.
+// Each range is an offset and a length. It never waits.
+func (f *File) WillNeed(ranges [][2]int64) {
+	if f.closed.Load() {
+		return
+	}
+	e, bs := f.e, f.c.cfg.BlockSize
+	size := e.size()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, r := range ranges {
+		off, end := r[0], min(r[0]+r[1], size)
+		if off < 0 || off >= end {
+			continue
+		}
+		for b := int(off / bs); b <= int((end-1)/bs) && b < e.m.blocks(); b++ {
+			if e.m.has(b) || e.inflight[b] != nil {
+				continue
+			}
+			if e.startFetchLocked(b, 1) == nil {
+				return // out of RAM: the reads will go upstream uncached
+			}
+			f.c.ctr.missRequests.Add(1)
+		}
+	}
+}
