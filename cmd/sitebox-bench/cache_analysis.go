@@ -15,8 +15,8 @@ import (
 // vector reads, as analysis jobs do, through each cache and direct.
 func newBenchCacheAnalysisCmd() *cobra.Command {
 	var (
-		cfg                                          bench.AnalysisConfig
-		size, chunk, bandwidth, ram, setups, workDir string
+		cfg                                                 bench.AnalysisConfig
+		size, chunk, bandwidth, ram, setups, workDir, block string
 	)
 	cmd := &cobra.Command{
 		Use:   "analysis",
@@ -47,6 +47,11 @@ and the bytes that crossed the upstream link ÷ the bytes asked for.`,
 			if cfg.RAM, err = units.ParseSize(ram); err != nil {
 				return fmt.Errorf("--ram: %w", err)
 			}
+			if block != "" {
+				if cfg.BlockSize, err = units.ParseSize(block); err != nil {
+					return fmt.Errorf("--block-size: %w", err)
+				}
+			}
 			if cfg.Latency == 0 {
 				cfg.Latency = -1 // an explicit 0: no added latency
 			}
@@ -76,6 +81,7 @@ and the bytes that crossed the upstream link ÷ the bytes asked for.`,
 	fl.StringVar(&bandwidth, "bandwidth", "150MB/s", `bandwidth of each upstream TCP connection ("0": unlimited)`)
 	fl.StringVar(&ram, "ram", "1GiB", "RAM limit of both caches (XCache 5.5 needs at least 1GiB)")
 	fl.StringVar(&cfg.Python, "python", "", "Python with the XRootD bindings (default: $SITEBOX_PYTHON, else python3)")
+	fl.StringVar(&block, "block-size", "", "the sitebox cache's block_size (default: its own)")
 	fl.Uint64Var(&cfg.Seed, "seed", 1, "seed of the random offsets")
 	fl.StringVar(&workDir, "work-dir", "", "scratch directory; origin files are kept there for reruns (default: a temporary one, removed)")
 	return cmd

@@ -43,6 +43,8 @@ type CacheConfig struct {
 	// pfc.prefetch (0: XCache's defaults, 128 KiB and 10 in 5.5.3).
 	XcacheBlockSize int64
 	XcachePrefetch  int
+	// BlockSize sets the sitebox cache's block_size (0: its default).
+	BlockSize int64
 	// MetricsPath, when set (e.g. "/metrics"), starts the sitebox cache with
 	// [server] metrics_addr and reads its hit ratio from this path (see
 	// promHitRatio) instead of computing it from the relay's count.

@@ -172,6 +172,9 @@ func analysisPoint(ctx context.Context, env *cacheEnv, cfg *AnalysisConfig, setu
 	if err != nil {
 		return fail(withLog(err, t))
 	}
+	if t.diagnose != nil {
+		fmt.Fprintf(cfg.Out, "  %s %s\n", setup, t.diagnose(ctx))
+	}
 	p.Cold, p.ColdSecs = cold.rate(), cold.Seconds
 	p.Warm, p.WarmSecs = warm.rate(), warm.Seconds
 	p.AskedBytes = cold.Bytes

@@ -41,9 +41,12 @@ type slot struct {
 	bytes int64 // block length
 	// changed: the file was replaced while open and has no block b now.
 	changed bool
+	// fresh: this call created f; the caller launches it (see launch).
+	fresh bool
 }
 
-// want decides how block b will be served and starts a fetch if needed.
+// want decides how block b will be served and creates a fetch if needed
+// (fresh: the caller launches it, with the other misses of its read).
 // With no RAM left for a fetch it returns a slot with neither disk nor f:
 // the caller reads that range from upstream uncached.
 func (e *entry) want(b int) slot {
@@ -67,14 +70,15 @@ func (e *entry) want(b int) slot {
 		return s
 	}
 	c.ctr.missRequests.Add(1)
-	s.f = e.startFetchLocked(b, 2)
+	s.f = e.newFetchLocked(b, 2)
+	s.fresh = s.f != nil
 	return s
 }
 
-// startFetchLocked starts fetching block b if RAM allows; refs is the
-// number of references the fetch begins with (the writer's plus the
-// caller's, if it will wait). Called with e.mu held.
-func (e *entry) startFetchLocked(b, refs int) *fetch {
+// newFetchLocked creates a fetch of block b if RAM allows, for launch;
+// refs is the number of references the fetch begins with (the writer's
+// plus the caller's, if it will wait). Called with e.mu held.
+func (e *entry) newFetchLocked(b, refs int) *fetch {
 	buf := e.c.budget.get()
 	if buf == nil {
 		return nil
@@ -87,15 +91,13 @@ func (e *entry) startFetchLocked(b, refs int) *fetch {
 	e.inflight[b] = f
 	e.fetching.Add(1)
 	e.c.acquire(e) // held by the fetch until its block is written or dropped
-	go e.runFetch(f)
 	return f
 }
 
-// runFetch fetches one block, hands it to waiting readers, then to the
-// disk writer.
-func (e *entry) runFetch(f *fetch) {
+// fetched hands a fetched block (or its error) to waiting readers, then
+// to the disk writer.
+func (e *entry) fetched(f *fetch) {
 	c := e.c
-	f.err = c.readUpstream(e, f.buf, int64(f.b)*c.cfg.BlockSize)
 	e.fetching.Add(-1) // done with the upstream; the disk write may take longer
 	close(f.done)
 	if f.err != nil || !c.writeBehind(e, f) {
@@ -136,6 +138,9 @@ func (e *entry) readSlot(s slot, dst []byte, from int64) error {
 			return fmt.Errorf("cache: block %d of %s keeps failing its check", s.b, e.path)
 		}
 		s = e.want(s.b) // the bad block was dropped: fetch it again
+		if s.fresh {
+			e.launch([]*fetch{s.f})
+		}
 	}
 	if s.f == nil {
 		off := int64(s.b)*c.cfg.BlockSize + from
@@ -164,12 +169,12 @@ func (e *entry) readDisk(s slot, dst []byte, from int64) (bool, error) {
 	p0 := from / s.page
 	p1 := (from + int64(len(dst)) + s.page - 1) / s.page
 	lo, hi := p0*s.page, min(p1*s.page, s.bytes)
-	// Part of a block is read through the page cache (see openRead), so
-	// a reader picking baskets pays a copy, not a disk read; whole blocks
-	// (streaming) are read with O_DIRECT where writes use it, into an
-	// aligned buffer. A read of whole pages through the page cache goes
+	// Reads under 1 MiB go through the page cache (see openRead), so a
+	// reader picking baskets pays a copy, not a disk read; whole blocks of
+	// 1 MiB and more (streaming) are read with O_DIRECT where writes use
+	// it, into an aligned buffer. A read of whole pages through the page cache goes
 	// straight to dst.
-	buffered := !c.disk.direct || hi-lo < s.bytes
+	buffered := !c.disk.direct || hi-lo < max(s.bytes, 1<<20)
 	whole := from == lo && int64(len(dst)) == hi-lo && buffered
 	buf := dst
 	if !whole {

@@ -60,7 +60,10 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	d, err := openDisk(cfg.Dir, !cfg.PageCache, cfg.DiskRetry, log)
+	// O_DIRECT pays off for big blocks, which streaming readers fill and
+	// read whole (less CPU per byte); small blocks serve scattered reads,
+	// which the page cache answers again at once without a disk read.
+	d, err := openDisk(cfg.Dir, !cfg.PageCache && cfg.BlockSize >= 1<<20, cfg.DiskRetry, log)
 	if err != nil {
 		return nil, err
 	}

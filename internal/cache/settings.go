@@ -22,7 +22,8 @@ type Settings struct {
 	RAM string `toml:"ram"`
 	// BlockSize is the caching unit (default "1MiB").
 	BlockSize string `toml:"block_size"`
-	// ReadAhead is blocks fetched ahead of sequential readers (default 8;
+	// ReadAhead is blocks fetched ahead of sequential readers (default
+	// 8 MiB worth, at least 8;
 	// -1 disables).
 	ReadAhead int `toml:"read_ahead"`
 	// Prefetch fetches whole files once opened.
@@ -135,9 +136,6 @@ func (c *Settings) Defaults() {
 	def(&c.LowWater, "80%")
 	def(&c.FilesHighWater, "90%")
 	def(&c.FilesLowWater, "80%")
-	if c.ReadAhead == 0 {
-		c.ReadAhead = 8
-	}
 	if c.Streams == 0 {
 		c.Streams = 16
 	}

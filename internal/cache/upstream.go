@@ -308,15 +308,9 @@ func (c *Cache) readOnce(e *entry, ui int, u *upstream, p []byte, off int64) err
 	defer cancel()
 	si := u.take(func(si int) bool { return e.up.has(ui, si) })
 	defer u.done(si)
-	e.mu.Lock()
-	vo := e.vo
-	e.mu.Unlock()
-	f, err := e.up.get(ctx, e.route, ui, si, e.path, vo, e.size())
+	f, err := c.upFile(ctx, e, ui, u, si)
 	if err != nil {
 		return err
-	}
-	if u.open.Load() > int64(c.cfg.UpstreamFiles) {
-		c.trimHandles(u)
 	}
 	var n int
 	if cr, ok := f.(store.ContextReaderAt); ok {
@@ -334,4 +328,20 @@ func (c *Cache) readOnce(e *entry, ui int, u *upstream, p []byte, off int64) err
 	// all its handles so the retry re-opens on a fresh connection.
 	e.up.dropUpstream(ui)
 	return err
+}
+
+// upFile returns e's file at stream si of upstream ui, opening it, and
+// keeps the upstream within its cap of open files.
+func (c *Cache) upFile(ctx context.Context, e *entry, ui int, u *upstream, si int) (store.File, error) {
+	e.mu.Lock()
+	vo := e.vo
+	e.mu.Unlock()
+	f, err := e.up.get(ctx, e.route, ui, si, e.path, vo, e.size())
+	if err != nil {
+		return nil, err
+	}
+	if u.open.Load() > int64(c.cfg.UpstreamFiles) {
+		c.trimHandles(u)
+	}
+	return f, nil
 }

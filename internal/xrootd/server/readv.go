@@ -73,7 +73,6 @@ func (s *session) doReadv(req *proto.Request) error {
 		}
 		which[i] = j
 	}
-	willNeed(files, elems, which)
 	biggest := 0
 	for _, e := range elems {
 		biggest = max(biggest, proto.ReadvElemLen+int(e.Len))
@@ -105,28 +104,4 @@ func (s *session) doReadv(req *proto.Request) error {
 		s.moved(files[which[i]].of, false, int(e.Len))
 	}
 	return s.sendOK(req.Stream, buf.b[:pos])
-}
-
-// willNeeder is a file that can start fetching ranges before they are
-// read (a caching proxy's files: the misses of one readv then travel
-// upstream together instead of one after another).
-type willNeeder interface {
-	WillNeed(ranges [][2]int64) // offset, length
-}
-
-// willNeed tells each file that can use it every segment it will read.
-func willNeed(files []readvFile, elems []proto.ReadListElem, which []int) {
-	for j, f := range files {
-		wn, ok := f.of.f.(willNeeder)
-		if !ok {
-			continue
-		}
-		var ranges [][2]int64
-		for i, e := range elems {
-			if which[i] == j {
-				ranges = append(ranges, [2]int64{e.Offset, int64(e.Len)})
-			}
-		}
-		wn.WillNeed(ranges)
-	}
 }
