@@ -41,6 +41,7 @@ type Cache struct {
 	idle    idleHandles // entries whose upstream handles no one uses
 
 	purgeCh chan struct{}
+	scanned chan struct{} // closed when the start-up scan has registered every cached file
 	// purgeMu makes purge passes (the purger's, and tests' direct calls)
 	// one at a time; it guards purgeShort: the last purge could not reach
 	// the low marks.
@@ -51,8 +52,8 @@ type Cache struct {
 
 var _ store.Store = (*Cache)(nil)
 
-// New opens the cache directory and loads the block maps of what it
-// holds. Run starts the disk writers, the flusher and the purger.
+// New opens the cache directory. Run starts the disk writers, the
+// flusher, the purger and the scan that registers what the cache holds.
 func New(cfg Config, log *slog.Logger) (*Cache, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
@@ -79,24 +80,71 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 		cancel:  cancel,
 		entries: map[string]*entry{},
 		purgeCh: make(chan struct{}, 1),
+		scanned: make(chan struct{}),
 	}
 	c.blockPool.New = func() any { b := alignedBuf(cfg.BlockSize); return &b }
 	d.onFailure = func() { c.kickPurge(-1) }
-	err = d.scan(func(p string, m *blockMap) {
+	log.Info("cache ready; reading the block maps of cached files in the background", "dir", cfg.Dir, "block_size", cfg.BlockSize, "ram", cfg.RAM)
+	return c, nil
+}
+
+// scan registers what the cache holds on disk, while clients are served
+// already: with a million cached files, reading every block map takes
+// minutes, and a file opened before its turn loads its own map (see
+// loadEntryMap). Purges and listings see the entries as they come.
+func (c *Cache) scan(ctx context.Context) {
+	defer c.bg.Done()
+	start := time.Now()
+	known := func(p string) bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.entries[p] != nil
+	}
+	n := 0
+	err := c.disk.scan(ctx, known, func(p string, m *blockMap) {
 		r := c.route(p)
-		if r == nil || m.blockSize != cfg.BlockSize {
-			d.remove(p) // no longer cached here, or cached in another block size
+		if r == nil || m.blockSize != c.cfg.BlockSize {
+			c.disk.remove(p) // no longer cached here, or cached in another block size
 			return
 		}
-		c.entries[p] = &entry{c: c, path: p, route: r, m: m}
+		c.mu.Lock()
+		if c.entries[p] == nil {
+			c.entries[p] = &entry{c: c, path: p, route: r, m: m}
+			n++
+		}
+		c.mu.Unlock()
 	})
 	if err != nil {
-		d.close()
-		cancel()
-		return nil, fmt.Errorf("cache: reading %s: %w", cfg.Dir, err)
+		if ctx.Err() == nil {
+			// Files opened later still load their own maps.
+			c.log.Error("cache: reading the cached files' block maps", "dir", c.cfg.Dir, "err", err)
+		}
+		return
 	}
-	log.Info("cache ready", "dir", cfg.Dir, "files", len(c.entries), "block_size", cfg.BlockSize, "ram", cfg.RAM)
-	return c, nil
+	close(c.scanned)
+	c.log.Info("cache scanned", "files", n, "took", time.Since(start).Round(time.Millisecond))
+}
+
+// loadEntryMap gives e the block map saved on disk, if the start-up scan
+// has not reached it yet. Called with e.openMu held.
+func (c *Cache) loadEntryMap(e *entry) {
+	select {
+	case <-c.scanned:
+		return
+	default:
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m != nil {
+		return
+	}
+	m, err := c.disk.loadMap(e.path)
+	switch {
+	case err == nil && m.blockSize == c.cfg.BlockSize:
+		e.m = m
+	case err == nil || !errors.Is(err, fs.ErrNotExist):
+		c.disk.remove(e.path) // unreadable, or another block size: start afresh
+	}
 }
 
 // Close stops background work, saves every block map and closes files.
@@ -248,6 +296,7 @@ func (c *Cache) Open(ctx context.Context, name string) (store.File, error) {
 func (c *Cache) validate(ctx context.Context, e *entry) error {
 	e.openMu.Lock()
 	defer e.openMu.Unlock()
+	c.loadEntryMap(e)
 	e.mu.Lock()
 	fresh := e.m != nil && time.Since(e.m.validated) < c.cfg.Revalidate
 	e.mu.Unlock()

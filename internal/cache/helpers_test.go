@@ -124,6 +124,13 @@ func (e *env) start() {
 	}
 	e.c = c
 	run(e.t, c)
+	// The scan of what is cached runs in the background; tests look at
+	// its outcome (see TestServesBeforeScan for serving during it).
+	select {
+	case <-c.scanned:
+	case <-time.After(10 * time.Second):
+		e.t.Fatal("the start-up scan did not finish")
+	}
 }
 
 // run starts c's background work as Box.Run does and closes c when the

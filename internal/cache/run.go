@@ -43,7 +43,8 @@ func (c *Cache) start(ctx context.Context) (bool, error) {
 		c.wg.Add(1)
 		go c.writer()
 	}
-	c.bg.Add(3)
+	c.bg.Add(4)
+	go c.scan(ctx)
 	go c.flusher(ctx)
 	go c.purger(ctx)
 	go c.handleReaper(ctx)
