@@ -63,7 +63,7 @@ MB/s over time per client count into --out.`,
 		},
 	}
 	f.register(cmd)
-	cmd.AddCommand(newBenchCacheAnalysisCmd())
+	cmd.AddCommand(newBenchCacheAnalysisCmd(), newBenchCacheFilesCmd())
 	return cmd
 }
 
