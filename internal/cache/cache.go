@@ -40,6 +40,8 @@ type Cache struct {
 	entries map[string]*entry
 	idle    idleHandles // entries whose upstream handles no one uses
 
+	withData entrySet // entries with an open data file, for the flusher
+
 	purgeCh chan struct{}
 	scanned chan struct{} // closed when the start-up scan has registered every cached file
 	// purgeMu makes purge passes (the purger's, and tests' direct calls)

@@ -74,6 +74,7 @@ func (e *entry) dataFile() (*os.File, error) {
 		}
 	}
 	e.data = f
+	e.c.withData.add(e)
 	return f, nil
 }
 
@@ -102,6 +103,7 @@ func (e *entry) closeFilesLocked() {
 			*f = nil
 		}
 	}
+	e.c.withData.remove(e)
 }
 
 // dropLocked forgets every cached block (the upstream file changed, or the
