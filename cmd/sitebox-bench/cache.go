@@ -63,6 +63,7 @@ MB/s over time per client count into --out.`,
 		},
 	}
 	f.register(cmd)
+	cmd.AddCommand(newBenchCacheAnalysisCmd(), newBenchCacheFilesCmd())
 	return cmd
 }
 
@@ -71,6 +72,7 @@ MB/s over time per client count into --out.`,
 type cacheFlags struct {
 	cfg                            bench.CacheConfig
 	size, bandwidth, ram, disk, xb string
+	blockSize                      string
 	setups                         string
 	workDir, outDir                string
 	quick                          bool
@@ -89,6 +91,7 @@ func (f *cacheFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.ram, "ram", "1GiB", "RAM limit of both caches (XCache 5.5 needs at least 1GiB)")
 	fl.StringVar(&f.disk, "disk", "", "high disk watermark of both caches, low is 80% of it (default: twice the data set)")
 	fl.StringVar(&f.xb, "xcache-blocksize", "", "XCache pfc.blocksize (default: XCache's, 128KiB in 5.5)")
+	fl.StringVar(&f.blockSize, "block-size", "", "the sitebox cache's block_size (default: its own)")
 	fl.IntVar(&f.cfg.XcachePrefetch, "xcache-prefetch", 0, "XCache pfc.prefetch in blocks (0: XCache's default; -1: off)")
 	fl.StringVar(&f.cfg.MetricsPath, "metrics-path", "", "read the sitebox cache's hit ratio from this Prometheus path over plain HTTP (default: computed from the relay)")
 	fl.StringVar(&f.workDir, "work-dir", "", "scratch directory; origin files are kept there for reruns (default: a temporary one, removed)")
@@ -116,7 +119,7 @@ func (f *cacheFlags) parse(cmd *cobra.Command) error {
 	for _, s := range []struct {
 		name, val string
 		dst       *int64
-	}{{"ram", f.ram, &cfg.RAM}, {"disk", f.disk, &cfg.Disk}, {"xcache-blocksize", f.xb, &cfg.XcacheBlockSize}} {
+	}{{"ram", f.ram, &cfg.RAM}, {"disk", f.disk, &cfg.Disk}, {"xcache-blocksize", f.xb, &cfg.XcacheBlockSize}, {"block-size", f.blockSize, &cfg.BlockSize}} {
 		if s.val == "" {
 			continue
 		}

@@ -43,6 +43,8 @@ type CacheConfig struct {
 	// pfc.prefetch (0: XCache's defaults, 128 KiB and 10 in 5.5.3).
 	XcacheBlockSize int64
 	XcachePrefetch  int
+	// BlockSize sets the sitebox cache's block_size (0: its default).
+	BlockSize int64
 	// MetricsPath, when set (e.g. "/metrics"), starts the sitebox cache with
 	// [server] metrics_addr and reads its hit ratio from this path (see
 	// promHitRatio) instead of computing it from the relay's count.
@@ -139,6 +141,7 @@ type CacheReport struct {
 type cacheEnv struct {
 	cfg   *CacheConfig
 	link  *testpeers.Link
+	data  string   // the origin's directory
 	names []string // file paths on the origin, "/file007.dat"
 }
 
@@ -156,51 +159,11 @@ func Cache(ctx context.Context, cfg CacheConfig) (*CacheReport, error) {
 			return nil, fmt.Errorf("bench cache needs %s (Debian packages xrootd-client, xrootd-server): %w", tool, err)
 		}
 	}
-	tpBin, err := testpeers.ToxiproxyBinary()
+	env, stop, err := startWAN(ctx, &cfg, "file%03d.dat")
 	if err != nil {
 		return nil, err
 	}
-	data := filepath.Join(cfg.WorkDir, "origin-data")
-	if err := os.MkdirAll(data, 0o755); err != nil {
-		return nil, err
-	}
-	env := &cacheEnv{cfg: &cfg}
-	fmt.Fprintf(cfg.Out, "bench cache: writing %d files of %d bytes into %s\n", cfg.Files, cfg.FileSize, data)
-	for i := range cfg.Files {
-		name := fmt.Sprintf("file%03d.dat", i)
-		if err := makeRandomFile(filepath.Join(data, name), cfg.FileSize, uint64(i)); err != nil {
-			return nil, err
-		}
-		env.names = append(env.names, "/"+name)
-	}
-
-	oport, err := testpeers.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	origin, err := testpeers.StartXrootd(ctx, testpeers.XrootdConfig{DataDir: data, Port: oport, Name: "benchcacheorigin", WorkDir: filepath.Join(cfg.WorkDir, "origin")})
-	if err != nil {
-		return nil, fmt.Errorf("start origin xrootd: %w", err)
-	}
-	defer origin.Stop()
-	tp, err := testpeers.StartToxiproxy(ctx, tpBin)
-	if err != nil {
-		return nil, err
-	}
-	defer tp.Stop()
-	if env.link, err = tp.Proxy(ctx, "wan", "127.0.0.1:"+strconv.Itoa(oport)); err != nil {
-		return nil, err
-	}
-	if cfg.Latency > 0 {
-		if err := env.link.SetLatency(ctx, cfg.Latency); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.Bandwidth > 0 {
-		if err := env.link.SetBandwidth(ctx, cfg.Bandwidth); err != nil {
-			return nil, err
-		}
-	}
+	defer stop()
 
 	rep := &CacheReport{Config: cfg}
 	for _, n := range cfg.Clients {
@@ -219,6 +182,55 @@ func Cache(ctx context.Context, cfg CacheConfig) (*CacheReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// startWAN writes cfg.Files files named after pattern into the work
+// directory and serves them from a real xrootd behind Toxiproxy (latency
+// and a per-connection bandwidth limit, like a WAN path to a distant
+// site). stop ends both.
+func startWAN(ctx context.Context, cfg *CacheConfig, pattern string) (env *cacheEnv, stop func(), err error) {
+	tpBin, err := testpeers.ToxiproxyBinary()
+	if err != nil {
+		return nil, nil, err
+	}
+	data := filepath.Join(cfg.WorkDir, "origin-data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return nil, nil, err
+	}
+	env = &cacheEnv{cfg: cfg, data: data}
+	fmt.Fprintf(cfg.Out, "bench cache: writing %d files of %d bytes into %s\n", cfg.Files, cfg.FileSize, data)
+	for i := range cfg.Files {
+		name := fmt.Sprintf(pattern, i)
+		if err := makeRandomFile(filepath.Join(data, name), cfg.FileSize, uint64(i)); err != nil {
+			return nil, nil, err
+		}
+		env.names = append(env.names, "/"+name)
+	}
+	oport, err := testpeers.FreePort()
+	if err != nil {
+		return nil, nil, err
+	}
+	origin, err := testpeers.StartXrootd(ctx, testpeers.XrootdConfig{DataDir: data, Port: oport, Name: "benchcacheorigin", WorkDir: filepath.Join(cfg.WorkDir, "origin")})
+	if err != nil {
+		return nil, nil, fmt.Errorf("start origin xrootd: %w", err)
+	}
+	tp, err := testpeers.StartToxiproxy(ctx, tpBin)
+	if err != nil {
+		origin.Stop()
+		return nil, nil, err
+	}
+	stop = func() { tp.Stop(); origin.Stop() }
+	if env.link, err = tp.Proxy(ctx, "wan", "127.0.0.1:"+strconv.Itoa(oport)); err == nil && cfg.Latency > 0 {
+		err = env.link.SetLatency(ctx, cfg.Latency)
+	}
+	if err == nil && cfg.Bandwidth > 0 {
+		err = env.link.SetBandwidth(ctx, cfg.Bandwidth)
+	}
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return env, stop, nil
 }
 
 // makeRandomFile writes size bytes of incompressible data, the same for a

@@ -105,11 +105,12 @@ dir = %q
 ram = "%d"
 high_water = "%d"
 low_water = "%d"
+%s
 
 [[cache.route]]
 prefix = "/"
 upstreams = ["root://%s"]
-`, filepath.Join(dir, "state"), metricsAddr, port, filepath.Join(dir, "data"), e.cfg.RAM, e.cfg.Disk, e.cfg.Disk*8/10, upstream)
+`, filepath.Join(dir, "state"), metricsAddr, port, filepath.Join(dir, "data"), e.cfg.RAM, e.cfg.Disk, e.cfg.Disk*8/10, blockSizeLine(e.cfg.BlockSize), upstream)
 	p, err := startConfigBox(ctx, bin, filepath.Join(dir, "sitebox.toml"), cfgText, false, ports)
 	if err != nil {
 		return nil, fmt.Errorf("start sitebox cache: %w", err)
@@ -199,4 +200,11 @@ func siteboxDiagnosis(stateDir string) func(context.Context) string {
 			sitebench.MB(st.HitBytes), sitebench.MB(st.MissBytes), sitebench.MB(st.BypassBytes), sitebench.MB(st.UpstreamBytes), st.UpstreamErrors,
 			st.CoalescedWaits, st.ReadAheadBlocks, st.WritesDropped, sitebench.MB(st.WrittenBytes))
 	}
+}
+
+func blockSizeLine(n int64) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("block_size = \"%d\"", n)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 	"sync/atomic"
 
 	"sitebox/internal/store"
@@ -32,16 +33,20 @@ func (f *fetch) unref(c *Cache) {
 // slot is how one block of a read will be served.
 type slot struct {
 	b     int
-	disk  bool // present on disk, with checksum crc
-	crc   uint32
-	f     *fetch // in flight (joined or started)
+	disk  bool     // present on disk, with its pages' CRC32Cs
+	crcs  []uint32 // a copy: the map's may change once the lock is let go
+	page  int64    // bytes per CRC
+	f     *fetch   // in flight (joined or started)
 	gen   uint64
 	bytes int64 // block length
 	// changed: the file was replaced while open and has no block b now.
 	changed bool
+	// fresh: this call created f; the caller launches it (see launch).
+	fresh bool
 }
 
-// want decides how block b will be served and starts a fetch if needed.
+// want decides how block b will be served and creates a fetch if needed
+// (fresh: the caller launches it, with the other misses of its read).
 // With no RAM left for a fetch it returns a slot with neither disk nor f:
 // the caller reads that range from upstream uncached.
 func (e *entry) want(b int) slot {
@@ -53,7 +58,8 @@ func (e *entry) want(b int) slot {
 	}
 	s := slot{b: b, gen: e.gen, bytes: e.m.blockLen(b)}
 	if e.m.has(b) {
-		s.disk, s.crc = true, e.m.crcs[b]
+		s.disk, s.page = true, e.m.pageSize
+		s.crcs = append([]uint32(nil), e.m.blockCRCs(b)...)
 		c.ctr.hitRequests.Add(1)
 		return s
 	}
@@ -64,14 +70,15 @@ func (e *entry) want(b int) slot {
 		return s
 	}
 	c.ctr.missRequests.Add(1)
-	s.f = e.startFetchLocked(b, 2)
+	s.f = e.newFetchLocked(b, 2)
+	s.fresh = s.f != nil
 	return s
 }
 
-// startFetchLocked starts fetching block b if RAM allows; refs is the
-// number of references the fetch begins with (the writer's plus the
-// caller's, if it will wait). Called with e.mu held.
-func (e *entry) startFetchLocked(b, refs int) *fetch {
+// newFetchLocked creates a fetch of block b if RAM allows, for launch;
+// refs is the number of references the fetch begins with (the writer's
+// plus the caller's, if it will wait). Called with e.mu held.
+func (e *entry) newFetchLocked(b, refs int) *fetch {
 	buf := e.c.budget.get()
 	if buf == nil {
 		return nil
@@ -82,31 +89,31 @@ func (e *entry) startFetchLocked(b, refs int) *fetch {
 		e.inflight = map[int]*fetch{}
 	}
 	e.inflight[b] = f
+	e.fetching.Add(1)
 	e.c.acquire(e) // held by the fetch until its block is written or dropped
-	go e.runFetch(f)
 	return f
 }
 
-// runFetch fetches one block, hands it to waiting readers, then to the
-// disk writer.
-func (e *entry) runFetch(f *fetch) {
+// fetched hands a fetched block (or its error) to waiting readers, then
+// to the disk writer.
+func (e *entry) fetched(f *fetch) {
 	c := e.c
-	f.err = c.readUpstream(e, f.buf, int64(f.b)*c.cfg.BlockSize)
+	e.fetching.Add(-1) // done with the upstream; the disk write may take longer
 	close(f.done)
 	if f.err != nil || !c.writeBehind(e, f) {
-		e.finishFetch(f, false, 0)
+		e.finishFetch(f, false, nil)
 	}
 }
 
 // finishFetch retires f: when written, the block becomes present (unless
 // the cached copy was dropped meanwhile).
-func (e *entry) finishFetch(f *fetch, written bool, crc uint32) {
+func (e *entry) finishFetch(f *fetch, written bool, crcs []uint32) {
 	e.mu.Lock()
 	if e.inflight[f.b] == f {
 		delete(e.inflight, f.b)
 	}
-	if written && e.gen == f.gen && e.m != nil {
-		e.m.set(f.b, crc)
+	if written && e.gen == f.gen && e.m != nil && len(crcs) == len(e.m.blockCRCs(f.b)) {
+		e.m.set(f.b, crcs)
 		e.dirty = true
 	}
 	e.mu.Unlock()
@@ -131,6 +138,9 @@ func (e *entry) readSlot(s slot, dst []byte, from int64) error {
 			return fmt.Errorf("cache: block %d of %s keeps failing its check", s.b, e.path)
 		}
 		s = e.want(s.b) // the bad block was dropped: fetch it again
+		if s.fresh {
+			e.launch([]*fetch{s.f})
+		}
 	}
 	if s.f == nil {
 		off := int64(s.b)*c.cfg.BlockSize + from
@@ -150,33 +160,53 @@ func (e *entry) readSlot(s slot, dst []byte, from int64) error {
 	return nil
 }
 
-// readDisk serves a present block from the data file. It reports false
-// (and no error) when the block turned out bad and was dropped.
+// readDisk serves a present block from the data file, reading and
+// checking only the pages that hold [from, from+len(dst)). It reports
+// false (and no error) when a page turned out bad and the block was
+// dropped.
 func (e *entry) readDisk(s slot, dst []byte, from int64) (bool, error) {
 	c := e.c
-	// O_DIRECT reads whole aligned blocks into an aligned buffer; with the
-	// page cache a whole-block read can go straight to dst.
-	whole := from == 0 && int64(len(dst)) == s.bytes && !c.disk.direct
+	p0 := from / s.page
+	p1 := (from + int64(len(dst)) + s.page - 1) / s.page
+	lo, hi := p0*s.page, min(p1*s.page, s.bytes)
+	// Reads under 1 MiB go through the page cache (see openRead), so a
+	// reader picking baskets pays a copy, not a disk read; whole blocks of
+	// 1 MiB and more (streaming) are read with O_DIRECT where writes use
+	// it, into an aligned buffer. A read of whole pages through the page cache goes
+	// straight to dst.
+	buffered := !c.disk.direct || hi-lo < max(s.bytes, 1<<20)
+	whole := from == lo && int64(len(dst)) == hi-lo && buffered
 	buf := dst
 	if !whole {
 		pb := c.blockPool.Get().(*[]byte)
 		defer c.blockPool.Put(pb)
-		buf = (*pb)[:alignUp(s.bytes)]
+		buf = (*pb)[:hi-lo]
+		if !buffered {
+			buf = (*pb)[:alignUp(hi-lo)]
+		}
 	}
 	e.mu.Lock()
 	data, err := e.dataFile()
+	if err == nil && buffered && c.disk.direct {
+		data, err = e.readFile()
+	}
 	e.mu.Unlock()
 	if err == nil {
 		var n int
-		n, err = data.ReadAt(buf, int64(s.b)*c.cfg.BlockSize)
-		if int64(n) >= s.bytes && errors.Is(err, io.EOF) {
+		n, err = data.ReadAt(buf, int64(s.b)*c.cfg.BlockSize+lo)
+		if int64(n) >= hi-lo && errors.Is(err, io.EOF) {
 			err = nil
 		}
-		buf = buf[:min(int64(n), s.bytes)]
+		buf = buf[:min(int64(n), hi-lo)]
 	}
-	if err == nil && int64(len(buf)) == s.bytes && crc32.Checksum(buf, castagnoli) == s.crc {
+	bad := err != nil || int64(len(buf)) != hi-lo
+	for p := p0; !bad && p < p1; p++ {
+		pg := buf[(p-p0)*s.page : min((p-p0+1)*s.page, int64(len(buf)))]
+		bad = crc32.Checksum(pg, castagnoli) != s.crcs[p]
+	}
+	if !bad {
 		if !whole {
-			copy(dst, buf[from:])
+			copy(dst, buf[from-lo:])
 		}
 		c.ctr.hitBytes.Add(int64(len(dst)))
 		return true, nil
@@ -187,7 +217,7 @@ func (e *entry) readDisk(s slot, dst []byte, from int64) (bool, error) {
 	c.ctr.corruptBlocks.Add(1)
 	c.log.Warn("cached block failed its CRC32C check; refetching", "path", e.path, "block", s.b, "err", err)
 	e.mu.Lock()
-	if e.gen == s.gen && e.m.has(s.b) && e.m.crcs[s.b] == s.crc {
+	if e.gen == s.gen && e.m.has(s.b) && slices.Equal(e.m.blockCRCs(s.b), s.crcs) {
 		e.m.clear(s.b)
 		e.dirty = true
 	}

@@ -38,8 +38,12 @@ type Cache struct {
 
 	mu      sync.Mutex
 	entries map[string]*entry
+	idle    idleHandles // entries whose upstream handles no one uses
+
+	withData entrySet // entries with an open data file, for the flusher
 
 	purgeCh chan struct{}
+	scanned chan struct{} // closed when the start-up scan has registered every cached file
 	// purgeMu makes purge passes (the purger's, and tests' direct calls)
 	// one at a time; it guards purgeShort: the last purge could not reach
 	// the low marks.
@@ -50,8 +54,8 @@ type Cache struct {
 
 var _ store.Store = (*Cache)(nil)
 
-// New opens the cache directory and loads the block maps of what it
-// holds. Run starts the disk writers, the flusher and the purger.
+// New opens the cache directory. Run starts the disk writers, the
+// flusher, the purger and the scan that registers what the cache holds.
 func New(cfg Config, log *slog.Logger) (*Cache, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
@@ -59,7 +63,10 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	d, err := openDisk(cfg.Dir, !cfg.PageCache, cfg.DiskRetry, log)
+	// O_DIRECT pays off for big blocks, which streaming readers fill and
+	// read whole (less CPU per byte); small blocks serve scattered reads,
+	// which the page cache answers again at once without a disk read.
+	d, err := openDisk(cfg.Dir, !cfg.PageCache && cfg.BlockSize >= 1<<20, cfg.DiskRetry, log)
 	if err != nil {
 		return nil, err
 	}
@@ -75,23 +82,11 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 		cancel:  cancel,
 		entries: map[string]*entry{},
 		purgeCh: make(chan struct{}, 1),
+		scanned: make(chan struct{}),
 	}
 	c.blockPool.New = func() any { b := alignedBuf(cfg.BlockSize); return &b }
 	d.onFailure = func() { c.kickPurge(-1) }
-	err = d.scan(func(p string, m *blockMap) {
-		r := c.route(p)
-		if r == nil || m.blockSize != cfg.BlockSize {
-			d.remove(p) // no longer cached here, or cached in another block size
-			return
-		}
-		c.entries[p] = &entry{c: c, path: p, route: r, m: m}
-	})
-	if err != nil {
-		d.close()
-		cancel()
-		return nil, fmt.Errorf("cache: reading %s: %w", cfg.Dir, err)
-	}
-	log.Info("cache ready", "dir", cfg.Dir, "files", len(c.entries), "block_size", cfg.BlockSize, "ram", cfg.RAM)
+	log.Info("cache ready; reading the block maps of cached files in the background", "dir", cfg.Dir, "block_size", cfg.BlockSize, "ram", cfg.RAM)
 	return c, nil
 }
 
@@ -123,7 +118,7 @@ func (c *Cache) Close() error {
 	for _, e := range es {
 		e.flush()
 		e.closeData()
-		e.up.closeAll()
+		e.up.closeAll(nil)
 	}
 	for _, r := range c.routes.All() {
 		for _, u := range r.ups {
@@ -164,6 +159,7 @@ func (c *Cache) Prefixes() []string {
 func (c *Cache) acquire(e *entry) {
 	c.mu.Lock()
 	e.refs++
+	c.markBusyLocked(e)
 	c.mu.Unlock()
 }
 
@@ -189,6 +185,9 @@ func (c *Cache) release(e *entry) {
 	if empty && c.entries[e.path] == e {
 		delete(c.entries, e.path)
 		e.dropLocked()
+		c.markBusyLocked(e) // forgotten: nothing left to close
+	} else if e.opens == 0 {
+		c.markIdleLocked(e, time.Now()) // the last fetch or write is done
 	}
 	e.mu.Unlock()
 }
@@ -226,6 +225,7 @@ func (c *Cache) Open(ctx context.Context, name string) (store.File, error) {
 	}
 	c.mu.Lock()
 	e.opens++
+	c.markBusyLocked(e)
 	c.mu.Unlock()
 	e.touch(time.Now())
 	f := &File{e: e, c: c}
@@ -239,6 +239,7 @@ func (c *Cache) Open(ctx context.Context, name string) (store.File, error) {
 func (c *Cache) validate(ctx context.Context, e *entry) error {
 	e.openMu.Lock()
 	defer e.openMu.Unlock()
+	c.loadEntryMap(e)
 	e.mu.Lock()
 	fresh := e.m != nil && time.Since(e.m.validated) < c.cfg.Revalidate
 	e.mu.Unlock()

@@ -229,3 +229,31 @@ func TestBadPathsAndWrites(t *testing.T) {
 		t.Errorf("open dir: %v", err)
 	}
 }
+
+// TestServesBeforeScan: a cached file opened before the start-up scan
+// reached it is served from its cached blocks (its map loaded on the
+// spot), not fetched again, and the scan then leaves its entry alone.
+func TestServesBeforeScan(t *testing.T) {
+	e := newEnv(t, nil)
+	want := e.file("early", 300<<10)
+	e.read("/store/early", 64<<10)
+	e.settle()
+	e.c.Close()
+	c, err := New(e.cfg, nil) // not run yet: no scan
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.c = c
+	before := e.up.bytes.Load()
+	if got := e.read("/store/early", 64<<10); !bytes.Equal(got, want) {
+		t.Fatal("wrong data before the scan")
+	}
+	if up := e.up.bytes.Load() - before; up != 0 {
+		t.Errorf("%d bytes fetched upstream for a cached file opened before the scan, want 0", up)
+	}
+	run(t, c)
+	<-c.scanned
+	if n := len(c.Entries()); n != 1 {
+		t.Errorf("%d entries after the scan, want 1", n)
+	}
+}

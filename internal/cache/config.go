@@ -40,13 +40,15 @@ type Config struct {
 	// to the upstream uncached rather than wait.
 	RAM int64
 	// ReadAhead is how many blocks are fetched ahead of a sequential reader
-	// (default 8; 0 uses the default, negative disables).
+	// (default 8 MiB worth, at least 8 blocks; 0 uses the default,
+	// negative disables).
 	ReadAhead int
 	// Prefetch fetches whole files in the background once opened.
 	Prefetch bool
 	// PageCache writes and reads cached data through the kernel's page
-	// cache. By default the cache uses O_DIRECT where the filesystem
-	// supports it (see directio.go).
+	// cache. By default the cache uses O_DIRECT for blocks of 1 MiB and
+	// more where the filesystem supports it (see directio.go), and reads
+	// under 1 MiB through the page cache.
 	PageCache bool
 	// Revalidate is how long a cached copy is trusted before the next open
 	// checks the upstream's size and mtime (default 10 minutes).
@@ -58,6 +60,13 @@ type Config struct {
 	// FetchTimeout bounds one upstream block fetch before it is retried on
 	// the next upstream (default 60 s).
 	FetchTimeout time.Duration
+	// UpstreamIdle is how long a file's upstream handles stay open after
+	// its last client closed it, ready for a reopen (default 5 s).
+	UpstreamIdle time.Duration
+	// UpstreamFiles caps the files open at each upstream (default 512):
+	// past it, the handles of the least recently used files no client
+	// holds are closed at once. See idleHandles.
+	UpstreamFiles int
 	// DiskRetry is how long the cache serves uncached after a disk error
 	// before it tries to write again (default 30 s).
 	DiskRetry time.Duration
@@ -123,7 +132,7 @@ func (c *Config) defaults() error {
 		return fmt.Errorf("cache: RAM budget %d is less than 4 blocks of %d", c.RAM, c.BlockSize)
 	}
 	if c.ReadAhead == 0 {
-		c.ReadAhead = 8
+		c.ReadAhead = int(max(8, (8<<20)/c.BlockSize))
 	}
 	if c.Revalidate == 0 {
 		c.Revalidate = 10 * time.Minute
@@ -133,6 +142,12 @@ func (c *Config) defaults() error {
 	}
 	if c.FetchTimeout <= 0 {
 		c.FetchTimeout = 60 * time.Second
+	}
+	if c.UpstreamIdle <= 0 {
+		c.UpstreamIdle = 5 * time.Second
+	}
+	if c.UpstreamFiles <= 0 {
+		c.UpstreamFiles = 512
 	}
 	if c.DiskRetry <= 0 {
 		c.DiskRetry = 30 * time.Second

@@ -1,8 +1,10 @@
 package cache
 
 import (
+	"container/list"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,11 +30,18 @@ type entry struct {
 	dirty    bool      // m changed since it was saved
 	warned   bool      // a disk error on this file was logged
 	data     *os.File  // nil until needed
+	rdata    *os.File  // buffered reader of data's file (see openRead); nil until needed
 	inflight map[int]*fetch
+	// fetching counts the fetches reading upstream, without mu, for the
+	// closer of idle upstream handles (which holds Cache.mu, taken
+	// before mu).
+	fetching atomic.Int32
 
 	// Guarded by Cache.mu.
-	refs  int
-	opens int
+	refs      int
+	opens     int
+	idle      *list.Element // in Cache.idle while no one uses the upstream handles
+	idleSince time.Time
 }
 
 func (e *entry) size() int64 {
@@ -65,7 +74,36 @@ func (e *entry) dataFile() (*os.File, error) {
 		}
 	}
 	e.data = f
+	e.c.withData.add(e)
 	return f, nil
+}
+
+// readFile returns the buffered reader of the data file, opening it.
+// Called with e.mu held.
+func (e *entry) readFile() (*os.File, error) {
+	if e.rdata != nil {
+		return e.rdata, nil
+	}
+	if _, err := e.dataFile(); err != nil {
+		return nil, err
+	}
+	f, err := e.c.disk.openRead(e.path)
+	if err != nil {
+		return nil, err
+	}
+	e.rdata = f
+	return f, nil
+}
+
+// closeFilesLocked closes the data file and its reader.
+func (e *entry) closeFilesLocked() {
+	for _, f := range []**os.File{&e.data, &e.rdata} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
+	}
+	e.c.withData.remove(e)
 }
 
 // dropLocked forgets every cached block (the upstream file changed, or the
@@ -78,13 +116,10 @@ func (e *entry) dropLocked() int64 {
 	}
 	e.gen++
 	e.inflight = nil
-	if e.data != nil {
-		e.data.Close()
-		e.data = nil
-	}
+	e.closeFilesLocked()
 	e.c.disk.remove(e.path)
 	e.dirty = false
-	e.up.closeAll()
+	e.up.closeAll(nil)
 	return freed
 }
 
@@ -159,8 +194,5 @@ func (e *entry) touch(now time.Time) {
 func (e *entry) closeData() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.data != nil {
-		e.data.Close()
-		e.data = nil
-	}
+	e.closeFilesLocked()
 }

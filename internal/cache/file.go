@@ -45,9 +45,15 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	end := min(off+int64(len(p)), size)
 	first, last := int(off/bs), int((end-1)/bs)
 	slots := make([]slot, 0, last-first+1)
+	var fresh []*fetch
 	for b := first; b <= last; b++ {
-		slots = append(slots, e.want(b))
+		s := e.want(b)
+		if s.fresh {
+			fresh = append(fresh, s.f)
+		}
+		slots = append(slots, s)
 	}
+	e.launch(fresh)
 	f.readAhead(off, end)
 	var err error
 	n := 0
@@ -89,7 +95,10 @@ func (f *File) readAhead(off, end int64) {
 	}
 	// Parallel chunked readers (xrdcp keeps several reads in flight) are
 	// sequential too, just not strictly in order.
-	bs := f.c.cfg.BlockSize
+	// Patterns are judged in units of at least 1 MiB, whatever the block
+	// size: small blocks must not make a reader of small records look
+	// like a stream.
+	bs := max(f.c.cfg.BlockSize, 1<<20)
 	// The first read of a handle (often a header) says nothing about the
 	// pattern; a read far behind the furthest one is a jump, not a stream.
 	// A gap, even a small one, is a reader picking pieces (uproot reading
@@ -105,25 +114,28 @@ func (f *File) readAhead(off, end int64) {
 	if end-f.runStart.Load() < 2*bs {
 		return
 	}
-	f.e.fetchAhead(int((end+bs-1)/bs), ra)
+	bsz := f.c.cfg.BlockSize
+	f.e.fetchAhead(int((end+bsz-1)/bsz), ra)
 }
 
 // fetchAhead starts fetches of up to n missing blocks from block from.
 func (e *entry) fetchAhead(from, n int) int {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	started := 0
+	var fresh []*fetch
 	for b := from; b < from+n && b < e.m.blocks(); b++ {
 		if e.m.has(b) || e.inflight[b] != nil {
 			continue
 		}
-		if e.startFetchLocked(b, 1) == nil {
+		f := e.newFetchLocked(b, 1)
+		if f == nil {
 			break // out of RAM: clients come first
 		}
-		started++
+		fresh = append(fresh, f)
 		e.c.ctr.readAheadBlocks.Add(1)
 	}
-	return started
+	e.mu.Unlock()
+	e.launch(fresh)
+	return len(fresh)
 }
 
 // prefetch fetches the whole file in the background, a few blocks at a
@@ -180,8 +192,45 @@ func (f *File) Close() error {
 		f.e.touch(time.Now())
 		f.c.mu.Lock()
 		f.e.opens--
+		if f.e.opens == 0 {
+			f.c.markIdleLocked(f.e, time.Now())
+		}
 		f.c.mu.Unlock()
 		f.c.release(f.e)
 	})
 	return nil
+}
+
+// WillNeed starts fetching the missing blocks of every range at once, as
+// posix_fadvise(WILLNEED) would: a server answering a vector read calls
+// it with the whole list before reading the segments in turn, so the
+// misses of one readv cost one round trip upstream, not one per segment.
+// Each range is an offset and a length. It never waits.
+func (f *File) WillNeed(ranges [][2]int64) {
+	if f.closed.Load() {
+		return
+	}
+	e, bs := f.e, f.c.cfg.BlockSize
+	size := e.size()
+	var fresh []*fetch
+	defer func() { e.launch(fresh) }()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, r := range ranges {
+		off, end := r[0], min(r[0]+r[1], size)
+		if off < 0 || off >= end {
+			continue
+		}
+		for b := int(off / bs); b <= int((end-1)/bs) && b < e.m.blocks(); b++ {
+			if e.m.has(b) || e.inflight[b] != nil {
+				continue
+			}
+			nf := e.newFetchLocked(b, 1)
+			if nf == nil {
+				return // out of RAM: the reads will go upstream uncached
+			}
+			fresh = append(fresh, nf)
+			f.c.ctr.missRequests.Add(1)
+		}
+	}
 }

@@ -22,12 +22,13 @@ import (
 // less than asked without an error (a broken one).
 type countingStore struct {
 	store.Store
-	bytes atomic.Int64
-	reads atomic.Int64
-	opens atomic.Int64
-	fail  atomic.Bool
-	short atomic.Bool
-	delay time.Duration
+	bytes  atomic.Int64
+	reads  atomic.Int64
+	opens  atomic.Int64
+	closes atomic.Int64
+	fail   atomic.Bool
+	short  atomic.Bool
+	delay  time.Duration
 }
 
 func (s *countingStore) Open(ctx context.Context, name string) (store.File, error) {
@@ -53,6 +54,14 @@ type countingFile struct {
 	store.File
 	s *countingStore
 }
+
+func (f *countingFile) Close() error {
+	f.s.closes.Add(1)
+	return f.File.Close()
+}
+
+// openNow is the number of upstream files open at this moment.
+func (s *countingStore) openNow() int64 { return s.opens.Load() - s.closes.Load() }
 
 func (f *countingFile) ReadAt(p []byte, off int64) (int, error) {
 	if f.s.delay > 0 {
@@ -115,6 +124,13 @@ func (e *env) start() {
 	}
 	e.c = c
 	run(e.t, c)
+	// The scan of what is cached runs in the background; tests look at
+	// its outcome (see TestServesBeforeScan for serving during it).
+	select {
+	case <-c.scanned:
+	case <-time.After(10 * time.Second):
+		e.t.Fatal("the start-up scan did not finish")
+	}
 }
 
 // run starts c's background work as Box.Run does and closes c when the

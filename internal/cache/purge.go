@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"sitebox/internal/store"
@@ -23,7 +24,7 @@ func (c *Cache) flusher(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		for _, e := range c.snapshotEntries() {
+		for _, e := range c.withData.snapshot() {
 			e.mu.Lock()
 			dirty := e.dirty && e.data != nil
 			e.mu.Unlock()
@@ -32,6 +33,39 @@ func (c *Cache) flusher(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// entrySet is the entries whose data file is open: the ones the flusher
+// looks at, however many files the cache holds. Its mutex is taken last,
+// under any other.
+type entrySet struct {
+	mu sync.Mutex
+	m  map[*entry]struct{}
+}
+
+func (s *entrySet) add(e *entry) {
+	s.mu.Lock()
+	if s.m == nil {
+		s.m = map[*entry]struct{}{}
+	}
+	s.m[e] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *entrySet) remove(e *entry) {
+	s.mu.Lock()
+	delete(s.m, e)
+	s.mu.Unlock()
+}
+
+func (s *entrySet) snapshot() []*entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	es := make([]*entry, 0, len(s.m))
+	for e := range s.m {
+		es = append(es, e)
+	}
+	return es
 }
 
 func (c *Cache) snapshotEntries() []*entry {

@@ -6,7 +6,7 @@ import (
 )
 
 // Run starts the background work — the disk writers, the flusher of block
-// maps and the purger — and returns nil when ctx ends or the cache is
+// maps, the purger and the closer of idle upstream files — and returns nil when ctx ends or the cache is
 // closed (at once on a closed cache). Without Run the cache still serves reads, but fetched blocks
 // are not written behind (the write queue drops them once full) and
 // nothing is purged. Close drains the writers; call it after Run returns.
@@ -43,8 +43,10 @@ func (c *Cache) start(ctx context.Context) (bool, error) {
 		c.wg.Add(1)
 		go c.writer()
 	}
-	c.bg.Add(2)
+	c.bg.Add(4)
+	go c.scan(ctx)
 	go c.flusher(ctx)
 	go c.purger(ctx)
+	go c.handleReaper(ctx)
 	return true, nil
 }

@@ -22,7 +22,8 @@ type Settings struct {
 	RAM string `toml:"ram"`
 	// BlockSize is the caching unit (default "1MiB").
 	BlockSize string `toml:"block_size"`
-	// ReadAhead is blocks fetched ahead of sequential readers (default 8;
+	// ReadAhead is blocks fetched ahead of sequential readers (default
+	// 8 MiB worth, at least 8;
 	// -1 disables).
 	ReadAhead int `toml:"read_ahead"`
 	// Prefetch fetches whole files once opened.
@@ -35,6 +36,12 @@ type Settings struct {
 	Revalidate string `toml:"revalidate"`
 	// Streams is connections per root:// upstream (default 16).
 	Streams int `toml:"streams"`
+	// UpstreamIdle is how long a file's upstream handles stay open after
+	// its last client closed it (default "5s"); UpstreamFiles caps the
+	// files open at each upstream (default 512), closing the least
+	// recently used idle ones first.
+	UpstreamIdle  string `toml:"upstream_idle"`
+	UpstreamFiles int    `toml:"upstream_files"`
 	// HighWater/LowWater: bytes, as "90%" of the cache filesystem or an
 	// absolute size used by the cache ("500GiB"). Defaults 90% and 80%.
 	HighWater string `toml:"high_water"`
@@ -129,9 +136,6 @@ func (c *Settings) Defaults() {
 	def(&c.LowWater, "80%")
 	def(&c.FilesHighWater, "90%")
 	def(&c.FilesLowWater, "80%")
-	if c.ReadAhead == 0 {
-		c.ReadAhead = 8
-	}
 	if c.Streams == 0 {
 		c.Streams = 16
 	}
@@ -162,8 +166,13 @@ func CheckUpstreamURL(s string) string {
 // routes, whose upstreams the box dials with its credentials. The
 // settings have been validated; what still fails is named by its key.
 func (c *Settings) Config() (Config, error) {
-	cfg := Config{Dir: c.Dir, ReadAhead: c.ReadAhead, Prefetch: c.Prefetch, PageCache: c.PageCache, Streams: c.Streams}
+	cfg := Config{Dir: c.Dir, ReadAhead: c.ReadAhead, Prefetch: c.Prefetch, PageCache: c.PageCache, Streams: c.Streams, UpstreamFiles: c.UpstreamFiles}
 	var err error
+	if c.UpstreamIdle != "" {
+		if cfg.UpstreamIdle, err = time.ParseDuration(c.UpstreamIdle); err != nil {
+			return Config{}, fmt.Errorf("cache.upstream_idle: %w", err)
+		}
+	}
 	if cfg.RAM, err = units.ParseSize(c.RAM); err != nil {
 		return Config{}, fmt.Errorf("cache.ram: %w", err)
 	}

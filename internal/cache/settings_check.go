@@ -56,6 +56,14 @@ func (c *Settings) Validate(exports []string) []problem.Problem {
 			add("purge_interval", "%q is not a positive duration (e.g. \"10s\")", c.PurgeInterval)
 		}
 	}
+	if c.UpstreamIdle != "" {
+		if d, err := time.ParseDuration(c.UpstreamIdle); err != nil || d <= 0 {
+			add("upstream_idle", "%q is not a positive duration (e.g. \"5s\")", c.UpstreamIdle)
+		}
+	}
+	if c.UpstreamFiles < 0 || c.UpstreamFiles > 1_000_000 {
+		add("upstream_files", "%d is not from 1 to 1000000", c.UpstreamFiles)
+	}
 	if c.Streams < 0 || c.Streams > 64 {
 		add("streams", "%d is not from 1 to 64", c.Streams)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"sitebox/internal/store"
@@ -24,6 +25,9 @@ type upstream struct {
 	mu   sync.Mutex
 	busy []int // fetches in flight per stream
 	next int   // where the search for the least busy stream starts
+
+	open   atomic.Int64 // upstream files open, over all streams
+	warned atomic.Int64 // when the cap was last reported (unix ns)
 }
 
 // newRoutes builds the route table: the longest prefix wins, so
@@ -72,15 +76,19 @@ func (r *route) upPath(u *upstream, p string) string {
 }
 
 // take returns the least busy stream of u and counts a fetch on it; ties
-// go round-robin, so a burst of fetches spreads over every stream (a
-// server answers one read per connection at a time).
-func (u *upstream) take() int {
+// go to a stream where has reports an open handle of the file (reusing it
+// saves the upstream an open, and a file descriptor), else round-robin,
+// so a burst of fetches spreads over every stream (a server answers one
+// read per connection at a time).
+func (u *upstream) take(has func(si int) bool) int {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	best := u.next % len(u.busy)
+	bestHas := has(best)
 	for k := range u.busy {
-		if i := (u.next + k) % len(u.busy); u.busy[i] < u.busy[best] {
-			best = i
+		i := (u.next + k) % len(u.busy)
+		if u.busy[i] < u.busy[best] || u.busy[i] == u.busy[best] && !bestHas && has(i) {
+			best, bestHas = i, has(i)
 		}
 	}
 	u.busy[best]++
@@ -132,9 +140,39 @@ type upFiles struct {
 }
 
 type upHandle struct {
+	u     *upstream     // whose open count it is in
 	ready chan struct{} // closed when f and err are set
 	f     store.File
 	err   error
+}
+
+// has reports whether a handle on stream si of upstream ui is open or
+// opening.
+func (h *upFiles) has(ui, si int) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.handles[[2]int{ui, si}] != nil
+}
+
+// retire closes uh off the caller's path (a close waits for the
+// upstream's answer). It leaves the open count at once when uh is open
+// already, so a cap check right after sees it gone.
+func (uh *upHandle) retire() {
+	select {
+	case <-uh.ready:
+		if uh.f != nil {
+			uh.u.open.Add(-1)
+			go uh.f.Close()
+		}
+	default:
+		go func() {
+			<-uh.ready
+			if uh.f != nil {
+				uh.u.open.Add(-1)
+				uh.f.Close()
+			}
+		}()
+	}
 }
 
 func (h *upFiles) get(ctx context.Context, r *route, ui, si int, name, vo string, size int64) (store.File, error) {
@@ -145,7 +183,7 @@ func (h *upFiles) get(ctx context.Context, r *route, ui, si int, name, vo string
 		if h.handles == nil {
 			h.handles = map[[2]int]*upHandle{}
 		}
-		uh = &upHandle{ready: make(chan struct{})}
+		uh = &upHandle{u: r.ups[ui], ready: make(chan struct{})}
 		h.handles[key] = uh
 		h.mu.Unlock()
 		uh.f, uh.err = openUpstream(ctx, r, ui, si, name, vo, size)
@@ -155,6 +193,8 @@ func (h *upFiles) get(ctx context.Context, r *route, ui, si int, name, vo string
 				delete(h.handles, key)
 			}
 			h.mu.Unlock()
+		} else {
+			uh.u.open.Add(1) // before ready: a retire waits for it
 		}
 		close(uh.ready)
 	} else {
@@ -194,43 +234,43 @@ func (h *upFiles) drop(ui, si int, f store.File) {
 	h.mu.Lock()
 	if uh := h.handles[[2]int{ui, si}]; uh != nil && uh.f == f {
 		delete(h.handles, [2]int{ui, si})
+		h.mu.Unlock()
+		uh.retire()
+		return
 	}
 	h.mu.Unlock()
 	go f.Close()
 }
 
 func (h *upFiles) dropUpstream(ui int) {
+	h.closeWhere(func(k [2]int, _ *upHandle) bool { return k[0] == ui })
+}
+
+// closeAll closes every handle and says how many there were on u (on
+// all upstreams when u is nil).
+func (h *upFiles) closeAll(u *upstream) int {
+	n := 0
+	h.closeWhere(func(_ [2]int, uh *upHandle) bool {
+		if u == nil || uh.u == u {
+			n++
+		}
+		return true
+	})
+	return n
+}
+
+func (h *upFiles) closeWhere(match func([2]int, *upHandle) bool) {
 	h.mu.Lock()
 	var gone []*upHandle
 	for k, uh := range h.handles {
-		if k[0] == ui {
+		if match(k, uh) {
 			gone = append(gone, uh)
 			delete(h.handles, k)
 		}
 	}
 	h.mu.Unlock()
 	for _, uh := range gone {
-		go func() {
-			<-uh.ready
-			if uh.f != nil {
-				uh.f.Close()
-			}
-		}()
-	}
-}
-
-func (h *upFiles) closeAll() {
-	h.mu.Lock()
-	hs := h.handles
-	h.handles = nil
-	h.mu.Unlock()
-	for _, uh := range hs {
-		go func() {
-			<-uh.ready
-			if uh.f != nil {
-				uh.f.Close()
-			}
-		}()
+		uh.retire()
 	}
 }
 
@@ -266,12 +306,9 @@ func (c *Cache) readUpstream(e *entry, p []byte, off int64) error {
 func (c *Cache) readOnce(e *entry, ui int, u *upstream, p []byte, off int64) error {
 	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.FetchTimeout)
 	defer cancel()
-	si := u.take()
+	si := u.take(func(si int) bool { return e.up.has(ui, si) })
 	defer u.done(si)
-	e.mu.Lock()
-	vo := e.vo
-	e.mu.Unlock()
-	f, err := e.up.get(ctx, e.route, ui, si, e.path, vo, e.size())
+	f, err := c.upFile(ctx, e, ui, u, si)
 	if err != nil {
 		return err
 	}
@@ -291,4 +328,20 @@ func (c *Cache) readOnce(e *entry, ui int, u *upstream, p []byte, off int64) err
 	// all its handles so the retry re-opens on a fresh connection.
 	e.up.dropUpstream(ui)
 	return err
+}
+
+// upFile returns e's file at stream si of upstream ui, opening it, and
+// keeps the upstream within its cap of open files.
+func (c *Cache) upFile(ctx context.Context, e *entry, ui int, u *upstream, si int) (store.File, error) {
+	e.mu.Lock()
+	vo := e.vo
+	e.mu.Unlock()
+	f, err := e.up.get(ctx, e.route, ui, si, e.path, vo, e.size())
+	if err != nil {
+		return nil, err
+	}
+	if u.open.Load() > int64(c.cfg.UpstreamFiles) {
+		c.trimHandles(u)
+	}
+	return f, nil
 }

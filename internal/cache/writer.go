@@ -68,9 +68,12 @@ func (c *Cache) writer() {
 
 func (e *entry) writeBlock(f *fetch) {
 	c := e.c
-	crc := crc32.Checksum(f.buf, castagnoli)
 	e.mu.Lock()
-	current := e.gen == f.gen
+	current := e.gen == f.gen && e.m != nil
+	var page int64
+	if current {
+		page = e.m.pageSize
+	}
 	var err error
 	data := e.data
 	if current && c.disk.healthy() {
@@ -97,5 +100,18 @@ func (e *entry) writeBlock(f *fetch) {
 		c.ctr.writtenBytes.Add(int64(len(f.buf)))
 		c.kickPurge(int64(len(f.buf)))
 	}
-	e.finishFetch(f, current, crc)
+	var crcs []uint32
+	if current {
+		crcs = pageCRCs(f.buf, page)
+	}
+	e.finishFetch(f, current, crcs)
+}
+
+// pageCRCs are the CRC32Cs of buf's pages of the given size.
+func pageCRCs(buf []byte, page int64) []uint32 {
+	crcs := make([]uint32, 0, (int64(len(buf))+page-1)/page)
+	for off := int64(0); off < int64(len(buf)); off += page {
+		crcs = append(crcs, crc32.Checksum(buf[off:min(off+page, int64(len(buf)))], castagnoli))
+	}
+	return crcs
 }

@@ -97,3 +97,31 @@ upstreams = ["root://h:1094"]
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestCacheUpstreamLimitsChecked: bad upstream_idle and upstream_files
+// are named with their lines.
+func TestCacheUpstreamLimitsChecked(t *testing.T) {
+	text := `[cache]
+dir = "/srv/cache"
+upstream_idle = "a while"
+upstream_files = -3
+
+[[cache.route]]
+prefix = "/store"
+upstreams = ["root://h:1094"]
+`
+	_, _, err := Parse("site.toml", []byte(text))
+	var ps *Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("Parse error = %v, want *Problems", err)
+	}
+	got := map[string]int{}
+	for _, p := range ps.List {
+		got[p.Key] = p.Line
+	}
+	for k, line := range map[string]int{"cache.upstream_idle": 3, "cache.upstream_files": 4} {
+		if got[k] != line {
+			t.Errorf("%s: line %d, want %d (all: %v)", k, got[k], line, ps.List)
+		}
+	}
+}

@@ -274,6 +274,9 @@ func (s *session) dispatch(req *proto.Request) bool {
 		return true
 	}
 	if data {
+		if req.ID == proto.ReqReadv {
+			s.hintReadv(req)
+		}
 		select {
 		case s.dataQ <- req:
 			return true

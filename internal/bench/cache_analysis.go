@@ -1,0 +1,340 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"sitebox/internal/testpeers"
+)
+
+// AnalysisConfig is the analysis mode of the cache bench: what an
+// analysis job does to a cache — ROOT or uproot reading scattered
+// baskets with vector reads — rather than whole-file copies. Every
+// thread issues Readvs vector reads of Chunks × ChunkSize at random
+// offsets of random files, through the XRootD Python bindings as a user
+// would. A pass runs the same reads against an empty cache (cold), then
+// again (warm). Zero fields take the documented defaults; the link and
+// the caches are set up as in the streaming mode (CacheConfig: Files
+// default 8, FileSize 64 MiB here).
+type AnalysisConfig struct {
+	CacheConfig
+	Python    string // with the XRootD bindings (default $SITEBOX_PYTHON, else python3)
+	Chunks    int    // chunks per vector read (default 16)
+	ChunkSize int64  // bytes per chunk (default 32 KiB)
+	Threads   int    // parallel readers (default 4)
+	Readvs    int    // vector reads per thread and pass (default 100)
+}
+
+// AnalysisPoint is one setup's result.
+type AnalysisPoint struct {
+	Setup              string
+	Cold, Warm         float64 // vector reads per second
+	AskedBytes         int64   // bytes the clients asked for in the cold pass
+	UpstreamBytes      int64   // bytes over the upstream link in the cold pass
+	PeakRSS            int64
+	Err                string
+	ColdSecs, WarmSecs float64
+}
+
+// AnalysisReport is the run: the settings and one point per setup.
+type AnalysisReport struct {
+	Config AnalysisConfig
+	Points []AnalysisPoint
+}
+
+func (c *AnalysisConfig) applyDefaults() {
+	if c.Files <= 0 {
+		c.Files = 8
+	}
+	if c.FileSize <= 0 {
+		c.FileSize = 64 << 20
+	}
+	if len(c.Setups) == 0 {
+		c.Setups = []string{"direct", "sitebox", "xcache", "local"}
+	}
+	c.CacheConfig.applyDefaults()
+	if c.Python == "" {
+		c.Python = os.Getenv("SITEBOX_PYTHON")
+	}
+	if c.Python == "" {
+		c.Python = "python3"
+	}
+	if c.Chunks <= 0 {
+		c.Chunks = 16
+	}
+	if c.ChunkSize <= 0 {
+		c.ChunkSize = 32 << 10
+	}
+	if c.Threads <= 0 {
+		c.Threads = 4
+	}
+	if c.Readvs <= 0 {
+		c.Readvs = 100
+	}
+}
+
+func (c *AnalysisConfig) validate() error {
+	var stream []string
+	for _, s := range c.Setups {
+		if s != "local" {
+			stream = append(stream, s)
+		}
+	}
+	cc := c.CacheConfig
+	cc.Setups = stream
+	if err := cc.validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Chunks > 1024:
+		return fmt.Errorf("%d chunks per vector read: XRootD allows at most 1024", c.Chunks)
+	case c.ChunkSize > c.FileSize:
+		return fmt.Errorf("chunk size %d is larger than the files (%d)", c.ChunkSize, c.FileSize)
+	}
+	if out, err := exec.Command(c.Python, "-c", "import XRootD.client").CombinedOutput(); err != nil {
+		return fmt.Errorf("the analysis mode needs Python with the XRootD bindings (python3-xrootd, or pip install xrootd); %s: %v: %s", c.Python, err, trimMsg(out))
+	}
+	return nil
+}
+
+// CacheAnalysis runs the analysis mode: direct to the origin over the
+// shaped link, through each cache, and ("local") from a sitebox origin
+// serving the same files from local disk, the ceiling for a warm cache.
+func CacheAnalysis(ctx context.Context, cfg AnalysisConfig) (*AnalysisReport, error) {
+	cfg.applyDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	env, stop, err := startWAN(ctx, &cfg.CacheConfig, "ana%02d.root")
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	rep := &AnalysisReport{Config: cfg}
+	for _, s := range cfg.Setups {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		p := analysisPoint(ctx, env, &cfg, s)
+		rep.Points = append(rep.Points, p)
+		if p.Err != "" {
+			fmt.Fprintf(cfg.Out, "  %-7s FAILED: %s\n", s, p.Err)
+			continue
+		}
+		fmt.Fprintf(cfg.Out, "  %-7s cold %8.1f readv/s  warm %8.1f readv/s  upstream÷asked %.2f  RSS %s\n",
+			s, p.Cold, p.Warm, bytesRatio(p.UpstreamBytes, p.AskedBytes), rssText(p.PeakRSS))
+	}
+	return rep, nil
+}
+
+func analysisPoint(ctx context.Context, env *cacheEnv, cfg *AnalysisConfig, setup string) AnalysisPoint {
+	p := AnalysisPoint{Setup: setup}
+	fail := func(err error) AnalysisPoint { p.Err = err.Error(); return p }
+	dir, err := os.MkdirTemp(cfg.WorkDir, setup+"-")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(dir)
+	relay, err := StartRelay(env.link.Addr)
+	if err != nil {
+		return fail(err)
+	}
+	defer relay.Close()
+	var t *target
+	if setup == "local" {
+		t, err = startLocalOrigin(ctx, cfg.Sitebox, env.data)
+	} else {
+		t, err = env.startTarget(ctx, setup, relay.Addr, dir)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	var rss func() (int64, error)
+	if t.proc != nil {
+		defer t.proc.Stop()
+		rss = t.proc.RSS
+	}
+	stopSampling := sampleRSS(rss, &p.PeakRSS)
+	defer stopSampling()
+	cold, err := runVectorReads(ctx, cfg, t.host, env.names)
+	if err != nil {
+		return fail(withLog(err, t))
+	}
+	p.UpstreamBytes = relay.Down()
+	warm, err := runVectorReads(ctx, cfg, t.host, env.names)
+	if err != nil {
+		return fail(withLog(err, t))
+	}
+	if t.diagnose != nil {
+		fmt.Fprintf(cfg.Out, "  %s %s\n", setup, t.diagnose(ctx))
+	}
+	p.Cold, p.ColdSecs = cold.rate(), cold.Seconds
+	p.Warm, p.WarmSecs = warm.rate(), warm.Seconds
+	p.AskedBytes = cold.Bytes
+	if setup == "local" {
+		p.Cold, p.UpstreamBytes = 0, 0 // no link, no cache: nothing is cold
+	}
+	return p
+}
+
+func withLog(err error, t *target) error {
+	if t.proc == nil {
+		return err
+	}
+	return fmt.Errorf("%w\nlog: %s", err, lastLines(t.proc.Log.String(), 10))
+}
+
+// startLocalOrigin serves data from a sitebox origin on this host.
+func startLocalOrigin(ctx context.Context, bin, data string) (*target, error) {
+	if bin == "" {
+		return nil, fmt.Errorf("no sitebox binary given")
+	}
+	port, err := testpeers.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	p, err := testpeers.StartSitebox(ctx, bin, []int{port}, "serve", "--export", "/="+data+":ro",
+		"--root-addr", "127.0.0.1:"+strconv.Itoa(port), "--https-addr", "off",
+		"--state-dir", filepath.Join(filepath.Dir(data), "local-state"), "--log-level", "warn")
+	if err != nil {
+		return nil, fmt.Errorf("start sitebox origin: %w", err)
+	}
+	return &target{host: "127.0.0.1:" + strconv.Itoa(port), proc: p}, nil
+}
+
+// passResult is what the reader script prints.
+type passResult struct {
+	Readvs  int     `json:"readvs"`
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds"`
+}
+
+func (r passResult) rate() float64 {
+	if r.Seconds <= 0 {
+		return 0
+	}
+	return float64(r.Readvs) / r.Seconds
+}
+
+// runVectorReads runs one pass of the reader script against host: the
+// same seed every pass, so the warm pass asks for what the cold one did.
+func runVectorReads(ctx context.Context, cfg *AnalysisConfig, host string, names []string) (passResult, error) {
+	args := []string{"-c", vectorReadScript, host, strconv.Itoa(cfg.Threads), strconv.Itoa(cfg.Readvs),
+		strconv.Itoa(cfg.Chunks), strconv.FormatInt(cfg.ChunkSize, 10), strconv.FormatInt(cfg.FileSize, 10),
+		strconv.FormatUint(cfg.Seed, 10)}
+	cmd := exec.CommandContext(ctx, cfg.Python, append(args, names...)...)
+	cmd.Env = append(os.Environ(), "XRD_REQUESTTIMEOUT=120", "XRD_CONNECTIONRETRY=1")
+	out, err := cmd.Output()
+	if err != nil {
+		msg := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = trimMsg(ee.Stderr)
+		}
+		return passResult{}, fmt.Errorf("vector reads from %s: %v: %s", host, err, msg)
+	}
+	var r passResult
+	if err := json.Unmarshal(out, &r); err != nil {
+		return passResult{}, fmt.Errorf("vector reads from %s: output %q: %v", host, trimMsg(out), err)
+	}
+	return r, nil
+}
+
+// vectorReadScript: argv host threads readvs chunks chunk_size file_size
+// seed names...; each thread opens every file once, then issues its
+// vector reads at random chunk-aligned offsets of random files.
+const vectorReadScript = `
+import json, random, sys, threading, time
+from XRootD import client
+host, threads, readvs, chunks, csize, fsize, seed = sys.argv[1], *map(int, sys.argv[2:8])
+names = sys.argv[8:]
+errors, total = [], [0]
+lock = threading.Lock()
+def worker(t):
+    rnd = random.Random(seed * 1000 + t)
+    files = []
+    for n in names:
+        f = client.File()
+        st, _ = f.open("root://%s/%s" % (host, n))
+        if not st.ok:
+            errors.append("open %s: %s" % (n, st.message)); return
+        files.append(f)
+    got = 0
+    for _ in range(readvs):
+        f = rnd.choice(files)
+        offs = sorted(rnd.sample(range(fsize // csize), chunks))
+        st, res = f.vector_read([(o * csize, csize) for o in offs])
+        if not st.ok:
+            errors.append("readv: %s" % st.message); return
+        got += sum(len(c.buffer) for c in res.chunks)
+    for f in files:
+        f.close()
+    with lock:
+        total[0] += got
+ts = [threading.Thread(target=worker, args=(t,)) for t in range(threads)]
+start = time.monotonic()
+for t in ts: t.start()
+for t in ts: t.join()
+took = time.monotonic() - start
+if errors:
+    sys.stderr.write(errors[0] + "\n"); sys.exit(1)
+print(json.dumps({"readvs": threads * readvs, "bytes": total[0], "seconds": took}))
+`
+
+func bytesRatio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// FormatAnalysis renders the report as a table, with each setup's rates
+// relative to direct (cold) and to XCache (warm).
+func FormatAnalysis(rep *AnalysisReport) string {
+	var b strings.Builder
+	c := rep.Config
+	fmt.Fprintf(&b, "analysis: %d threads × %d vector reads of %d × %d B over %d files of %d B; link %v each way, %d B/s per connection\n",
+		c.Threads, c.Readvs, c.Chunks, c.ChunkSize, c.Files, c.FileSize, c.Latency, c.Bandwidth)
+	base := map[string]AnalysisPoint{}
+	for _, p := range rep.Points {
+		base[p.Setup] = p
+	}
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "setup\tcold readv/s\twarm readv/s\tcold ÷ direct\twarm ÷ xcache\tupstream ÷ asked\tpeak RSS\t")
+	for _, p := range rep.Points {
+		if p.Err != "" {
+			fmt.Fprintf(w, "%s\tfailed: %s\t\t\t\t\t\t\n", p.Setup, firstLine(p.Err))
+			continue
+		}
+		fmt.Fprintf(w, "%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t\n", p.Setup, orDash(p.Cold, "%.1f"), p.Warm,
+			orDash(ratioF(p.Cold, base["direct"].Cold), "%.2f"), orDash(ratioF(p.Warm, base["xcache"].Warm), "%.2f"),
+			orDash(bytesRatio(p.UpstreamBytes, p.AskedBytes), "%.2f"), rssText(p.PeakRSS))
+	}
+	w.Flush()
+	return b.String()
+}
+
+func ratioF(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func orDash(v float64, format string) string {
+	if v == 0 {
+		return "—"
+	}
+	return fmt.Sprintf(format, v)
+}
+
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}

@@ -1,0 +1,202 @@
+package bench
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"sitebox/internal/testpeers"
+	"sitebox/internal/xrootd/client"
+)
+
+// FilesConfig is the many-files mode of the cache bench: how a sitebox
+// cache holding many cached files starts. For each count, a cache
+// directory is filled with that many small cached files (each a 4 KiB
+// file, fully cached), then `sitebox serve` starts on it and a client
+// reads a cached file until it gets its first byte.
+type FilesConfig struct {
+	Sitebox string    // sitebox binary
+	WorkDir string    // the cache directories are built here (kept for reruns)
+	Counts  []int     // default 10^4, 10^5, 10^6
+	Out     io.Writer // progress lines
+}
+
+// FilesPoint is one count's start-up.
+type FilesPoint struct {
+	Files     int
+	FirstByte time.Duration // from the process's start to a cached file's first byte
+	Scan      time.Duration // until every cached file was registered ("cache scanned")
+	RSS       int64         // after the scan
+	PeakRSS   int64
+	Err       string
+}
+
+const (
+	filesBlock = 1 << 20
+	filesSize  = 4096
+)
+
+// CacheFiles runs the many-files mode.
+func CacheFiles(ctx context.Context, cfg FilesConfig) ([]FilesPoint, error) {
+	if len(cfg.Counts) == 0 {
+		cfg.Counts = []int{10_000, 100_000, 1_000_000}
+	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
+	var pts []FilesPoint
+	for _, n := range cfg.Counts {
+		if err := ctx.Err(); err != nil {
+			return pts, err
+		}
+		dir := filepath.Join(cfg.WorkDir, "cache-"+strconv.Itoa(n))
+		fmt.Fprintf(cfg.Out, "bench cache files: %d cached files in %s\n", n, dir)
+		p := FilesPoint{Files: n}
+		if err := fillCacheDir(dir, n); err != nil {
+			p.Err = err.Error()
+		} else if err := startupPoint(ctx, cfg.Sitebox, dir, &p); err != nil {
+			p.Err = err.Error()
+		}
+		pts = append(pts, p)
+		fmt.Fprintf(cfg.Out, "  %8d files: first byte %v, scan %v, RSS %s (peak %s) %s\n", n, p.FirstByte.Round(time.Millisecond), p.Scan.Round(time.Millisecond), rssText(p.RSS), rssText(p.PeakRSS), p.Err)
+	}
+	return pts, nil
+}
+
+func filesName(i int) string { return fmt.Sprintf("/store/d%03d/f%07d", i%1000, i) }
+
+// fillCacheDir writes n fully cached files in the cache's on-disk form
+// (a data file and a version 2 block map each), reusing a directory a
+// previous run completed.
+func fillCacheDir(dir string, n int) error {
+	done := filepath.Join(dir, ".complete")
+	if _, err := os.Stat(done); err == nil {
+		return nil
+	}
+	now := time.Now()
+	data := make([]byte, filesSize)
+	for i := range n {
+		copy(data, fmt.Sprintf("cached file %d\n", i))
+		name := filesName(i)
+		if i < 1000 {
+			for _, sub := range []string{"data", "meta"} {
+				if err := os.MkdirAll(filepath.Join(dir, sub, filepath.Dir(name)), 0o755); err != nil {
+					return err
+				}
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, "data", name), data, 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "meta", name), blockMapBytes(data, now), 0o644); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(done, nil, 0o644)
+}
+
+// blockMapBytes is the block map of a one-block file fully cached (the
+// format of internal/cache/cinfo.go, version 2), validated at now.
+func blockMapBytes(data []byte, now time.Time) []byte {
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	le := binary.LittleEndian
+	b := []byte("SBXC")
+	b = le.AppendUint32(b, 2)
+	b = le.AppendUint32(b, filesBlock)
+	b = le.AppendUint64(b, uint64(len(data)))
+	b = le.AppendUint64(b, uint64(now.Add(-time.Hour).UnixNano())) // upstream mtime
+	b = le.AppendUint64(b, uint64(now.UnixNano()))                 // validated
+	b = le.AppendUint64(b, uint64(now.UnixNano()))                 // last access
+	b = le.AppendUint32(b, 1)                                      // blocks
+	b = le.AppendUint64(b, 1)                                      // block 0 present
+	b = le.AppendUint32(b, crc32.Checksum(data, castagnoli))       // its one page
+	return le.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// startupPoint starts a sitebox cache on dir and times its first byte,
+// its scan and its memory.
+func startupPoint(ctx context.Context, bin, dir string, p *FilesPoint) error {
+	port, err := testpeers.FreePort()
+	if err != nil {
+		return err
+	}
+	state, err := os.MkdirTemp(filepath.Dir(dir), "state-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(state)
+	// The upstream is never asked: every file was validated just now.
+	cfgText := fmt.Sprintf("[server]\nstate_dir = %q\nlog_level = \"info\"\n[root]\naddr = \"127.0.0.1:%d\"\n[https]\naddr = \"off\"\n[cache]\ndir = %q\nrevalidate = \"24h\"\n[[cache.route]]\nprefix = \"/store\"\nupstreams = [\"root://127.0.0.1:9\"]\n", state, port, dir)
+	start := time.Now()
+	proc, err := startConfigBox(ctx, bin, filepath.Join(state, "sitebox.toml"), cfgText, false, []int{port})
+	if err != nil {
+		return err
+	}
+	defer proc.Stop()
+	want := fmt.Sprintf("cached file %d\n", p.Files-1)
+	fs := client.NewFS("127.0.0.1:" + strconv.Itoa(port))
+	defer fs.Close()
+	for {
+		if err := readFirst(ctx, fs, filesName(p.Files-1), want); err == nil {
+			p.FirstByte = time.Since(start)
+			break
+		} else if time.Since(start) > 5*time.Minute {
+			return fmt.Errorf("no first byte after 5 minutes: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for !strings.Contains(proc.Log.String(), "cache scanned") {
+		if time.Since(start) > 30*time.Minute {
+			return fmt.Errorf("the scan did not finish in 30 minutes")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.Scan = time.Since(start)
+	if p.RSS, err = proc.RSS(); err != nil {
+		return err
+	}
+	p.PeakRSS, _ = proc.PeakRSS()
+	return nil
+}
+
+func readFirst(ctx context.Context, fs *client.FS, name, want string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	f, err := fs.Open(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	buf := make([]byte, len(want))
+	if _, err := f.ReadAt(buf, 0); err != nil {
+		return err
+	}
+	if string(buf) != want {
+		return fmt.Errorf("read %q, want %q", buf, want)
+	}
+	return nil
+}
+
+// FormatFiles renders the many-files points as a table.
+func FormatFiles(pts []FilesPoint) string {
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "cached files\tfirst byte\tall registered\tRSS after\tpeak RSS\t")
+	for _, p := range pts {
+		if p.Err != "" {
+			fmt.Fprintf(w, "%d\tfailed: %s\t\t\t\t\n", p.Files, firstLine(p.Err))
+			continue
+		}
+		fmt.Fprintf(w, "%d\t%v\t%v\t%s\t%s\t\n", p.Files, p.FirstByte.Round(time.Millisecond), p.Scan.Round(time.Millisecond), rssText(p.RSS), rssText(p.PeakRSS))
+	}
+	w.Flush()
+	return b.String()
+}

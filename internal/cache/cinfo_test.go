@@ -1,0 +1,52 @@
+package cache
+
+import (
+	"encoding/binary"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestBlockMapPages: a map keeps one CRC per 64 KiB page and survives a
+// round trip; a version 1 map (one CRC per block) still loads, keeps
+// its per-block CRCs and is saved as version 1.
+func TestBlockMapPages(t *testing.T) {
+	mtime := time.Unix(1700000000, 0)
+	for _, tc := range []struct {
+		name      string
+		blockSize int64
+		v1        bool
+		wantPage  int64
+	}{
+		{"pages", 1 << 20, false, checkPage},
+		{"block of one page", 64 << 10, false, checkPage},
+		{"version 1", 1 << 20, true, 1 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newBlockMap(tc.blockSize, 3*tc.blockSize+100, mtime)
+			if tc.v1 {
+				m.pageSize = tc.blockSize
+				m.crcs = make([]uint32, m.blocks())
+			}
+			crcs := make([]uint32, len(m.blockCRCs(1)))
+			for i := range crcs {
+				crcs[i] = uint32(i + 7)
+			}
+			m.set(1, crcs)
+			raw := m.marshal()
+			if v := binary.LittleEndian.Uint32(raw[4:]); tc.v1 != (v == 1) {
+				t.Errorf("saved as version %d", v)
+			}
+			got, err := unmarshalBlockMap(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.pageSize != tc.wantPage || !got.has(1) || got.has(0) || !slices.Equal(got.blockCRCs(1), crcs) {
+				t.Errorf("got page %d, CRCs %v, want page %d, CRCs %v", got.pageSize, got.blockCRCs(1), tc.wantPage, crcs)
+			}
+			if last := got.blockCRCs(3); len(last) != 1 {
+				t.Errorf("last block (100 bytes) has %d CRCs, want 1", len(last))
+			}
+		})
+	}
+}

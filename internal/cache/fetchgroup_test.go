@@ -1,0 +1,74 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"sitebox/internal/store"
+)
+
+// readvStore is an upstream whose files read scattered ranges at once,
+// as root:// ones do, counting the requests.
+type readvStore struct {
+	*countingStore
+	readvs atomic.Int64
+}
+
+func (s *readvStore) Open(ctx context.Context, name string) (store.File, error) {
+	f, err := s.countingStore.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return &readvFile{File: f, s: s}, nil
+}
+
+type readvFile struct {
+	store.File
+	s *readvStore
+}
+
+func (f *readvFile) ReadV(ctx context.Context, bufs [][]byte, offs []int64) error {
+	f.s.readvs.Add(1)
+	for i := range bufs {
+		if _, err := f.ReadAt(bufs[i], offs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestScatteredMissesOneReadv: a readv's scattered misses, announced
+// with WillNeed, go upstream as one vector read, and every segment then
+// reads the upstream's bytes.
+func TestScatteredMissesOneReadv(t *testing.T) {
+	e := newEnv(t, nil)
+	rs := &readvStore{countingStore: e.up}
+	e.cfg.Routes[0].Upstreams[0].Streams = []store.Store{rs, rs, rs}
+	e.restart()
+	want := e.file("scattered", 40*64<<10)
+	f, err := e.c.Open(t.Context(), "/store/scattered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ranges := [][2]int64{{3 * 64 << 10, 1000}, {10*64<<10 + 5, 32 << 10}, {20 * 64 << 10, 100}, {33*64<<10 + 60000, 10000}}
+	f.(*File).WillNeed(ranges)
+	for _, r := range ranges {
+		got := make([]byte, r[1])
+		if _, err := f.ReadAt(got, r[0]); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want[r[0]:r[0]+r[1]]) {
+			t.Fatalf("range %v: wrong bytes", r)
+		}
+	}
+	// 5 blocks (the last range spans two), 320 KiB: one group.
+	if n := rs.readvs.Load(); n != 1 {
+		t.Errorf("%d upstream vector reads, want 1", n)
+	}
+	if got := e.up.bytes.Load(); got != 5*64<<10 {
+		t.Errorf("%d bytes upstream, want the 5 blocks touched (%d)", got, 5*64<<10)
+	}
+}

@@ -1,0 +1,121 @@
+package cache
+
+import (
+	"container/list"
+	"context"
+	"time"
+)
+
+// idleHandles bounds the upstream files the cache keeps open. A file's
+// upstream handles stay open while a client has the cached file open or
+// a fetch of it runs, and for UpstreamIdle after the last one ends, so a job that
+// reopens a file soon finds them ready. Beyond that they are closed: an
+// origin has a limited number of file descriptors, and a cache reading
+// many small files one after another must not use them all up (the
+// origin would then fail every client, not only the cache).
+//
+// On top of the idle time, each upstream has a cap (UpstreamFiles): when
+// an open would pass it, the handles of the least recently used files no
+// one holds are closed at once. Handles that are in use are never closed
+// under their readers, so a cache whose clients hold more files open
+// than the cap goes over it for as long as they do.
+//
+// Guarded by Cache.mu, like the entries' open counts that decide
+// idleness.
+type idleHandles struct {
+	lru list.List // of *entry, most recently released first
+}
+
+// markIdleLocked records that e's last user let go (or refreshes the
+// time). Called with c.mu held.
+func (c *Cache) markIdleLocked(e *entry, now time.Time) {
+	if e.idle != nil {
+		c.idle.lru.Remove(e.idle)
+	}
+	e.idleSince = now
+	e.idle = c.idle.lru.PushFront(e)
+}
+
+// markBusyLocked takes e off the idle list: a client opened it.
+// Called with c.mu held.
+func (c *Cache) markBusyLocked(e *entry) {
+	if e.idle != nil {
+		c.idle.lru.Remove(e.idle)
+		e.idle = nil
+	}
+}
+
+// closeIdle closes the upstream handles of files idle since before
+// cutoff, oldest first. The handles are closed under c.mu, so no client
+// can open the file in between (closing itself happens in the
+// background). A file still fetching (read-ahead, prefetch) keeps them.
+func (c *Cache) closeIdle(cutoff time.Time) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for el := c.idle.lru.Back(); el != nil; el = c.idle.lru.Back() {
+		e := el.Value.(*entry)
+		if !e.idleSince.Before(cutoff) {
+			break
+		}
+		if e.fetching.Load() > 0 {
+			c.markIdleLocked(e, time.Now()) // look again one idle time later
+			continue
+		}
+		c.idle.lru.Remove(el)
+		e.idle = nil
+		n += e.up.closeAll(nil)
+	}
+	return n
+}
+
+// trimHandles closes the handles of the least recently used idle files
+// until u is within its cap again.
+func (c *Cache) trimHandles(u *upstream) {
+	excess := u.open.Load() - int64(c.cfg.UpstreamFiles)
+	if excess <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for tries := c.idle.lru.Len(); excess > 0 && tries > 0; tries-- {
+		e := c.idle.lru.Back().Value.(*entry)
+		if e.fetching.Load() > 0 {
+			c.idle.lru.MoveToFront(e.idle)
+			continue
+		}
+		c.idle.lru.Remove(e.idle)
+		e.idle = nil
+		excess -= int64(e.up.closeAll(u))
+	}
+	if excess > 0 {
+		c.overCap(u)
+	}
+}
+
+// overCap warns, once a minute at most, that clients hold more files of
+// u than its cap.
+func (c *Cache) overCap(u *upstream) {
+	now := time.Now().UnixNano()
+	last := u.warned.Load()
+	if now-last < int64(time.Minute) || !u.warned.CompareAndSwap(last, now) {
+		return
+	}
+	c.log.Warn("clients hold more upstream files open than cache.upstream_files allows; none is idle to close",
+		"upstream", u.Name, "open", u.open.Load(), "upstream_files", c.cfg.UpstreamFiles)
+}
+
+// handleReaper closes idle upstream handles until ctx ends.
+func (c *Cache) handleReaper(ctx context.Context) {
+	defer c.bg.Done()
+	t := time.NewTicker(max(c.cfg.UpstreamIdle/4, 50*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			c.closeIdle(now.Add(-c.cfg.UpstreamIdle))
+		}
+	}
+}
