@@ -1,0 +1,247 @@
+package webdav
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"sitebox/internal/remote"
+	"sitebox/internal/tpc"
+)
+
+// markerEvery is how often a running third-party copy reports progress;
+// XrdHttp and dCache send a marker every few seconds and FTS declares a
+// transfer stalled after a minute or so without one.
+const markerEvery = 5 * time.Second
+
+// copyFile answers COPY, which WLCG HTTP-TPC overloads:
+//   - Source: <url>       pull: this server fetches url into name;
+//   - Destination: <url>  push, when url is another server: this server
+//     sends name there;
+//   - Destination: <path or url on this server>  RFC 4918 COPY here.
+//
+// A third-party copy answers 202 at once and streams performance markers
+// in the body, then "success: …" or "failure: …" (the format XrdHttpTPC
+// and dCache use and gfal2/davix/FTS parse). Everything that can be
+// refused before data moves (bad headers, rights on either side, a
+// missing source) gets an ordinary error status instead.
+func (h *Handler) copyFile(w http.ResponseWriter, r *http.Request, name string) error {
+	overwrite, err := overwriteHeader(r)
+	if err != nil {
+		return err
+	}
+	if src := strings.TrimSpace(r.Header.Get("Source")); src != "" {
+		return h.tpcPull(w, r, name, src, overwrite)
+	}
+	dest := strings.TrimSpace(r.Header.Get("Destination"))
+	if dest == "" {
+		return badRequest("COPY needs a Source (pull) or Destination header")
+	}
+	if u, err := url.Parse(dest); err == nil && u.Host != "" && !strings.EqualFold(u.Host, r.Host) {
+		return h.tpcPush(w, r, name, dest)
+	}
+	return h.localCopy(w, r, name, overwrite)
+}
+
+// overwriteHeader reads RFC 4918's Overwrite (default T).
+func overwriteHeader(r *http.Request) (bool, error) {
+	switch strings.ToUpper(strings.TrimSpace(r.Header.Get("Overwrite"))) {
+	case "", "T":
+		return true, nil
+	case "F":
+		return false, nil
+	}
+	return false, badRequest("Overwrite header must be T or F")
+}
+
+// tpcOptions reads the headers every third-party copy shares: the
+// credential mode, the stream count and the headers for the remote server.
+func tpcOptions(r *http.Request) (remote.Options, int, error) {
+	switch strings.ToLower(strings.TrimSpace(r.Header.Get("Credential"))) {
+	case "", "none":
+	default:
+		// 400, not 405 or 501: gfal2 then falls back to a streamed copy.
+		return remote.Options{}, 0, badRequest("Credential " + r.Header.Get("Credential") + " is not supported (no delegation); use Credential: none with a TransferHeaderAuthorization token")
+	}
+	streams := 1
+	if s := strings.TrimSpace(r.Header.Get("X-Number-Of-Streams")); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > tpc.MaxStreams {
+			return remote.Options{}, 0, badRequest(fmt.Sprintf("X-Number-Of-Streams must be 1 to %d", tpc.MaxStreams))
+		}
+		streams = n
+	}
+	var opts remote.Options
+	for k, v := range r.Header {
+		fwd, ok := strings.CutPrefix(k, "Transferheader")
+		if !ok || len(v) == 0 {
+			continue
+		}
+		if strings.EqualFold(fwd, "Authorization") {
+			tok := strings.TrimSpace(v[0])
+			if t, ok := cutBearer(tok); ok {
+				tok = t
+			}
+			opts.Token = tok
+		}
+		// Other TransferHeader* headers have no counterpart in the remote
+		// client and are not sent; see docs/webdav.md.
+	}
+	return opts, streams, nil
+}
+
+func cutBearer(s string) (string, bool) {
+	if len(s) > 7 && strings.EqualFold(s[:7], "bearer ") {
+		return strings.TrimSpace(s[7:]), true
+	}
+	return s, false
+}
+
+// remoteURL parses the other server's URL of a third-party copy.
+func remoteURL(header, raw string) (*remote.URL, error) {
+	u, err := remote.Parse(raw)
+	if err != nil {
+		return nil, badRequest(header + ": " + err.Error())
+	}
+	return u, nil
+}
+
+// tpcPull fetches src into name.
+func (h *Handler) tpcPull(w http.ResponseWriter, r *http.Request, name, src string, overwrite bool) error {
+	if h.cfg.ReadOnly {
+		return badRequest("copy into " + name + ": this server is read-only")
+	}
+	u, err := remoteURL("Source", src)
+	if err != nil {
+		return err
+	}
+	opts, streams, err := tpcOptions(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	sink, _, err := tpc.LocalSink(ctx, h.store, name, overwrite, h.log)
+	if err != nil {
+		return err
+	}
+	source, err := tpc.RemoteSource(ctx, u, opts)
+	if err != nil {
+		sink.Abort(context.WithoutCancel(ctx))
+		return err
+	}
+	job := &tpc.Job{Src: source, Dst: sink, Streams: streams, Log: h.log}
+	h.runTPC(w, r, job, "pull", name, u)
+	return nil
+}
+
+// tpcPush sends name to dest.
+func (h *Handler) tpcPush(w http.ResponseWriter, r *http.Request, name, dest string) error {
+	u, err := remoteURL("Destination", dest)
+	if err != nil {
+		return err
+	}
+	opts, _, err := tpcOptions(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	source, err := tpc.LocalSource(ctx, h.store, name)
+	if err != nil {
+		return err
+	}
+	if err := insecure(r, source.File, "copy", name); err != nil {
+		source.Close()
+		return err
+	}
+	sink, err := tpc.RemoteSink(ctx, u, opts)
+	if err != nil {
+		source.Close()
+		return err
+	}
+	job := &tpc.Job{Src: source, Dst: sink, Log: h.log}
+	h.runTPC(w, r, job, "push", name, u)
+	return nil
+}
+
+// runTPC answers 202 and runs job, with a performance marker every
+// markerEvery and the outcome as the last line.
+func (h *Handler) runTPC(w http.ResponseWriter, r *http.Request, job *tpc.Job, dir, name string, u *remote.URL) {
+	log := h.log.With("tpc", dir, "path", name, "remote", u.Scheme+"://"+u.Host+u.Path)
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(http.StatusAccepted)
+	rc := http.NewResponseController(w)
+	rc.Flush()
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- job.Run(r.Context()) }()
+	tick := time.NewTicker(markerEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			fmt.Fprintf(w, "Perf Marker\nTimestamp: %d\nStripe Index: 0\nStripe Bytes Transferred: %d\nTotal Stripe Count: 1\nEnd\n",
+				time.Now().Unix(), job.Moved())
+			rc.Flush()
+		case err := <-done:
+			if err != nil {
+				log.Warn("third-party copy failed", "bytes", job.Moved(), "err", err)
+				fmt.Fprintf(w, "failure: %s\n", oneLine(err.Error()))
+			} else {
+				log.Info("third-party copy done", "bytes", job.Moved(), "seconds", time.Since(start).Seconds())
+				if dir == "pull" {
+					h.received(r, name, job.Moved())
+				}
+				fmt.Fprint(w, "success: Created\n")
+			}
+			rc.Flush()
+			return
+		}
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// localCopy is RFC 4918 COPY of a file within this server: 201 when the
+// destination is new, 204 when it was replaced, 412 with Overwrite: F and
+// an existing destination.
+func (h *Handler) localCopy(w http.ResponseWriter, r *http.Request, name string, overwrite bool) error {
+	if _, err := h.namespace("copy", name); err != nil {
+		return err
+	}
+	to, err := destination(r)
+	if err != nil {
+		return err
+	}
+	if to == name {
+		return &httpError{http.StatusForbidden, "copy " + name + ": source and destination are the same"}
+	}
+	fi, err := h.store.Stat(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return &httpError{http.StatusNotImplemented, "copy " + name + ": copying a collection is not supported; copy its files"}
+	}
+	source, err := tpc.LocalSource(r.Context(), h.store, name)
+	if err != nil {
+		return err
+	}
+	sink, existed, err := tpc.LocalSink(r.Context(), h.store, to, overwrite, h.log)
+	if err != nil {
+		source.Close()
+		return err
+	}
+	if err := (&tpc.Job{Src: source, Dst: sink, Log: h.log}).Run(r.Context()); err != nil {
+		return err
+	}
+	if existed {
+		w.WriteHeader(http.StatusNoContent)
+	} else {
+		w.WriteHeader(http.StatusCreated)
+	}
+	return nil
+}
