@@ -61,19 +61,19 @@ func overwriteHeader(r *http.Request) (bool, error) {
 // tpcOptions reads the headers every third-party copy shares: the
 // credential mode, the stream count and the headers for the remote server.
 func tpcOptions(r *http.Request) (remote.Options, int, error) {
-	switch strings.ToLower(strings.TrimSpace(r.Header.Get("Credential"))) {
-	case "", "none":
-	default:
-		// 400, not 405 or 501: gfal2 then falls back to a streamed copy.
-		return remote.Options{}, 0, badRequest("Credential " + r.Header.Get("Credential") + " is not supported (no delegation); use Credential: none with a TransferHeaderAuthorization token")
-	}
+	// Credential asks for delegation ("gridsite", "oidc"); gfal2 sends
+	// "gridsite" whenever it has no token. Like XrdHttpTPC without
+	// credential forwarding, the remote side is reached with the
+	// TransferHeaderAuthorization token or anonymously: nothing is
+	// delegated, and a remote server that needs more refuses, which the
+	// marker stream reports.
 	streams := 1
 	if s := strings.TrimSpace(r.Header.Get("X-Number-Of-Streams")); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > tpc.MaxStreams {
-			return remote.Options{}, 0, badRequest(fmt.Sprintf("X-Number-Of-Streams must be 1 to %d", tpc.MaxStreams))
+		if err != nil || n < 0 || n > tpc.MaxStreams {
+			return remote.Options{}, 0, badRequest(fmt.Sprintf("X-Number-Of-Streams must be 0 to %d", tpc.MaxStreams))
 		}
-		streams = n
+		streams = max(n, 1) // gfal2 sends 0 for "the server's choice"
 	}
 	var opts remote.Options
 	for k, v := range r.Header {
