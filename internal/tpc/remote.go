@@ -9,13 +9,18 @@ import (
 )
 
 // RemoteSource opens the file at u (any URL remote.Dial takes) for
-// reading with opts (the remote token rides in opts.Token).
-func RemoteSource(ctx context.Context, u *remote.URL, opts remote.Options) (Source, error) {
+// reading with opts (the remote token rides in opts.Token). opaque, if
+// not empty, is CGI sent with the open (root:// TPC's tpc.key, tpc.org).
+func RemoteSource(ctx context.Context, u *remote.URL, opaque string, opts remote.Options) (Source, error) {
 	c, err := u.Dial(opts)
 	if err != nil {
 		return Source{}, err
 	}
-	f, err := c.Open(ctx, u.Path)
+	name := u.Path
+	if opaque != "" {
+		name += "?" + opaque
+	}
+	f, err := c.Open(ctx, name)
 	if err != nil {
 		c.Close()
 		return Source{}, fmt.Errorf("source %s: %w", where(u), err)

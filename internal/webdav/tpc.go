@@ -128,7 +128,7 @@ func (h *Handler) tpcPull(w http.ResponseWriter, r *http.Request, name, src stri
 	if err != nil {
 		return err
 	}
-	source, err := tpc.RemoteSource(ctx, u, opts)
+	source, err := tpc.RemoteSource(ctx, u, "", opts)
 	if err != nil {
 		sink.Abort(context.WithoutCancel(ctx))
 		return err

@@ -53,6 +53,7 @@ type session struct {
 	readWait time.Duration
 
 	loggedIn bool // reader goroutine only
+	login    string // "user.pid" from kXR_login, which root:// TPC names the client by
 	tls      bool // conn is TLS; set before login
 	// authNeeded is set when the login answer asked for kXR_auth; no
 	// other request is served until it succeeds.
