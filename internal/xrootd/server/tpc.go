@@ -155,13 +155,26 @@ func hostIs(ctx context.Context, name, ip string) bool {
 	return false
 }
 
-// org is the client as the source identifies it: user.pid@host.
+// org is the client as the source identifies it: user.pid@host, with
+// host as XRootD names it — the fully qualified name when the address
+// has one, else the address in XRootD's bracketed IPv6 form (what an
+// xrootd with "xrd.network nodnr", or a host without reverse DNS, uses).
+// A source compares it with its own view of the client, so a source that
+// resolves names differently refuses the copy.
 func (s *session) org(ctx context.Context) string {
-	host := s.clientIP
 	if names, err := net.DefaultResolver.LookupAddr(ctx, s.clientIP); err == nil && len(names) > 0 {
-		host = strings.TrimSuffix(names[0], ".")
+		if name := strings.TrimSuffix(names[0], "."); strings.Contains(name, ".") {
+			return s.login + "@" + name
+		}
 	}
-	return s.login + "@" + host
+	ip := net.ParseIP(s.clientIP)
+	if ip == nil {
+		return s.login + "@" + s.clientIP
+	}
+	if ip4 := ip.To4(); ip4 != nil {
+		return s.login + "@[::ffff:" + ip4.String() + "]"
+	}
+	return s.login + "@[" + ip.String() + "]"
 }
 
 // tpcDest is a destination handle's copy (steps 1, 2, 4).
@@ -204,7 +217,9 @@ func (s *session) openTPCDest(ctx context.Context, req *proto.Request, path stri
 	}
 	of := newOpenFile(path, sink.File, sink.File, store.RequestFrom(ctx))
 	of.tpc = &tpcDest{src: src, sink: sink,
-		opaque: "tpc.key=" + url.QueryEscape(q.Get("tpc.key")) + "&tpc.org=" + url.QueryEscape(s.org(ctx))}
+		// XRootD reads CGI values verbatim (no %-decoding): the org's "@"
+		// goes as is; the key and org must hold no "&".
+		opaque: "tpc.key=" + cgiSafe(q.Get("tpc.key")) + "&tpc.org=" + cgiSafe(s.org(ctx))}
 	h, err := s.files.add(of)
 	if err != nil {
 		sink.Abort(context.WithoutCancel(ctx))
@@ -288,3 +303,13 @@ func (d *tpcDest) abandon(ctx context.Context) error {
 // tpcConfig is what query config answers for "tpc": this server can be
 // the destination (and the source) of a root:// third-party copy.
 func tpcConfig() string { return strconv.Itoa(1) }
+
+// cgiSafe drops the characters that would end a CGI value or the path.
+func cgiSafe(v string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '&' || r == '?' || r == '=' || r <= ' ' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, v)
+}
