@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"sitebox/internal/remote"
+	"sitebox/internal/store"
 	"sitebox/internal/tpc"
 )
 
@@ -113,7 +114,7 @@ func remoteURL(header, raw string) (*remote.URL, error) {
 // tpcPull fetches src into name.
 func (h *Handler) tpcPull(w http.ResponseWriter, r *http.Request, name, src string, overwrite bool) error {
 	if h.cfg.ReadOnly {
-		return badRequest("copy into " + name + ": this server is read-only")
+		return &store.PathError{Op: "copy", Path: name, Err: store.ErrReadOnly}
 	}
 	u, err := remoteURL("Source", src)
 	if err != nil {
