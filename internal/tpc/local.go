@@ -28,13 +28,23 @@ func LocalSource(ctx context.Context, st store.Store, name string) (Source, erro
 	}, nil
 }
 
+// SinkOptions say how LocalSink treats an existing target and missing
+// parent directories.
+type SinkOptions struct {
+	// Overwrite allows replacing an existing file; without it an existing
+	// name is refused (ErrExist) before anything moves.
+	Overwrite bool
+	// MkParents creates missing parent directories (a TPC pull, as XRootD
+	// does); without it a missing parent is ErrNotFound (WebDAV COPY).
+	MkParents bool
+}
+
 // LocalSink creates a hidden temporary next to name in st and renames it
 // to name on Commit. st must implement store.Namespace. As with
 // LocalSource, st checks the requester's right to write (storage.create).
-// With overwrite false an existing name is refused before anything moves
-// (and again, by the rename's caller, not at all: a race with another
-// writer is won by the last rename, as with PUT).
-func LocalSink(ctx context.Context, st store.Store, name string, overwrite bool, log *slog.Logger) (Sink, bool, error) {
+// It reports whether name existed. A race with another writer is won by
+// the last rename, as with PUT.
+func LocalSink(ctx context.Context, st store.Store, name string, opts SinkOptions, log *slog.Logger) (Sink, bool, error) {
 	ns, ok := st.(store.Namespace)
 	if !ok {
 		return Sink{}, false, &store.PathError{Op: "copy", Path: name, Err: store.ErrUnsupported}
@@ -42,13 +52,12 @@ func LocalSink(ctx context.Context, st store.Store, name string, overwrite bool,
 	existed := false
 	fi, err := st.Stat(ctx, name)
 	switch {
+	case err == nil && !opts.Overwrite:
+		return Sink{}, true, &store.PathError{Op: "copy", Path: name, Err: fmt.Errorf("%w and Overwrite is F", store.ErrExist)}
 	case err == nil && fi.IsDir():
-		return Sink{}, false, &store.PathError{Op: "copy", Path: name, Err: store.ErrIsDir}
+		return Sink{}, true, &store.PathError{Op: "copy", Path: name, Err: store.ErrIsDir}
 	case err == nil:
 		existed = true
-		if !overwrite {
-			return Sink{}, true, &store.PathError{Op: "copy", Path: name, Err: fmt.Errorf("%w and Overwrite is F", store.ErrExist)}
-		}
 	case !errors.Is(err, store.ErrNotFound):
 		return Sink{}, false, err
 	}
@@ -56,7 +65,7 @@ func LocalSink(ctx context.Context, st store.Store, name string, overwrite bool,
 	if err != nil {
 		return Sink{}, false, err
 	}
-	f, err := st.Create(ctx, tmp, store.CreateOptions{Exclusive: true, MkParents: true})
+	f, err := st.Create(ctx, tmp, store.CreateOptions{Exclusive: true, MkParents: opts.MkParents})
 	if err != nil {
 		return Sink{}, false, renamed(err, name, tmp)
 	}

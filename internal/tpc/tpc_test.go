@@ -73,7 +73,7 @@ func TestCopy(t *testing.T) {
 			if tc.cut > 0 {
 				src.File = cutFile{src.File, tc.cut}
 			}
-			sink, existed, err := tpc.LocalSink(ctx, st, dst, tc.over, nil)
+			sink, existed, err := tpc.LocalSink(ctx, st, dst, tpc.SinkOptions{Overwrite: tc.over, MkParents: true}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +106,7 @@ func TestSinkRefusesExistingWithoutOverwrite(t *testing.T) {
 	ctx := context.Background()
 	st, dir := newStore(t)
 	os.WriteFile(filepath.Join(dir, "f"), []byte("keep"), 0o644)
-	if _, _, err := tpc.LocalSink(ctx, st, "/store/f", false, nil); !errors.Is(err, store.ErrExist) {
+	if _, _, err := tpc.LocalSink(ctx, st, "/store/f", tpc.SinkOptions{}, nil); !errors.Is(err, store.ErrExist) {
 		t.Fatalf("err %v, want ErrExist", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "f")); string(b) != "keep" {
@@ -120,7 +120,7 @@ func TestChecksumMismatchAborts(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "src"), []byte("hello"), 0o644)
 	src, _ := tpc.LocalSource(ctx, st, "/store/src")
 	src.Checksum = func(context.Context) (string, error) { return "deadbeef", nil }
-	sink, _, err := tpc.LocalSink(ctx, st, "/store/dst", true, nil)
+	sink, _, err := tpc.LocalSink(ctx, st, "/store/dst", tpc.SinkOptions{Overwrite: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func (h *Handler) move(w http.ResponseWriter, r *http.Request, name string) erro
 	if existed && overwrite {
 		// RFC 4918 section 9.9.3: the destination is deleted first, as
 		// DELETE would (a collection with all its members).
-		if err := h.replaceTarget(r.Context(), ns, to); err != nil {
+		if err := h.replaceTarget(r.Context(), ns, name, to); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package webdav
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -125,7 +126,7 @@ func (h *Handler) tpcPull(w http.ResponseWriter, r *http.Request, name, src stri
 		return err
 	}
 	ctx := r.Context()
-	sink, _, err := tpc.LocalSink(ctx, h.store, name, overwrite, h.log)
+	sink, _, err := tpc.LocalSink(ctx, h.store, name, tpc.SinkOptions{Overwrite: overwrite, MkParents: true}, h.log)
 	if err != nil {
 		return err
 	}
@@ -206,37 +207,45 @@ func (h *Handler) runTPC(w http.ResponseWriter, r *http.Request, job *tpc.Job, d
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// localCopy is RFC 4918 COPY of a file within this server: 201 when the
-// destination is new, 204 when it was replaced, 412 with Overwrite: F and
-// an existing destination.
+// localCopy is RFC 4918 COPY within this server (tree.go does
+// collections): 201 when the destination is new, 204 when it was
+// replaced, 412 with Overwrite: F and an existing destination, 409 when
+// the destination's parent is missing.
 func (h *Handler) localCopy(w http.ResponseWriter, r *http.Request, name string, overwrite bool) error {
-	if _, err := h.namespace("copy", name); err != nil {
+	ns, err := h.namespace("copy", name)
+	if err != nil {
 		return err
 	}
 	to, err := destination(r)
 	if err != nil {
 		return err
 	}
-	if to == name {
-		return &httpError{http.StatusForbidden, "copy " + name + ": source and destination are the same"}
+	if to == name || strings.HasPrefix(to, strings.TrimSuffix(name, "/")+"/") {
+		return &httpError{http.StatusForbidden, "copy " + name + ": the destination is the source or inside it"}
 	}
 	fi, err := h.store.Stat(r.Context(), name)
 	if err != nil {
 		return err
 	}
+	_, statErr := h.store.Stat(r.Context(), to)
+	existed := statErr == nil
+	if existed && !overwrite {
+		return &httpError{http.StatusPreconditionFailed, "copy " + name + ": " + to + " exists and Overwrite is F"}
+	}
+	if existed {
+		if err := h.replaceTarget(r.Context(), ns, name, to); err != nil {
+			return err
+		}
+	}
 	if fi.IsDir() {
-		return &httpError{http.StatusNotImplemented, "copy " + name + ": copying a collection is not supported; copy its files"}
+		err = h.copyTree(r, ns, name, to)
+	} else {
+		err = h.copyOne(r.Context(), name, to)
 	}
-	source, err := tpc.LocalSource(r.Context(), h.store, name)
 	if err != nil {
-		return err
-	}
-	sink, existed, err := tpc.LocalSink(r.Context(), h.store, to, overwrite, h.log)
-	if err != nil {
-		source.Close()
-		return err
-	}
-	if err := (&tpc.Job{Src: source, Dst: sink, Log: h.log}).Run(r.Context()); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return &httpError{http.StatusConflict, "copy " + name + ": parent of " + to + " does not exist"}
+		}
 		return err
 	}
 	if existed {
@@ -245,4 +254,18 @@ func (h *Handler) localCopy(w http.ResponseWriter, r *http.Request, name string,
 		w.WriteHeader(http.StatusCreated)
 	}
 	return nil
+}
+
+// copyOne copies one file within the store through a temporary.
+func (h *Handler) copyOne(ctx context.Context, name, to string) error {
+	source, err := tpc.LocalSource(ctx, h.store, name)
+	if err != nil {
+		return err
+	}
+	sink, _, err := tpc.LocalSink(ctx, h.store, to, tpc.SinkOptions{Overwrite: true}, h.log)
+	if err != nil {
+		source.Close()
+		return err
+	}
+	return (&tpc.Job{Src: source, Dst: sink, Log: h.log}).Run(ctx)
 }

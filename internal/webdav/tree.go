@@ -57,12 +57,63 @@ func deleteDepth(r *http.Request) error {
 	}
 }
 
-// replaceTarget deletes an existing MOVE destination that is a
-// collection; a file is left for the rename to replace atomically.
-func (h *Handler) replaceTarget(ctx context.Context, ns store.Namespace, to string) error {
+// replaceTarget deletes an existing MOVE or COPY destination that a
+// rename or file copy cannot replace by itself: a collection (with all
+// its members), or a file that a collection from is to take the place of.
+// A file replaced by a file is left for the atomic rename.
+func (h *Handler) replaceTarget(ctx context.Context, ns store.Namespace, from, to string) error {
 	fi, err := h.store.Stat(ctx, to)
-	if err != nil || !fi.IsDir() {
+	if err != nil {
 		return nil
 	}
-	return removeTree(ctx, h.store, ns, to, 0)
+	if fi.IsDir() {
+		return removeTree(ctx, h.store, ns, to, 0)
+	}
+	if src, err := h.store.Stat(ctx, from); err == nil && src.IsDir() {
+		return ns.Remove(ctx, to)
+	}
+	return nil
+}
+
+// copyTree copies a collection: with Depth: infinity (the default) all
+// its members, with Depth: 0 the collection alone (RFC 4918 section
+// 9.8.3). Each member is read and written through the store, so the
+// policy is asked for every one.
+func (h *Handler) copyTree(r *http.Request, ns store.Namespace, name, to string) error {
+	depth := strings.ToLower(strings.TrimSpace(r.Header.Get("Depth")))
+	if depth != "" && depth != "infinity" && depth != "0" {
+		return badRequest("COPY of a collection takes Depth: 0 or infinity")
+	}
+	return h.copyDir(r.Context(), ns, name, to, depth == "0", 0)
+}
+
+func (h *Handler) copyDir(ctx context.Context, ns store.Namespace, name, to string, shallow bool, level int) error {
+	if level > maxTreeDepth {
+		return &store.PathError{Op: "copy", Path: name, Err: fmt.Errorf("%w: more than %d levels deep", store.ErrInvalid, maxTreeDepth)}
+	}
+	if err := ns.Mkdir(ctx, to, 0o755, false); err != nil {
+		return err
+	}
+	if shallow {
+		return nil
+	}
+	entries, err := h.store.List(ctx, name)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if hidden(e.Name) {
+			continue
+		}
+		from, dst := path.Join(name, e.Name), path.Join(to, e.Name)
+		if e.IsDir() {
+			err = h.copyDir(ctx, ns, from, dst, false, level+1)
+		} else {
+			err = h.copyOne(ctx, from, dst)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

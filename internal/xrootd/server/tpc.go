@@ -210,7 +210,7 @@ func (s *session) openTPCDest(ctx context.Context, req *proto.Request, path stri
 	if err != nil {
 		return err
 	}
-	sink, _, err := tpc.LocalSink(ctx, s.srv.store, path, opts&proto.OpenDelete != 0, s.log)
+	sink, _, err := tpc.LocalSink(ctx, s.srv.store, path, tpc.SinkOptions{Overwrite: opts&proto.OpenDelete != 0, MkParents: true}, s.log)
 	if err != nil {
 		release()
 		return err
