@@ -80,6 +80,9 @@ func checkPropfindBody(r *http.Request) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
+	if err := checkNamespaces(body); err != nil {
+		return err
+	}
 	var doc struct {
 		XMLName xml.Name
 	}
@@ -146,4 +149,27 @@ func propResponse(name string, fi store.FileInfo) response {
 		p.ContentType = "application/octet-stream"
 	}
 	return response{Href: href, Propstat: propstat{Prop: p, Status: "HTTP/1.1 200 OK"}}
+}
+
+// checkNamespaces refuses a prefix bound to the empty namespace name
+// (xmlns:p=""), which XML Namespaces 1.0 forbids and encoding/xml lets
+// through.
+func checkNamespaces(body []byte) error {
+	d := xml.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := d.RawToken()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return badRequest("PROPFIND body is not well-formed XML: " + err.Error())
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			for _, a := range se.Attr {
+				if a.Name.Space == "xmlns" && a.Value == "" {
+					return badRequest("PROPFIND body binds prefix " + a.Name.Local + " to an empty namespace")
+				}
+			}
+		}
+	}
 }
