@@ -52,9 +52,9 @@ type session struct {
 	// timedReader); zero leaves the deadline alone. Reader goroutine only.
 	readWait time.Duration
 
-	loggedIn bool // reader goroutine only
+	loggedIn bool   // reader goroutine only
 	login    string // "user.pid" from kXR_login, which root:// TPC names the client by
-	tls      bool // conn is TLS; set before login
+	tls      bool   // conn is TLS; set before login
 	// authNeeded is set when the login answer asked for kXR_auth; no
 	// other request is served until it succeeds.
 	authNeeded bool
