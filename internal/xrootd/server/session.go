@@ -52,9 +52,8 @@ type session struct {
 	// timedReader); zero leaves the deadline alone. Reader goroutine only.
 	readWait time.Duration
 
-	loggedIn bool   // reader goroutine only
-	login    string // "user.pid" from kXR_login, which root:// TPC names the client by
-	tls      bool   // conn is TLS; set before login
+	loggedIn bool // reader goroutine only
+	tls      bool // conn is TLS; set before login
 	// authNeeded is set when the login answer asked for kXR_auth; no
 	// other request is served until it succeeds.
 	authNeeded bool
@@ -65,6 +64,9 @@ type session struct {
 	// sent none or one that passed; set by kXR_auth before any store
 	// call, and the AuthError of every request without authz= after.
 	authErr error
+	// login is "user.pid" from kXR_login, by which root:// TPC names the
+	// client (tpc.go); set before any request runs.
+	login string
 }
 
 func newSession(s *Server, c net.Conn) *session {
