@@ -16,6 +16,7 @@ import (
 	"path"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -29,6 +30,11 @@ const TempPrefix = ".sitebox-upload-"
 // chunk is the size of one read+write; each stream moves one chunk at a
 // time, so memory is streams × chunk.
 const chunk = 4 << 20
+
+// chunkTimeout bounds the move of one chunk, so a source or destination
+// that stalls (but keeps its connection) fails the copy instead of
+// holding it forever: 4 MiB in two minutes is about 35 kB/s.
+const chunkTimeout = 2 * time.Minute
 
 // MaxStreams caps X-Number-Of-Streams: a client must not make the box
 // open hundreds of connections to another server.
@@ -138,6 +144,8 @@ func (j *Job) copy(ctx context.Context) error {
 
 // moveChunk copies [off, off+chunk) of the source, short at the end.
 func (j *Job) moveChunk(ctx context.Context, buf []byte, off int64) error {
+	ctx, cancel := context.WithTimeout(ctx, chunkTimeout)
+	defer cancel()
 	want := int(min(int64(len(buf)), j.Src.Size-off))
 	var n int
 	var err error

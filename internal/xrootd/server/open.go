@@ -47,7 +47,8 @@ func (s *session) doOpen(req *proto.Request) error {
 	}
 	ctx := s.reqCtx(cgi)
 	if q := tpcCGI(cgi); q != nil { // third-party copy (tpc.go)
-		if handled, err := s.openTPC(ctx, req, path, q); handled || err != nil {
+		var handled bool
+		if ctx, handled, err = s.openTPC(ctx, req, path, q); handled || err != nil {
 			return err
 		}
 	}

@@ -47,6 +47,10 @@ type tpcGrants struct {
 }
 
 type tpcGrant struct {
+	// who is the granting client's identity (its token), nil if
+	// anonymous: the destination reads with it, as XRootD lets a
+	// destination read what the client could.
+	who     *store.Identity
 	path    string
 	org     string // user.pid of the client that made it
 	dst     string // the destination host as the client named it
@@ -93,44 +97,55 @@ func tpcCGI(cgi string) url.Values {
 
 // openTPC handles the tpc.* CGI of an open. handled is true when the
 // open was answered here (a destination's); otherwise the open goes on
-// as usual once err is nil (a source's, steps 3 and 4).
-func (s *session) openTPC(ctx context.Context, req *proto.Request, path string, q url.Values) (handled bool, err error) {
+// as usual with the returned context once err is nil (a source's, steps
+// 3 and 4: a granted destination reads as the client that granted it).
+func (s *session) openTPC(ctx context.Context, req *proto.Request, path string, q url.Values) (context.Context, bool, error) {
 	key := q.Get("tpc.key")
 	switch {
 	case q.Get("tpc.src") != "":
-		return true, s.openTPCDest(ctx, req, path, q)
+		return ctx, true, s.openTPCDest(ctx, req, path, q)
 	case q.Get("tpc.org") != "":
-		return false, s.checkTPCGrant(ctx, path, key, q.Get("tpc.org"))
+		who, err := s.checkTPCGrant(ctx, path, key, q.Get("tpc.org"))
+		if err != nil {
+			return ctx, false, err
+		}
+		r := *store.RequestFrom(ctx)
+		r.Identity, r.AuthError = who, nil
+		return store.WithRequest(ctx, &r), false, nil
 	case q.Get("tpc.dst") != "":
-		s.srv.tpc.add(key, tpcGrant{path: path, org: s.login, dst: q.Get("tpc.dst"), expires: time.Now().Add(tpcTTL)})
+		// The grant carries the client's identity, so the destination can
+		// read no more than the client could.
+		s.srv.tpc.add(key, tpcGrant{who: store.RequestFrom(ctx).Identity, path: path, org: s.login,
+			dst: q.Get("tpc.dst"), expires: time.Now().Add(tpcTTL)})
 		s.log.Debug("tpc grant", "path", path, "dst", q.Get("tpc.dst"))
-		return false, nil
+		return ctx, false, nil
 	}
-	return false, errorf(proto.ErrArgInvalid, "open %s: tpc.key needs tpc.src, tpc.dst or tpc.org", path)
+	return ctx, false, errorf(proto.ErrArgInvalid, "open %s: tpc.key needs tpc.src, tpc.dst or tpc.org", path)
 }
 
 // checkTPCGrant lets a destination read path only with a key the client
-// granted for it, from the host the client named.
-func (s *session) checkTPCGrant(ctx context.Context, path, key, org string) error {
+// granted for it, from the host the client named; it returns the
+// granting client's identity.
+func (s *session) checkTPCGrant(ctx context.Context, path, key, org string) (*store.Identity, error) {
 	deadline := time.Now().Add(tpcWaitGrant)
 	for {
 		gr, ok := s.srv.tpc.get(key)
 		if ok {
 			user, _, _ := strings.Cut(org, "@")
 			if gr.path != path || (gr.org != "" && user != gr.org) {
-				return errorf(proto.ErrNotAuthorized, "open %s: tpc.key was granted for another file or client", path)
+				return nil, errorf(proto.ErrNotAuthorized, "open %s: tpc.key was granted for another file or client", path)
 			}
 			if !hostIs(ctx, gr.dst, s.clientIP) {
-				return errorf(proto.ErrNotAuthorized, "open %s: tpc granted to %s, not to this host", path, gr.dst)
+				return nil, errorf(proto.ErrNotAuthorized, "open %s: tpc granted to %s, not to this host", path, gr.dst)
 			}
-			return nil
+			return gr.who, nil
 		}
 		if time.Now().After(deadline) {
-			return errorf(proto.ErrNotAuthorized, "open %s: no tpc grant for this key (expired or never made)", path)
+			return nil, errorf(proto.ErrNotAuthorized, "open %s: no tpc grant for this key (expired or never made)", path)
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
