@@ -121,6 +121,9 @@ func pathFromURL(u *url.URL) (string, error) {
 	if !strings.HasPrefix(raw, "/") {
 		return "", fmt.Errorf("%w: path %q does not start with /", store.ErrInvalid, raw)
 	}
+	if err := refuseEncodedSlash(raw); err != nil { // slash.go
+		return "", err
+	}
 	p, err := url.PathUnescape(raw)
 	if err != nil {
 		return "", fmt.Errorf("%w: bad percent-escape in path", store.ErrInvalid)

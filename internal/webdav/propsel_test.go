@@ -66,3 +66,18 @@ func TestPropfindSelected(t *testing.T) {
 		t.Errorf("empty namespace binding: %d %s, want 400", resp.StatusCode, body)
 	}
 }
+
+func TestEncodedSlashRefused(t *testing.T) {
+	srv, dir := newServer(t, Config{})
+	writeFile(t, dir, "a/b", []byte("x"))
+	for _, p := range []string{"/store/a%2Fb", "/store/a%2fb"} {
+		resp, body := do(t, "GET", srv.URL+p, nil)
+		if resp.StatusCode != 400 || !strings.Contains(body, "%2F") {
+			t.Errorf("GET %s: %d %q, want 400 naming %%2F", p, resp.StatusCode, body)
+		}
+	}
+	resp, body := do(t, "MOVE", srv.URL+"/store/a/b", nil, "Destination", "/store/a%2Fc")
+	if resp.StatusCode != 400 {
+		t.Errorf("MOVE to a%%2Fc: %d %q, want 400", resp.StatusCode, body)
+	}
+}
