@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"sitebox/internal/testpeers"
 )
@@ -68,4 +69,47 @@ func TestXrdcpTPC(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestXrdcpTPCCutSource: the source box dies in the middle of a root://
+// TPC; the copy fails and the destination keeps nothing, neither under
+// the final name nor as a temporary.
+func TestXrdcpTPCCutSource(t *testing.T) {
+	testpeers.Require(t, "xrdcp")
+	a := startBox(t, 1)
+	b := startBox(t, 1)
+	writeRandom(t, filepath.Join(a.pools[0], "big.bin"), 768<<20)
+	done := make(chan error, 1)
+	go func() {
+		_, err := run(t, true, "xrdcp", "-f", "--tpc", "only", a.rootURL+"//store/big.bin", b.rootURL+"//store/cut.bin")
+		done <- err
+	}()
+	// Wait until data is arriving in the destination's temporary.
+	deadline := time.Now().Add(60 * time.Second)
+	for !tempGrowing(b.pools[0]) {
+		if time.Now().After(deadline) {
+			t.Fatal("the copy never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	a.proc.Kill()
+	if err := <-done; err == nil {
+		t.Fatal("xrdcp succeeded although its source died mid-copy")
+	}
+	noFile(t, filepath.Join(b.pools[0], "cut.bin"))
+	entries, _ := os.ReadDir(b.pools[0])
+	for _, e := range entries {
+		t.Errorf("left behind: %s", e.Name())
+	}
+}
+
+// tempGrowing reports whether a hidden temporary in dir holds data.
+func tempGrowing(dir string) bool {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && strings.HasPrefix(e.Name(), ".") && fi.Size() > 0 {
+			return true
+		}
+	}
+	return false
 }
