@@ -117,6 +117,11 @@ func (h *Handler) tpcPull(w http.ResponseWriter, r *http.Request, name, src stri
 	if h.cfg.ReadOnly {
 		return &store.PathError{Op: "copy", Path: name, Err: store.ErrReadOnly}
 	}
+	if _, ok := h.store.(store.Namespace); !ok {
+		// A store that cannot rename (a director, a cache) cannot take a
+		// copy; 400, not 405 or 501: gfal2 then falls back to streaming.
+		return badRequest("third-party copy into " + name + " is not supported by this server; send the data with PUT")
+	}
 	u, err := remoteURL("Source", src)
 	if err != nil {
 		return err

@@ -50,6 +50,10 @@ func TestXrdcpTPC(t *testing.T) {
 			sameFile(t, c.landed, data)
 		})
 	}
+	t.Run("box to box, --tpc first", func(t *testing.T) {
+		run(t, false, "xrdcp", "-f", "--tpc", "first", a.rootURL+"//store/src.bin", b.rootURL+"//store/first.bin")
+		sameFile(t, filepath.Join(b.pools[0], "first.bin"), data)
+	})
 	t.Run("query config tpc", func(t *testing.T) {
 		out, _ := run(t, false, "xrdfs", b.rootHost, "query", "config", "tpc")
 		if strings.TrimSpace(out) != "1" {
