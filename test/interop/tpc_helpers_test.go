@@ -153,10 +153,45 @@ func tpcCurl(t *testing.T, cacert, target string, hdr ...string) string {
 	return out
 }
 
+// slowSource is an http:// WebDAV source of one file of size bytes whose
+// GETs trickle the data out over about seven seconds, longer than the
+// interval between performance markers.
+func slowSource(t *testing.T, data []byte) string {
+	return fakeSource(t, len(data), func(w http.ResponseWriter, r *http.Request) {
+		start, end := 0, len(data)-1
+		if rg := r.Header.Get("Range"); rg != "" {
+			fmt.Sscanf(rg, "bytes=%d-%d", &start, &end)
+			w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, end, len(data)))
+			w.Header().Set("Content-Length", strconv.Itoa(end-start+1))
+			w.WriteHeader(http.StatusPartialContent)
+		}
+		part := data[start : end+1]
+		step := len(part)/7 + 1
+		for len(part) > 0 {
+			n := min(step, len(part))
+			w.Write(part[:n])
+			w.(http.Flusher).Flush()
+			part = part[n:]
+			time.Sleep(time.Second)
+		}
+	})
+}
+
 // cutSource is an http:// WebDAV source that answers PROPFIND for one
 // file of size bytes and then sends only half of any GET before cutting
 // the connection: a source that dies mid-copy.
 func cutSource(t *testing.T, size int) string {
+	return fakeSource(t, size, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte(strings.Repeat("x", size/2)))
+		panic(http.ErrAbortHandler) // cut the connection
+	})
+}
+
+// fakeSource answers PROPFIND for any path as a file of size bytes and
+// GET with get.
+func fakeSource(t *testing.T, size int, get http.HandlerFunc) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -167,11 +202,8 @@ func cutSource(t *testing.T, size int) string {
 			w.Header().Set("Content-Type", "application/xml")
 			w.WriteHeader(207)
 			fmt.Fprintf(w, `<?xml version="1.0"?><D:multistatus xmlns:D="DAV:"><D:response><D:href>%s</D:href><D:propstat><D:prop><D:getcontentlength>%d</D:getcontentlength><D:resourcetype/></D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response></D:multistatus>`, r.URL.Path, size)
-		case http.MethodGet, http.MethodHead:
-			w.Header().Set("Content-Length", strconv.Itoa(size))
-			w.WriteHeader(http.StatusOK)
-			w.Write([]byte(strings.Repeat("x", size/2)))
-			panic(http.ErrAbortHandler) // cut the connection
+		case http.MethodGet:
+			get(w, r)
 		default:
 			http.Error(w, "no", http.StatusMethodNotAllowed)
 		}

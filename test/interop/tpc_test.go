@@ -3,6 +3,7 @@ package interop
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -96,4 +97,22 @@ func noFile(t *testing.T, path string) {
 	if _, err := os.Stat(path); err == nil {
 		t.Errorf("%s exists", path)
 	}
+}
+
+// TestHTTPTPCPerfMarkers: a copy that takes longer than the marker
+// interval streams performance markers in XrdHttp's format before its
+// last line.
+func TestHTTPTPCPerfMarkers(t *testing.T) {
+	b := startBox(t, 1)
+	data := make([]byte, 700_000)
+	for i := range data {
+		data[i] = byte(i)
+	}
+	src := slowSource(t, data)
+	out := tpcCurl(t, b.certFile, b.httpsURL+"/store/slow.bin", "Source: "+src+"/slow.bin")
+	marker := regexp.MustCompile(`Perf Marker\nTimestamp: \d+\nStripe Index: 0\nStripe Bytes Transferred: \d+\nTotal Stripe Count: 1\nEnd\n`)
+	if !marker.MatchString(out) || !strings.HasSuffix(out, "success: Created\n") {
+		t.Errorf("reply %q: want a performance marker, then success", out)
+	}
+	sameFile(t, filepath.Join(b.pools[0], "slow.bin"), data)
 }
