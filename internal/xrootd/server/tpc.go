@@ -40,6 +40,13 @@ const tpcTTL = 30 * time.Second
 // to make its grant (step 3 may race step 4's open).
 const tpcWaitGrant = 5 * time.Second
 
+// maxTPCGrants bounds the grants alive at once: an open with tpc.dst is
+// cheap to send, and a flood of them must not grow the table without end.
+const maxTPCGrants = 4096
+
+// maxTPCKey bounds a tpc.key (xrdcp's are 24 hex digits).
+const maxTPCKey = 128
+
 // tpcGrants are the source side's grants. The zero value is ready.
 type tpcGrants struct {
 	mu sync.Mutex
@@ -57,7 +64,7 @@ type tpcGrant struct {
 	expires time.Time
 }
 
-func (g *tpcGrants) add(key string, gr tpcGrant) {
+func (g *tpcGrants) add(key string, gr tpcGrant) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.m == nil {
@@ -69,7 +76,11 @@ func (g *tpcGrants) add(key string, gr tpcGrant) {
 			delete(g.m, k)
 		}
 	}
+	if len(g.m) >= maxTPCGrants {
+		return errorf(proto.ErrNoMemory, "open %s: too many third-party copies pending (%d); try again later", gr.path, maxTPCGrants)
+	}
 	g.m[key] = gr
+	return nil
 }
 
 func (g *tpcGrants) get(key string) (tpcGrant, bool) {
@@ -101,6 +112,9 @@ func tpcCGI(cgi string) url.Values {
 // 3 and 4: a granted destination reads as the client that granted it).
 func (s *session) openTPC(ctx context.Context, req *proto.Request, path string, q url.Values) (context.Context, bool, error) {
 	key := q.Get("tpc.key")
+	if len(key) > maxTPCKey {
+		return ctx, false, errorf(proto.ErrArgTooLong, "open %s: tpc.key longer than %d bytes", path, maxTPCKey)
+	}
 	switch {
 	case q.Get("tpc.src") != "":
 		return ctx, true, s.openTPCDest(ctx, req, path, q)
@@ -115,10 +129,10 @@ func (s *session) openTPC(ctx context.Context, req *proto.Request, path string, 
 	case q.Get("tpc.dst") != "":
 		// The grant carries the client's identity, so the destination can
 		// read no more than the client could.
-		s.srv.tpc.add(key, tpcGrant{who: store.RequestFrom(ctx).Identity, path: path, org: s.login,
+		err := s.srv.tpc.add(key, tpcGrant{who: store.RequestFrom(ctx).Identity, path: path, org: s.login,
 			dst: q.Get("tpc.dst"), expires: time.Now().Add(tpcTTL)})
-		s.log.Debug("tpc grant", "path", path, "dst", q.Get("tpc.dst"))
-		return ctx, false, nil
+		s.log.Debug("tpc grant", "path", path, "dst", q.Get("tpc.dst"), "err", err)
+		return ctx, false, err
 	}
 	return ctx, false, errorf(proto.ErrArgInvalid, "open %s: tpc.key needs tpc.src, tpc.dst or tpc.org", path)
 }
