@@ -2,14 +2,16 @@
 # Installs what sitebox's demo and tests need on Debian 12, idempotently:
 # XRootD 5.5 (server, client, Python bindings), curl, openssl, Slurm and
 # munge (the job router's site domain), an MIT Kerberos KDC and client tools
-# (the Kerberos tests run a throwaway realm), slot users for test jobs, Chromium (the dashboard test), a
+# (the Kerberos tests run a throwaway realm), gfal2 + davix + litmus (the
+# third-party-copy and WebDAV peers), slot users for test jobs, Chromium (the dashboard test), a
 # Python venv with uproot, Go modules, Toxiproxy, and builds bin/sitebox.
 # Fast when all is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
-for pkg in xrootd-server xrootd-server-plugins xrootd-client python3-xrootd python3-venv curl openssl slurm-wlm munge chromium krb5-kdc krb5-admin-server krb5-user; do
+for pkg in xrootd-server xrootd-server-plugins xrootd-client python3-xrootd python3-venv curl openssl slurm-wlm munge chromium krb5-kdc krb5-admin-server krb5-user \
+  gfal2-util-scripts python3-gfal2-util python3-gfal2 gfal2-plugin-http gfal2-plugin-xrootd davix litmus; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
 done
 if ((${#need_apt[@]})); then

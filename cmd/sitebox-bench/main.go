@@ -27,6 +27,6 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().String("sitebox", "", "the sitebox binary to benchmark (default: sitebox next to this program, else on PATH)")
-	root.AddCommand(newBenchOriginCmd(), newBenchCacheCmd(), newBenchDirectorCmd(), newBenchAuthCmd(), newBenchJobsCmd())
+	root.AddCommand(newBenchOriginCmd(), newBenchCacheCmd(), newBenchDirectorCmd(), newBenchAuthCmd(), newBenchJobsCmd(), newBenchTPCCmd())
 	return root
 }

@@ -9,8 +9,7 @@ import (
 	"sitebox/internal/store"
 )
 
-// delete removes a file or an empty directory (a non-empty one answers 409:
-// recursive deletes over HTTP are too easy to get wrong to offer).
+// delete removes a file, or a directory with everything in it (RFC 4918).
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request, name string) error {
 	ns, err := h.namespace("delete", name)
 	if err != nil {
@@ -24,7 +23,9 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request, name string) er
 		return err
 	}
 	if fi.IsDir() {
-		err = ns.Rmdir(r.Context(), name)
+		if err = deleteDepth(r); err == nil {
+			err = removeTree(r.Context(), h.store, ns, name, 0) // tree.go
+		}
 	} else {
 		err = ns.Remove(r.Context(), name)
 	}
@@ -95,6 +96,13 @@ func (h *Handler) move(w http.ResponseWriter, r *http.Request, name string) erro
 	existed := statErr == nil
 	if existed && !overwrite {
 		return &httpError{http.StatusPreconditionFailed, "move " + name + ": " + to + " exists and Overwrite is F"}
+	}
+	if existed && overwrite {
+		// RFC 4918 section 9.9.3: the destination is deleted first, as
+		// DELETE would (a collection with all its members).
+		if err := h.replaceTarget(r.Context(), ns, name, to); err != nil {
+			return err
+		}
 	}
 	if err := ns.Rename(r.Context(), name, to); err != nil {
 		if errors.Is(err, store.ErrNotFound) {

@@ -56,7 +56,7 @@ func New(cfg Config, st store.Store, log *slog.Logger) *Handler {
 	return &Handler{cfg: cfg, store: st, log: log}
 }
 
-const allowed = "OPTIONS, GET, HEAD, PROPFIND, PUT, DELETE, MKCOL, MOVE"
+const allowed = "OPTIONS, GET, HEAD, PROPFIND, PUT, DELETE, MKCOL, MOVE, COPY"
 
 // ServeHTTP dispatches on the method; every failure goes through fail so
 // the status mapping lives in one place (errors.go).
@@ -85,6 +85,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = h.mkcol(w, r, name)
 	case "MOVE":
 		err = h.move(w, r, name)
+	case "COPY":
+		err = h.copyFile(w, r, name) // tpc.go: local COPY and HTTP-TPC
 	default:
 		err = &httpError{http.StatusMethodNotAllowed, r.Method + " is not supported; allowed: " + allowed}
 	}
@@ -118,6 +120,9 @@ func pathFromURL(u *url.URL) (string, error) {
 	}
 	if !strings.HasPrefix(raw, "/") {
 		return "", fmt.Errorf("%w: path %q does not start with /", store.ErrInvalid, raw)
+	}
+	if err := refuseEncodedSlash(raw); err != nil { // slash.go
+		return "", err
 	}
 	p, err := url.PathUnescape(raw)
 	if err != nil {

@@ -19,8 +19,8 @@ const maxPropfindBody = 64 << 10
 
 // propfind answers depth 0 and 1 with the live properties grid clients
 // (davix, gfal, curl scripts) read: displayname, size, mtime, type and
-// ETag. Every request is answered as allprop; a client asking for fewer
-// properties simply ignores the rest. Depth infinity is refused (RFC 4918
+// ETag. allprop (or no body) gets them all; propname and prop are
+// answered by propsel.go. Depth infinity is refused (RFC 4918
 // propfind-finite-depth); a missing Depth means 1, as most clients intend.
 func (h *Handler) propfind(w http.ResponseWriter, r *http.Request, name string) error {
 	depth := strings.ToLower(strings.TrimSpace(r.Header.Get("Depth")))
@@ -33,7 +33,8 @@ func (h *Handler) propfind(w http.ResponseWriter, r *http.Request, name string) 
 	default:
 		return badRequest("bad Depth header " + strconv.Quote(depth) + "; use 0 or 1")
 	}
-	if err := checkPropfindBody(r); err != nil {
+	req, err := checkPropfindBody(r)
+	if err != nil {
 		return err
 	}
 	if answered, err := h.route(w, r, store.Call{Op: "stat", Path: name}); answered || err != nil {
@@ -43,7 +44,8 @@ func (h *Handler) propfind(w http.ResponseWriter, r *http.Request, name string) 
 	if err != nil {
 		return err
 	}
-	ms := multistatus{DAV: "DAV:", Responses: []response{propResponse(name, fi)}}
+	all := []store.FileInfo{fi}
+	names := []string{name}
 	if depth == "1" && fi.IsDir() {
 		entries, err := h.store.List(r.Context(), name)
 		if err != nil {
@@ -51,13 +53,27 @@ func (h *Handler) propfind(w http.ResponseWriter, r *http.Request, name string) 
 		}
 		for _, e := range entries {
 			if !hidden(e.Name) {
-				ms.Responses = append(ms.Responses, propResponse(path.Join(name, e.Name), e))
+				all, names = append(all, e), append(names, path.Join(name, e.Name))
 			}
 		}
 	}
+	var doc any
+	if req.allprop() {
+		ms := multistatus{DAV: "DAV:"}
+		for i := range all {
+			ms.Responses = append(ms.Responses, propResponse(names[i], all[i]))
+		}
+		doc = ms
+	} else { // propsel.go
+		ms := selMultistatus{}
+		for i := range all {
+			ms.Responses = append(ms.Responses, h.selectedResponse(r.Context(), names[i], all[i], req))
+		}
+		doc = ms
+	}
 	var b bytes.Buffer
 	b.WriteString(xml.Header)
-	if err := xml.NewEncoder(&b).Encode(ms); err != nil {
+	if err := xml.NewEncoder(&b).Encode(doc); err != nil {
 		return err
 	}
 	b.WriteByte('\n')
@@ -72,27 +88,30 @@ func (h *Handler) propfind(w http.ResponseWriter, r *http.Request, name string) 
 
 // checkPropfindBody reads the (optional) request body and refuses one that
 // is not a well-formed XML document (RFC 4918 section 9.1: 400).
-func checkPropfindBody(r *http.Request) error {
+func checkPropfindBody(r *http.Request) (propRequest, error) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxPropfindBody+1))
 	if err != nil {
-		return &clientBodyError{err}
+		return propRequest{}, &clientBodyError{err}
 	}
 	if len(body) > maxPropfindBody {
-		return &httpError{http.StatusRequestEntityTooLarge, "PROPFIND body larger than 64 KiB"}
+		return propRequest{}, &httpError{http.StatusRequestEntityTooLarge, "PROPFIND body larger than 64 KiB"}
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return nil
+		return propRequest{}, nil
+	}
+	if err := checkNamespaces(body); err != nil {
+		return propRequest{}, err
 	}
 	var doc struct {
 		XMLName xml.Name
 	}
 	if err := xml.Unmarshal(body, &doc); err != nil {
-		return badRequest("PROPFIND body is not well-formed XML: " + err.Error())
+		return propRequest{}, badRequest("PROPFIND body is not well-formed XML: " + err.Error())
 	}
 	if doc.XMLName.Space != "DAV:" || doc.XMLName.Local != "propfind" {
-		return badRequest("PROPFIND body must be a DAV: propfind element")
+		return propRequest{}, badRequest("PROPFIND body must be a DAV: propfind element")
 	}
-	return nil
+	return parsePropRequest(body)
 }
 
 type multistatus struct {
@@ -149,4 +168,27 @@ func propResponse(name string, fi store.FileInfo) response {
 		p.ContentType = "application/octet-stream"
 	}
 	return response{Href: href, Propstat: propstat{Prop: p, Status: "HTTP/1.1 200 OK"}}
+}
+
+// checkNamespaces refuses a prefix bound to the empty namespace name
+// (xmlns:p=""), which XML Namespaces 1.0 forbids and encoding/xml lets
+// through.
+func checkNamespaces(body []byte) error {
+	d := xml.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := d.RawToken()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return badRequest("PROPFIND body is not well-formed XML: " + err.Error())
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			for _, a := range se.Attr {
+				if a.Name.Space == "xmlns" && a.Value == "" {
+					return badRequest("PROPFIND body binds prefix " + a.Name.Local + " to an empty namespace")
+				}
+			}
+		}
+	}
 }

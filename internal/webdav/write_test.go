@@ -103,6 +103,10 @@ func TestNamespaceMethods(t *testing.T) {
 	writeFile(t, dir, "a/f", []byte("data"))
 	writeFile(t, dir, "a/g", []byte("other"))
 	writeFile(t, dir, "full/x", nil)
+	writeFile(t, dir, "tree/sub/y", nil)
+	writeFile(t, dir, "tree/z", nil)
+	writeFile(t, dir, "coll/c", nil)
+	writeFile(t, dir, "over/o", nil)
 	host := srv.URL
 	for _, tc := range []struct {
 		name, method, path string
@@ -124,7 +128,11 @@ func TestNamespaceMethods(t *testing.T) {
 		{"move dotdot", "MOVE", "/store/a/g", []string{"Destination", "/store/%2e%2e/g"}, 400},
 		{"move no destination", "MOVE", "/store/a/g", nil, 400},
 		{"move bad overwrite", "MOVE", "/store/a/g", []string{"Destination", "/store/h", "Overwrite", "maybe"}, 400},
-		{"delete non-empty dir", "DELETE", "/store/full", nil, 409},
+		{"move onto collection, overwrite F", "MOVE", "/store/coll", []string{"Destination", "/store/over", "Overwrite", "F"}, 412},
+		{"move onto collection, overwrite T", "MOVE", "/store/coll", []string{"Destination", "/store/over"}, 204},
+		{"delete depth 0", "DELETE", "/store/tree", []string{"Depth", "0"}, 400},
+		{"delete non-empty dir", "DELETE", "/store/tree", nil, 204},
+		{"delete non-empty dir gone", "DELETE", "/store/tree", nil, 404},
 		{"delete file", "DELETE", "/store/full/x", nil, 204},
 		{"delete empty dir", "DELETE", "/store/full", nil, 204},
 		{"delete missing", "DELETE", "/store/full", nil, 404},
@@ -137,6 +145,15 @@ func TestNamespaceMethods(t *testing.T) {
 				t.Fatalf("%s %s: %d, want %d: %s", tc.method, tc.path, resp.StatusCode, tc.status, body)
 			}
 		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "over/c")); err != nil {
+		t.Errorf("MOVE onto a collection: the moved member is missing: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "over/o")); err == nil {
+		t.Error("MOVE onto a collection kept the replaced collection's member")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tree")); err == nil {
+		t.Error("recursive DELETE left the directory")
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "a/g")); string(b) != "data" {
 		t.Fatalf("after moves a/g = %q, want the moved data", b)

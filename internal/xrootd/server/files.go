@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/binary"
 	"log/slog"
 	"sync"
@@ -31,6 +32,8 @@ type openFile struct {
 	// posc is set for a file opened with kXR_posc: it is written under a
 	// temporary name until a successful close (posc.go).
 	posc *posc
+	// tpc is set for the destination of a root:// third-party copy (tpc.go).
+	tpc *tpcDest
 
 	mu  sync.Mutex
 	bad map[int64]int // pgwrite pages awaiting a good copy: offset → length
@@ -139,7 +142,9 @@ func (t *fileTable) closeAll(log *slog.Logger) int {
 	defer t.mu.Unlock()
 	n := len(t.files)
 	for k, f := range t.files {
-		if f.posc != nil {
+		if f.tpc != nil {
+			f.tpc.abandon(context.Background())
+		} else if f.posc != nil {
 			f.posc.abort(log, f.f, "the client left without closing it")
 		} else if err := f.f.Close(); err != nil {
 			log.Warn("close at disconnect", "path", f.path, "err", err)

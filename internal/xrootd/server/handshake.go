@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"time"
 
 	"sitebox/internal/store"
@@ -116,6 +117,7 @@ func (s *session) doProtocol(req *proto.Request) {
 func (s *session) doLogin(req *proto.Request) {
 	if !s.loggedIn {
 		s.loggedIn = true
+		s.login = string(trimNUL(req.Body[4:12])) + "." + strconv.FormatUint(uint64(binary.BigEndian.Uint32(req.Body[0:4])), 10)
 		s.log.Debug("login", "user", string(trimNUL(req.Body[4:12])), "pid", binary.BigEndian.Uint32(req.Body[0:4]), "tls", s.tls)
 	}
 	if sec := s.securityProtocols(); sec != "" && s.identity == nil {

@@ -46,6 +46,12 @@ func (s *session) doOpen(req *proto.Request) error {
 		return err
 	}
 	ctx := s.reqCtx(cgi)
+	if q := tpcCGI(cgi); q != nil { // third-party copy (tpc.go)
+		var handled bool
+		if ctx, handled, err = s.openTPC(ctx, req, path, q); handled || err != nil {
+			return err
+		}
+	}
 	// Creating or truncating always writes; update, write-only and append
 	// write unless kXR_open_read says otherwise, which XRootD puts first.
 	create := opts&(proto.OpenNew|proto.OpenDelete) != 0
@@ -179,6 +185,9 @@ func (s *session) doClose(req *proto.Request) error {
 	of, err := s.files.remove(req.Handle(0))
 	if err != nil {
 		return err
+	}
+	if of.tpc != nil {
+		return s.closeTPC(req, of) // tpc.go
 	}
 	of.mu.Lock()
 	bad := len(of.bad)

@@ -113,7 +113,7 @@ func TestQuery(t *testing.T) {
 		{proto.QueryCksum, "/f?cks.type=crc32c", fmt.Sprintf("crc32c %08x\x00", crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli)))},
 		{proto.QueryCksum, "/f?cks.type=ADLER32&x=1", fmt.Sprintf("adler32 %08x\x00", adler32.Checksum(data))},
 		{proto.QueryConfig, "readv_iov_max readv_ior_max", "1024\n2097136\n"},
-		{proto.QueryConfig, "sitename role tpc chksum", "T2_Test\nserver\ntpc\n0:adler32,1:crc32c\n"},
+		{proto.QueryConfig, "sitename role tpc chksum", "T2_Test\nserver\n1\n0:adler32,1:crc32c\n"},
 	}
 	for _, tt := range tests {
 		st, body := r.call(proto.ReqQuery, queryBody(tt.qt), []byte(tt.arg))

@@ -87,6 +87,8 @@ func (s *session) configValue(key string) string {
 		return cfg.Site
 	case "start":
 		return s.srv.started.Format("060102 15:04")
+	case "tpc":
+		return tpcConfig()
 	case "version":
 		return versionString
 	case "cms", "xrootd":

@@ -156,6 +156,7 @@ type Server struct {
 	refusing chan struct{}
 	ident    identity
 	started  time.Time // reported by query config "start"
+	tpc      tpcGrants // root:// third-party copy grants (tpc.go)
 
 	mu       sync.Mutex
 	ln       net.Listener

@@ -64,6 +64,9 @@ type session struct {
 	// sent none or one that passed; set by kXR_auth before any store
 	// call, and the AuthError of every request without authz= after.
 	authErr error
+	// login is "user.pid" from kXR_login, by which root:// TPC names the
+	// client (tpc.go); set before any request runs.
+	login string
 }
 
 func newSession(s *Server, c net.Conn) *session {

@@ -246,6 +246,9 @@ func (s *session) doSync(req *proto.Request) error {
 		return err
 	}
 	defer of.release()
+	if of.tpc != nil {
+		return s.syncTPC(req, of) // tpc.go
+	}
 	if of.w != nil {
 		if err := of.w.Sync(); err != nil {
 			return of.writeFailed(err)

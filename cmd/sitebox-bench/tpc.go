@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"sitebox/internal/bench"
+	"sitebox/internal/units"
+)
+
+// newBenchTPCCmd is `sitebox-bench tpc`: third-party copies between two
+// boxes and between two xrootd servers, root:// and HTTP-TPC.
+func newBenchTPCCmd() *cobra.Command {
+	var (
+		size    string
+		rounds  int
+		workDir string
+	)
+	c := &cobra.Command{
+		Use:   "tpc",
+		Short: "Third-party copy (root:// and HTTP-TPC) between two sitebox boxes and between two xrootd servers, side by side",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := units.ParseSize(size)
+			if err != nil {
+				return fmt.Errorf("--size: %w", err)
+			}
+			run, err := startBenchRun(cmd, "tpc", workDir)
+			if err != nil {
+				return err
+			}
+			defer run.done()
+			rs, err := bench.TPC(run.ctx, bench.TPCConfig{
+				Sitebox: run.sitebox, WorkDir: run.workDir, FileSize: n, Rounds: rounds, Out: cmd.ErrOrStderr(),
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(cmd.OutOrStdout(), bench.FormatTPC(rs, n))
+			return nil
+		},
+	}
+	c.Flags().StringVar(&size, "size", "1GiB", "size of the copied file")
+	c.Flags().IntVar(&rounds, "rounds", 3, "rounds per point (median reported)")
+	c.Flags().StringVar(&workDir, "work-dir", "", "scratch directory (default: a temporary one)")
+	return c
+}

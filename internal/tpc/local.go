@@ -1,0 +1,95 @@
+package tpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"sitebox/internal/store"
+)
+
+// LocalSource opens name in st for reading. st is the box's store as the
+// frontend sees it (wrapped by the auth guard), so the requester's right
+// to read (storage.read) is checked here, before anything moves.
+func LocalSource(ctx context.Context, st store.Store, name string) (Source, error) {
+	f, err := st.Open(ctx, name)
+	if err != nil {
+		return Source{}, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return Source{}, err
+	}
+	return Source{
+		File: f, Size: fi.Size, Close: f.Close,
+		Checksum: func(ctx context.Context) (string, error) { return st.Checksum(ctx, name, ChecksumAlgo) },
+	}, nil
+}
+
+// SinkOptions say how LocalSink treats an existing target and missing
+// parent directories.
+type SinkOptions struct {
+	// Overwrite allows replacing an existing file; without it an existing
+	// name is refused (ErrExist) before anything moves.
+	Overwrite bool
+	// MkParents creates missing parent directories (a TPC pull, as XRootD
+	// does); without it a missing parent is ErrNotFound (WebDAV COPY).
+	MkParents bool
+}
+
+// LocalSink creates a hidden temporary next to name in st and renames it
+// to name on Commit. st must implement store.Namespace. As with
+// LocalSource, st checks the requester's right to write (storage.create).
+// It reports whether name existed. A race with another writer is won by
+// the last rename, as with PUT.
+func LocalSink(ctx context.Context, st store.Store, name string, opts SinkOptions, log *slog.Logger) (Sink, bool, error) {
+	ns, ok := st.(store.Namespace)
+	if !ok {
+		return Sink{}, false, &store.PathError{Op: "copy", Path: name, Err: store.ErrUnsupported}
+	}
+	existed := false
+	fi, err := st.Stat(ctx, name)
+	switch {
+	case err == nil && !opts.Overwrite:
+		return Sink{}, true, &store.PathError{Op: "copy", Path: name, Err: fmt.Errorf("%w and Overwrite is F", store.ErrExist)}
+	case err == nil && fi.IsDir():
+		return Sink{}, true, &store.PathError{Op: "copy", Path: name, Err: store.ErrIsDir}
+	case err == nil:
+		existed = true
+	case !errors.Is(err, store.ErrNotFound):
+		return Sink{}, false, err
+	}
+	tmp, err := TempName(name)
+	if err != nil {
+		return Sink{}, false, err
+	}
+	f, err := st.Create(ctx, tmp, store.CreateOptions{Exclusive: true, MkParents: opts.MkParents})
+	if err != nil {
+		return Sink{}, false, renamed(err, name, tmp)
+	}
+	return Sink{
+		File:     f,
+		Checksum: func(ctx context.Context) (string, error) { return st.Checksum(ctx, tmp, ChecksumAlgo) },
+		Commit: func(ctx context.Context) error {
+			return renamed(ns.Rename(ctx, tmp, name), name, tmp)
+		},
+		Abort: func(ctx context.Context) {
+			f.Close() // may be closed already: the error says nothing new
+			if err := ns.Remove(ctx, tmp); err != nil && !errors.Is(err, store.ErrNotFound) && log != nil {
+				log.Warn("cannot remove failed copy", "path", tmp, "err", err)
+			}
+		},
+	}, existed, nil
+}
+
+// renamed makes errors about the temporary speak of the name the client
+// asked for: clients never see internal names.
+func renamed(err error, name, tmp string) error {
+	var pe *store.PathError
+	if errors.As(err, &pe) && pe.Path == tmp {
+		return &store.PathError{Op: pe.Op, Path: name, Err: pe.Err}
+	}
+	return err
+}

@@ -1,0 +1,226 @@
+// Package tpc is the copy engine behind third-party copy: a file moves
+// between this box's store and another server (HTTP-TPC pull and push,
+// root:// TPC pull) or within the store (WebDAV COPY). It never leaves a
+// partial file under the final name: data goes to a hidden temporary next
+// to the target, is checked, and is renamed into place only when complete.
+package tpc
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"sitebox/internal/store"
+)
+
+// TempPrefix starts the names of the temporaries a copy writes. It is the
+// prefix PUT uses, so listings hide a copy in flight the same way.
+const TempPrefix = ".sitebox-upload-"
+
+// chunk is the size of one read+write; each stream moves one chunk at a
+// time, so memory is streams × chunk.
+const chunk = 4 << 20
+
+// chunkTimeout bounds the move of one chunk, so a source or destination
+// that stalls (but keeps its connection) fails the copy instead of
+// holding it forever: 4 MiB in two minutes is about 35 kB/s.
+const chunkTimeout = 2 * time.Minute
+
+// MaxStreams caps X-Number-Of-Streams: a client must not make the box
+// open hundreds of connections to another server.
+const MaxStreams = 16
+
+// ChecksumAlgo is the checksum compared after a copy when both ends
+// offer it; adler32 is what WLCG storage and FTS use.
+const ChecksumAlgo = "adler32"
+
+// Source is what a copy reads: an open file and its size.
+type Source struct {
+	File store.File
+	Size int64
+	// Checksum gives the source's checksum for verification; nil or an
+	// error means the copy is not verified against the source.
+	Checksum func(ctx context.Context) (string, error)
+	Close    func() error
+}
+
+// Sink is where a copy writes: a file that is committed only on success.
+type Sink struct {
+	File store.WritableFile
+	// Sequential is true when File accepts writes only in order (an HTTP
+	// upload): the copy then uses one stream.
+	Sequential bool
+	// Checksum gives the written data's checksum once File is closed.
+	Checksum func(ctx context.Context) (string, error)
+	// Commit makes the data visible under the final name (after Close).
+	Commit func(ctx context.Context) error
+	// Abort discards whatever was written (closing File if still open);
+	// it runs without the request's context so that a client gone
+	// mid-copy still leaves nothing behind.
+	Abort func(ctx context.Context)
+}
+
+// Job is one prepared copy: both ends are open, nothing moved yet.
+type Job struct {
+	Src     Source
+	Dst     Sink
+	Streams int
+	Log     *slog.Logger
+	moved   atomic.Int64
+}
+
+// Moved is the number of bytes written so far; safe to call while Run runs.
+func (j *Job) Moved() int64 { return j.moved.Load() }
+
+// Run copies, verifies and commits. On any failure the sink is aborted,
+// so nothing is left under the final name; both ends are closed in all
+// cases.
+func (j *Job) Run(ctx context.Context) (err error) {
+	defer func() {
+		if j.Src.Close != nil {
+			j.Src.Close()
+		}
+	}()
+	defer func() {
+		// Abort before any clean Close of a failed copy: an upload ended
+		// cleanly would look complete to the server receiving it.
+		if err != nil && j.Dst.Abort != nil {
+			j.Dst.Abort(context.WithoutCancel(ctx))
+		}
+	}()
+	if err = j.copy(ctx); err != nil {
+		return err
+	}
+	if err = j.Dst.File.Close(); err != nil {
+		return fmt.Errorf("closing destination: %w", err)
+	}
+	if err = j.verify(ctx); err != nil {
+		return err
+	}
+	if j.Dst.Commit != nil {
+		err = j.Dst.Commit(ctx)
+	}
+	return err
+}
+
+// copy moves the data with Streams workers over disjoint chunks, or in
+// order when the sink needs it.
+func (j *Job) copy(ctx context.Context) error {
+	streams := min(max(j.Streams, 1), MaxStreams)
+	if j.Dst.Sequential {
+		streams = 1
+	}
+	var next atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	for range streams {
+		g.Go(func() error {
+			buf := make([]byte, min(chunk, max(j.Src.Size, 1)))
+			for {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				off := next.Add(chunk) - chunk
+				if off >= j.Src.Size {
+					return nil
+				}
+				if err := j.moveChunk(gctx, buf, off); err != nil {
+					return err
+				}
+			}
+		})
+	}
+	return g.Wait()
+}
+
+// moveChunk copies [off, off+chunk) of the source, short at the end.
+func (j *Job) moveChunk(ctx context.Context, buf []byte, off int64) error {
+	ctx, cancel := context.WithTimeout(ctx, chunkTimeout)
+	defer cancel()
+	want := int(min(int64(len(buf)), j.Src.Size-off))
+	var n int
+	var err error
+	if cr, ok := j.Src.File.(store.ContextReaderAt); ok {
+		n, err = readFullAt(func(p []byte, o int64) (int, error) { return cr.ReadAtContext(ctx, p, o) }, buf[:want], off)
+	} else {
+		n, err = readFullAt(j.Src.File.ReadAt, buf[:want], off)
+	}
+	if n < want {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return fmt.Errorf("reading source at %d: %w", off+int64(n), err)
+	}
+	if _, err := j.Dst.File.WriteAt(buf[:want], off); err != nil {
+		return fmt.Errorf("writing destination at %d: %w", off, err)
+	}
+	j.moved.Add(int64(want))
+	return nil
+}
+
+func readFullAt(read func([]byte, int64) (int, error), p []byte, off int64) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := read(p[n:], off+int64(n))
+		n += m
+		if err != nil {
+			if n == len(p) && errors.Is(err, io.EOF) {
+				return n, nil
+			}
+			return n, err
+		}
+		if m == 0 {
+			return n, io.ErrNoProgress
+		}
+	}
+	return n, nil
+}
+
+// verify compares both ends' checksums when both can give one; a server
+// that offers none leaves the copy verified by its size only.
+func (j *Job) verify(ctx context.Context) error {
+	if j.Src.Checksum == nil || j.Dst.Checksum == nil {
+		return nil
+	}
+	want, err := j.Src.Checksum(ctx)
+	if err != nil || want == "" {
+		j.logger().Debug("source offers no checksum; size-verified only", "err", err)
+		return nil
+	}
+	got, err := j.Dst.Checksum(ctx)
+	if err != nil {
+		return fmt.Errorf("destination checksum: %w", err)
+	}
+	if !strings.EqualFold(strings.TrimLeft(want, "0"), strings.TrimLeft(got, "0")) {
+		return fmt.Errorf("%w: %s mismatch: source %s, destination %s", ErrChecksum, ChecksumAlgo, want, got)
+	}
+	return nil
+}
+
+// ErrChecksum reports a copy whose checksum differs from the source's.
+var ErrChecksum = errors.New("checksum mismatch")
+
+func (j *Job) logger() *slog.Logger {
+	if j.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return j.Log
+}
+
+// TempName is a fresh hidden name in name's directory.
+func TempName(name string) (string, error) {
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return "", fmt.Errorf("tpc: random name: %w", err)
+	}
+	return path.Join(path.Dir(name), TempPrefix+hex.EncodeToString(rnd[:])), nil
+}

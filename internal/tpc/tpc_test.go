@@ -1,0 +1,133 @@
+package tpc_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"sitebox/internal/origin"
+	"sitebox/internal/store"
+	"sitebox/internal/tpc"
+)
+
+func newStore(t *testing.T) (store.Store, string) {
+	t.Helper()
+	dir := t.TempDir()
+	o, err := origin.New(origin.Config{Exports: []origin.Export{{Prefix: "/store", Pools: []string{dir}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o, dir
+}
+
+// cutFile fails every read at or past cut, as a source dying mid-copy.
+type cutFile struct {
+	store.File
+	cut int64
+}
+
+func (c cutFile) ReadAt(p []byte, off int64) (int, error) {
+	if off+int64(len(p)) > c.cut {
+		return 0, io.ErrUnexpectedEOF
+	}
+	return c.File.ReadAt(p, off)
+}
+
+func TestCopy(t *testing.T) {
+	ctx := context.Background()
+	st, dir := newStore(t)
+	data := make([]byte, 9<<20+17)
+	rand.Read(data)
+	os.WriteFile(filepath.Join(dir, "src"), data, 0o644)
+
+	tests := []struct {
+		name    string
+		streams int
+		cut     int64 // 0: no cut
+		exists  bool
+		over    bool
+		wantErr bool
+	}{
+		{name: "one stream", streams: 1},
+		{name: "four streams", streams: 4},
+		{name: "more streams than chunks", streams: 64},
+		{name: "source cut", streams: 3, cut: 5 << 20, wantErr: true},
+		{name: "existing, overwrite", streams: 2, exists: true, over: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dst := "/store/out/" + tc.name
+			if tc.exists {
+				os.MkdirAll(filepath.Join(dir, "out"), 0o755)
+				os.WriteFile(filepath.Join(dir, "out", tc.name), []byte("old"), 0o644)
+			}
+			src, err := tpc.LocalSource(ctx, st, "/store/src")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.cut > 0 {
+				src.File = cutFile{src.File, tc.cut}
+			}
+			sink, existed, err := tpc.LocalSink(ctx, st, dst, tpc.SinkOptions{Overwrite: tc.over, MkParents: true}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if existed != tc.exists {
+				t.Errorf("existed %v, want %v", existed, tc.exists)
+			}
+			err = (&tpc.Job{Src: src, Dst: sink, Streams: tc.streams}).Run(ctx)
+			got, rerr := os.ReadFile(filepath.Join(dir, "out", tc.name))
+			if tc.wantErr {
+				if err == nil {
+					t.Fatal("copy of a cut source succeeded")
+				}
+				if rerr == nil {
+					t.Errorf("a failed copy left %d bytes under the final name", len(got))
+				}
+			} else if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("copy: %v; %d bytes, equal %v", err, len(got), bytes.Equal(got, data))
+			}
+			entries, _ := os.ReadDir(filepath.Join(dir, "out"))
+			for _, e := range entries {
+				if e.Name()[0] == '.' {
+					t.Errorf("temporary left behind: %s", e.Name())
+				}
+			}
+		})
+	}
+}
+
+func TestSinkRefusesExistingWithoutOverwrite(t *testing.T) {
+	ctx := context.Background()
+	st, dir := newStore(t)
+	os.WriteFile(filepath.Join(dir, "f"), []byte("keep"), 0o644)
+	if _, _, err := tpc.LocalSink(ctx, st, "/store/f", tpc.SinkOptions{}, nil); !errors.Is(err, store.ErrExist) {
+		t.Fatalf("err %v, want ErrExist", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "f")); string(b) != "keep" {
+		t.Errorf("file changed to %q", b)
+	}
+}
+
+func TestChecksumMismatchAborts(t *testing.T) {
+	ctx := context.Background()
+	st, dir := newStore(t)
+	os.WriteFile(filepath.Join(dir, "src"), []byte("hello"), 0o644)
+	src, _ := tpc.LocalSource(ctx, st, "/store/src")
+	src.Checksum = func(context.Context) (string, error) { return "deadbeef", nil }
+	sink, _, err := tpc.LocalSink(ctx, st, "/store/dst", tpc.SinkOptions{Overwrite: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&tpc.Job{Src: src, Dst: sink}).Run(ctx); !errors.Is(err, tpc.ErrChecksum) {
+		t.Fatalf("err %v, want ErrChecksum", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dst")); err == nil {
+		t.Error("a copy with a bad checksum was kept")
+	}
+}

@@ -1,0 +1,276 @@
+package webdav
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"sitebox/internal/remote"
+	"sitebox/internal/store"
+	"sitebox/internal/tpc"
+)
+
+// markerEvery is how often a running third-party copy reports progress;
+// XrdHttp and dCache send a marker every few seconds and FTS declares a
+// transfer stalled after a minute or so without one.
+const markerEvery = 5 * time.Second
+
+// copyFile answers COPY, which WLCG HTTP-TPC overloads:
+//   - Source: <url>       pull: this server fetches url into name;
+//   - Destination: <url>  push, when url is another server: this server
+//     sends name there;
+//   - Destination: <path or url on this server>  RFC 4918 COPY here.
+//
+// A third-party copy answers 202 at once and streams performance markers
+// in the body, then "success: …" or "failure: …" (the format XrdHttpTPC
+// and dCache use and gfal2/davix/FTS parse). Everything that can be
+// refused before data moves (bad headers, rights on either side, a
+// missing source) gets an ordinary error status instead.
+func (h *Handler) copyFile(w http.ResponseWriter, r *http.Request, name string) error {
+	overwrite, err := overwriteHeader(r)
+	if err != nil {
+		return err
+	}
+	if src := strings.TrimSpace(r.Header.Get("Source")); src != "" {
+		return h.tpcPull(w, r, name, src, overwrite)
+	}
+	dest := strings.TrimSpace(r.Header.Get("Destination"))
+	if dest == "" {
+		return badRequest("COPY needs a Source (pull) or Destination header")
+	}
+	if u, err := url.Parse(dest); err == nil && u.Host != "" && !strings.EqualFold(u.Host, r.Host) {
+		return h.tpcPush(w, r, name, dest)
+	}
+	return h.localCopy(w, r, name, overwrite)
+}
+
+// overwriteHeader reads RFC 4918's Overwrite (default T).
+func overwriteHeader(r *http.Request) (bool, error) {
+	switch strings.ToUpper(strings.TrimSpace(r.Header.Get("Overwrite"))) {
+	case "", "T":
+		return true, nil
+	case "F":
+		return false, nil
+	}
+	return false, badRequest("Overwrite header must be T or F")
+}
+
+// tpcOptions reads the headers every third-party copy shares: the
+// credential mode, the stream count and the headers for the remote server.
+func tpcOptions(r *http.Request) (remote.Options, int, error) {
+	// Credential asks for delegation ("gridsite", "oidc"); gfal2 sends
+	// "gridsite" whenever it has no token. Like XrdHttpTPC without
+	// credential forwarding, the remote side is reached with the
+	// TransferHeaderAuthorization token or anonymously: nothing is
+	// delegated, and a remote server that needs more refuses, which the
+	// marker stream reports.
+	streams := 1
+	if s := strings.TrimSpace(r.Header.Get("X-Number-Of-Streams")); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || n > tpc.MaxStreams {
+			return remote.Options{}, 0, badRequest(fmt.Sprintf("X-Number-Of-Streams must be 0 to %d", tpc.MaxStreams))
+		}
+		streams = max(n, 1) // gfal2 sends 0 for "the server's choice"
+	}
+	var opts remote.Options
+	for k, v := range r.Header {
+		fwd, ok := strings.CutPrefix(k, "Transferheader")
+		if !ok || len(v) == 0 {
+			continue
+		}
+		if strings.EqualFold(fwd, "Authorization") {
+			tok := strings.TrimSpace(v[0])
+			if t, ok := cutBearer(tok); ok {
+				tok = t
+			}
+			opts.Token = tok
+		}
+		// Other TransferHeader* headers have no counterpart in the remote
+		// client and are not sent; see docs/webdav.md.
+	}
+	return opts, streams, nil
+}
+
+func cutBearer(s string) (string, bool) {
+	if len(s) > 7 && strings.EqualFold(s[:7], "bearer ") {
+		return strings.TrimSpace(s[7:]), true
+	}
+	return s, false
+}
+
+// remoteURL parses the other server's URL of a third-party copy.
+func remoteURL(header, raw string) (*remote.URL, error) {
+	u, err := remote.Parse(raw)
+	if err != nil {
+		return nil, badRequest(header + ": " + err.Error())
+	}
+	return u, nil
+}
+
+// tpcPull fetches src into name.
+func (h *Handler) tpcPull(w http.ResponseWriter, r *http.Request, name, src string, overwrite bool) error {
+	if h.cfg.ReadOnly {
+		return &store.PathError{Op: "copy", Path: name, Err: store.ErrReadOnly}
+	}
+	if _, ok := h.store.(store.Namespace); !ok {
+		// A store that cannot rename (a director, a cache) cannot take a
+		// copy; 400, not 405 or 501: gfal2 then falls back to streaming.
+		return badRequest("third-party copy into " + name + " is not supported by this server; send the data with PUT")
+	}
+	u, err := remoteURL("Source", src)
+	if err != nil {
+		return err
+	}
+	opts, streams, err := tpcOptions(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	sink, _, err := tpc.LocalSink(ctx, h.store, name, tpc.SinkOptions{Overwrite: overwrite, MkParents: true}, h.log)
+	if err != nil {
+		return err
+	}
+	source, err := tpc.RemoteSource(ctx, u, "", opts)
+	if err != nil {
+		sink.Abort(context.WithoutCancel(ctx))
+		return err
+	}
+	job := &tpc.Job{Src: source, Dst: sink, Streams: streams, Log: h.log}
+	h.runTPC(w, r, job, "pull", name, u)
+	return nil
+}
+
+// tpcPush sends name to dest.
+func (h *Handler) tpcPush(w http.ResponseWriter, r *http.Request, name, dest string) error {
+	u, err := remoteURL("Destination", dest)
+	if err != nil {
+		return err
+	}
+	opts, _, err := tpcOptions(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	source, err := tpc.LocalSource(ctx, h.store, name)
+	if err != nil {
+		return err
+	}
+	if err := insecure(r, source.File, "copy", name); err != nil {
+		source.Close()
+		return err
+	}
+	sink, err := tpc.RemoteSink(ctx, u, opts)
+	if err != nil {
+		source.Close()
+		return err
+	}
+	job := &tpc.Job{Src: source, Dst: sink, Log: h.log}
+	h.runTPC(w, r, job, "push", name, u)
+	return nil
+}
+
+// runTPC answers 202 and runs job, with a performance marker every
+// markerEvery and the outcome as the last line.
+func (h *Handler) runTPC(w http.ResponseWriter, r *http.Request, job *tpc.Job, dir, name string, u *remote.URL) {
+	log := h.log.With("tpc", dir, "path", name, "remote", u.Scheme+"://"+u.Host+u.Path)
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(http.StatusAccepted)
+	rc := http.NewResponseController(w)
+	rc.Flush()
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- job.Run(r.Context()) }()
+	tick := time.NewTicker(markerEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			fmt.Fprintf(w, "Perf Marker\nTimestamp: %d\nStripe Index: 0\nStripe Bytes Transferred: %d\nTotal Stripe Count: 1\nEnd\n",
+				time.Now().Unix(), job.Moved())
+			rc.Flush()
+		case err := <-done:
+			if err != nil {
+				log.Warn("third-party copy failed", "bytes", job.Moved(), "err", err)
+				fmt.Fprintf(w, "failure: %s\n", oneLine(err.Error()))
+			} else {
+				log.Info("third-party copy done", "bytes", job.Moved(), "seconds", time.Since(start).Seconds())
+				if dir == "pull" {
+					h.received(r, name, job.Moved())
+				}
+				fmt.Fprint(w, "success: Created\n")
+			}
+			rc.Flush()
+			return
+		}
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// localCopy is RFC 4918 COPY within this server (tree.go does
+// collections): 201 when the destination is new, 204 when it was
+// replaced, 412 with Overwrite: F and an existing destination, 409 when
+// the destination's parent is missing.
+func (h *Handler) localCopy(w http.ResponseWriter, r *http.Request, name string, overwrite bool) error {
+	ns, err := h.namespace("copy", name)
+	if err != nil {
+		return err
+	}
+	to, err := destination(r)
+	if err != nil {
+		return err
+	}
+	if to == name || strings.HasPrefix(to, strings.TrimSuffix(name, "/")+"/") {
+		return &httpError{http.StatusForbidden, "copy " + name + ": the destination is the source or inside it"}
+	}
+	fi, err := h.store.Stat(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	_, statErr := h.store.Stat(r.Context(), to)
+	existed := statErr == nil
+	if existed && !overwrite {
+		return &httpError{http.StatusPreconditionFailed, "copy " + name + ": " + to + " exists and Overwrite is F"}
+	}
+	if existed {
+		if err := h.replaceTarget(r.Context(), ns, name, to); err != nil {
+			return err
+		}
+	}
+	if fi.IsDir() {
+		err = h.copyTree(r, ns, name, to)
+	} else {
+		err = h.copyOne(r.Context(), name, to)
+	}
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return &httpError{http.StatusConflict, "copy " + name + ": parent of " + to + " does not exist"}
+		}
+		return err
+	}
+	if existed {
+		w.WriteHeader(http.StatusNoContent)
+	} else {
+		w.WriteHeader(http.StatusCreated)
+	}
+	return nil
+}
+
+// copyOne copies one file within the store through a temporary.
+func (h *Handler) copyOne(ctx context.Context, name, to string) error {
+	source, err := tpc.LocalSource(ctx, h.store, name)
+	if err != nil {
+		return err
+	}
+	sink, _, err := tpc.LocalSink(ctx, h.store, to, tpc.SinkOptions{Overwrite: true}, h.log)
+	if err != nil {
+		source.Close()
+		return err
+	}
+	return (&tpc.Job{Src: source, Dst: sink, Log: h.log}).Run(ctx)
+}

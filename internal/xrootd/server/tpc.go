@@ -1,0 +1,344 @@
+package server
+
+import (
+	"context"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"sitebox/internal/remote"
+	"sitebox/internal/store"
+	"sitebox/internal/tpc"
+	"sitebox/internal/xrootd/proto"
+)
+
+// root:// third-party copy, as XRootD's ofs layer does it (xrdcp --tpc):
+//
+//  1. the client opens the destination for writing with
+//     tpc.key=K&tpc.src=[user@]host:port&tpc.lfn=/path&tpc.stage=copy;
+//  2. its first kXR_sync on that handle is the rendezvous;
+//  3. it opens the source for reading with tpc.key=K&tpc.dst=desthost,
+//     which grants the destination the right to read that file with K
+//     for a short time;
+//  4. its second kXR_sync makes the destination open the source with
+//     tpc.key=K&tpc.org=user.pid@clienthost and pull the file; the sync
+//     answers when the copy has ended, and kXR_stat on the handle shows
+//     progress meanwhile.
+//
+// The destination writes into a hidden temporary renamed into place only
+// after a complete, checksum-verified copy (tpc.LocalSink), so a refused
+// or failed copy leaves nothing under the final name.
+
+// tpcTTL is how long a source keeps the grant of step 3 (XRootD's default
+// is 15 s; the destination normally comes within milliseconds).
+const tpcTTL = 30 * time.Second
+
+// tpcWaitGrant bounds how long a destination's open waits for the client
+// to make its grant (step 3 may race step 4's open).
+const tpcWaitGrant = 5 * time.Second
+
+// maxTPCGrants bounds the grants alive at once: an open with tpc.dst is
+// cheap to send, and a flood of them must not grow the table without end.
+const maxTPCGrants = 4096
+
+// maxTPCKey bounds a tpc.key (xrdcp's are 24 hex digits).
+const maxTPCKey = 128
+
+// tpcGrants are the source side's grants. The zero value is ready.
+type tpcGrants struct {
+	mu sync.Mutex
+	m  map[string]tpcGrant // by key
+}
+
+type tpcGrant struct {
+	// who is the granting client's identity (its token), nil if
+	// anonymous: the destination reads with it, as XRootD lets a
+	// destination read what the client could.
+	who     *store.Identity
+	path    string
+	org     string // user.pid of the client that made it
+	dst     string // the destination host as the client named it
+	expires time.Time
+}
+
+func (g *tpcGrants) add(key string, gr tpcGrant) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = make(map[string]tpcGrant)
+	}
+	now := time.Now()
+	for k, old := range g.m { // few entries live at once: sweep on add
+		if now.After(old.expires) {
+			delete(g.m, k)
+		}
+	}
+	if len(g.m) >= maxTPCGrants {
+		return errorf(proto.ErrNoMemory, "open %s: too many third-party copies pending (%d); try again later", gr.path, maxTPCGrants)
+	}
+	g.m[key] = gr
+	return nil
+}
+
+func (g *tpcGrants) get(key string) (tpcGrant, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gr, ok := g.m[key]
+	if ok && time.Now().After(gr.expires) {
+		delete(g.m, key)
+		return tpcGrant{}, false
+	}
+	return gr, ok
+}
+
+// tpcCGI returns the tpc.* keys of an open's CGI, nil if there are none.
+func tpcCGI(cgi string) url.Values {
+	if !strings.Contains(cgi, "tpc.") {
+		return nil
+	}
+	q, err := url.ParseQuery(cgi)
+	if err != nil || q.Get("tpc.key") == "" {
+		return nil
+	}
+	return q
+}
+
+// openTPC handles the tpc.* CGI of an open. handled is true when the
+// open was answered here (a destination's); otherwise the open goes on
+// as usual with the returned context once err is nil (a source's, steps
+// 3 and 4: a granted destination reads as the client that granted it).
+func (s *session) openTPC(ctx context.Context, req *proto.Request, path string, q url.Values) (context.Context, bool, error) {
+	key := q.Get("tpc.key")
+	if len(key) > maxTPCKey {
+		return ctx, false, errorf(proto.ErrArgTooLong, "open %s: tpc.key longer than %d bytes", path, maxTPCKey)
+	}
+	switch {
+	case q.Get("tpc.src") != "":
+		return ctx, true, s.openTPCDest(ctx, req, path, q)
+	case q.Get("tpc.org") != "":
+		who, err := s.checkTPCGrant(ctx, path, key, q.Get("tpc.org"))
+		if err != nil {
+			return ctx, false, err
+		}
+		r := *store.RequestFrom(ctx)
+		r.Identity, r.AuthError = who, nil
+		return store.WithRequest(ctx, &r), false, nil
+	case q.Get("tpc.dst") != "":
+		// The grant carries the client's identity, so the destination can
+		// read no more than the client could.
+		err := s.srv.tpc.add(key, tpcGrant{who: store.RequestFrom(ctx).Identity, path: path, org: s.login,
+			dst: q.Get("tpc.dst"), expires: time.Now().Add(tpcTTL)})
+		s.log.Debug("tpc grant", "path", path, "dst", q.Get("tpc.dst"), "err", err)
+		return ctx, false, err
+	}
+	return ctx, false, errorf(proto.ErrArgInvalid, "open %s: tpc.key needs tpc.src, tpc.dst or tpc.org", path)
+}
+
+// checkTPCGrant lets a destination read path only with a key the client
+// granted for it, from the host the client named; it returns the
+// granting client's identity.
+func (s *session) checkTPCGrant(ctx context.Context, path, key, org string) (*store.Identity, error) {
+	deadline := time.Now().Add(tpcWaitGrant)
+	for {
+		gr, ok := s.srv.tpc.get(key)
+		if ok {
+			user, _, _ := strings.Cut(org, "@")
+			if gr.path != path || (gr.org != "" && user != gr.org) {
+				return nil, errorf(proto.ErrNotAuthorized, "open %s: tpc.key was granted for another file or client", path)
+			}
+			if !hostIs(ctx, gr.dst, s.clientIP) {
+				return nil, errorf(proto.ErrNotAuthorized, "open %s: tpc granted to %s, not to this host", path, gr.dst)
+			}
+			return gr.who, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, errorf(proto.ErrNotAuthorized, "open %s: no tpc grant for this key (expired or never made)", path)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// hostIs reports whether name resolves to ip.
+func hostIs(ctx context.Context, name, ip string) bool {
+	name = strings.TrimSuffix(strings.TrimPrefix(name, "["), "]")
+	if n := net.ParseIP(name); n != nil {
+		return n.Equal(net.ParseIP(ip))
+	}
+	addrs, err := net.DefaultResolver.LookupHost(ctx, name)
+	if err != nil {
+		return false
+	}
+	want := net.ParseIP(ip)
+	for _, a := range addrs {
+		if net.ParseIP(a).Equal(want) {
+			return true
+		}
+	}
+	return false
+}
+
+// org is the client as the source identifies it: user.pid@host, with
+// host as XRootD names it — the fully qualified name when the address
+// has one, else the address in XRootD's bracketed IPv6 form (what an
+// xrootd with "xrd.network nodnr", or a host without reverse DNS, uses).
+// A source compares it with its own view of the client, so a source that
+// resolves names differently refuses the copy.
+func (s *session) org(ctx context.Context) string {
+	if names, err := net.DefaultResolver.LookupAddr(ctx, s.clientIP); err == nil && len(names) > 0 {
+		if name := strings.TrimSuffix(names[0], "."); strings.Contains(name, ".") {
+			return s.login + "@" + name
+		}
+	}
+	ip := net.ParseIP(s.clientIP)
+	if ip == nil {
+		return s.login + "@" + s.clientIP
+	}
+	if ip4 := ip.To4(); ip4 != nil {
+		return s.login + "@[::ffff:" + ip4.String() + "]"
+	}
+	return s.login + "@[" + ip.String() + "]"
+}
+
+// tpcDest is a destination handle's copy (steps 1, 2, 4).
+type tpcDest struct {
+	src    *remote.URL
+	opaque string // tpc.key and tpc.org for the source
+	sink   tpc.Sink
+
+	mu       sync.Mutex
+	synced   bool // the rendezvous sync came
+	started  bool
+	finished bool
+	err      error
+}
+
+// openTPCDest opens a destination: the temporary is created now, so
+// rights and space are checked at open as for any upload, but nothing
+// appears under path until the copy succeeds.
+func (s *session) openTPCDest(ctx context.Context, req *proto.Request, path string, q url.Values) error {
+	if s.srv.cfg.ReadOnly {
+		return errReadOnly("tpc into", path)
+	}
+	lfn := q.Get("tpc.lfn")
+	if lfn == "" {
+		lfn = path
+	}
+	src, err := remote.Parse("root://" + q.Get("tpc.src") + "/" + lfn)
+	if err != nil {
+		return errorf(proto.ErrArgInvalid, "open %s: bad tpc.src or tpc.lfn: %v", path, err)
+	}
+	opts := req.U16(2)
+	release, err := s.reserveFile()
+	if err != nil {
+		return err
+	}
+	sink, _, err := tpc.LocalSink(ctx, s.srv.store, path, tpc.SinkOptions{Overwrite: opts&proto.OpenDelete != 0, MkParents: true}, s.log)
+	if err != nil {
+		release()
+		return err
+	}
+	of := newOpenFile(path, sink.File, sink.File, store.RequestFrom(ctx))
+	of.tpc = &tpcDest{src: src, sink: sink,
+		// XRootD reads CGI values verbatim (no %-decoding): the org's "@"
+		// goes as is; the key and org must hold no "&".
+		opaque: "tpc.key=" + cgiSafe(q.Get("tpc.key")) + "&tpc.org=" + cgiSafe(s.org(ctx))}
+	h, err := s.files.add(of)
+	if err != nil {
+		sink.Abort(context.WithoutCancel(ctx))
+		release()
+		return err
+	}
+	s.log.Debug("tpc destination open", "path", path, "source", src.Host+src.Path)
+	if opts&proto.OpenRetstat == 0 {
+		return s.sendOK(req.Stream, h[:])
+	}
+	var head [12]byte
+	copy(head[:4], h[:])
+	return s.sendFrame(req.Stream, proto.StatusOK, head[:], []byte(s.statLine(store.FileInfo{Mode: 0o644})), []byte{0})
+}
+
+// syncTPC answers a sync on a destination handle: the first is the
+// rendezvous, the next runs the copy and answers when it ended.
+func (s *session) syncTPC(req *proto.Request, of *openFile) error {
+	d := of.tpc
+	d.mu.Lock()
+	if !d.synced {
+		d.synced = true
+		d.mu.Unlock()
+		return s.sendOK(req.Stream, nil)
+	}
+	if d.started {
+		d.mu.Unlock()
+		return errorf(proto.ErrInvalidRequest, "sync %s: the copy already ran", of.path)
+	}
+	d.started = true
+	d.mu.Unlock()
+
+	ctx := s.reqCtx("")
+	start := time.Now()
+	err := s.runTPC(ctx, of)
+	d.mu.Lock()
+	d.finished, d.err = true, err
+	d.mu.Unlock()
+	if err != nil {
+		s.log.Warn("tpc failed", "path", of.path, "source", d.src.Host+d.src.Path, "err", err)
+		return errorf(proto.ErrIOError, "tpc %s from %s: %v", of.path, d.src.Host+d.src.Path, err)
+	}
+	s.log.Info("tpc done", "path", of.path, "source", d.src.Host+d.src.Path, "seconds", time.Since(start).Seconds())
+	return s.sendOK(req.Stream, nil)
+}
+
+func (s *session) runTPC(ctx context.Context, of *openFile) error {
+	d := of.tpc
+	source, err := tpc.RemoteSource(ctx, d.src, d.opaque, remote.Options{})
+	if err != nil {
+		d.sink.Abort(context.WithoutCancel(ctx))
+		return err
+	}
+	return (&tpc.Job{Src: source, Dst: d.sink, Streams: 4, Log: s.log}).Run(ctx)
+}
+
+// closeTPC closes a destination handle; a copy that never ran is
+// discarded with its temporary.
+func (s *session) closeTPC(req *proto.Request, of *openFile) error {
+	err := of.tpc.abandon(s.ctx)
+	s.srv.limits.dropFile(s.clientIP)
+	if err != nil {
+		return errorf(proto.ErrIOError, "close %s: the copy failed: %v", of.path, err)
+	}
+	return s.sendOK(req.Stream, nil)
+}
+
+// abandon discards the temporary unless the copy ran (Run cleans up
+// after itself) and returns the copy's error, if any.
+func (d *tpcDest) abandon(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.started {
+		d.started, d.finished = true, true
+		d.sink.Abort(context.WithoutCancel(ctx))
+		return nil
+	}
+	return d.err
+}
+
+// tpcConfig is what query config answers for "tpc": this server can be
+// the destination (and the source) of a root:// third-party copy.
+func tpcConfig() string { return strconv.Itoa(1) }
+
+// cgiSafe drops the characters that would end a CGI value or the path.
+func cgiSafe(v string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '&' || r == '?' || r == '=' || r <= ' ' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, v)
+}
