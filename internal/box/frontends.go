@@ -12,6 +12,7 @@ import (
 
 	"sitebox/internal/config"
 	"sitebox/internal/tlsutil"
+	"sitebox/internal/tpc/tpcremote"
 	"sitebox/internal/webdav"
 	xrdserver "sitebox/internal/xrootd/server"
 )
@@ -39,6 +40,7 @@ func (b *Box) buildFrontends() error {
 		if b.tokens != nil {
 			rc.Tokens = b.tokens
 		}
+		rc.TPC = tpcremote.Dialer{}
 		b.withKerberos(&rc, nil)
 		b.root = xrdserver.New(rc, b.store, b.log.With("component", "root"))
 	}
@@ -51,6 +53,7 @@ func (b *Box) buildFrontends() error {
 		if b.tokens != nil {
 			wc.Tokens = b.tokens
 		}
+		wc.TPC = tpcremote.Dialer{}
 		b.withKerberos(nil, &wc)
 		h := webdav.New(wc, b.store, b.log.With("component", "https"))
 		b.httpsLn = webdav.LimitListener(b.httpsLn, b.cfg.HTTPS.ConnsPerClient(), b.log.With("component", "https"))

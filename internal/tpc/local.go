@@ -24,7 +24,7 @@ func LocalSource(ctx context.Context, st store.Store, name string) (Source, erro
 	}
 	return Source{
 		File: f, Size: fi.Size, Close: f.Close,
-		Checksum: func(ctx context.Context) (string, error) { return st.Checksum(ctx, name, ChecksumAlgo) },
+		Checksum: func(ctx context.Context) (string, error) { return store.Checksum(ctx, st, name, ChecksumAlgo) },
 	}, nil
 }
 
@@ -45,7 +45,7 @@ type SinkOptions struct {
 // It reports whether name existed. A race with another writer is won by
 // the last rename, as with PUT.
 func LocalSink(ctx context.Context, st store.Store, name string, opts SinkOptions, log *slog.Logger) (Sink, bool, error) {
-	ns, ok := st.(store.Namespace)
+	ns, ok := store.As[store.Namespace](st)
 	if !ok {
 		return Sink{}, false, &store.PathError{Op: "copy", Path: name, Err: store.ErrUnsupported}
 	}
@@ -65,13 +65,13 @@ func LocalSink(ctx context.Context, st store.Store, name string, opts SinkOption
 	if err != nil {
 		return Sink{}, false, err
 	}
-	f, err := st.Create(ctx, tmp, store.CreateOptions{Exclusive: true, MkParents: opts.MkParents})
+	f, err := store.Create(ctx, st, tmp, store.CreateOptions{Exclusive: true, MkParents: opts.MkParents})
 	if err != nil {
 		return Sink{}, false, renamed(err, name, tmp)
 	}
 	return Sink{
 		File:     f,
-		Checksum: func(ctx context.Context) (string, error) { return st.Checksum(ctx, tmp, ChecksumAlgo) },
+		Checksum: func(ctx context.Context) (string, error) { return store.Checksum(ctx, st, tmp, ChecksumAlgo) },
 		Commit: func(ctx context.Context) error {
 			return renamed(ns.Rename(ctx, tmp, name), name, tmp)
 		},

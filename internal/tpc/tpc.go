@@ -44,6 +44,30 @@ const MaxStreams = 16
 // offer it; adler32 is what WLCG storage and FTS use.
 const ChecksumAlgo = "adler32"
 
+// Where is the other server of a copy and the file there, without its
+// query (which may carry a token): what logs and errors name.
+type Where struct {
+	Raw                string // the URL as given, for the Remote that parsed it
+	Scheme, Host, Path string
+}
+
+func (w Where) String() string { return w.Scheme + "://" + w.Host + w.Path }
+
+// Remote reaches the other server of a copy. The box hands one to the
+// frontends (tpcremote.Dialer), so they never dial servers themselves;
+// without one a frontend refuses third-party copies.
+type Remote interface {
+	// Parse checks the URL of the other server; its error names the
+	// problem.
+	Parse(raw string) (Where, error)
+	// Source opens the file at w for reading, presenting token (if any);
+	// opaque, if not empty, is CGI sent with the open (root:// TPC's
+	// tpc.key and tpc.org).
+	Source(ctx context.Context, w Where, opaque, token string) (Source, error)
+	// Sink starts an upload to w, presenting token (if any).
+	Sink(ctx context.Context, w Where, token string) (Sink, error)
+}
+
 // Source is what a copy reads: an open file and its size.
 type Source struct {
 	File store.File

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"sitebox/internal/store"
+	"sitebox/internal/tpc"
 )
 
 // Config tunes the handler. The zero value is valid.
@@ -32,6 +33,10 @@ type Config struct {
 	// minute without a byte); a stalled upload is abandoned with 408 and
 	// leaves nothing behind.
 	BodyTimeout time.Duration
+	// TPC reaches the other server of a third-party copy (COPY with
+	// Source: or a Destination: elsewhere). Nil: such copies are refused
+	// with 400, from which gfal2 falls back to streaming.
+	TPC tpc.Remote
 }
 
 // Handler is an http.Handler over a store. Safe for concurrent use.

@@ -132,7 +132,7 @@ func (h *Handler) liveProp(ctx context.Context, name string, fi store.FileInfo, 
 		if fi.IsDir() {
 			return p, false
 		}
-		sum, err := h.store.Checksum(ctx, name, "adler32")
+		sum, err := store.Checksum(ctx, h.store, name, "adler32")
 		if err != nil {
 			h.log.Debug("propfind checksum", "path", name, "err", err)
 			return p, false

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"sitebox/internal/remote"
 	"sitebox/internal/store"
 	"sitebox/internal/tpc"
 )
@@ -62,22 +61,21 @@ func overwriteHeader(r *http.Request) (bool, error) {
 
 // tpcOptions reads the headers every third-party copy shares: the
 // credential mode, the stream count and the headers for the remote server.
-func tpcOptions(r *http.Request) (remote.Options, int, error) {
+func tpcOptions(r *http.Request) (token string, streams int, err error) {
 	// Credential asks for delegation ("gridsite", "oidc"); gfal2 sends
 	// "gridsite" whenever it has no token. Like XrdHttpTPC without
 	// credential forwarding, the remote side is reached with the
 	// TransferHeaderAuthorization token or anonymously: nothing is
 	// delegated, and a remote server that needs more refuses, which the
 	// marker stream reports.
-	streams := 1
+	streams = 1
 	if s := strings.TrimSpace(r.Header.Get("X-Number-Of-Streams")); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 || n > tpc.MaxStreams {
-			return remote.Options{}, 0, badRequest(fmt.Sprintf("X-Number-Of-Streams must be 0 to %d", tpc.MaxStreams))
+			return "", 0, badRequest(fmt.Sprintf("X-Number-Of-Streams must be 0 to %d", tpc.MaxStreams))
 		}
 		streams = max(n, 1) // gfal2 sends 0 for "the server's choice"
 	}
-	var opts remote.Options
 	for k, v := range r.Header {
 		fwd, ok := strings.CutPrefix(k, "Transferheader")
 		if !ok || len(v) == 0 {
@@ -88,12 +86,12 @@ func tpcOptions(r *http.Request) (remote.Options, int, error) {
 			if t, ok := cutBearer(tok); ok {
 				tok = t
 			}
-			opts.Token = tok
+			token = tok
 		}
 		// Other TransferHeader* headers have no counterpart in the remote
 		// client and are not sent; see docs/webdav.md.
 	}
-	return opts, streams, nil
+	return token, streams, nil
 }
 
 func cutBearer(s string) (string, bool) {
@@ -103,13 +101,18 @@ func cutBearer(s string) (string, bool) {
 	return s, false
 }
 
-// remoteURL parses the other server's URL of a third-party copy.
-func remoteURL(header, raw string) (*remote.URL, error) {
-	u, err := remote.Parse(raw)
-	if err != nil {
-		return nil, badRequest(header + ": " + err.Error())
+// remoteURL parses the other server's URL of a third-party copy. A
+// server given no tpc.Remote takes no copies: 400, from which gfal2
+// falls back to streaming.
+func (h *Handler) remoteURL(header, raw string) (tpc.Where, error) {
+	if h.cfg.TPC == nil {
+		return tpc.Where{}, badRequest("third-party copy is not enabled on this server; send the data with PUT")
 	}
-	return u, nil
+	w, err := h.cfg.TPC.Parse(raw)
+	if err != nil {
+		return tpc.Where{}, badRequest(header + ": " + err.Error())
+	}
+	return w, nil
 }
 
 // tpcPull fetches src into name.
@@ -117,16 +120,16 @@ func (h *Handler) tpcPull(w http.ResponseWriter, r *http.Request, name, src stri
 	if h.cfg.ReadOnly {
 		return &store.PathError{Op: "copy", Path: name, Err: store.ErrReadOnly}
 	}
-	if _, ok := h.store.(store.Namespace); !ok {
+	if _, ok := store.As[store.Namespace](h.store); !ok {
 		// A store that cannot rename (a director, a cache) cannot take a
 		// copy; 400, not 405 or 501: gfal2 then falls back to streaming.
 		return badRequest("third-party copy into " + name + " is not supported by this server; send the data with PUT")
 	}
-	u, err := remoteURL("Source", src)
+	u, err := h.remoteURL("Source", src)
 	if err != nil {
 		return err
 	}
-	opts, streams, err := tpcOptions(r)
+	token, streams, err := tpcOptions(r)
 	if err != nil {
 		return err
 	}
@@ -135,7 +138,7 @@ func (h *Handler) tpcPull(w http.ResponseWriter, r *http.Request, name, src stri
 	if err != nil {
 		return err
 	}
-	source, err := tpc.RemoteSource(ctx, u, "", opts)
+	source, err := h.cfg.TPC.Source(ctx, u, "", token)
 	if err != nil {
 		sink.Abort(context.WithoutCancel(ctx))
 		return err
@@ -147,11 +150,11 @@ func (h *Handler) tpcPull(w http.ResponseWriter, r *http.Request, name, src stri
 
 // tpcPush sends name to dest.
 func (h *Handler) tpcPush(w http.ResponseWriter, r *http.Request, name, dest string) error {
-	u, err := remoteURL("Destination", dest)
+	u, err := h.remoteURL("Destination", dest)
 	if err != nil {
 		return err
 	}
-	opts, _, err := tpcOptions(r)
+	token, _, err := tpcOptions(r)
 	if err != nil {
 		return err
 	}
@@ -164,7 +167,7 @@ func (h *Handler) tpcPush(w http.ResponseWriter, r *http.Request, name, dest str
 		source.Close()
 		return err
 	}
-	sink, err := tpc.RemoteSink(ctx, u, opts)
+	sink, err := h.cfg.TPC.Sink(ctx, u, token)
 	if err != nil {
 		source.Close()
 		return err
@@ -176,8 +179,8 @@ func (h *Handler) tpcPush(w http.ResponseWriter, r *http.Request, name, dest str
 
 // runTPC answers 202 and runs job, with a performance marker every
 // markerEvery and the outcome as the last line.
-func (h *Handler) runTPC(w http.ResponseWriter, r *http.Request, job *tpc.Job, dir, name string, u *remote.URL) {
-	log := h.log.With("tpc", dir, "path", name, "remote", u.Scheme+"://"+u.Host+u.Path)
+func (h *Handler) runTPC(w http.ResponseWriter, r *http.Request, job *tpc.Job, dir, name string, u tpc.Where) {
+	log := h.log.With("tpc", dir, "path", name, "remote", u.String())
 	w.Header().Set("Content-Type", "text/plain")
 	w.WriteHeader(http.StatusAccepted)
 	rc := http.NewResponseController(w)

@@ -100,4 +100,3 @@ func TestCacheUpstreamFilesBounded(t *testing.T) {
 		t.Errorf("origin after the run: %v: %s", err, out)
 	}
 }
-

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"sitebox/internal/tpc/tpcremote"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -101,7 +102,7 @@ func queryBody(qt uint16) [16]byte {
 
 func TestQuery(t *testing.T) {
 	data := patterned(100000)
-	addr, dir := testEnv(t, Config{Site: "T2_Test"})
+	addr, dir := testEnv(t, Config{Site: "T2_Test", TPC: tpcremote.Dialer{}})
 	writeTestFile(t, filepath.Join(dir, "f"), data)
 	r := login(t, addr)
 	tests := []struct {

@@ -88,7 +88,7 @@ func (s *session) configValue(key string) string {
 	case "start":
 		return s.srv.started.Format("060102 15:04")
 	case "tpc":
-		return tpcConfig()
+		return s.tpcConfig()
 	case "version":
 		return versionString
 	case "cms", "xrootd":

@@ -28,11 +28,16 @@ import (
 	"time"
 
 	"sitebox/internal/store"
+	"sitebox/internal/tpc"
 	"sitebox/internal/xrootd/proto"
 )
 
 // Config tunes the server. The zero value is valid; defaults are noted.
 type Config struct {
+	// TPC reaches the source of a root:// third-party copy this server is
+	// the destination of. Nil: such copies are refused and query config
+	// answers tpc 0.
+	TPC tpc.Remote
 	// MaxReadChunk is the size of the pooled transfer buffers and so the
 	// largest data frame of a buffered read, pgread or readv response;
 	// bigger reads go out as several frames (kXR_oksofar or partial

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"sitebox/internal/remote"
 	"sitebox/internal/store"
 	"sitebox/internal/tpc"
 	"sitebox/internal/xrootd/proto"
@@ -208,7 +207,7 @@ func (s *session) org(ctx context.Context) string {
 
 // tpcDest is a destination handle's copy (steps 1, 2, 4).
 type tpcDest struct {
-	src    *remote.URL
+	src    tpc.Where
 	opaque string // tpc.key and tpc.org for the source
 	sink   tpc.Sink
 
@@ -230,7 +229,10 @@ func (s *session) openTPCDest(ctx context.Context, req *proto.Request, path stri
 	if lfn == "" {
 		lfn = path
 	}
-	src, err := remote.Parse("root://" + q.Get("tpc.src") + "/" + lfn)
+	if s.srv.cfg.TPC == nil {
+		return errorf(proto.ErrUnsupported, "open %s: third-party copy is not enabled on this server", path)
+	}
+	src, err := s.srv.cfg.TPC.Parse("root://" + q.Get("tpc.src") + "/" + lfn)
 	if err != nil {
 		return errorf(proto.ErrArgInvalid, "open %s: bad tpc.src or tpc.lfn: %v", path, err)
 	}
@@ -297,7 +299,7 @@ func (s *session) syncTPC(req *proto.Request, of *openFile) error {
 
 func (s *session) runTPC(ctx context.Context, of *openFile) error {
 	d := of.tpc
-	source, err := tpc.RemoteSource(ctx, d.src, d.opaque, remote.Options{})
+	source, err := s.srv.cfg.TPC.Source(ctx, d.src, d.opaque, "")
 	if err != nil {
 		d.sink.Abort(context.WithoutCancel(ctx))
 		return err
@@ -329,9 +331,15 @@ func (d *tpcDest) abandon(ctx context.Context) error {
 	return d.err
 }
 
-// tpcConfig is what query config answers for "tpc": this server can be
-// the destination (and the source) of a root:// third-party copy.
-func tpcConfig() string { return strconv.Itoa(1) }
+// tpcConfig is what query config answers for "tpc": 1 when this server
+// can be the destination (and the source) of a root:// third-party copy,
+// else the key itself, as for every setting that is not configured.
+func (s *session) tpcConfig() string {
+	if s.srv.cfg.TPC == nil {
+		return "tpc"
+	}
+	return strconv.Itoa(1)
+}
 
 // cgiSafe drops the characters that would end a CGI value or the path.
 func cgiSafe(v string) string {

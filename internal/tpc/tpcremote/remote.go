@@ -1,0 +1,134 @@
+// Package tpcremote is the remote side of third-party copies: it reaches
+// the other server through internal/remote, for the frontends that take
+// it as a tpc.Remote (the box wires it; the frontends import no client).
+package tpcremote
+
+import (
+	"context"
+	"fmt"
+
+	"sitebox/internal/remote"
+	"sitebox/internal/store"
+	"sitebox/internal/tpc"
+)
+
+// Dialer is a tpc.Remote over internal/remote; Options are the base of
+// every connection (the copy's token is added per call).
+type Dialer struct {
+	Options remote.Options
+}
+
+var _ tpc.Remote = Dialer{}
+
+// Parse checks raw as any URL remote.Dial takes.
+func (d Dialer) Parse(raw string) (tpc.Where, error) {
+	u, err := remote.Parse(raw)
+	if err != nil {
+		return tpc.Where{}, err
+	}
+	return tpc.Where{Raw: raw, Scheme: u.Scheme, Host: u.Host, Path: u.Path}, nil
+}
+
+// Source opens the file at w for reading.
+func (d Dialer) Source(ctx context.Context, w tpc.Where, opaque, token string) (tpc.Source, error) {
+	u, opts, err := d.dial(w, token)
+	if err != nil {
+		return tpc.Source{}, err
+	}
+	return source(ctx, u, opaque, opts)
+}
+
+// Sink starts an upload to w.
+func (d Dialer) Sink(ctx context.Context, w tpc.Where, token string) (tpc.Sink, error) {
+	u, opts, err := d.dial(w, token)
+	if err != nil {
+		return tpc.Sink{}, err
+	}
+	return sink(ctx, u, opts)
+}
+
+func (d Dialer) dial(w tpc.Where, token string) (*remote.URL, remote.Options, error) {
+	u, err := remote.Parse(w.Raw)
+	if err != nil {
+		return nil, remote.Options{}, err
+	}
+	opts := d.Options
+	if token != "" {
+		opts.Token = token
+	}
+	return u, opts, nil
+}
+
+// source opens the file at u (any URL remote.Dial takes) for
+// reading with opts (the remote token rides in opts.Token). opaque, if
+// not empty, is CGI sent with the open (root:// TPC's tpc.key, tpc.org).
+func source(ctx context.Context, u *remote.URL, opaque string, opts remote.Options) (tpc.Source, error) {
+	c, err := u.Dial(opts)
+	if err != nil {
+		return tpc.Source{}, err
+	}
+	name := u.Path
+	if opaque != "" {
+		name += "?" + opaque
+	}
+	f, err := c.Open(ctx, name)
+	if err != nil {
+		c.Close()
+		return tpc.Source{}, fmt.Errorf("source %s: %w", where(u), err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		c.Close()
+		return tpc.Source{}, fmt.Errorf("source %s: %w", where(u), err)
+	}
+	return tpc.Source{
+		File: f, Size: fi.Size,
+		Checksum: func(ctx context.Context) (string, error) { return store.Checksum(ctx, c, u.Path, tpc.ChecksumAlgo) },
+		Close: func() error {
+			f.Close()
+			return c.Close()
+		},
+	}, nil
+}
+
+// sink starts an upload to u. The upload is one ordered stream; on
+// Abort it is cut off before its end, so the remote server never takes a
+// short body for a whole file.
+func sink(ctx context.Context, u *remote.URL, opts remote.Options) (tpc.Sink, error) {
+	c, err := u.Dial(opts)
+	if err != nil {
+		return tpc.Sink{}, err
+	}
+	uctx, cancel := context.WithCancel(ctx)
+	f, err := store.Create(uctx, c, u.Path, store.CreateOptions{Truncate: true, MkParents: true})
+	if err != nil {
+		cancel()
+		c.Close()
+		return tpc.Sink{}, fmt.Errorf("destination %s: %w", where(u), err)
+	}
+	ns, _ := store.As[store.Namespace](c)
+	return tpc.Sink{
+		File:       f,
+		Sequential: true,
+		Checksum:   func(ctx context.Context) (string, error) { return store.Checksum(ctx, c, u.Path, tpc.ChecksumAlgo) },
+		Commit: func(context.Context) error {
+			cancel()
+			return c.Close()
+		},
+		Abort: func(ctx context.Context) {
+			// Cancelling before Close makes the HTTP client abort the
+			// request instead of ending the body cleanly.
+			cancel()
+			if f.Close() == nil && ns != nil {
+				// The upload had completed (a checksum mismatch): the
+				// file on the server is ours and wrong.
+				ns.Remove(ctx, u.Path)
+			}
+			c.Close()
+		},
+	}, nil
+}
+
+// where names u in messages without its query, which may hold a token.
+func where(u *remote.URL) string { return u.Scheme + "://" + u.Host + u.Path }
