@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"io"
+	"slices"
 
 	"sitebox/internal/xrootd/proto"
 )
@@ -36,43 +37,54 @@ func (s *session) doReadv(req *proto.Request) error {
 			f.of.release()
 		}
 	}()
+	which, err := s.checkReadv(elems, &files)
+	if err != nil {
+		return err
+	}
+	return s.sendReadv(req, elems, files, which)
+}
+
+// checkReadv checks every segment of a readv and opens its files into
+// *files (the caller releases them, also after an error); which[i] is
+// the index of segment i's file.
+func (s *session) checkReadv(elems []proto.ReadListElem, files *[]readvFile) ([]int, error) {
 	maxSeg := s.srv.cfg.MaxReadChunk - proto.ReadvElemLen
-	which := make([]int, len(elems)) // index into files per element
+	which := make([]int, len(elems))
 	for i, e := range elems {
 		if e.Len < 0 || int(e.Len) > maxSeg {
-			return errorf(proto.ErrArgInvalid, "readv segment %d: length %d is outside 0..%d", i, e.Len, maxSeg)
+			return nil, errorf(proto.ErrArgInvalid, "readv segment %d: length %d is outside 0..%d", i, e.Len, maxSeg)
 		}
 		if e.Offset < 0 {
-			return errorf(proto.ErrArgInvalid, "readv segment %d: offset %d is negative", i, e.Offset)
+			return nil, errorf(proto.ErrArgInvalid, "readv segment %d: offset %d is negative", i, e.Offset)
 		}
-		j := -1
-		for k := range files {
-			if files[k].h == e.Handle {
-				j = k
-				break
-			}
-		}
+		j := slices.IndexFunc(*files, func(f readvFile) bool { return f.h == e.Handle })
 		if j < 0 {
 			of, err := s.files.acquire(e.Handle)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			files = append(files, readvFile{h: e.Handle, of: of})
-			j = len(files) - 1
+			*files = append(*files, readvFile{h: e.Handle, of: of})
+			j = len(*files) - 1
 			if err := s.plainRefused("readv", of); err != nil {
-				return err
+				return nil, err
 			}
 			fi, err := of.f.Stat()
 			if err != nil {
-				return err
+				return nil, err
 			}
-			files[j].size = fi.Size
+			(*files)[j].size = fi.Size
 		}
-		if end := e.Offset + int64(e.Len); end > files[j].size {
-			return errorf(proto.ErrArgInvalid, "readv segment %d (%d bytes at %d) extends past the end of %s (%d bytes)", i, e.Len, e.Offset, files[j].of.path, files[j].size)
+		if f := (*files)[j]; e.Offset+int64(e.Len) > f.size {
+			return nil, errorf(proto.ErrArgInvalid, "readv segment %d (%d bytes at %d) extends past the end of %s (%d bytes)", i, e.Len, e.Offset, f.of.path, f.size)
 		}
 		which[i] = j
 	}
+	return which, nil
+}
+
+// sendReadv reads the checked segments and sends them, each behind its
+// read_list header, in frames of at most one buffer.
+func (s *session) sendReadv(req *proto.Request, elems []proto.ReadListElem, files []readvFile, which []int) error {
 	biggest := 0
 	for _, e := range elems {
 		biggest = max(biggest, proto.ReadvElemLen+int(e.Len))
@@ -93,15 +105,16 @@ func (s *session) doReadv(req *proto.Request) error {
 		}
 		proto.PutReadListElem(buf.b[pos:], e)
 		data := buf.b[pos+proto.ReadvElemLen : pos+need]
-		n, err := files[which[i]].of.f.ReadAt(data, e.Offset)
+		f := files[which[i]]
+		n, err := f.of.f.ReadAt(data, e.Offset)
 		if n < len(data) {
 			if err == nil || errors.Is(err, io.EOF) {
-				err = errorf(proto.ErrIOError, "readv segment %d: %s ended at %d while being read", i, files[which[i]].of.path, e.Offset+int64(n))
+				err = errorf(proto.ErrIOError, "readv segment %d: %s ended at %d while being read", i, f.of.path, e.Offset+int64(n))
 			}
 			return err
 		}
 		pos += need
-		s.moved(files[which[i]].of, false, int(e.Len))
+		s.moved(f.of, false, int(e.Len))
 	}
 	return s.sendOK(req.Stream, buf.b[:pos])
 }
