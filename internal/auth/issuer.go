@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"sitebox/internal/atomicfile"
 	"sitebox/internal/store"
 )
 
@@ -60,9 +62,9 @@ func GenerateKey(dir string) (string, error) { return generateKey(dir, false) }
 // GenerateKeyForce is GenerateKey replacing an existing key (rotation).
 func GenerateKeyForce(dir string) (string, error) { return generateKey(dir, true) }
 
-// generateKey writes the key to a temporary file and links (or, with
-// force, renames) it into place, so a crash never leaves a partial key
-// and two racing generators cannot both win.
+// generateKey writes the key with atomicfile (created exclusively, or
+// replaced with force), so a crash never leaves a partial key and two
+// racing generators cannot both win.
 func generateKey(dir string, force bool) (string, error) {
 	final := filepath.Join(dir, KeyFileName)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -81,31 +83,14 @@ func generateKey(dir string, force bool) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("generate issuer key: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".issuer.key-*") // mode 0600
-	if err != nil {
-		return "", fmt.Errorf("generate issuer key: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // harmless once linked or renamed
-	err = pem.Encode(tmp, &pem.Block{Type: "PRIVATE KEY", Bytes: der})
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		if force {
-			err = os.Rename(tmp.Name(), final)
-		} else {
-			err = os.Link(tmp.Name(), final)
-		}
+	data := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	if force {
+		err = atomicfile.Write(final, data, 0o600)
+	} else if err = atomicfile.Create(final, data, 0o600); errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("generate issuer key: %s already exists (use force to replace it)", final)
 	}
 	if err != nil {
 		return "", fmt.Errorf("generate issuer key: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil { // persist the new name
-		d.Sync()
-		d.Close()
 	}
 	return final, nil
 }

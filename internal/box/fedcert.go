@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"sitebox/internal/atomicfile"
 	"sitebox/internal/config"
 	"sitebox/internal/director"
 )
@@ -50,21 +51,14 @@ func loadOrCreateTLSKey(stateDir string) (*ecdsa.PrivateKey, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, fmt.Errorf("TLS key: %w", err)
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		err = atomicfile.Create(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
 		if errors.Is(err, fs.ErrExist) {
 			return loadOrCreateTLSKey(stateDir) // made by another process just now
 		}
 		if err != nil {
 			return nil, fmt.Errorf("TLS key: %w", err)
 		}
-		defer f.Close()
-		if err := pem.Encode(f, &pem.Block{Type: "PRIVATE KEY", Bytes: der}); err != nil {
-			return nil, fmt.Errorf("TLS key: %w", err)
-		}
-		return key, f.Close()
+		return key, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("TLS key: %w", err)
@@ -193,20 +187,10 @@ func advertiseCA(cfg *config.Config) string {
 	return ""
 }
 
+// writeFile writes data to path unless it holds data already.
 func writeFile(path string, data []byte, mode os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
 		return nil
 	}
-	tmp := path + ".new"
-	if err := os.WriteFile(tmp, data, mode); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, data, mode)
 }

@@ -21,6 +21,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"sitebox/internal/atomicfile"
 )
 
 // A director with [director] ca = true is its federation's certificate
@@ -95,10 +97,10 @@ func LoadOrCreateCA(stateDir, name string) (*CA, error) {
 		return nil, err
 	}
 	// The key first: a certificate never lies next to a key it does not match.
-	if err := writeNew(caKeyFile(stateDir), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+	if err := atomicfile.Write(caKeyFile(stateDir), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
 		return nil, err
 	}
-	if err := writeNew(CAFile(stateDir), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+	if err := atomicfile.Write(CAFile(stateDir), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
 		return nil, err
 	}
 	return loadCA(stateDir)
@@ -215,21 +217,5 @@ func serial() *big.Int {
 // the operator to hand to the box; it returns the file's path.
 func WriteIssued(stateDir, name string, chain []byte) (string, error) {
 	path := IssuedCertFile(stateDir, name)
-	return path, writeNew(path, chain, 0o644)
-}
-
-// writeNew writes a file under a temporary name and renames it.
-func writeNew(path string, data []byte, mode os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp := path + ".new"
-	if err := os.WriteFile(tmp, data, mode); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return path, atomicfile.Write(path, chain, 0o644)
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"sitebox/internal/atomicfile"
 	"sitebox/internal/store"
 )
 
@@ -176,11 +177,7 @@ func UpdateMembers(path string, change func([]Member) ([]Member, error)) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".new"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
-		return fmt.Errorf("members: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.Write(path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("members: %w", err)
 	}
 	return nil

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"sitebox/internal/atomicfile"
 )
 
 // An advertisement is signed with the box's federation key. The headers
@@ -76,9 +78,6 @@ func LoadOrCreateKey(path string) (ed25519.PrivateKey, error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return key, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("federation key: %w", err)
-	}
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		return nil, err
@@ -87,18 +86,14 @@ func LoadOrCreateKey(path string) (ed25519.PrivateKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	err = atomicfile.Create(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		return loadKey(path) // another process made it just now
 	}
 	if err != nil {
 		return nil, fmt.Errorf("federation key: %w", err)
 	}
-	defer f.Close()
-	if err := pem.Encode(f, &pem.Block{Type: "PRIVATE KEY", Bytes: der}); err != nil {
-		return nil, fmt.Errorf("federation key: %w", err)
-	}
-	return priv, f.Close()
+	return priv, nil
 }
 
 func loadKey(path string) (ed25519.PrivateKey, error) {

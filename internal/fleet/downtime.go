@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	"sitebox/internal/atomicfile"
 )
 
 // DowntimeFile, in the state dir, lists a box's planned downtimes; the
@@ -46,11 +48,7 @@ func SaveDowntimes(stateDir string, ds []Downtime) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(stateDir, DowntimeFile+".tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(stateDir, DowntimeFile))
+	return atomicfile.Write(filepath.Join(stateDir, DowntimeFile), b, 0o644)
 }
 
 // Downtime is a planned maintenance window.

@@ -18,6 +18,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"sitebox/internal/atomicfile"
 )
 
 // Names of the generated files inside stateDir.
@@ -149,27 +151,8 @@ func generate(stateDir, certFile, keyFile string, hosts []string) error {
 }
 
 func writeAtomic(name string, data []byte, perm os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(name), ".tmp-"+filepath.Base(name)+"-*")
-	if err != nil {
-		return fmt.Errorf("tls: write %s: %w", name, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("tls: write %s: %w", name, err)
+	if err := atomicfile.Write(name, data, perm); err != nil {
+		return fmt.Errorf("tls: %w", err)
 	}
 	return nil
 }
