@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -65,30 +64,15 @@ func (e *entry) runGroup(fs []*fetch) {
 // readUpstreamMany is readUpstream for several ranges: each upstream in
 // order, each twice, all ranges or an error.
 func (c *Cache) readUpstreamMany(e *entry, bufs [][]byte, offs []int64) error {
-	var errs []error
 	total := 0
 	for _, b := range bufs {
 		total += len(b)
 	}
-	for ui, u := range e.route.ups {
-		for try := 0; try < 2; try++ {
-			if try > 0 {
-				time.Sleep(50 * time.Millisecond)
-			}
-			err := c.readOnceMany(e, ui, u, bufs, offs)
-			if err == nil {
-				c.ctr.upstreamBytes.Add(int64(total))
-				return nil
-			}
-			c.ctr.upstreamErrors.Add(1)
-			errs = append(errs, fmt.Errorf("%s: %w", u.Name, err))
-			if c.closed.Load() {
-				return errors.Join(errs...)
-			}
-		}
-		c.log.Warn("upstream read failed, trying the next", "path", e.path, "upstream", u.Name, "err", errs[len(errs)-1])
+	closed, err := c.failover(e, total, func(ui int, u *upstream) error { return c.readOnceMany(e, ui, u, bufs, offs) })
+	if err != nil && !closed {
+		return &store.PathError{Op: "read", Path: e.path, Err: fmt.Errorf("%w (%w): no upstream could serve %d ranges from byte %d: %w", store.ErrIO, store.ErrUnavailable, len(bufs), offs[0], err)}
 	}
-	return &store.PathError{Op: "read", Path: e.path, Err: fmt.Errorf("%w (%w): no upstream could serve %d ranges from byte %d: %w", store.ErrIO, store.ErrUnavailable, len(bufs), offs[0], errors.Join(errs...))}
+	return err
 }
 
 // readOnceMany reads the ranges from upstream ui: one readv where the

@@ -279,28 +279,39 @@ func (h *upFiles) closeWhere(match func([2]int, *upHandle) bool) {
 // succeeds only with exactly len(p) bytes from a copy of the same size:
 // short or foreign data is an error, never served.
 func (c *Cache) readUpstream(e *entry, p []byte, off int64) error {
+	closed, err := c.failover(e, len(p), func(ui int, u *upstream) error { return c.readOnce(e, ui, u, p, off) })
+	if err != nil && !closed {
+		return &store.PathError{Op: "read", Path: e.path, Err: fmt.Errorf("%w (%w): no upstream could serve bytes %d-%d: %w", store.ErrIO, store.ErrUnavailable, off, off+int64(len(p))-1, err)}
+	}
+	return err
+}
+
+// failover runs read against each of e's upstreams in order, each
+// twice, until one succeeds, counting n bytes read; the error joins every
+// attempt's, and closed says the cache closed under it. The callers wrap
+// the error in both sentinels: root:// clients see an I/O error on the
+// read, https clients a 502 or 504.
+func (c *Cache) failover(e *entry, n int, read func(ui int, u *upstream) error) (closed bool, err error) {
 	var errs []error
 	for ui, u := range e.route.ups {
 		for try := 0; try < 2; try++ {
 			if try > 0 {
 				time.Sleep(50 * time.Millisecond)
 			}
-			err := c.readOnce(e, ui, u, p, off)
+			err := read(ui, u)
 			if err == nil {
-				c.ctr.upstreamBytes.Add(int64(len(p)))
-				return nil
+				c.ctr.upstreamBytes.Add(int64(n))
+				return false, nil
 			}
 			c.ctr.upstreamErrors.Add(1)
 			errs = append(errs, fmt.Errorf("%s: %w", u.Name, err))
 			if c.closed.Load() {
-				return errors.Join(errs...)
+				return true, errors.Join(errs...)
 			}
 		}
 		c.log.Warn("upstream read failed, trying the next", "path", e.path, "upstream", u.Name, "err", errs[len(errs)-1])
 	}
-	// Both sentinels: root:// clients see an I/O error on the read, https
-	// clients a 502 or 504.
-	return &store.PathError{Op: "read", Path: e.path, Err: fmt.Errorf("%w (%w): no upstream could serve bytes %d-%d: %w", store.ErrIO, store.ErrUnavailable, off, off+int64(len(p))-1, errors.Join(errs...))}
+	return false, errors.Join(errs...)
 }
 
 func (c *Cache) readOnce(e *entry, ui int, u *upstream, p []byte, off int64) error {
