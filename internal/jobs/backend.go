@@ -53,3 +53,11 @@ type Update struct {
 type sandboxReleaser interface {
 	Release(j *Job) error
 }
+
+// finder is a Backend that can say whether a submission the box did not
+// see through reached the domain (the box stopped between the domain's
+// answer and the record of it): the domain's id of j's current attempt,
+// "" when there is none — an id among j.Remotes is an earlier attempt's.
+type finder interface {
+	Find(ctx context.Context, j *Job) (remote string, err error)
+}

@@ -56,7 +56,16 @@ type Job struct {
 	Domain string `json:"domain,omitempty"`
 	// Remote is the job's id in its domain's system (Slurm job id, the
 	// other box's id).
-	Remote     string    `json:"remote,omitempty"`
+	Remote string `json:"remote,omitempty"`
+	// Remotes are every id the job has had in other domains, Remote's
+	// predecessors included: after a crash during a submission, the
+	// domain's job not among them is this attempt's.
+	Remotes []string `json:"remotes,omitempty"`
+	// Submitting is written before a submission to another domain and
+	// cleared with its id (write-ahead): a box that restarts with it set
+	// asks the domain whether the job got there instead of submitting it
+	// twice.
+	Submitting bool      `json:"submitting,omitempty"`
 	Submitted  time.Time `json:"submitted"`
 	Started    time.Time `json:"started,omitzero"`
 	Finished   time.Time `json:"finished,omitzero"`

@@ -177,7 +177,17 @@ func (s *Service) startLocal(ctx context.Context, j *Job, slot local.Slot) {
 			s.end(j, Failed, "staging: "+err.Error())
 			return
 		}
-		r, err := s.exec.Start(j.ID, j.SandboxDir, j.Spec, slot)
+		// Write-ahead: the record says the job may run before its
+		// supervisor exists, so a box that dies in between looks for the
+		// supervisor (FindSupervisor) rather than starting it again.
+		j.State, j.Reason, j.Started = Running, "starting on the box", time.Now()
+		j.Pid, j.PidStart = 0, 0
+		if err := s.commitLocked(j); err != nil {
+			delete(s.local, j.ID)
+			s.requeue(j, "cannot record the job's start: "+err.Error())
+			return
+		}
+		r, err := s.exec.Start(j.ID, j.SandboxDir, j.Spec, slot, j.Attempts)
 		if err != nil {
 			s.releaseLocked(j) // the sandbox may already be the slot's
 			delete(s.local, j.ID)
@@ -185,9 +195,11 @@ func (s *Service) startLocal(ctx context.Context, j *Job, slot local.Slot) {
 			return
 		}
 		s.local[j.ID].run = r
-		j.State, j.Reason, j.Started = Running, "running on the box", time.Now()
+		j.Reason = "running on the box"
 		j.Pid, j.PidStart = r.PID, r.Started
-		s.dirty[j.ID] = true
+		if err := s.commitLocked(j); err != nil {
+			s.log.Error("cannot record the job's supervisor; a restart finds it by its command line", "job", j.ID, "err", err)
+		}
 		go s.watchLocal(ctx, j.ID, r)
 	}()
 }
@@ -352,11 +364,22 @@ func (s *Service) preemptLocked(j *Job) {
 	}
 }
 
-// requeue puts a job back in the queue.
+// requeue puts a job back in the queue, on disk before anything else
+// happens to it.
 func (s *Service) requeue(j *Job, why string) {
-	j.State, j.Reason, j.Domain, j.Remote = Idle, why, "", ""
+	j.State, j.Reason, j.Domain, j.Remote, j.Submitting = Idle, why, "", "", false
 	j.Pid, j.PidStart = 0, 0
+	if err := s.commitLocked(j); err != nil {
+		s.log.Error("cannot record a requeued job", "job", j.ID, "err", err)
+	}
+}
+
+// commitLocked writes j (and every other changed job) now: the
+// transitions whose loss a crash would turn into a lost or doubled job
+// are on disk before their effect.
+func (s *Service) commitLocked(j *Job) error {
 	s.dirty[j.ID] = true
+	return s.flushLocked()
 }
 
 // end records a final state.
@@ -370,6 +393,9 @@ func (s *Service) end(j *Job, st State, why string) {
 		s.noteOutcome(d, st == Failed || st == Lost)
 	}
 	s.log.Info("job ended", "job", j.ID, "owner", j.Owner, "issuer", j.Issuer, "state", st, "domain", j.Domain, "why", why)
+	if err := s.commitLocked(j); err != nil {
+		s.log.Error("cannot record a job's end", "job", j.ID, "err", err)
+	}
 	s.poke()
 }
 

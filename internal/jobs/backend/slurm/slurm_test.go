@@ -430,7 +430,18 @@ func TestSlurmBackendReal(t *testing.T) {
 
 	good := submit("1.0", spec.Spec{Stdout: "logs/out", Executable: "/bin/sh", Arguments: []string{"-c", `echo "hello from $1"; echo oops >&2; id -u > uid`, "sh", "it's slurm"}})
 	bad := submit("1.1", spec.Spec{Executable: "/bin/sh", Arguments: []string{"-c", "exit 3"}})
+	// After a crash between sbatch and its record, the box finds the
+	// job by name and sandbox, never an earlier attempt's.
+	if id, err := b.Find(ctx, &jobs.Job{ID: "1.0", SandboxDir: good.SandboxDir, Submitted: time.Now()}); err != nil || id != good.Remote {
+		t.Errorf("Find of a submitted job = %q, %v; want %s", id, err, good.Remote)
+	}
 	u := waitFor(good, "final", final)
+	if id, err := b.Find(ctx, &jobs.Job{ID: "1.0", SandboxDir: good.SandboxDir, Submitted: time.Now()}); err != nil || id != good.Remote {
+		t.Errorf("Find of an ended job = %q, %v; want %s", id, err, good.Remote)
+	}
+	if id, err := b.Find(ctx, &jobs.Job{ID: "1.0", SandboxDir: good.SandboxDir, Remotes: []string{good.Remote}, Submitted: time.Now()}); err != nil || id != "" {
+		t.Errorf("Find with the job an earlier attempt's = %q, %v; want none", id, err)
+	}
 	if u.State != jobs.Completed || u.ExitCode != 0 || u.Started.IsZero() || u.Finished.IsZero() {
 		t.Errorf("good job: %+v", u)
 	}
