@@ -1,0 +1,86 @@
+package interop
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"sitebox/internal/jobs"
+)
+
+// A box killed (SIGKILL) at random moments — while it stages inputs,
+// starts supervisors, records completions — neither loses a job nor runs
+// one twice: each job appends its id to a shared file when it starts, and
+// after at least 50 kills every job has completed with its id there
+// exactly once.
+func TestJobCrashRunsOnce(t *testing.T) {
+	const procs, kills = 60, 50
+	spec := prepareNode(t, 0)
+	run(t, false, siteboxBin, "token", "keygen", "--state-dir", spec.state)
+	conf := "[auth]\nsite_issuer = true\nissuer_url = \"" + spec.httpsURL() + "\"\n" +
+		jobsConf(t, []string{"sbxslot17", "sbxslot18"}, "cpus = 2\n")
+	// The slot users append to one file outside their sandboxes.
+	shared := filepath.Join(reachable(t), "runs")
+	if err := os.Mkdir(shared, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(shared, 0o1777)
+	log := filepath.Join(shared, "started")
+	if err := os.WriteFile(log, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(log, 0o666) // both slot users append
+
+	n := spec.start(t, "jobs", "T3", conf)
+	box := &issuerNode{fedNode: n, issuer: spec.httpsURL()}
+	u := &jobUser{t: t, n: box, token: box.token(t, "alice", "/cms", computeScopes), dir: t.TempDir()}
+	os.WriteFile(filepath.Join(u.dir, "input.txt"), []byte("staged\n"), 0o644)
+	ids := u.submit("crash.sub", `executable = /bin/sh
+arguments = "-c 'echo $1 >> `+log+`; cat input.txt; sleep 0.3' sh $(Cluster).$(Process)"
+transfer_input_files = input.txt
+queue `+strconv.Itoa(procs)+`
+`)
+	if len(ids) != procs {
+		t.Fatalf("submitted %d jobs, want %d", len(ids), procs)
+	}
+	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 15))
+	for i := 0; i < kills; i++ {
+		time.Sleep(time.Duration(rnd.IntN(900)) * time.Millisecond)
+		n.proc.Kill()
+		n = spec.start(t, "jobs", "T3", conf)
+	}
+	u.n = &issuerNode{fedNode: n, issuer: spec.httpsURL()}
+	for _, id := range ids {
+		j := u.wait(id, jobs.Completed, 120*time.Second)
+		if out, _ := u.cli("logs", id); strings.TrimSpace(out) != "staged" {
+			t.Errorf("job %s: stdout %q (%s)", id, out, j.Reason)
+		}
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, id := range strings.Fields(string(b)) {
+		count[id]++
+	}
+	for _, id := range ids {
+		if count[id] != 1 {
+			t.Errorf("job %s ran %d times", id, count[id])
+		}
+	}
+}
+
+// reachable is a temporary directory slot users may traverse.
+func reachable(t *testing.T) string {
+	t.Helper()
+	d := t.TempDir()
+	for _, p := range []string{filepath.Dir(d), d} {
+		os.Chmod(p, 0o711)
+	}
+	return d
+}
