@@ -1,0 +1,127 @@
+package jobs
+
+import (
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// editRecord changes job id's record in the stopped service's database,
+// as a crash at some instant would have left it.
+func (e *svcEnv) editRecord(id string, edit func(*Job)) {
+	e.t.Helper()
+	d, err := openDB(e.cfg.DBPath)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer d.close()
+	js, err := d.load()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, j := range js {
+		if j.ID == id {
+			edit(j)
+			if err := d.save(j); err != nil {
+				e.t.Fatal(err)
+			}
+			return
+		}
+	}
+	e.t.Fatalf("no record of %s", id)
+}
+
+// A box that died between a job's start (written ahead) and the record
+// of its supervisor finds the supervisor by its command line; one whose
+// start was written but never happened requeues the job.
+func TestWriteAheadStart(t *testing.T) {
+	e := newSvc(t, nil)
+	j := e.submit("alice", sh("sleep 1.5; echo once"))[0]
+	r := e.waitState(j.ID, Running, 20*time.Second)
+	e.stop()
+	e.editRecord(j.ID, func(j *Job) { j.Pid, j.PidStart = 0, 0 })
+	e.start()
+	if got, _ := e.s.Get(j.ID); got.State != Running || got.Pid != r.Pid {
+		t.Fatalf("after a crash before the pid was recorded: %s pid %d (supervisor %d)", got.State, got.Pid, r.Pid)
+	}
+	e.waitState(j.ID, Completed, 20*time.Second)
+	e.waitOutput(j.ID, "once", time.Second)
+
+	// Written ahead, never started (no supervisor, no report): requeued.
+	k := e.submit("alice", sh("echo ran"))[0]
+	e.waitState(k.ID, Completed, 20*time.Second)
+	e.stop()
+	e.editRecord(k.ID, func(j *Job) {
+		j.State, j.Pid, j.PidStart, j.Domain, j.Attempts = Running, 0, 0, "local", j.Attempts+1
+	})
+	e.start()
+	e.waitState(k.ID, Completed, 20*time.Second)
+	if got, _ := e.s.Get(k.ID); got.Attempts != 3 {
+		t.Errorf("the never-started job: attempts %d, want it started again (3)", got.Attempts)
+	}
+}
+
+// Everything a job started ends with it: children in its process group,
+// in a session of their own, detached from its output.
+func TestOrphansKilled(t *testing.T) {
+	e := newSvc(t, nil)
+	j := e.submit("alice", sh(`setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!; (sleep 300 </dev/null >/dev/null 2>&1 &) ; sleep 300 </dev/null >/dev/null 2>&1 & echo $!`))[0]
+	e.waitState(j.ID, Completed, 20*time.Second)
+	rc, _ := e.s.Logs(j.ID, "stdout")
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	n, _ := rc.Read(buf)
+	rc.Close()
+	b.Write(buf[:n])
+	pids := strings.Fields(b.String())
+	if len(pids) != 2 {
+		t.Fatalf("stdout %q, want two pids", b.String())
+	}
+	for _, p := range pids {
+		pid, _ := strconv.Atoi(p)
+		if pid > 0 && syscall.Kill(pid, 0) == nil {
+			t.Errorf("process %d of the completed job still runs", pid)
+		}
+	}
+}
+
+// The payload of a backfill job (not just its supervisor) runs at nice 19.
+func TestBackfillPayloadNice19(t *testing.T) {
+	e := newSvc(t, nil)
+	bf := sh(`cut -d' ' -f19 /proc/self/stat; sh -c "cut -d' ' -f19 /proc/self/stat"`)
+	bf.Backfill = true
+	j := e.submit("grid-user", bf)[0]
+	e.waitState(j.ID, Completed, 20*time.Second)
+	e.waitOutput(j.ID, "19\n19\n", time.Second)
+	real := e.submit("alice", sh(`cut -d' ' -f19 /proc/self/stat`))[0]
+	e.waitState(real.ID, Completed, 20*time.Second)
+	e.waitOutput(real.ID, "0\n", time.Second)
+}
+
+// Two real jobs arriving while two backfill jobs (that ignore SIGTERM)
+// hold the box both start within one grace period: the backfill jobs are
+// preempted together, not one grace after the other.
+func TestTwoRealJobsPreemptTwoBackfill(t *testing.T) {
+	const grace = 3 * time.Second
+	e := newSvc(t, func(c *settings) { c.CPUs, c.PreemptGrace = 2, grace })
+	bf := sh(`trap '' TERM; echo ready; while true; do sleep 0.1; done`)
+	bf.Backfill = true
+	b := e.submit("grid-user", bf, bf)
+	for _, j := range b {
+		e.waitState(j.ID, Running, 20*time.Second)
+		e.waitOutput(j.ID, "ready", 20*time.Second)
+	}
+	t0 := time.Now()
+	real := e.submit("alice", sh("sleep 0.5"), sh("sleep 0.5"))
+	for _, j := range real {
+		e.waitState(j.ID, Running, 2*grace+5*time.Second)
+	}
+	if el := time.Since(t0); el > grace+2500*time.Millisecond {
+		t.Errorf("both real jobs ran %v after they arrived; one grace is %v", el, grace)
+	}
+	for _, j := range b {
+		e.s.Cancel(e.ctx, j.ID, as("grid-user"))
+	}
+}
