@@ -42,6 +42,9 @@ type Update struct {
 	Reason   string
 	ExitCode int
 	CPUTime  float64 // seconds, when known
+	// CPUUnknown: the domain cannot say how much CPU the job used (Slurm
+	// without accounting storage); the job's CPU is then "unknown", not 0.
+	CPUUnknown bool
 	WallTime float64 // seconds, when known
 	Started  time.Time
 	Finished time.Time

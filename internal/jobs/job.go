@@ -70,13 +70,16 @@ type Job struct {
 	Started    time.Time `json:"started,omitzero"`
 	Finished   time.Time `json:"finished,omitzero"`
 	ExitCode   int       `json:"exit_code"`
-	CPUTime    float64   `json:"cpu_seconds"`  // user + system of the job's processes
-	WallTime   float64   `json:"wall_seconds"` // time it held its slots
-	Preempted  int       `json:"preempted,omitempty"`
-	Attempts   int       `json:"attempts,omitempty"`
-	Pid        int       `json:"pid,omitempty"`       // local supervisor (process group leader) while running
-	PidStart   int64     `json:"pid_start,omitempty"` // its start time in clock ticks: pid + start identify it
-	SandboxDir string    `json:"sandbox,omitempty"`
+	CPUTime    float64   `json:"cpu_seconds"` // user + system of the job's processes
+	// CPUUnknown: its domain could not say (Slurm without accounting
+	// storage, a job too short to sample); reports say "unknown", not 0 %.
+	CPUUnknown bool    `json:"cpu_unknown,omitempty"`
+	WallTime   float64 `json:"wall_seconds"` // time it held its slots
+	Preempted  int     `json:"preempted,omitempty"`
+	Attempts   int     `json:"attempts,omitempty"`
+	Pid        int     `json:"pid,omitempty"`       // local supervisor (process group leader) while running
+	PidStart   int64   `json:"pid_start,omitempty"` // its start time in clock ticks: pid + start identify it
+	SandboxDir string  `json:"sandbox,omitempty"`
 	// Slot is the slot user a local job runs as while it holds local
 	// resources; the Slurm account for a Slurm job.
 	Slot string `json:"slot,omitempty"`

@@ -270,6 +270,9 @@ func (s *Service) applyUpdate(u Update) {
 			}
 		}
 	}
+	if u.CPUUnknown && j.CPUTime == 0 {
+		j.CPUUnknown = true
+	}
 	delete(s.remote, j.ID)
 	if !u.Finished.IsZero() {
 		defer func() { j.Finished = u.Finished }()

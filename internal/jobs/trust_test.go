@@ -125,3 +125,36 @@ func TestTwoRealJobsPreemptTwoBackfill(t *testing.T) {
 		e.s.Cancel(e.ctx, j.ID, as("grid-user"))
 	}
 }
+
+// A report over a period shorter than the jobs counts only their time
+// inside it (never over 100 % of the cores), and a job whose CPU its
+// domain could not say is "unknown", never 0 % efficiency.
+func TestReportClippedAndUnknownCPU(t *testing.T) {
+	e := newSvc(t, func(c *settings) { c.CPUs = 2 })
+	now := time.Now()
+	e.s.mu.Lock()
+	for i, j := range []*Job{
+		// Two 1-core jobs that ran for the last hour, busy all along.
+		{ID: "90.0", State: Completed, Domain: "local", Finished: now, WallTime: 3600, CPUTime: 3600},
+		{ID: "90.1", State: Completed, Domain: "local", Finished: now, WallTime: 3600, CPUTime: 3600},
+		{ID: "91.0", State: Completed, Domain: "slurm", Finished: now, WallTime: 600, CPUUnknown: true},
+	} {
+		j.Spec.CPUs, j.Owner, j.Issuer = 1, "alice", testIssuer
+		j.Started = now.Add(-time.Duration(j.WallTime) * time.Second)
+		e.s.jobs[j.ID] = j
+		_ = i
+	}
+	e.s.mu.Unlock()
+	r := e.s.Report(now.Add(-10 * time.Minute))
+	for _, rr := range r.Rows {
+		if rr.WallUtil > 1.0001 || rr.CPUUtil > 1.0001 {
+			t.Errorf("%s: wall %.0f %% cpu %.0f %% of the cores over a 10-minute period", rr.Class, 100*rr.WallUtil, 100*rr.CPUUtil)
+		}
+		if rr.Class == "domain slurm" && (rr.CPUUnknown != 1 || rr.Efficiency != 0) {
+			t.Errorf("slurm row %+v", rr)
+		}
+	}
+	if out := r.Format(); !strings.Contains(out, "unknown") {
+		t.Errorf("the report does not say the Slurm job's CPU is unknown:\n%s", out)
+	}
+}

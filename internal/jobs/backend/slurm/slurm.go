@@ -279,11 +279,21 @@ func (b *Backend) Poll(ctx context.Context, js []*jobs.Job) ([]jobs.Update, erro
 			queued[id] = u
 		}
 	}
-	var gone []string
+	var gone, running []string
 	for _, id := range ids {
-		if _, ok := queued[id]; !ok {
+		if u, ok := queued[id]; !ok {
 			gone = append(gone, id)
+		} else if u.State == jobs.Running {
+			running = append(running, id)
 		}
+	}
+	// CPU of running jobs from their steps (sstat): the job completion
+	// file has none, so this is all the box learns where Slurm keeps no
+	// accounting storage. A failure only leaves the CPU unsampled.
+	for id, cpu := range b.runningCPU(ctx, running) {
+		u := queued[id]
+		u.CPUTime = cpu
+		queued[id] = u
 	}
 	done := map[string]jobs.Update{}
 	why := ""
@@ -423,4 +433,20 @@ func pickFound(out string, j *jobs.Job) string {
 		found = id
 	}
 	return found
+}
+
+// runningCPU asks sstat for the CPU time so far of running jobs.
+func (b *Backend) runningCPU(ctx context.Context, ids []string) map[string]float64 {
+	res := map[string]float64{}
+	for _, chunk := range slurmChunks(ids) {
+		out, err := b.run(ctx, "sstat", "-a", "-n", "-P", "-j", chunk, "-o", "JobID,AveCPU")
+		if err != nil {
+			b.log.Debug("sstat failed; CPU of running jobs not sampled", "err", err)
+			continue
+		}
+		for id, cpu := range parseSstat(out) {
+			res[id] = cpu
+		}
+	}
+	return res
 }
