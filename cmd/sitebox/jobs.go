@@ -76,6 +76,7 @@ func (c *jobClient) do(method, path string, body, out any) error {
 // compute.modify) to cancel.
 func addJobCommands(root *cobra.Command) {
 	var c jobClient
+	var wait, dryRun bool
 	submit := &cobra.Command{
 		Use:   "submit FILE",
 		Short: "Submit jobs from a TOML job file or an HTCondor-style submit file (token scope compute.create)",
@@ -96,6 +97,10 @@ func addJobCommands(root *cobra.Command) {
 			if err != nil {
 				return err
 			}
+			if dryRun {
+				printDryRun(cmd.OutOrStdout(), specs)
+				return nil
+			}
 			if err := attachLocalFiles(".", specs); err != nil {
 				return err
 			}
@@ -108,10 +113,34 @@ func addJobCommands(root *cobra.Command) {
 				ids[i] = j.ID
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%d job(s) submitted: %s\n", len(ids), strings.Join(ids, " "))
-			return nil
+			if !wait {
+				return nil
+			}
+			return c.waitAndFetch(cmd.OutOrStdout(), ids)
 		},
 	}
+	submit.Flags().BoolVar(&wait, "wait", false, "wait for the jobs to end, then fetch their outputs here (as condor_transfer_data)")
+	submit.Flags().BoolVar(&dryRun, "dry-run", false, "print each job's executable, arguments, environment, resources and domains; submit nothing")
 	c.add(submit)
+	var fetchDir string
+	fetch := &cobra.Command{
+		Use:   "fetch ID...",
+		Short: "Download ended jobs' stdout, stderr and outputs (renamed by transfer_output_remaps) into the current directory (token scope compute.read)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var errs []error
+			for _, id := range args {
+				files, err := c.fetchOutputs(id, fetchDir)
+				for _, f := range files {
+					fmt.Fprintln(cmd.OutOrStdout(), f)
+				}
+				errs = append(errs, err)
+			}
+			return errors.Join(errs...)
+		},
+	}
+	fetch.Flags().StringVar(&fetchDir, "dir", ".", "where to write the files")
+	c.add(fetch)
 
 	var asJSON bool
 	list := &cobra.Command{
@@ -216,7 +245,7 @@ func addJobCommands(root *cobra.Command) {
 		Args:   cobra.NoArgs,
 		Run:    func(_ *cobra.Command, _ []string) { os.Exit(local.RunReaper()) },
 	}
-	root.AddCommand(submit, list, cancel, logs, exec, reap)
+	root.AddCommand(submit, list, cancel, logs, fetch, exec, reap)
 }
 
 // attachLocalFiles reads the inputs and executable that are local files
@@ -298,4 +327,47 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// waitAndFetch waits for ids to end, fetches their outputs here, and
+// fails when any job did not complete.
+func (c *jobClient) waitAndFetch(w io.Writer, ids []string) error {
+	js, err := c.waitJobs(ids, time.Second)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, j := range js {
+		fmt.Fprintf(w, "%s %s: %s\n", j.ID, j.State, j.Reason)
+		if _, err := c.fetchOutputs(j.ID, "."); err != nil {
+			errs = append(errs, err)
+		}
+		if j.State != jobs.Completed {
+			errs = append(errs, fmt.Errorf("job %s %s: %s", j.ID, j.State, j.Reason))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// printDryRun shows how the box reads a job file, proc by proc.
+func printDryRun(w io.Writer, specs []spec.Spec) {
+	for i, sp := range specs {
+		fmt.Fprintf(w, "proc %d\n  executable:  %s\n  arguments:   %q\n", i, sp.Executable, sp.Arguments)
+		keys := make([]string, 0, len(sp.Env))
+		for k := range sp.Env {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			fmt.Fprintf(w, "  environment: %s=%s\n", k, sp.Env[k])
+		}
+		fmt.Fprintf(w, "  resources:   cpus=%d memory_mb=%d disk_mb=%d wall_time=%v backfill=%v\n", max(sp.CPUs, 1), sp.MemoryMB, sp.DiskMB, sp.WallTime, sp.Backfill)
+		fmt.Fprintf(w, "  domains:     %s\n", strings.Join(sp.Domains, ", "))
+		for _, in := range sp.Inputs {
+			fmt.Fprintf(w, "  input:       %s\n", in.From)
+		}
+		for _, o := range sp.Outputs {
+			fmt.Fprintf(w, "  output:      %s -> %s\n", o, sp.OutputName(o))
+		}
+	}
 }

@@ -80,6 +80,8 @@ type Job struct {
 	Pid        int     `json:"pid,omitempty"`       // local supervisor (process group leader) while running
 	PidStart   int64   `json:"pid_start,omitempty"` // its start time in clock ticks: pid + start identify it
 	SandboxDir string  `json:"sandbox,omitempty"`
+	// SandboxRemoved: the retention after its end has passed.
+	SandboxRemoved bool `json:"sandbox_removed,omitempty"`
 	// Slot is the slot user a local job runs as while it holds local
 	// resources; the Slurm account for a Slurm job.
 	Slot string `json:"slot,omitempty"`

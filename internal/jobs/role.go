@@ -85,5 +85,12 @@ func resolve(cfg Config, deps Deps) (settings, error) {
 	}
 	st.HalfLife, _ = time.ParseDuration(cfg.HalfLife)
 	st.PreemptGrace, _ = time.ParseDuration(cfg.PreemptGrace)
+	switch cfg.SandboxRetention {
+	case "":
+	case "forever":
+		st.Retention = -1
+	default:
+		st.Retention, _ = time.ParseDuration(cfg.SandboxRetention)
+	}
 	return st, nil
 }

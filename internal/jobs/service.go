@@ -50,6 +50,9 @@ type settings struct {
 	// PollEvery is how often other domains are asked about their jobs
 	// (default 3 s).
 	PollEvery time.Duration
+	// Retention is how long an ended job's sandbox (its logs and outputs
+	// for `sitebox fetch`) is kept (default 7 days; negative: forever).
+	Retention time.Duration
 }
 
 // Domain is a non-local domain: its backend and the router's caps on it.
@@ -63,7 +66,8 @@ type Domain struct {
 // Stager moves job data between the federation and sandboxes.
 type Stager interface {
 	Fetch(ctx context.Context, in spec.Input, dst string) error
-	Deliver(ctx context.Context, src, destDir string) error
+	// Deliver writes src as name (a relative path) under destDir.
+	Deliver(ctx context.Context, src, destDir, name string) error
 }
 
 // Service is the job router of one box. Safe for concurrent use.
@@ -117,6 +121,9 @@ func newService(cfg settings, log *slog.Logger) (*Service, error) {
 	}
 	if cfg.PollEvery <= 0 {
 		cfg.PollEvery = 3 * time.Second
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = 7 * 24 * time.Hour
 	}
 	if len(cfg.Slots) == 0 {
 		return nil, local.ErrNoSlots
@@ -334,6 +341,11 @@ func (s *Service) validate(sp *spec.Spec) error {
 			return fmt.Errorf("output %s", msg)
 		}
 	}
+	for src, dst := range sp.OutputRemaps {
+		if _, msg := spec.ParseRemaps(src + " = " + dst); msg != "" {
+			return fmt.Errorf("transfer_output_remaps: %s", msg)
+		}
+	}
 	for _, in := range sp.Inputs {
 		if msg := spec.SandboxPathProblem(inputName(in)); msg != "" {
 			return fmt.Errorf("input %s", msg)
@@ -369,6 +381,13 @@ func expandCluster(sp *spec.Spec, cluster int64) {
 	}
 	sp.Stdout, sp.Stderr = r.Replace(sp.Stdout), r.Replace(sp.Stderr)
 	sp.OutputDestination = r.Replace(sp.OutputDestination)
+	if len(sp.OutputRemaps) > 0 {
+		m := make(map[string]string, len(sp.OutputRemaps))
+		for k, v := range sp.OutputRemaps {
+			m[r.Replace(k)] = r.Replace(v)
+		}
+		sp.OutputRemaps = m
+	}
 	for i, o := range sp.Outputs {
 		sp.Outputs[i] = r.Replace(o)
 	}

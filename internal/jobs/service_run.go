@@ -6,6 +6,7 @@ import (
 	"os"
 	"sitebox/internal/jobs/local"
 	"slices"
+	"strings"
 	"time"
 
 	"sitebox/internal/jobs/sched"
@@ -40,6 +41,7 @@ func (s *Service) Run(ctx context.Context) error {
 		s.scheduleLocked(ctx, now)
 		if now.Sub(lastUsage) > 30*time.Second {
 			s.saveUsageLocked(now)
+			s.sweepLocked(now)
 			lastUsage = now
 		}
 		if err := s.flushLocked(); err != nil {
@@ -306,10 +308,21 @@ func (s *Service) finishLocal(j *Job, rep *local.ExitReport, err error) {
 	s.poke()
 }
 
-// deliverAsync copies a successful job's outputs, then completes it.
+// deliverAsync checks a successful job's declared outputs (one it did
+// not write fails the job, by name) and copies them to their
+// destination, or keeps them in the sandbox for `sitebox fetch`; then it
+// completes the job.
 func (s *Service) deliverAsync(j *Job) {
-	if len(j.Spec.Outputs) == 0 || j.Spec.OutputDestination == "" {
+	if missing := missingOutputs(j.Spec, j.SandboxDir); len(missing) > 0 {
+		s.end(j, Failed, fmt.Sprintf("exited with code 0 but did not write its declared output(s): %s", strings.Join(missing, ", ")))
+		return
+	}
+	if len(j.Spec.Outputs) == 0 {
 		s.end(j, Completed, "exited with code 0")
+		return
+	}
+	if j.Spec.OutputDestination == "" {
+		s.end(j, Completed, fmt.Sprintf("exited with code 0; %d output(s) kept for `sitebox fetch %s`", len(j.Spec.Outputs), j.ID))
 		return
 	}
 	j.Reason = "delivering outputs"
@@ -329,6 +342,17 @@ func (s *Service) deliverAsync(j *Job) {
 	}()
 }
 
+// missingOutputs are the declared outputs not in the sandbox.
+func missingOutputs(sp spec.Spec, dir string) []string {
+	var out []string
+	for _, o := range sp.Outputs {
+		if err := local.CheckSandboxFile(dir, o); err != nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 func (s *Service) deliver(ctx context.Context, sp spec.Spec, dir string) error {
 	if s.cfg.Stager == nil {
 		return fmt.Errorf("no stager configured to deliver to %s", sp.OutputDestination)
@@ -337,7 +361,7 @@ func (s *Service) deliver(ctx context.Context, sp spec.Spec, dir string) error {
 		if err := local.CheckSandboxFile(dir, o); err != nil {
 			return fmt.Errorf("%s: %w", o, err)
 		}
-		if err := s.cfg.Stager.Deliver(ctx, dir+"/"+o, sp.OutputDestination); err != nil {
+		if err := s.cfg.Stager.Deliver(ctx, dir+"/"+o, sp.OutputDestination, sp.OutputName(o)); err != nil {
 			return fmt.Errorf("%s: %w", o, err)
 		}
 	}

@@ -1,6 +1,9 @@
 package jobs
 
 import (
+	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -156,5 +159,55 @@ func TestReportClippedAndUnknownCPU(t *testing.T) {
 	}
 	if out := r.Format(); !strings.Contains(out, "unknown") {
 		t.Errorf("the report does not say the Slurm job's CPU is unknown:\n%s", out)
+	}
+}
+
+// Outputs: a declared output the job did not write fails it by name; the
+// directories of output and error are made; remapped outputs are
+// delivered under their new names; kept outputs are listed for fetch;
+// sandboxes go after the retention.
+func TestOutputs(t *testing.T) {
+	e := newSvc(t, func(c *settings) { c.CPUs = 2 })
+	miss := sh("echo a > a.txt")
+	miss.Outputs = []string{"a.txt", "b.txt"}
+	logs := sh("echo to-log; echo r > r.txt")
+	logs.Stdout, logs.Stderr = "logs/x.out", "logs/x.err"
+	logs.Outputs, logs.OutputDestination = []string{"r.txt"}, "root://x//store/out"
+	logs.OutputRemaps = map[string]string{"r.txt": "renamed/result.txt"}
+	js := e.submit("alice", miss, logs)
+	j := e.waitState(js[0].ID, Failed, 20*time.Second)
+	if !strings.Contains(j.Reason, "b.txt") || strings.Contains(j.Reason, "a.txt") {
+		t.Errorf("missing output: %q", j.Reason)
+	}
+	e.waitState(js[1].ID, Completed, 20*time.Second)
+	if b, _ := os.ReadFile(filepath.Join(e.cfg.Stager.(*fakeStager).outDir, "renamed", "result.txt")); string(b) != "r\n" {
+		t.Errorf("remapped output %q", b)
+	}
+	files, err := e.s.Outputs(js[1].ID)
+	if err != nil || len(files) != 3 || files[0].Name != "logs/x.out" || files[2].SaveAs != "renamed/result.txt" {
+		t.Errorf("outputs to fetch: %+v, %v", files, err)
+	}
+	rc, err := e.s.OpenOutput(js[1].ID, "logs/x.out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(b) != "to-log\n" {
+		t.Errorf("stdout in logs/: %q", b)
+	}
+	if _, err := e.s.OpenOutput(js[1].ID, "../jobs.db"); err == nil {
+		t.Error("opened a file that is not an output")
+	}
+	// Retention: gone after it, with the record saying so.
+	e.s.mu.Lock()
+	e.s.cfg.Retention = time.Millisecond
+	e.s.sweepLocked(time.Now().Add(time.Second))
+	e.s.mu.Unlock()
+	if _, err := os.Stat(js[1].SandboxDir); !os.IsNotExist(err) {
+		t.Errorf("sandbox after the retention: %v", err)
+	}
+	if _, err := e.s.Outputs(js[1].ID); err == nil || !strings.Contains(err.Error(), "retention") {
+		t.Errorf("outputs after the retention: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"fmt"
 	"io"
@@ -55,6 +56,7 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("GET "+Prefix+"/{id}", a.get)
 	mux.HandleFunc("DELETE "+Prefix+"/{id}", a.cancel)
 	mux.HandleFunc("GET "+Prefix+"/{id}/logs", a.logs)
+	mux.HandleFunc("GET "+Prefix+"/{id}/outputs", a.outputs)
 	return mux
 }
 
@@ -251,6 +253,38 @@ func (a *API) logs(w http.ResponseWriter, r *http.Request) {
 	}
 	defer rc.Close()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	io.Copy(w, rc)
+}
+
+// outputs lists an ended job's files for `sitebox fetch` (stdout,
+// stderr, declared outputs, each with the name it is saved as), or with
+// ?file=NAME sends one of them.
+func (a *API) outputs(w http.ResponseWriter, r *http.Request) {
+	j, _, ok := a.own(w, r, store.ScopeComputeRead)
+	if !ok {
+		return
+	}
+	name := r.URL.Query().Get("file")
+	if name == "" {
+		files, err := a.Svc.Outputs(j.ID)
+		if err != nil {
+			Error(w, http.StatusConflict, "%v", err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"files": files})
+		return
+	}
+	rc, err := a.Svc.OpenOutput(j.ID, name)
+	switch {
+	case errors.Is(err, jobs.ErrNoOutput):
+		Error(w, http.StatusNotFound, "%v", err)
+		return
+	case err != nil:
+		Error(w, http.StatusConflict, "%v", err)
+		return
+	}
+	defer rc.Close()
+	w.Header().Set("Content-Type", "application/octet-stream")
 	io.Copy(w, rc)
 }
 

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -77,6 +78,16 @@ func (x *Exec) Start(id, sandbox string, sp spec.Spec, sl Slot, attempt int) (*R
 	os.Remove(controlFile(sandbox, exitFile))
 	if err := writeJSONAtomic(controlFile(sandbox, execFile), plan); err != nil {
 		return nil, fmt.Errorf("job %s: plan: %w", id, err)
+	}
+	// The directories of output and error (e.g. logs/x.out), as
+	// condor_submit's users expect; made while the sandbox is still the
+	// box's, then given to the slot with the rest.
+	for _, name := range []string{sp.Stdout, sp.Stderr} {
+		if d := filepath.Dir(filepath.Clean(name)); name != "" && d != "." && !strings.HasPrefix(d, "..") && !filepath.IsAbs(d) {
+			if err := os.MkdirAll(filepath.Join(sandbox, d), 0o755); err != nil {
+				return nil, fmt.Errorf("job %s: directory of %s: %w", id, name, err)
+			}
+		}
 	}
 	if err := sl.ClaimSandbox(sandbox); err != nil {
 		return nil, fmt.Errorf("job %s: %w", id, err)

@@ -348,6 +348,13 @@ func writeJSONAtomic(path string, v any) error {
 
 var errNoExit = errors.New("no exit report")
 
+// RemoveControl removes the plan and exit report of sandbox, with the
+// sandbox itself gone.
+func RemoveControl(sandbox string) {
+	os.Remove(controlFile(sandbox, execFile))
+	os.Remove(controlFile(sandbox, exitFile))
+}
+
 func ReadExit(sandbox string) (*ExitReport, error) {
 	b, err := os.ReadFile(controlFile(sandbox, exitFile))
 	if errors.Is(err, os.ErrNotExist) {

@@ -275,6 +275,15 @@ func (p *submitParser) apply(st submitStmt, v string) {
 				}
 			}
 		}
+	case "transfer_output_remaps":
+		q := strings.TrimSpace(v)
+		if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
+			add("must be a quoted list: transfer_output_remaps = \"a.txt = b.txt; c = d\"")
+		} else if m, msg := ParseRemaps(q[1 : len(q)-1]); msg != "" {
+			add("%s", msg)
+		} else {
+			p.spec.OutputRemaps = m
+		}
 	case "output_destination":
 		if s, ok := p.plain(st, v); ok {
 			if msg := checkDestination(s); msg != "" {
