@@ -84,3 +84,48 @@ func reachable(t *testing.T) string {
 	}
 	return d
 }
+
+// Outputs come back to the submitter as condor_transfer_data brings them:
+// `sitebox submit --wait` fetches stdout (in its logs/ directory, made
+// for it), and outputs under their transfer_output_remaps names; a job
+// that did not write a declared output fails, naming it; `sitebox fetch`
+// downloads an ended job's files again; --dry-run shows each proc.
+func TestJobOutputsBack(t *testing.T) {
+	box := startIssuerNode(t, "jobs", "T3", jobsConf(t, []string{"sbxslot17"}, "cpus = 1\n"))
+	u := &jobUser{t: t, n: box, token: box.token(t, "alice", "/cms", computeScopes), dir: t.TempDir()}
+	os.WriteFile(filepath.Join(u.dir, "out.sub"), []byte(`executable = /bin/sh
+arguments = "-c 'echo hello $1; echo result-$1 > result.txt' sh $(Process)"
+output = logs/job.$(Process).out
+transfer_output_files = result.txt
+transfer_output_remaps = "result.txt = results/r.$(Process).txt"
+environment = "A=1 B=two"
+request_memory = 300
+queue 2
+`), 0o644)
+	dry, err := u.cli("submit", "--dry-run", "out.sub")
+	if err != nil || !strings.Contains(dry, "proc 1") || !strings.Contains(dry, "A=1") || !strings.Contains(dry, "memory_mb=300") || !strings.Contains(dry, "result.txt -> results/r.1.txt") {
+		t.Errorf("dry run: %v\n%s", err, dry)
+	}
+	out, err := u.cli("submit", "--wait", "out.sub")
+	if err != nil {
+		t.Fatalf("submit --wait: %v\n%s", err, out)
+	}
+	for i := 0; i < 2; i++ {
+		n := strconv.Itoa(i)
+		if b, _ := os.ReadFile(filepath.Join(u.dir, "logs", "job."+n+".out")); string(b) != "hello "+n+"\n" {
+			t.Errorf("proc %d stdout back: %q", i, b)
+		}
+		if b, _ := os.ReadFile(filepath.Join(u.dir, "results", "r."+n+".txt")); string(b) != "result-"+n+"\n" {
+			t.Errorf("proc %d remapped output back: %q", i, b)
+		}
+	}
+	ids := u.submit("missing.sub", "executable = /bin/true\ntransfer_output_files = never.txt\nqueue\n")
+	j := u.wait(ids[0], jobs.Failed, 30*time.Second)
+	if !strings.Contains(j.Reason, "never.txt") {
+		t.Errorf("missing output: %q", j.Reason)
+	}
+	fetchDir := t.TempDir()
+	if out, err := u.cli("fetch", "--dir", fetchDir, ids[0]); err != nil || !strings.Contains(out, "stdout") {
+		t.Errorf("fetch: %v %s", err, out)
+	}
+}

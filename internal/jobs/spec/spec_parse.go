@@ -242,6 +242,13 @@ func mapSpecStrings(s Spec, f func(name string) string) Spec {
 		s.Inputs = ins
 	}
 	s.Outputs = list(s.Outputs)
+	if s.OutputRemaps != nil {
+		rm := make(map[string]string, len(s.OutputRemaps))
+		for k, v := range s.OutputRemaps {
+			rm[m(k)] = m(v)
+		}
+		s.OutputRemaps = rm
+	}
 	s.OutputDestination = m(s.OutputDestination)
 	s.Stdout, s.Stderr = m(s.Stdout), m(s.Stderr)
 	s.Domains = list(s.Domains)
