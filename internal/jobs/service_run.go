@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sitebox/internal/jobs/local"
@@ -342,12 +343,19 @@ func (s *Service) deliverAsync(j *Job) {
 	}()
 }
 
-// missingOutputs are the declared outputs not in the sandbox.
+// missingOutputs are the declared outputs not in the sandbox as plain
+// files, each with why when it is there but not one (a link, a
+// directory).
 func missingOutputs(sp spec.Spec, dir string) []string {
 	var out []string
 	for _, o := range sp.Outputs {
-		if err := local.CheckSandboxFile(dir, o); err != nil {
+		err := local.CheckSandboxFile(dir, o)
+		switch {
+		case err == nil:
+		case errors.Is(err, os.ErrNotExist):
 			out = append(out, o)
+		default:
+			out = append(out, fmt.Sprintf("%s (%v)", o, err))
 		}
 	}
 	return out
