@@ -30,10 +30,12 @@ for i in $(seq 1 18); do
 done
 
 # Debian's XRootD 5.5 bindings live in the system Python; the venv sees them.
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import uproot, awkward, aiohttp, requests, XRootD.client" 2>/dev/null; then
-  echo "setup: preparing .venv (uproot, awkward, numpy)"
+# htcondor: HTCondor's own submit-file parser (htcondor2.Submit), which the
+# job tests compare the box's reading with.
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import uproot, awkward, aiohttp, requests, XRootD.client, htcondor2" 2>/dev/null; then
+  echo "setup: preparing .venv (uproot, awkward, numpy, htcondor)"
   /usr/bin/python3 -m venv --system-site-packages .venv
-  .venv/bin/pip install -q uproot awkward numpy fsspec-xrootd aiohttp requests
+  .venv/bin/pip install -q uproot awkward numpy fsspec-xrootd aiohttp requests htcondor
 fi
 
 go mod download

@@ -169,9 +169,10 @@ func applySpecDefaults(s *Spec) {
 // Cluster is spelled one way so the server has one string to replace.
 func processMacros(proc int) func(name string) string {
 	return func(name string) string {
-		switch strings.ToLower(name) {
+		base, _, _ := strings.Cut(name, ",")
+		switch strings.ToLower(base) {
 		case "process", "procid":
-			return strconv.Itoa(proc)
+			return jobMacroValue(name, proc)
 		case "cluster", "clusterid":
 			return "$(Cluster)"
 		}

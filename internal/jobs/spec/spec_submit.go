@@ -87,6 +87,10 @@ func (p *submitParser) statements(data []byte) []submitStmt {
 		}
 		key, val, ok := strings.Cut(l.text, "=")
 		key = strings.TrimSpace(key)
+		if word := strings.ToLower(strings.Fields(l.text + " x")[0]); word == "include" || word == "if" || word == "elif" || word == "else" || word == "endif" {
+			p.ps.add(l.line, word, "%q is not supported: sitebox reads one self-contained submit file without conditionals; write the statements it would choose out in full", clipText(l.text))
+			continue
+		}
 		if !ok || key == "" || strings.ContainsAny(key, " \t\"'") {
 			p.ps.add(l.line, "", "malformed line %q: expected key = value", clipText(l.text))
 			continue
@@ -201,6 +205,9 @@ func (p *submitParser) expand(st submitStmt) (string, bool) {
 		})
 	}
 	v := walk(st.val, 0)
+	if bad == "" {
+		v, bad = expandFuncs(v, p.defs)
+	}
 	if bad != "" {
 		p.ps.add(st.line, st.key, "%s", bad)
 		return "", false
