@@ -50,6 +50,11 @@ func parseSubmitFile(data []byte, known func(string) bool, ps *specProblems) spe
 			p.defs[st.name] = st.val
 		}
 		mapMacros(st.val, func(n string) string { p.used[strings.ToLower(n)] = true; return "" })
+		// $INT(name) and $REAL(name) use a macro by name too.
+		for _, m := range macroFunc.FindAllStringSubmatch(st.val, -1) {
+			arg, _, _ := strings.Cut(m[2], ",")
+			p.used[strings.ToLower(strings.TrimSpace(arg))] = true
+		}
 	}
 	for _, st := range stmts {
 		if v, ok := p.expand(st); ok {
