@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,11 +103,12 @@ func addJobCommands(root *cobra.Command) {
 				printDryRun(cmd.OutOrStdout(), specs)
 				return nil
 			}
-			if err := attachLocalFiles(".", specs); err != nil {
+			shared, err := attachLocalFiles(".", specs)
+			if err != nil {
 				return err
 			}
 			var resp struct{ Jobs []*jobs.Job }
-			if err := c.do("POST", jobsapi.Prefix, jobsapi.Submission{Specs: specs}, &resp); err != nil {
+			if err := c.do("POST", jobsapi.Prefix, jobsapi.Submission{Specs: specs, Shared: shared}, &resp); err != nil {
 				return fmt.Errorf("submit: %w", err)
 			}
 			ids := make([]string, len(resp.Jobs))
@@ -250,9 +253,24 @@ func addJobCommands(root *cobra.Command) {
 
 // attachLocalFiles reads the inputs and executable that are local files
 // (relative to the current directory, as condor_submit reads them) into
-// the submission, as HTCondor
-// transfers them.
-func attachLocalFiles(dir string, specs []spec.Spec) error {
+// the submission, as HTCondor transfers them: each file once, by the
+// SHA-256 of its bytes, however many jobs use it.
+func attachLocalFiles(dir string, specs []spec.Spec) (map[string][]byte, error) {
+	shared := map[string][]byte{}
+	byPath := map[string]string{} // path → ref
+	ship := func(p string) (string, error) {
+		if ref, ok := byPath[p]; ok {
+			return ref, nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "", err
+		}
+		sum := sha256.Sum256(b)
+		ref := hex.EncodeToString(sum[:])
+		shared[ref], byPath[p] = b, ref
+		return ref, nil
+	}
 	for i := range specs {
 		sp := &specs[i]
 		for k, in := range sp.Inputs {
@@ -264,11 +282,11 @@ func attachLocalFiles(dir string, specs []spec.Spec) error {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(dir, p)
 			}
-			b, err := os.ReadFile(p)
+			ref, err := ship(p)
 			if err != nil {
-				return fmt.Errorf("transfer_input_files: %w", err)
+				return nil, fmt.Errorf("transfer_input_files: %w", err)
 			}
-			sp.Inputs[k] = spec.Input{As: filepath.Base(name), Data: b}
+			sp.Inputs[k] = spec.Input{As: filepath.Base(name), Ref: ref}
 			if in.As != "" {
 				sp.Inputs[k].As = in.As
 			}
@@ -276,13 +294,17 @@ func attachLocalFiles(dir string, specs []spec.Spec) error {
 		// A relative executable next to the submit file is shipped too.
 		if !filepath.IsAbs(sp.Executable) {
 			p := filepath.Join(dir, sp.Executable)
-			if b, err := os.ReadFile(p); err == nil {
-				sp.Inputs = append(sp.Inputs, spec.Input{As: filepath.Base(sp.Executable), Data: b})
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+				ref, err := ship(p)
+				if err != nil {
+					return nil, fmt.Errorf("executable: %w", err)
+				}
+				sp.Inputs = append(sp.Inputs, spec.Input{As: filepath.Base(sp.Executable), Ref: ref})
 				sp.Executable = filepath.Base(sp.Executable)
 			}
 		}
 	}
-	return nil
+	return shared, nil
 }
 
 func printJobs(w io.Writer, js []*jobs.Job) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sitebox/internal/jobs/local"
 	"sort"
@@ -349,6 +350,11 @@ func (s *Service) validate(sp *spec.Spec) error {
 	for _, in := range sp.Inputs {
 		if msg := spec.SandboxPathProblem(inputName(in)); msg != "" {
 			return fmt.Errorf("input %s", msg)
+		}
+		if in.Ref != "" {
+			if _, err := os.Stat(s.sharedPath(filepath.Base(in.Ref))); err != nil || filepath.Base(in.Ref) != in.Ref {
+				return fmt.Errorf("input %s: shared file %.16s… was not sent with the submission", in.As, in.Ref)
+			}
 		}
 	}
 	if len(sp.Domains) == 0 {

@@ -171,6 +171,9 @@ func (s *Service) routeTo(ctx context.Context, j *Job, d *Domain) {
 		}
 		snapshot := *j
 		s.mu.Unlock()
+		if err == nil && selfStaging {
+			snapshot.Spec, err = s.withSharedData(snapshot.Spec)
+		}
 		var remote string
 		if err == nil && snapshot.State == Staging {
 			remote, err = d.Backend.Submit(sctx, &snapshot)

@@ -43,6 +43,7 @@ func (s *Service) Run(ctx context.Context) error {
 		if now.Sub(lastUsage) > 30*time.Second {
 			s.saveUsageLocked(now)
 			s.sweepLocked(now)
+			s.sweepSharedLocked(now)
 			lastUsage = now
 		}
 		if err := s.flushLocked(); err != nil {
@@ -221,6 +222,12 @@ func (s *Service) stage(ctx context.Context, sp spec.Spec, dir string) error {
 	for _, in := range sp.Inputs {
 		name := inputName(in)
 		dst := dir + "/" + name
+		if in.Ref != "" {
+			if err := s.copyShared(in.Ref, dst); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			continue
+		}
 		if in.Data != nil {
 			if err := os.WriteFile(dst, in.Data, 0o755); err != nil {
 				return fmt.Errorf("%s: %w", name, err)

@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"sitebox/internal/jobs/spec"
 )
 
 // editRecord changes job id's record in the stopped service's database,
@@ -209,5 +213,30 @@ func TestOutputs(t *testing.T) {
 	}
 	if _, err := e.s.Outputs(js[1].ID); err == nil || !strings.Contains(err.Error(), "retention") {
 		t.Errorf("outputs after the retention: %v", err)
+	}
+}
+
+// A shared input is named by the hash of its bytes: a submission cannot
+// name a file it did not send, nor send one under another's name.
+func TestSharedInputChecked(t *testing.T) {
+	e := newSvc(t, nil)
+	sp := sh("cat in.txt")
+	sp.Inputs = []spec.Input{{As: "in.txt", Ref: strings.Repeat("ab", 32)}}
+	if _, err := e.s.SubmitShared(as("alice"), "cms", false, []spec.Spec{sp}, nil); err == nil {
+		t.Error("a Ref not in the submission was accepted")
+	}
+	if _, err := e.s.SubmitShared(as("alice"), "cms", false, []spec.Spec{sp}, map[string][]byte{strings.Repeat("ab", 32): []byte("x")}); err == nil || !strings.Contains(err.Error(), "SHA-256") {
+		t.Errorf("a file under another hash: %v", err)
+	}
+	sum := sha256.Sum256([]byte("shared\n"))
+	ref := hex.EncodeToString(sum[:])
+	sp.Inputs[0].Ref = ref
+	js, err := e.s.SubmitShared(as("alice"), "cms", false, []spec.Spec{sp, sp}, map[string][]byte{ref: []byte("shared\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range js {
+		e.waitState(j.ID, Completed, 20*time.Second)
+		e.waitOutput(j.ID, "shared\n", time.Second)
 	}
 }

@@ -129,3 +129,21 @@ queue 2
 		t.Errorf("fetch: %v %s", err, out)
 	}
 }
+
+// "queue 100" with a 1 MB input ships and stores the input once (it was
+// refused as too large when every proc carried its own copy).
+func TestJobSharedInput(t *testing.T) {
+	box := startIssuerNode(t, "jobs", "T3", jobsConf(t, []string{"sbxslot17", "sbxslot18"}, "cpus = 2\n"))
+	u := &jobUser{t: t, n: box, token: box.token(t, "alice", "/cms", computeScopes), dir: t.TempDir()}
+	writeRandom(t, filepath.Join(u.dir, "big.bin"), 1<<20)
+	ids := u.submit("many.sub", "executable = /usr/bin/wc\narguments = -c big.bin\ntransfer_input_files = big.bin\nqueue 100\n")
+	if len(ids) != 100 {
+		t.Fatalf("%d jobs submitted", len(ids))
+	}
+	for _, id := range []string{ids[0], ids[99]} {
+		u.wait(id, jobs.Completed, 180*time.Second)
+		if out, _ := u.cli("logs", id); strings.TrimSpace(out) != "1048576 big.bin" {
+			t.Errorf("job %s saw %q", id, out)
+		}
+	}
+}

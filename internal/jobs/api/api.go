@@ -44,6 +44,10 @@ type API struct {
 // Submission is the body of POST /api/v1/jobs.
 type Submission struct {
 	Specs []spec.Spec `json:"specs"`
+	// Shared are files several specs use (an input of "queue 100"),
+	// sent once: by the hex SHA-256 of their bytes, which inputs name as
+	// Ref.
+	Shared map[string][]byte `json:"shared,omitempty"`
 }
 
 // Handler returns the HTTP handler for Prefix and below.
@@ -165,7 +169,7 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) {
 	if vos := id.VOs(); len(vos) > 0 {
 		vo = vos[0]
 	}
-	js, err := a.Svc.Submit(principal(id), vo, !a.Local(id), sub.Specs)
+	js, err := a.Svc.SubmitShared(principal(id), vo, !a.Local(id), sub.Specs, sub.Shared)
 	if err != nil {
 		Error(w, http.StatusBadRequest, "%v", err)
 		return

@@ -56,6 +56,9 @@ type Input struct {
 	From string `json:"from,omitempty"`
 	As   string `json:"as,omitempty"`
 	Data []byte `json:"data,omitempty"`
+	// Ref names a file shipped once for a whole submission (by the hex
+	// SHA-256 of its bytes), which the box keeps once for all its jobs.
+	Ref string `json:"ref,omitempty"`
 }
 
 // OutputName is where output o goes at its destination: its remap, else
