@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"context"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"sitebox/internal/jobs"
+	"sitebox/internal/testpeers"
 )
 
 // A box killed (SIGKILL) at random moments — while it stages inputs,
@@ -71,6 +73,63 @@ queue `+strconv.Itoa(procs)+`
 	for _, id := range ids {
 		if count[id] != 1 {
 			t.Errorf("job %s ran %d times", id, count[id])
+		}
+	}
+}
+
+// The same with the jobs sent to Slurm: a box killed around sbatch and
+// the record of its answer asks Slurm (by job name and sandbox) instead
+// of submitting again, so each proc still runs exactly once.
+func TestJobCrashRunsOnceSlurm(t *testing.T) {
+	const procs, kills = 24, 50
+	for _, tool := range []string{"munged", "slurmctld", "slurmd", "sbatch"} {
+		testpeers.Require(t, tool)
+	}
+	spec := prepareNode(t, 0)
+	run(t, false, siteboxBin, "token", "keygen", "--state-dir", spec.state)
+	sl, err := testpeers.StartSlurm(context.Background(), testpeers.SlurmConfig{WorkDir: filepath.Join(reachable(t), "slurm"), CPUs: 2, MemoryMB: 2048})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sl.Stop)
+	conf := "[auth]\nsite_issuer = true\nissuer_url = \"" + spec.httpsURL() + "\"\n" +
+		jobsConf(t, []string{"sbxslot17"}, "cpus = 1\n") +
+		"[[jobs.domain]]\nname = \"site\"\ntype = \"slurm\"\nrun_as = \"sbxslot19\"\npartition = " + strconv.Quote(sl.Partition) +
+		"\nslurm_conf = " + strconv.Quote(sl.Conf) + "\nmax_jobs = 50\nmax_idle_jobs = 50\n"
+	shared := filepath.Join(reachable(t), "runs")
+	os.Mkdir(shared, 0o1777)
+	os.Chmod(shared, 0o1777)
+	log := filepath.Join(shared, "started")
+	os.WriteFile(log, nil, 0o666)
+	os.Chmod(log, 0o666)
+
+	n := spec.start(t, "jobs", "T3", conf)
+	box := &issuerNode{fedNode: n, issuer: spec.httpsURL()}
+	u := &jobUser{t: t, n: box, token: box.token(t, "alice", "/cms", computeScopes), dir: t.TempDir()}
+	ids := u.submit("crash.sub", `executable = /bin/sh
+arguments = "-c 'echo $1 >> `+log+`; sleep 0.2' sh $(Cluster).$(Process)"
+request_memory = 100
++Domains = "site"
+queue `+strconv.Itoa(procs)+`
+`)
+	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 16))
+	for i := 0; i < kills; i++ {
+		time.Sleep(time.Duration(rnd.IntN(700)) * time.Millisecond)
+		n.proc.Kill()
+		n = spec.start(t, "jobs", "T3", conf)
+	}
+	u.n = &issuerNode{fedNode: n, issuer: spec.httpsURL()}
+	for _, id := range ids {
+		u.wait(id, jobs.Completed, 180*time.Second)
+	}
+	b, _ := os.ReadFile(log)
+	count := map[string]int{}
+	for _, id := range strings.Fields(string(b)) {
+		count[id]++
+	}
+	for _, id := range ids {
+		if count[id] != 1 {
+			t.Errorf("job %s ran %d times in Slurm", id, count[id])
 		}
 	}
 }
