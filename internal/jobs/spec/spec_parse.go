@@ -69,7 +69,16 @@ func ParseFile(name string, data []byte, known func(domain string) bool) ([]Spec
 	applySpecDefaults(&d.spec)
 	specs := make([]Spec, d.queue)
 	for i := range specs {
-		specs[i] = mapSpecStrings(d.spec, processMacros(i))
+		var vars map[string]string
+		if i < len(d.vars) {
+			vars = d.vars[i]
+		}
+		base := d.spec
+		if i < len(d.specs) {
+			base = d.specs[i]
+			applySpecDefaults(&base)
+		}
+		specs[i] = mapSpecStrings(base, processMacros(i, vars))
 		specs[i].Process = i
 	}
 	return specs, nil
@@ -80,6 +89,12 @@ func ParseFile(name string, data []byte, known func(domain string) bool) ([]Spec
 type specDraft struct {
 	spec  Spec
 	queue int
+	// vars are each proc's queue-time macros besides Process (item
+	// variables, Step, Row), lower-cased; nil for none.
+	vars []map[string]string
+	// specs are the procs read one by one (queue with items), each
+	// with its values substituted; nil: every proc is spec.
+	specs []Spec
 }
 
 // ParseError lists every problem of one job file, so that a user fixes
@@ -167,9 +182,12 @@ func applySpecDefaults(s *Spec) {
 
 // processMacros maps the macros a job file may keep until queue time.
 // Cluster is spelled one way so the server has one string to replace.
-func processMacros(proc int) func(name string) string {
+func processMacros(proc int, vars map[string]string) func(name string) string {
 	return func(name string) string {
 		base, _, _ := strings.Cut(name, ",")
+		if v, ok := vars[strings.ToLower(base)]; ok && base == name {
+			return v
+		}
 		switch strings.ToLower(base) {
 		case "process", "procid":
 			return jobMacroValue(name, proc)
@@ -182,7 +200,7 @@ func processMacros(proc int) func(name string) string {
 
 func isJobMacro(name string) bool {
 	switch strings.ToLower(name) {
-	case "process", "procid", "cluster", "clusterid":
+	case "process", "procid", "cluster", "clusterid", "step", "itemindex", "row":
 		return true
 	}
 	return false

@@ -36,14 +36,48 @@ type submitParser struct {
 	used      map[string]bool       // names the file uses as $(name)
 	either    map[string]submitStmt // of two keys meaning the same, the one set
 	spec      Spec
-	queue     int
+	queue     int // procs per item
 	queueLine int
+	// itemVars name the columns of items, the rows of a "queue … in",
+	// "from" or "matching" (nil: plain "queue N").
+	itemVars []string
+	items    [][]string
+	// vars are one proc's item values, Step and Row, when the file is
+	// read for that proc.
+	vars map[string]string
 	sawExec   bool
 }
 
 func parseSubmitFile(data []byte, known func(string) bool, ps *specProblems) specDraft {
-	p := &submitParser{ps: ps, known: known, defs: map[string]string{},
-		used: map[string]bool{}, either: map[string]submitStmt{}}
+	p := newSubmitParser(known, ps, nil)
+	p.run(data)
+	if p.itemVars == nil || len(ps.list) > 0 {
+		return p.draft()
+	}
+	// Items: the file is read again for each proc with its row's values
+	// as macros, so they are substituted before arguments and environment
+	// are split, as HTCondor does.
+	d := p.draft()
+	d.specs = make([]Spec, len(d.vars))
+	for i, vars := range d.vars {
+		q := newSubmitParser(known, &specProblems{}, vars)
+		q.run(data)
+		if len(q.ps.list) > 0 && len(ps.list) == 0 {
+			for _, pr := range q.ps.list {
+				ps.add(pr.Line, pr.Key, "proc %d: %s", i, pr.Msg)
+			}
+		}
+		d.specs[i] = q.spec
+	}
+	return d
+}
+
+func newSubmitParser(known func(string) bool, ps *specProblems, vars map[string]string) *submitParser {
+	return &submitParser{ps: ps, known: known, defs: map[string]string{},
+		used: map[string]bool{}, either: map[string]submitStmt{}, vars: vars}
+}
+
+func (p *submitParser) run(data []byte) {
 	stmts := p.statements(data)
 	for _, st := range stmts {
 		if !strings.HasPrefix(st.name, "+") {
@@ -62,13 +96,12 @@ func parseSubmitFile(data []byte, known func(string) bool, ps *specProblems) spe
 		}
 	}
 	if p.queueLine == 0 {
-		ps.add(0, "queue", `no queue statement: a submit file ends with "queue" or "queue N" (a TOML job file needs a [job] table)`)
+		p.ps.add(0, "queue", `no queue statement: a submit file ends with "queue" or "queue N" (a TOML job file needs a [job] table)`)
 		p.queue = 1
 	}
 	if p.spec.Executable == "" && !p.sawExec {
-		ps.add(p.queueLine, "executable", "missing: every job needs one")
+		p.ps.add(p.queueLine, "executable", "missing: every job needs one")
 	}
-	return specDraft{spec: p.spec, queue: p.queue}
 }
 
 // statements splits the file into key = value statements, reporting
@@ -76,7 +109,9 @@ func parseSubmitFile(data []byte, known func(string) bool, ps *specProblems) spe
 func (p *submitParser) statements(data []byte) []submitStmt {
 	var out []submitStmt
 	seen := map[string]int{}
-	for _, l := range joinSubmitLines(data) {
+	lines := joinSubmitLines(data)
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
 		rest, isQueue := cutQueue(l.text)
 		switch {
 		case p.queueLine > 0 && isQueue:
@@ -86,6 +121,13 @@ func (p *submitParser) statements(data []byte) []submitStmt {
 			p.ps.add(l.line, "", "nothing may follow the queue statement (line %d)", p.queueLine)
 			continue
 		case isQueue:
+			// "queue x from (" takes the lines up to the one with ")".
+			if strings.Contains(rest, "(") && !strings.Contains(rest, ")") {
+				for i+1 < len(lines) && !strings.Contains(rest, ")") {
+					i++
+					rest += "\n" + lines[i].text
+				}
+			}
 			p.queueLine = l.line
 			p.queue = p.parseQueue(l.line, rest)
 			continue
@@ -134,7 +176,9 @@ func joinSubmitLines(data []byte) []submitLine {
 			start = i + 1
 		}
 		if body, ok := strings.CutSuffix(t, `\`); ok {
-			cur.WriteString(strings.TrimSpace(body) + " ")
+			// As HTCondor: the backslash goes, nothing is put in its
+			// place, and the next line's leading blanks go too.
+			cur.WriteString(body)
 			continue
 		}
 		cur.WriteString(t)
@@ -160,30 +204,6 @@ func cutQueue(text string) (string, bool) {
 	return rest, true
 }
 
-func (p *submitParser) parseQueue(line int, rest string) int {
-	f := strings.Fields(rest)
-	if len(f) == 0 {
-		return 1
-	}
-	for _, w := range f {
-		switch strings.ToLower(w) {
-		case "from", "in", "matching":
-			p.ps.add(line, "queue", `"queue %s" is not supported: only "queue" or "queue N"`, rest)
-			return 1
-		}
-	}
-	n, err := strconv.ParseInt(f[0], 10, 64)
-	switch {
-	case len(f) > 1 || err != nil:
-		p.ps.add(line, "queue", "queue count %q is not a positive integer", rest)
-	case checkQueueCount(n) != "":
-		p.ps.add(line, "queue", "%s", checkQueueCount(n))
-	default:
-		return int(n)
-	}
-	return 1
-}
-
 // expand substitutes the file's own macros, leaving the job macros
 // ($(Process), $(Cluster)) for queue time.
 func (p *submitParser) expand(st submitStmt) (string, bool) {
@@ -195,7 +215,9 @@ func (p *submitParser) expand(st submitStmt) (string, bool) {
 			budget -= len(def) + 1
 			switch {
 			case bad != "":
-			case isJobMacro(name):
+			case p.vars != nil && hasKey(p.vars, strings.ToLower(name)):
+				return p.vars[strings.ToLower(name)]
+			case isJobMacro(name) || p.isItemVar(name):
 				return "$(" + name + ")"
 			case !ok:
 				bad = fmt.Sprintf("unknown macro $(%s)", name)
@@ -402,4 +424,9 @@ func (p *submitParser) wallTime(st submitStmt, v string) {
 	default:
 		p.spec.WallTime = time.Duration(n) * time.Second
 	}
+}
+
+func hasKey(m map[string]string, k string) bool {
+	_, ok := m[k]
+	return ok
 }
