@@ -45,9 +45,9 @@ type Update struct {
 	// CPUUnknown: the domain cannot say how much CPU the job used (Slurm
 	// without accounting storage); the job's CPU is then "unknown", not 0.
 	CPUUnknown bool
-	WallTime float64 // seconds, when known
-	Started  time.Time
-	Finished time.Time
+	WallTime   float64 // seconds, when known
+	Started    time.Time
+	Finished   time.Time
 }
 
 // sandboxReleaser is a Backend whose jobs run as an account of their own

@@ -44,8 +44,8 @@ type submitParser struct {
 	items    [][]string
 	// vars are one proc's item values, Step and Row, when the file is
 	// read for that proc.
-	vars map[string]string
-	sawExec   bool
+	vars    map[string]string
+	sawExec bool
 }
 
 func parseSubmitFile(data []byte, known func(string) bool, ps *specProblems) specDraft {
