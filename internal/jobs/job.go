@@ -77,6 +77,7 @@ type Job struct {
 	WallTime   float64 `json:"wall_seconds"` // time it held its slots
 	Preempted  int     `json:"preempted,omitempty"`
 	Attempts   int     `json:"attempts,omitempty"`
+	Retries    int     `json:"retries,omitempty"`   // reruns after failures (max_retries)
 	Pid        int     `json:"pid,omitempty"`       // local supervisor (process group leader) while running
 	PidStart   int64   `json:"pid_start,omitempty"` // its start time in clock ticks: pid + start identify it
 	SandboxDir string  `json:"sandbox,omitempty"`

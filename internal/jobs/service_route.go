@@ -284,6 +284,9 @@ func (s *Service) applyUpdate(u Update) {
 		s.deliverAsync(j)
 		return
 	}
+	if u.State == Failed && s.retryLocked(j, j.Domain+": "+u.Reason) {
+		return
+	}
 	s.end(j, u.State, j.Domain+": "+u.Reason)
 }
 

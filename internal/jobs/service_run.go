@@ -308,7 +308,9 @@ func (s *Service) finishLocal(j *Job, rep *local.ExitReport, err error) {
 		if rep.Reason != "" {
 			why += ": " + rep.Reason
 		}
-		s.end(j, Failed, why)
+		if !s.retryLocked(j, why) {
+			s.end(j, Failed, why)
+		}
 	default:
 		s.deliverAsync(j)
 		return
@@ -401,6 +403,16 @@ func (s *Service) preemptLocked(j *Job) {
 		delete(s.local, j.ID)
 		s.requeue(j, "preempted while staging; requeued")
 	}
+}
+
+// retryLocked requeues a failed job that has retries left (max_retries).
+func (s *Service) retryLocked(j *Job, why string) bool {
+	if j.Retries >= j.Spec.MaxRetries {
+		return false
+	}
+	j.Retries++
+	s.requeue(j, fmt.Sprintf("%s; retry %d of %d", why, j.Retries, j.Spec.MaxRetries))
+	return true
 }
 
 // requeue puts a job back in the queue, on disk before anything else

@@ -240,3 +240,14 @@ func TestSharedInputChecked(t *testing.T) {
 		e.waitOutput(j.ID, "shared\n", time.Second)
 	}
 }
+
+// max_retries reruns a failing job, then fails it with the last reason.
+func TestMaxRetries(t *testing.T) {
+	e := newSvc(t, nil)
+	sp := sh("echo run; exit 4")
+	sp.MaxRetries = 2
+	j := e.waitState(e.submit("alice", sp)[0].ID, Failed, 30*time.Second)
+	if j.Retries != 2 || j.Attempts != 3 || j.Reason != "exited with code 4" {
+		t.Errorf("after retries: retries %d attempts %d reason %q", j.Retries, j.Attempts, j.Reason)
+	}
+}

@@ -42,6 +42,9 @@ type Spec struct {
 	// Backfill jobs use only idle local slots at the lowest priority and
 	// are preempted (SIGTERM, grace, SIGKILL, requeue) by real jobs.
 	Backfill bool `json:"backfill,omitempty"`
+	// MaxRetries reruns a job that exits non-zero up to this many times
+	// (HTCondor's max_retries).
+	MaxRetries int `json:"max_retries,omitempty"`
 	// Cluster and Process number the jobs of one submission, as HTCondor
 	// does ($(Cluster).$(Process)).
 	Cluster int64 `json:"cluster"`

@@ -353,8 +353,17 @@ func (p *submitParser) apply(st submitStmt, v string) {
 		default:
 			add("must be true or false, not %q", v)
 		}
-	case "+maxwalltime", "+walltime":
+	case "+maxwalltime", "+walltime", "+maxruntime":
 		p.wallTime(st, v)
+	case "+jobflavour":
+		p.jobFlavour(st, v)
+	case "max_retries":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 100 {
+			add("%q is not a number of retries from 0 to 100", v)
+		} else {
+			p.spec.MaxRetries = n
+		}
 	default:
 		if reason, ok := submitUnsupported[st.name]; ok {
 			add("%s", reason)
@@ -429,4 +438,27 @@ func (p *submitParser) wallTime(st submitStmt, v string) {
 func hasKey(m map[string]string, k string) bool {
 	_, ok := m[k]
 	return ok
+}
+
+// jobFlavours are CERN's +JobFlavour names and the wall time each means.
+var jobFlavours = map[string]time.Duration{
+	"espresso": 20 * time.Minute, "microcentury": time.Hour, "longlunch": 2 * time.Hour,
+	"workday": 8 * time.Hour, "tomorrow": 24 * time.Hour, "testmatch": 3 * 24 * time.Hour, "nextweek": 7 * 24 * time.Hour,
+}
+
+// jobFlavour reads +JobFlavour = "longlunch" as its wall time.
+func (p *submitParser) jobFlavour(st submitStmt, v string) {
+	if !p.once(st, "walltime") {
+		return
+	}
+	name, msg := classAdString(v)
+	d, ok := jobFlavours[strings.ToLower(name)]
+	switch {
+	case msg != "":
+		p.ps.add(st.line, st.key, "%s", msg)
+	case !ok:
+		p.ps.add(st.line, st.key, "%q is not a job flavour (espresso, microcentury, longlunch, workday, tomorrow, testmatch, nextweek)", name)
+	default:
+		p.spec.WallTime = d
+	}
 }
