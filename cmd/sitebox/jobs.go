@@ -91,11 +91,15 @@ func addJobCommands(root *cobra.Command) {
 				return err
 			}
 			// The box's domains, so an unknown one is reported with its line.
-			var known struct{ Domains []string }
+			var known struct {
+				Domains []string
+				Sites   map[string][]string
+			}
 			if err := c.do("GET", jobsapi.Prefix+"/domains", nil, &known); err != nil {
 				return fmt.Errorf("submit: %w", err)
 			}
-			specs, err := spec.ParseFile(args[0], data, func(d string) bool { return slices.Contains(known.Domains, d) })
+			specs, err := spec.ParseFileSites(args[0], data, func(d string) bool { return slices.Contains(known.Domains, d) },
+				func(site string) []string { return known.Sites[site] })
 			if err != nil {
 				return err
 			}

@@ -50,6 +50,9 @@ type Config struct {
 	// PreemptGrace is how long a preempted backfill job has between
 	// SIGTERM and SIGKILL (default "30s").
 	PreemptGrace string `toml:"preempt_grace"`
+	// Sites are the grid site names the box's own cores (the local
+	// domain) serve, for +DESIRED_Sites.
+	Sites []string `toml:"sites"`
 	// SandboxRetention is how long an ended job's sandbox (logs, outputs
 	// for `sitebox fetch`) is kept before it is removed (default "168h";
 	// "forever" keeps them).
@@ -89,6 +92,9 @@ type DomainConfig struct {
 	URL       string `toml:"url"`
 	CA        string `toml:"ca"`
 	TokenFile string `toml:"token_file"`
+	// Sites are the grid site names the domain runs jobs for, so a
+	// submit file's +DESIRED_Sites = "T2_US_MIT" reaches it.
+	Sites []string `toml:"sites"`
 }
 
 // Defaults fills in unset settings; the sandboxes go beside stateDir.

@@ -51,6 +51,8 @@ type settings struct {
 	// PollEvery is how often other domains are asked about their jobs
 	// (default 3 s).
 	PollEvery time.Duration
+	// LocalSites are the grid site names the local domain serves.
+	LocalSites []string
 	// Retention is how long an ended job's sandbox (its logs and outputs
 	// for `sitebox fetch`) is kept (default 7 days; negative: forever).
 	Retention time.Duration
@@ -60,8 +62,9 @@ type settings struct {
 type Domain struct {
 	Name        string
 	Backend     Backend
-	MaxJobs     int // jobs it may hold in all (0: no cap)
-	MaxIdleJobs int // jobs it may hold waiting (0: no cap)
+	MaxJobs     int      // jobs it may hold in all (0: no cap)
+	MaxIdleJobs int      // jobs it may hold waiting (0: no cap)
+	Sites       []string // grid site names it serves (+DESIRED_Sites)
 }
 
 // Stager moves job data between the federation and sandboxes.
@@ -161,6 +164,21 @@ func newService(cfg settings, log *slog.Logger) (*Service, error) {
 func (s *Service) KnownDomain(name string) bool {
 	_, ok := s.domains[name]
 	return ok || name == "local"
+}
+
+// SiteDomains maps each grid site name the box's domains serve to those
+// domains (local first), for +DESIRED_Sites.
+func (s *Service) SiteDomains() map[string][]string {
+	out := map[string][]string{}
+	for _, site := range s.cfg.LocalSites {
+		out[site] = append(out[site], "local")
+	}
+	for _, name := range s.Domains()[1:] {
+		for _, site := range s.domains[name].Sites {
+			out[site] = append(out[site], name)
+		}
+	}
+	return out
 }
 
 // Domains lists the domain names, local first.

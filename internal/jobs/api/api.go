@@ -188,7 +188,7 @@ func (a *API) domains(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, r, id, http.StatusForbidden, "token lacks the compute.create scope (a storage scope does not allow jobs)")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"domains": a.Svc.Domains()})
+	writeJSON(w, http.StatusOK, map[string]any{"domains": a.Svc.Domains(), "sites": a.Svc.SiteDomains()})
 }
 
 func (a *API) list(w http.ResponseWriter, r *http.Request) {

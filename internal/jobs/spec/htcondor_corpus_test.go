@@ -153,3 +153,21 @@ func TestSubmitMacroFunctions(t *testing.T) {
 		}
 	}
 }
+
+// +DESIRED_Sites names grid sites: the job may run in the domains that
+// serve them (a domain's own name still works); an unserved site is
+// refused by name.
+func TestDesiredSitesMapToDomains(t *testing.T) {
+	known := func(d string) bool { return d == "local" || d == "site" || d == "region" }
+	sites := func(s string) []string {
+		return map[string][]string{"T3_US_Box": {"local", "site"}, "T2_US_MIT": {"region"}}[s]
+	}
+	specs, err := ParseFileSites("f.sub", []byte("executable = /bin/true\n+DESIRED_Sites = \"T2_US_MIT,T3_US_Box\"\nqueue\n"), known, sites)
+	if err != nil || strings.Join(specs[0].Domains, ",") != "region,local,site" {
+		t.Errorf("domains %v, %v", specs, err)
+	}
+	_, err = ParseFileSites("f.sub", []byte("executable = /bin/true\n+DESIRED_Sites = \"T1_XX_Nowhere\"\nqueue\n"), known, sites)
+	if err == nil || !strings.Contains(err.Error(), `site "T1_XX_Nowhere" is served by none`) {
+		t.Errorf("an unserved site: %v", err)
+	}
+}

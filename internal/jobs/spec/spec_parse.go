@@ -48,6 +48,12 @@ const (
 // known reports whether a domain exists (nil accepts any). On bad input
 // the error is a *ParseError naming every problem, and no Specs.
 func ParseFile(name string, data []byte, known func(domain string) bool) ([]Spec, error) {
+	return ParseFileSites(name, data, known, nil)
+}
+
+// ParseFileSites is ParseFile with sites mapping a grid site name to the
+// domains that serve it, for +DESIRED_Sites (nil: no site is served).
+func ParseFileSites(name string, data []byte, known func(domain string) bool, sites func(site string) []string) ([]Spec, error) {
 	if known == nil {
 		known = func(string) bool { return true }
 	}
@@ -56,7 +62,7 @@ func ParseFile(name string, data []byte, known func(domain string) bool) ([]Spec
 	if isTOMLJobFile(name, data) {
 		d = parseTOMLJob(data, known, ps)
 	} else {
-		d = parseSubmitFile(data, known, ps)
+		d = parseSubmitFile(data, known, sites, ps)
 	}
 	if len(ps.list) > 0 {
 		// File-wide problems (line 0) read best after the numbered ones.

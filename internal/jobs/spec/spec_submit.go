@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,10 +47,13 @@ type submitParser struct {
 	// read for that proc.
 	vars    map[string]string
 	sawExec bool
+	// sites maps a grid site name to the domains serving it.
+	sites func(string) []string
 }
 
-func parseSubmitFile(data []byte, known func(string) bool, ps *specProblems) specDraft {
+func parseSubmitFile(data []byte, known func(string) bool, sites func(string) []string, ps *specProblems) specDraft {
 	p := newSubmitParser(known, ps, nil)
+	p.sites = sites
 	p.run(data)
 	if p.itemVars == nil || len(ps.list) > 0 {
 		return p.draft()
@@ -61,6 +65,7 @@ func parseSubmitFile(data []byte, known func(string) bool, ps *specProblems) spe
 	d.specs = make([]Spec, len(d.vars))
 	for i, vars := range d.vars {
 		q := newSubmitParser(known, &specProblems{}, vars)
+		q.sites = sites
 		q.run(data)
 		if len(q.ps.list) > 0 && len(ps.list) == 0 {
 			for _, pr := range q.ps.list {
@@ -343,8 +348,10 @@ func (p *submitParser) apply(st submitStmt, v string) {
 	case "log", "should_transfer_files", "when_to_transfer_output", "notification", "notify_user":
 		// HTCondor bookkeeping with no meaning here: the box keeps its
 		// own event record and always transfers files.
-	case "+domains", "+desired_sites":
+	case "+domains":
 		p.domains(st, v)
+	case "+desired_sites":
+		p.desiredSites(st, v)
 	case "+backfill":
 		switch strings.ToLower(v) {
 		case "true":
@@ -460,5 +467,40 @@ func (p *submitParser) jobFlavour(st submitStmt, v string) {
 		p.ps.add(st.line, st.key, "%q is not a job flavour (espresso, microcentury, longlunch, workday, tomorrow, testmatch, nextweek)", name)
 	default:
 		p.spec.WallTime = d
+	}
+}
+
+// desiredSites reads +DESIRED_Sites: each name is a site some of the
+// box's domains serve (their sites setting), or a domain's own name.
+func (p *submitParser) desiredSites(st submitStmt, v string) {
+	if !p.once(st, "domains") {
+		return
+	}
+	s, msg := classAdString(v)
+	if msg != "" {
+		p.ps.add(st.line, st.key, "%s", msg)
+		return
+	}
+	var domains []string
+	for _, site := range splitCommaList(s) {
+		var ds []string
+		if p.sites != nil {
+			ds = p.sites(site)
+		}
+		if len(ds) == 0 && p.known(site) {
+			ds = []string{site}
+		}
+		if len(ds) == 0 {
+			p.ps.add(st.line, st.key, "site %q is served by none of the box's domains (a domain's sites setting names the sites it runs jobs for)", site)
+			continue
+		}
+		for _, d := range ds {
+			if !slices.Contains(domains, d) {
+				domains = append(domains, d)
+			}
+		}
+	}
+	if len(domains) > 0 {
+		p.spec.Domains = domains
 	}
 }
