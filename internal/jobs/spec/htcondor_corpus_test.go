@@ -147,7 +147,7 @@ func TestSubmitMacroFunctions(t *testing.T) {
 	if got := strings.Join(specs[1].Arguments, " "); got != "/data/x f_001 07 1.0" {
 		t.Errorf("proc 1 arguments %q", got)
 	}
-	for _, bad := range []string{"arguments = $CHOICE(Process, a, b)", "arguments = $INT(Process,%s)", "arguments = $INT(Cluster)", `arguments = say "hi"`} {
+	for _, bad := range []string{"arguments = $RANDOM_INTEGER(1, 9)", "arguments = $CHOICE(5, a, b)", "arguments = $INT(Process,%s)", "arguments = $INT(Cluster)", `arguments = say "hi"`} {
 		if _, err := ParseFile("f.sub", []byte("executable = /bin/echo\n"+bad+"\nqueue\n"), nil); err == nil || !strings.Contains(err.Error(), "f.sub:2:") {
 			t.Errorf("%s: %v", bad, err)
 		}

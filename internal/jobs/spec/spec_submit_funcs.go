@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -50,8 +51,36 @@ func expandFuncs(v string, defs map[string]string) (string, string) {
 				return ""
 			}
 			return formatNumber(name, format, f)
+		case "CHOICE":
+			items := splitList(args, ",")
+			if len(items) < 2 {
+				bad = fmt.Sprintf("$CHOICE(%s): want an index and a list", args)
+				return ""
+			}
+			idx, list := strings.TrimSpace(items[0]), items[1:]
+			switch strings.ToLower(idx) {
+			case "process", "procid":
+				return "$(" + idx + ",CHOICE," + strings.Join(list, "\x1f") + ")"
+			}
+			if d, ok := defs[strings.ToLower(idx)]; ok {
+				idx = strings.TrimSpace(d)
+			}
+			n, err := strconv.Atoi(idx)
+			if err != nil || n < 0 || n >= len(list) {
+				bad = fmt.Sprintf("$CHOICE(%s): index %q is not 0 to %d", args, idx, len(list)-1)
+				return ""
+			}
+			return list[n]
 		}
-		bad = fmt.Sprintf("macro function $%s(...) is not supported (supported: $ENV, $INT, $REAL)", sub[1])
+		if opts, ok := strings.CutPrefix(name, "F"); ok && opts != "" && strings.Trim(opts, "PDNXBQA") == "" {
+			val, ok := defs[strings.ToLower(args)]
+			if !ok {
+				bad = fmt.Sprintf("$%s(%s): unknown macro %s", sub[1], args, args)
+				return ""
+			}
+			return fileParts(strings.TrimSpace(val), opts)
+		}
+		bad = fmt.Sprintf("macro function $%s(...) is not supported (supported: $ENV, $INT, $REAL, $CHOICE, $F…)", sub[1])
 		return ""
 	})
 	return out, bad
@@ -84,5 +113,59 @@ func jobMacroValue(name string, value int) string {
 	if len(parts) != 3 {
 		return strconv.Itoa(value)
 	}
+	if parts[1] == "CHOICE" {
+		list := strings.Split(parts[2], "\x1f")
+		if value >= len(list) {
+			return "" // HTCondor: no such choice
+		}
+		return list[value]
+	}
 	return formatNumber(parts[1], parts[2], float64(value))
+}
+
+// fileParts is HTCondor's $F macro of path v: p the directory (with its
+// slash), d the parent directory's name (with its slash), n the name
+// without extension, x the extension (with its dot), b without a
+// trailing slash, q in double quotes, a made absolute; no part letter:
+// all of it.
+func fileParts(v, opts string) string {
+	has := func(c string) bool { return strings.Contains(opts, c) }
+	if has("A") && !filepath.IsAbs(v) {
+		if abs, err := filepath.Abs(v); err == nil {
+			v = abs
+		}
+	}
+	dir, file := "", v
+	if i := strings.LastIndex(v, "/"); i >= 0 {
+		dir, file = v[:i+1], v[i+1:]
+	}
+	name, ext := file, ""
+	if i := strings.LastIndex(file, "."); i > 0 {
+		name, ext = file[:i], file[i:]
+	}
+	out := ""
+	switch {
+	case has("P"):
+		out = dir
+	case has("D"):
+		if d := strings.TrimSuffix(dir, "/"); d != "" {
+			out = d[strings.LastIndex(d, "/")+1:] + "/"
+		}
+	}
+	if has("N") {
+		out += name
+	}
+	if has("X") {
+		out += ext
+	}
+	if !has("P") && !has("D") && !has("N") && !has("X") {
+		out = v
+	}
+	if has("B") {
+		out = strings.TrimSuffix(out, "/")
+	}
+	if has("Q") {
+		out = `"` + out + `"`
+	}
+	return out
 }
