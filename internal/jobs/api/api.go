@@ -264,7 +264,7 @@ func (a *API) logs(w http.ResponseWriter, r *http.Request) {
 // stderr, declared outputs, each with the name it is saved as), or with
 // ?file=NAME sends one of them.
 func (a *API) outputs(w http.ResponseWriter, r *http.Request) {
-	j, _, ok := a.own(w, r, store.ScopeComputeRead)
+	j, id, ok := a.own(w, r, store.ScopeComputeRead)
 	if !ok {
 		return
 	}
@@ -272,7 +272,7 @@ func (a *API) outputs(w http.ResponseWriter, r *http.Request) {
 	if name == "" {
 		files, err := a.Svc.Outputs(j.ID)
 		if err != nil {
-			Error(w, http.StatusConflict, "%v", err)
+			a.refuse(w, r, id, http.StatusConflict, "%v", err)
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"files": files})
@@ -281,10 +281,10 @@ func (a *API) outputs(w http.ResponseWriter, r *http.Request) {
 	rc, err := a.Svc.OpenOutput(j.ID, name)
 	switch {
 	case errors.Is(err, jobs.ErrNoOutput):
-		Error(w, http.StatusNotFound, "%v", err)
+		a.refuse(w, r, id, http.StatusNotFound, "%v", err)
 		return
 	case err != nil:
-		Error(w, http.StatusConflict, "%v", err)
+		a.refuse(w, r, id, http.StatusConflict, "%v", err)
 		return
 	}
 	defer rc.Close()
