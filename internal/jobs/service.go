@@ -90,6 +90,10 @@ type Service struct {
 	outcome map[string][]outcome // per domain, recent results
 	dirty   map[string]bool      // jobs to save
 	staging map[string]context.CancelFunc
+	// unsure are jobs whose submission to a domain was under way when
+	// the box stopped and the domain could not yet say whether it got
+	// them: asked again at each poll.
+	unsure  map[string]*Domain
 	kick    chan struct{}
 	lastRun time.Time
 }
@@ -144,7 +148,7 @@ func newService(cfg settings, log *slog.Logger) (*Service, error) {
 		exec: local.NewExec(cfg.Self, log, cfg.PreemptGrace),
 		jobs: map[string]*Job{}, local: map[string]*localRun{}, remote: map[string]*Domain{},
 		domains: map[string]*Domain{}, outcome: map[string][]outcome{}, dirty: map[string]bool{},
-		staging: map[string]context.CancelFunc{}, kick: make(chan struct{}, 1),
+		staging: map[string]context.CancelFunc{}, unsure: map[string]*Domain{}, kick: make(chan struct{}, 1),
 	}
 	for i := range cfg.Domains {
 		s.domains[cfg.Domains[i].Name] = &cfg.Domains[i]
@@ -278,15 +282,25 @@ func (s *Service) recoverSubmission(j *Job) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	remote, err := f.Find(ctx, j)
 	cancel()
+	s.settleSubmission(j, d, remote, err)
+}
+
+// settleSubmission applies what d said about an unsure submission of j.
+func (s *Service) settleSubmission(j *Job, d *Domain, remote string, err error) {
 	switch {
 	case err != nil:
-		s.end(j, Lost, fmt.Sprintf("the box stopped while submitting it to %s, which could not say whether it got it: %v", d.Name, err))
+		// Never guessed: asked again at the next poll.
+		j.Reason = fmt.Sprintf("the box stopped while submitting it to %s, which cannot say yet whether it got it (%v); asking again", d.Name, err)
+		s.dirty[j.ID] = true
+		s.unsure[j.ID] = d
+		return
 	case remote == "":
 		s.requeue(j, fmt.Sprintf("the box stopped while submitting it to %s, which never got it; requeued", d.Name))
 	default:
 		s.remote[j.ID] = d
 		s.routed(j, d, remote)
 	}
+	delete(s.unsure, j.ID)
 }
 
 // Submit queues specs as one cluster for owner; each spec is validated

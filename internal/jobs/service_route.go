@@ -216,6 +216,7 @@ func (s *Service) routed(j *Job, d *Domain, remote string) {
 
 // pollDomains asks every domain about its jobs and applies the answers.
 func (s *Service) pollDomains(ctx context.Context) {
+	s.askUnsure(ctx)
 	s.mu.Lock()
 	byDomain := map[*Domain][]*Job{}
 	for id, d := range s.remote {
@@ -236,6 +237,46 @@ func (s *Service) pollDomains(ctx context.Context) {
 		s.mu.Lock()
 		for _, u := range ups {
 			s.applyUpdate(u)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// askUnsure asks the domains again about the submissions they could not
+// account for at the start. A job cancelled meanwhile that the domain
+// has after all is cancelled there.
+func (s *Service) askUnsure(ctx context.Context) {
+	s.mu.Lock()
+	type ask struct {
+		j *Job
+		d *Domain
+	}
+	var asks []ask
+	for id, d := range s.unsure {
+		if j := s.jobs[id]; j != nil {
+			c := *j
+			asks = append(asks, ask{&c, d})
+		}
+	}
+	s.mu.Unlock()
+	for _, a := range asks {
+		f, _ := a.d.Backend.(finder)
+		fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		remote, err := f.Find(fctx, a.j)
+		cancel()
+		s.mu.Lock()
+		j := s.jobs[a.j.ID]
+		switch {
+		case j == nil:
+		case j.State.Final():
+			delete(s.unsure, j.ID)
+			if err == nil && remote != "" {
+				snap := *j
+				snap.Remote = remote
+				go a.d.Backend.Cancel(context.Background(), &snap)
+			}
+		default:
+			s.settleSubmission(j, a.d, remote, err)
 		}
 		s.mu.Unlock()
 	}
