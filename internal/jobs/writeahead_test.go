@@ -16,7 +16,9 @@ type findingBackend struct {
 	findFails int
 }
 
-func (f *findingBackend) Capacity(context.Context) (Capacity, error) { return Capacity{FreeCPUs: 8}, nil }
+func (f *findingBackend) Capacity(context.Context) (Capacity, error) {
+	return Capacity{FreeCPUs: 8}, nil
+}
 func (f *findingBackend) Submit(context.Context, *Job) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
