@@ -2,12 +2,10 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"sitebox/internal/jobs/local"
 	"slices"
-	"strings"
 	"time"
 
 	"sitebox/internal/jobs/sched"
@@ -316,73 +314,6 @@ func (s *Service) finishLocal(j *Job, rep *local.ExitReport, err error) {
 		return
 	}
 	s.poke()
-}
-
-// deliverAsync checks a successful job's declared outputs (one it did
-// not write fails the job, by name) and copies them to their
-// destination, or keeps them in the sandbox for `sitebox fetch`; then it
-// completes the job.
-func (s *Service) deliverAsync(j *Job) {
-	if missing := missingOutputs(j.Spec, j.SandboxDir); len(missing) > 0 {
-		s.end(j, Failed, fmt.Sprintf("exited with code 0 but did not write its declared output(s): %s", strings.Join(missing, ", ")))
-		return
-	}
-	if len(j.Spec.Outputs) == 0 {
-		s.end(j, Completed, "exited with code 0")
-		return
-	}
-	if j.Spec.OutputDestination == "" {
-		s.end(j, Completed, fmt.Sprintf("exited with code 0; %d output(s) kept for `sitebox fetch %s`", len(j.Spec.Outputs), j.ID))
-		return
-	}
-	j.Reason = "delivering outputs"
-	s.dirty[j.ID] = true
-	spec, dir := j.Spec, j.SandboxDir
-	// Not bound to Run's ctx: a delivery under way when the box stops
-	// finishes, as the job it completes did.
-	go func() {
-		err := s.deliver(context.Background(), spec, dir)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if err != nil {
-			s.end(j, Failed, "outputs: "+err.Error())
-			return
-		}
-		s.end(j, Completed, fmt.Sprintf("exited with code 0; %d output(s) delivered to %s", len(spec.Outputs), spec.OutputDestination))
-	}()
-}
-
-// missingOutputs are the declared outputs not in the sandbox as plain
-// files, each with why when it is there but not one (a link, a
-// directory).
-func missingOutputs(sp spec.Spec, dir string) []string {
-	var out []string
-	for _, o := range sp.Outputs {
-		err := local.CheckSandboxFile(dir, o)
-		switch {
-		case err == nil:
-		case errors.Is(err, os.ErrNotExist):
-			out = append(out, o)
-		default:
-			out = append(out, fmt.Sprintf("%s (%v)", o, err))
-		}
-	}
-	return out
-}
-
-func (s *Service) deliver(ctx context.Context, sp spec.Spec, dir string) error {
-	if s.cfg.Stager == nil {
-		return fmt.Errorf("no stager configured to deliver to %s", sp.OutputDestination)
-	}
-	for _, o := range sp.Outputs {
-		if err := local.CheckSandboxFile(dir, o); err != nil {
-			return fmt.Errorf("%s: %w", o, err)
-		}
-		if err := s.cfg.Stager.Deliver(ctx, dir+"/"+o, sp.OutputDestination, sp.OutputName(o)); err != nil {
-			return fmt.Errorf("%s: %w", o, err)
-		}
-	}
-	return nil
 }
 
 // preemptLocked stops a backfill job to free its slot; it goes back to
