@@ -22,9 +22,9 @@ if ((${#need_apt[@]})); then
 fi
 
 # Jobs never run as the box's user: the tests run them as these slot users
-# (sbxslot1-3 and 13-16 the job packages' tests, 4-9 the interop tests,
+# (sbxslot1-3 and 13-16 the job packages' tests, 4-9 and 17-19 the interop tests,
 # 10-12 the benchmarks), unprivileged system accounts with no home and no login.
-for i in $(seq 1 16); do
+for i in $(seq 1 19); do
   id -u "sbxslot$i" >/dev/null 2>&1 && continue
   echo "setup: creating slot user sbxslot$i"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -32,10 +32,12 @@ for i in $(seq 1 16); do
 done
 
 # Debian's XRootD 5.5 bindings live in the system Python; the venv sees them.
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import uproot, awkward, aiohttp, requests, XRootD.client" 2>/dev/null; then
-  echo "setup: preparing .venv (uproot, awkward, numpy)"
+# htcondor: HTCondor's own submit-file parser (htcondor2.Submit), which the
+# job tests compare the box's reading with.
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import uproot, awkward, aiohttp, requests, XRootD.client, htcondor2" 2>/dev/null; then
+  echo "setup: preparing .venv (uproot, awkward, numpy, htcondor)"
   /usr/bin/python3 -m venv --system-site-packages .venv
-  .venv/bin/pip install -q uproot awkward numpy fsspec-xrootd aiohttp requests
+  .venv/bin/pip install -q uproot awkward numpy fsspec-xrootd aiohttp requests htcondor
 fi
 
 go mod download

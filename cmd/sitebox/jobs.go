@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,6 +78,7 @@ func (c *jobClient) do(method, path string, body, out any) error {
 // compute.modify) to cancel.
 func addJobCommands(root *cobra.Command) {
 	var c jobClient
+	var wait, dryRun bool
 	submit := &cobra.Command{
 		Use:   "submit FILE",
 		Short: "Submit jobs from a TOML job file or an HTCondor-style submit file (token scope compute.create)",
@@ -88,19 +91,28 @@ func addJobCommands(root *cobra.Command) {
 				return err
 			}
 			// The box's domains, so an unknown one is reported with its line.
-			var known struct{ Domains []string }
+			var known struct {
+				Domains []string
+				Sites   map[string][]string
+			}
 			if err := c.do("GET", jobsapi.Prefix+"/domains", nil, &known); err != nil {
 				return fmt.Errorf("submit: %w", err)
 			}
-			specs, err := spec.ParseFile(args[0], data, func(d string) bool { return slices.Contains(known.Domains, d) })
+			specs, err := spec.ParseFileSites(args[0], data, func(d string) bool { return slices.Contains(known.Domains, d) },
+				func(site string) []string { return known.Sites[site] })
 			if err != nil {
 				return err
 			}
-			if err := attachLocalFiles(".", specs); err != nil {
+			if dryRun {
+				printDryRun(cmd.OutOrStdout(), specs)
+				return nil
+			}
+			shared, err := attachLocalFiles(".", specs)
+			if err != nil {
 				return err
 			}
 			var resp struct{ Jobs []*jobs.Job }
-			if err := c.do("POST", jobsapi.Prefix, jobsapi.Submission{Specs: specs}, &resp); err != nil {
+			if err := c.do("POST", jobsapi.Prefix, jobsapi.Submission{Specs: specs, Shared: shared}, &resp); err != nil {
 				return fmt.Errorf("submit: %w", err)
 			}
 			ids := make([]string, len(resp.Jobs))
@@ -108,10 +120,34 @@ func addJobCommands(root *cobra.Command) {
 				ids[i] = j.ID
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%d job(s) submitted: %s\n", len(ids), strings.Join(ids, " "))
-			return nil
+			if !wait {
+				return nil
+			}
+			return c.waitAndFetch(cmd.OutOrStdout(), ids)
 		},
 	}
+	submit.Flags().BoolVar(&wait, "wait", false, "wait for the jobs to end, then fetch their outputs here (as condor_transfer_data)")
+	submit.Flags().BoolVar(&dryRun, "dry-run", false, "print each job's executable, arguments, environment, resources and domains; submit nothing")
 	c.add(submit)
+	var fetchDir string
+	fetch := &cobra.Command{
+		Use:   "fetch ID...",
+		Short: "Download ended jobs' stdout, stderr and outputs (renamed by transfer_output_remaps) into the current directory (token scope compute.read)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var errs []error
+			for _, id := range args {
+				files, err := c.fetchOutputs(id, fetchDir)
+				for _, f := range files {
+					fmt.Fprintln(cmd.OutOrStdout(), f)
+				}
+				errs = append(errs, err)
+			}
+			return errors.Join(errs...)
+		},
+	}
+	fetch.Flags().StringVar(&fetchDir, "dir", ".", "where to write the files")
+	c.add(fetch)
 
 	var asJSON bool
 	list := &cobra.Command{
@@ -216,14 +252,29 @@ func addJobCommands(root *cobra.Command) {
 		Args:   cobra.NoArgs,
 		Run:    func(_ *cobra.Command, _ []string) { os.Exit(local.RunReaper()) },
 	}
-	root.AddCommand(submit, list, cancel, logs, exec, reap)
+	root.AddCommand(submit, list, cancel, logs, fetch, exec, reap)
 }
 
 // attachLocalFiles reads the inputs and executable that are local files
 // (relative to the current directory, as condor_submit reads them) into
-// the submission, as HTCondor
-// transfers them.
-func attachLocalFiles(dir string, specs []spec.Spec) error {
+// the submission, as HTCondor transfers them: each file once, by the
+// SHA-256 of its bytes, however many jobs use it.
+func attachLocalFiles(dir string, specs []spec.Spec) (map[string][]byte, error) {
+	shared := map[string][]byte{}
+	byPath := map[string]string{} // path → ref
+	ship := func(p string) (string, error) {
+		if ref, ok := byPath[p]; ok {
+			return ref, nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "", err
+		}
+		sum := sha256.Sum256(b)
+		ref := hex.EncodeToString(sum[:])
+		shared[ref], byPath[p] = b, ref
+		return ref, nil
+	}
 	for i := range specs {
 		sp := &specs[i]
 		for k, in := range sp.Inputs {
@@ -235,11 +286,11 @@ func attachLocalFiles(dir string, specs []spec.Spec) error {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(dir, p)
 			}
-			b, err := os.ReadFile(p)
+			ref, err := ship(p)
 			if err != nil {
-				return fmt.Errorf("transfer_input_files: %w", err)
+				return nil, fmt.Errorf("transfer_input_files: %w", err)
 			}
-			sp.Inputs[k] = spec.Input{As: filepath.Base(name), Data: b}
+			sp.Inputs[k] = spec.Input{As: filepath.Base(name), Ref: ref}
 			if in.As != "" {
 				sp.Inputs[k].As = in.As
 			}
@@ -247,13 +298,17 @@ func attachLocalFiles(dir string, specs []spec.Spec) error {
 		// A relative executable next to the submit file is shipped too.
 		if !filepath.IsAbs(sp.Executable) {
 			p := filepath.Join(dir, sp.Executable)
-			if b, err := os.ReadFile(p); err == nil {
-				sp.Inputs = append(sp.Inputs, spec.Input{As: filepath.Base(sp.Executable), Data: b})
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+				ref, err := ship(p)
+				if err != nil {
+					return nil, fmt.Errorf("executable: %w", err)
+				}
+				sp.Inputs = append(sp.Inputs, spec.Input{As: filepath.Base(sp.Executable), Ref: ref})
 				sp.Executable = filepath.Base(sp.Executable)
 			}
 		}
 	}
-	return nil
+	return shared, nil
 }
 
 func printJobs(w io.Writer, js []*jobs.Job) {
@@ -298,4 +353,47 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// waitAndFetch waits for ids to end, fetches their outputs here, and
+// fails when any job did not complete.
+func (c *jobClient) waitAndFetch(w io.Writer, ids []string) error {
+	js, err := c.waitJobs(ids, time.Second)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, j := range js {
+		fmt.Fprintf(w, "%s %s: %s\n", j.ID, j.State, j.Reason)
+		if _, err := c.fetchOutputs(j.ID, "."); err != nil {
+			errs = append(errs, err)
+		}
+		if j.State != jobs.Completed {
+			errs = append(errs, fmt.Errorf("job %s %s: %s", j.ID, j.State, j.Reason))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// printDryRun shows how the box reads a job file, proc by proc.
+func printDryRun(w io.Writer, specs []spec.Spec) {
+	for i, sp := range specs {
+		fmt.Fprintf(w, "proc %d\n  executable:  %s\n  arguments:   %q\n", i, sp.Executable, sp.Arguments)
+		keys := make([]string, 0, len(sp.Env))
+		for k := range sp.Env {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			fmt.Fprintf(w, "  environment: %s=%s\n", k, sp.Env[k])
+		}
+		fmt.Fprintf(w, "  resources:   cpus=%d memory_mb=%d disk_mb=%d wall_time=%v backfill=%v\n", max(sp.CPUs, 1), sp.MemoryMB, sp.DiskMB, sp.WallTime, sp.Backfill)
+		fmt.Fprintf(w, "  domains:     %s\n", strings.Join(sp.Domains, ", "))
+		for _, in := range sp.Inputs {
+			fmt.Fprintf(w, "  input:       %s\n", in.From)
+		}
+		for _, o := range sp.Outputs {
+			fmt.Fprintf(w, "  output:      %s -> %s\n", o, sp.OutputName(o))
+		}
+	}
 }

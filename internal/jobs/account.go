@@ -23,18 +23,25 @@ type Report struct {
 // ReportRow is one class ("local users", "grid", "backfill"), a domain,
 // or the total.
 type ReportRow struct {
-	Class        string  `json:"class"`
-	Jobs         int     `json:"jobs"`
-	Failed       int     `json:"failed"`
-	CPUHours     float64 `json:"cpu_hours"`
-	CoreWallH    float64 `json:"core_wall_hours"`
-	Efficiency   float64 `json:"cpu_efficiency"`   // CPU ÷ core wall
+	Class      string  `json:"class"`
+	Jobs       int     `json:"jobs"`
+	Failed     int     `json:"failed"`
+	CPUHours   float64 `json:"cpu_hours"`
+	CoreWallH  float64 `json:"core_wall_hours"`
+	Efficiency float64 `json:"cpu_efficiency"` // CPU ÷ core wall (of the jobs whose CPU is known)
+	// CPUUnknown counts the jobs whose CPU their domain could not say:
+	// left out of the efficiency, which is "unknown" if they are all.
+	CPUUnknown   int     `json:"cpu_unknown_jobs,omitempty"`
+	knownWallH   float64 // core wall of the jobs whose CPU is known
 	WallUtil     float64 `json:"wall_utilization"` // core wall ÷ cores × period (local only)
 	CPUUtil      float64 `json:"cpu_utilization"`  // CPU ÷ cores × period (local only)
 	LocalCounted bool    `json:"local"`
 }
 
-// Report accounts the jobs that ended in [since, now].
+// Report accounts the jobs that ran in [since, now]: each job's CPU and
+// wall time clipped to the part of its run inside the period (a job that
+// started before it counts only its share), so utilization never
+// exceeds what the cores could give.
 func (s *Service) Report(since time.Time) *Report {
 	now := time.Now()
 	r := &Report{Since: since, Until: now, Cores: s.cfg.CPUs}
@@ -46,6 +53,7 @@ func (s *Service) Report(since time.Time) *Report {
 		return rows[name]
 	}
 	for _, j := range s.List(func(j *Job) bool { return j.State.Final() && !j.Finished.Before(since) }) {
+		share := inPeriod(j, since, now)
 		local := j.Domain == "local"
 		class := "local users"
 		switch {
@@ -68,14 +76,20 @@ func (s *Service) Report(since time.Time) *Report {
 			if j.State != Completed {
 				rr.Failed++
 			}
-			rr.CPUHours += j.CPUTime / 3600
-			rr.CoreWallH += j.WallTime * float64(max(j.Spec.CPUs, 1)) / 3600
+			coreWallH := share * j.WallTime * float64(max(j.Spec.CPUs, 1)) / 3600
+			rr.CoreWallH += coreWallH
+			if j.CPUUnknown {
+				rr.CPUUnknown++
+				continue
+			}
+			rr.CPUHours += share * j.CPUTime / 3600
+			rr.knownWallH += coreWallH
 		}
 	}
 	avail := float64(r.Cores) * now.Sub(since).Hours()
 	for _, rr := range rows {
-		if rr.CoreWallH > 0 {
-			rr.Efficiency = rr.CPUHours / rr.CoreWallH
+		if rr.knownWallH > 0 {
+			rr.Efficiency = rr.CPUHours / rr.knownWallH
 		}
 		if rr.LocalCounted && avail > 0 {
 			rr.WallUtil = rr.CoreWallH / avail
@@ -107,13 +121,37 @@ func (r *Report) Format() string {
 			return fmt.Sprintf("%.1f%%", 100*v)
 		}
 		eff := "—"
-		if rr.CoreWallH > 0 {
+		switch {
+		case rr.knownWallH > 0:
 			eff = fmt.Sprintf("%.1f%%", 100*rr.Efficiency)
+		case rr.CPUUnknown > 0:
+			eff = "unknown"
 		}
 		fmt.Fprintf(&b, "%-16s %6d %6d %10.2f %12.2f %10s %10s %10s\n", rr.Class, rr.Jobs, rr.Failed, rr.CPUHours, rr.CoreWallH, eff, util(rr.WallUtil), util(rr.CPUUtil))
 	}
 	b.WriteString("\nCPU EFF = CPU time ÷ core wall time; WALL UTIL and CPU UTIL = core wall time and CPU time ÷ (local cores × period).\n")
 	return b.String()
+}
+
+// inPeriod is the share of j's run inside [since, until]: its run is the
+// WallTime before it finished.
+func inPeriod(j *Job, since, until time.Time) float64 {
+	if j.WallTime <= 0 {
+		return 1
+	}
+	end := j.Finished
+	start := end.Add(-time.Duration(j.WallTime * float64(time.Second)))
+	lo, hi := start, end
+	if lo.Before(since) {
+		lo = since
+	}
+	if hi.After(until) {
+		hi = until
+	}
+	if !hi.After(lo) {
+		return 0
+	}
+	return min(1, hi.Sub(lo).Seconds()/j.WallTime)
 }
 
 // Counts is the number of jobs per domain ("" while not placed) and state.

@@ -42,9 +42,12 @@ type Update struct {
 	Reason   string
 	ExitCode int
 	CPUTime  float64 // seconds, when known
-	WallTime float64 // seconds, when known
-	Started  time.Time
-	Finished time.Time
+	// CPUUnknown: the domain cannot say how much CPU the job used (Slurm
+	// without accounting storage); the job's CPU is then "unknown", not 0.
+	CPUUnknown bool
+	WallTime   float64 // seconds, when known
+	Started    time.Time
+	Finished   time.Time
 }
 
 // sandboxReleaser is a Backend whose jobs run as an account of their own
@@ -52,4 +55,12 @@ type Update struct {
 // sandbox back to the box, before its outputs are delivered.
 type sandboxReleaser interface {
 	Release(j *Job) error
+}
+
+// finder is a Backend that can say whether a submission the box did not
+// see through reached the domain (the box stopped between the domain's
+// answer and the record of it): the domain's id of j's current attempt,
+// "" when there is none — an id among j.Remotes is an earlier attempt's.
+type finder interface {
+	Find(ctx context.Context, j *Job) (remote string, err error)
 }

@@ -50,6 +50,13 @@ type Config struct {
 	// PreemptGrace is how long a preempted backfill job has between
 	// SIGTERM and SIGKILL (default "30s").
 	PreemptGrace string `toml:"preempt_grace"`
+	// Sites are the grid site names the box's own cores (the local
+	// domain) serve, for +DESIRED_Sites.
+	Sites []string `toml:"sites"`
+	// SandboxRetention is how long an ended job's sandbox (logs, outputs
+	// for `sitebox fetch`) is kept before it is removed (default "168h";
+	// "forever" keeps them).
+	SandboxRetention string `toml:"sandbox_retention"`
 	// Cache is where inputs named by federation path are read from, the
 	// site cache, e.g. "root://127.0.0.1:1094"; URLs are read through it
 	// too when set.
@@ -85,6 +92,9 @@ type DomainConfig struct {
 	URL       string `toml:"url"`
 	CA        string `toml:"ca"`
 	TokenFile string `toml:"token_file"`
+	// Sites are the grid site names the domain runs jobs for, so a
+	// submit file's +DESIRED_Sites = "T2_US_MIT" reaches it.
+	Sites []string `toml:"sites"`
 }
 
 // Defaults fills in unset settings; the sandboxes go beside stateDir.
@@ -162,7 +172,7 @@ func (j *Config) Validate(stateDir string) []Problem {
 			add("memory", "%q is not a size (e.g. \"16GiB\")", j.Memory)
 		}
 	}
-	for _, k := range []struct{ key, v string }{{"half_life", j.HalfLife}, {"preempt_grace", j.PreemptGrace}} {
+	for _, k := range []struct{ key, v string }{{"half_life", j.HalfLife}, {"preempt_grace", j.PreemptGrace}, {"sandbox_retention", strings.TrimPrefix(j.SandboxRetention, "forever")}} {
 		if k.v != "" {
 			if d, err := time.ParseDuration(k.v); err != nil || d <= 0 {
 				add(k.key, "%q is not a positive duration (e.g. \"24h\")", k.v)

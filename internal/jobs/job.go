@@ -56,18 +56,33 @@ type Job struct {
 	Domain string `json:"domain,omitempty"`
 	// Remote is the job's id in its domain's system (Slurm job id, the
 	// other box's id).
-	Remote     string    `json:"remote,omitempty"`
+	Remote string `json:"remote,omitempty"`
+	// Remotes are every id the job has had in other domains, Remote's
+	// predecessors included: after a crash during a submission, the
+	// domain's job not among them is this attempt's.
+	Remotes []string `json:"remotes,omitempty"`
+	// Submitting is written before a submission to another domain and
+	// cleared with its id (write-ahead): a box that restarts with it set
+	// asks the domain whether the job got there instead of submitting it
+	// twice.
+	Submitting bool      `json:"submitting,omitempty"`
 	Submitted  time.Time `json:"submitted"`
 	Started    time.Time `json:"started,omitzero"`
 	Finished   time.Time `json:"finished,omitzero"`
 	ExitCode   int       `json:"exit_code"`
-	CPUTime    float64   `json:"cpu_seconds"`  // user + system of the job's processes
-	WallTime   float64   `json:"wall_seconds"` // time it held its slots
-	Preempted  int       `json:"preempted,omitempty"`
-	Attempts   int       `json:"attempts,omitempty"`
-	Pid        int       `json:"pid,omitempty"`       // local supervisor (process group leader) while running
-	PidStart   int64     `json:"pid_start,omitempty"` // its start time in clock ticks: pid + start identify it
-	SandboxDir string    `json:"sandbox,omitempty"`
+	CPUTime    float64   `json:"cpu_seconds"` // user + system of the job's processes
+	// CPUUnknown: its domain could not say (Slurm without accounting
+	// storage, a job too short to sample); reports say "unknown", not 0 %.
+	CPUUnknown bool    `json:"cpu_unknown,omitempty"`
+	WallTime   float64 `json:"wall_seconds"` // time it held its slots
+	Preempted  int     `json:"preempted,omitempty"`
+	Attempts   int     `json:"attempts,omitempty"`
+	Retries    int     `json:"retries,omitempty"`   // reruns after failures (max_retries)
+	Pid        int     `json:"pid,omitempty"`       // local supervisor (process group leader) while running
+	PidStart   int64   `json:"pid_start,omitempty"` // its start time in clock ticks: pid + start identify it
+	SandboxDir string  `json:"sandbox,omitempty"`
+	// SandboxRemoved: the retention after its end has passed.
+	SandboxRemoved bool `json:"sandbox_removed,omitempty"`
 	// Slot is the slot user a local job runs as while it holds local
 	// resources; the Slurm account for a Slurm job.
 	Slot string `json:"slot,omitempty"`

@@ -55,7 +55,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		if err != nil {
 			return nil, fmt.Errorf("jobs.domain %s: %w", d.Name, err)
 		}
-		st.Domains = append(st.Domains, Domain{Name: d.Name, Backend: be, MaxJobs: d.MaxJobs, MaxIdleJobs: d.MaxIdleJobs})
+		st.Domains = append(st.Domains, Domain{Name: d.Name, Backend: be, MaxJobs: d.MaxJobs, MaxIdleJobs: d.MaxIdleJobs, Sites: d.Sites})
 	}
 	return newService(st, deps.Log)
 }
@@ -85,5 +85,13 @@ func resolve(cfg Config, deps Deps) (settings, error) {
 	}
 	st.HalfLife, _ = time.ParseDuration(cfg.HalfLife)
 	st.PreemptGrace, _ = time.ParseDuration(cfg.PreemptGrace)
+	st.LocalSites = cfg.Sites
+	switch cfg.SandboxRetention {
+	case "":
+	case "forever":
+		st.Retention = -1
+	default:
+		st.Retention, _ = time.ParseDuration(cfg.SandboxRetention)
+	}
 	return st, nil
 }

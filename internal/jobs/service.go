@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sitebox/internal/jobs/local"
 	"sort"
@@ -50,20 +51,27 @@ type settings struct {
 	// PollEvery is how often other domains are asked about their jobs
 	// (default 3 s).
 	PollEvery time.Duration
+	// LocalSites are the grid site names the local domain serves.
+	LocalSites []string
+	// Retention is how long an ended job's sandbox (its logs and outputs
+	// for `sitebox fetch`) is kept (default 7 days; negative: forever).
+	Retention time.Duration
 }
 
 // Domain is a non-local domain: its backend and the router's caps on it.
 type Domain struct {
 	Name        string
 	Backend     Backend
-	MaxJobs     int // jobs it may hold in all (0: no cap)
-	MaxIdleJobs int // jobs it may hold waiting (0: no cap)
+	MaxJobs     int      // jobs it may hold in all (0: no cap)
+	MaxIdleJobs int      // jobs it may hold waiting (0: no cap)
+	Sites       []string // grid site names it serves (+DESIRED_Sites)
 }
 
 // Stager moves job data between the federation and sandboxes.
 type Stager interface {
 	Fetch(ctx context.Context, in spec.Input, dst string) error
-	Deliver(ctx context.Context, src, destDir string) error
+	// Deliver writes src as name (a relative path) under destDir.
+	Deliver(ctx context.Context, src, destDir, name string) error
 }
 
 // Service is the job router of one box. Safe for concurrent use.
@@ -82,6 +90,10 @@ type Service struct {
 	outcome map[string][]outcome // per domain, recent results
 	dirty   map[string]bool      // jobs to save
 	staging map[string]context.CancelFunc
+	// unsure are jobs whose submission to a domain was under way when
+	// the box stopped and the domain could not yet say whether it got
+	// them: asked again at each poll.
+	unsure  map[string]*Domain
 	kick    chan struct{}
 	lastRun time.Time
 }
@@ -118,6 +130,9 @@ func newService(cfg settings, log *slog.Logger) (*Service, error) {
 	if cfg.PollEvery <= 0 {
 		cfg.PollEvery = 3 * time.Second
 	}
+	if cfg.Retention == 0 {
+		cfg.Retention = 7 * 24 * time.Hour
+	}
 	if len(cfg.Slots) == 0 {
 		return nil, local.ErrNoSlots
 	}
@@ -133,7 +148,7 @@ func newService(cfg settings, log *slog.Logger) (*Service, error) {
 		exec: local.NewExec(cfg.Self, log, cfg.PreemptGrace),
 		jobs: map[string]*Job{}, local: map[string]*localRun{}, remote: map[string]*Domain{},
 		domains: map[string]*Domain{}, outcome: map[string][]outcome{}, dirty: map[string]bool{},
-		staging: map[string]context.CancelFunc{}, kick: make(chan struct{}, 1),
+		staging: map[string]context.CancelFunc{}, unsure: map[string]*Domain{}, kick: make(chan struct{}, 1),
 	}
 	for i := range cfg.Domains {
 		s.domains[cfg.Domains[i].Name] = &cfg.Domains[i]
@@ -153,6 +168,21 @@ func newService(cfg settings, log *slog.Logger) (*Service, error) {
 func (s *Service) KnownDomain(name string) bool {
 	_, ok := s.domains[name]
 	return ok || name == "local"
+}
+
+// SiteDomains maps each grid site name the box's domains serve to those
+// domains (local first), for +DESIRED_Sites.
+func (s *Service) SiteDomains() map[string][]string {
+	out := map[string][]string{}
+	for _, site := range s.cfg.LocalSites {
+		out[site] = append(out[site], "local")
+	}
+	for _, name := range s.Domains()[1:] {
+		for _, site := range s.domains[name].Sites {
+			out[site] = append(out[site], name)
+		}
+	}
+	return out
 }
 
 // Domains lists the domain names, local first.
@@ -185,20 +215,12 @@ func (s *Service) recover() error {
 		}
 		switch {
 		case j.State == Idle:
+		case j.State == Staging && j.Submitting:
+			s.recoverSubmission(j)
 		case j.State == Staging:
 			s.requeue(j, "the box restarted while its inputs were being fetched")
 		case j.Domain == "local" && j.State == Running:
-			if r := s.exec.Reattach(j.Pid, j.PidStart); r != nil {
-				s.local[j.ID] = &localRun{run: r} // watched from Run
-				s.log.Info("re-attached to a running job", "job", j.ID, "pid", j.Pid)
-			} else if rep, err := local.ReadExit(j.SandboxDir); err == nil {
-				s.local[j.ID] = &localRun{}
-				s.releaseLocked(j)
-				s.finishLocal(j, rep, nil)
-			} else {
-				s.releaseLocked(j)
-				s.end(j, Lost, "its process was gone when the box restarted, with no exit report")
-			}
+			s.recoverLocal(j)
 		default: // in another domain: its next poll says
 			if d := s.domains[j.Domain]; d != nil {
 				s.remote[j.ID] = d
@@ -281,9 +303,19 @@ func (s *Service) validate(sp *spec.Spec) error {
 			return fmt.Errorf("output %s", msg)
 		}
 	}
+	for src, dst := range sp.OutputRemaps {
+		if _, msg := spec.ParseRemaps(src + " = " + dst); msg != "" {
+			return fmt.Errorf("transfer_output_remaps: %s", msg)
+		}
+	}
 	for _, in := range sp.Inputs {
 		if msg := spec.SandboxPathProblem(inputName(in)); msg != "" {
 			return fmt.Errorf("input %s", msg)
+		}
+		if in.Ref != "" {
+			if _, err := os.Stat(s.sharedPath(filepath.Base(in.Ref))); err != nil || filepath.Base(in.Ref) != in.Ref {
+				return fmt.Errorf("input %s: shared file %.16s… was not sent with the submission", in.As, in.Ref)
+			}
 		}
 	}
 	if len(sp.Domains) == 0 {
@@ -316,6 +348,13 @@ func expandCluster(sp *spec.Spec, cluster int64) {
 	}
 	sp.Stdout, sp.Stderr = r.Replace(sp.Stdout), r.Replace(sp.Stderr)
 	sp.OutputDestination = r.Replace(sp.OutputDestination)
+	if len(sp.OutputRemaps) > 0 {
+		m := make(map[string]string, len(sp.OutputRemaps))
+		for k, v := range sp.OutputRemaps {
+			m[r.Replace(k)] = r.Replace(v)
+		}
+		sp.OutputRemaps = m
+	}
 	for i, o := range sp.Outputs {
 		sp.Outputs[i] = r.Replace(o)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sitebox/internal/jobs/local"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -141,9 +142,11 @@ func (s *Service) setWaiting(j *Job, why, domain string) {
 	}
 }
 
-// routeTo stages j and submits it to d.
+// routeTo stages j and submits it to d. The submission is written
+// ahead (Submitting) and its id recorded before anything else, so a box
+// that stops in between asks d rather than submitting twice.
 func (s *Service) routeTo(ctx context.Context, j *Job, d *Domain) {
-	j.State, j.Domain, j.Reason = Staging, d.Name, "staging for "+d.Name
+	j.State, j.Domain, j.Reason, j.Submitting = Staging, d.Name, "staging for "+d.Name, false
 	j.Attempts++
 	s.remote[j.ID] = d
 	s.dirty[j.ID] = true
@@ -151,7 +154,6 @@ func (s *Service) routeTo(ctx context.Context, j *Job, d *Domain) {
 	s.staging[j.ID] = cancel
 	spec, dir := j.Spec, j.SandboxDir
 	_, selfStaging := d.Backend.(interface{ StagesItself() })
-	snapshot := *j
 	go func() {
 		var err error
 		if !selfStaging {
@@ -159,8 +161,21 @@ func (s *Service) routeTo(ctx context.Context, j *Job, d *Domain) {
 		} else {
 			err = os.MkdirAll(dir, 0o755)
 		}
+		s.mu.Lock()
+		if err == nil && j.State == Staging {
+			j.Submitting, j.Reason = true, "submitting to "+d.Name
+			if cerr := s.commitLocked(j); cerr != nil {
+				err = fmt.Errorf("cannot record the submission: %w", cerr)
+				j.Submitting = false
+			}
+		}
+		snapshot := *j
+		s.mu.Unlock()
+		if err == nil && selfStaging {
+			snapshot.Spec, err = s.withSharedData(snapshot.Spec)
+		}
 		var remote string
-		if err == nil {
+		if err == nil && snapshot.State == Staging {
 			remote, err = d.Backend.Submit(sctx, &snapshot)
 		}
 		cancel()
@@ -169,7 +184,9 @@ func (s *Service) routeTo(ctx context.Context, j *Job, d *Domain) {
 		delete(s.staging, j.ID)
 		if j.State != Staging {
 			if remote != "" { // cancelled while submitting
-				j.Remote = remote
+				j.Remote, j.Remotes = remote, append(j.Remotes, remote)
+				s.dirty[j.ID] = true
+				snapshot.Remote = remote
 				// Unbound: the job must not be left running in its
 				// domain because the box is stopping.
 				go d.Backend.Cancel(context.Background(), &snapshot)
@@ -182,13 +199,24 @@ func (s *Service) routeTo(ctx context.Context, j *Job, d *Domain) {
 			s.requeue(j, fmt.Sprintf("%s refused it: %v", d.Name, err))
 			return
 		}
-		j.State, j.Remote, j.Reason = Routed, remote, "submitted to "+d.Name+" as "+remote
-		s.dirty[j.ID] = true
+		s.routed(j, d, remote)
 	}()
+}
+
+// routed records that d has j as remote, on disk at once.
+func (s *Service) routed(j *Job, d *Domain, remote string) {
+	j.State, j.Remote, j.Reason, j.Submitting = Routed, remote, "submitted to "+d.Name+" as "+remote, false
+	if !slices.Contains(j.Remotes, remote) {
+		j.Remotes = append(j.Remotes, remote)
+	}
+	if err := s.commitLocked(j); err != nil {
+		s.log.Error("cannot record a job's submission", "job", j.ID, "domain", d.Name, "remote", remote, "err", err)
+	}
 }
 
 // pollDomains asks every domain about its jobs and applies the answers.
 func (s *Service) pollDomains(ctx context.Context) {
+	s.askUnsure(ctx)
 	s.mu.Lock()
 	byDomain := map[*Domain][]*Job{}
 	for id, d := range s.remote {
@@ -209,6 +237,46 @@ func (s *Service) pollDomains(ctx context.Context) {
 		s.mu.Lock()
 		for _, u := range ups {
 			s.applyUpdate(u)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// askUnsure asks the domains again about the submissions they could not
+// account for at the start. A job cancelled meanwhile that the domain
+// has after all is cancelled there.
+func (s *Service) askUnsure(ctx context.Context) {
+	s.mu.Lock()
+	type ask struct {
+		j *Job
+		d *Domain
+	}
+	var asks []ask
+	for id, d := range s.unsure {
+		if j := s.jobs[id]; j != nil {
+			c := *j
+			asks = append(asks, ask{&c, d})
+		}
+	}
+	s.mu.Unlock()
+	for _, a := range asks {
+		f, _ := a.d.Backend.(finder)
+		fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		remote, err := f.Find(fctx, a.j)
+		cancel()
+		s.mu.Lock()
+		j := s.jobs[a.j.ID]
+		switch {
+		case j == nil:
+		case j.State.Final():
+			delete(s.unsure, j.ID)
+			if err == nil && remote != "" {
+				snap := *j
+				snap.Remote = remote
+				go a.d.Backend.Cancel(context.Background(), &snap)
+			}
+		default:
+			s.settleSubmission(j, a.d, remote, err)
 		}
 		s.mu.Unlock()
 	}
@@ -246,12 +314,18 @@ func (s *Service) applyUpdate(u Update) {
 			}
 		}
 	}
+	if u.CPUUnknown && j.CPUTime == 0 {
+		j.CPUUnknown = true
+	}
 	delete(s.remote, j.ID)
 	if !u.Finished.IsZero() {
 		defer func() { j.Finished = u.Finished }()
 	}
 	if u.State == Completed {
 		s.deliverAsync(j)
+		return
+	}
+	if u.State == Failed && s.retryLocked(j, j.Domain+": "+u.Reason) {
 		return
 	}
 	s.end(j, u.State, j.Domain+": "+u.Reason)

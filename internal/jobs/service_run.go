@@ -40,6 +40,8 @@ func (s *Service) Run(ctx context.Context) error {
 		s.scheduleLocked(ctx, now)
 		if now.Sub(lastUsage) > 30*time.Second {
 			s.saveUsageLocked(now)
+			s.sweepLocked(now)
+			s.sweepSharedLocked(now)
 			lastUsage = now
 		}
 		if err := s.flushLocked(); err != nil {
@@ -177,7 +179,17 @@ func (s *Service) startLocal(ctx context.Context, j *Job, slot local.Slot) {
 			s.end(j, Failed, "staging: "+err.Error())
 			return
 		}
-		r, err := s.exec.Start(j.ID, j.SandboxDir, j.Spec, slot)
+		// Write-ahead: the record says the job may run before its
+		// supervisor exists, so a box that dies in between looks for the
+		// supervisor (FindSupervisor) rather than starting it again.
+		j.State, j.Reason, j.Started = Running, "starting on the box", time.Now()
+		j.Pid, j.PidStart = 0, 0
+		if err := s.commitLocked(j); err != nil {
+			delete(s.local, j.ID)
+			s.requeue(j, "cannot record the job's start: "+err.Error())
+			return
+		}
+		r, err := s.exec.Start(j.ID, j.SandboxDir, j.Spec, slot, j.Attempts)
 		if err != nil {
 			s.releaseLocked(j) // the sandbox may already be the slot's
 			delete(s.local, j.ID)
@@ -185,9 +197,11 @@ func (s *Service) startLocal(ctx context.Context, j *Job, slot local.Slot) {
 			return
 		}
 		s.local[j.ID].run = r
-		j.State, j.Reason, j.Started = Running, "running on the box", time.Now()
+		j.Reason = "running on the box"
 		j.Pid, j.PidStart = r.PID, r.Started
-		s.dirty[j.ID] = true
+		if err := s.commitLocked(j); err != nil {
+			s.log.Error("cannot record the job's supervisor; a restart finds it by its command line", "job", j.ID, "err", err)
+		}
 		go s.watchLocal(ctx, j.ID, r)
 	}()
 }
@@ -206,6 +220,12 @@ func (s *Service) stage(ctx context.Context, sp spec.Spec, dir string) error {
 	for _, in := range sp.Inputs {
 		name := inputName(in)
 		dst := dir + "/" + name
+		if in.Ref != "" {
+			if err := s.copyShared(in.Ref, dst); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			continue
+		}
 		if in.Data != nil {
 			if err := os.WriteFile(dst, in.Data, 0o755); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
@@ -286,50 +306,14 @@ func (s *Service) finishLocal(j *Job, rep *local.ExitReport, err error) {
 		if rep.Reason != "" {
 			why += ": " + rep.Reason
 		}
-		s.end(j, Failed, why)
+		if !s.retryLocked(j, why) {
+			s.end(j, Failed, why)
+		}
 	default:
 		s.deliverAsync(j)
 		return
 	}
 	s.poke()
-}
-
-// deliverAsync copies a successful job's outputs, then completes it.
-func (s *Service) deliverAsync(j *Job) {
-	if len(j.Spec.Outputs) == 0 || j.Spec.OutputDestination == "" {
-		s.end(j, Completed, "exited with code 0")
-		return
-	}
-	j.Reason = "delivering outputs"
-	s.dirty[j.ID] = true
-	spec, dir := j.Spec, j.SandboxDir
-	// Not bound to Run's ctx: a delivery under way when the box stops
-	// finishes, as the job it completes did.
-	go func() {
-		err := s.deliver(context.Background(), spec, dir)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if err != nil {
-			s.end(j, Failed, "outputs: "+err.Error())
-			return
-		}
-		s.end(j, Completed, fmt.Sprintf("exited with code 0; %d output(s) delivered to %s", len(spec.Outputs), spec.OutputDestination))
-	}()
-}
-
-func (s *Service) deliver(ctx context.Context, sp spec.Spec, dir string) error {
-	if s.cfg.Stager == nil {
-		return fmt.Errorf("no stager configured to deliver to %s", sp.OutputDestination)
-	}
-	for _, o := range sp.Outputs {
-		if err := local.CheckSandboxFile(dir, o); err != nil {
-			return fmt.Errorf("%s: %w", o, err)
-		}
-		if err := s.cfg.Stager.Deliver(ctx, dir+"/"+o, sp.OutputDestination); err != nil {
-			return fmt.Errorf("%s: %w", o, err)
-		}
-	}
-	return nil
 }
 
 // preemptLocked stops a backfill job to free its slot; it goes back to
@@ -352,11 +336,32 @@ func (s *Service) preemptLocked(j *Job) {
 	}
 }
 
-// requeue puts a job back in the queue.
+// retryLocked requeues a failed job that has retries left (max_retries).
+func (s *Service) retryLocked(j *Job, why string) bool {
+	if j.Retries >= j.Spec.MaxRetries {
+		return false
+	}
+	j.Retries++
+	s.requeue(j, fmt.Sprintf("%s; retry %d of %d", why, j.Retries, j.Spec.MaxRetries))
+	return true
+}
+
+// requeue puts a job back in the queue, on disk before anything else
+// happens to it.
 func (s *Service) requeue(j *Job, why string) {
-	j.State, j.Reason, j.Domain, j.Remote = Idle, why, "", ""
+	j.State, j.Reason, j.Domain, j.Remote, j.Submitting = Idle, why, "", "", false
 	j.Pid, j.PidStart = 0, 0
+	if err := s.commitLocked(j); err != nil {
+		s.log.Error("cannot record a requeued job", "job", j.ID, "err", err)
+	}
+}
+
+// commitLocked writes j (and every other changed job) now: the
+// transitions whose loss a crash would turn into a lost or doubled job
+// are on disk before their effect.
+func (s *Service) commitLocked(j *Job) error {
 	s.dirty[j.ID] = true
+	return s.flushLocked()
 }
 
 // end records a final state.
@@ -370,6 +375,9 @@ func (s *Service) end(j *Job, st State, why string) {
 		s.noteOutcome(d, st == Failed || st == Lost)
 	}
 	s.log.Info("job ended", "job", j.ID, "owner", j.Owner, "issuer", j.Issuer, "state", st, "domain", j.Domain, "why", why)
+	if err := s.commitLocked(j); err != nil {
+		s.log.Error("cannot record a job's end", "job", j.ID, "err", err)
+	}
 	s.poke()
 }
 

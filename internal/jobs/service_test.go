@@ -44,12 +44,14 @@ func (f *fakeStager) Fetch(_ context.Context, in spec.Input, dst string) error {
 	return os.WriteFile(dst, b, 0o644)
 }
 
-func (f *fakeStager) Deliver(_ context.Context, src, _ string) error {
+func (f *fakeStager) Deliver(_ context.Context, src, _, name string) error {
 	b, err := os.ReadFile(src)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(f.outDir, filepath.Base(src)), b, 0o644)
+	dst := filepath.Join(f.outDir, name)
+	os.MkdirAll(filepath.Dir(dst), 0o755)
+	return os.WriteFile(dst, b, 0o644)
 }
 
 type svcEnv struct {

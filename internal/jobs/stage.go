@@ -83,9 +83,9 @@ func joinURL(base, p string) string {
 	return base + p
 }
 
-// Deliver writes src into the directory URL destDir.
-func (t *TransferStager) Deliver(ctx context.Context, src, destDir string) error {
-	dst := strings.TrimRight(destDir, "/") + "/" + path.Base(src)
+// Deliver writes src as name under the directory URL destDir.
+func (t *TransferStager) Deliver(ctx context.Context, src, destDir, name string) error {
+	dst := strings.TrimRight(destDir, "/") + "/" + strings.TrimLeft(path.Clean(name), "/")
 	r, err := transfer.Open(dst, t.Opts)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"fmt"
 	"io"
@@ -43,6 +44,10 @@ type API struct {
 // Submission is the body of POST /api/v1/jobs.
 type Submission struct {
 	Specs []spec.Spec `json:"specs"`
+	// Shared are files several specs use (an input of "queue 100"),
+	// sent once: by the hex SHA-256 of their bytes, which inputs name as
+	// Ref.
+	Shared map[string][]byte `json:"shared,omitempty"`
 }
 
 // Handler returns the HTTP handler for Prefix and below.
@@ -55,6 +60,7 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("GET "+Prefix+"/{id}", a.get)
 	mux.HandleFunc("DELETE "+Prefix+"/{id}", a.cancel)
 	mux.HandleFunc("GET "+Prefix+"/{id}/logs", a.logs)
+	mux.HandleFunc("GET "+Prefix+"/{id}/outputs", a.outputs)
 	return mux
 }
 
@@ -163,7 +169,7 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) {
 	if vos := id.VOs(); len(vos) > 0 {
 		vo = vos[0]
 	}
-	js, err := a.Svc.Submit(principal(id), vo, !a.Local(id), sub.Specs)
+	js, err := a.Svc.SubmitShared(principal(id), vo, !a.Local(id), sub.Specs, sub.Shared)
 	if err != nil {
 		Error(w, http.StatusBadRequest, "%v", err)
 		return
@@ -182,7 +188,7 @@ func (a *API) domains(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, r, id, http.StatusForbidden, "token lacks the compute.create scope (a storage scope does not allow jobs)")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"domains": a.Svc.Domains()})
+	writeJSON(w, http.StatusOK, map[string]any{"domains": a.Svc.Domains(), "sites": a.Svc.SiteDomains()})
 }
 
 func (a *API) list(w http.ResponseWriter, r *http.Request) {
@@ -251,6 +257,38 @@ func (a *API) logs(w http.ResponseWriter, r *http.Request) {
 	}
 	defer rc.Close()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	io.Copy(w, rc)
+}
+
+// outputs lists an ended job's files for `sitebox fetch` (stdout,
+// stderr, declared outputs, each with the name it is saved as), or with
+// ?file=NAME sends one of them.
+func (a *API) outputs(w http.ResponseWriter, r *http.Request) {
+	j, id, ok := a.own(w, r, store.ScopeComputeRead)
+	if !ok {
+		return
+	}
+	name := r.URL.Query().Get("file")
+	if name == "" {
+		files, err := a.Svc.Outputs(j.ID)
+		if err != nil {
+			a.refuse(w, r, id, http.StatusConflict, "%v", err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"files": files})
+		return
+	}
+	rc, err := a.Svc.OpenOutput(j.ID, name)
+	switch {
+	case errors.Is(err, jobs.ErrNoOutput):
+		a.refuse(w, r, id, http.StatusNotFound, "%v", err)
+		return
+	case err != nil:
+		a.refuse(w, r, id, http.StatusConflict, "%v", err)
+		return
+	}
+	defer rc.Close()
+	w.Header().Set("Content-Type", "application/octet-stream")
 	io.Copy(w, rc)
 }
 

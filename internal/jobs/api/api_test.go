@@ -72,7 +72,7 @@ func TestAPIScopesAndOwners(t *testing.T) {
 	}
 	id := js[0].ID
 	e.WaitState(id, jobs.Running, 20*time.Second)
-	for _, c := range []struct{ method, path string }{{"GET", Prefix + "/" + id}, {"GET", Prefix + "/" + id + "/logs"}, {"DELETE", Prefix + "/" + id}} {
+	for _, c := range []struct{ method, path string }{{"GET", Prefix + "/" + id}, {"GET", Prefix + "/" + id + "/logs"}, {"GET", Prefix + "/" + id + "/outputs"}, {"DELETE", Prefix + "/" + id}} {
 		if code, body := call("foreign-alice", c.method, c.path, ""); code != http.StatusNotFound {
 			t.Errorf("foreign alice %s %s: %d %s", c.method, c.path, code, body)
 		}
@@ -87,6 +87,19 @@ func TestAPIScopesAndOwners(t *testing.T) {
 		t.Errorf("site alice's cancel: %d %s", code, body)
 	}
 	e.WaitState(id, jobs.Cancelled, 10*time.Second)
+	// Outputs: only what the job declared (and its stdout, stderr) is
+	// served; anything else is refused by name, in the reply and the log.
+	if code, body := call("site-alice", "GET", Prefix+"/"+id+"/outputs", ""); code != http.StatusOK || !strings.Contains(body, `"save_as":"stdout"`) {
+		t.Errorf("outputs of an ended job: %d %s", code, body)
+	}
+	for _, f := range []string{"../jobs.db", "/etc/passwd", "job.sbatch"} {
+		if code, body := call("site-alice", "GET", Prefix+"/"+id+"/outputs?file="+f, ""); code != http.StatusNotFound || !strings.Contains(body, "not an output") {
+			t.Errorf("outputs?file=%s: %d %s", f, code, body)
+		}
+	}
+	if !strings.Contains(logs.String(), "not an output") {
+		t.Errorf("refused output not logged")
+	}
 }
 
 func TestMain(m *testing.M) { localtest.Main(m) }

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -55,8 +57,8 @@ type Running struct {
 // session of its own (so it outlives a restart of the box and its
 // process group can be signalled as one), the sandbox given to the job's
 // slot user.
-func (x *Exec) Start(id, sandbox string, sp spec.Spec, sl Slot) (*Running, error) {
-	plan := execPlan{
+func (x *Exec) Start(id, sandbox string, sp spec.Spec, sl Slot, attempt int) (*Running, error) {
+	plan := execPlan{Attempt: attempt,
 		Executable: sp.Executable, Arguments: sp.Arguments, Env: sp.Env,
 		Stdout: sp.Stdout, Stderr: sp.Stderr,
 		MemoryMB: sp.MemoryMB, DiskMB: sp.DiskMB, WallTime: sp.WallTime,
@@ -76,6 +78,16 @@ func (x *Exec) Start(id, sandbox string, sp spec.Spec, sl Slot) (*Running, error
 	os.Remove(controlFile(sandbox, exitFile))
 	if err := writeJSONAtomic(controlFile(sandbox, execFile), plan); err != nil {
 		return nil, fmt.Errorf("job %s: plan: %w", id, err)
+	}
+	// The directories of output and error (e.g. logs/x.out), as
+	// condor_submit's users expect; made while the sandbox is still the
+	// box's, then given to the slot with the rest.
+	for _, name := range []string{sp.Stdout, sp.Stderr} {
+		if d := filepath.Dir(filepath.Clean(name)); name != "" && d != "." && !strings.HasPrefix(d, "..") && !filepath.IsAbs(d) {
+			if err := os.MkdirAll(filepath.Join(sandbox, d), 0o755); err != nil {
+				return nil, fmt.Errorf("job %s: directory of %s: %w", id, name, err)
+			}
+		}
 	}
 	if err := sl.ClaimSandbox(sandbox); err != nil {
 		return nil, fmt.Errorf("job %s: %w", id, err)
@@ -111,6 +123,31 @@ func (x *Exec) Reattach(pid int, started int64) *Running {
 		return nil
 	}
 	return &Running{PID: pid, Started: started, Done: make(chan struct{}), Adopted: true}
+}
+
+// FindSupervisor looks for the supervisor of sandbox among the running
+// processes, by its command line (`sitebox job-exec SANDBOX`): after a
+// crash between a supervisor's start and the record of its pid, this is
+// how the box knows the job runs. Nil when none does.
+func (x *Exec) FindSupervisor(sandbox string) *Running {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid := atoiOr(e.Name(), -1)
+		if pid <= 0 {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if len(args) == 3 && args[1] == "job-exec" && args[2] == sandbox {
+			if st, ok := procStart(pid); ok {
+				return &Running{PID: pid, Started: st, Done: make(chan struct{}), Adopted: true}
+			}
+		}
+	}
+	return nil
 }
 
 // AwaitGone closes an adopted job's done once its supervisor has gone:

@@ -46,6 +46,10 @@ type execPlan struct {
 	Cgroup string `json:"cgroup,omitempty"`
 	// Slot is the unprivileged account the job runs as.
 	Slot Slot `json:"slot"`
+	// Attempt is the box's count of the job's starts, copied into the
+	// exit report so a report left by an earlier attempt (preempted,
+	// requeued) is never taken for this one's.
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // ExitReport is how the job ended, written by the supervisor.
@@ -57,6 +61,7 @@ type ExitReport struct {
 	Wall     float64   `json:"wall_seconds"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
+	Attempt  int       `json:"attempt,omitempty"` // the plan's
 }
 
 // watchEvery is how often the supervisor checks memory, disk and time.
@@ -90,7 +95,7 @@ func readPlan(sandbox string) (*execPlan, error) {
 }
 
 func supervise(sandbox string, p *execPlan) ExitReport {
-	rep := ExitReport{Started: time.Now()}
+	rep := ExitReport{Started: time.Now(), Attempt: p.Attempt}
 	fail := func(code int, format string, args ...any) ExitReport {
 		rep.ExitCode, rep.Reason, rep.Finished = code, fmt.Sprintf(format, args...), time.Now()
 		return rep
@@ -130,6 +135,9 @@ func supervise(sandbox string, p *execPlan) ExitReport {
 	if err := dropThreadCaps(false); err != nil {
 		fmt.Fprintf(errf, "sitebox: cannot drop capabilities: %v\n", err)
 		return fail(127, "cannot drop capabilities: %v", err)
+	}
+	if err := setThreadNice(p.Nice); err != nil {
+		return fail(127, "cannot set nice %d: %v", p.Nice, err)
 	}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(errf, "sitebox: cannot start %s: %v\n", p.Executable, err)
@@ -226,7 +234,7 @@ func fileExists(p string) bool {
 
 // applyLimits sets what the job inherits: rlimits (address space as a
 // backstop for memory where no cgroup does it, file size for disk) and
-// the nice level (backfill runs at 19).
+// the nice level (backfill runs at 19) is set by setThreadNice.
 func applyLimits(p *execPlan) {
 	if p.MemoryMB > 0 && p.Cgroup == "" {
 		// Address space, not RSS: runtimes reserve far more than they
@@ -239,9 +247,17 @@ func applyLimits(p *execPlan) {
 		fs := uint64(p.DiskMB) << 20
 		unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: fs, Max: fs})
 	}
-	if p.Nice != 0 {
-		unix.Setpriority(unix.PRIO_PROCESS, 0, p.Nice)
+}
+
+// setThreadNice sets the calling thread's nice level, which is what a
+// process forked from it inherits: on Linux setpriority(PRIO_PROCESS, 0)
+// changes one thread, so it must be the locked thread the job is forked
+// from, not whichever thread the runtime happened to use.
+func setThreadNice(nice int) error {
+	if nice == 0 {
+		return nil
 	}
+	return unix.Setpriority(unix.PRIO_PROCESS, 0, nice)
 }
 
 // overLimit says which limit the job broke, or "".
@@ -331,6 +347,13 @@ func writeJSONAtomic(path string, v any) error {
 }
 
 var errNoExit = errors.New("no exit report")
+
+// RemoveControl removes the plan and exit report of sandbox, with the
+// sandbox itself gone.
+func RemoveControl(sandbox string) {
+	os.Remove(controlFile(sandbox, execFile))
+	os.Remove(controlFile(sandbox, exitFile))
+}
 
 func ReadExit(sandbox string) (*ExitReport, error) {
 	b, err := os.ReadFile(controlFile(sandbox, exitFile))

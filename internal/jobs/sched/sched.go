@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -78,7 +80,18 @@ func Schedule(in Input) Output {
 		}
 	}
 	queue := newJobQueue(in.Idle, prio)
-	preempting := false
+	// reserve sets aside what a real job will take once the jobs stopping
+	// for it are gone: free CPUs first, then the stopping ones, so no
+	// later job takes them meanwhile.
+	stoppingMem := stoppedMem(in.Running)
+	reserve := func(cpus int, mem int64) {
+		fromFree := min(cpus, max(freeCPU, 0))
+		freeCPU -= fromFree
+		stoppingCPU -= cpus - fromFree
+		memFree := min(mem, max(freeMem, 0))
+		freeMem -= memFree
+		stoppingMem -= mem - memFree
+	}
 	for {
 		j := queue.pop()
 		if j == nil {
@@ -88,9 +101,6 @@ func Schedule(in Input) Output {
 		switch {
 		case cpus > in.CPUs || mem > in.MemoryMB:
 			out.Waiting[j.ID] = fmt.Sprintf("asks for %d CPUs and %d MB; the local domain has %d CPUs and %d MB in all", cpus, mem, in.CPUs, in.MemoryMB)
-			continue
-		case preempting:
-			out.Waiting[j.ID] = "behind a job for which backfill is being preempted"
 			continue
 		case j.Grid && in.GridMaxCPUs > 0 && gridCPU+cpus > in.GridMaxCPUs:
 			out.Waiting[j.ID] = fmt.Sprintf("grid jobs hold %d of the %d local CPUs they may use", gridCPU, in.GridMaxCPUs)
@@ -109,14 +119,16 @@ func Schedule(in Input) Output {
 			out.Waiting[j.ID] = fmt.Sprintf("backfill: waits for an idle slot (%d of %d CPUs free)", max(freeCPU, 0), in.CPUs)
 			continue
 		}
-		// A real job that does not fit: backfill yields to it.
-		need := cpus - freeCPU - stoppingCPU
-		if need <= 0 && mem <= freeMem+stoppedMem(in.Running) {
+		// A real job that does not fit: backfill yields to it. Every
+		// waiting real job takes its victims in the same round, so N real
+		// jobs wait one grace period, not N.
+		need := cpus - max(freeCPU, 0) - stoppingCPU
+		if need <= 0 && mem <= max(freeMem, 0)+stoppingMem {
 			out.Waiting[j.ID] = fmt.Sprintf("waits for %d CPUs being freed by jobs that are stopping", cpus-max(freeCPU, 0))
-			preempting = true
+			reserve(cpus, mem)
 			continue
 		}
-		victims := pickVictims(backfill, need)
+		victims := pickVictims(backfill, max(need, 0))
 		if victims == nil {
 			out.Waiting[j.ID] = fmt.Sprintf("waits for %d CPUs and %d MB (%d CPUs and %d MB free)", cpus, mem, max(freeCPU, 0), max(freeMem, 0))
 			continue
@@ -124,9 +136,11 @@ func Schedule(in Input) Output {
 		for _, v := range victims {
 			out.Preempt = append(out.Preempt, v.Job)
 			stoppingCPU += v.Job.CPUs
+			stoppingMem += v.Job.MemoryMB
 		}
+		backfill = backfill[len(victims):]
 		out.Waiting[j.ID] = fmt.Sprintf("preempting %d backfill job(s) for its %d CPUs", len(victims), cpus)
-		preempting = true
+		reserve(cpus, mem)
 	}
 	return out
 }
@@ -176,7 +190,27 @@ func Before(a, b *Job, prio map[string]float64) bool {
 	if !a.Submitted.Equal(b.Submitted) {
 		return a.Submitted.Before(b.Submitted)
 	}
-	return a.ID < b.ID
+	return idLess(a.ID, b.ID)
+}
+
+// idLess orders "cluster.process" ids numerically (x.2 before x.10);
+// ids that are not numbers compare as strings.
+func idLess(a, b string) bool {
+	ac, ap, _ := strings.Cut(a, ".")
+	bc, bp, _ := strings.Cut(b, ".")
+	if ac != bc {
+		return numLess(ac, bc)
+	}
+	return numLess(ap, bp)
+}
+
+func numLess(a, b string) bool {
+	x, errA := strconv.ParseInt(a, 10, 64)
+	y, errB := strconv.ParseInt(b, 10, 64)
+	if errA != nil || errB != nil {
+		return a < b
+	}
+	return x < y
 }
 
 // wallOrMax is the requested wall time; a job that gave none counts as

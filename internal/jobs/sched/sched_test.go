@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -67,8 +68,10 @@ func TestScheduleGridCap(t *testing.T) {
 	}
 }
 
-// A real job that does not fit preempts the backfill jobs that started
-// last, just enough of them, and nothing else starts meanwhile.
+// Real jobs that do not fit preempt the backfill jobs that started last,
+// just enough of them for every waiting real job in the same round (so N
+// real jobs wait one grace period, not N), and nothing else starts
+// meanwhile.
 func TestSchedulePreemptsBackfill(t *testing.T) {
 	bf := func(start int) func(*Job) {
 		return func(j *Job) { j.Backfill = true; j.Started = time.Unix(int64(start), 0) }
@@ -80,12 +83,12 @@ func TestSchedulePreemptsBackfill(t *testing.T) {
 	if len(out.Start) != 0 {
 		t.Errorf("started %s while preempting", ids(out.Start))
 	}
-	if got := ids(out.Preempt); got != "b3 b2 " {
-		t.Errorf("preempted %q, want the two backfill jobs that started last", got)
+	if got := ids(out.Preempt); got != "b3 b2 b1 " {
+		t.Errorf("preempted %q, want the two backfill jobs that started last for real, the last for small", got)
 	}
 	// Next round, the victims are Stopping: no more preemption.
 	for i := range running {
-		if running[i].Job.ID == "b2" || running[i].Job.ID == "b3" {
+		if running[i].Job.ID != "r" {
 			running[i].Stopping = true
 		}
 	}
@@ -139,5 +142,41 @@ func TestFairShareConverges(t *testing.T) {
 		if ratio < tc.want*0.95 || ratio > tc.want*1.05 {
 			t.Errorf("shares %v: a:b = %.2f over the second half, want %.1f", tc.shares, ratio, tc.want)
 		}
+	}
+}
+
+// Two real jobs preempt two backfill jobs in one round; a later real job
+// never takes the CPUs being freed for an earlier one.
+func TestSchedulePreemptsForEveryRealJobAtOnce(t *testing.T) {
+	bf := func(j *Job) { j.Backfill = true }
+	running := []Running{{Job: job("b1", "z", 1, bf)}, {Job: job("b2", "z", 1, bf)}}
+	out := Schedule(Input{CPUs: 2, MemoryMB: 1 << 20, Running: running,
+		Idle:     []*Job{job("r1", "a", 1), job("r2", "b", 1)},
+		Priority: func(string) float64 { return 0 }, Projected: func(*Job) float64 { return 1 }})
+	if len(out.Preempt) != 2 || len(out.Start) != 0 {
+		t.Errorf("preempt %q start %q, want both backfill jobs preempted at once", ids(out.Preempt), ids(out.Start))
+	}
+	running[0].Stopping, running[1].Stopping = true, true
+	out = Schedule(Input{CPUs: 2, MemoryMB: 1 << 20, Running: running,
+		Idle:     []*Job{job("r1", "a", 1), job("r2", "b", 1), job("r3", "c", 1)},
+		Priority: func(string) float64 { return 0 }, Projected: func(*Job) float64 { return 1 }})
+	if len(out.Preempt) != 0 || len(out.Start) != 0 {
+		t.Errorf("while stopping: preempt %q start %q", ids(out.Preempt), ids(out.Start))
+	}
+	if w := out.Waiting["r3"]; !strings.Contains(w, "waits for 1 CPUs and") {
+		t.Errorf("r3 waits because %q", w)
+	}
+}
+
+// Procs of a cluster start in numeric order: x.2 before x.10.
+func TestScheduleProcsInNumericOrder(t *testing.T) {
+	var idle []*Job
+	for _, p := range []string{"7.10", "7.2", "7.1", "10.0", "7.0"} {
+		idle = append(idle, job(p, "a", 1))
+	}
+	out := Schedule(Input{CPUs: 5, MemoryMB: 1 << 20, Idle: idle,
+		Priority: func(string) float64 { return 0 }, Projected: func(*Job) float64 { return 0 }})
+	if got := ids(out.Start); got != "7.0 7.1 7.2 7.10 10.0 " {
+		t.Errorf("started in order %q", got)
 	}
 }

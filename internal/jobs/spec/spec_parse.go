@@ -48,6 +48,12 @@ const (
 // known reports whether a domain exists (nil accepts any). On bad input
 // the error is a *ParseError naming every problem, and no Specs.
 func ParseFile(name string, data []byte, known func(domain string) bool) ([]Spec, error) {
+	return ParseFileSites(name, data, known, nil)
+}
+
+// ParseFileSites is ParseFile with sites mapping a grid site name to the
+// domains that serve it, for +DESIRED_Sites (nil: no site is served).
+func ParseFileSites(name string, data []byte, known func(domain string) bool, sites func(site string) []string) ([]Spec, error) {
 	if known == nil {
 		known = func(string) bool { return true }
 	}
@@ -56,7 +62,7 @@ func ParseFile(name string, data []byte, known func(domain string) bool) ([]Spec
 	if isTOMLJobFile(name, data) {
 		d = parseTOMLJob(data, known, ps)
 	} else {
-		d = parseSubmitFile(data, known, ps)
+		d = parseSubmitFile(data, known, sites, ps)
 	}
 	if len(ps.list) > 0 {
 		// File-wide problems (line 0) read best after the numbered ones.
@@ -69,7 +75,16 @@ func ParseFile(name string, data []byte, known func(domain string) bool) ([]Spec
 	applySpecDefaults(&d.spec)
 	specs := make([]Spec, d.queue)
 	for i := range specs {
-		specs[i] = mapSpecStrings(d.spec, processMacros(i))
+		var vars map[string]string
+		if i < len(d.vars) {
+			vars = d.vars[i]
+		}
+		base := d.spec
+		if i < len(d.specs) {
+			base = d.specs[i]
+			applySpecDefaults(&base)
+		}
+		specs[i] = mapSpecStrings(base, processMacros(i, vars))
 		specs[i].Process = i
 	}
 	return specs, nil
@@ -80,6 +95,12 @@ func ParseFile(name string, data []byte, known func(domain string) bool) ([]Spec
 type specDraft struct {
 	spec  Spec
 	queue int
+	// vars are each proc's queue-time macros besides Process (item
+	// variables, Step, Row), lower-cased; nil for none.
+	vars []map[string]string
+	// specs are the procs read one by one (queue with items), each
+	// with its values substituted; nil: every proc is spec.
+	specs []Spec
 }
 
 // ParseError lists every problem of one job file, so that a user fixes
@@ -167,11 +188,15 @@ func applySpecDefaults(s *Spec) {
 
 // processMacros maps the macros a job file may keep until queue time.
 // Cluster is spelled one way so the server has one string to replace.
-func processMacros(proc int) func(name string) string {
+func processMacros(proc int, vars map[string]string) func(name string) string {
 	return func(name string) string {
-		switch strings.ToLower(name) {
+		base, _, _ := strings.Cut(name, ",")
+		if v, ok := vars[strings.ToLower(base)]; ok && base == name {
+			return v
+		}
+		switch strings.ToLower(base) {
 		case "process", "procid":
-			return strconv.Itoa(proc)
+			return jobMacroValue(name, proc)
 		case "cluster", "clusterid":
 			return "$(Cluster)"
 		}
@@ -181,7 +206,7 @@ func processMacros(proc int) func(name string) string {
 
 func isJobMacro(name string) bool {
 	switch strings.ToLower(name) {
-	case "process", "procid", "cluster", "clusterid":
+	case "process", "procid", "cluster", "clusterid", "step", "itemindex", "row":
 		return true
 	}
 	return false
@@ -242,6 +267,13 @@ func mapSpecStrings(s Spec, f func(name string) string) Spec {
 		s.Inputs = ins
 	}
 	s.Outputs = list(s.Outputs)
+	if s.OutputRemaps != nil {
+		rm := make(map[string]string, len(s.OutputRemaps))
+		for k, v := range s.OutputRemaps {
+			rm[m(k)] = m(v)
+		}
+		s.OutputRemaps = rm
+	}
 	s.OutputDestination = m(s.OutputDestination)
 	s.Stdout, s.Stderr = m(s.Stdout), m(s.Stderr)
 	s.Domains = list(s.Domains)

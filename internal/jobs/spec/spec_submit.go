@@ -2,10 +2,8 @@ package spec
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // HTCondor submit files, the subset sitebox can honour. Keys are
@@ -36,20 +34,63 @@ type submitParser struct {
 	used      map[string]bool       // names the file uses as $(name)
 	either    map[string]submitStmt // of two keys meaning the same, the one set
 	spec      Spec
-	queue     int
+	queue     int // procs per item
 	queueLine int
-	sawExec   bool
+	// itemVars name the columns of items, the rows of a "queue … in",
+	// "from" or "matching" (nil: plain "queue N").
+	itemVars []string
+	items    [][]string
+	// vars are one proc's item values, Step and Row, when the file is
+	// read for that proc.
+	vars    map[string]string
+	sawExec bool
+	// sites maps a grid site name to the domains serving it.
+	sites func(string) []string
 }
 
-func parseSubmitFile(data []byte, known func(string) bool, ps *specProblems) specDraft {
-	p := &submitParser{ps: ps, known: known, defs: map[string]string{},
-		used: map[string]bool{}, either: map[string]submitStmt{}}
+func parseSubmitFile(data []byte, known func(string) bool, sites func(string) []string, ps *specProblems) specDraft {
+	p := newSubmitParser(known, ps, nil)
+	p.sites = sites
+	p.run(data)
+	if p.itemVars == nil || len(ps.list) > 0 {
+		return p.draft()
+	}
+	// Items: the file is read again for each proc with its row's values
+	// as macros, so they are substituted before arguments and environment
+	// are split, as HTCondor does.
+	d := p.draft()
+	d.specs = make([]Spec, len(d.vars))
+	for i, vars := range d.vars {
+		q := newSubmitParser(known, &specProblems{}, vars)
+		q.sites = sites
+		q.run(data)
+		if len(q.ps.list) > 0 && len(ps.list) == 0 {
+			for _, pr := range q.ps.list {
+				ps.add(pr.Line, pr.Key, "proc %d: %s", i, pr.Msg)
+			}
+		}
+		d.specs[i] = q.spec
+	}
+	return d
+}
+
+func newSubmitParser(known func(string) bool, ps *specProblems, vars map[string]string) *submitParser {
+	return &submitParser{ps: ps, known: known, defs: map[string]string{},
+		used: map[string]bool{}, either: map[string]submitStmt{}, vars: vars}
+}
+
+func (p *submitParser) run(data []byte) {
 	stmts := p.statements(data)
 	for _, st := range stmts {
 		if !strings.HasPrefix(st.name, "+") {
 			p.defs[st.name] = st.val
 		}
 		mapMacros(st.val, func(n string) string { p.used[strings.ToLower(n)] = true; return "" })
+		// $INT(name) and $REAL(name) use a macro by name too.
+		for _, m := range macroFunc.FindAllStringSubmatch(st.val, -1) {
+			arg, _, _ := strings.Cut(m[2], ",")
+			p.used[strings.ToLower(strings.TrimSpace(arg))] = true
+		}
 	}
 	for _, st := range stmts {
 		if v, ok := p.expand(st); ok {
@@ -57,13 +98,12 @@ func parseSubmitFile(data []byte, known func(string) bool, ps *specProblems) spe
 		}
 	}
 	if p.queueLine == 0 {
-		ps.add(0, "queue", `no queue statement: a submit file ends with "queue" or "queue N" (a TOML job file needs a [job] table)`)
+		p.ps.add(0, "queue", `no queue statement: a submit file ends with "queue" or "queue N" (a TOML job file needs a [job] table)`)
 		p.queue = 1
 	}
 	if p.spec.Executable == "" && !p.sawExec {
-		ps.add(p.queueLine, "executable", "missing: every job needs one")
+		p.ps.add(p.queueLine, "executable", "missing: every job needs one")
 	}
-	return specDraft{spec: p.spec, queue: p.queue}
 }
 
 // statements splits the file into key = value statements, reporting
@@ -71,7 +111,9 @@ func parseSubmitFile(data []byte, known func(string) bool, ps *specProblems) spe
 func (p *submitParser) statements(data []byte) []submitStmt {
 	var out []submitStmt
 	seen := map[string]int{}
-	for _, l := range joinSubmitLines(data) {
+	lines := joinSubmitLines(data)
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
 		rest, isQueue := cutQueue(l.text)
 		switch {
 		case p.queueLine > 0 && isQueue:
@@ -81,12 +123,23 @@ func (p *submitParser) statements(data []byte) []submitStmt {
 			p.ps.add(l.line, "", "nothing may follow the queue statement (line %d)", p.queueLine)
 			continue
 		case isQueue:
+			// "queue x from (" takes the lines up to the one with ")".
+			if strings.Contains(rest, "(") && !strings.Contains(rest, ")") {
+				for i+1 < len(lines) && !strings.Contains(rest, ")") {
+					i++
+					rest += "\n" + lines[i].text
+				}
+			}
 			p.queueLine = l.line
 			p.queue = p.parseQueue(l.line, rest)
 			continue
 		}
 		key, val, ok := strings.Cut(l.text, "=")
 		key = strings.TrimSpace(key)
+		if word := strings.ToLower(strings.Fields(l.text + " x")[0]); word == "include" || word == "if" || word == "elif" || word == "else" || word == "endif" {
+			p.ps.add(l.line, word, "%q is not supported: sitebox reads one self-contained submit file without conditionals; write the statements it would choose out in full", clipText(l.text))
+			continue
+		}
 		if !ok || key == "" || strings.ContainsAny(key, " \t\"'") {
 			p.ps.add(l.line, "", "malformed line %q: expected key = value", clipText(l.text))
 			continue
@@ -125,7 +178,9 @@ func joinSubmitLines(data []byte) []submitLine {
 			start = i + 1
 		}
 		if body, ok := strings.CutSuffix(t, `\`); ok {
-			cur.WriteString(strings.TrimSpace(body) + " ")
+			// As HTCondor: the backslash goes, nothing is put in its
+			// place, and the next line's leading blanks go too.
+			cur.WriteString(body)
 			continue
 		}
 		cur.WriteString(t)
@@ -151,30 +206,6 @@ func cutQueue(text string) (string, bool) {
 	return rest, true
 }
 
-func (p *submitParser) parseQueue(line int, rest string) int {
-	f := strings.Fields(rest)
-	if len(f) == 0 {
-		return 1
-	}
-	for _, w := range f {
-		switch strings.ToLower(w) {
-		case "from", "in", "matching":
-			p.ps.add(line, "queue", `"queue %s" is not supported: only "queue" or "queue N"`, rest)
-			return 1
-		}
-	}
-	n, err := strconv.ParseInt(f[0], 10, 64)
-	switch {
-	case len(f) > 1 || err != nil:
-		p.ps.add(line, "queue", "queue count %q is not a positive integer", rest)
-	case checkQueueCount(n) != "":
-		p.ps.add(line, "queue", "%s", checkQueueCount(n))
-	default:
-		return int(n)
-	}
-	return 1
-}
-
 // expand substitutes the file's own macros, leaving the job macros
 // ($(Process), $(Cluster)) for queue time.
 func (p *submitParser) expand(st submitStmt) (string, bool) {
@@ -186,7 +217,9 @@ func (p *submitParser) expand(st submitStmt) (string, bool) {
 			budget -= len(def) + 1
 			switch {
 			case bad != "":
-			case isJobMacro(name):
+			case p.vars != nil && hasKey(p.vars, strings.ToLower(name)):
+				return p.vars[strings.ToLower(name)]
+			case isJobMacro(name) || p.isItemVar(name):
 				return "$(" + name + ")"
 			case !ok:
 				bad = fmt.Sprintf("unknown macro $(%s)", name)
@@ -201,6 +234,9 @@ func (p *submitParser) expand(st submitStmt) (string, bool) {
 		})
 	}
 	v := walk(st.val, 0)
+	if bad == "" {
+		v, bad = expandFuncs(v, p.defs)
+	}
 	if bad != "" {
 		p.ps.add(st.line, st.key, "%s", bad)
 		return "", false
@@ -275,6 +311,15 @@ func (p *submitParser) apply(st submitStmt, v string) {
 				}
 			}
 		}
+	case "transfer_output_remaps":
+		q := strings.TrimSpace(v)
+		if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
+			add("must be a quoted list: transfer_output_remaps = \"a.txt = b.txt; c = d\"")
+		} else if m, msg := ParseRemaps(q[1 : len(q)-1]); msg != "" {
+			add("%s", msg)
+		} else {
+			p.spec.OutputRemaps = m
+		}
 	case "output_destination":
 		if s, ok := p.plain(st, v); ok {
 			if msg := checkDestination(s); msg != "" {
@@ -300,8 +345,10 @@ func (p *submitParser) apply(st submitStmt, v string) {
 	case "log", "should_transfer_files", "when_to_transfer_output", "notification", "notify_user":
 		// HTCondor bookkeeping with no meaning here: the box keeps its
 		// own event record and always transfers files.
-	case "+domains", "+desired_sites":
+	case "+domains":
 		p.domains(st, v)
+	case "+desired_sites":
+		p.desiredSites(st, v)
 	case "+backfill":
 		switch strings.ToLower(v) {
 		case "true":
@@ -310,8 +357,17 @@ func (p *submitParser) apply(st submitStmt, v string) {
 		default:
 			add("must be true or false, not %q", v)
 		}
-	case "+maxwalltime", "+walltime":
+	case "+maxwalltime", "+walltime", "+maxruntime":
 		p.wallTime(st, v)
+	case "+jobflavour":
+		p.jobFlavour(st, v)
+	case "max_retries":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 100 {
+			add("%q is not a number of retries from 0 to 100", v)
+		} else {
+			p.spec.MaxRetries = n
+		}
 	default:
 		if reason, ok := submitUnsupported[st.name]; ok {
 			add("%s", reason)
@@ -363,22 +419,5 @@ func (p *submitParser) domains(st submitStmt, v string) {
 	}
 	if len(msgs) == 0 {
 		p.spec.Domains = names
-	}
-}
-
-func (p *submitParser) wallTime(st submitStmt, v string) {
-	if !p.once(st, "walltime") {
-		return
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	switch {
-	case err != nil:
-		p.ps.add(st.line, st.key, "%q is not a whole number of seconds", v)
-	case n < 1:
-		p.ps.add(st.line, st.key, "must be at least 1 second, not %d", n)
-	case n > int64(math.MaxInt64/time.Second):
-		p.ps.add(st.line, st.key, "%d seconds is too long", n)
-	default:
-		p.spec.WallTime = time.Duration(n) * time.Second
 	}
 }

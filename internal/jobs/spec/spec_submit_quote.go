@@ -10,6 +10,10 @@ import (
 // written twice stands for itself. Old syntax: blanks separate, \" is a quote.
 func splitCondorArgs(v string) ([]string, string) {
 	if !strings.HasPrefix(v, `"`) {
+		// HTCondor refuses a bare double quote in the old syntax.
+		if strings.Contains(strings.ReplaceAll(v, `\"`, ""), `"`) {
+			return nil, `a double quote in old-syntax arguments must be written \" (or put the whole value in double quotes, the new syntax)`
+		}
 		return strings.Fields(strings.ReplaceAll(v, `\"`, `"`)), ""
 	}
 	inner, msg := condorUnquote(v)

@@ -220,10 +220,12 @@ func TestParseErrors(t *testing.T) {
 			[]wantProblem{{2, "queue", `"many" is not a positive integer`}}},
 		{"queue too many", "a.sub", specLines(exe, "queue 10001"),
 			[]wantProblem{{2, "queue", "more than 10000"}}},
+		// queue … from and … in are supported (issue 15): a missing
+		// file and an empty list are what is wrong with them now.
 		{"queue from", "a.sub", specLines(exe, "queue 3 from list.txt"),
-			[]wantProblem{{2, "queue", "not supported"}}},
-		{"queue in", "a.sub", specLines(exe, "queue name in (a b)"),
-			[]wantProblem{{2, "queue", "not supported"}}},
+			[]wantProblem{{2, "queue", "queue from list.txt: open list.txt"}}},
+		{"queue in", "a.sub", specLines(exe, "queue name in ()"),
+			[]wantProblem{{2, "queue", "the item list is empty"}}},
 		{"two queues and text after", "a.sub", specLines(exe, "queue", "queue 2", "output = x"),
 			[]wantProblem{{3, "queue", "only one queue statement"}, {4, "", "nothing may follow the queue statement (line 2)"}}},
 		{"no queue", "a.sub", specLines(exe),

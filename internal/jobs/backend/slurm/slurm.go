@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -278,11 +279,21 @@ func (b *Backend) Poll(ctx context.Context, js []*jobs.Job) ([]jobs.Update, erro
 			queued[id] = u
 		}
 	}
-	var gone []string
+	var gone, running []string
 	for _, id := range ids {
-		if _, ok := queued[id]; !ok {
+		if u, ok := queued[id]; !ok {
 			gone = append(gone, id)
+		} else if u.State == jobs.Running {
+			running = append(running, id)
 		}
+	}
+	// CPU of running jobs from their steps (sstat): the job completion
+	// file has none, so this is all the box learns where Slurm keeps no
+	// accounting storage. A failure only leaves the CPU unsampled.
+	for id, cpu := range b.runningCPU(ctx, running) {
+		u := queued[id]
+		u.CPUTime = cpu
+		queued[id] = u
 	}
 	done := map[string]jobs.Update{}
 	why := ""
@@ -365,4 +376,77 @@ func (b *Backend) accounting(ctx context.Context, ids []string) (res map[string]
 		}
 	}
 	return res, "", nil
+}
+
+// slurmJobName is the --job-name of job id.
+func slurmJobName(id string) string {
+	return slurmJobPrefix + strings.Map(func(r rune) rune {
+		if r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, id)
+}
+
+// Find looks for the Slurm job of j's current attempt, for a box that
+// stopped between sbatch and the record of its answer: a job of j's name
+// and sandbox (squeue, else accounting) whose id is none of j.Remotes
+// (earlier attempts). "" when Slurm has none.
+func (b *Backend) Find(ctx context.Context, j *jobs.Job) (string, error) {
+	name := slurmJobName(j.ID)
+	out, err := b.run(ctx, "squeue", "-h", "-n", name, "-o", "%i|%Z")
+	if err != nil {
+		return "", fmt.Errorf("slurm find %s: %w", j.ID, err)
+	}
+	if id := pickFound(out, j); id != "" {
+		return id, nil
+	}
+	// Already ended: the accounting of the time since its submission.
+	since := j.Submitted.Add(-time.Hour).Format("2006-01-02T15:04:05")
+	args := []string{"-n", "-P", "-X", "--name=" + name, "-S", since, "-o", "JobID,WorkDir"}
+	if b.jobcomp.Load() {
+		args = append([]string{"-c"}, args...)
+	}
+	out, err = b.run(ctx, "sacct", args...)
+	if slurmStderr(err, "accounting storage is disabled") {
+		b.jobcomp.Store(true)
+		out, err = b.run(ctx, "sacct", append([]string{"-c"}, args...)...)
+	}
+	if slurmStderr(err, "No such file or directory") { // no job has ended yet
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("slurm find %s: %w", j.ID, err)
+	}
+	return pickFound(out, j), nil
+}
+
+// pickFound picks from "ID|WORKDIR" lines the job in j's sandbox that is
+// not an earlier attempt's.
+func pickFound(out string, j *jobs.Job) string {
+	found := ""
+	for _, line := range strings.Split(out, "\n") {
+		id, dir, ok := strings.Cut(strings.TrimSpace(line), "|")
+		if !ok || !slurmJobID(id) || filepath.Clean(dir) != filepath.Clean(j.SandboxDir) || slices.Contains(j.Remotes, id) {
+			continue
+		}
+		found = id
+	}
+	return found
+}
+
+// runningCPU asks sstat for the CPU time so far of running jobs.
+func (b *Backend) runningCPU(ctx context.Context, ids []string) map[string]float64 {
+	res := map[string]float64{}
+	for _, chunk := range slurmChunks(ids) {
+		out, err := b.run(ctx, "sstat", "-a", "-n", "-P", "-j", chunk, "-o", "JobID,AveCPU")
+		if err != nil {
+			b.log.Debug("sstat failed; CPU of running jobs not sampled", "err", err)
+			continue
+		}
+		for id, cpu := range parseSstat(out) {
+			res[id] = cpu
+		}
+	}
+	return res
 }

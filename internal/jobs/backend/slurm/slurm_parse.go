@@ -40,7 +40,9 @@ func parseSacct(out string) map[string]jobs.Update {
 			continue
 		}
 		code, sig := parseExitCode(f[2])
-		u := jobs.Update{ExitCode: code, WallTime: slurmDuration(f[3]), CPUTime: slurmDuration(f[4]), Started: slurmTime(f[5]), Finished: slurmTime(f[6])}
+		u := jobs.Update{ExitCode: code, WallTime: slurmDuration(f[3]), CPUTime: slurmDuration(f[4]), Started: slurmTime(f[5]), Finished: slurmTime(f[6]),
+			// The job completion file has no CPU time: unknown, not 0.
+			CPUUnknown: strings.TrimSpace(f[4]) == ""}
 		if sig > 0 && code == 0 {
 			u.ExitCode = 128 + sig // as a shell reports a death by signal
 		}
@@ -189,4 +191,24 @@ func sinfoFreeCPUs(out string) int {
 func slurmStderr(err error, text string) bool {
 	var se *Error
 	return errors.As(err, &se) && strings.Contains(se.Stderr, text)
+}
+
+// parseSstat sums the CPU time of each job's steps from `sstat -a -n -P
+// -o JobID,AveCPU` ("123.batch|00:00:05"): with one task per step the
+// average is the step's CPU time.
+func parseSstat(out string) map[string]float64 {
+	res := map[string]float64{}
+	for _, line := range strings.Split(out, "\n") {
+		step, cpu, ok := strings.Cut(strings.TrimSpace(line), "|")
+		id, _, _ := strings.Cut(step, ".")
+		if !ok || !slurmJobID(id) {
+			continue
+		}
+		// A step not yet sampled can show a wrapped-around unsigned
+		// value; no real step has used 30 years of CPU.
+		if v := slurmDuration(cpu); v < 1e9 {
+			res[id] += v
+		}
+	}
+	return res
 }

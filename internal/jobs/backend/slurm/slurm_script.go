@@ -49,12 +49,7 @@ func slurmScript(j *jobs.Job, partition string) (string, error) {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n")
 	opt := func(name, value string) { fmt.Fprintf(&b, "#SBATCH --%s=%s\n", name, value) }
-	opt("job-name", slurmJobPrefix+strings.Map(func(r rune) rune {
-		if r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
-			return r
-		}
-		return '_'
-	}, j.ID))
+	opt("job-name", slurmJobName(j.ID))
 	// Slurm expands %j and the like in file names; %% is a plain %.
 	opt("output", sbatchQuote(strings.ReplaceAll(out, "%", "%%")))
 	opt("error", sbatchQuote(strings.ReplaceAll(errf, "%", "%%")))

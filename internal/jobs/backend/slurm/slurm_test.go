@@ -171,8 +171,11 @@ func TestParseSacct(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := parseSacct(tc.line + "\n")
 			id, _, _ := strings.Cut(tc.line, "|")
-			if g := got[id]; g != tc.want {
-				t.Errorf("got  %+v\nwant %+v", g, tc.want)
+			// An empty TotalCPU (the job completion file) is unknown CPU.
+			want := tc.want
+			want.CPUUnknown = strings.Split(tc.line, "|")[4] == ""
+			if g := got[id]; g != want {
+				t.Errorf("got  %+v\nwant %+v", g, want)
 			}
 		})
 	}
@@ -248,6 +251,8 @@ func TestSlurmPollFake(t *testing.T) {
 		switch {
 		case name == "squeue":
 			return "11|RUNNING|None|2026-11-23T06:58:56\n", nil
+		case name == "sstat":
+			return "11.batch|00:00:07\n11.extern|00:00:00\n", nil
 		case name == "sacct" && args[0] != "-c":
 			return "", slurmFail("sacct", "Slurm accounting storage is disabled")
 		case name == "sacct":
@@ -273,12 +278,19 @@ func TestSlurmPollFake(t *testing.T) {
 		if got["1.2"].ExitCode != 2 || !strings.Contains(got["1.3"].Reason, "neither squeue nor accounting") {
 			t.Errorf("round %d: %+v %+v", round, got["1.2"], got["1.3"])
 		}
+		// CPU: sampled while running; unknown (not 0) from the job
+		// completion file.
+		if got["1.0"].CPUTime != 7 || !got["1.1"].CPUUnknown {
+			t.Errorf("round %d: CPU of the running job %v, of the ended one unknown=%v", round, got["1.0"].CPUTime, got["1.1"].CPUUnknown)
+		}
 	}
 	want := []string{
 		"squeue -h -j 11,12,13,14 -o %i|%T|%r|%S",
+		"sstat -a -n -P -j 11 -o JobID,AveCPU",
 		"sacct -n -P -X -j 12,13,14 -o " + sacctFields,
 		"sacct -c -n -P -X -j 12,13,14 -o " + sacctFields,
 		"squeue -h -j 11,12,13,14 -o %i|%T|%r|%S",
+		"sstat -a -n -P -j 11 -o JobID,AveCPU",
 		"sacct -c -n -P -X -j 12,13,14 -o " + sacctFields, // remembered: no plain sacct again
 	}
 	if strings.Join(f.calls, "\n") != strings.Join(want, "\n") {
@@ -430,7 +442,18 @@ func TestSlurmBackendReal(t *testing.T) {
 
 	good := submit("1.0", spec.Spec{Stdout: "logs/out", Executable: "/bin/sh", Arguments: []string{"-c", `echo "hello from $1"; echo oops >&2; id -u > uid`, "sh", "it's slurm"}})
 	bad := submit("1.1", spec.Spec{Executable: "/bin/sh", Arguments: []string{"-c", "exit 3"}})
+	// After a crash between sbatch and its record, the box finds the
+	// job by name and sandbox, never an earlier attempt's.
+	if id, err := b.Find(ctx, &jobs.Job{ID: "1.0", SandboxDir: good.SandboxDir, Submitted: time.Now()}); err != nil || id != good.Remote {
+		t.Errorf("Find of a submitted job = %q, %v; want %s", id, err, good.Remote)
+	}
 	u := waitFor(good, "final", final)
+	if id, err := b.Find(ctx, &jobs.Job{ID: "1.0", SandboxDir: good.SandboxDir, Submitted: time.Now()}); err != nil || id != good.Remote {
+		t.Errorf("Find of an ended job = %q, %v; want %s", id, err, good.Remote)
+	}
+	if id, err := b.Find(ctx, &jobs.Job{ID: "1.0", SandboxDir: good.SandboxDir, Remotes: []string{good.Remote}, Submitted: time.Now()}); err != nil || id != "" {
+		t.Errorf("Find with the job an earlier attempt's = %q, %v; want none", id, err)
+	}
 	if u.State != jobs.Completed || u.ExitCode != 0 || u.Started.IsZero() || u.Finished.IsZero() {
 		t.Errorf("good job: %+v", u)
 	}
@@ -448,6 +471,16 @@ func TestSlurmBackendReal(t *testing.T) {
 		t.Errorf("bad job: %+v", u)
 	}
 	t.Logf("two jobs done: %v", time.Since(t0))
+
+	// A busy job's CPU is sampled while it runs (sstat) and kept: never
+	// 0 %.
+	busy := submit("1.2", spec.Spec{Executable: "/bin/sh", Arguments: []string{"-c", "i=0; while [ $i -lt 6000000 ]; do i=$((i+1)); done"}})
+	var cpu float64
+	u = waitFor(busy, "final", func(u jobs.Update) bool { cpu = max(cpu, u.CPUTime); return u.State.Final() })
+	if cpu <= 0 || u.CPUTime <= 0 && !u.CPUUnknown {
+		t.Errorf("busy job: CPU sampled %v, final %+v", cpu, u)
+	}
+	t.Logf("busy job: %.1f s CPU sampled while running", cpu)
 
 	// Fill the node's two CPUs, then one more job must wait.
 	victim := submit("2.0", spec.Spec{Executable: "/bin/sleep", Arguments: []string{"300"}})

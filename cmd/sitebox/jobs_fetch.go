@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"sitebox/internal/jobs"
+	jobsapi "sitebox/internal/jobs/api"
+	"sitebox/internal/jobs/spec"
+)
+
+// fetchOutputs downloads an ended job's stdout, stderr and declared
+// outputs into dir under the names they are saved as (their remaps), as
+// condor_transfer_data does. It returns the paths written.
+func (c *jobClient) fetchOutputs(id, dir string) ([]string, error) {
+	var resp struct{ Files []jobs.OutputFile }
+	if err := c.do("GET", jobsapi.Prefix+"/"+url.PathEscape(id)+"/outputs", nil, &resp); err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", id, err)
+	}
+	var wrote []string
+	for _, f := range resp.Files {
+		// The names come from the box: never let one write outside dir.
+		if msg := spec.SandboxPathProblem(f.SaveAs); msg != "" {
+			return wrote, fmt.Errorf("fetch %s: the box names an output %s", id, msg)
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(f.SaveAs))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return wrote, fmt.Errorf("fetch %s: %w", id, err)
+		}
+		tmp, err := os.CreateTemp(filepath.Dir(dst), ".fetch-*")
+		if err != nil {
+			return wrote, fmt.Errorf("fetch %s: %w", id, err)
+		}
+		err = c.do("GET", jobsapi.Prefix+"/"+url.PathEscape(id)+"/outputs?file="+url.QueryEscape(f.Name), nil, io.Writer(tmp))
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), dst)
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
+			return wrote, fmt.Errorf("fetch %s: %s: %w", id, f.Name, err)
+		}
+		wrote = append(wrote, dst)
+	}
+	return wrote, nil
+}
+
+// waitJobs polls the jobs until every one has ended, and returns them.
+func (c *jobClient) waitJobs(ids []string, every time.Duration) ([]*jobs.Job, error) {
+	out := make([]*jobs.Job, len(ids))
+	for i := 0; i < len(ids); {
+		var j jobs.Job
+		if err := c.do("GET", jobsapi.Prefix+"/"+url.PathEscape(ids[i]), nil, &j); err != nil {
+			return nil, err
+		}
+		if !j.State.Final() {
+			time.Sleep(every)
+			continue
+		}
+		out[i] = &j
+		i++
+	}
+	return out, nil
+}

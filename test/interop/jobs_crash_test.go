@@ -1,0 +1,212 @@
+package interop
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"sitebox/internal/jobs"
+	"sitebox/internal/testpeers"
+)
+
+// A box killed (SIGKILL) at random moments — while it stages inputs,
+// starts supervisors, records completions — neither loses a job nor runs
+// one twice: each job appends its id to a shared file when it starts, and
+// after at least 50 kills every job has completed with its id there
+// exactly once.
+func TestJobCrashRunsOnce(t *testing.T) {
+	const procs, kills = 60, 50
+	spec := prepareNode(t, 0)
+	run(t, false, siteboxBin, "token", "keygen", "--state-dir", spec.state)
+	conf := "[auth]\nsite_issuer = true\nissuer_url = \"" + spec.httpsURL() + "\"\n" +
+		jobsConf(t, []string{"sbxslot17", "sbxslot18"}, "cpus = 2\n")
+	// The slot users append to one file outside their sandboxes.
+	shared := filepath.Join(reachable(t), "runs")
+	if err := os.Mkdir(shared, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(shared, 0o1777)
+	log := filepath.Join(shared, "started")
+	if err := os.WriteFile(log, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(log, 0o666) // both slot users append
+
+	n := spec.start(t, "jobs", "T3", conf)
+	box := &issuerNode{fedNode: n, issuer: spec.httpsURL()}
+	u := &jobUser{t: t, n: box, token: box.token(t, "alice", "/cms", computeScopes), dir: t.TempDir()}
+	os.WriteFile(filepath.Join(u.dir, "input.txt"), []byte("staged\n"), 0o644)
+	ids := u.submit("crash.sub", `executable = /bin/sh
+arguments = "-c 'echo $1 >> `+log+`; cat input.txt; sleep 0.3' sh $(Cluster).$(Process)"
+transfer_input_files = input.txt
+queue `+strconv.Itoa(procs)+`
+`)
+	if len(ids) != procs {
+		t.Fatalf("submitted %d jobs, want %d", len(ids), procs)
+	}
+	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 15))
+	for i := 0; i < kills; i++ {
+		time.Sleep(time.Duration(rnd.IntN(900)) * time.Millisecond)
+		n.proc.Kill()
+		n = spec.start(t, "jobs", "T3", conf)
+	}
+	u.n = &issuerNode{fedNode: n, issuer: spec.httpsURL()}
+	for _, id := range ids {
+		j := u.wait(id, jobs.Completed, 120*time.Second)
+		if out, _ := u.cli("logs", id); strings.TrimSpace(out) != "staged" {
+			t.Errorf("job %s: stdout %q (%s)", id, out, j.Reason)
+		}
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, id := range strings.Fields(string(b)) {
+		count[id]++
+	}
+	for _, id := range ids {
+		if count[id] != 1 {
+			t.Errorf("job %s ran %d times", id, count[id])
+		}
+	}
+}
+
+// The same with the jobs sent to Slurm: a box killed around sbatch and
+// the record of its answer asks Slurm (by job name and sandbox) instead
+// of submitting again, so each proc still runs exactly once.
+func TestJobCrashRunsOnceSlurm(t *testing.T) {
+	const procs, kills = 1, 50
+	for _, tool := range []string{"munged", "slurmctld", "slurmd", "sbatch"} {
+		testpeers.Require(t, tool)
+	}
+	spec := prepareNode(t, 0)
+	run(t, false, siteboxBin, "token", "keygen", "--state-dir", spec.state)
+	sl, err := testpeers.StartSlurm(context.Background(), testpeers.SlurmConfig{WorkDir: filepath.Join(reachable(t), "slurm"), CPUs: 2, MemoryMB: 2048})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sl.Stop)
+	conf := "[auth]\nsite_issuer = true\nissuer_url = \"" + spec.httpsURL() + "\"\n" +
+		jobsConf(t, []string{"sbxslot17"}, "cpus = 1\n") +
+		"[[jobs.domain]]\nname = \"site\"\ntype = \"slurm\"\nrun_as = \"sbxslot19\"\npartition = " + strconv.Quote(sl.Partition) +
+		"\nslurm_conf = " + strconv.Quote(sl.Conf) + "\nmax_jobs = 50\nmax_idle_jobs = 50\n"
+	shared := filepath.Join(reachable(t), "runs")
+	os.Mkdir(shared, 0o1777)
+	os.Chmod(shared, 0o1777)
+	log := filepath.Join(shared, "started")
+	os.WriteFile(log, nil, 0o666)
+	os.Chmod(log, 0o666)
+
+	n := spec.start(t, "jobs", "T3", conf)
+	box := &issuerNode{fedNode: n, issuer: spec.httpsURL()}
+	u := &jobUser{t: t, n: box, token: box.token(t, "alice", "/cms", computeScopes), dir: t.TempDir()}
+	sub := `executable = /bin/sh
+arguments = "-c 'echo $1 >> ` + log + `; sleep 0.2' sh $(Cluster).$(Process)"
+request_memory = 100
++Domains = "site"
+queue ` + strconv.Itoa(procs) + "\n"
+	// Every cycle submits one more job, then the box dies soon after:
+	// the kills land on sbatch and the record of its answer.
+	var ids []string
+	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 16))
+	for i := 0; i < kills; i++ {
+		u.n = &issuerNode{fedNode: n, issuer: spec.httpsURL()}
+		ids = append(ids, u.submit("crash.sub", sub)...)
+		time.Sleep(time.Duration(rnd.IntN(400)) * time.Millisecond)
+		n.proc.Kill()
+		n = spec.start(t, "jobs", "T3", conf)
+	}
+	u.n = &issuerNode{fedNode: n, issuer: spec.httpsURL()}
+	for _, id := range ids {
+		u.wait(id, jobs.Completed, 180*time.Second)
+	}
+	b, _ := os.ReadFile(log)
+	count := map[string]int{}
+	for _, id := range strings.Fields(string(b)) {
+		count[id]++
+	}
+	for _, id := range ids {
+		if count[id] != 1 {
+			t.Errorf("job %s ran %d times in Slurm", id, count[id])
+		}
+	}
+}
+
+// reachable is a temporary directory slot users may traverse.
+func reachable(t *testing.T) string {
+	t.Helper()
+	d := t.TempDir()
+	for _, p := range []string{filepath.Dir(d), d} {
+		os.Chmod(p, 0o711)
+	}
+	return d
+}
+
+// Outputs come back to the submitter as condor_transfer_data brings them:
+// `sitebox submit --wait` fetches stdout (in its logs/ directory, made
+// for it), and outputs under their transfer_output_remaps names; a job
+// that did not write a declared output fails, naming it; `sitebox fetch`
+// downloads an ended job's files again; --dry-run shows each proc.
+func TestJobOutputsBack(t *testing.T) {
+	box := startIssuerNode(t, "jobs", "T3", jobsConf(t, []string{"sbxslot17"}, "cpus = 1\n"))
+	u := &jobUser{t: t, n: box, token: box.token(t, "alice", "/cms", computeScopes), dir: t.TempDir()}
+	os.WriteFile(filepath.Join(u.dir, "out.sub"), []byte(`executable = /bin/sh
+arguments = "-c 'echo hello $1; echo result-$1 > result.txt' sh $(Process)"
+output = logs/job.$(Process).out
+transfer_output_files = result.txt
+transfer_output_remaps = "result.txt = results/r.$(Process).txt"
+environment = "A=1 B=two"
+request_memory = 300
+queue 2
+`), 0o644)
+	dry, err := u.cli("submit", "--dry-run", "out.sub")
+	if err != nil || !strings.Contains(dry, "proc 1") || !strings.Contains(dry, "A=1") || !strings.Contains(dry, "memory_mb=300") || !strings.Contains(dry, "result.txt -> results/r.1.txt") {
+		t.Errorf("dry run: %v\n%s", err, dry)
+	}
+	out, err := u.cli("submit", "--wait", "out.sub")
+	if err != nil {
+		t.Fatalf("submit --wait: %v\n%s", err, out)
+	}
+	for i := 0; i < 2; i++ {
+		n := strconv.Itoa(i)
+		if b, _ := os.ReadFile(filepath.Join(u.dir, "logs", "job."+n+".out")); string(b) != "hello "+n+"\n" {
+			t.Errorf("proc %d stdout back: %q", i, b)
+		}
+		if b, _ := os.ReadFile(filepath.Join(u.dir, "results", "r."+n+".txt")); string(b) != "result-"+n+"\n" {
+			t.Errorf("proc %d remapped output back: %q", i, b)
+		}
+	}
+	ids := u.submit("missing.sub", "executable = /bin/true\ntransfer_output_files = never.txt\nqueue\n")
+	j := u.wait(ids[0], jobs.Failed, 30*time.Second)
+	if !strings.Contains(j.Reason, "never.txt") {
+		t.Errorf("missing output: %q", j.Reason)
+	}
+	fetchDir := t.TempDir()
+	if out, err := u.cli("fetch", "--dir", fetchDir, ids[0]); err != nil || !strings.Contains(out, "stdout") {
+		t.Errorf("fetch: %v %s", err, out)
+	}
+}
+
+// "queue 100" with a 1 MB input ships and stores the input once (it was
+// refused as too large when every proc carried its own copy).
+func TestJobSharedInput(t *testing.T) {
+	box := startIssuerNode(t, "jobs", "T3", jobsConf(t, []string{"sbxslot17", "sbxslot18"}, "cpus = 2\n"))
+	u := &jobUser{t: t, n: box, token: box.token(t, "alice", "/cms", computeScopes), dir: t.TempDir()}
+	writeRandom(t, filepath.Join(u.dir, "big.bin"), 1<<20)
+	ids := u.submit("many.sub", "executable = /usr/bin/wc\narguments = -c big.bin\ntransfer_input_files = big.bin\nqueue 100\n")
+	if len(ids) != 100 {
+		t.Fatalf("%d jobs submitted", len(ids))
+	}
+	for _, id := range []string{ids[0], ids[99]} {
+		u.wait(id, jobs.Completed, 180*time.Second)
+		if out, _ := u.cli("logs", id); strings.TrimSpace(out) != "1048576 big.bin" {
+			t.Errorf("job %s saw %q", id, out)
+		}
+	}
+}
