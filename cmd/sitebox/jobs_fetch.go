@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"sitebox/internal/jobs"
 	jobsapi "sitebox/internal/jobs/api"
@@ -67,4 +70,30 @@ func (c *jobClient) waitJobs(ids []string, every time.Duration) ([]*jobs.Job, er
 		i++
 	}
 	return out, nil
+}
+
+// fetchCommand builds `sitebox fetch ID...`: it downloads each ended
+// job's outputs, prints the paths written, and reports the failures
+// together at the end.
+func fetchCommand(c *jobClient) *cobra.Command {
+	var fetchDir string
+	fetch := &cobra.Command{
+		Use:   "fetch ID...",
+		Short: "Download ended jobs' stdout, stderr and outputs (renamed by transfer_output_remaps) into the current directory (token scope compute.read)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var errs []error
+			for _, id := range args {
+				files, err := c.fetchOutputs(id, fetchDir)
+				for _, f := range files {
+					fmt.Fprintln(cmd.OutOrStdout(), f)
+				}
+				errs = append(errs, err)
+			}
+			return errors.Join(errs...)
+		},
+	}
+	fetch.Flags().StringVar(&fetchDir, "dir", ".", "where to write the files")
+	c.add(fetch)
+	return fetch
 }
