@@ -57,20 +57,45 @@ type Output struct {
 // fair share (lower effective usage per share first), then shorter
 // requested wall time, then submission time.
 func Schedule(in Input) Output {
-	out := Output{Waiting: map[string]string{}}
-	freeCPU, freeMem := in.CPUs, in.MemoryMB
-	gridCPU, stoppingCPU := 0, 0
-	var backfill []Running
+	r := newRound(in)
+	for {
+		j := r.queue.pop()
+		if j == nil {
+			break
+		}
+		if !r.place(j) {
+			r.makeRoom(j)
+		}
+	}
+	return r.out
+}
+
+// round is the state of one Schedule call: what is free, held by grid
+// jobs and being freed by stopping jobs, the backfill jobs that may
+// still yield, the queue of idle jobs, and the decisions so far.
+type round struct {
+	in                            Input
+	out                           Output
+	freeCPU, gridCPU, stoppingCPU int
+	freeMem, stoppingMem          int64
+	backfill                      []Running
+	queue                         *jobQueue
+}
+
+// newRound tallies what the running jobs hold (and which backfill jobs
+// could yield), and queues the idle jobs by their owners' priority.
+func newRound(in Input) *round {
+	r := &round{in: in, out: Output{Waiting: map[string]string{}}, freeCPU: in.CPUs, freeMem: in.MemoryMB}
 	for _, s := range in.Running {
-		freeCPU -= s.Job.CPUs
-		freeMem -= s.Job.MemoryMB
+		r.freeCPU -= s.Job.CPUs
+		r.freeMem -= s.Job.MemoryMB
 		if s.Job.Grid {
-			gridCPU += s.Job.CPUs
+			r.gridCPU += s.Job.CPUs
 		}
 		if s.Stopping {
-			stoppingCPU += s.Job.CPUs
+			r.stoppingCPU += s.Job.CPUs
 		} else if s.Job.Backfill {
-			backfill = append(backfill, s)
+			r.backfill = append(r.backfill, s)
 		}
 	}
 	prio := map[string]float64{}
@@ -79,70 +104,75 @@ func Schedule(in Input) Output {
 			prio[j.Owner] = in.Priority(j.Owner)
 		}
 	}
-	queue := newJobQueue(in.Idle, prio)
-	// reserve sets aside what a real job will take once the jobs stopping
-	// for it are gone: free CPUs first, then the stopping ones, so no
-	// later job takes them meanwhile.
-	stoppingMem := stoppedMem(in.Running)
-	reserve := func(cpus int, mem int64) {
-		fromFree := min(cpus, max(freeCPU, 0))
-		freeCPU -= fromFree
-		stoppingCPU -= cpus - fromFree
-		memFree := min(mem, max(freeMem, 0))
-		freeMem -= memFree
-		stoppingMem -= mem - memFree
+	r.queue = newJobQueue(in.Idle, prio)
+	r.stoppingMem = stoppedMem(in.Running)
+	return r
+}
+
+// place decides j when no preemption is involved: it never fits, grid
+// jobs are at their cap, it fits now (it starts), or it is backfill
+// (it waits). It reports false for a real job that does not fit, which
+// makeRoom then handles.
+func (r *round) place(j *Job) bool {
+	in, cpus, mem := r.in, j.CPUs, j.MemoryMB
+	switch {
+	case cpus > in.CPUs || mem > in.MemoryMB:
+		r.out.Waiting[j.ID] = fmt.Sprintf("asks for %d CPUs and %d MB; the local domain has %d CPUs and %d MB in all", cpus, mem, in.CPUs, in.MemoryMB)
+	case j.Grid && in.GridMaxCPUs > 0 && r.gridCPU+cpus > in.GridMaxCPUs:
+		r.out.Waiting[j.ID] = fmt.Sprintf("grid jobs hold %d of the %d local CPUs they may use", r.gridCPU, in.GridMaxCPUs)
+	case cpus <= r.freeCPU && mem <= r.freeMem:
+		r.out.Start = append(r.out.Start, j)
+		r.freeCPU -= cpus
+		r.freeMem -= mem
+		if j.Grid {
+			r.gridCPU += cpus
+		}
+		// The owner's later jobs compete with the new standing.
+		r.queue.charge(j.Owner, in.Projected(j))
+	case j.Backfill:
+		r.out.Waiting[j.ID] = fmt.Sprintf("backfill: waits for an idle slot (%d of %d CPUs free)", max(r.freeCPU, 0), in.CPUs)
+	default:
+		return false
 	}
-	for {
-		j := queue.pop()
-		if j == nil {
-			break
-		}
-		cpus, mem := j.CPUs, j.MemoryMB
-		switch {
-		case cpus > in.CPUs || mem > in.MemoryMB:
-			out.Waiting[j.ID] = fmt.Sprintf("asks for %d CPUs and %d MB; the local domain has %d CPUs and %d MB in all", cpus, mem, in.CPUs, in.MemoryMB)
-			continue
-		case j.Grid && in.GridMaxCPUs > 0 && gridCPU+cpus > in.GridMaxCPUs:
-			out.Waiting[j.ID] = fmt.Sprintf("grid jobs hold %d of the %d local CPUs they may use", gridCPU, in.GridMaxCPUs)
-			continue
-		case cpus <= freeCPU && mem <= freeMem:
-			out.Start = append(out.Start, j)
-			freeCPU -= cpus
-			freeMem -= mem
-			if j.Grid {
-				gridCPU += cpus
-			}
-			// The owner's later jobs compete with the new standing.
-			queue.charge(j.Owner, in.Projected(j))
-			continue
-		case j.Backfill:
-			out.Waiting[j.ID] = fmt.Sprintf("backfill: waits for an idle slot (%d of %d CPUs free)", max(freeCPU, 0), in.CPUs)
-			continue
-		}
-		// A real job that does not fit: backfill yields to it. Every
-		// waiting real job takes its victims in the same round, so N real
-		// jobs wait one grace period, not N.
-		need := cpus - max(freeCPU, 0) - stoppingCPU
-		if need <= 0 && mem <= max(freeMem, 0)+stoppingMem {
-			out.Waiting[j.ID] = fmt.Sprintf("waits for %d CPUs being freed by jobs that are stopping", cpus-max(freeCPU, 0))
-			reserve(cpus, mem)
-			continue
-		}
-		victims := pickVictims(backfill, max(need, 0))
-		if victims == nil {
-			out.Waiting[j.ID] = fmt.Sprintf("waits for %d CPUs and %d MB (%d CPUs and %d MB free)", cpus, mem, max(freeCPU, 0), max(freeMem, 0))
-			continue
-		}
-		for _, v := range victims {
-			out.Preempt = append(out.Preempt, v.Job)
-			stoppingCPU += v.Job.CPUs
-			stoppingMem += v.Job.MemoryMB
-		}
-		backfill = backfill[len(victims):]
-		out.Waiting[j.ID] = fmt.Sprintf("preempting %d backfill job(s) for its %d CPUs", len(victims), cpus)
-		reserve(cpus, mem)
+	return true
+}
+
+// makeRoom handles a real job that does not fit: backfill yields to it.
+// Every waiting real job takes its victims in the same round, so N real
+// jobs wait one grace period, not N.
+func (r *round) makeRoom(j *Job) {
+	cpus, mem := j.CPUs, j.MemoryMB
+	need := cpus - max(r.freeCPU, 0) - r.stoppingCPU
+	if need <= 0 && mem <= max(r.freeMem, 0)+r.stoppingMem {
+		r.out.Waiting[j.ID] = fmt.Sprintf("waits for %d CPUs being freed by jobs that are stopping", cpus-max(r.freeCPU, 0))
+		r.reserve(cpus, mem)
+		return
 	}
-	return out
+	victims := pickVictims(r.backfill, max(need, 0))
+	if victims == nil {
+		r.out.Waiting[j.ID] = fmt.Sprintf("waits for %d CPUs and %d MB (%d CPUs and %d MB free)", cpus, mem, max(r.freeCPU, 0), max(r.freeMem, 0))
+		return
+	}
+	for _, v := range victims {
+		r.out.Preempt = append(r.out.Preempt, v.Job)
+		r.stoppingCPU += v.Job.CPUs
+		r.stoppingMem += v.Job.MemoryMB
+	}
+	r.backfill = r.backfill[len(victims):]
+	r.out.Waiting[j.ID] = fmt.Sprintf("preempting %d backfill job(s) for its %d CPUs", len(victims), cpus)
+	r.reserve(cpus, mem)
+}
+
+// reserve sets aside what a real job will take once the jobs stopping
+// for it are gone: free CPUs first, then the stopping ones, so no later
+// job takes them meanwhile.
+func (r *round) reserve(cpus int, mem int64) {
+	fromFree := min(cpus, max(r.freeCPU, 0))
+	r.freeCPU -= fromFree
+	r.stoppingCPU -= cpus - fromFree
+	memFree := min(mem, max(r.freeMem, 0))
+	r.freeMem -= memFree
+	r.stoppingMem -= mem - memFree
 }
 
 func stoppedMem(running []Running) int64 {
