@@ -70,16 +70,7 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, name string) error
 	if err != nil {
 		return withPath(err, "put", name, tmp)
 	}
-	var n int64
-	if err = insecure(r, f, "put", name); err == nil {
-		n, err = h.copyBody(w, r, f)
-	}
-	if err == nil && r.ContentLength >= 0 && n != r.ContentLength {
-		err = &clientBodyError{fmt.Errorf("%w: got %d of %d bytes", io.ErrUnexpectedEOF, n, r.ContentLength)}
-	}
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
+	n, err := h.receiveBody(w, r, f, name)
 	if err == nil {
 		err = ns.Rename(r.Context(), tmp, name)
 	}
@@ -189,4 +180,19 @@ func fill(r io.Reader, buf []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// receiveBody writes the request body into f, checks it is whole
+// (Content-Length), and closes f; n is the bytes written.
+func (h *Handler) receiveBody(w http.ResponseWriter, r *http.Request, f store.WritableFile, name string) (n int64, err error) {
+	if err = insecure(r, f, "put", name); err == nil {
+		n, err = h.copyBody(w, r, f)
+	}
+	if err == nil && r.ContentLength >= 0 && n != r.ContentLength {
+		err = &clientBodyError{fmt.Errorf("%w: got %d of %d bytes", io.ErrUnexpectedEOF, n, r.ContentLength)}
+	}
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return n, err
 }

@@ -2,8 +2,6 @@ package webdav
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
 
 	"sitebox/internal/store"
@@ -39,16 +37,7 @@ func (h *Handler) putDirect(w http.ResponseWriter, r *http.Request, name string)
 	if err != nil {
 		return err
 	}
-	var n int64
-	if err = insecure(r, f, "put", name); err == nil {
-		n, err = h.copyBody(w, r, f)
-	}
-	if err == nil && r.ContentLength >= 0 && n != r.ContentLength {
-		err = &clientBodyError{fmt.Errorf("%w: got %d of %d bytes", io.ErrUnexpectedEOF, n, r.ContentLength)}
-	}
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
+	n, err := h.receiveBody(w, r, f, name)
 	if err != nil {
 		return err
 	}
