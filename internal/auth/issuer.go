@@ -21,6 +21,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"sitebox/internal/atomicfile"
+	"sitebox/internal/tlsutil"
 	"sitebox/internal/store"
 )
 
@@ -79,11 +80,10 @@ func generateKey(dir string, force bool) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("generate issuer key: %w", err)
 	}
-	der, err := x509.MarshalPKCS8PrivateKey(key)
+	data, err := tlsutil.KeyPEM(key)
 	if err != nil {
 		return "", fmt.Errorf("generate issuer key: %w", err)
 	}
-	data := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
 	if force {
 		err = atomicfile.Write(final, data, 0o600)
 	} else if err = atomicfile.Create(final, data, 0o600); errors.Is(err, fs.ErrExist) {

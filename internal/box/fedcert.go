@@ -18,6 +18,7 @@ import (
 	"slices"
 
 	"sitebox/internal/atomicfile"
+	"sitebox/internal/tlsutil"
 	"sitebox/internal/config"
 	"sitebox/internal/director"
 )
@@ -47,11 +48,11 @@ func loadOrCreateTLSKey(stateDir string) (*ecdsa.PrivateKey, error) {
 		if err != nil {
 			return nil, err
 		}
-		der, err := x509.MarshalPKCS8PrivateKey(key)
+		data, err := tlsutil.KeyPEM(key)
 		if err != nil {
 			return nil, err
 		}
-		err = atomicfile.Create(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+		err = atomicfile.Create(path, data, 0o600)
 		if errors.Is(err, fs.ErrExist) {
 			return loadOrCreateTLSKey(stateDir) // made by another process just now
 		}

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"sitebox/internal/atomicfile"
+	"sitebox/internal/tlsutil"
 )
 
 // A director with [director] ca = true is its federation's certificate
@@ -92,12 +93,12 @@ func LoadOrCreateCA(stateDir, name string) (*CA, error) {
 	if err != nil {
 		return nil, fmt.Errorf("federation CA: %w", err)
 	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
+	kpem, err := tlsutil.KeyPEM(key)
 	if err != nil {
 		return nil, err
 	}
 	// The key first: a certificate never lies next to a key it does not match.
-	if err := atomicfile.Write(caKeyFile(stateDir), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+	if err := atomicfile.Write(caKeyFile(stateDir), kpem, 0o600); err != nil {
 		return nil, err
 	}
 	if err := atomicfile.Write(CAFile(stateDir), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"sitebox/internal/atomicfile"
+	"sitebox/internal/tlsutil"
 )
 
 // An advertisement is signed with the box's federation key. The headers
@@ -82,11 +83,11 @@ func LoadOrCreateKey(path string) (ed25519.PrivateKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	data, err := tlsutil.KeyPEM(priv)
 	if err != nil {
 		return nil, err
 	}
-	err = atomicfile.Create(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	err = atomicfile.Create(path, data, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		return loadKey(path) // another process made it just now
 	}

@@ -192,3 +192,13 @@ func HTTPClient(caFile string, insecure bool, timeout time.Duration) (*http.Clie
 	tr.TLSClientConfig = tc
 	return &http.Client{Transport: tr, Timeout: timeout}, nil
 }
+
+// KeyPEM encodes a private key (ECDSA, Ed25519, RSA) as a PKCS#8 PEM
+// block, the form every key file of the box uses.
+func KeyPEM(key any) ([]byte, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
