@@ -21,8 +21,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"sitebox/internal/atomicfile"
-	"sitebox/internal/tlsutil"
 	"sitebox/internal/store"
+	"sitebox/internal/tlsutil"
 )
 
 // KeyFileName is the site issuer's private key file in its directory.

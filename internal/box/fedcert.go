@@ -18,9 +18,9 @@ import (
 	"slices"
 
 	"sitebox/internal/atomicfile"
-	"sitebox/internal/tlsutil"
 	"sitebox/internal/config"
 	"sitebox/internal/director"
+	"sitebox/internal/tlsutil"
 )
 
 // A box in a federation whose director is its CA serves a certificate the
