@@ -20,9 +20,9 @@ import (
 // apart as they would tell a remote attacker from a site's users.
 const attackerIP = "127.0.0.2"
 
-// dialFrom connects to addr from attackerIP.
-func dialFrom(addr string) (net.Conn, error) {
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(attackerIP)}, Timeout: 10 * time.Second}
+// dialFrom connects to addr from ip.
+func dialFrom(addr, ip string) (net.Conn, error) {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
 	return d.Dial("tcp", addr)
 }
 
@@ -36,8 +36,11 @@ type rootConn struct {
 // rootLogin connects from attackerIP and does hello, kXR_protocol,
 // kXR_login and a ping; a refused session (refused at its first request
 // after login) comes back as its kXR error.
-func rootLogin(addr string) (*rootConn, error) {
-	c, err := dialFrom(addr)
+func rootLogin(addr string) (*rootConn, error) { return rootLoginFrom(addr, attackerIP) }
+
+// rootLoginFrom is rootLogin from the address ip.
+func rootLoginFrom(addr, ip string) (*rootConn, error) {
+	c, err := dialFrom(addr, ip)
 	if err != nil {
 		return nil, err
 	}
