@@ -9,6 +9,8 @@ import (
 )
 
 // namespace returns the store's Namespace, or why path cannot be changed.
+// It is asked after the route: a director has no Namespace of its own and
+// sends the change to the server holding the path.
 func (s *session) namespace(op, path string) (store.Namespace, error) {
 	if s.srv.cfg.ReadOnly {
 		return nil, errReadOnly(op, path)
@@ -27,12 +29,12 @@ func (s *session) doMkdir(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	ns, err := s.namespace("mkdir", path)
-	if err != nil {
-		return err
-	}
 	ctx := s.reqCtx(cgi)
 	if done, err := s.routed(ctx, req, store.Call{Op: "mkdir", Path: path}); done || err != nil {
+		return err
+	}
+	ns, err := s.namespace("mkdir", path)
+	if err != nil {
 		return err
 	}
 	perm := modeFromXrd(req.U16(14))
@@ -51,12 +53,12 @@ func (s *session) doRm(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	ns, err := s.namespace("rm", path)
-	if err != nil {
-		return err
-	}
 	ctx := s.reqCtx(cgi)
 	if done, err := s.routed(ctx, req, store.Call{Op: "rm", Path: path}); done || err != nil {
+		return err
+	}
+	ns, err := s.namespace("rm", path)
+	if err != nil {
 		return err
 	}
 	if err := ns.Remove(ctx, path); err != nil {
@@ -71,12 +73,12 @@ func (s *session) doRmdir(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	ns, err := s.namespace("rmdir", path)
-	if err != nil {
-		return err
-	}
 	ctx := s.reqCtx(cgi)
 	if done, err := s.routed(ctx, req, store.Call{Op: "rmdir", Path: path}); done || err != nil {
+		return err
+	}
+	ns, err := s.namespace("rmdir", path)
+	if err != nil {
 		return err
 	}
 	if err := ns.Rmdir(ctx, path); err != nil {
@@ -115,14 +117,14 @@ func (s *session) doMv(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	ns, err := s.namespace("mv", src)
-	if err != nil {
-		return err
-	}
 	// XrdCl appends a redirect's CGI to the new path of a resent mv, while
 	// a caller may have put its own on either: the store sees both.
 	ctx := s.reqCtx(joinCGI(srcCGI, dstCGI))
 	if done, err := s.routed(ctx, req, store.Call{Op: "mv", Path: src}); done || err != nil {
+		return err
+	}
+	ns, err := s.namespace("mv", src)
+	if err != nil {
 		return err
 	}
 	if err := ns.Rename(ctx, src, dst); err != nil {
@@ -137,12 +139,12 @@ func (s *session) doChmod(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	ns, err := s.namespace("chmod", path)
-	if err != nil {
-		return err
-	}
 	ctx := s.reqCtx(cgi)
 	if done, err := s.routed(ctx, req, store.Call{Op: "chmod", Path: path}); done || err != nil {
+		return err
+	}
+	ns, err := s.namespace("chmod", path)
+	if err != nil {
 		return err
 	}
 	if err := ns.Chmod(ctx, path, modeFromXrd(req.U16(14))); err != nil {
