@@ -2,7 +2,9 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"path"
 
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
@@ -61,7 +63,13 @@ func (s *session) doRm(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := ns.Remove(ctx, path); err != nil {
+	err = ns.Remove(ctx, path)
+	if errors.Is(err, store.ErrIsDir) {
+		// XRootD's rm removes an empty directory too (XrdOssSys::Unlink);
+		// fsspec's recursive rm counts on it.
+		err = ns.Rmdir(ctx, path)
+	}
+	if err != nil {
 		return err
 	}
 	return s.sendOK(req.Stream, nil)
@@ -127,7 +135,17 @@ func (s *session) doMv(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := ns.Rename(ctx, src, dst); err != nil {
+	err = ns.Rename(ctx, src, dst)
+	if errors.Is(err, store.ErrNotFound) && path.Dir(dst) != "/" {
+		// XRootD creates the new name's missing parents
+		// (XrdOssSys::Rename); the source must still exist.
+		if _, serr := s.srv.store.Stat(ctx, src); serr == nil {
+			if merr := ns.Mkdir(ctx, path.Dir(dst), 0o755, true); merr == nil {
+				err = ns.Rename(ctx, src, dst)
+			}
+		}
+	}
+	if err != nil {
 		return err
 	}
 	return s.sendOK(req.Stream, nil)

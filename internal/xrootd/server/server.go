@@ -162,6 +162,7 @@ type Server struct {
 	ident    identity
 	started  time.Time // reported by query config "start"
 	tpc      tpcGrants // root:// third-party copy grants (tpc.go)
+	writers  writerLocks
 
 	mu       sync.Mutex
 	ln       net.Listener
