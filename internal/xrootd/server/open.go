@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"io/fs"
+	"slices"
+	"strings"
 
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
@@ -24,11 +26,20 @@ func argPath(data []byte) (path, opaque string, err error) {
 	if len(p) > store.MaxPathLen {
 		return "", "", errorf(proto.ErrArgTooLong, "path of %d bytes exceeds the limit of %d", len(p), store.MaxPathLen)
 	}
+	if hasParentRef(p) {
+		// XRootD refuses relative paths as a permission problem (3010),
+		// not a bad argument; clients and scripts check the code.
+		return "", "", errorf(proto.ErrNotAuthorized, "%s: a path with '..' is not allowed", p)
+	}
 	clean, err := store.CleanPath(p)
 	if err != nil {
 		return "", "", err
 	}
 	return clean, cgi, nil
+}
+
+func hasParentRef(p string) bool {
+	return slices.Contains(strings.Split(p, "/"), "..")
 }
 
 // modeFromXrd converts XRootD's access mode bits (kXR_ur … kXR_ox, the
