@@ -13,10 +13,10 @@ import (
 
 var _ store.Router = (*Director)(nil)
 
-// Route answers where a call goes: reads (stat, open, checksum, copy)
-// to a server holding the file, uploads and new directories to an origin
-// of this site, changes of a path (rm, rmdir, mv, chmod) to the origin
-// holding it. Stat of the namespace root and of the directories above
+// Route answers where a call goes: reads (stat, open, checksum) to a
+// server holding the file, uploads and new directories to an origin of
+// this site, changes of a path (rm, rmdir, mv, chmod, a WebDAV COPY) to
+// the origin holding it. Stat of the namespace root and of the directories above
 // the servers' prefixes, listings and locate are answered here.
 func (d *Director) Route(ctx context.Context, c store.Call) (store.Route, error) {
 	switch c.Op {
@@ -24,13 +24,15 @@ func (d *Director) Route(ctx context.Context, c store.Call) (store.Route, error)
 		if _, here := d.statHere(c.Path); here {
 			return store.Route{}, nil
 		}
-	case "open", "checksum", "copy":
+	case "open", "checksum":
 	case "create", "mkdir":
 		if c.Create.Update { // open for update, truncate: the file exists
 			return d.changeRoute(ctx, c.Op, c.Path)
 		}
 		return d.uploadRoute(ctx, c.Op, c.Path)
-	case "rm", "rmdir", "mv", "chmod":
+	case "rm", "rmdir", "mv", "chmod", "copy":
+		// A WebDAV COPY (within the server or pushed to another) is
+		// done by the origin holding the source, not a cache.
 		return d.changeRoute(ctx, c.Op, c.Path)
 	default:
 		return store.Route{}, nil
@@ -60,10 +62,11 @@ func (d *Director) uploadRoute(ctx context.Context, op, name string) (store.Rout
 	return d.redirect(op, name, store.RequestFrom(ctx), 0, endpoints(origins), why), nil
 }
 
-// changeRoute sends a change of an existing path (rm, rmdir, mv, chmod)
-// to an origin holding it, one of this site first: never to a cache or a
-// VO federation, whose copies are not this federation's data. The cached answer for
-// the path is forgotten, since the change is about to make it wrong.
+// changeRoute sends a change of an existing path (rm, rmdir, mv, chmod,
+// copy) to an origin holding it, one of this site first: never to a
+// cache or a VO federation, whose copies are not this federation's data.
+// The cached answer for the path is forgotten, since the change is about
+// to make it wrong.
 func (d *Director) changeRoute(ctx context.Context, op, name string) (store.Route, error) {
 	req := store.RequestFrom(ctx)
 	hops, _ := strconv.Atoi(req.Opaque.Get(hopsKey))
