@@ -71,6 +71,9 @@ func TestDirectorNamespace(t *testing.T) {
 		if exists("g/a/b/up.bin") || !exists("g/a/moved.bin") {
 			t.Error("gfal-rename through the director did not rename on the origin")
 		}
+		// A COPY within the federation: the Destination names the director.
+		run(t, false, "curl", "-sSfk", "-L", "-X", "COPY", "-H", "Destination: "+d+"g/copy.bin", d+"g/a/moved.bin")
+		sameFile(t, local("g/copy.bin"), src)
 		gfal("gfal-rm", "-r", d+"g")
 		if exists("g") {
 			t.Error("gfal-rm -r through the director left the tree on the origin")
