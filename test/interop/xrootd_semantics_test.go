@@ -74,6 +74,14 @@ func TestXrootdSemantics(t *testing.T) {
 				t.Error("rm left the empty directory")
 			}
 
+			// Monitoring and staging requests.
+			if out, _ := run(t, false, "xrdfs", s.host, "query", "stats", "a"); !strings.Contains(out, "<statistics") {
+				t.Errorf("query stats: %q", out)
+			}
+			if out, _ := run(t, false, "xrdfs", s.host, "prepare", "-s", s.prefix+"/missing"); strings.TrimSpace(out) == "" {
+				t.Error("prepare -s answered no request id")
+			}
+
 			out, _ := run(t, false, py, "-c", writerProbe, s.host, s.prefix, srcFile)
 			var got struct {
 				Missing   string `json:"missing"`

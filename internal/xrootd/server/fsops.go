@@ -172,10 +172,12 @@ func (s *session) doChmod(req *proto.Request) error {
 }
 
 // doPrepare accepts staging requests: every file on a disk server is
-// online already, so there is nothing to do but check that each exists.
-// Cancels and evictions are accepted as no-ops.
+// online already, so there is nothing to stage. As xrootd without a
+// staging backend, a file that does not exist is not an error (the paths
+// are still checked), and a staging prepare (kXR_stage, prepare -s) is
+// answered with a request id. Cancels and evictions are no-ops.
 func (s *session) doPrepare(req *proto.Request) error {
-	const cancel = 1
+	const cancel, stage = 1, 8
 	if req.Body[0]&cancel == 0 {
 		for _, l := range bytes.Split(bytes.TrimRight(req.Data, "\x00\n"), []byte{'\n'}) {
 			if len(l) == 0 {
@@ -189,10 +191,10 @@ func (s *session) doPrepare(req *proto.Request) error {
 			if done, err := s.routed(ctx, req, store.Call{Op: "stat", Path: path}); done || err != nil {
 				return err
 			}
-			if _, err := s.srv.store.Stat(ctx, path); err != nil {
-				return err
-			}
 		}
+	}
+	if req.Body[0]&(cancel|stage) == stage {
+		return s.sendOK(req.Stream, []byte(s.srv.prepIDs.next(s.srv)))
 	}
 	return s.sendOK(req.Stream, nil)
 }

@@ -74,3 +74,26 @@ func TestPathCreation(t *testing.T) {
 	st, body = r.call(proto.ReqRm, [16]byte{}, []byte("/a"))
 	r.wantErr("rm of a non-empty directory", st, body, proto.ErrFSError)
 }
+
+// TestPrepareIDs: a staging prepare (prepare -s) is answered with a new
+// request id each time, and a missing file is not an error, as with
+// xrootd without a staging backend.
+func TestPrepareIDs(t *testing.T) {
+	addr, _ := testEnv(t, Config{})
+	r := login(t, addr)
+	var stage [16]byte
+	stage[0] = 8 // kXR_stage
+	seen := map[string]bool{}
+	for range 2 {
+		st, body := r.call(proto.ReqPrepare, stage, []byte("/missing\n"))
+		if st != proto.StatusOK || len(body) == 0 || seen[string(body)] {
+			t.Fatalf("prepare -s: status %d, id %q (seen %v)", st, body, seen)
+		}
+		seen[string(body)] = true
+	}
+	if st, body := r.call(proto.ReqPrepare, [16]byte{}, []byte("/missing")); st != proto.StatusOK || len(body) != 0 {
+		t.Errorf("prepare: status %d %q", st, body)
+	}
+	st, body := r.call(proto.ReqPrepare, [16]byte{}, []byte("/../x"))
+	r.wantErr("prepare of a bad path", st, body, proto.ErrNotAuthorized)
+}
