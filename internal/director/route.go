@@ -16,8 +16,9 @@ var _ store.Router = (*Director)(nil)
 // Route answers where a call goes: reads (stat, open, checksum) to a
 // server holding the file, uploads and new directories to an origin of
 // this site, changes of a path (rm, rmdir, mv, chmod, a WebDAV COPY) to
-// the origin holding it. Stat of the namespace root and of the directories above
-// the servers' prefixes, listings and locate are answered here.
+// the origin holding it. Stat of the namespace root and of the
+// directories above the servers' prefixes, listings and locate are
+// answered here.
 func (d *Director) Route(ctx context.Context, c store.Call) (store.Route, error) {
 	switch c.Op {
 	case "stat":
