@@ -210,6 +210,14 @@ func (l *locator) recheck(name string, cands []string) {
 	})
 }
 
+// forget drops what is known about name, so the next lookup asks the
+// servers again: the path is being created or changed.
+func (l *locator) forget(name string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.results, name)
+}
+
 // sweep drops expired results so the map does not grow without bound.
 func (l *locator) sweep(now time.Time) {
 	l.mu.Lock()

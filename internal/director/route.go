@@ -14,9 +14,11 @@ import (
 var _ store.Router = (*Director)(nil)
 
 // Route answers where a call goes: reads (stat, open, checksum) to a
-// server holding the file, uploads to an origin of this site. Stat of
-// the namespace root and of the directories above the servers' prefixes,
-// listings and locate are answered here.
+// server holding the file, uploads and new directories to an origin of
+// this site, changes of a path (rm, rmdir, mv, chmod, a WebDAV COPY) to
+// the origin holding it. Stat of the namespace root and of the
+// directories above the servers' prefixes, listings and locate are
+// answered here.
 func (d *Director) Route(ctx context.Context, c store.Call) (store.Route, error) {
 	switch c.Op {
 	case "stat":
@@ -24,26 +26,74 @@ func (d *Director) Route(ctx context.Context, c store.Call) (store.Route, error)
 			return store.Route{}, nil
 		}
 	case "open", "checksum":
-	case "create":
-		return d.uploadRoute(ctx, c.Path)
+	case "create", "mkdir":
+		if c.Create.Update { // open for update, truncate: the file exists
+			return d.changeRoute(ctx, c.Op, c.Path)
+		}
+		return d.uploadRoute(ctx, c.Op, c.Path)
+	case "rm", "rmdir", "mv", "chmod", "copy":
+		// A WebDAV COPY (within the server or pushed to another) is
+		// done by the origin holding the source, not a cache.
+		return d.changeRoute(ctx, c.Op, c.Path)
 	default:
 		return store.Route{}, nil
 	}
 	return d.route(ctx, c.Op, c.Path)
 }
 
-// uploadRoute sends an upload to the origin at this site with the most
-// free space whose prefix covers the path.
-func (d *Director) uploadRoute(ctx context.Context, name string) (store.Route, error) {
+// uploadRoute sends an upload (or a new directory) to the origin at this
+// site with the most free space whose prefix covers the path. What was
+// known about the path is forgotten at once: the client is about to
+// create it, and a stat or checksum right after the upload (gfal-copy -K)
+// must not get the cached "not found".
+func (d *Director) uploadRoute(ctx context.Context, op, name string) (store.Route, error) {
 	now := time.Now()
 	origins := d.reg.list(func(s *Server) bool {
 		return s.Role == RoleOrigin && s.Site == d.cfg.Site && s.usable(now) && s.holds(name) && !s.Static
 	})
 	if len(origins) == 0 {
-		return store.Route{}, &store.PathError{Op: "create", Path: name, Err: fmt.Errorf("%w: no origin at site %q exports %s for uploads", store.ErrUnsupported, d.cfg.Site, name)}
+		return store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: no origin at site %q exports %s for uploads", store.ErrUnsupported, d.cfg.Site, name)}
 	}
 	sort.SliceStable(origins, func(i, j int) bool { return origins[i].Free > origins[j].Free })
-	return d.redirect("create", name, store.RequestFrom(ctx), 0, endpoints(origins), "upload to the origin with most free space"), nil
+	d.loc.forget(name)
+	why := "upload to the origin with most free space"
+	if op == "mkdir" {
+		why = "new directory on the origin with most free space"
+	}
+	return d.redirect(op, name, store.RequestFrom(ctx), 0, endpoints(origins), why), nil
+}
+
+// changeRoute sends a change of an existing path (rm, rmdir, mv, chmod,
+// copy) to an origin holding it, one of this site first: never to a
+// cache or a VO federation, whose copies are not this federation's data.
+// The cached answer for the path is forgotten, since the change is about
+// to make it wrong.
+func (d *Director) changeRoute(ctx context.Context, op, name string) (store.Route, error) {
+	req := store.RequestFrom(ctx)
+	hops, _ := strconv.Atoi(req.Opaque.Get(hopsKey))
+	if hops >= MaxHops {
+		d.stats.count("loop")
+		return store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: redirected %d times: a loop between directors? (last: %s)", store.ErrInvalid, hops, d.cfg.Name)}
+	}
+	tried := triedSet(req.Opaque.Get("tried"))
+	if len(tried) > 0 {
+		d.recheckTried(name, tried)
+	}
+	origins, holders, done := d.holders(req, name, tried)
+	if !done {
+		d.stats.count("wait")
+		return store.Route{Retry: true, Wait: time.Second, Reason: "searching the federation"}, nil
+	}
+	if len(holders) == 0 {
+		d.stats.count("not_found")
+		return store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: no origin in this director's federation holds it (asked %d server(s))", store.ErrNotFound, len(origins))}
+	}
+	if local := filter(holders, func(s Server) bool { return s.Site == d.cfg.Site }); len(local) > 0 {
+		holders = local
+	}
+	d.loc.forget(name)
+	d.stats.count("site")
+	return d.redirect(op, name, req, hops, endpoints(best(holders, tried)), "change on the origin holding it"), nil
 }
 
 // route decides where a read of name goes: to the servers holding it,

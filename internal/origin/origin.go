@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 
 	"sitebox/internal/cksum"
@@ -75,11 +74,6 @@ type export struct {
 	readOnly bool
 }
 
-type pool struct {
-	dir  string
-	root *os.Root
-}
-
 var (
 	_ store.Store         = (*Origin)(nil)
 	_ store.Namespace     = (*Origin)(nil)
@@ -99,12 +93,12 @@ func New(cfg Config, log *slog.Logger) (*Origin, error) {
 	for _, e := range cfg.Exports {
 		ex := &export{prefix: e.Prefix, readOnly: e.ReadOnly}
 		for _, dir := range e.Pools {
-			root, err := os.OpenRoot(dir)
+			p, err := openPool(dir) // pool.go
 			if err != nil {
 				o.Close()
 				return nil, fmt.Errorf("origin: export %s: open pool: %w", e.Prefix, err)
 			}
-			ex.pools = append(ex.pools, &pool{dir: dir, root: root})
+			ex.pools = append(ex.pools, p)
 		}
 		o.exports.Add(ex.prefix, ex)
 	}
@@ -118,9 +112,7 @@ func New(cfg Config, log *slog.Logger) (*Origin, error) {
 func (o *Origin) Close() error {
 	for _, ex := range o.exports.All() {
 		for _, p := range ex.pools {
-			if p.root != nil {
-				p.root.Close()
-			}
+			p.close()
 		}
 	}
 	return nil

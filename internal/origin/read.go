@@ -37,7 +37,7 @@ func (o *Origin) Stat(ctx context.Context, name string) (store.FileInfo, error) 
 func (ex *export) find(rel string) (*pool, fs.FileInfo, error) {
 	var firstErr error
 	for _, p := range ex.pools {
-		fi, err := p.root.Stat(rel)
+		fi, err := p.dirRoot().Stat(rel)
 		if err == nil {
 			return p, fi, nil
 		}
@@ -84,7 +84,7 @@ func (o *Origin) Open(ctx context.Context, name string) (store.File, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, wrap("open", name, fmt.Errorf("%w: not a regular file", store.ErrInvalid))
 	}
-	f, err := p.root.OpenFile(rel, os.O_RDONLY, 0)
+	f, err := p.dirRoot().OpenFile(rel, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, wrap("open", name, err)
 	}
@@ -114,7 +114,7 @@ func (o *Origin) List(ctx context.Context, name string) ([]store.FileInfo, error
 	found := false
 	var lastErr error
 	for _, p := range ex.pools {
-		entries, err := readDir(p.root, rel)
+		entries, err := readDir(p.dirRoot(), rel)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				lastErr = err

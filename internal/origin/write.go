@@ -49,7 +49,7 @@ func (o *Origin) Create(ctx context.Context, name string, opts store.CreateOptio
 		if opts.Truncate {
 			flags |= os.O_TRUNC
 		}
-		f, err := p.root.OpenFile(rel, flags, perm)
+		f, err := p.dirRoot().OpenFile(rel, flags, perm)
 		if err != nil {
 			return nil, wrap("create", name, err)
 		}
@@ -74,11 +74,11 @@ func (o *Origin) Create(ctx context.Context, name string, opts store.CreateOptio
 	if parent != "." {
 		// The parent exists in the merged namespace (or MkParents asked for
 		// it) but perhaps not on the chosen pool.
-		if err := p.root.MkdirAll(parent, 0o755); err != nil {
+		if err := p.dirRoot().MkdirAll(parent, 0o755); err != nil {
 			return nil, wrap("create", name, err)
 		}
 	}
-	f, err := p.root.OpenFile(rel, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+	f, err := p.dirRoot().OpenFile(rel, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return nil, wrap("create", name, err)
 	}
@@ -126,7 +126,7 @@ func (o *Origin) Mkdir(ctx context.Context, name string, perm fs.FileMode, paren
 			return wrap("mkdir", name, store.ErrNotDir)
 		}
 	}
-	return wrap("mkdir", name, ex.emptiest().root.MkdirAll(rel, perm.Perm()))
+	return wrap("mkdir", name, ex.emptiest().dirRoot().MkdirAll(rel, perm.Perm()))
 }
 
 // Remove deletes a file from every pool holding it.
@@ -137,7 +137,7 @@ func (o *Origin) Remove(ctx context.Context, name string) error {
 	}
 	removed := false
 	for _, p := range ex.pools {
-		fi, err := p.root.Lstat(rel)
+		fi, err := p.dirRoot().Lstat(rel)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -147,7 +147,7 @@ func (o *Origin) Remove(ctx context.Context, name string) error {
 		if fi.IsDir() {
 			return wrap("rm", name, store.ErrIsDir)
 		}
-		if err := p.root.Remove(rel); err != nil {
+		if err := p.dirRoot().Remove(rel); err != nil {
 			return wrap("rm", name, err)
 		}
 		removed = true
@@ -176,14 +176,14 @@ func (o *Origin) Rmdir(ctx context.Context, name string) error {
 	}
 	removed := false
 	for _, p := range ex.pools {
-		fi, err := p.root.Lstat(rel)
+		fi, err := p.dirRoot().Lstat(rel)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err == nil && !fi.IsDir() {
 			return wrap("rmdir", name, store.ErrNotDir)
 		}
-		if err := p.root.Remove(rel); err != nil {
+		if err := p.dirRoot().Remove(rel); err != nil {
 			return wrap("rmdir", name, err)
 		}
 		removed = true
@@ -227,7 +227,7 @@ func (o *Origin) Rename(ctx context.Context, from, to string) error {
 		if !pfi.IsDir() {
 			return wrap("mv", to, store.ErrNotDir)
 		}
-		if err := src.root.MkdirAll(parent, 0o755); err != nil {
+		if err := src.dirRoot().MkdirAll(parent, 0o755); err != nil {
 			return wrap("mv", to, err)
 		}
 	}
@@ -235,16 +235,16 @@ func (o *Origin) Rename(ctx context.Context, from, to string) error {
 		if p == src {
 			continue
 		}
-		if fi, err := p.root.Lstat(rel2); err == nil {
+		if fi, err := p.dirRoot().Lstat(rel2); err == nil {
 			if fi.IsDir() || sfi.IsDir() {
 				return wrap("mv", to, store.ErrExist)
 			}
-			if err := p.root.Remove(rel2); err != nil {
+			if err := p.dirRoot().Remove(rel2); err != nil {
 				return wrap("mv", to, err)
 			}
 		}
 	}
-	return wrap("mv", from, src.root.Rename(rel, rel2))
+	return wrap("mv", from, src.dirRoot().Rename(rel, rel2))
 }
 
 // Chmod changes permissions on every pool holding name.
@@ -255,7 +255,7 @@ func (o *Origin) Chmod(ctx context.Context, name string, perm fs.FileMode) error
 	}
 	changed := false
 	for _, p := range ex.pools {
-		err := p.root.Chmod(rel, perm.Perm())
+		err := p.dirRoot().Chmod(rel, perm.Perm())
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

@@ -11,12 +11,15 @@ import (
 
 // delete removes a file, or a directory with everything in it (RFC 4918).
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request, name string) error {
+	if name == "/" {
+		return &httpError{http.StatusForbidden, "delete /: the namespace root cannot be deleted"}
+	}
+	if answered, err := h.route(w, r, store.Call{Op: "rm", Path: name}); answered || err != nil {
+		return err
+	}
 	ns, err := h.namespace("delete", name)
 	if err != nil {
 		return err
-	}
-	if name == "/" {
-		return &httpError{http.StatusForbidden, "delete /: the namespace root cannot be deleted"}
 	}
 	fi, err := h.store.Stat(r.Context(), name)
 	if err != nil {
@@ -39,6 +42,9 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request, name string) er
 // mkcol makes one directory: 201, 405 if the name exists, 409 if the parent
 // does not (RFC 4918 section 9.3.1).
 func (h *Handler) mkcol(w http.ResponseWriter, r *http.Request, name string) error {
+	if answered, err := h.route(w, r, store.Call{Op: "mkdir", Path: name}); answered || err != nil {
+		return err
+	}
 	ns, err := h.namespace("mkcol", name)
 	if err != nil {
 		return err
@@ -67,6 +73,9 @@ func (h *Handler) mkcol(w http.ResponseWriter, r *http.Request, name string) err
 // existing destination with 412. 201 when the destination is new, 204 when
 // it was replaced.
 func (h *Handler) move(w http.ResponseWriter, r *http.Request, name string) error {
+	if answered, err := h.route(w, r, store.Call{Op: "mv", Path: name}); answered || err != nil {
+		return err
+	}
 	ns, err := h.namespace("move", name)
 	if err != nil {
 		return err
@@ -130,11 +139,37 @@ func destination(r *http.Request) (string, error) {
 	if err != nil {
 		return "", badRequest("bad Destination header: not a URL or path")
 	}
-	if u.Host != "" && !strings.EqualFold(u.Host, r.Host) {
+	if !destHere(r, u) {
 		return "", &httpError{http.StatusBadGateway, "Destination " + u.Host + " is another server; MOVE works within one server"}
 	}
 	if u.Opaque != "" {
 		return "", badRequest("bad Destination header: not a URL or path")
 	}
 	return pathFromURL(u)
+}
+
+// destHereKey marks a MOVE or COPY a director sent on whose Destination
+// named the director itself: the director's namespace is the servers',
+// so the Destination's path is a path here. Forging it gains nothing: a
+// Destination given as a bare path means the same.
+const destHereKey = "sbx.dest"
+
+// destHere reports whether the Destination URL u names this server: no
+// host, the request's own host, or the director that sent the request.
+func destHere(r *http.Request, u *url.URL) bool {
+	return u.Host == "" || strings.EqualFold(u.Host, r.Host) || r.URL.Query().Get(destHereKey) == "here"
+}
+
+// destOpaque is the CGI a director adds to a redirected MOVE or COPY
+// whose Destination names the director, so the server it goes to takes
+// the Destination as its own path (destHere).
+func destOpaque(r *http.Request) string {
+	if r.Method != "MOVE" && r.Method != "COPY" || r.Header.Get("Source") != "" {
+		return ""
+	}
+	u, err := url.Parse(strings.TrimSpace(r.Header.Get("Destination")))
+	if err != nil || !destHere(r, u) {
+		return ""
+	}
+	return destHereKey + "=here"
 }

@@ -137,6 +137,9 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, c store.Call) (a
 		http.Error(w, fmt.Sprintf("%s: still locating this file; retry in %d s", c.Path, secs), http.StatusServiceUnavailable)
 		return true, nil
 	}
+	if extra := destOpaque(r); extra != "" { // dav.go
+		rt.Opaque = strings.TrimPrefix(rt.Opaque+"&"+extra, "&")
+	}
 	t := redirectTarget(c.Path, r.URL.RawQuery, rt)
 	if t.location == "" {
 		h.log.Warn("redirect has no https endpoint", "method", r.Method, "path", c.Path, "to", rt.To, "reason", rt.Reason)

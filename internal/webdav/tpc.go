@@ -36,13 +36,21 @@ func (h *Handler) copyFile(w http.ResponseWriter, r *http.Request, name string) 
 		return err
 	}
 	if src := strings.TrimSpace(r.Header.Get("Source")); src != "" {
+		// A pull writes name: a director sends it where an upload goes.
+		call := store.Call{Op: "create", Path: name, Create: store.CreateOptions{Truncate: true, MkParents: true}}
+		if answered, err := h.route(w, r, call); answered || err != nil {
+			return err
+		}
 		return h.tpcPull(w, r, name, src, overwrite)
 	}
 	dest := strings.TrimSpace(r.Header.Get("Destination"))
 	if dest == "" {
 		return badRequest("COPY needs a Source (pull) or Destination header")
 	}
-	if u, err := url.Parse(dest); err == nil && u.Host != "" && !strings.EqualFold(u.Host, r.Host) {
+	if answered, err := h.route(w, r, store.Call{Op: "copy", Path: name}); answered || err != nil {
+		return err
+	}
+	if u, err := url.Parse(dest); err == nil && !destHere(r, u) {
 		return h.tpcPush(w, r, name, dest)
 	}
 	return h.localCopy(w, r, name, overwrite)

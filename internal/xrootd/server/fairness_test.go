@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"path/filepath"
 	"testing"
@@ -65,9 +66,9 @@ func TestStalledReadersDoNotStallOthers(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	for range 4 { // and writers that send a header and go silent
+	for i := range 4 { // and writers that send a header and go silent
 		r := loginFrom(t, addr, "127.0.0.3")
-		h := r.open("/w", proto.OpenDelete)
+		h := r.open(fmt.Sprintf("/w%d", i), proto.OpenDelete) // one writer per file
 		r.raw(proto.EncodeRequest(proto.StreamID{0, 1}, proto.ReqWrite, writeReq(h, 0), make([]byte, 100))[:proto.RequestHeaderLen])
 	}
 

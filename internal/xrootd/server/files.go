@@ -34,6 +34,9 @@ type openFile struct {
 	posc *posc
 	// tpc is set for the destination of a root:// third-party copy (tpc.go).
 	tpc *tpcDest
+	// unlock gives back the writer lock of a file opened for writing
+	// (writers.go).
+	unlock func()
 
 	mu  sync.Mutex
 	bad map[int64]int // pgwrite pages awaiting a good copy: offset → length
@@ -149,6 +152,7 @@ func (t *fileTable) closeAll(log *slog.Logger) int {
 		} else if err := f.f.Close(); err != nil {
 			log.Warn("close at disconnect", "path", f.path, "err", err)
 		}
+		f.unlockWriter()
 		delete(t.files, k)
 	}
 	return n

@@ -2,13 +2,17 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"path"
 
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
 
 // namespace returns the store's Namespace, or why path cannot be changed.
+// It is asked after the route: a director has no Namespace of its own and
+// sends the change to the server holding the path.
 func (s *session) namespace(op, path string) (store.Namespace, error) {
 	if s.srv.cfg.ReadOnly {
 		return nil, errReadOnly(op, path)
@@ -27,12 +31,12 @@ func (s *session) doMkdir(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	ns, err := s.namespace("mkdir", path)
-	if err != nil {
-		return err
-	}
 	ctx := s.reqCtx(cgi)
 	if done, err := s.routed(ctx, req, store.Call{Op: "mkdir", Path: path}); done || err != nil {
+		return err
+	}
+	ns, err := s.namespace("mkdir", path)
+	if err != nil {
 		return err
 	}
 	perm := modeFromXrd(req.U16(14))
@@ -51,15 +55,21 @@ func (s *session) doRm(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	ns, err := s.namespace("rm", path)
-	if err != nil {
-		return err
-	}
 	ctx := s.reqCtx(cgi)
 	if done, err := s.routed(ctx, req, store.Call{Op: "rm", Path: path}); done || err != nil {
 		return err
 	}
-	if err := ns.Remove(ctx, path); err != nil {
+	ns, err := s.namespace("rm", path)
+	if err != nil {
+		return err
+	}
+	err = ns.Remove(ctx, path)
+	if errors.Is(err, store.ErrIsDir) {
+		// XRootD's rm removes an empty directory too (XrdOssSys::Unlink);
+		// fsspec's recursive rm counts on it.
+		err = ns.Rmdir(ctx, path)
+	}
+	if err != nil {
 		return err
 	}
 	return s.sendOK(req.Stream, nil)
@@ -71,12 +81,12 @@ func (s *session) doRmdir(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	ns, err := s.namespace("rmdir", path)
-	if err != nil {
-		return err
-	}
 	ctx := s.reqCtx(cgi)
 	if done, err := s.routed(ctx, req, store.Call{Op: "rmdir", Path: path}); done || err != nil {
+		return err
+	}
+	ns, err := s.namespace("rmdir", path)
+	if err != nil {
 		return err
 	}
 	if err := ns.Rmdir(ctx, path); err != nil {
@@ -115,17 +125,27 @@ func (s *session) doMv(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	ns, err := s.namespace("mv", src)
-	if err != nil {
-		return err
-	}
 	// XrdCl appends a redirect's CGI to the new path of a resent mv, while
 	// a caller may have put its own on either: the store sees both.
 	ctx := s.reqCtx(joinCGI(srcCGI, dstCGI))
 	if done, err := s.routed(ctx, req, store.Call{Op: "mv", Path: src}); done || err != nil {
 		return err
 	}
-	if err := ns.Rename(ctx, src, dst); err != nil {
+	ns, err := s.namespace("mv", src)
+	if err != nil {
+		return err
+	}
+	err = ns.Rename(ctx, src, dst)
+	if errors.Is(err, store.ErrNotFound) && path.Dir(dst) != "/" {
+		// XRootD creates the new name's missing parents
+		// (XrdOssSys::Rename); the source must still exist.
+		if _, serr := s.srv.store.Stat(ctx, src); serr == nil {
+			if merr := ns.Mkdir(ctx, path.Dir(dst), 0o755, true); merr == nil {
+				err = ns.Rename(ctx, src, dst)
+			}
+		}
+	}
+	if err != nil {
 		return err
 	}
 	return s.sendOK(req.Stream, nil)
@@ -137,12 +157,12 @@ func (s *session) doChmod(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	ns, err := s.namespace("chmod", path)
-	if err != nil {
-		return err
-	}
 	ctx := s.reqCtx(cgi)
 	if done, err := s.routed(ctx, req, store.Call{Op: "chmod", Path: path}); done || err != nil {
+		return err
+	}
+	ns, err := s.namespace("chmod", path)
+	if err != nil {
 		return err
 	}
 	if err := ns.Chmod(ctx, path, modeFromXrd(req.U16(14))); err != nil {
@@ -152,10 +172,12 @@ func (s *session) doChmod(req *proto.Request) error {
 }
 
 // doPrepare accepts staging requests: every file on a disk server is
-// online already, so there is nothing to do but check that each exists.
-// Cancels and evictions are accepted as no-ops.
+// online already, so there is nothing to stage. As xrootd without a
+// staging backend, a file that does not exist is not an error (the paths
+// are still checked), and a staging prepare (kXR_stage, prepare -s) is
+// answered with a request id. Cancels and evictions are no-ops.
 func (s *session) doPrepare(req *proto.Request) error {
-	const cancel = 1
+	const cancel, stage = 1, 8
 	if req.Body[0]&cancel == 0 {
 		for _, l := range bytes.Split(bytes.TrimRight(req.Data, "\x00\n"), []byte{'\n'}) {
 			if len(l) == 0 {
@@ -169,10 +191,10 @@ func (s *session) doPrepare(req *proto.Request) error {
 			if done, err := s.routed(ctx, req, store.Call{Op: "stat", Path: path}); done || err != nil {
 				return err
 			}
-			if _, err := s.srv.store.Stat(ctx, path); err != nil {
-				return err
-			}
 		}
+	}
+	if req.Body[0]&(cancel|stage) == stage {
+		return s.sendOK(req.Stream, []byte(s.srv.prepIDs.next(s.srv)))
 	}
 	return s.sendOK(req.Stream, nil)
 }

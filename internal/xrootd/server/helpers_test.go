@@ -245,6 +245,9 @@ func (r *rawConn) wantErr(what string, st uint16, body []byte, code int32) {
 	if msg == "" {
 		r.t.Fatalf("%s: error %d without a message", what, got)
 	}
+	if body[len(body)-1] != 0 {
+		r.t.Fatalf("%s: error text %q not NUL-terminated as XRootD sends it", what, msg)
+	}
 }
 
 // open opens path with options and returns the handle.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"io/fs"
+	"slices"
+	"strings"
 
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
@@ -24,11 +26,20 @@ func argPath(data []byte) (path, opaque string, err error) {
 	if len(p) > store.MaxPathLen {
 		return "", "", errorf(proto.ErrArgTooLong, "path of %d bytes exceeds the limit of %d", len(p), store.MaxPathLen)
 	}
+	if hasParentRef(p) {
+		// XRootD refuses relative paths as a permission problem (3010),
+		// not a bad argument; clients and scripts check the code.
+		return "", "", errorf(proto.ErrNotAuthorized, "%s: a path with '..' is not allowed", p)
+	}
 	clean, err := store.CleanPath(p)
 	if err != nil {
 		return "", "", err
 	}
 	return clean, cgi, nil
+}
+
+func hasParentRef(p string) bool {
+	return slices.Contains(strings.Split(p, "/"), "..")
 }
 
 // modeFromXrd converts XRootD's access mode bits (kXR_ur … kXR_ox, the
@@ -74,7 +85,7 @@ func (s *session) doOpen(req *proto.Request) error {
 	}
 	var of *openFile
 	if write {
-		of, err = s.openWrite(ctx, path, call.Create, opts)
+		of, err = s.lockedWrite(ctx, path, call.Create, opts)
 	} else {
 		var f store.File
 		if f, err = s.srv.store.Open(ctx, path); err == nil {
@@ -132,6 +143,26 @@ func (s *session) openWrite(ctx context.Context, path string, co store.CreateOpt
 	return newOpenFile(path, w, w, store.RequestFrom(ctx)), nil
 }
 
+// openDeleteMkpath is the mask XRootD 5 tests a kXR_delete open against
+// for path creation: the value of kXR_mkdir, 3008.
+const openDeleteMkpath = proto.OpenAsync | proto.OpenRefresh | proto.OpenMkpath | proto.OpenAppend | proto.OpenReplica
+
+// lockedWrite is openWrite under the path's writer lock (writers.go),
+// taken before the store can truncate the file of the writer holding it.
+func (s *session) lockedWrite(ctx context.Context, path string, co store.CreateOptions, opts uint16) (*openFile, error) {
+	unlock, err := s.srv.writers.lock(path, s)
+	if err != nil {
+		return nil, err
+	}
+	of, err := s.openWrite(ctx, path, co, opts)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	of.unlock = unlock
+	return of, nil
+}
+
 // createOptions are the store's terms for an open for writing with the
 // access mode and open options of kXR_open.
 func createOptions(mode, opts uint16) store.CreateOptions {
@@ -144,7 +175,12 @@ func createOptions(mode, opts uint16) store.CreateOptions {
 		co.MkParents = opts&(proto.OpenMkpath|proto.OpenAsync) != 0
 	case opts&proto.OpenDelete != 0:
 		co.Truncate = true
-		co.MkParents = opts&proto.OpenMkpath != 0
+		// XRootD tests kXR_delete's options against kXR_mkdir (the request
+		// code 3008, 0x0bc0) where kXR_mkpath was meant: any of mkpath,
+		// async, refresh, append or replica creates the path, and xrdcp
+		// always sends kXR_async, so `xrdcp f root://h//new/dir/f` works
+		// without -p. Clients rely on it.
+		co.MkParents = opts&openDeleteMkpath != 0
 	default:
 		co.Update = true
 	}
@@ -171,6 +207,7 @@ func (s *session) reserveFile() (release func(), err error) {
 
 // discard closes a file that never made it into the table.
 func (s *session) discard(of *openFile, why string) {
+	defer of.unlockWriter()
 	if of.posc != nil {
 		of.posc.abort(s.log, of.f, why)
 		return
@@ -202,7 +239,9 @@ func (s *session) doClose(req *proto.Request) error {
 	} else {
 		err = of.f.Close()
 	}
-	// The place is free before the client hears of the close.
+	// The place (and the file, for another writer) is free before the
+	// client hears of the close.
+	of.unlockWriter()
 	s.srv.limits.dropFile(s.clientIP)
 	if err != nil {
 		return err

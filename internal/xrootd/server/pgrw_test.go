@@ -236,7 +236,7 @@ func TestWriteSyncTruncate(t *testing.T) {
 	hr := r.open("/sub/dir/w", proto.OpenRead)
 	copy(wb[:4], hr[:])
 	st, body := r.call(proto.ReqWrite, wb, data)
-	r.wantErr("write to read handle", st, body, proto.ErrNotAuthorized)
+	r.wantErr("write to read handle", st, body, proto.ErrFileNotOpen) // as xrootd
 	st, body = r.call(proto.ReqClose, handleBody(hr), nil)
 	if st != proto.StatusOK {
 		t.Fatalf("close: %d %q", st, body)

@@ -24,6 +24,8 @@ func (s *session) doQuery(req *proto.Request) error {
 		return s.queryConfig(req)
 	case proto.QuerySpace:
 		return s.querySpace(req)
+	case proto.QueryStats:
+		return s.queryStats(req) // stats.go
 	default:
 		return errorf(proto.ErrUnsupported, "query type %d is not supported by this server", qt)
 	}

@@ -75,7 +75,8 @@ func (s *session) checkReadv(elems []proto.ReadListElem, files *[]readvFile) ([]
 			(*files)[j].size = fi.Size
 		}
 		if f := (*files)[j]; e.Offset+int64(e.Len) > f.size {
-			return nil, errorf(proto.ErrArgInvalid, "readv segment %d (%d bytes at %d) extends past the end of %s (%d bytes)", i, e.Len, e.Offset, f.of.path, f.size)
+			// kXR_FSError, as XRootD answers ESPIPE ("illegal seek").
+			return nil, errorf(proto.ErrFSError, "readv segment %d (%d bytes at %d) extends past the end of %s (%d bytes)", i, e.Len, e.Offset, f.of.path, f.size)
 		}
 		which[i] = j
 	}

@@ -92,10 +92,12 @@ func (s *session) sendString(stream proto.StreamID, str string) error {
 	return s.sendFrame(stream, proto.StatusOK, []byte(str), []byte{0})
 }
 
-// sendError answers with kXR_error: the code and the message. XRootD adds
-// a NUL, which XrdCl keeps as part of the message text, so it is left out.
+// sendError answers with kXR_error: the code and the message,
+// NUL-terminated as XRootD sends it. XrdCl from 5.6.4 on drops the last
+// byte of the text as the terminator, so without it every message would
+// lose its last character ("file does not exis").
 func (s *session) sendError(stream proto.StreamID, code int32, msg string) error {
 	var c [4]byte
 	binary.BigEndian.PutUint32(c[:], uint32(code))
-	return s.sendFrame(stream, proto.StatusError, c[:], []byte(msg))
+	return s.sendFrame(stream, proto.StatusError, c[:], []byte(msg), []byte{0})
 }

@@ -162,6 +162,8 @@ type Server struct {
 	ident    identity
 	started  time.Time // reported by query config "start"
 	tpc      tpcGrants // root:// third-party copy grants (tpc.go)
+	writers  writerLocks
+	prepIDs  prepareIDs // request ids of prepare -s (stats.go)
 
 	mu       sync.Mutex
 	ln       net.Listener

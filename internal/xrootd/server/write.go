@@ -86,7 +86,8 @@ func (s *session) writeTarget(req *proto.Request, dlen int) (*openFile, error) {
 	}
 	if of.w == nil {
 		of.release()
-		return nil, errorf(proto.ErrNotAuthorized, "%s: file handle %x (%s) is open for reading only", req.Name(), req.Handle(0), of.path)
+		// XRootD answers EBADF's code, kXR_FileNotOpen.
+		return nil, errorf(proto.ErrFileNotOpen, "%s: file handle %x (%s) is open for reading only", req.Name(), req.Handle(0), of.path)
 	}
 	if req.ID == proto.ReqWrite {
 		if err := s.plainRefused("write", of); err != nil {
@@ -271,7 +272,8 @@ func (s *session) doTruncate(req *proto.Request) error {
 		}
 		defer of.release()
 		if of.w == nil {
-			return errorf(proto.ErrNotAuthorized, "truncate: file handle %x (%s) is open for reading only", req.Handle(0), of.path)
+			// XRootD answers EINVAL's code here.
+			return errorf(proto.ErrArgInvalid, "truncate: file handle %x (%s) is open for reading only", req.Handle(0), of.path)
 		}
 		if err := of.w.Truncate(size); err != nil {
 			return of.writeFailed(err)
