@@ -85,6 +85,13 @@ func (d *Director) route(ctx context.Context, op, name string) (store.Route, err
 		d.stats.count("parent")
 		return d.redirect(op, name, req, hops, d.cfg.Parents, "not in this director's servers: asking the parent"), nil
 	}
+	now := time.Now()
+	if rt, ok, err := d.downRoute(op, name, tried, now); ok {
+		return rt, err
+	}
+	if rt, ok := d.startupRoute(now); ok {
+		return rt, nil
+	}
 	return d.fallback(op, name, req, hops, len(origins), tried)
 }
 
