@@ -35,6 +35,7 @@ type Box struct {
 	cache      *cache.Cache
 	director   *director.Director
 	advertiser *fleet.Advertiser[director.Ad]
+	upstream   upstreamWatch // the cache's upstream errors, for the dashboard
 	policy     *auth.Policy
 	tokens     *auth.Verifier // nil without [auth] issuers
 	issuer     *auth.Issuer   // the site issuer, when this box is one
