@@ -37,7 +37,7 @@ type Server struct {
 	cache Cache // nil when the box runs no cache
 	// registry is the director's, set by WithRegistry (nil: no director).
 	registry Registry
-	srv   *http.Server
+	srv      *http.Server
 
 	mu  sync.Mutex
 	lns []net.Listener // from Listen; closed by Shutdown even if never served

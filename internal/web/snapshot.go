@@ -40,13 +40,13 @@ type BoxInfo struct {
 	Version string   `json:"version"`
 	Roles   []string `json:"roles"` // origin, cache, director, jobs
 	// AdvertisesTo are the directors this box reports to ([advertise]).
-	AdvertisesTo []string  `json:"advertises_to"`
+	AdvertisesTo []string `json:"advertises_to"`
 	// Problems are failures the page shows in red beside its status:
 	// advertisements a director did not take, upstream errors of the
 	// cache. Empty when all is well.
-	Problems []string `json:"problems,omitempty"`
-	Started      time.Time `json:"started"`
-	Now          time.Time `json:"now"`
+	Problems []string  `json:"problems,omitempty"`
+	Started  time.Time `json:"started"`
+	Now      time.Time `json:"now"`
 }
 
 // Transfers is what the frontends moved. Rates is filled by the handler
