@@ -67,8 +67,8 @@ func (d *Director) downRoute(op, name string, tried tried, now time.Time) (rt st
 			Reason: "waiting for " + strings.Join(names, ", ")}, true, nil
 	}
 	d.stats.count("down")
-	return store.Route{}, true, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: no available server has it; %s",
-		store.ErrUnavailable, strings.Join(names, "; "))}
+	return store.Route{}, true, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w (%w): no available server has it; %s",
+		store.ErrUnavailable, store.ErrDown, strings.Join(names, "; "))}
 }
 
 // describeDown says which server is unavailable, why and since when.

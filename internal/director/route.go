@@ -158,6 +158,12 @@ func (d *Director) fallback(op, name string, req *store.Request, hops, asked int
 	} else {
 		why += fmt.Sprintf("; VO %q has no federation configured", vo)
 	}
+	// A client back from a server that failed (not one that said "no such
+	// file") learns that, not that the file does not exist.
+	if rc := req.Opaque.Get("triedrc"); len(tried) > 0 && rc != "" && rc != "enoent" {
+		d.stats.count("down")
+		return store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: no other server to send the client to (%s)", store.ErrUnavailable, why)}
+	}
 	d.stats.count("not_found")
 	return store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: no server in the federation has it (%s)", store.ErrNotFound, why)}
 }
