@@ -52,6 +52,10 @@ type Server struct {
 	// but its top users are token subjects: set false where those are
 	// private.
 	Dashboard *bool `toml:"dashboard"`
+	// DrainTime bounds a graceful stop (SIGTERM): running transfers may
+	// finish for this long while new requests are sent elsewhere (default
+	// "25s", inside the packaged unit's TimeoutStopSec=30).
+	DrainTime string `toml:"drain_time"`
 }
 
 // DashboardEnabled reports whether the dashboard is served.
@@ -86,6 +90,9 @@ func (c *Config) ApplyDefaults(hostname string, isRoot bool) {
 	}
 	if c.Server.MetricsAddr == "" {
 		c.Server.MetricsAddr = Off
+	}
+	if c.Server.DrainTime == "" {
+		c.Server.DrainTime = "25s"
 	}
 	c.Root.Defaults()
 	c.HTTPS.Defaults()

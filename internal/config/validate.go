@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"time"
 
 	"sitebox/internal/origin"
 	"sitebox/internal/problem"
@@ -28,8 +29,16 @@ func (c *Config) Validate() []Problem {
 	default:
 		add("server.log_level", "%q is not a log level (use debug, info, warn or error)", c.Server.LogLevel)
 	}
+	if d, err := time.ParseDuration(c.Server.DrainTime); c.Server.DrainTime != "" && (err != nil || d < 0) {
+		add("server.drain_time", "%q is not a duration (e.g. \"25s\")", c.Server.DrainTime)
+	}
 	if msg := checkAddr(c.Server.MetricsAddr); msg != "" {
 		add("server.metrics_addr", "%s", msg)
+	}
+	if u := c.Root.DrainRedirect; u != "" {
+		if msg := problem.CheckURL(u, "root"); msg != "" {
+			add("root.drain_redirect", "%s", msg)
+		}
 	}
 	if msg := checkAddr(c.Root.Addr); msg != "" {
 		add("root.addr", "%s", msg)

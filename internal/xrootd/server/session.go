@@ -276,6 +276,9 @@ func (s *session) dispatch(req *proto.Request) bool {
 		s.sendError(req.Stream, proto.ErrNotAuthorized, "authenticate (kXR_auth) before "+req.Name())
 		return true
 	}
+	if s.divertDraining(req) {
+		return true
+	}
 	if data {
 		if req.ID == proto.ReqReadv {
 			s.hintReadv(req)
