@@ -100,3 +100,58 @@ func TestCacheRestartDuringReads(t *testing.T) {
 	run(t, false, "xrdcp", "-f", c.rootURL+"//store/big.bin", filepath.Join(dir, "after"))
 	sameFile(t, filepath.Join(dir, "after"), want)
 }
+
+// TestDirectorRestartNoReadFails: reads through a director keep
+// succeeding while it is restarted: the stopping director drains, and
+// the new one answers "wait" (not "not found") until its servers have
+// advertised again.
+func TestDirectorRestartNoReadFails(t *testing.T) {
+	testpeers.Require(t, "xrdcp")
+	dirNode := startFedNode(t, "region", "R", "[director]\nenabled = true\n")
+	pool := t.TempDir()
+	want := writeRandom(t, filepath.Join(pool, "f.bin"), 1<<20)
+	startFedNode(t, "originA", "A", "[[export]]\nprefix = \"/store\"\npools = ["+strconv.Quote(pool)+"]\n"+advertiseTo(dirNode, "1s"))
+	dir := t.TempDir()
+	waitFor(t, 15*time.Second, "origin advertised", func() bool {
+		_, err := run(t, true, "xrdcp", "-f", dirNode.rootURL+"//store/f.bin", filepath.Join(dir, "probe"))
+		return err == nil
+	})
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var reads, failures int
+	for w := range 2 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				dst := filepath.Join(dir, strconv.Itoa(w)+"-"+strconv.Itoa(i))
+				// XrdCl's defaults: no XRD_* settings.
+				out, err := exec.Command("xrdcp", "-f", dirNode.rootURL+"//store/f.bin", dst).CombinedOutput()
+				mu.Lock()
+				reads++
+				if err != nil {
+					failures++
+					t.Errorf("read %d-%d through the director failed: %v\n%s", w, i, err, out)
+				}
+				mu.Unlock()
+				if err == nil {
+					sameFile(t, dst, want)
+				}
+				os.Remove(dst)
+			}
+		})
+	}
+	time.Sleep(time.Second)
+	stopped := restartBox(t, dirNode.box, "serve", "--config", filepath.Join(dirNode.state, "sitebox.toml"))
+	restarted := time.Now()
+	time.Sleep(3 * time.Second)
+	close(stop)
+	wg.Wait()
+	t.Logf("director stopped in %v; %d reads, %d failed; last ones done %v after the restart",
+		stopped.Round(time.Millisecond), reads, failures, time.Since(restarted).Round(time.Millisecond))
+}
