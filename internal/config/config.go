@@ -56,6 +56,14 @@ type Server struct {
 	// finish for this long while new requests are sent elsewhere (default
 	// "25s", inside the packaged unit's TimeoutStopSec=30).
 	DrainTime string `toml:"drain_time"`
+	// AccessLog writes one line per transfer (a root:// file from open to
+	// close, an https GET or PUT): time, protocol, client, issuer,
+	// subject, VO, path, bytes, duration, result. A file path (opened for
+	// appending and reopened when logrotate moves it) or "stderr"; unset:
+	// no access log.
+	AccessLog string `toml:"access_log"`
+	// AccessLogFormat is "text" (default: key=value) or "json".
+	AccessLogFormat string `toml:"access_log_format"`
 }
 
 // DashboardEnabled reports whether the dashboard is served.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -31,6 +32,14 @@ func (c *Config) Validate() []Problem {
 	}
 	if d, err := time.ParseDuration(c.Server.DrainTime); c.Server.DrainTime != "" && (err != nil || d < 0) {
 		add("server.drain_time", "%q is not a duration (e.g. \"25s\")", c.Server.DrainTime)
+	}
+	switch c.Server.AccessLogFormat {
+	case "", "text", "json":
+	default:
+		add("server.access_log_format", "%q is not an access log format (use \"text\" or \"json\")", c.Server.AccessLogFormat)
+	}
+	if p := c.Server.AccessLog; p != "" && p != "stderr" && !filepath.IsAbs(p) {
+		add("server.access_log", "%q: give an absolute file path or \"stderr\"", p)
 	}
 	if msg := checkAddr(c.Server.MetricsAddr); msg != "" {
 		add("server.metrics_addr", "%s", msg)

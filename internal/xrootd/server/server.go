@@ -28,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"sitebox/internal/accesslog"
 	"sitebox/internal/store"
 	"sitebox/internal/tpc"
 	"sitebox/internal/xrootd/proto"
@@ -112,6 +113,8 @@ type Config struct {
 	// the XRootD client's own 5-minute idle disconnect), so abandoned
 	// connections do not hold descriptors for ever.
 	IdleTimeout time.Duration
+	// AccessLog takes one line per file, from open to close. Nil: none.
+	AccessLog accesslog.Sink
 	// DrainTo (host:port) is where a draining server (see Drain) sends
 	// requests that would start new work: the director this server
 	// belongs to. Empty: they are told to wait DrainWait instead.

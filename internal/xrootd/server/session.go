@@ -115,7 +115,7 @@ func (s *session) run() {
 	defer func() {
 		s.close()
 		s.wg.Wait()
-		for range s.files.closeAll(s.log) {
+		for range s.files.closeAll(s.log, s.logTransfer) {
 			s.srv.limits.dropFile(s.clientIP)
 		}
 	}()
