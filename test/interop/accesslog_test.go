@@ -97,3 +97,50 @@ func TestAccessLog(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONLogsHaveNoDuplicateKeys: every JSON log line of a box serving
+// root:// and https (debug level, so every component speaks) names each
+// key once.
+func TestJSONLogsHaveNoDuplicateKeys(t *testing.T) {
+	for _, tool := range []string{"xrdcp", "curl"} {
+		testpeers.Require(t, tool)
+	}
+	b := startBox(t, 1, "--log-format", "json", "--log-level", "debug")
+	data := writeRandom(t, filepath.Join(b.pools[0], "a.bin"), 100_000)
+	dir := t.TempDir()
+	run(t, false, "xrdcp", "-f", b.rootURL+"//store/a.bin", dir+"/a")
+	sameFile(t, dir+"/a", data)
+	run(t, true, "xrdcp", "-f", b.rootURL+"//store/missing.bin", dir+"/m")
+	run(t, false, "curl", "-sS", "-f", "--cacert", b.certFile, "-o", dir+"/c", b.httpsURL+"/store/a.bin")
+	b.proc.Stop()
+	lines := 0
+	for _, line := range strings.Split(b.proc.Log.String(), "\n") {
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		lines++
+		dec := json.NewDecoder(strings.NewReader(line))
+		if _, err := dec.Token(); err != nil {
+			t.Fatalf("not JSON: %s", line)
+		}
+		seen := map[string]bool{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				t.Fatalf("not JSON: %v: %s", err, line)
+			}
+			key := k.(string)
+			if seen[key] {
+				t.Errorf("key %q twice in %s", key, line)
+			}
+			seen[key] = true
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				t.Fatalf("not JSON: %v: %s", err, line)
+			}
+		}
+	}
+	if lines < 5 {
+		t.Errorf("only %d JSON log lines:\n%s", lines, b.proc.Log.String())
+	}
+}
