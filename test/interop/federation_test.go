@@ -230,6 +230,15 @@ func TestFederation(t *testing.T) {
 				t.Errorf("sitebox %s does not list originB as DOWN:\n%s", args[0], out)
 			}
 		}
+		for _, s := range snapshot(t, region.box).Federation.Servers {
+			if s.Name == "originB" && s.State != "down" {
+				t.Errorf("dashboard shows originB as %q (%s), want down", s.State, s.Health)
+			}
+		}
+		metrics, _ := run(t, false, "curl", "-sS", "--unix-socket", filepath.Join(region.state, "admin.sock"), "http://sitebox/metrics")
+		if !strings.Contains(metrics, `sitebox_director_servers{state="down"} 1`) {
+			t.Errorf("metrics lack servers{state=\"down\"} 1:\n%s", grepLines(metrics, "director_servers"))
+		}
 		// The operator removes it for good.
 		run(t, false, siteboxBin, "federation", "remove", "originB", "--state-dir", region.state)
 		for _, s := range fedView().Servers {
@@ -238,4 +247,15 @@ func TestFederation(t *testing.T) {
 			}
 		}
 	})
+}
+
+// grepLines keeps the lines of s containing sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
