@@ -151,13 +151,23 @@ func health(s director.Server, now time.Time) string {
 	case s.Downtime.Active(now):
 		return fmt.Sprintf("DOWNTIME until %s (%s)", s.Downtime.End.Local().Format("01-02 15:04"), s.Downtime.Reason)
 	case s.Down:
-		return "DOWN (probe failed)"
+		return "DOWN (probe failed" + downSince(s) + ")"
+	case !s.Static && (now.After(s.Expires) || !s.DownSince.IsZero()):
+		return "DOWN (stopped advertising" + downSince(s) + ")"
 	case s.Static:
 		return "ok (static)"
 	case s.Health != "" && s.Health != "ok":
 		return fmt.Sprintf("%s (seen %s ago)", s.Health, now.Sub(s.LastSeen).Round(100*time.Millisecond))
 	}
 	return fmt.Sprintf("ok (seen %s ago)", now.Sub(s.LastSeen).Round(100*time.Millisecond))
+}
+
+// downSince says since when s is down, in the reader's time zone.
+func downSince(s director.Server) string {
+	if s.DownSince.IsZero() {
+		return ""
+	}
+	return "; since " + s.DownSince.Local().Format("01-02 15:04:05")
 }
 
 func space(s director.Server) string {

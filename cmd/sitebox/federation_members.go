@@ -17,7 +17,7 @@ import (
 // members|revoke`: joining is two steps, the box's operator runs join and
 // sends the line it prints, the director's operator runs approve with it.
 func addMembershipCommands(fed *cobra.Command) {
-	fed.AddCommand(joinCommand(), approveCommand(), membersCommand(), revokeCommand(), installCertCommand())
+	fed.AddCommand(joinCommand(), approveCommand(), membersCommand(), revokeCommand(), removeCommand(), installCertCommand())
 }
 
 func joinCommand() *cobra.Command {
@@ -202,6 +202,33 @@ func revokeCommand() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "revoked %s: the running director drops its servers within a second or two\n", name)
+			return nil
+		},
+	}
+	af.add(cmd)
+	return cmd
+}
+
+func removeCommand() *cobra.Command {
+	var af adminFlags
+	cmd := &cobra.Command{
+		Use:   "remove NAME",
+		Short: "Forget a server that went down for good (down servers stay listed until removed)",
+		Long: `A server that stops advertising, or that a probe finds dead, stays in the
+director's registry as DOWN (in ` + "`sitebox federation`" + `, the dashboard and the
+servers{state="down"} metric), so a failure never looks like absence. Once
+the box is gone for good, remove it here (run on the director's host). It
+comes back by itself if it advertises again; to refuse it, use revoke.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := af.client(cmd)
+			if err != nil {
+				return err
+			}
+			if err := c.RemoveServer(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %s from the director's registry\n", args[0])
 			return nil
 		},
 	}

@@ -34,6 +34,8 @@ type serveFlags struct {
 	name        string
 	logFormat   string
 	logLevel    string
+	accessLog   string
+	accessFmt   string
 }
 
 func addServeCommand(root *cobra.Command) {
@@ -87,6 +89,8 @@ func newServeCmd() (*cobra.Command, *serveFlags) {
 	fl.StringVar(&f.name, "name", "", "server name (default: hostname)")
 	fl.StringVar(&f.logFormat, "log-format", "", "text or json")
 	fl.StringVar(&f.logLevel, "log-level", "", "debug, info, warn or error")
+	fl.StringVar(&f.accessLog, "access-log", "", `one line per transfer to this file (absolute path) or "stderr"`)
+	fl.StringVar(&f.accessFmt, "access-log-format", "", "text or json")
 	return cmd, f
 }
 
@@ -135,6 +139,8 @@ func (f *serveFlags) load(cmd *cobra.Command) (*config.Config, error) {
 	set("name", &cfg.Server.Name, f.name)
 	set("log-format", &cfg.Server.LogFormat, f.logFormat)
 	set("log-level", &cfg.Server.LogLevel, f.logLevel)
+	set("access-log", &cfg.Server.AccessLog, f.accessLog)
+	set("access-log-format", &cfg.Server.AccessLogFormat, f.accessFmt)
 	if cmd.Flags().Changed("http") {
 		cfg.HTTPS.PlainHTTP = f.plainHTTP
 	}

@@ -10,6 +10,7 @@
 //	GET  /cache/stats              JSON cache.Stats
 //	GET  /cache/ls[?prefix=/store] JSON []cache.EntryInfo
 //	POST /cache/evict?path=/x      JSON EvictResult
+//	POST /federation/remove?name=N drop a (down) server from the director
 //
 // Errors are JSON {"error": "..."} with 400 (bad path), 404 (nothing cached,
 // or no cache on this box), 409 (files open) or 500.
@@ -34,7 +35,9 @@ import (
 type Server struct {
 	log   *slog.Logger
 	cache Cache // nil when the box runs no cache
-	srv   *http.Server
+	// registry is the director's, set by WithRegistry (nil: no director).
+	registry Registry
+	srv      *http.Server
 
 	mu  sync.Mutex
 	lns []net.Listener // from Listen; closed by Shutdown even if never served
@@ -59,6 +62,7 @@ func New(reg *prometheus.Registry, c Cache, log *slog.Logger) *Server {
 	mux.HandleFunc("GET /cache/stats", s.withCache(s.stats))
 	mux.HandleFunc("GET /cache/ls", s.withCache(s.ls))
 	mux.HandleFunc("POST /cache/evict", s.withCache(s.evict))
+	mux.HandleFunc("POST /federation/remove", s.removeServer)
 	s.srv = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,

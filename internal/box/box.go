@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,6 +36,7 @@ type Box struct {
 	cache      *cache.Cache
 	director   *director.Director
 	advertiser *fleet.Advertiser[director.Ad]
+	upstream   upstreamWatch // the cache's upstream errors, for the dashboard
 	policy     *auth.Policy
 	tokens     *auth.Verifier // nil without [auth] issuers
 	issuer     *auth.Issuer   // the site issuer, when this box is one
@@ -150,17 +152,7 @@ func (b *Box) Run(ctx context.Context) error {
 	}
 	g.Go(func() error {
 		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		var errs []error
-		if b.root != nil {
-			errs = append(errs, b.root.Shutdown(sctx))
-		}
-		if b.https != nil {
-			errs = append(errs, b.https.Shutdown(sctx))
-		}
-		errs = append(errs, b.shutdownOps(sctx))
-		return errors.Join(errs...)
+		return b.drain()
 	})
 	err := g.Wait()
 	b.Close()
@@ -168,6 +160,51 @@ func (b *Box) Run(ctx context.Context) error {
 		err = nil
 	}
 	return err
+}
+
+// drain stops the frontends gracefully: both stop accepting at once,
+// running transfers may finish within [server] drain_time (root://
+// clients asking for something new are sent elsewhere, https requests
+// in progress complete), then what is left is cut.
+func (b *Box) drain() error {
+	budget := config.Duration(b.cfg.Server.DrainTime)
+	if budget <= 0 {
+		budget = 25 * time.Second
+	}
+	start := time.Now()
+	b.log.Info("stopping: draining transfers", "drain_time", budget)
+	sctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	stop := func(f func(context.Context) error) {
+		wg.Go(func() {
+			err := f(sctx)
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		})
+	}
+	if b.root != nil {
+		stop(b.root.Drain)
+	}
+	if b.https != nil {
+		stop(func(ctx context.Context) error {
+			if err := b.https.Shutdown(ctx); err != nil {
+				b.log.Warn("drain time over; closing the https requests still running", "err", err)
+				return b.https.Close()
+			}
+			return nil
+		})
+	}
+	wg.Wait()
+	// The operator side (admin socket, metrics) goes last, quickly.
+	octx, ocancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer ocancel()
+	errs = append(errs, b.shutdownOps(octx))
+	b.log.Info("stopped", "took", time.Since(start).Round(time.Millisecond))
+	return errors.Join(errs...)
 }
 
 // Close releases listeners and roles; safe after a partial New.

@@ -43,6 +43,7 @@ func (b *Box) dashboardSnapshot(started time.Time) web.Snapshot {
 	s := web.Snapshot{Box: web.BoxInfo{
 		Name: b.cfg.Server.Name, Site: b.cfg.Server.Site, Version: version.String(), Roles: b.roles(),
 		AdvertisesTo: append([]string{}, b.cfg.Advertise.To...), Started: started, Now: now,
+		Problems: b.problems(now),
 	}}
 	files, users, vos := b.transfers.Top(dashboardTop)
 	s.Transfers = web.Transfers{Totals: b.transfers.Totals(), Files: tops(files), Users: tops(users), VOs: tops(vos)}
@@ -125,9 +126,9 @@ func serverState(s director.Server, now time.Time) (state, health string) {
 	case s.Downtime.Active(now):
 		return "downtime", s.Downtime.Reason + " (until " + s.Downtime.End.Local().Format("01-02 15:04") + ")"
 	case s.Down:
-		return "down", "probe failed"
+		return "down", "probe failed" + sinceText(s.DownSince)
 	case !s.Static && now.After(s.Expires):
-		return "silent", "missed its advertisements"
+		return "down", "stopped advertising" + sinceText(s.DownSince)
 	case s.Health != "" && s.Health != "ok":
 		return "degraded", s.Health
 	}
@@ -155,4 +156,12 @@ func jobsView(svc *jobs.Service, now time.Time) *web.Jobs {
 		})
 	}
 	return j
+}
+
+// sinceText says since when a server is down ("" when unknown).
+func sinceText(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return " since " + t.Local().Format("01-02 15:04:05")
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"sitebox/internal/accesslog"
 	"sitebox/internal/config"
 	"sitebox/internal/tlsutil"
 	"sitebox/internal/tpc/tpcremote"
@@ -28,6 +29,10 @@ func (b *Box) buildFrontends() error {
 		}
 	}
 
+	access, err := b.openAccessLog()
+	if err != nil {
+		return err
+	}
 	if b.cfg.Root.Addr != config.Off {
 		if b.rootLn, err = net.Listen("tcp", b.cfg.Root.Addr); err != nil {
 			return fmt.Errorf("root:// listener: %w", err)
@@ -40,7 +45,7 @@ func (b *Box) buildFrontends() error {
 		if b.tokens != nil {
 			rc.Tokens = b.tokens
 		}
-		rc.TPC = tpcremote.Dialer{}
+		rc.TPC, rc.AccessLog = tpcremote.Dialer{}, access
 		b.withKerberos(&rc, nil)
 		b.root = xrdserver.New(rc, b.store, b.log.With("component", "root"))
 	}
@@ -53,7 +58,7 @@ func (b *Box) buildFrontends() error {
 		if b.tokens != nil {
 			wc.Tokens = b.tokens
 		}
-		wc.TPC = tpcremote.Dialer{}
+		wc.TPC, wc.AccessLog = tpcremote.Dialer{}, access
 		b.withKerberos(nil, &wc)
 		h := webdav.New(wc, b.store, b.log.With("component", "https"))
 		b.httpsLn = webdav.LimitListener(b.httpsLn, b.cfg.HTTPS.ConnsPerClient(), b.log.With("component", "https"))
@@ -71,6 +76,23 @@ func (b *Box) buildFrontends() error {
 		}
 	}
 	return nil
+}
+
+// openAccessLog opens [server] access_log; nil when there is none.
+func (b *Box) openAccessLog() (accesslog.Sink, error) {
+	dest := b.cfg.Server.AccessLog
+	if dest == "" {
+		return nil, nil
+	}
+	log := b.log.With("component", "access_log")
+	l, err := accesslog.Open(dest, b.cfg.Server.AccessLogFormat, func(err error) {
+		log.Error("cannot write the access log", "err", err)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server.access_log: %w", err)
+	}
+	b.closers = append(b.closers, l.Close)
+	return l, nil
 }
 
 // serverTLS is the box's certificate for https:// and roots://: the

@@ -33,6 +33,9 @@ func (b *Box) buildOps() error {
 	}
 	b.transfers = metrics.NewTransfers(reg, b.namespaces())
 	b.admin = admin.New(reg, b.cache, b.log)
+	if b.director != nil {
+		b.admin.WithRegistry(b.director)
+	}
 	var err error
 	if b.adminLn, err = b.admin.Listen(b.cfg.Server.StateDir); err != nil {
 		return fmt.Errorf("admin socket: %w", err)

@@ -17,7 +17,7 @@ func (b *Box) buildStores() (store.Store, error) {
 	var only store.Store
 	if len(b.cfg.Exports) > 0 {
 		exports := b.cfg.Exports
-		o, err := origin.New(origin.Config{Exports: exports}, b.log.With("component", "origin"))
+		o, err := origin.New(origin.Config{Exports: exports}, b.log) // origin adds its component
 		if err != nil {
 			return nil, err
 		}

@@ -52,6 +52,18 @@ type Server struct {
 	// but its top users are token subjects: set false where those are
 	// private.
 	Dashboard *bool `toml:"dashboard"`
+	// DrainTime bounds a graceful stop (SIGTERM): running transfers may
+	// finish for this long while new requests are sent elsewhere (default
+	// "25s", inside the packaged unit's TimeoutStopSec=30).
+	DrainTime string `toml:"drain_time"`
+	// AccessLog writes one line per transfer (a root:// file from open to
+	// close, an https GET or PUT): time, protocol, client, issuer,
+	// subject, VO, path, bytes, duration, result. A file path (opened for
+	// appending and reopened when logrotate moves it) or "stderr"; unset:
+	// no access log.
+	AccessLog string `toml:"access_log"`
+	// AccessLogFormat is "text" (default: key=value) or "json".
+	AccessLogFormat string `toml:"access_log_format"`
 }
 
 // DashboardEnabled reports whether the dashboard is served.
@@ -86,6 +98,9 @@ func (c *Config) ApplyDefaults(hostname string, isRoot bool) {
 	}
 	if c.Server.MetricsAddr == "" {
 		c.Server.MetricsAddr = Off
+	}
+	if c.Server.DrainTime == "" {
+		c.Server.DrainTime = "25s"
 	}
 	c.Root.Defaults()
 	c.HTTPS.Defaults()

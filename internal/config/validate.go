@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
+	"time"
 
 	"sitebox/internal/origin"
 	"sitebox/internal/problem"
@@ -28,8 +30,24 @@ func (c *Config) Validate() []Problem {
 	default:
 		add("server.log_level", "%q is not a log level (use debug, info, warn or error)", c.Server.LogLevel)
 	}
+	if d, err := time.ParseDuration(c.Server.DrainTime); c.Server.DrainTime != "" && (err != nil || d < 0) {
+		add("server.drain_time", "%q is not a duration (e.g. \"25s\")", c.Server.DrainTime)
+	}
+	switch c.Server.AccessLogFormat {
+	case "", "text", "json":
+	default:
+		add("server.access_log_format", "%q is not an access log format (use \"text\" or \"json\")", c.Server.AccessLogFormat)
+	}
+	if p := c.Server.AccessLog; p != "" && p != "stderr" && !filepath.IsAbs(p) {
+		add("server.access_log", "%q: give an absolute file path or \"stderr\"", p)
+	}
 	if msg := checkAddr(c.Server.MetricsAddr); msg != "" {
 		add("server.metrics_addr", "%s", msg)
+	}
+	if u := c.Root.DrainRedirect; u != "" {
+		if msg := problem.CheckURL(u, "root"); msg != "" {
+			add("root.drain_redirect", "%s", msg)
+		}
 	}
 	if msg := checkAddr(c.Root.Addr); msg != "" {
 		add("root.addr", "%s", msg)

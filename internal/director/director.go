@@ -48,6 +48,14 @@ type Config struct {
 	Members     []Member
 	// MaxServers bounds the registry (default DefaultMaxServers).
 	MaxServers int
+	// DownWait is how long after a holder went down (or into downtime)
+	// clients are told to wait for it before they get an error naming it
+	// (default 30 s).
+	DownWait time.Duration
+	// StartupWait is how long a newly started director answers "wait"
+	// instead of "not found" while its members have not all advertised
+	// (zero: not at all; the box sets one advertisement interval).
+	StartupWait time.Duration
 }
 
 // DefaultMaxServers bounds a registry: far above any real federation, far
@@ -67,6 +75,8 @@ type Director struct {
 	// members may advertise; refusals logs refused ads at a bounded rate.
 	members  *membership
 	refusals refusalLog
+	// started is when the director was built (see StartupWait).
+	started time.Time
 	// resolving is set while advertised host names are being resolved.
 	resolving atomic.Bool
 
@@ -108,15 +118,18 @@ func newWithProber(cfg Config, p prober, log *slog.Logger) *Director {
 	if cfg.MaxServers <= 0 {
 		cfg.MaxServers = DefaultMaxServers
 	}
-	d := &Director{cfg: cfg, log: log, reg: newRegistry(cfg.DropAfter, cfg.MaxServers), probe: p, done: make(chan struct{}),
+	if cfg.DownWait <= 0 {
+		cfg.DownWait = 30 * time.Second
+	}
+	d := &Director{cfg: cfg, log: log, started: time.Now(), reg: newRegistry(cfg.DropAfter, cfg.MaxServers), probe: p, done: make(chan struct{}),
 		members: newMembership(cfg.MembersFile, cfg.Members)}
 	d.reloadMembers(time.Now())
 	d.loc = &locator{probe: p, timeout: cfg.LocateTimeout, ttl: cfg.CacheTTL, negTTL: cfg.NegativeTTL, stats: &d.stats,
 		onUnreachable: func(root string) {
 			d.log.Warn("server unreachable; not sending clients there until it answers again", "root", root)
-			d.reg.setDown(root, true)
+			d.reg.setDown(root, true, time.Now())
 		},
-		onReachable: func(root string) { d.reg.setDown(root, false) },
+		onReachable: func(root string) { d.reg.setDown(root, false, time.Now()) },
 	}
 	for _, s := range cfg.Static {
 		d.reg.addStatic(Server{Ad: s})
@@ -130,6 +143,16 @@ func (d *Director) server(name string) (Server, bool) {
 		return s, true
 	}
 	return Server{}, false
+}
+
+// Remove drops a server from the registry, on an operator's word (a box
+// that went down for good). It reports whether the director had it.
+func (d *Director) Remove(name string) bool {
+	ok := d.reg.remove(name)
+	if ok {
+		d.log.Info("server removed by the operator", "name", name)
+	}
+	return ok
 }
 
 // Servers lists the registry, for the federation view and for a parent.
@@ -161,7 +184,7 @@ func (d *Director) maintain(ctx context.Context) {
 		now := time.Now()
 		d.reloadMembers(now)
 		for _, name := range d.reg.expire(now) {
-			d.log.Warn("server dropped: it stopped advertising", "name", name)
+			d.log.Warn("server down: it stopped advertising; listed as down until it advertises again or an operator removes it", "name", name)
 		}
 		d.loc.sweep(now)
 		if i%probeEvery == 0 {
@@ -180,7 +203,7 @@ func (d *Director) probeStatic(ctx context.Context) {
 		if down != s.Down {
 			d.log.Info("static server health changed", "name", s.Name, "down", down, "err", err)
 		}
-		d.reg.setDown(s.Root, down)
+		d.reg.setDown(s.Root, down, time.Now())
 	}
 }
 

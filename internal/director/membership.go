@@ -159,3 +159,16 @@ func (m *membership) rebuildKeys() {
 		}
 	}
 }
+
+// names lists every member, of the config and of the file.
+func (m *membership) names() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, len(m.static)+len(m.file))
+	for _, set := range []map[string]Member{m.static, m.file} {
+		for name := range set {
+			out = append(out, name)
+		}
+	}
+	return out
+}

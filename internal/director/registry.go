@@ -61,6 +61,10 @@ type Server struct {
 	// Down is set when a probe could not reach it; cleared by its next ad
 	// or a successful probe.
 	Down bool `json:"down"`
+	// DownSince is when it was found down or stopped advertising (zero
+	// while it is usable). Such a server stays listed, as down, until it
+	// advertises again or an operator removes it.
+	DownSince time.Time `json:"down_since,omitzero"`
 }
 
 func (s *Server) endpoint() store.Endpoint { return store.Endpoint{Root: s.Root, HTTPS: s.HTTPS} }
@@ -179,28 +183,54 @@ func (r *registry) addStatic(s Server) {
 }
 
 // setDown marks the server with this root endpoint unreachable (or back).
-func (r *registry) setDown(root string, down bool) {
+func (r *registry) setDown(root string, down bool, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, s := range r.servers {
-		if s.Root == root {
-			s.Down = down
+		if s.Root != root {
+			continue
+		}
+		s.Down = down
+		switch {
+		case down && s.DownSince.IsZero():
+			s.DownSince = now
+		case !down && (s.Static || now.Before(s.Expires)):
+			s.DownSince = time.Time{}
 		}
 	}
 }
 
-// expire drops advertised servers that missed too many ads.
+// expire marks advertised servers that missed too many ads as down,
+// returning those newly so. They are kept: a box that went silent is a
+// failure to show, not a server that never was.
 func (r *registry) expire(now time.Time) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var gone []string
 	for name, s := range r.servers {
-		if !s.Static && now.After(s.Expires) {
-			delete(r.servers, name)
+		if !s.Static && now.After(s.Expires) && s.DownSince.IsZero() {
+			s.DownSince = s.Expires
 			gone = append(gone, name)
 		}
 	}
 	return gone
+}
+
+// remove drops the entry name (and the servers learned through it, for a
+// director), on an operator's word. It reports whether there was one.
+func (r *registry) remove(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.servers[name]; !ok {
+		return false
+	}
+	delete(r.servers, name)
+	for n, s := range r.servers {
+		if s.Via == name {
+			delete(r.servers, n)
+		}
+	}
+	return true
 }
 
 // list returns copies of the servers matching keep, sorted by name.

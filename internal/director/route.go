@@ -135,6 +135,13 @@ func (d *Director) route(ctx context.Context, op, name string) (store.Route, err
 		d.stats.count("parent")
 		return d.redirect(op, name, req, hops, d.cfg.Parents, "not in this director's servers: asking the parent"), nil
 	}
+	now := time.Now()
+	if rt, ok, err := d.downRoute(op, name, tried, now); ok {
+		return rt, err
+	}
+	if rt, ok := d.startupRoute(now); ok {
+		return rt, nil
+	}
 	return d.fallback(op, name, req, hops, len(origins), tried)
 }
 
@@ -200,6 +207,12 @@ func (d *Director) fallback(op, name string, req *store.Request, hops, asked int
 		why += "; no VO given (?vo= or a token) for a federation fallback"
 	} else {
 		why += fmt.Sprintf("; VO %q has no federation configured", vo)
+	}
+	// A client back from a server that failed (not one that said "no such
+	// file") learns that, not that the file does not exist.
+	if rc := req.Opaque.Get("triedrc"); len(tried) > 0 && rc != "" && rc != "enoent" {
+		d.stats.count("down")
+		return store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: no other server to send the client to (%s)", store.ErrUnavailable, why)}
 	}
 	d.stats.count("not_found")
 	return store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: no server in the federation has it (%s)", store.ErrNotFound, why)}

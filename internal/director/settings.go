@@ -45,6 +45,14 @@ type Settings struct {
 	Members []MemberEntry `toml:"member"`
 	// MaxServers bounds the registry (default 10000).
 	MaxServers int `toml:"max_servers"`
+	// DownWait is how long clients asking for a file whose holder is down
+	// or in downtime are told to wait (kXR_wait, 503 + Retry-After) before
+	// they get an error naming the server (default "30s").
+	DownWait string `toml:"down_wait"`
+	// StartupWait is how long a newly started director answers "wait"
+	// instead of "not found", until its members have advertised (default
+	// "10s", one advertisement interval; "0s" turns it off).
+	StartupWait string `toml:"startup_wait"`
 	// CA makes the director its federation's certificate authority: a CA
 	// made on first use in the state dir signs the director's own https
 	// certificate (unless [https] cert is set) and, at approval, each
@@ -96,6 +104,12 @@ func (d *Settings) Defaults() {
 	if d.DropAfter == 0 {
 		d.DropAfter = 3
 	}
+	if d.DownWait == "" {
+		d.DownWait = "30s"
+	}
+	if d.StartupWait == "" {
+		d.StartupWait = "10s"
+	}
 	for i := range d.Servers {
 		if d.Servers[i].Role == "" {
 			d.Servers[i].Role = "origin"
@@ -114,6 +128,11 @@ func (d *Settings) Validate() []problem.Problem {
 		}
 		if dur, err := time.ParseDuration(k.v); err != nil || dur <= 0 {
 			add(k.key, "%q is not a duration (e.g. \"3s\")", k.v)
+		}
+	}
+	for _, k := range []struct{ key, v string }{{"down_wait", d.DownWait}, {"startup_wait", d.StartupWait}} {
+		if dur, err := time.ParseDuration(k.v); k.v != "" && (err != nil || dur < 0) {
+			add(k.key, "%q is not a duration (e.g. \"30s\")", k.v)
 		}
 	}
 	if d.DropAfter < 0 {

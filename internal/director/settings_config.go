@@ -18,7 +18,11 @@ func (d *Settings) Config(name, site, stateDir string) (Config, error) {
 	for _, f := range []struct {
 		v   string
 		dst *time.Duration
-	}{{d.LocateTimeout, &c.LocateTimeout}, {d.CacheTTL, &c.CacheTTL}, {d.NegativeTTL, &c.NegativeTTL}} {
+	}{{d.LocateTimeout, &c.LocateTimeout}, {d.CacheTTL, &c.CacheTTL}, {d.NegativeTTL, &c.NegativeTTL},
+		{d.DownWait, &c.DownWait}, {d.StartupWait, &c.StartupWait}} {
+		if f.v == "" {
+			continue
+		}
 		if *f.dst, err = time.ParseDuration(f.v); err != nil {
 			return Config{}, fmt.Errorf("director: %w", err)
 		}

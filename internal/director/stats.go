@@ -15,7 +15,7 @@ var LocateBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25
 // stats counts what the director decided, for metrics.
 type stats struct {
 	mu        sync.Mutex
-	decisions map[string]int64 // site, cache, replica, parent, vo, wait, not_found, loop
+	decisions map[string]int64 // site, cache, replica, parent, vo, wait, not_found, down, loop
 	buckets   []int64          // locate searches per LocateBuckets bound (not cumulative)
 	searches  int64
 	sum       float64
@@ -49,7 +49,7 @@ func (s *stats) searched(start time.Time) {
 
 // Stats is a snapshot of the director's counters.
 type Stats struct {
-	Decisions map[string]int64 `json:"decisions"` // by kind: site, cache, replica, parent, vo, wait, not_found, loop
+	Decisions map[string]int64 `json:"decisions"` // by kind: site, cache, replica, parent, vo, wait, not_found, down, loop
 	// Locate searches: count, total seconds, and counts per LocateBuckets
 	// bound, cumulative as Prometheus histograms are.
 	Searches      int64             `json:"searches"`

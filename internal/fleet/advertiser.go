@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -34,6 +35,35 @@ type Advertiser[A any] struct {
 	// Signer signs each ad with the box's federation key; directors
 	// refuse unsigned ads.
 	Signer Signer
+
+	mu       sync.Mutex        // protects failures
+	failures map[string]string // director → why its last ad failed
+}
+
+// Failures returns the directors the last advertisement could not reach
+// or that refused it, with the reason: a box whose ads fail is not fine,
+// whatever else it serves. It is safe for concurrent use.
+func (a *Advertiser[A]) Failures() map[string]string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make(map[string]string, len(a.failures))
+	for k, v := range a.failures {
+		out[k] = v
+	}
+	return out
+}
+
+func (a *Advertiser[A]) record(to string, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.failures == nil {
+		a.failures = map[string]string{}
+	}
+	if err != nil {
+		a.failures[to] = err.Error()
+	} else {
+		delete(a.failures, to)
+	}
 }
 
 // Run advertises until ctx ends.
@@ -59,6 +89,7 @@ func (a *Advertiser[A]) Run(ctx context.Context) error {
 					break
 				}
 			}
+			a.record(to, err)
 			was := state[to]
 			switch {
 			case err != nil && err.Error() != was:

@@ -35,7 +35,7 @@ func (c *directorCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *directorCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.stats()
-	for _, k := range []string{"site", "cache", "replica", "parent", "vo", "wait", "not_found", "loop"} {
+	for _, k := range []string{"site", "cache", "replica", "parent", "vo", "wait", "not_found", "down", "loop"} {
 		ch <- prometheus.MustNewConstMetric(c.decisions, prometheus.CounterValue, float64(st.Decisions[k]), k)
 	}
 	buckets := map[float64]uint64{}

@@ -25,6 +25,10 @@ var (
 	// ErrUnavailable: the server this store relies on (a cache's upstream)
 	// could not be reached or did not answer in time.
 	ErrUnavailable = errors.New("upstream unavailable")
+	// ErrDown: the only servers that may hold the data are down or in
+	// planned downtime (a director's answer, naming them); wrapped
+	// together with ErrUnavailable. Its text is meant for the client.
+	ErrDown = errors.New("server down")
 	// ErrInsecure: the namespace needs a protected connection (TLS, or
 	// checksummed transfers); wrapped together with ErrPermission, so a
 	// frontend can tell "use TLS" from "show a token".

@@ -114,6 +114,9 @@ func (p *Process) Stop() {
 	}
 }
 
+// Exited is closed when the process has exited and been reaped.
+func (p *Process) Exited() <-chan struct{} { return p.done }
+
 // Kill sends SIGKILL at once (a crash, for failure tests).
 func (p *Process) Kill() {
 	syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL)

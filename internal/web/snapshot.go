@@ -40,9 +40,13 @@ type BoxInfo struct {
 	Version string   `json:"version"`
 	Roles   []string `json:"roles"` // origin, cache, director, jobs
 	// AdvertisesTo are the directors this box reports to ([advertise]).
-	AdvertisesTo []string  `json:"advertises_to"`
-	Started      time.Time `json:"started"`
-	Now          time.Time `json:"now"`
+	AdvertisesTo []string `json:"advertises_to"`
+	// Problems are failures the page shows in red beside its status:
+	// advertisements a director did not take, upstream errors of the
+	// cache. Empty when all is well.
+	Problems []string  `json:"problems,omitempty"`
+	Started  time.Time `json:"started"`
+	Now      time.Time `json:"now"`
 }
 
 // Transfers is what the frontends moved. Rates is filled by the handler
@@ -94,9 +98,9 @@ type Federation struct {
 }
 
 // Server is one registry entry with its health worked out: State is
-// "ok", "degraded" (it says something is wrong), "down" (a probe failed),
-// "downtime" (planned) or "silent" (missed advertisements; about to be
-// dropped).
+// "ok", "degraded" (it says something is wrong), "down" (a probe failed
+// or it stopped advertising; Health says since when; it stays listed
+// until an operator removes it) or "downtime" (planned).
 type Server struct {
 	Name       string    `json:"name"`
 	Site       string    `json:"site"`

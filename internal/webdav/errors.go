@@ -61,6 +61,8 @@ func statusOf(err error) int {
 		return http.StatusNotImplemented
 	case isClientBody(err):
 		return http.StatusBadRequest
+	case errors.Is(err, store.ErrDown):
+		return http.StatusServiceUnavailable // a director's answer, naming the server
 	case errors.Is(err, store.ErrUnavailable):
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
 			return http.StatusGatewayTimeout

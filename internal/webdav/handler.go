@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"sitebox/internal/accesslog"
 	"sitebox/internal/store"
 	"sitebox/internal/tpc"
 )
@@ -29,6 +30,8 @@ type Config struct {
 	Kerberos NegotiateVerifier
 	// Observer is told of the bytes moved, for metrics. Nil: none.
 	Observer store.TransferObserver
+	// AccessLog takes one line per GET and PUT. Nil: none.
+	AccessLog accesslog.Sink
 	// BodyTimeout bounds the wait for more of an upload's body (default 1
 	// minute without a byte); a stalled upload is abandoned with 408 and
 	// leaves nothing behind.
@@ -77,6 +80,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = h.withRequest(r) // before any store call: directors route on it, policy checks it
+	w, r, logTransfer := h.logged(w, r, name)
+	defer logTransfer()
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		err = h.get(w, r, name)

@@ -134,7 +134,11 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, c store.Call) (a
 		secs := retryAfter(rt.Wait)
 		h.log.Debug("asking client to wait", "method", r.Method, "path", c.Path, "seconds", secs, "reason", rt.Reason)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		http.Error(w, fmt.Sprintf("%s: still locating this file; retry in %d s", c.Path, secs), http.StatusServiceUnavailable)
+		reason := rt.Reason
+		if reason == "" {
+			reason = "still locating this file"
+		}
+		http.Error(w, fmt.Sprintf("%s: %s; retry in %d s", c.Path, reason, secs), http.StatusServiceUnavailable)
 		return true, nil
 	}
 	if extra := destOpaque(r); extra != "" { // dav.go

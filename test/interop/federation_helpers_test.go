@@ -158,3 +158,15 @@ func certBundle(t *testing.T, nodes ...*fedNode) string {
 	}
 	return p
 }
+
+// curlCA GETs url trusting caFile and returns the status and the body.
+func curlCA(t *testing.T, caFile, url string) (code, body string) {
+	t.Helper()
+	out, _ := run(t, true, "curl", "-sS", "--max-time", "30", "--cacert", caFile, "-w", "\n%{http_code}", url)
+	out = strings.TrimRight(out, "\n")
+	i := strings.LastIndex(out, "\n")
+	if i < 0 {
+		return out, ""
+	}
+	return out[i+1:], out[:i]
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,10 @@ import (
 	"sitebox/internal/director"
 	"sitebox/internal/testpeers"
 )
+
+// regexpDown matches originB's line in `sitebox federation` or `fleet`
+// once it is listed as down.
+var regexpDown = regexp.MustCompile(`originB.*DOWN \(`)
 
 // TestFederation is the topology of the federation issue on loopback:
 // site A (origin), site B (origin with replicas of some A files), site C
@@ -36,7 +41,7 @@ func TestFederation(t *testing.T) {
 	legacyWant := writeRandom(t, filepath.Join(legacyData, "legacy/old.bin"), 150_000)
 	legacyHost := startXrootdOrigin(t, legacyData)
 
-	region := startFedNode(t, "region", "R", "[director]\nenabled = true\nlocate_timeout = \"2s\"\n"+
+	region := startFedNode(t, "region", "R", "[director]\nenabled = true\nlocate_timeout = \"2s\"\ndown_wait = \"3s\"\n"+
 		"[[director.server]]\nname = \"legacy\"\nsite = \"L\"\nroot = \"root://"+legacyHost+"\"\nprefixes = [\"/legacy\"]\n"+
 		"[director.vo]\ncms = \"root://"+cmsHost+"\"\natlas = \"root://"+atlasHost+"\"\n")
 
@@ -188,23 +193,69 @@ func TestFederation(t *testing.T) {
 		run(t, false, "xrdcp", "-f", dirC.rootURL+"//store/rep.bin", dir+"/rep")
 		sameFile(t, dir+"/rep", rep)
 		t.Logf("replicated file read %v after the kill", time.Since(killed).Round(time.Millisecond))
-		// A file only B had fails clearly, within seconds (B drops out of
-		// the registry after 3 missed ads of 500 ms).
-		time.Sleep(2 * time.Second)
+		// A file only B had is not "not found": clients wait (down_wait,
+		// 3 s here) for B to come back, then get an error naming B as down.
 		start := time.Now()
-		out, err := run(t, true, "xrdcp", "-f", dirC.rootURL+"//store/onlyB2.bin", dir+"/gone")
+		out, err := run(t, true, "xrdcp", "-f", region.rootURL+"//store/onlyB2.bin", dir+"/gone")
 		took := time.Since(start)
 		t.Logf("file only at B after the kill: %v after %v: %s", err, took, strings.TrimSpace(out))
-		if err == nil || took > 10*time.Second || !strings.Contains(out, "no server") {
-			t.Errorf("file only at B after B died: %v after %v: %s (want a clear \"no server has it\" within seconds)", err, took, out)
+		if err == nil || took > 20*time.Second || !strings.Contains(out, "server originB") || !strings.Contains(out, "is down since") ||
+			strings.Contains(out, "does not exist") {
+			t.Errorf("file only at B after B died: %v after %v: %s (want \"server originB … is down\" within seconds)", err, took, out)
 		}
-		waitFor(t, 10*time.Second, "B gone from the federation view", func() bool {
+		// Through site C's director and cache: a failure, not absence.
+		out, err = run(t, true, "xrdcp", "-f", dirC.rootURL+"//store/onlyB2.bin", dir+"/gone")
+		t.Logf("through site C: %v: %s", err, strings.TrimSpace(out))
+		if err == nil || strings.Contains(out, "does not exist") {
+			t.Errorf("file only at B after B died, through site C: %v: %s (want a failure, not \"does not exist\")", err, out)
+		}
+		code, body := curlCA(t, bundle, region.httpsURL+"/store/onlyB2.bin")
+		if (code != "503" && code != "502") || !strings.Contains(body, "originB") {
+			t.Errorf("GET of a file only at B after B died: %s %q, want 503 (wait) or 502 naming originB", code, body)
+		}
+		// B stays listed, as down, in every view (drop_after is 3 ads of
+		// 500 ms: well past it).
+		waitFor(t, 10*time.Second, "B down in the federation view", func() bool {
 			for _, s := range fedView().Servers {
 				if s.Name == "originB" {
-					return false
+					return !s.DownSince.IsZero()
 				}
 			}
-			return true
+			return false
 		})
+		time.Sleep(3 * time.Second)
+		for _, args := range [][]string{{"federation"}, {"fleet"}} {
+			out, _ := run(t, false, siteboxBin, append(args, region.httpsURL, "--ca", region.certFile)...)
+			if !regexpDown.MatchString(out) {
+				t.Errorf("sitebox %s does not list originB as DOWN:\n%s", args[0], out)
+			}
+		}
+		for _, s := range snapshot(t, region.box).Federation.Servers {
+			if s.Name == "originB" && s.State != "down" {
+				t.Errorf("dashboard shows originB as %q (%s), want down", s.State, s.Health)
+			}
+		}
+		metrics, _ := run(t, false, "curl", "-sS", "--unix-socket", filepath.Join(region.state, "admin.sock"), "http://sitebox/metrics")
+		if !strings.Contains(metrics, `sitebox_director_servers{state="down"} 1`) {
+			t.Errorf("metrics lack servers{state=\"down\"} 1:\n%s", grepLines(metrics, "director_servers"))
+		}
+		// The operator removes it for good.
+		run(t, false, siteboxBin, "federation", "remove", "originB", "--state-dir", region.state)
+		for _, s := range fedView().Servers {
+			if s.Name == "originB" {
+				t.Errorf("originB still listed after remove: %+v", s)
+			}
+		}
 	})
+}
+
+// grepLines keeps the lines of s containing sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

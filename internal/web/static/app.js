@@ -361,7 +361,9 @@
     try {
       last = await fetchSnapshot();
       render(last);
-      status(true, 'live · updated ' + clock(Date.now()));
+      const problems = (last.box && last.box.problems) || [];
+      if (problems.length) status(false, 'failing: ' + problems.join(' · ') + ' (updated ' + clock(Date.now()) + ')');
+      else status(true, 'live · updated ' + clock(Date.now()));
     } catch (e) {
       status(false, 'cannot reach the box (' + e.message + ') — retrying');
     }

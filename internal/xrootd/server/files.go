@@ -3,9 +3,13 @@ package server
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
+	"time"
 
+	"sitebox/internal/accesslog"
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
@@ -40,10 +44,15 @@ type openFile struct {
 
 	mu  sync.Mutex
 	bad map[int64]int // pgwrite pages awaiting a good copy: offset → length
+
+	// opened and bytes are for the access log: when the transfer began
+	// and the bytes it moved.
+	opened time.Time
+	bytes  atomic.Int64
 }
 
 func newOpenFile(path string, f store.File, w store.WritableFile, req *store.Request) *openFile {
-	of := &openFile{path: path, f: f, w: w, fd: -1, req: req}
+	of := &openFile{path: path, f: f, w: w, fd: -1, req: req, opened: time.Now()}
 	if sf, ok := f.(store.SendFiler); ok {
 		of.fd = int(sf.Fd())
 	}
@@ -56,6 +65,7 @@ func newOpenFile(path string, f store.File, w store.WritableFile, req *store.Req
 // moved reports n bytes of of sent (or received, upload) to the
 // transfer observer.
 func (s *session) moved(of *openFile, upload bool, n int) {
+	of.bytes.Add(int64(n))
 	if obs := s.srv.cfg.Observer; obs != nil && n > 0 {
 		obs.Transferred(of.req, of.path, upload, int64(n))
 	}
@@ -140,7 +150,7 @@ func (t *fileTable) remove(h [4]byte) (*openFile, error) {
 // closeAll closes every file when the session ends (no request runs then)
 // and returns how many there were. Files opened with kXR_posc were not
 // closed successfully, so they are removed.
-func (t *fileTable) closeAll(log *slog.Logger) int {
+func (t *fileTable) closeAll(log *slog.Logger, closed func(*openFile, error)) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := len(t.files)
@@ -153,7 +163,31 @@ func (t *fileTable) closeAll(log *slog.Logger) int {
 			log.Warn("close at disconnect", "path", f.path, "err", err)
 		}
 		f.unlockWriter()
+		closed(f, errLeftOpen)
 		delete(t.files, k)
 	}
 	return n
+}
+
+// errLeftOpen is the access log's result for a file the client never
+// closed (it left, or the server stopped).
+var errLeftOpen = errors.New("connection ended before close")
+
+// logTransfer writes of's line to the access log, if there is one.
+func (s *session) logTransfer(of *openFile, err error) {
+	sink := s.srv.cfg.AccessLog
+	if sink == nil {
+		return
+	}
+	op := "read"
+	if of.w != nil {
+		op = "write"
+	}
+	e := accesslog.Entry{Time: time.Now(), Proto: "root", Op: op, Path: of.path, Bytes: of.bytes.Load(),
+		Duration: time.Since(of.opened), Result: accesslog.Result(err)}
+	e.FromRequest(of.req)
+	if e.Client == "" {
+		e.Client = s.clientIP
+	}
+	sink.Transfer(e)
 }

@@ -218,11 +218,12 @@ func (s *session) discard(of *openFile, why string) {
 // doClose closes a handle once no request uses it. A file written with
 // pgwrite that still has pages with bad CRCs is reported, as XRootD does
 // (and, opened with kXR_posc, not kept).
-func (s *session) doClose(req *proto.Request) error {
+func (s *session) doClose(req *proto.Request) (err error) {
 	of, err := s.files.remove(req.Handle(0))
 	if err != nil {
 		return err
 	}
+	defer func() { s.logTransfer(of, err) }() // access log
 	if of.tpc != nil {
 		return s.closeTPC(req, of) // tpc.go
 	}

@@ -24,9 +24,11 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"sitebox/internal/accesslog"
 	"sitebox/internal/store"
 	"sitebox/internal/tpc"
 	"sitebox/internal/xrootd/proto"
@@ -111,6 +113,15 @@ type Config struct {
 	// the XRootD client's own 5-minute idle disconnect), so abandoned
 	// connections do not hold descriptors for ever.
 	IdleTimeout time.Duration
+	// AccessLog takes one line per file, from open to close. Nil: none.
+	AccessLog accesslog.Sink
+	// DrainTo (host:port) is where a draining server (see Drain) sends
+	// requests that would start new work: the director this server
+	// belongs to. Empty: they are told to wait DrainWait instead.
+	DrainTo string
+	// DrainWait is the kXR_wait a draining server answers with when it
+	// has no DrainTo (default 3 s).
+	DrainWait time.Duration
 }
 
 func (c *Config) defaults() {
@@ -146,6 +157,9 @@ func (c *Config) defaults() {
 	if c.IdleTimeout <= 0 {
 		c.IdleTimeout = 20 * time.Minute
 	}
+	if c.DrainWait <= 0 {
+		c.DrainWait = defaultDrainWait
+	}
 }
 
 // Server serves the XRootD protocol. Safe for concurrent use.
@@ -170,6 +184,8 @@ type Server struct {
 	sessions map[*session]struct{}
 	closed   bool
 	wg       sync.WaitGroup
+	// draining is set by Drain: new work is diverted (drain.go).
+	draining atomic.Bool
 }
 
 // New returns a server for st. log may be nil.
@@ -273,6 +289,31 @@ func (s *Server) isClosed() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.closed
+}
+
+// Drain stops accepting and lets running transfers finish: new requests
+// are redirected to DrainTo or told to wait, and each session is closed
+// once it holds nothing. When every session is gone, or ctx ends, it
+// shuts down as Shutdown does (cutting what is left).
+func (s *Server) Drain(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	s.draining.Store(true)
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	n := len(s.sessions)
+	s.mu.Unlock()
+	start := time.Now()
+	if s.drain(ctx) {
+		s.log.Info("drained: every session ended", "sessions", n, "took", time.Since(start).Round(time.Millisecond))
+	} else {
+		s.log.Warn("drain time over; closing the sessions still busy")
+	}
+	// What is left is cut; give it a moment to release its files.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	return s.Shutdown(sctx)
 }
 
 // Shutdown stops accepting, closes every connection (in-flight requests

@@ -115,7 +115,7 @@ func (s *session) run() {
 	defer func() {
 		s.close()
 		s.wg.Wait()
-		for range s.files.closeAll(s.log) {
+		for range s.files.closeAll(s.log, s.logTransfer) {
 			s.srv.limits.dropFile(s.clientIP)
 		}
 	}()
@@ -274,6 +274,9 @@ func (s *session) dispatch(req *proto.Request) bool {
 	}
 	if s.authNeeded {
 		s.sendError(req.Stream, proto.ErrNotAuthorized, "authenticate (kXR_auth) before "+req.Name())
+		return true
+	}
+	if s.divertDraining(req) {
 		return true
 	}
 	if data {

@@ -1,6 +1,11 @@
 package server
 
-import "time"
+import (
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Settings configures the root:// (XRootD protocol) frontend: [root] in
 // the config file, turned into a Config by Config.
@@ -35,6 +40,11 @@ type Settings struct {
 	// WriteTimeout is how long a client may leave an answer unread before
 	// it is disconnected, freeing the buffer it holds (default "1m").
 	WriteTimeout string `toml:"write_timeout"`
+	// DrainRedirect (root://host:port) is where this server sends new
+	// requests while it drains on a graceful stop: the director it
+	// belongs to. Unset: clients are told to wait a few seconds, until
+	// the restarted server listens again.
+	DrainRedirect string `toml:"drain_redirect"`
 }
 
 // TLSEnabled reports whether roots:// is served.
@@ -51,7 +61,7 @@ func (r *Settings) Defaults() {
 // Config is the server's Config for these settings (limits and timeouts;
 // the box adds the rest). Durations have been validated; one unset is 0.
 func (r *Settings) Config() Config {
-	return Config{RequestTimeout: duration(r.RequestTimeout), WriteTimeout: duration(r.WriteTimeout),
+	return Config{RequestTimeout: duration(r.RequestTimeout), WriteTimeout: duration(r.WriteTimeout), DrainTo: drainHost(r.DrainRedirect),
 		Limits: Limits{Sessions: r.MaxSessions, SessionsPerClient: r.MaxSessionsPerClient,
 			OpenFiles: r.MaxOpenFiles, OpenFilesPerClient: r.MaxOpenFilesPerClient, OpenFilesPerSession: r.MaxOpenFilesPerSession}}
 }
@@ -59,4 +69,14 @@ func (r *Settings) Config() Config {
 func duration(s string) time.Duration {
 	d, _ := time.ParseDuration(s)
 	return d
+}
+
+// drainHost is the host:port of a root:// URL ("" when unset or not one;
+// Validate says why).
+func drainHost(raw string) string {
+	h, p, err := rootHostPort(raw)
+	if raw == "" || err != nil {
+		return ""
+	}
+	return net.JoinHostPort(strings.Trim(h, "[]"), strconv.Itoa(p))
 }

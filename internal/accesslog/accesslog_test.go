@@ -1,0 +1,76 @@
+package accesslog
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func entry(path string) Entry {
+	return Entry{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Proto: "root", Op: "read", Client: "10.0.0.1",
+		Issuer: "https://iss", Subject: "alice", VO: "cms", Path: path, Bytes: 42, Duration: 1500 * time.Millisecond, Result: "ok"}
+}
+
+func TestFormats(t *testing.T) {
+	tests := []struct {
+		name, format, path, want string
+	}{
+		{"text", "text", "/store/a.bin", `time=2026-01-02T03:04:05Z proto=root op=read client=10.0.0.1 issuer=https://iss subject=alice vo=cms path=/store/a.bin bytes=42 duration=1.500s result=ok` + "\n"},
+		{"text quotes a forged field", "text", "/store/a b=1\nresult=ok", `path="/store/a b=1\nresult=ok"`},
+		{"json", "json", "/store/a.bin", `{"time":"2026-01-02T03:04:05Z","proto":"root","op":"read","client":"10.0.0.1","issuer":"https://iss","subject":"alice","vo":"cms","path":"/store/a.bin","bytes":42,"duration_s":1.5,"result":"ok"}` + "\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "access.log")
+			l, err := Open(file, tc.format, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Transfer(entry(tc.path))
+			l.Close()
+			b, _ := os.ReadFile(file)
+			if !strings.Contains(string(b), tc.want) || strings.Count(string(b), "\n") != 1 {
+				t.Errorf("got %q, want it to contain %q on one line", b, tc.want)
+			}
+			if tc.format == "json" {
+				var m map[string]any
+				if err := json.Unmarshal(b, &m); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+// A log moved away (logrotate) is reopened at its name.
+func TestReopenAfterRotation(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "access.log")
+	l, err := Open(file, "text", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.Transfer(entry("/one"))
+	if err := os.Rename(file, file+".1"); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	l.checked = time.Time{} // as if a second had passed
+	l.mu.Unlock()
+	l.Transfer(entry("/two"))
+	old, _ := os.ReadFile(file + ".1")
+	cur, _ := os.ReadFile(file)
+	if !strings.Contains(string(old), "path=/one") || !strings.Contains(string(cur), "path=/two") || strings.Contains(string(cur), "/one") {
+		t.Errorf("after rotation: old %q, new %q", old, cur)
+	}
+}
+
+func TestBadFormat(t *testing.T) {
+	if _, err := Open("stderr", "xml", nil); err == nil || !strings.Contains(err.Error(), "xml") {
+		t.Errorf("format xml: %v", err)
+	}
+}
