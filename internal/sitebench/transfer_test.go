@@ -157,7 +157,7 @@ func TestTransferServerGone(t *testing.T) {
 	box := startTransferBox(t)
 	go func() {
 		time.Sleep(time.Second)
-		box.proc.Stop()
+		box.proc.Kill() // gone at once: a SIGTERM now drains gracefully
 	}()
 	start := time.Now()
 	rep, err := Transfer(context.Background(), TransferConfig{URLs: []string{box.root + "/data"}, Clients: []int{2}, Duration: 2 * time.Second})
