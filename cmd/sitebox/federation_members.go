@@ -160,11 +160,14 @@ func membersCommand() *cobra.Command {
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tSITE\tROLES\tPREFIXES\tROOT\tHTTPS\tAPPROVED")
+			row := func(name, site string, roles, prefixes []string, root, https, approved string) {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, orDash(site), strings.Join(roles, ","), strings.Join(prefixes, ","), orDash(root), orDash(https), approved)
+			}
 			for _, s := range cfg.Director.Members {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, orDash(s.Site), strings.Join(s.Roles, ","), strings.Join(s.Prefixes, ","), orDash(s.Root), orDash(s.HTTPS), "config")
+				row(s.Name, s.Site, s.Roles, s.Prefixes, s.Root, s.HTTPS, "config")
 			}
 			for _, m := range ms {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, orDash(m.Site), strings.Join(m.Roles, ","), strings.Join(m.Prefixes, ","), orDash(m.Root), orDash(m.HTTPS), m.Approved.Format(time.RFC3339))
+				row(m.Name, m.Site, m.Roles, m.Prefixes, m.Root, m.HTTPS, m.Approved.Format(time.RFC3339))
 			}
 			return tw.Flush()
 		},

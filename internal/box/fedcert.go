@@ -11,7 +11,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -41,39 +40,9 @@ func FederationCAFile(stateDir string) string {
 // loadOrCreateTLSKey reads the box's federation TLS key, making it on first
 // use (mode 0600).
 func loadOrCreateTLSKey(stateDir string) (*ecdsa.PrivateKey, error) {
-	path := fedKeyFile(stateDir)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return nil, err
-		}
-		data, err := tlsutil.KeyPEM(key)
-		if err != nil {
-			return nil, err
-		}
-		err = atomicfile.Create(path, data, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			return loadOrCreateTLSKey(stateDir) // made by another process just now
-		}
-		if err != nil {
-			return nil, fmt.Errorf("TLS key: %w", err)
-		}
-		return key, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("TLS key: %w", err)
-	}
-	block, _ := pem.Decode(data)
-	if block == nil {
-		return nil, fmt.Errorf("TLS key %s: no PEM block", path)
-	}
-	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
-	key, ok := k.(*ecdsa.PrivateKey)
-	if err != nil || !ok {
-		return nil, fmt.Errorf("TLS key %s: not a PKCS#8 ECDSA key", path)
-	}
-	return key, nil
+	return tlsutil.LoadOrCreateKey(fedKeyFile(stateDir), "TLS key", func() (*ecdsa.PrivateKey, error) {
+		return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	})
 }
 
 // tlsKeyText is the request's form of the box's TLS public key.

@@ -69,21 +69,11 @@ func (d *Director) uploadRoute(ctx context.Context, op, name string) (store.Rout
 // The cached answer for the path is forgotten, since the change is about
 // to make it wrong.
 func (d *Director) changeRoute(ctx context.Context, op, name string) (store.Route, error) {
-	req := store.RequestFrom(ctx)
-	hops, _ := strconv.Atoi(req.Opaque.Get(hopsKey))
-	if hops >= MaxHops {
-		d.stats.count("loop")
-		return store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: redirected %d times: a loop between directors? (last: %s)", store.ErrInvalid, hops, d.cfg.Name)}
+	q, rt, err := d.ask(ctx, op, name)
+	if q == nil {
+		return rt, err
 	}
-	tried := triedSet(req.Opaque.Get("tried"))
-	if len(tried) > 0 {
-		d.recheckTried(name, tried)
-	}
-	origins, holders, done := d.holders(req, name, tried)
-	if !done {
-		d.stats.count("wait")
-		return store.Route{Retry: true, Wait: time.Second, Reason: "searching the federation"}, nil
-	}
+	req, hops, tried, origins, holders := q.req, q.hops, q.tried, q.origins, q.holders
 	if len(holders) == 0 {
 		d.stats.count("not_found")
 		return store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: no origin in this director's federation holds it (asked %d server(s))", store.ErrNotFound, len(origins))}
@@ -99,21 +89,11 @@ func (d *Director) changeRoute(ctx context.Context, op, name string) (store.Rout
 // route decides where a read of name goes: to the servers holding it,
 // best first, or a wait while the federation is still being asked.
 func (d *Director) route(ctx context.Context, op, name string) (store.Route, error) {
-	req := store.RequestFrom(ctx)
-	hops, _ := strconv.Atoi(req.Opaque.Get(hopsKey))
-	if hops >= MaxHops {
-		d.stats.count("loop")
-		return store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: redirected %d times: a loop between directors? (last: %s)", store.ErrInvalid, hops, d.cfg.Name)}
+	q, rt, err := d.ask(ctx, op, name)
+	if q == nil {
+		return rt, err
 	}
-	tried := triedSet(req.Opaque.Get("tried"))
-	if len(tried) > 0 {
-		d.recheckTried(name, tried)
-	}
-	origins, holders, done := d.holders(req, name, tried)
-	if !done {
-		d.stats.count("wait")
-		return store.Route{Retry: true, Wait: time.Second, Reason: "searching the federation"}, nil
-	}
+	req, hops, tried, origins, holders := q.req, q.hops, q.tried, q.origins, q.holders
 	redirect := func(kind string, to []Server, why string) (store.Route, error) {
 		d.stats.count(kind)
 		return d.redirect(op, name, req, hops, endpoints(to), why), nil
@@ -143,6 +123,39 @@ func (d *Director) route(ctx context.Context, op, name string) (store.Route, err
 		return rt, nil
 	}
 	return d.fallback(op, name, req, hops, len(origins), tried)
+}
+
+// query is what a route decision starts from: who asks, how many
+// directors sent them here, where they failed, and which origins were
+// asked and hold the path.
+type query struct {
+	req              *store.Request
+	hops             int
+	tried            tried
+	origins, holders []Server
+}
+
+// ask stops a redirect loop, rechecks the servers the client says it
+// failed at, and asks the origins which hold name. A nil query comes
+// with the answer to give instead: the loop error, or a wait while the
+// federation is still being asked.
+func (d *Director) ask(ctx context.Context, op, name string) (*query, store.Route, error) {
+	req := store.RequestFrom(ctx)
+	hops, _ := strconv.Atoi(req.Opaque.Get(hopsKey))
+	if hops >= MaxHops {
+		d.stats.count("loop")
+		return nil, store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: redirected %d times: a loop between directors? (last: %s)", store.ErrInvalid, hops, d.cfg.Name)}
+	}
+	tried := triedSet(req.Opaque.Get("tried"))
+	if len(tried) > 0 {
+		d.recheckTried(name, tried)
+	}
+	origins, holders, done := d.holders(req, name, tried)
+	if !done {
+		d.stats.count("wait")
+		return nil, store.Route{Retry: true, Wait: time.Second, Reason: "searching the federation"}, nil
+	}
+	return &query{req: req, hops: hops, tried: tried, origins: origins, holders: holders}, store.Route{}, nil
 }
 
 // holders asks the usable origins covering name (and not tried) which

@@ -3,20 +3,13 @@ package director
 import (
 	"crypto/ed25519"
 	"crypto/rand"
-	"crypto/x509"
 	"encoding/base64"
-	"encoding/pem"
-	"errors"
-	"fmt"
-	"io/fs"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
 
-	"sitebox/internal/atomicfile"
 	"sitebox/internal/tlsutil"
 )
 
@@ -73,53 +66,11 @@ func KeyFile(stateDir string) string { return filepath.Join(stateDir, "federatio
 
 // LoadOrCreateKey reads the box's federation key, making it (mode 0600,
 // in a 0700 directory) on first use. A key file others may read is
-// refused: whoever reads it can advertise as this box.
+// refused: whoever reads it can advertise as this box (make a new key
+// with `sitebox federation join` if it leaked).
 func LoadOrCreateKey(path string) (ed25519.PrivateKey, error) {
-	key, err := loadKey(path)
-	if !errors.Is(err, fs.ErrNotExist) {
-		return key, err
-	}
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	data, err := tlsutil.KeyPEM(priv)
-	if err != nil {
-		return nil, err
-	}
-	err = atomicfile.Create(path, data, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return loadKey(path) // another process made it just now
-	}
-	if err != nil {
-		return nil, fmt.Errorf("federation key: %w", err)
-	}
-	return priv, nil
-}
-
-func loadKey(path string) (ed25519.PrivateKey, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("federation key %s has mode %v: others can read it; chmod 600 it (and make a new key with `sitebox federation join` if it leaked)", path, fi.Mode().Perm())
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("federation key: %w", err)
-	}
-	block, _ := pem.Decode(data)
-	if block == nil {
-		return nil, fmt.Errorf("federation key %s: no PEM block", path)
-	}
-	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
-	if err != nil {
-		return nil, fmt.Errorf("federation key %s: %w", path, err)
-	}
-	priv, ok := k.(ed25519.PrivateKey)
-	if !ok {
-		return nil, fmt.Errorf("federation key %s: not an ed25519 key", path)
-	}
-	return priv, nil
+	return tlsutil.LoadOrCreateKey(path, "federation key", func() (ed25519.PrivateKey, error) {
+		_, priv, err := ed25519.GenerateKey(rand.Reader)
+		return priv, err
+	})
 }
