@@ -45,6 +45,15 @@ type Spec struct {
 	// MaxRetries reruns a job that exits non-zero up to this many times
 	// (HTCondor's max_retries).
 	MaxRetries int `json:"max_retries,omitempty"`
+	// InitialDir is where, on the submitter's machine, the job's local
+	// input files are read from and its outputs returned to (HTCondor's
+	// initialdir; relative to where sitebox submit runs). The box never
+	// uses it.
+	InitialDir string `json:"initial_dir,omitempty"`
+	// Container is the image the job runs in (+SingularityImage,
+	// container_image, docker_image), with apptainer; only domains that
+	// have a container runtime take it.
+	Container string `json:"container,omitempty"`
 	// Cluster and Process number the jobs of one submission, as HTCondor
 	// does ($(Cluster).$(Process)).
 	Cluster int64 `json:"cluster"`

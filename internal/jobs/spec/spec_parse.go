@@ -54,15 +54,21 @@ func ParseFile(name string, data []byte, known func(domain string) bool) ([]Spec
 // ParseFileSites is ParseFile with sites mapping a grid site name to the
 // domains that serve it, for +DESIRED_Sites (nil: no site is served).
 func ParseFileSites(name string, data []byte, known func(domain string) bool, sites func(site string) []string) ([]Spec, error) {
-	if known == nil {
-		known = func(string) bool { return true }
+	return ParseFileFor(name, data, Target{Known: known, Sites: sites})
+}
+
+// ParseFileFor is ParseFile against what the box offers (Target).
+func ParseFileFor(name string, data []byte, t Target) ([]Spec, error) {
+	if t.Known == nil {
+		t.Known = func(string) bool { return true }
 	}
+	known := t.Known
 	ps := &specProblems{}
 	var d specDraft
 	if isTOMLJobFile(name, data) {
 		d = parseTOMLJob(data, known, ps)
 	} else {
-		d = parseSubmitFile(data, known, sites, ps)
+		d = parseSubmitFile(data, t, ps)
 	}
 	if len(ps.list) > 0 {
 		// File-wide problems (line 0) read best after the numbered ones.
@@ -144,7 +150,13 @@ func (p Problem) String() string {
 type specProblems struct{ list []Problem }
 
 func (ps *specProblems) add(line int, key, format string, args ...any) {
-	ps.list = append(ps.list, Problem{Line: line, Key: key, Msg: fmt.Sprintf(format, args...)})
+	pr := Problem{Line: line, Key: key, Msg: fmt.Sprintf(format, args...)}
+	for _, have := range ps.list {
+		if have == pr { // a statement in force at several queue statements
+			return
+		}
+	}
+	ps.list = append(ps.list, pr)
 }
 
 // isTOMLJobFile applies the detection rule documented on ParseFile.
@@ -277,6 +289,7 @@ func mapSpecStrings(s Spec, f func(name string) string) Spec {
 	s.OutputDestination = m(s.OutputDestination)
 	s.Stdout, s.Stderr = m(s.Stdout), m(s.Stderr)
 	s.Domains = list(s.Domains)
+	s.InitialDir, s.Container = m(s.InitialDir), m(s.Container)
 	return s
 }
 

@@ -44,28 +44,67 @@ type submitParser struct {
 	vars    map[string]string
 	sawExec bool
 	// sites maps a grid site name to the domains serving it.
-	sites func(string) []string
+	sites  func(string) []string
+	target Target
+	// getenv is the getenv statement's value ("" none), initialDir the
+	// initialdir's, requirements and rank the parsed expressions: all
+	// applied once the whole block is read (finish).
+	getenv       string
+	initialDir   string
+	requirements *submitExpr
+	rank         *submitExpr
+	container    string
+	containerSt  submitStmt
+	// containerUniverse is a universe = docker or container statement.
+	containerUniverse submitStmt
 }
 
-func parseSubmitFile(data []byte, known func(string) bool, sites func(string) []string, ps *specProblems) specDraft {
-	p := newSubmitParser(known, ps, nil)
-	p.sites = sites
-	p.run(data)
-	if p.itemVars == nil || len(ps.list) > 0 {
+func parseSubmitFile(data []byte, t Target, ps *specProblems) specDraft {
+	var out specDraft
+	var merged []submitStmt
+	for _, b := range submitBlocks(data, ps) {
+		p := newSubmitParser(t, ps, nil)
+		merged = mergeStmts(merged, p.statements(b.lines))
+		d := p.block(merged, b)
+		if d.specs == nil {
+			for range d.queue {
+				d.specs = append(d.specs, d.spec)
+			}
+		}
+		out.spec = d.spec
+		out.specs = append(out.specs, d.specs...)
+		out.vars = append(out.vars, d.vars...)
+		out.queue += d.queue
+	}
+	if msg := checkQueueCount(int64(out.queue)); msg != "" && len(ps.list) == 0 {
+		ps.add(0, "queue", "the queue statements make %d jobs: %s", out.queue, msg)
+	}
+	return out
+}
+
+// block reads the statements in force at one queue statement and
+// queues its procs.
+func (p *submitParser) block(stmts []submitStmt, b submitBlock) specDraft {
+	p.queueLine = b.queueLine
+	if b.queueLine > 0 {
+		p.queue = p.parseQueue(b.queueLine, b.queueRest)
+	}
+	p.run(stmts)
+	if p.itemVars == nil || len(p.ps.list) > 0 {
 		return p.draft()
 	}
-	// Items: the file is read again for each proc with its row's values
-	// as macros, so they are substituted before arguments and environment
-	// are split, as HTCondor does.
+	// Items: the statements are read again for each proc with its row's
+	// values as macros, so they are substituted before arguments and
+	// environment are split, as HTCondor does.
 	d := p.draft()
 	d.specs = make([]Spec, len(d.vars))
 	for i, vars := range d.vars {
-		q := newSubmitParser(known, &specProblems{}, vars)
-		q.sites = sites
-		q.run(data)
-		if len(q.ps.list) > 0 && len(ps.list) == 0 {
+		q := newSubmitParser(p.target, &specProblems{}, vars)
+		q.queueLine, q.itemVars = p.queueLine, p.itemVars
+		q.run(stmts)
+		if len(q.ps.list) > 0 && len(p.ps.list) == 0 {
 			for _, pr := range q.ps.list {
-				ps.add(pr.Line, pr.Key, "proc %d: %s", i, pr.Msg)
+				p.ps.add(pr.Line, pr.Key, "proc %d: %s", i, pr.Msg)
 			}
 		}
 		d.specs[i] = q.spec
@@ -73,13 +112,15 @@ func parseSubmitFile(data []byte, known func(string) bool, sites func(string) []
 	return d
 }
 
-func newSubmitParser(known func(string) bool, ps *specProblems, vars map[string]string) *submitParser {
-	return &submitParser{ps: ps, known: known, defs: map[string]string{},
+func newSubmitParser(t Target, ps *specProblems, vars map[string]string) *submitParser {
+	if t.Known == nil {
+		t.Known = func(string) bool { return true }
+	}
+	return &submitParser{ps: ps, target: t, known: t.Known, sites: t.Sites, defs: map[string]string{},
 		used: map[string]bool{}, either: map[string]submitStmt{}, vars: vars}
 }
 
-func (p *submitParser) run(data []byte) {
-	stmts := p.statements(data)
+func (p *submitParser) run(stmts []submitStmt) {
 	for _, st := range stmts {
 		if !strings.HasPrefix(st.name, "+") {
 			p.defs[st.name] = st.val
@@ -103,42 +144,17 @@ func (p *submitParser) run(data []byte) {
 	if p.spec.Executable == "" && !p.sawExec {
 		p.ps.add(p.queueLine, "executable", "missing: every job needs one")
 	}
+	p.finish()
 }
 
-// statements splits the file into key = value statements, reporting
-// malformed lines, duplicate keys and anything after the queue statement.
-func (p *submitParser) statements(data []byte) []submitStmt {
+// statements reads one block's lines as key = value statements,
+// reporting malformed lines and keys set twice within it.
+func (p *submitParser) statements(lines []submitLine) []submitStmt {
 	var out []submitStmt
 	seen := map[string]int{}
-	lines := joinSubmitLines(data)
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		rest, isQueue := cutQueue(l.text)
-		switch {
-		case p.queueLine > 0 && isQueue:
-			p.ps.add(l.line, "queue", "only one queue statement is supported (the first is on line %d)", p.queueLine)
-			continue
-		case p.queueLine > 0:
-			p.ps.add(l.line, "", "nothing may follow the queue statement (line %d)", p.queueLine)
-			continue
-		case isQueue:
-			// "queue x from (" takes the lines up to the one with ")".
-			if strings.Contains(rest, "(") && !strings.Contains(rest, ")") {
-				for i+1 < len(lines) && !strings.Contains(rest, ")") {
-					i++
-					rest += "\n" + lines[i].text
-				}
-			}
-			p.queueLine = l.line
-			p.queue = p.parseQueue(l.line, rest)
-			continue
-		}
+	for _, l := range lines {
 		key, val, ok := strings.Cut(l.text, "=")
 		key = strings.TrimSpace(key)
-		if word := strings.ToLower(strings.Fields(l.text + " x")[0]); word == "include" || word == "if" || word == "elif" || word == "else" || word == "endif" {
-			p.ps.add(l.line, word, "%q is not supported: sitebox reads one self-contained submit file without conditionals; write the statements it would choose out in full", clipText(l.text))
-			continue
-		}
 		if !ok || key == "" || strings.ContainsAny(key, " \t\"'") {
 			p.ps.add(l.line, "", "malformed line %q: expected key = value", clipText(l.text))
 			continue
@@ -148,7 +164,7 @@ func (p *submitParser) statements(data []byte) []submitStmt {
 			name = "+" + rest
 		}
 		if first, dup := seen[name]; dup {
-			p.ps.add(l.line, key, "duplicate key (first set on line %d)", first)
+			p.ps.add(l.line, key, "duplicate key (first set on line %d); a key may be set again only after a queue statement", first)
 			continue
 		}
 		seen[name] = l.line

@@ -100,9 +100,29 @@ func (p *submitParser) apply(st submitStmt, v string) {
 			}
 		}
 	case "universe":
-		if !strings.EqualFold(v, "vanilla") {
-			add("universe %q is not supported (only vanilla)", v)
+		switch strings.ToLower(v) {
+		case "vanilla":
+		case "docker", "container":
+			p.containerUniverse = st // needs an image: checked in finish
+		default:
+			add("universe %q is not supported (vanilla, or container/docker with an image)", v)
 		}
+	case "+singularityimage", "container_image", "docker_image":
+		p.containerImage(st, v)
+	case "getenv":
+		if strings.TrimSpace(v) == "" {
+			add("has no value: true, false, or a list of variable names")
+		} else {
+			p.getenv = strings.TrimSpace(v)
+		}
+	case "initialdir":
+		if s, ok := p.plain(st, v); ok {
+			p.initialDir = s
+		}
+	case "requirements":
+		p.requirements = p.expression(st, v)
+	case "rank":
+		p.rank = p.expression(st, v)
 	case "log", "should_transfer_files", "when_to_transfer_output", "notification", "notify_user":
 		// HTCondor bookkeeping with no meaning here: the box keeps its
 		// own event record and always transfers files.

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -51,6 +52,14 @@ func expandFuncs(v string, defs map[string]string) (string, string) {
 				return ""
 			}
 			return formatNumber(name, format, f)
+		case "RANDOM_INTEGER":
+			lo, hi, step, msg := randomIntegerArgs(args)
+			if msg != "" {
+				bad = msg
+				return ""
+			}
+			// Drawn for each proc, as condor_submit expands it per proc.
+			return fmt.Sprintf("$(Process,RANDOM_INTEGER,%d\x1f%d\x1f%d)", lo, hi, step)
 		case "CHOICE":
 			items := splitList(args, ",")
 			if len(items) < 2 {
@@ -80,10 +89,31 @@ func expandFuncs(v string, defs map[string]string) (string, string) {
 			}
 			return fileParts(strings.TrimSpace(val), opts)
 		}
-		bad = fmt.Sprintf("macro function $%s(...) is not supported (supported: $ENV, $INT, $REAL, $CHOICE, $F…)", sub[1])
+		bad = fmt.Sprintf("macro function $%s(...) is not supported (supported: $ENV, $INT, $REAL, $CHOICE, $RANDOM_INTEGER, $F…)", sub[1])
 		return ""
 	})
 	return out, bad
+}
+
+// randomIntegerArgs reads $RANDOM_INTEGER(min, max[, step]).
+func randomIntegerArgs(args string) (lo, hi, step int64, msg string) {
+	f := strings.Split(args, ",")
+	step = 1
+	nums := []*int64{&lo, &hi, &step}
+	if len(f) < 2 || len(f) > 3 {
+		return 0, 0, 0, fmt.Sprintf("$RANDOM_INTEGER(%s): want min, max[, step]", args)
+	}
+	for i, s := range f {
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil || n < -1e15 || n > 1e15 {
+			return 0, 0, 0, fmt.Sprintf("$RANDOM_INTEGER(%s): %q is not a whole number", args, strings.TrimSpace(s))
+		}
+		*nums[i] = n
+	}
+	if hi < lo || step < 1 {
+		return 0, 0, 0, fmt.Sprintf("$RANDOM_INTEGER(%s): want min <= max and step >= 1", args)
+	}
+	return lo, hi, step, ""
 }
 
 // checkNumberFormat allows one printf verb of the kind the function
@@ -112,6 +142,11 @@ func jobMacroValue(name string, value int) string {
 	parts := strings.SplitN(name, ",", 3)
 	if len(parts) != 3 {
 		return strconv.Itoa(value)
+	}
+	if parts[1] == "RANDOM_INTEGER" {
+		var lo, hi, step int64
+		fmt.Sscanf(strings.ReplaceAll(parts[2], "\x1f", " "), "%d %d %d", &lo, &hi, &step)
+		return strconv.FormatInt(lo+step*rand.Int64N((hi-lo)/step+1), 10)
 	}
 	if parts[1] == "CHOICE" {
 		list := strings.Split(parts[2], "\x1f")

@@ -2,11 +2,17 @@
 test (htcondor_corpus_test.go): per proc the executable, the arguments
 and environment split by HTCondor's documented rules, and the resources
 in MB; or {"error": ...} when HTCondor refuses the file."""
+import fnmatch
 import json
+import os
 import re
 import sys
 
-import htcondor2
+# The submitter's environment, before importing htcondor2 adds its own
+# CONDOR_CONFIG to it.
+SUBMITTER_ENV = dict(os.environ)
+
+import htcondor2  # noqa: E402
 
 
 def split_new(s):
@@ -85,7 +91,44 @@ def size_mb(v, default_unit_mb):
     return int(-(-(n * unit) // 1))  # MB, rounded up
 
 
+def blocks(text):
+    """The submit text at each queue statement: everything before it
+    (earlier queue statements left out, so later values override) and the
+    queue statement, as condor_submit reads several queue statements; the
+    Python Submit itself stops at the first."""
+    out, acc, lines, i = [], [], text.split("\n"), 0
+    while i < len(lines):
+        words = lines[i].strip().split(None, 1)
+        if words and words[0].lower() == "queue" and not (len(words) > 1 and words[1].startswith("=")):
+            q = [lines[i]]
+            while "(" in q[0] and ")" not in "\n".join(q) and i + 1 < len(lines):
+                i += 1
+                q.append(lines[i])
+            out.append("\n".join(acc + q) + "\n")
+        else:
+            acc.append(lines[i])
+        i += 1
+    return out or [text]
+
+
+def getenv_matches(value, name):
+    """getenv's documented rule: true, false, or names with * wildcards."""
+    v = value.strip().lower()
+    if v in ("true", "yes"):
+        return True
+    if v in ("false", "no", ""):
+        return False
+    return any(fnmatch.fnmatchcase(name.lower(), p.lower()) for p in re.split(r"[,\s]+", v) if p)
+
+
 def read(text):
+    procs = []
+    for block in blocks(text):
+        read_block(block, procs)
+    return {"procs": procs}
+
+
+def read_block(text, procs):
     sub = htcondor2.Submit(text)
     qargs = (sub.getQArgs() or "").strip()
     count = 1
@@ -93,7 +136,6 @@ def read(text):
     if m:
         count = int(m.group(1))
     items = list(sub.itemdata() or []) or [None]
-    procs = []
     for idx, item in enumerate(items):
         for step in range(count):
             s = htcondor2.Submit(dict(sub))
@@ -122,8 +164,12 @@ def read(text):
                 "memory_mb": size_mb(get("request_memory", "1024") or "1024", 1),
                 "disk_mb": size_mb(get("request_disk", "0") or "0", 1 / 1024),
             }
+            genv = get("getenv")
+            if genv:
+                env = {k: v for k, v in SUBMITTER_ENV.items() if getenv_matches(genv, k)}
+                env.update(p["environment"])  # environment overrides getenv
+                p["environment"] = env
             procs.append(p)
-    return {"procs": procs}
 
 
 def main():
