@@ -85,6 +85,9 @@ func parseSubmitFile(data []byte, t Target, ps *specProblems) specDraft {
 // block reads the statements in force at one queue statement and
 // queues its procs.
 func (p *submitParser) block(stmts []submitStmt, b submitBlock) specDraft {
+	for k := range b.used {
+		p.used[k] = true
+	}
 	p.queueLine = b.queueLine
 	if b.queueLine > 0 {
 		p.queue = p.parseQueue(b.queueLine, b.queueRest)
@@ -100,7 +103,7 @@ func (p *submitParser) block(stmts []submitStmt, b submitBlock) specDraft {
 	d.specs = make([]Spec, len(d.vars))
 	for i, vars := range d.vars {
 		q := newSubmitParser(p.target, &specProblems{}, vars)
-		q.queueLine, q.itemVars = p.queueLine, p.itemVars
+		q.queueLine, q.itemVars, q.used = p.queueLine, p.itemVars, p.used
 		q.run(stmts)
 		if len(q.ps.list) > 0 && len(p.ps.list) == 0 {
 			for _, pr := range q.ps.list {

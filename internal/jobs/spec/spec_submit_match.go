@@ -105,6 +105,7 @@ func (p *submitParser) finish() {
 	if p.container == "" && p.requirements == nil && p.rank == nil {
 		return
 	}
+	p.spec.Container = p.container
 	p.chooseDomains()
 }
 

@@ -27,6 +27,9 @@ type submitBlock struct {
 	lines     []submitLine
 	queueLine int // 0: the file has no queue statement
 	queueRest string
+	// used are the macros conditions and include names use (shared by
+	// all blocks), so defining one is not an unknown key.
+	used map[string]bool
 }
 
 // condFrame is one open if: whether the branch being read is taken,
@@ -43,12 +46,13 @@ type preprocessor struct {
 	conds  []condFrame
 	blocks []submitBlock
 	cur    submitBlock
+	used   map[string]bool
 }
 
 // submitBlocks resolves data into blocks; lines after the last queue
 // statement are a problem, never silently dropped.
 func submitBlocks(data []byte, ps *specProblems) []submitBlock {
-	pp := &preprocessor{ps: ps, defs: map[string]string{}}
+	pp := &preprocessor{ps: ps, defs: map[string]string{}, used: map[string]bool{}}
 	pp.lines(joinSubmitLines(data), 0, 0)
 	for _, c := range pp.conds {
 		ps.add(c.line, "if", "this if has no endif")
@@ -61,6 +65,9 @@ func submitBlocks(data []byte, ps *specProblems) []submitBlock {
 		for _, l := range pp.cur.lines {
 			ps.add(l.line, "", "nothing may follow the last queue statement (line %d): HTCondor would ignore it", last)
 		}
+	}
+	for i := range pp.blocks {
+		pp.blocks[i].used = pp.used
 	}
 	return pp.blocks
 }
@@ -217,6 +224,7 @@ func (pp *preprocessor) condition(line int, cond string) bool {
 	switch {
 	case len(f) == 2 && strings.EqualFold(f[0], "defined"):
 		_, ok := pp.defs[strings.ToLower(f[1])]
+		pp.used[strings.ToLower(f[1])] = true
 		return ok != not
 	case len(f) >= 1 && strings.EqualFold(f[0], "version") && !not:
 		v, ok := versionCondition(strings.TrimSpace(c[len("version"):]))
@@ -280,7 +288,10 @@ func compareInt(a, b int) int {
 // empty, as HTCondor), for conditions and include names.
 func (pp *preprocessor) expand(s string) string {
 	for depth := 0; depth < 16 && strings.Contains(s, "$("); depth++ {
-		next := mapMacros(s, func(name string) string { return pp.defs[strings.ToLower(name)] })
+		next := mapMacros(s, func(name string) string {
+			pp.used[strings.ToLower(name)] = true
+			return pp.defs[strings.ToLower(name)]
+		})
 		if next == s {
 			break
 		}
