@@ -84,7 +84,12 @@ func fetchCommand(c *jobClient) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var errs []error
 			for _, id := range args {
-				files, err := c.fetchOutputs(id, fetchDir)
+				dir := fetchDir
+				var j jobs.Job
+				if !cmd.Flags().Changed("dir") && c.do("GET", jobsapi.Prefix+"/"+url.PathEscape(id), nil, &j) == nil {
+					dir = filepath.Join(".", j.Spec.InitialDir) // the job's initialdir, as condor_transfer_data
+				}
+				files, err := c.fetchOutputs(id, dir)
 				for _, f := range files {
 					fmt.Fprintln(cmd.OutOrStdout(), f)
 				}
@@ -93,7 +98,7 @@ func fetchCommand(c *jobClient) *cobra.Command {
 			return errors.Join(errs...)
 		},
 	}
-	fetch.Flags().StringVar(&fetchDir, "dir", ".", "where to write the files")
+	fetch.Flags().StringVar(&fetchDir, "dir", ".", "where to write the files (default: the job's initialdir, else here)")
 	c.add(fetch)
 	return fetch
 }

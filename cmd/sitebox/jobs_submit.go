@@ -65,14 +65,18 @@ func (c *jobClient) parseJobFile(path string) ([]spec.Spec, error) {
 		return nil, err
 	}
 	var known struct {
-		Domains []string
-		Sites   map[string][]string
+		Domains    []string
+		Sites      map[string][]string
+		Attributes map[string]map[string]any
 	}
 	if err := c.do("GET", jobsapi.Prefix+"/domains", nil, &known); err != nil {
 		return nil, fmt.Errorf("submit: %w", err)
 	}
-	return spec.ParseFileSites(path, data, func(d string) bool { return slices.Contains(known.Domains, d) },
-		func(site string) []string { return known.Sites[site] })
+	return spec.ParseFileFor(path, data, spec.Target{
+		Known: func(d string) bool { return slices.Contains(known.Domains, d) },
+		Sites: func(site string) []string { return known.Sites[site] },
+		Attrs: known.Attributes,
+	})
 }
 
 // submitSpecs attaches the specs' local files (from the current
@@ -159,7 +163,8 @@ func (c *jobClient) waitAndFetch(w io.Writer, ids []string) error {
 	var errs []error
 	for _, j := range js {
 		fmt.Fprintf(w, "%s %s: %s\n", j.ID, j.State, j.Reason)
-		if _, err := c.fetchOutputs(j.ID, "."); err != nil {
+		// Into the job's initialdir, as condor_submit returns them.
+		if _, err := c.fetchOutputs(j.ID, filepath.Join(".", j.Spec.InitialDir)); err != nil {
 			errs = append(errs, err)
 		}
 		if j.State != jobs.Completed {
@@ -183,6 +188,12 @@ func printDryRun(w io.Writer, specs []spec.Spec) {
 		}
 		fmt.Fprintf(w, "  resources:   cpus=%d memory_mb=%d disk_mb=%d wall_time=%v backfill=%v\n", max(sp.CPUs, 1), sp.MemoryMB, sp.DiskMB, sp.WallTime, sp.Backfill)
 		fmt.Fprintf(w, "  domains:     %s\n", strings.Join(sp.Domains, ", "))
+		if sp.Container != "" {
+			fmt.Fprintf(w, "  container:   %s\n", sp.Container)
+		}
+		if sp.InitialDir != "" {
+			fmt.Fprintf(w, "  initialdir:  %s\n", sp.InitialDir)
+		}
 		for _, in := range sp.Inputs {
 			fmt.Fprintf(w, "  input:       %s\n", in.From)
 		}

@@ -106,6 +106,9 @@ func (s *Service) validate(sp *spec.Spec) error {
 			return fmt.Errorf("unknown domain %q (known: %s)", d, strings.Join(s.Domains(), ", "))
 		}
 	}
+	if err := s.checkContainer(sp); err != nil {
+		return err
+	}
 	if sp.CPUs > s.cfg.CPUs && len(sp.Domains) == 1 && sp.Domains[0] == "local" {
 		return fmt.Errorf("asks for %d CPUs; the local domain has %d", sp.CPUs, s.cfg.CPUs)
 	}

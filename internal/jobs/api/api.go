@@ -188,7 +188,8 @@ func (a *API) domains(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, r, id, http.StatusForbidden, "token lacks the compute.create scope (a storage scope does not allow jobs)")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"domains": a.Svc.Domains(), "sites": a.Svc.SiteDomains()})
+	writeJSON(w, http.StatusOK, map[string]any{"domains": a.Svc.Domains(), "sites": a.Svc.SiteDomains(),
+		"attributes": a.Svc.DomainAttributes()})
 }
 
 func (a *API) list(w http.ResponseWriter, r *http.Request) {

@@ -67,6 +67,12 @@ func (x *Exec) Start(id, sandbox string, sp spec.Spec, sl Slot, attempt int) (*R
 	if sp.Backfill {
 		plan.Nice = 19
 	}
+	if sp.Container != "" {
+		plan.Container, plan.Runtime = sp.Container, ContainerRuntime()
+		if plan.Runtime == "" {
+			return nil, fmt.Errorf("job %s: container image %s: no container runtime (apptainer) on the box", id, sp.Container)
+		}
+	}
 	if x.cg != nil {
 		dir, err := x.cg.create(id, sp.CPUs, sp.MemoryMB, sp.Backfill)
 		if err != nil {

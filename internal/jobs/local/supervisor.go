@@ -42,6 +42,10 @@ type execPlan struct {
 	DiskMB     int64             `json:"disk_mb"`
 	WallTime   time.Duration     `json:"wall_time"`
 	Nice       int               `json:"nice"`
+	// Container is the image a container job runs in, with Runtime
+	// (apptainer), found when the box started.
+	Container string `json:"container,omitempty"`
+	Runtime   string `json:"runtime,omitempty"`
 	// Cgroup is the cgroup v2 directory to join, when the box made one.
 	Cgroup string `json:"cgroup,omitempty"`
 	// Slot is the unprivileged account the job runs as.
@@ -177,7 +181,11 @@ func jobCommand(sandbox string, p *execPlan, out, errf *os.File) *exec.Cmd {
 	} else if !filepath.IsAbs(exe) {
 		exe = filepath.Join(sandbox, exe)
 	}
-	cmd := exec.Command(exe, p.Arguments...)
+	name, args := exe, p.Arguments
+	if p.Container != "" {
+		name, args = containerArgs(p.Runtime, p.Container, sandbox, exe, p.Arguments)
+	}
+	cmd := exec.Command(name, args...)
 	cmd.Dir = sandbox
 	cmd.Stdout, cmd.Stderr = out, errf
 	cmd.Env = jobEnv(sandbox, p.Env)
