@@ -65,12 +65,16 @@ type Job struct {
 	// cleared with its id (write-ahead): a box that restarts with it set
 	// asks the domain whether the job got there instead of submitting it
 	// twice.
-	Submitting bool      `json:"submitting,omitempty"`
-	Submitted  time.Time `json:"submitted"`
-	Started    time.Time `json:"started,omitzero"`
-	Finished   time.Time `json:"finished,omitzero"`
-	ExitCode   int       `json:"exit_code"`
-	CPUTime    float64   `json:"cpu_seconds"` // user + system of the job's processes
+	Submitting bool `json:"submitting,omitempty"`
+	// Key is the submitter's own name for the job (a box flocking here:
+	// its job's id), by which it finds the job again after it stopped
+	// before recording this box's answer.
+	Key       string    `json:"key,omitempty"`
+	Submitted time.Time `json:"submitted"`
+	Started   time.Time `json:"started,omitzero"`
+	Finished  time.Time `json:"finished,omitzero"`
+	ExitCode  int       `json:"exit_code"`
+	CPUTime   float64   `json:"cpu_seconds"` // user + system of the job's processes
 	// CPUUnknown: its domain could not say (Slurm without accounting
 	// storage, a job too short to sample); reports say "unknown", not 0 %.
 	CPUUnknown bool    `json:"cpu_unknown,omitempty"`

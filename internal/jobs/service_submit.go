@@ -15,6 +15,10 @@ import (
 // Submit queues specs as one cluster for owner; each spec is validated
 // again (the API's input is untrusted). It returns the new jobs.
 func (s *Service) Submit(owner Principal, vo string, grid bool, specs []spec.Spec) ([]*Job, error) {
+	return s.submit(owner, vo, grid, "", specs)
+}
+
+func (s *Service) submit(owner Principal, vo string, grid bool, key string, specs []spec.Spec) ([]*Job, error) {
 	if owner.Subject == "" || owner.Issuer == "" {
 		return nil, errors.New("a job needs an owner (the token's issuer and subject)")
 	}
@@ -41,7 +45,7 @@ func (s *Service) Submit(owner Principal, vo string, grid bool, specs []spec.Spe
 			expandCluster(&sp, cluster)
 			id := strconv.FormatInt(cluster, 10) + "." + strconv.Itoa(i)
 			out[i] = &Job{ID: id, Spec: sp, Owner: owner.Subject, Issuer: owner.Issuer, VO: vo, Grid: grid, State: Idle,
-				Reason: "queued", Submitted: now, SandboxDir: filepath.Join(s.cfg.Dir, id)}
+				Reason: "queued", Submitted: now, SandboxDir: filepath.Join(s.cfg.Dir, id), Key: key}
 		}
 		return putJobs(tx, out...)
 	})

@@ -48,6 +48,10 @@ type Submission struct {
 	// sent once: by the hex SHA-256 of their bytes, which inputs name as
 	// Ref.
 	Shared map[string][]byte `json:"shared,omitempty"`
+	// Key is the submitter's own name for the jobs (Job.Key): a box
+	// flocking here sends its job's id, and after a crash lists
+	// GET Prefix?key=… to find the job instead of submitting it twice.
+	Key string `json:"key,omitempty"`
 }
 
 // Handler returns the HTTP handler for Prefix and below.
@@ -169,7 +173,7 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) {
 	if vos := id.VOs(); len(vos) > 0 {
 		vo = vos[0]
 	}
-	js, err := a.Svc.SubmitShared(principal(id), vo, !a.Local(id), sub.Specs, sub.Shared)
+	js, err := a.Svc.SubmitKeyed(principal(id), vo, !a.Local(id), sub.Key, sub.Specs, sub.Shared)
 	if err != nil {
 		Error(w, http.StatusBadRequest, "%v", err)
 		return
@@ -198,7 +202,8 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	who := principal(id)
-	js := a.Svc.List(func(j *jobs.Job) bool { return j.Principal() == who })
+	key, byKey := r.URL.Query()["key"]
+	js := a.Svc.List(func(j *jobs.Job) bool { return j.Principal() == who && (!byKey || j.Key == key[0]) })
 	writeJSON(w, http.StatusOK, map[string]any{"jobs": js, "domains": a.Svc.Domains()})
 }
 

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,6 +65,9 @@ func (h *Backend) Submit(ctx context.Context, j *jobs.Job) (string, error) {
 	}
 	fmt.Fprintf(&b, "initialdir = %s\noutput = %s\nerror = %s\nrequest_cpus = %d\nrequest_memory = %d\n",
 		j.SandboxDir, sp.Stdout, sp.Stderr, sp.CPUs, sp.MemoryMB)
+	// The box's id in the job ad, so Find can look the job up after a
+	// crash between condor_submit and the record of its answer.
+	fmt.Fprintf(&b, "+SiteboxJob = \"%s\"\n", j.ID)
 	b.WriteString("should_transfer_files = NO\nqueue 1\n")
 	file := filepath.Join(j.SandboxDir, "job.sub")
 	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
@@ -75,6 +80,37 @@ func (h *Backend) Submit(ctx context.Context, j *jobs.Job) (string, error) {
 	// -terse prints "CLUSTER.PROC - CLUSTER.PROC".
 	id, _, _ := strings.Cut(strings.TrimSpace(out), " ")
 	return id, nil
+}
+
+// boxJobID is the form of the box's job ids ("cluster.proc"), checked
+// before one goes into a constraint.
+var boxJobID = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
+
+// Find looks for the HTCondor job of j's current attempt, for a box that
+// stopped between condor_submit and the record of its answer: a job whose
+// SiteboxJob is j.ID (condor_q, else condor_history) and whose id is none
+// of j.Remotes (earlier attempts). "" when HTCondor has none.
+func (h *Backend) Find(ctx context.Context, j *jobs.Job) (string, error) {
+	if !boxJobID.MatchString(j.ID) {
+		return "", fmt.Errorf("htcondor find: %q is not a job id", j.ID)
+	}
+	constraint := fmt.Sprintf("SiteboxJob == %q", j.ID)
+	for _, tool := range []string{"condor_q", "condor_history"} {
+		out, err := h.run(ctx, tool, "-constraint", constraint, "-af", "ClusterId", "ProcId")
+		if err != nil {
+			return "", fmt.Errorf("htcondor find %s: %w", j.ID, err)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			f := strings.Fields(line)
+			if len(f) != 2 {
+				continue
+			}
+			if id := f[0] + "." + f[1]; !slices.Contains(j.Remotes, id) {
+				return id, nil
+			}
+		}
+	}
+	return "", nil
 }
 
 // Poll asks condor_q, then condor_history for jobs that left the queue.

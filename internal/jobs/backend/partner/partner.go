@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"sitebox/internal/jobs"
@@ -38,18 +40,38 @@ func (b *Backend) Capacity(ctx context.Context) (jobs.Capacity, error) {
 	return jobs.Capacity{FreeCPUs: -1}, nil
 }
 
-// Submit sends the job to the partner's local domain.
+// Submit sends the job to the partner's local domain, keyed by its id
+// here so that Find can tell whether a submission the box did not see
+// through reached the partner.
 func (b *Backend) Submit(ctx context.Context, j *jobs.Job) (string, error) {
 	sp := j.Spec
 	sp.Domains = []string{"local"}
 	var resp struct{ Jobs []*jobs.Job }
-	if err := b.API.Do(ctx, "POST", api.Prefix, api.Submission{Specs: []spec.Spec{sp}}, &resp); err != nil {
+	if err := b.API.Do(ctx, "POST", api.Prefix, api.Submission{Specs: []spec.Spec{sp}, Key: j.ID}, &resp); err != nil {
 		return "", err
 	}
 	if len(resp.Jobs) != 1 {
 		return "", fmt.Errorf("partner answered with %d jobs for one", len(resp.Jobs))
 	}
 	return resp.Jobs[0].ID, nil
+}
+
+// Find asks the partner for the job of j's current attempt, for a box
+// that stopped between the partner's answer and the record of it: a job
+// of this box's (the token's identity) keyed j.ID whose id is none of
+// j.Remotes (earlier attempts). "" when the partner has none.
+func (b *Backend) Find(ctx context.Context, j *jobs.Job) (string, error) {
+	var resp struct{ Jobs []*jobs.Job }
+	if err := b.API.Do(ctx, "GET", api.Prefix+"?key="+url.QueryEscape(j.ID), nil, &resp); err != nil {
+		return "", fmt.Errorf("partner find %s: %w", j.ID, err)
+	}
+	found := ""
+	for _, rj := range resp.Jobs {
+		if rj.Key == j.ID && !slices.Contains(j.Remotes, rj.ID) {
+			found = rj.ID
+		}
+	}
+	return found, nil
 }
 
 // Poll reads each job's record at the partner; an ended job's logs are
