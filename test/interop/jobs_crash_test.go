@@ -210,3 +210,71 @@ func TestJobSharedInput(t *testing.T) {
 		}
 	}
 }
+
+// The same with the jobs sent to a partner box (flocking): a box killed
+// around its submission to the partner and the record of the answer asks
+// the partner (by the key it sent, its job id) instead of submitting
+// again, so each job runs exactly once there.
+func TestJobCrashRunsOncePartner(t *testing.T) {
+	const kills = 50
+	bConf, _ := jobsConfDir(t, []string{"sbxslot20"}, "cpus = 1\n")
+	b := startIssuerNode(t, "partner", "B", bConf)
+	tokFile := filepath.Join(t.TempDir(), "a-at-b.token")
+	os.WriteFile(tokFile, []byte(b.token(t, "box-a", "/region", computeScopes)), 0o600)
+
+	spec := prepareNode(t, 0)
+	run(t, false, siteboxBin, "token", "keygen", "--state-dir", spec.state)
+	conf := "[auth]\nsite_issuer = true\nissuer_url = \"" + spec.httpsURL() + "\"\n" +
+		jobsConf(t, []string{"sbxslot17"}, "cpus = 1\n") +
+		"[[jobs.domain]]\nname = \"region\"\ntype = \"box\"\nurl = " + strconv.Quote(b.httpsURL) + "\nca = " + strconv.Quote(b.certFile) +
+		"\ntoken_file = " + strconv.Quote(tokFile) + "\nmax_jobs = 100\nmax_idle_jobs = 100\n"
+	shared := filepath.Join(reachable(t), "runs")
+	os.Mkdir(shared, 0o1777)
+	os.Chmod(shared, 0o1777)
+	log := filepath.Join(shared, "started")
+	os.WriteFile(log, nil, 0o666)
+	os.Chmod(log, 0o666)
+
+	n := spec.start(t, "jobs", "T3", conf)
+	box := &issuerNode{fedNode: n, issuer: spec.httpsURL()}
+	u := &jobUser{t: t, n: box, token: box.token(t, "alice", "/cms", computeScopes), dir: t.TempDir()}
+	sub := `executable = /bin/sh
+arguments = "-c 'echo $1 >> ` + log + `' sh $(Cluster).$(Process)"
++Domains = "region"
+queue
+`
+	// Every cycle submits one more job, then the box dies soon after:
+	// the kills land on the submission to the partner and its record.
+	var ids []string
+	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 17))
+	for i := 0; i < kills; i++ {
+		u.n = &issuerNode{fedNode: n, issuer: spec.httpsURL()}
+		ids = append(ids, u.submit("crash.sub", sub)...)
+		time.Sleep(time.Duration(rnd.IntN(300)) * time.Millisecond)
+		n.proc.Kill()
+		n = spec.start(t, "jobs", "T3", conf)
+	}
+	u.n = &issuerNode{fedNode: n, issuer: spec.httpsURL()}
+	for _, id := range ids {
+		u.wait(id, jobs.Completed, 180*time.Second)
+	}
+	b2, _ := os.ReadFile(log)
+	count := map[string]int{}
+	for _, id := range strings.Fields(string(b2)) {
+		count[id]++
+	}
+	for _, id := range ids {
+		if count[id] != 1 {
+			t.Errorf("job %s ran %d times at the partner", id, count[id])
+		}
+	}
+	// The partner holds one job per job of the box.
+	bu := &jobUser{t: t, n: b, token: b.token(t, "box-a", "/region", computeScopes), dir: t.TempDir()}
+	out, err := bu.cli("jobs")
+	if err != nil {
+		t.Fatalf("jobs at the partner: %v %s", err, out)
+	}
+	if got := strings.Count(out, "completed"); got != len(ids) {
+		t.Errorf("the partner ran %d jobs for %d:\n%s", got, len(ids), out)
+	}
+}
