@@ -382,4 +382,12 @@ func TestSubmitValidation(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}
+	// A container job the client let through is refused where no
+	// runtime exists (here: none on the box).
+	if local.ContainerRuntime() == "" {
+		sp := spec.Spec{Executable: "x", Container: "/cvmfs/img"}
+		if _, err := e.s.Submit(as("alice"), "", false, []spec.Spec{sp}); err == nil || !strings.Contains(err.Error(), "domain local has no container runtime (apptainer is not installed on the box)") {
+			t.Errorf("container job without a runtime: %v", err)
+		}
+	}
 }

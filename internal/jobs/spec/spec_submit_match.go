@@ -79,7 +79,10 @@ func (p *submitParser) finish() {
 		env := map[string]string{}
 		for _, kv := range os.Environ() {
 			k, v, _ := strings.Cut(kv, "=")
-			if k != "" && getenvMatches(p.getenv, k) {
+			// The token sitebox submit itself uses is never copied into
+			// jobs (their records, partner boxes): set it in environment
+			// to pass it on purpose.
+			if k != "" && k != "BEARER_TOKEN" && getenvMatches(p.getenv, k) {
 				env[k] = v
 			}
 		}

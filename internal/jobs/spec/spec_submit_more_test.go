@@ -137,6 +137,7 @@ func TestSubmitGetenv(t *testing.T) {
 	t.Setenv("SBX_A", "1")
 	t.Setenv("SBX_B", "2")
 	t.Setenv("OTHER_SBX", "3")
+	t.Setenv("BEARER_TOKEN", "secret")
 	specs, err := parseSub(t, Target{}, "executable = /bin/env", "getenv = sbx_*", `environment = "SBX_B=override"`, "queue")
 	if err != nil {
 		t.Fatal(err)
@@ -144,6 +145,10 @@ func TestSubmitGetenv(t *testing.T) {
 	env := specs[0].Env
 	if env["SBX_A"] != "1" || env["SBX_B"] != "override" || env["OTHER_SBX"] != "" {
 		t.Errorf("env %v", env)
+	}
+	specs, _ = parseSub(t, Target{}, "executable = /bin/env", "getenv = true", "queue")
+	if specs[0].Env["SBX_A"] != "1" || hasKey(specs[0].Env, "BEARER_TOKEN") {
+		t.Errorf("getenv = true: SBX_A %q, BEARER_TOKEN copied: %v", specs[0].Env["SBX_A"], hasKey(specs[0].Env, "BEARER_TOKEN"))
 	}
 	specs, _ = parseSub(t, Target{}, "executable = /bin/env", "getenv = false", "queue")
 	if len(specs[0].Env) != 0 {
