@@ -175,8 +175,12 @@ func (s *Service) routeTo(ctx context.Context, j *Job, d *Domain) {
 			snapshot.Spec, err = s.withSharedData(snapshot.Spec)
 		}
 		var remote string
+		unsure := false
 		if err == nil && snapshot.State == Staging {
 			remote, err = d.Backend.Submit(sctx, &snapshot)
+			if err != nil && snapshot.Submitting {
+				remote, unsure, err = confirmFailure(ctx, d, &snapshot, err)
+			}
 		}
 		cancel()
 		s.mu.Lock()
@@ -193,6 +197,12 @@ func (s *Service) routeTo(ctx context.Context, j *Job, d *Domain) {
 			}
 			return
 		}
+		if unsure {
+			j.Reason = fmt.Sprintf("submitting to %s failed (%v), and it cannot say yet whether it got the job; asking again", d.Name, err)
+			s.dirty[j.ID] = true
+			s.unsure[j.ID] = d
+			return
+		}
 		if err != nil {
 			delete(s.remote, j.ID)
 			s.noteOutcome(d.Name, true)
@@ -201,6 +211,28 @@ func (s *Service) routeTo(ctx context.Context, j *Job, d *Domain) {
 		}
 		s.routed(j, d, remote)
 	}()
+}
+
+// confirmFailure asks d, when it can say (finder), whether a submission
+// that failed reached it after all — an answer lost to a timeout or a cut
+// connection must not make the job run twice. It returns the job's id
+// there (the failure was not one), or the failure, or unsure when d could
+// not answer.
+func confirmFailure(ctx context.Context, d *Domain, j *Job, failure error) (string, bool, error) {
+	f, ok := d.Backend.(finder)
+	if !ok {
+		return "", false, failure
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	remote, err := f.Find(fctx, j)
+	switch {
+	case err != nil:
+		return "", true, failure
+	case remote != "":
+		return remote, false, nil
+	}
+	return "", false, failure
 }
 
 // routed records that d has j as remote, on disk at once.

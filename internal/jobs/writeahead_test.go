@@ -14,6 +14,9 @@ type findingBackend struct {
 	mu        sync.Mutex
 	submits   int
 	findFails int
+	// lostAnswer: Submit reaches the domain but its answer is lost (a
+	// timeout, a cut connection).
+	lostAnswer bool
 }
 
 func (f *findingBackend) Capacity(context.Context) (Capacity, error) {
@@ -23,6 +26,9 @@ func (f *findingBackend) Submit(context.Context, *Job) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.submits++
+	if f.lostAnswer {
+		return "", errors.New("POST: context deadline exceeded")
+	}
 	return "r1", nil
 }
 func (f *findingBackend) Poll(_ context.Context, js []*Job) ([]Update, error) {
@@ -65,6 +71,25 @@ func TestWriteAheadSubmission(t *testing.T) {
 	if got, _ := e.s.Get(j.ID); got.State != Staging {
 		t.Errorf("while the domain cannot say: %s (%s)", got.State, got.Reason)
 	}
+	got := e.waitState(j.ID, Running, 10*time.Second)
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	if got.Remote != "r1" || fb.submits != 1 {
+		t.Errorf("found as %q after %d submissions", got.Remote, fb.submits)
+	}
+}
+
+// A submission whose answer is lost (it reached the domain) is found
+// there, not requeued and submitted again.
+func TestSubmissionAnswerLost(t *testing.T) {
+	fb := &findingBackend{lostAnswer: true}
+	e := newSvc(t, func(c *settings) {
+		c.PollEvery = 100 * time.Millisecond
+		c.Domains = []Domain{{Name: "far", Backend: fb}}
+	})
+	sp := sh("true")
+	sp.Domains = []string{"far"}
+	j := e.submit("alice", sp)[0]
 	got := e.waitState(j.ID, Running, 10*time.Second)
 	fb.mu.Lock()
 	defer fb.mu.Unlock()
