@@ -30,3 +30,23 @@ func TestJobsNeverRunAsTheBox(t *testing.T) {
 		t.Errorf("default jobs dir %q, want /var/lib/sb-jobs beside the state dir", cfg.Jobs.Dir)
 	}
 }
+
+// A domain's attributes for requirements: the known ones, of their
+// types; HasSingularity is the box's to say.
+func TestJobDomainAttributes(t *testing.T) {
+	base := "[auth]\nsite_issuer = true\n[jobs]\nenabled = true\nslot_users = [\"s1\"]\n[[jobs.domain]]\nname = \"site\"\ntype = \"htcondor\"\n"
+	if _, _, err := Parse("ok.toml", []byte(base+"attributes = { OpSys = \"LINUX\", Arch = \"X86_64\", Cpus = 512, Memory = 64000 }\n")); err != nil {
+		t.Errorf("good attributes: %v", err)
+	}
+	for _, c := range []struct{ attrs, want string }{
+		{`{ Memory = "lots" }`, "Memory must be a whole number"},
+		{`{ OpSys = 7 }`, "OpSys must be a string"},
+		{`{ HasSingularity = true }`, "HasSingularity cannot be set"},
+		{`{ GLIDEIN_Site = "x" }`, `"GLIDEIN_Site" is not an attribute`},
+	} {
+		_, _, err := Parse("bad.toml", []byte(base+"attributes = "+c.attrs+"\n"))
+		if err == nil || !strings.Contains(err.Error(), "attributes") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.attrs, err)
+		}
+	}
+}

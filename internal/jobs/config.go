@@ -95,6 +95,11 @@ type DomainConfig struct {
 	// Sites are the grid site names the domain runs jobs for, so a
 	// submit file's +DESIRED_Sites = "T2_US_MIT" reaches it.
 	Sites []string `toml:"sites"`
+	// Attributes describe the domain's machines for submit files'
+	// requirements and rank: OpSys, Arch (strings), Cpus, Memory (MB),
+	// e.g. { OpSys = "LINUX", Arch = "X86_64", Memory = 64000 }. The box
+	// cannot see them itself; unset ones never match a requirement.
+	Attributes map[string]any `toml:"attributes"`
 }
 
 // Defaults fills in unset settings; the sandboxes go beside stateDir.
@@ -225,6 +230,9 @@ func (j *Config) validateDomains() []Problem {
 			}
 		default:
 			add(key+".type", "%q is not a domain type (use slurm, box or htcondor)", d.Type)
+		}
+		for _, msg := range checkDomainAttributes(d.Attributes) {
+			add(key+".attributes", "%s", msg)
 		}
 		if d.MaxJobs < 0 || d.MaxIdleJobs < 0 {
 			add(key+".max_jobs", "caps must not be negative")

@@ -55,7 +55,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		if err != nil {
 			return nil, fmt.Errorf("jobs.domain %s: %w", d.Name, err)
 		}
-		st.Domains = append(st.Domains, Domain{Name: d.Name, Backend: be, MaxJobs: d.MaxJobs, MaxIdleJobs: d.MaxIdleJobs, Sites: d.Sites})
+		st.Domains = append(st.Domains, Domain{Name: d.Name, Backend: be, MaxJobs: d.MaxJobs, MaxIdleJobs: d.MaxIdleJobs, Sites: d.Sites, Attributes: d.Attributes})
 	}
 	return newService(st, deps.Log)
 }

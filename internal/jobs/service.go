@@ -63,6 +63,9 @@ type Domain struct {
 	MaxJobs     int      // jobs it may hold in all (0: no cap)
 	MaxIdleJobs int      // jobs it may hold waiting (0: no cap)
 	Sites       []string // grid site names it serves (+DESIRED_Sites)
+	// Attributes are its machines' OpSys, Arch, Cpus, Memory as the
+	// operator describes them, for requirements and rank.
+	Attributes map[string]any
 }
 
 // Stager moves job data between the federation and sandboxes.

@@ -3,6 +3,7 @@ package jobs
 import (
 	"fmt"
 	"runtime"
+	"sort"
 	"strings"
 
 	"sitebox/internal/jobs/local"
@@ -24,9 +25,39 @@ func (s *Service) DomainAttributes() map[string]map[string]any {
 		"HasSingularity": local.ContainerRuntime() != "",
 	}}
 	for _, name := range s.Domains()[1:] {
-		out[name] = map[string]any{"HasSingularity": false}
+		attrs := map[string]any{}
+		for k, v := range s.domains[name].Attributes {
+			attrs[k] = v
+		}
+		attrs["HasSingularity"] = false
+		out[name] = attrs
 	}
 	return out
+}
+
+// checkDomainAttributes checks a domain's configured attributes: the
+// ones a submit file may name, of their types. HasSingularity is not
+// one: the box runs container jobs only on its own cores.
+func checkDomainAttributes(attrs map[string]any) []string {
+	var msgs []string
+	for k, v := range attrs {
+		switch k {
+		case "OpSys", "Arch":
+			if _, ok := v.(string); !ok {
+				msgs = append(msgs, fmt.Sprintf("%s must be a string", k))
+			}
+		case "Cpus", "Memory":
+			if n, ok := v.(int64); !ok || n < 0 {
+				msgs = append(msgs, fmt.Sprintf("%s must be a whole number, 0 or more", k))
+			}
+		case "HasSingularity":
+			msgs = append(msgs, "HasSingularity cannot be set: the box runs container jobs only on its own cores")
+		default:
+			msgs = append(msgs, fmt.Sprintf("%q is not an attribute submit files can use (OpSys, Arch, Cpus, Memory)", k))
+		}
+	}
+	sort.Strings(msgs)
+	return msgs
 }
 
 // condorArch spells a Go architecture as HTCondor's Arch attribute.
