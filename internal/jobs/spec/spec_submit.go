@@ -62,9 +62,24 @@ type submitParser struct {
 func parseSubmitFile(data []byte, t Target, ps *specProblems) specDraft {
 	var out specDraft
 	var merged []submitStmt
-	for _, b := range submitBlocks(data, ps) {
+	blocks := submitBlocks(data, ps)
+	// A macro set before one queue statement may be used only after a
+	// later one: what counts as used is the whole file's.
+	stmts := make([][]submitStmt, len(blocks))
+	used := map[string]bool{}
+	for i, b := range blocks {
+		stmts[i] = newSubmitParser(t, ps, nil).statements(b.lines)
+		for k := range b.used {
+			used[k] = true
+		}
+		for _, st := range stmts[i] {
+			markUsed(st.val, used)
+		}
+	}
+	for i, b := range blocks {
 		p := newSubmitParser(t, ps, nil)
-		merged = mergeStmts(merged, p.statements(b.lines))
+		p.used = used
+		merged = mergeStmts(merged, stmts[i])
 		d := p.block(merged, b)
 		if d.specs == nil {
 			for range d.queue {
@@ -85,9 +100,6 @@ func parseSubmitFile(data []byte, t Target, ps *specProblems) specDraft {
 // block reads the statements in force at one queue statement and
 // queues its procs.
 func (p *submitParser) block(stmts []submitStmt, b submitBlock) specDraft {
-	for k := range b.used {
-		p.used[k] = true
-	}
 	p.queueLine = b.queueLine
 	if b.queueLine > 0 {
 		p.queue = p.parseQueue(b.queueLine, b.queueRest)
@@ -128,12 +140,7 @@ func (p *submitParser) run(stmts []submitStmt) {
 		if !strings.HasPrefix(st.name, "+") {
 			p.defs[st.name] = st.val
 		}
-		mapMacros(st.val, func(n string) string { p.used[strings.ToLower(n)] = true; return "" })
-		// $INT(name) and $REAL(name) use a macro by name too.
-		for _, m := range macroFunc.FindAllStringSubmatch(st.val, -1) {
-			arg, _, _ := strings.Cut(m[2], ",")
-			p.used[strings.ToLower(strings.TrimSpace(arg))] = true
-		}
+		markUsed(st.val, p.used)
 	}
 	for _, st := range stmts {
 		if v, ok := p.expand(st); ok {
@@ -148,6 +155,16 @@ func (p *submitParser) run(stmts []submitStmt) {
 		p.ps.add(p.queueLine, "executable", "missing: every job needs one")
 	}
 	p.finish()
+}
+
+// markUsed notes the macros value uses: $(name), and the name given to
+// $INT(name), $REAL(name) and the like.
+func markUsed(value string, used map[string]bool) {
+	mapMacros(value, func(n string) string { used[strings.ToLower(n)] = true; return "" })
+	for _, m := range macroFunc.FindAllStringSubmatch(value, -1) {
+		arg, _, _ := strings.Cut(m[2], ",")
+		used[strings.ToLower(strings.TrimSpace(arg))] = true
+	}
 }
 
 // statements reads one block's lines as key = value statements,

@@ -155,3 +155,16 @@ func TestSubmitGetenv(t *testing.T) {
 		t.Errorf("getenv = false took %v", specs[0].Env)
 	}
 }
+
+// A macro set before one queue statement and used after a later one is
+// a macro, not an unknown key.
+func TestSubmitMacroAcrossQueues(t *testing.T) {
+	specs, err := parseSub(t, Target{}, "executable = /bin/echo", "x = 5", "queue", "arguments = $(x)", "queue", "include\t: /nonexistent-is-fine-with-ifexist")
+	if err == nil || !strings.Contains(err.Error(), "f.sub:6: include") {
+		t.Errorf("an include after a tab: %v", err)
+	}
+	specs, err = parseSub(t, Target{}, "executable = /bin/echo", "x = 5", "queue", "arguments = $(x)", "queue")
+	if err != nil || len(specs) != 2 || len(specs[0].Arguments) != 0 || specs[1].Arguments[0] != "5" {
+		t.Errorf("%+v, %v", specs, err)
+	}
+}

@@ -119,14 +119,11 @@ func (pp *preprocessor) taking() bool {
 // cutInclude recognises "include : file" (and its variants) and returns
 // what follows "include".
 func cutInclude(text string) (string, bool) {
-	word, rest, _ := strings.Cut(text, " ")
-	if !strings.EqualFold(strings.TrimSpace(word), "include") && !strings.HasPrefix(strings.ToLower(text), "include:") {
+	const word = "include"
+	if len(text) <= len(word) || !strings.EqualFold(text[:len(word)], word) || !strings.ContainsRune(" \t:", rune(text[len(word)])) {
 		return "", false
 	}
-	if strings.HasPrefix(strings.ToLower(text), "include:") {
-		rest = text[len("include"):]
-	}
-	rest = strings.TrimSpace(rest)
+	rest := strings.TrimSpace(text[len(word):])
 	if strings.HasPrefix(rest, "=") {
 		return "", false // a macro named include
 	}
