@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The submit language beyond one block, end to end through sitebox
@@ -65,5 +66,44 @@ queue
 	}
 	if _, err := os.Stat(filepath.Join(u.dir, "pwned")); err == nil {
 		t.Error("include command ran its command")
+	}
+}
+
+// A box with a container runtime on its PATH runs container jobs inside
+// it: here a stand-in apptainer (Debian 12 packages none) that notes the
+// image and runs the command, which sees its sandbox as working directory.
+func TestSubmitContainerJob(t *testing.T) {
+	bin := reachable(t)
+	fake := `#!/bin/sh
+# a stand-in for: apptainer exec --no-home --bind DIR --pwd DIR IMAGE CMD...
+[ "$1" = exec ] || exit 99
+shift
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--no-home) shift ;;
+	--bind|--pwd) shift 2 ;;
+	*) break ;;
+	esac
+done
+echo "in container $1"
+shift
+exec "$@"
+`
+	if err := os.WriteFile(filepath.Join(bin, "apptainer"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH")) // the box's and the CLI's
+	box := startIssuerNode(t, "jobs", "T3", jobsConf(t, []string{"sbxslot20"}, "cpus = 1\n"))
+	u := &jobUser{t: t, n: box, token: box.token(t, "alice", "/cms", computeScopes), dir: t.TempDir()}
+	ids := u.submit("c.sub", `executable = /bin/sh
+arguments = "-c 'echo ran in $PWD'"
++SingularityImage = "/cvmfs/unpacked.cern.ch/img:9"
+requirements = HasSingularity
+queue
+`)
+	j := u.wait(ids[0], "completed", 60*time.Second)
+	out, _ := u.cli("logs", j.ID)
+	if !strings.Contains(out, "in container /cvmfs/unpacked.cern.ch/img:9\nran in "+j.SandboxDir) {
+		t.Errorf("logs of the container job: %q", out)
 	}
 }
