@@ -8,9 +8,11 @@ import (
 // HTCondor submit files, the subset sitebox can honour. Keys are
 // case-insensitive; a line whose first non-blank is '#' is a comment (as
 // in HTCondor, '#' later in a line is part of the value); a trailing
-// backslash joins the next line with one space. Unlike condor_submit,
-// setting a key twice is an error rather than a silent override, and a
-// key sitebox does not know is an error unless the file uses it as a
+// backslash joins the next line with nothing between. Unlike
+// condor_submit, setting a key twice between two queue statements is an
+// error rather than a silent override (setting it again after a queue
+// statement is how several queue statements differ), and a key sitebox
+// does not know is an error unless the file uses it as a
 // macro, $(name) — HTCondor takes any unknown key as a macro, which would
 // hide typos such as "request_cpu".
 
