@@ -1,6 +1,6 @@
-// Package box assembles the roles a config asks for — today the origin
-// behind the root:// and https:// frontends — and runs them until the
-// context ends.
+// Package box assembles the roles a config asks for — origin, cache,
+// director and job router, side by side in one process — behind the
+// root:// and https:// frontends, and runs them until the context ends.
 package box
 
 import (
@@ -25,7 +25,6 @@ import (
 	"sitebox/internal/krb5auth"
 	"sitebox/internal/metrics"
 	"sitebox/internal/store"
-	xrdserver "sitebox/internal/xrootd/server"
 )
 
 // Box is a running set of roles and listeners.
@@ -48,10 +47,12 @@ type Box struct {
 	parts      []role         // started by Run
 	closers    []func() error // in the order to undo: the last first
 
-	rootLn  net.Listener
-	httpsLn net.Listener
-	root    *xrdserver.Server
-	https   *http.Server
+	// data serves the box's namespace on [root] and [https]; dir, when
+	// the director shares the box with data roles, serves the director
+	// on its own listeners over dirStore.
+	data     frontends
+	dir      *frontends
+	dirStore store.Store
 
 	admin     *admin.Server
 	adminLn   net.Listener
@@ -93,6 +94,9 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 	if err = b.buildFrontends(); err != nil {
 		return nil, err
 	}
+	if b.dirStore != nil {
+		b.add(b.localAds())
+	}
 	if b.advertiser, err = b.newAdvertiser(); err != nil {
 		return nil, err
 	}
@@ -100,10 +104,19 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 }
 
 // RootAddr is the bound root:// address, or nil when disabled.
-func (b *Box) RootAddr() net.Addr { return addrOf(b.rootLn) }
+func (b *Box) RootAddr() net.Addr { return addrOf(b.data.rootLn) }
 
 // HTTPSAddr is the bound https:// address, or nil when disabled.
-func (b *Box) HTTPSAddr() net.Addr { return addrOf(b.httpsLn) }
+func (b *Box) HTTPSAddr() net.Addr { return addrOf(b.data.httpsLn) }
+
+// DirectorAddrs are the bound addresses of the director's own listeners
+// (nil when it has none, or shares [root] and [https]).
+func (b *Box) DirectorAddrs() (root, https net.Addr) {
+	if b.dir == nil {
+		return nil, nil
+	}
+	return addrOf(b.dir.rootLn), addrOf(b.dir.httpsLn)
+}
 
 func addrOf(ln net.Listener) net.Addr {
 	if ln == nil {
@@ -116,28 +129,9 @@ func addrOf(ln net.Listener) net.Addr {
 // (bounded by a grace period) and releases the roles.
 func (b *Box) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
-	if b.root != nil {
-		b.log.Info("serving root://", "addr", b.rootLn.Addr().String())
-		g.Go(func() error { return b.root.Serve(b.rootLn) })
-	}
-	if b.https != nil {
-		scheme := "https"
-		if b.https.TLSConfig == nil {
-			scheme = "http"
-		}
-		b.log.Info("serving "+scheme+"://", "addr", b.httpsLn.Addr().String())
-		g.Go(func() error {
-			var err error
-			if b.https.TLSConfig != nil {
-				err = b.https.ServeTLS(b.httpsLn, "", "")
-			} else {
-				err = b.https.Serve(b.httpsLn)
-			}
-			if errors.Is(err, http.ErrServerClosed) {
-				return nil
-			}
-			return err
-		})
+	b.data.serve(g, b.log, "")
+	if b.dir != nil {
+		b.dir.serve(g, b.log, "director ")
 	}
 	b.runParts(ctx, g)
 	b.runOps(g)
@@ -186,17 +180,13 @@ func (b *Box) drain() error {
 			mu.Unlock()
 		})
 	}
-	if b.root != nil {
-		stop(b.root.Drain)
+	for _, f := range b.data.drainers(b.log) {
+		stop(f)
 	}
-	if b.https != nil {
-		stop(func(ctx context.Context) error {
-			if err := b.https.Shutdown(ctx); err != nil {
-				b.log.Warn("drain time over; closing the https requests still running", "err", err)
-				return b.https.Close()
-			}
-			return nil
-		})
+	if b.dir != nil {
+		for _, f := range b.dir.drainers(b.log) {
+			stop(f)
+		}
 	}
 	wg.Wait()
 	// The operator side (admin socket, metrics) goes last, quickly.
@@ -209,7 +199,11 @@ func (b *Box) drain() error {
 
 // Close releases listeners and roles; safe after a partial New.
 func (b *Box) Close() error {
-	for _, ln := range []net.Listener{b.rootLn, b.httpsLn, b.adminLn, b.metricsLn} {
+	b.data.close()
+	if b.dir != nil {
+		b.dir.close()
+	}
+	for _, ln := range []net.Listener{b.adminLn, b.metricsLn} {
 		if ln != nil {
 			ln.Close()
 		}
