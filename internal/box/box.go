@@ -97,6 +97,10 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 	if b.dirStore != nil {
 		b.add(b.localAds())
 	}
+	if b.director != nil {
+		root, _ := b.directorEndpoints()
+		b.director.SetRoot(root)
+	}
 	if b.advertiser, err = b.newAdvertiser(); err != nil {
 		return nil, err
 	}
@@ -180,11 +184,15 @@ func (b *Box) drain() error {
 			mu.Unlock()
 		})
 	}
-	for _, f := range b.data.drainers(b.log) {
+	to := b.drainTo()
+	if to != "" {
+		b.log.Info("draining: root:// clients asking for something new go to the director", "to", to)
+	}
+	for _, f := range b.data.drainers(b.log, to) {
 		stop(f)
 	}
 	if b.dir != nil {
-		for _, f := range b.dir.drainers(b.log) {
+		for _, f := range b.dir.drainers(b.log, to) {
 			stop(f)
 		}
 	}
@@ -195,6 +203,19 @@ func (b *Box) drain() error {
 	errs = append(errs, b.shutdownOps(octx))
 	b.log.Info("stopped", "took", time.Since(start).Round(time.Millisecond))
 	return errors.Join(errs...)
+}
+
+// drainTo is where draining root:// listeners send new requests:
+// [root] drain_redirect, else the root:// address the director this box
+// advertises to gave in its answers, else nowhere ("": clients wait).
+func (b *Box) drainTo() string {
+	if to := b.cfg.Root.Config().DrainTo; to != "" {
+		return to
+	}
+	if b.advertiser != nil {
+		return b.advertiser.DirectorRoot()
+	}
+	return ""
 }
 
 // Close releases listeners and roles; safe after a partial New.

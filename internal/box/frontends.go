@@ -194,11 +194,13 @@ func (fe *frontends) serve(g *errgroup.Group, log *slog.Logger, what string) {
 	}
 }
 
-// drainers are the set's graceful stops, each bounded by its context.
-func (fe *frontends) drainers(log *slog.Logger) []func(context.Context) error {
+// drainers are the set's graceful stops, each bounded by its context;
+// root:// clients asking for something new are sent to drainTo
+// (host:port), or told to wait when it is "".
+func (fe *frontends) drainers(log *slog.Logger, drainTo string) []func(context.Context) error {
 	var out []func(context.Context) error
 	if fe.root != nil {
-		out = append(out, fe.root.Drain)
+		out = append(out, func(ctx context.Context) error { return fe.root.DrainVia(ctx, drainTo) })
 	}
 	if fe.https != nil {
 		out = append(out, func(ctx context.Context) error {
