@@ -37,7 +37,8 @@ type Box struct {
 	advertiser *fleet.Advertiser[director.Ad]
 	upstream   upstreamWatch // the cache's upstream errors, for the dashboard
 	policy     *auth.Policy
-	tokens     *auth.Verifier // nil without [auth] issuers
+	tokens     *tokenSwitch   // nil without [auth] issuers
+	access     *accessSwitch  // the access log, which a reload may change
 	issuer     *auth.Issuer   // the site issuer, when this box is one
 	jobs       *jobs.Service  // the job router, when [jobs] is enabled
 	registry   *prometheus.Registry
@@ -59,6 +60,11 @@ type Box struct {
 	metricsLn net.Listener // nil unless [server] metrics_addr is set
 	metrics   *http.Server
 
+	// current is the config last applied (at start or by Reload), which
+	// the next reload is compared with; reloadMu orders reloads.
+	current  *config.Config
+	reloadMu sync.Mutex
+
 	// krb5 takes Kerberos tickets; nil without [auth.kerberos].
 	krb5 *krb5auth.Authenticator
 }
@@ -69,7 +75,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b := &Box{cfg: cfg, log: log, digest: configDigest(cfg)}
+	b := &Box{cfg: cfg, current: cfg, log: log, digest: configDigest(cfg)}
 	defer func() {
 		if err != nil {
 			b.Close() // what was built before the failure

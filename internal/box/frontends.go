@@ -128,20 +128,31 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 	return nil
 }
 
-// openAccessLog opens [server] access_log; nil when there is none.
+// openAccessLog opens [server] access_log behind the switch the
+// frontends write to, which a reload may change.
 func (b *Box) openAccessLog() (accesslog.Sink, error) {
-	dest := b.cfg.Server.AccessLog
+	b.access = &accessSwitch{}
+	b.closers = append(b.closers, b.access.Close)
+	l, err := b.openAccessLogAt(b.cfg.Server.AccessLog, b.cfg.Server.AccessLogFormat)
+	if err != nil {
+		return nil, err
+	}
+	b.access.swap(l)
+	return b.access, nil
+}
+
+// openAccessLogAt opens an access log at dest ("" : none, nil).
+func (b *Box) openAccessLogAt(dest, format string) (*accesslog.Log, error) {
 	if dest == "" {
 		return nil, nil
 	}
 	log := b.log.With("component", "access_log")
-	l, err := accesslog.Open(dest, b.cfg.Server.AccessLogFormat, func(err error) {
+	l, err := accesslog.Open(dest, format, func(err error) {
 		log.Error("cannot write the access log", "err", err)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server.access_log: %w", err)
 	}
-	b.closers = append(b.closers, l.Close)
 	return l, nil
 }
 
