@@ -25,6 +25,7 @@ import (
 	"sitebox/internal/krb5auth"
 	"sitebox/internal/metrics"
 	"sitebox/internal/store"
+	"sitebox/internal/web"
 )
 
 // Box is a running set of roles and listeners.
@@ -45,6 +46,7 @@ type Box struct {
 	digest     string // of the config, advertised
 	prober     *fleet.Prober
 	transfers  *metrics.Transfers
+	dirRates   *web.Recorder // the director's decisions over time, for the dashboard
 	parts      []role         // started by Run
 	closers    []func() error // in the order to undo: the last first
 
