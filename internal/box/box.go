@@ -38,15 +38,15 @@ type Box struct {
 	advertiser *fleet.Advertiser[director.Ad]
 	upstream   upstreamWatch // the cache's upstream errors, for the dashboard
 	policy     *auth.Policy
-	tokens     *tokenSwitch   // nil without [auth] issuers
-	access     *accessSwitch  // the access log, which a reload may change
-	issuer     *auth.Issuer   // the site issuer, when this box is one
-	jobs       *jobs.Service  // the job router, when [jobs] is enabled
+	tokens     *tokenSwitch  // nil without [auth] issuers
+	access     *accessSwitch // the access log, which a reload may change
+	issuer     *auth.Issuer  // the site issuer, when this box is one
+	jobs       *jobs.Service // the job router, when [jobs] is enabled
 	registry   *prometheus.Registry
 	digest     string // of the config, advertised
 	prober     *fleet.Prober
 	transfers  *metrics.Transfers
-	dirRates   *web.Recorder // the director's decisions over time, for the dashboard
+	dirRates   *web.Recorder  // the director's decisions over time, for the dashboard
 	parts      []role         // started by Run
 	closers    []func() error // in the order to undo: the last first
 
