@@ -12,24 +12,32 @@ import (
 )
 
 // accessSwitch is the access log the frontends write to, which a reload
-// may replace (or turn on or off) under running transfers. It is safe
-// for concurrent use.
+// may replace (or turn on or off) under running transfers. A line being
+// written while the log is swapped goes to the old one before it is
+// closed, never to a closed file. It is safe for concurrent use.
 type accessSwitch struct {
-	cur atomic.Pointer[accesslog.Log] // nil: no access log
+	mu  sync.RWMutex // read: a line being written; write: a swap
+	cur *accesslog.Log
 }
 
 var _ accesslog.Sink = (*accessSwitch)(nil)
 
 // Transfer writes e to the current log, if any.
 func (s *accessSwitch) Transfer(e accesslog.Entry) {
-	if l := s.cur.Load(); l != nil {
-		l.Transfer(e)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.cur != nil {
+		s.cur.Transfer(e)
 	}
 }
 
 // swap makes l the log (nil: none) and closes the one before.
 func (s *accessSwitch) swap(l *accesslog.Log) {
-	if old := s.cur.Swap(l); old != nil {
+	s.mu.Lock()
+	old := s.cur
+	s.cur = l
+	s.mu.Unlock()
+	if old != nil {
 		old.Close()
 	}
 }
