@@ -119,7 +119,7 @@ wait_port "$b_root"; wait_port "$b_https"
 fed() { "$sitebox" federation "https://127.0.0.1:$dir_https" --ca "$work/t3/tls/cert.pem" "$@"; }
 for _ in $(seq 50); do [ "$(fed --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["servers"] or []))')" = 3 ] && break; sleep 0.2; done
 
-echo "13. The director's view of its federation (the box's own origin and cache, and B):"
+echo "13. The director's view of its federation (the box's own origin t3-origin and cache t3-cache, and B):"
 fed | sed 's/^/   /'
 
 echo "14. A file at this site: the director sends xrdcp to the box's own origin"

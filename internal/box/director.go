@@ -123,6 +123,10 @@ func (b *Box) dataAds(interval time.Duration) []director.Ad {
 	if len(b.cfg.Exports) > 0 {
 		ad := base
 		ad.Role = director.RoleOrigin
+		if b.director != nil {
+			// Upstream, the box's own name is its director's entry.
+			ad.Name += "-origin"
+		}
 		for _, e := range b.cfg.Exports {
 			ad.Prefixes = append(ad.Prefixes, e.Prefix)
 			if len(e.Pools) > 0 {

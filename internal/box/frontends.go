@@ -96,7 +96,7 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		}
 		rc.TPC, rc.AccessLog = tpcremote.Dialer{}, access
 		b.withKerberos(&rc, nil)
-		fe.root = xrdserver.New(rc, st, b.log.With("component", strings.TrimSpace(what+" root")))
+		fe.root = xrdserver.New(rc, st, b.log.With("component", strings.TrimSpace(what+"root")))
 	}
 	if addrs.https != config.Off {
 		if fe.httpsLn, err = net.Listen("tcp", addrs.https); err != nil {
@@ -109,7 +109,7 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		}
 		wc.TPC, wc.AccessLog = tpcremote.Dialer{}, access
 		b.withKerberos(nil, &wc)
-		log := b.log.With("component", strings.TrimSpace(what+" https"))
+		log := b.log.With("component", strings.TrimSpace(what+"https"))
 		h := webdav.New(wc, st, log)
 		fe.httpsLn = webdav.LimitListener(fe.httpsLn, b.cfg.HTTPS.ConnsPerClient(), log)
 		// No ReadTimeout or WriteTimeout: transfers take as long as they

@@ -298,3 +298,32 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A site box's director reports its own origin and cache below it, the
+// cache under the member's own name-cache: both are taken; another
+// member's names are not.
+func TestChildDirectorReportsItsOwnNames(t *testing.T) {
+	t3, other := newKey(t), newKey(t)
+	cfg := Config{Name: "region", Members: []Member{
+		member("t3", t3, []string{RoleDirector}, "t3.example.org:1095", "/store"),
+		member("b", other, []string{RoleOrigin}, "b.example.org:1094", "/store"),
+	}}
+	d := newTestDirector(t, cfg, &fakeProber{})
+	ad := Ad{Name: "t3", Site: "T3", Role: RoleDirector, Root: "t3.example.org:1095", Prefixes: []string{"/store"}, Interval: 1, Servers: []Ad{
+		{Name: "t3-origin", Site: "T3", Role: RoleOrigin, Root: "t3.example.org:1094", Prefixes: []string{"/store/user"}},
+		{Name: "t3-cache", Site: "T3", Role: RoleCache, Root: "t3.example.org:1094", Prefixes: []string{"/store/mc"}},
+		{Name: "b-cache", Site: "B", Role: RoleCache, Root: "evil.example.org:1094", Prefixes: []string{"/store"}},
+	}}
+	skipped, err := d.accept("t3", ad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(skipped) != 1 || skipped[0] != "b-cache" {
+		t.Errorf("skipped %v; want only b-cache (member b's name)", skipped)
+	}
+	for _, name := range []string{"t3-origin", "t3-cache"} {
+		if s, ok := d.server(name); !ok || s.Via != "t3" {
+			t.Errorf("%s: %+v, %v; want it below t3", name, s, ok)
+		}
+	}
+}
