@@ -327,3 +327,25 @@ func TestChildDirectorReportsItsOwnNames(t *testing.T) {
 		}
 	}
 }
+
+// A reload that removes a member of the config drops its servers at
+// once; one it adds may advertise.
+func TestSetMembers(t *testing.T) {
+	ka, kb := newKey(t), newKey(t)
+	a := member("boxA", ka, []string{RoleOrigin}, "a.example.org:1094", "/store")
+	b := member("boxB", kb, []string{RoleOrigin}, "b.example.org:1094", "/store")
+	d := newTestDirector(t, Config{Members: []Member{a}}, &fakeProber{})
+	if _, err := d.accept("boxA", Ad{Name: "boxA", Role: RoleOrigin, Root: a.Root, Prefixes: []string{"/store"}, Interval: 10}); err != nil {
+		t.Fatal(err)
+	}
+	d.SetMembers([]Member{b})
+	if _, ok := d.server("boxA"); ok {
+		t.Error("boxA's server is still listed after its member was removed")
+	}
+	if _, _, ok := d.members.get("boxB"); !ok {
+		t.Error("boxB is not a member after the reload")
+	}
+	if _, _, ok := d.members.get("boxA"); ok {
+		t.Error("boxA is still a member after the reload")
+	}
+}
