@@ -135,19 +135,41 @@ func changedKeys(a, b *config.Config) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	seen := map[string]bool{}
 	for k, v := range fa {
-		if w, ok := fb[k]; !ok || !reflect.DeepEqual(v, w) {
-			out = append(out, k)
+		if w, ok := fb[k]; !ok {
+			seen[wholeEntry(k, fb)] = true
+		} else if !reflect.DeepEqual(v, w) {
+			seen[k] = true
 		}
 	}
 	for k := range fb {
 		if _, ok := fa[k]; !ok {
-			out = append(out, k)
+			seen[wholeEntry(k, fa)] = true
 		}
+	}
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// wholeEntry names a key missing from other by its table entry
+// ("auth.issuer[2]") when the whole entry is missing there.
+func wholeEntry(key string, other map[string]any) string {
+	i := strings.LastIndex(key, "]")
+	if i < 0 {
+		return key
+	}
+	entry := key[:i+1]
+	for k := range other {
+		if strings.HasPrefix(k, entry+".") {
+			return key
+		}
+	}
+	return entry
 }
 
 // flatKeys is the config as TOML keys and their values.

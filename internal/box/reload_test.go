@@ -1,6 +1,7 @@
 package box
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"sitebox/internal/accesslog"
+	"sitebox/internal/auth"
 	"sitebox/internal/cache"
 	"sitebox/internal/config"
 	"sitebox/internal/origin"
@@ -94,4 +96,46 @@ func TestReload(t *testing.T) {
 			t.Fatalf("Reload err = %v; want ErrNeedsRestart", err)
 		}
 	})
+}
+
+// A reload that changes the trusted issuers swaps the verifier: tokens
+// of a removed issuer are refused from then on, with the reason.
+func TestReloadIssuers(t *testing.T) {
+	conf := func(issuers ...string) *config.Config {
+		cfg := &config.Config{
+			Exports: []origin.Export{{Prefix: "/store", Pools: []string{t.TempDir()}}},
+			Server:  config.Server{StateDir: t.TempDir()},
+			Root:    xrdserver.Settings{Addr: "127.0.0.1:0"},
+			HTTPS:   webdav.Settings{Addr: config.Off},
+		}
+		for _, u := range issuers {
+			cfg.Auth.Issuers = append(cfg.Auth.Issuers, auth.IssuerEntry{URL: u})
+		}
+		cfg.ApplyDefaults("test", false)
+		return cfg
+	}
+	first := conf("https://127.0.0.1:1", "https://127.0.0.1:2")
+	b, err := New(first, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	before := b.tokens.cur.Load()
+	next := conf("https://127.0.0.1:1")
+	next.Exports, next.Server.StateDir = first.Exports, first.Server.StateDir
+	changed, err := b.Reload(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(changed, " ") != "auth.issuer[2]" {
+		t.Errorf("changed %v", changed)
+	}
+	if b.tokens.cur.Load() == before {
+		t.Fatal("the verifier was not swapped")
+	}
+	// A token naming the removed issuer is now from an unknown issuer.
+	_, err = b.tokens.Verify(context.Background(), "eyJhbGciOiJFUzI1NiIsImtpZCI6ImsifQ.eyJpc3MiOiJodHRwczovLzEyNy4wLjAuMToyIn0.c2ln")
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:2") {
+		t.Errorf("Verify = %v; want a refusal naming the issuer no longer trusted", err)
+	}
 }
