@@ -55,7 +55,7 @@ func (b *Box) Reload(next *config.Config) (changed []string, err error) {
 			restart = append(restart, k)
 		}
 	}
-	issuers := slices.ContainsFunc(diff, func(k string) bool { return strings.HasPrefix(k, "auth.issuer") })
+	issuers := slices.ContainsFunc(diff, func(k string) bool { return strings.HasPrefix(k, "auth.issuer[") })
 	if issuers && (b.tokens == nil || !next.Auth.Enabled()) {
 		restart = append(restart, "auth.issuer (turning token verification on or off)")
 	}
@@ -96,7 +96,7 @@ func (b *Box) Reload(next *config.Config) (changed []string, err error) {
 		}
 		swaps = append(swaps, func() { b.cache.SetWatermarks(cc.Space) })
 	}
-	if b.director != nil && slices.ContainsFunc(diff, func(k string) bool { return strings.HasPrefix(k, "director.member") }) {
+	if b.director != nil && slices.ContainsFunc(diff, func(k string) bool { return strings.HasPrefix(k, "director.member[") }) {
 		dc, err := next.Director.Config(next.Server.Name, next.Server.Site, next.Server.StateDir)
 		if err != nil {
 			return fail(err)
