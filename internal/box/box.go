@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -43,7 +44,7 @@ type Box struct {
 	issuer     *auth.Issuer  // the site issuer, when this box is one
 	jobs       *jobs.Service // the job router, when [jobs] is enabled
 	registry   *prometheus.Registry
-	digest     string // of the config, advertised
+	digest     atomic.Pointer[string] // of the config in force, advertised (a reload changes it)
 	prober     *fleet.Prober
 	transfers  *metrics.Transfers
 	dirRates   *web.Recorder  // the director's decisions over time, for the dashboard
@@ -77,7 +78,8 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b := &Box{cfg: cfg, current: cfg, log: log, digest: configDigest(cfg)}
+	b := &Box{cfg: cfg, current: cfg, log: log}
+	b.setDigest(cfg)
 	defer func() {
 		if err != nil {
 			b.Close() // what was built before the failure

@@ -112,7 +112,7 @@ func (b *Box) ads(interval time.Duration) []director.Ad {
 // baseAd is what every ad of the box says, endpoints aside.
 func (b *Box) baseAd(interval time.Duration) director.Ad {
 	return director.Ad{Name: b.cfg.Server.Name, Site: b.cfg.Server.Site, Load: loadPerCPU(), Version: version.String(),
-		ConfigDigest: b.digest, Health: b.health(), Downtime: b.currentDowntime(), Interval: interval.Seconds()}
+		ConfigDigest: *b.digest.Load(), Health: b.health(), Downtime: b.currentDowntime(), Interval: interval.Seconds()}
 }
 
 // dataAds describe the box's origin and cache, at its data listeners.
@@ -159,6 +159,12 @@ func (b *Box) health() string {
 		}
 	}
 	return "ok"
+}
+
+// setDigest records the digest of the config in force.
+func (b *Box) setDigest(cfg *config.Config) {
+	d := configDigest(cfg)
+	b.digest.Store(&d)
 }
 
 // configDigest identifies a configuration: the same settings give the

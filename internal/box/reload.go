@@ -107,6 +107,7 @@ func (b *Box) Reload(next *config.Config) (changed []string, err error) {
 		s()
 	}
 	b.current = next
+	b.setDigest(next)
 	return diff, nil
 }
 
