@@ -3,12 +3,15 @@
 # back with the real XRootD client (xrdcp) over root:// and with curl over
 # https://, checksums compared; then a caching proxy in front of it: the
 # first read crosses to the origin, the second comes from the cache's disk;
-# then a federation: a site director sending clients to the site's origin,
-# or through the site's cache to an origin at another site.
-# Installs what it needs (scripts/setup.sh).
+# then a federation: the site's box — origin, cache, site director and job
+# router in one process, from one config — sending clients to its origin,
+# or through its cache to an origin at another site that joined it.
+# Installs what it needs (scripts/setup.sh; SITEBOX_DEMO_SETUP=no skips it
+# when everything is there, SITEBOX_BIN names the binary to run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh >/dev/null
+[ "${SITEBOX_DEMO_SETUP:-yes}" = no ] || bash scripts/setup.sh >/dev/null
+sitebox=${SITEBOX_BIN:-bin/sitebox}
 export XRD_REQUESTTIMEOUT=30 XRD_CONNECTIONRETRY=1
 
 work=$(mktemp -d /tmp/sitebox-demo.XXXXXX)
@@ -25,7 +28,7 @@ want=$(sha256sum < "$work/pool1/events.root" | cut -d' ' -f1)
 
 root_port=$(free_port); https_port=$(free_port)
 echo "1. Starting a sitebox origin: /store -> two pools, root:// on $root_port, https:// on $https_port"
-bin/sitebox serve --export "/store=$work/pool1,$work/pool2" --root-addr "127.0.0.1:$root_port" \
+"$sitebox" serve --export "/store=$work/pool1,$work/pool2" --root-addr "127.0.0.1:$root_port" \
   --https-addr "127.0.0.1:$https_port" --state-dir "$work/state" --log-level warn &
 pids+=($!)
 wait_port "$root_port"; wait_port "$https_port"
@@ -52,11 +55,11 @@ echo "   $(curl -sf --cacert "$work/state/tls/cert.pem" "https://127.0.0.1:$http
 
 cache_root=$(free_port); cache_https=$(free_port)
 echo "7. Starting a sitebox cache in front of it: /store -> root://127.0.0.1:$root_port, root:// on $cache_root, https:// on $cache_https"
-bin/sitebox serve --cache "/store=root://127.0.0.1:$root_port" --cache-dir "$work/cache" --cache-ram 256MiB \
+"$sitebox" serve --cache "/store=root://127.0.0.1:$root_port" --cache-dir "$work/cache" --cache-ram 256MiB \
   --root-addr "127.0.0.1:$cache_root" --https-addr "127.0.0.1:$cache_https" --state-dir "$work/cache-state" --log-level warn &
 pids+=($!)
 wait_port "$cache_root"; wait_port "$cache_https"
-stats() { bin/sitebox cache stats --state-dir "$work/cache-state" --json | python3 -c 'import json, sys; s = json.load(sys.stdin); print("the cache has read %d MiB from the origin" % (s["upstream_bytes"] >> 20))'; }
+stats() { "$sitebox" cache stats --state-dir "$work/cache-state" --json | python3 -c 'import json, sys; s = json.load(sys.stdin); print("the cache has read %d MiB from the origin" % (s["upstream_bytes"] >> 20))'; }
 
 echo "8. First read through the cache (cold: fetched from the origin):"
 xrdcp -f "root://127.0.0.1:$cache_root//store/events.root" "$work/via-cache-1"
@@ -68,56 +71,81 @@ curl -sf --cacert "$work/cache-state/tls/cert.pem" -o "$work/via-cache-2" "https
 [ "$(sha256sum < "$work/via-cache-2" | cut -d' ' -f1)" = "$want" ] && echo "   identical to the original; $(stats)"
 
 echo "10. What the operator sees:"
-bin/sitebox cache stats --state-dir "$work/cache-state" | sed 's/^/   /'
-bin/sitebox cache ls --state-dir "$work/cache-state" | sed 's/^/   /'
-# A federation: a Tier-3 site director with the site's origin and cache
-# behind it, and an origin at another site, all advertising to it.
-node() { # name site root-port https-port extra-toml
-  mkdir -p "$work/$1"
-  printf '[server]\nname = "%s"\nsite = "%s"\nstate_dir = "%s"\nlog_level = "warn"\n[root]\naddr = "127.0.0.1:%s"\n[https]\naddr = "127.0.0.1:%s"\n%b' \
-    "$1" "$2" "$work/$1" "$3" "$4" "$5" > "$work/$1/sitebox.toml"
-  if [[ "$5" == *"[advertise]"* ]]; then
-    # Joining is two steps: the box prints its request (with its own key),
-    # the director's operator approves it on the director host.
-    req=$(bin/sitebox federation join "https://127.0.0.1:$dir_https" --config "$work/$1/sitebox.toml" 2>/dev/null | awk '{print $4}')
-    bin/sitebox federation approve "$req" --config "$work/t3-director/sitebox.toml" | sed 's/^/   /'
-  fi
-  bin/sitebox serve --config "$work/$1/sitebox.toml" &
-  pids+=($!)
-  wait_port "$3"; wait_port "$4"
-}
-dir_root=$(free_port); dir_https=$(free_port)
-echo "11. Starting a federation: director t3-director (site T3) on root:// $dir_root, with an origin and a cache at T3 and an origin at site B"
-node t3-director T3 "$dir_root" "$dir_https" '[director]\nenabled = true\n'
-echo "    each box joins it: \`sitebox federation join\` prints a request, the director's operator runs \`sitebox federation approve\` with it"
-advertise="[advertise]\nto = [\"https://127.0.0.1:$dir_https\"]\ninterval = \"1s\"\nca = \"$work/t3-director/tls/cert.pem\"\n"
-mkdir -p "$work/t3-pool" "$work/b-pool"
-head -c $((8 << 20)) /dev/urandom > "$work/t3-pool/local.root"
+"$sitebox" cache stats --state-dir "$work/cache-state" | sed 's/^/   /'
+"$sitebox" cache ls --state-dir "$work/cache-state" | sed 's/^/   /'
+# A federation: the Tier-3 site's box runs every role in one process from
+# one config — an origin for the site's own data (/t3), a cache for the
+# experiment namespace (/store, filled through the box's own director), the
+# site director on ports of its own, and (as root) the job router — and an
+# origin at site B joins its director.
+dir_root=$(free_port); dir_https=$(free_port); t3_root=$(free_port); t3_https=$(free_port)
+mkdir -p "$work/t3" "$work/t3-pool/user" "$work/b-pool"
+head -c $((8 << 20)) /dev/urandom > "$work/t3-pool/user/local.root"
 head -c $((32 << 20)) /dev/urandom > "$work/b-pool/remote.root"
-node t3-origin T3 "$(free_port)" "$(free_port)" "[[export]]\nprefix = \"/store\"\npools = [\"$work/t3-pool\"]\n$advertise"
-node b-origin B "$(free_port)" "$(free_port)" "[[export]]\nprefix = \"/store\"\npools = [\"$work/b-pool\"]\n$advertise"
-node t3-cache T3 "$(free_port)" "$(free_port)" "[cache]\ndir = \"$work/t3-cache/data\"\nram = \"256MiB\"\ntrusted_redirects = [\"127.0.0.1\"]\n[[cache.route]]\nprefix = \"/store\"\nupstreams = [\"root://127.0.0.1:$dir_root\"]\n$advertise"
-fed() { bin/sitebox federation "https://127.0.0.1:$dir_https" --ca "$work/t3-director/tls/cert.pem" "$@"; }
+jobs=""
+if [ "$(id -u)" = 0 ] && id -u sbxslot10 >/dev/null 2>&1; then
+  "$sitebox" token keygen --state-dir "$work/t3" >/dev/null
+  chmod 711 "$work" # slot users reach their sandboxes below it
+  jobs="[auth]\nsite_issuer = true\n[jobs]\nenabled = true\nslot_users = [\"sbxslot10\"]\ncpus = 1\ndir = \"$work/jobs\"\n"
+fi
+printf '[server]\nname = "t3"\nsite = "T3"\nstate_dir = "%s"\nlog_level = "warn"
+# The data listeners: the box'"'"'s origin and cache.
+[root]\naddr = "127.0.0.1:%s"\n[https]\naddr = "127.0.0.1:%s"
+[[export]]\nprefix = "/t3"\npools = ["%s"]
+[cache]\ndir = "%s"\nram = "256MiB"\ntrusted_redirects = ["127.0.0.1"]
+[[cache.route]]\nprefix = "/store"\nupstreams = ["root://127.0.0.1:%s"]
+# The site director, on listeners of its own: clients and other boxes use these.
+[director]\nenabled = true\nroot_addr = "127.0.0.1:%s"\nhttps_addr = "127.0.0.1:%s"\nstartup_wait = "2s"
+[advertise]\ninterval = "1s"\n%b' \
+  "$work/t3" "$t3_root" "$t3_https" "$work/t3-pool" "$work/t3/cache" "$dir_root" "$dir_root" "$dir_https" "$jobs" > "$work/t3/sitebox.toml"
+echo "11. Starting the T3 site box: origin /t3, cache /store, director${jobs:+ and job router} in one process from one config ($work/t3/sitebox.toml)"
+"$sitebox" config check "$work/t3/sitebox.toml" | sed 's/^/   /'
+"$sitebox" serve --config "$work/t3/sitebox.toml" &
+pids+=($!)
+wait_port "$t3_root"; wait_port "$t3_https"; wait_port "$dir_root"; wait_port "$dir_https"
+echo "    data on root:// $t3_root and https:// $t3_https; the director on root:// $dir_root and https:// $dir_https"
+
+b_root=$(free_port); b_https=$(free_port); mkdir -p "$work/b-origin"
+printf '[server]\nname = "b-origin"\nsite = "B"\nstate_dir = "%s"\nlog_level = "warn"\n[root]\naddr = "127.0.0.1:%s"\n[https]\naddr = "127.0.0.1:%s"
+[[export]]\nprefix = "/store"\npools = ["%s"]
+[advertise]\nto = ["https://127.0.0.1:%s"]\ninterval = "1s"\nca = "%s"\n' \
+  "$work/b-origin" "$b_root" "$b_https" "$work/b-pool" "$dir_https" "$work/t3/tls/cert.pem" > "$work/b-origin/sitebox.toml"
+echo "12. An origin at site B joins the T3 director: \`sitebox federation join\` prints a request, the T3 operator approves it"
+req=$("$sitebox" federation join "https://127.0.0.1:$dir_https" --config "$work/b-origin/sitebox.toml" 2>/dev/null | awk '{print $4}')
+"$sitebox" federation approve "$req" --config "$work/t3/sitebox.toml" | sed 's/^/   /'
+"$sitebox" serve --config "$work/b-origin/sitebox.toml" &
+pids+=($!)
+wait_port "$b_root"; wait_port "$b_https"
+fed() { "$sitebox" federation "https://127.0.0.1:$dir_https" --ca "$work/t3/tls/cert.pem" "$@"; }
 for _ in $(seq 50); do [ "$(fed --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["servers"] or []))')" = 3 ] && break; sleep 0.2; done
 
-echo "12. The director's view of its federation:"
+echo "13. The director's view of its federation (the box's own origin t3-origin and cache t3-cache, and B):"
 fed | sed 's/^/   /'
 
-echo "13. A file at this site: the director sends xrdcp straight to the T3 origin"
-xrdcp -f "root://127.0.0.1:$dir_root//store/local.root" "$work/local"
-cmp -s "$work/local" "$work/t3-pool/local.root" && echo "   identical to the original"
+echo "14. A file at this site: the director sends xrdcp to the box's own origin"
+xrdcp -f "root://127.0.0.1:$dir_root//t3/user/local.root" "$work/local"
+cmp -s "$work/local" "$work/t3-pool/user/local.root" && echo "   identical to the original"
 
-echo "14. A file only at site B: the director sends xrdcp to the site's cache, which reads it from B"
+echo "15. A file only at site B: the director sends xrdcp to the box's cache, which reads it from B"
 xrdcp -f "root://127.0.0.1:$dir_root//store/remote.root" "$work/remote"
-cmp -s "$work/remote" "$work/b-pool/remote.root" && echo "   identical to the original; $(bin/sitebox cache stats --state-dir "$work/t3-cache" --json | python3 -c 'import json, sys; s = json.load(sys.stdin); print("the site cache has read %d MiB from site B" % (s["upstream_bytes"] >> 20))')"
+cmp -s "$work/remote" "$work/b-pool/remote.root" && echo "   identical to the original; $("$sitebox" cache stats --state-dir "$work/t3" --json | python3 -c 'import json, sys; s = json.load(sys.stdin); print("the site cache has read %d MiB from site B" % (s["upstream_bytes"] >> 20))')"
 
-echo "15. The same over https://: curl follows the director's 307 to the cache (now from its disk)"
-cat "$work"/t3-*/tls/cert.pem > "$work/bundle.pem"
-curl -sfL --cacert "$work/bundle.pem" -o "$work/remote-https" -w '   HTTP %{http_code} after %{num_redirects} redirect(s)\n' "https://127.0.0.1:$dir_https/store/remote.root"
+echo "16. The same over https://: curl follows the director's 307 to the cache (now from its disk); one CA file, the box's certificate"
+curl -sfL --cacert "$work/t3/tls/cert.pem" -o "$work/remote-https" -w '   HTTP %{http_code} after %{num_redirects} redirect(s)\n' "https://127.0.0.1:$dir_https/store/remote.root"
 cmp -s "$work/remote-https" "$work/b-pool/remote.root" && echo "   identical to the original"
 
-echo "16. Every replica and the merged namespace, as the director sees them:"
+echo "17. Every replica and the merged namespace, as the director sees them:"
 echo "   locate: $(xrdfs "127.0.0.1:$dir_root" locate /store/remote.root | tr '\n' ' ')"
 xrdfs "127.0.0.1:$dir_root" ls /store | sed 's/^/   /'
 
-echo "Demo finished: origin, cache and director served the same bytes over root:// and https://."
+if [ -n "$jobs" ]; then
+  echo "18. A job submitted to the same box (a token from its site issuer):"
+  tok=$("$sitebox" token issue --config "$work/t3/sitebox.toml" --sub demo --groups /cms --scope compute.create,compute.read --lifetime 1h 2>/dev/null)
+  mkdir -p "$work/submit" && printf 'executable = /bin/echo\narguments = "hello from a job"\noutput = out.txt\nqueue 1\n' > "$work/submit/hello.sub"
+  export BEARER_TOKEN=$tok SITEBOX_URL="https://127.0.0.1:$t3_https" SITEBOX_CA="$work/t3/tls/cert.pem"
+  id=$(cd "$work/submit" && "$sitebox" submit hello.sub | awk -F': ' '{print $2}')
+  for _ in $(seq 100); do state=$("$sitebox" jobs status "$id" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])'); [ "$state" = completed ] && break; sleep 0.3; done
+  echo "   job $id: $state"
+fi
+
+echo "Demo finished: origin, cache and director served the same bytes over root:// and https://; the site box ran them in one process."

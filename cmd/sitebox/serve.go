@@ -59,7 +59,8 @@ func newServeCmd() (*cobra.Command, *serveFlags) {
 			if err != nil {
 				return err
 			}
-			log := newLogger(cfg.Server.LogFormat, cfg.Server.LogLevel)
+			level := new(slog.LevelVar)
+			log := newLogger(cfg.Server.LogFormat, cfg.Server.LogLevel, level)
 			if p := os.Getenv("SITEBOX_CPUPROFILE"); p != "" { // for developers
 				if f, err := os.Create(p); err == nil {
 					pprof.StartCPUProfile(f)
@@ -72,6 +73,20 @@ func newServeCmd() (*cobra.Command, *serveFlags) {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// SIGHUP (systemctl reload) re-reads the config.
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			go func() {
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-hup:
+						f.reload(cmd, b, level, log)
+					}
+				}
+			}()
 			return b.Run(ctx)
 		},
 	}
@@ -191,9 +206,39 @@ func parseCacheFlag(s string) (cache.RouteEntry, error) {
 	return r, nil
 }
 
-func newLogger(format, level string) *slog.Logger {
+// reload re-reads the config and applies it to the running box, or
+// says why not and keeps the box on the config it runs.
+func (f *serveFlags) reload(cmd *cobra.Command, b *box.Box, level *slog.LevelVar, log *slog.Logger) {
+	name := f.configFile
+	if name == "" {
+		name = "flags"
+	}
+	log.Info("reload: reading the config again", "file", name)
+	next, err := f.load(cmd)
+	if err != nil {
+		log.Error("reload refused: the new config does not pass `sitebox config check`; still running on the old one", "file", name, "problems", err.Error())
+		return
+	}
+	changed, err := b.Reload(next)
+	if err != nil {
+		log.Error("reload refused; still running on the old config", "file", name, "err", err.Error())
+		return
+	}
 	var lv slog.Level
-	_ = lv.UnmarshalText([]byte(level))
+	_ = lv.UnmarshalText([]byte(next.Server.LogLevel))
+	level.Set(lv)
+	if len(changed) == 0 {
+		log.Info("reload: nothing changed", "file", name)
+		return
+	}
+	log.Info("reload: config applied", "file", name, "changed", strings.Join(changed, ", "))
+}
+
+// newLogger logs at the level in lv, set from level (a reload changes it).
+func newLogger(format, level string, lv *slog.LevelVar) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	lv.Set(l)
 	opts := &slog.HandlerOptions{Level: lv}
 	if format == "json" {
 		return slog.New(slog.NewJSONHandler(os.Stderr, opts))

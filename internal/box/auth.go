@@ -29,8 +29,7 @@ func (b *Box) buildAuth() error {
 	if !a.Enabled() {
 		return nil
 	}
-	vc, err := a.VerifierConfig()
-	if err != nil {
+	if _, err := a.VerifierConfig(); err != nil {
 		return err
 	}
 	if a.SiteIssuer {
@@ -43,22 +42,38 @@ func (b *Box) buildAuth() error {
 		// Beside it, the issuer URL, so `sitebox token issue` signs for
 		// the same iss without being told.
 		dir := filepath.Join(b.cfg.Server.StateDir, IssuerDir)
-		jwks := filepath.Join(dir, "jwks.json")
-		if err := os.WriteFile(jwks, is.JWKS(), 0o644); err != nil {
+		if err := os.WriteFile(b.siteJWKS(), is.JWKS(), 0o644); err != nil {
 			return fmt.Errorf("auth.site_issuer: %w", err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, IssuerURLFile), []byte(is.URL()+"\n"), 0o644); err != nil {
 			return fmt.Errorf("auth.site_issuer: %w", err)
 		}
-		vc.Issuers = append(vc.Issuers, auth.IssuerConfig{Issuer: is.URL(), JWKSFile: jwks, VOs: a.SiteIssuerVOs})
 	}
-	v, err := auth.NewVerifier(vc, b.log)
+	v, err := b.newVerifier(a)
 	if err != nil {
 		return fmt.Errorf("auth: %w", err)
 	}
-	b.tokens = v
-	b.add(roleFuncs{run: v.Run, close: func() error { v.Close(); return nil }})
+	b.tokens = newTokenSwitch(v, b.log)
+	b.add(b.tokens)
 	return nil
+}
+
+// siteJWKS is the file of the site issuer's public keys.
+func (b *Box) siteJWKS() string {
+	return filepath.Join(b.cfg.Server.StateDir, IssuerDir, "jwks.json")
+}
+
+// newVerifier makes a token verifier for the issuers of a, and for the
+// box's own site issuer when it is one.
+func (b *Box) newVerifier(a *auth.Settings) (*auth.Verifier, error) {
+	vc, err := a.VerifierConfig()
+	if err != nil {
+		return nil, err
+	}
+	if b.issuer != nil {
+		vc.Issuers = append(vc.Issuers, auth.IssuerConfig{Issuer: b.issuer.URL(), JWKSFile: b.siteJWKS(), VOs: a.SiteIssuerVOs})
+	}
+	return auth.NewVerifier(vc, b.log)
 }
 
 // guard puts the namespace policy in front of st, unless it allows all.

@@ -1,6 +1,6 @@
-// Package box assembles the roles a config asks for — today the origin
-// behind the root:// and https:// frontends — and runs them until the
-// context ends.
+// Package box assembles the roles a config asks for — origin, cache,
+// director and job router, side by side in one process — behind the
+// root:// and https:// frontends, and runs them until the context ends.
 package box
 
 import (
@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,7 +26,7 @@ import (
 	"sitebox/internal/krb5auth"
 	"sitebox/internal/metrics"
 	"sitebox/internal/store"
-	xrdserver "sitebox/internal/xrootd/server"
+	"sitebox/internal/web"
 )
 
 // Box is a running set of roles and listeners.
@@ -38,25 +39,34 @@ type Box struct {
 	advertiser *fleet.Advertiser[director.Ad]
 	upstream   upstreamWatch // the cache's upstream errors, for the dashboard
 	policy     *auth.Policy
-	tokens     *auth.Verifier // nil without [auth] issuers
-	issuer     *auth.Issuer   // the site issuer, when this box is one
-	jobs       *jobs.Service  // the job router, when [jobs] is enabled
+	tokens     *tokenSwitch  // nil without [auth] issuers
+	access     *accessSwitch // the access log, which a reload may change
+	issuer     *auth.Issuer  // the site issuer, when this box is one
+	jobs       *jobs.Service // the job router, when [jobs] is enabled
 	registry   *prometheus.Registry
-	digest     string // of the config, advertised
+	digest     atomic.Pointer[string] // of the config in force, advertised (a reload changes it)
 	prober     *fleet.Prober
 	transfers  *metrics.Transfers
+	dirRates   *web.Recorder  // the director's decisions over time, for the dashboard
 	parts      []role         // started by Run
 	closers    []func() error // in the order to undo: the last first
 
-	rootLn  net.Listener
-	httpsLn net.Listener
-	root    *xrdserver.Server
-	https   *http.Server
+	// data serves the box's namespace on [root] and [https]; dir, when
+	// the director shares the box with data roles, serves the director
+	// on its own listeners over dirStore.
+	data     frontends
+	dir      *frontends
+	dirStore store.Store
 
 	admin     *admin.Server
 	adminLn   net.Listener
 	metricsLn net.Listener // nil unless [server] metrics_addr is set
 	metrics   *http.Server
+
+	// current is the config last applied (at start or by Reload), which
+	// the next reload is compared with; reloadMu orders reloads.
+	current  *config.Config
+	reloadMu sync.Mutex
 
 	// krb5 takes Kerberos tickets; nil without [auth.kerberos].
 	krb5 *krb5auth.Authenticator
@@ -68,7 +78,8 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b := &Box{cfg: cfg, log: log, digest: configDigest(cfg)}
+	b := &Box{cfg: cfg, current: cfg, log: log}
+	b.setDigest(cfg)
 	defer func() {
 		if err != nil {
 			b.Close() // what was built before the failure
@@ -93,6 +104,13 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 	if err = b.buildFrontends(); err != nil {
 		return nil, err
 	}
+	if b.dirStore != nil {
+		b.add(b.localAds())
+	}
+	if b.director != nil {
+		root, _ := b.directorEndpoints()
+		b.director.SetRoot(root)
+	}
 	if b.advertiser, err = b.newAdvertiser(); err != nil {
 		return nil, err
 	}
@@ -100,10 +118,19 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 }
 
 // RootAddr is the bound root:// address, or nil when disabled.
-func (b *Box) RootAddr() net.Addr { return addrOf(b.rootLn) }
+func (b *Box) RootAddr() net.Addr { return addrOf(b.data.rootLn) }
 
 // HTTPSAddr is the bound https:// address, or nil when disabled.
-func (b *Box) HTTPSAddr() net.Addr { return addrOf(b.httpsLn) }
+func (b *Box) HTTPSAddr() net.Addr { return addrOf(b.data.httpsLn) }
+
+// DirectorAddrs are the bound addresses of the director's own listeners
+// (nil when it has none, or shares [root] and [https]).
+func (b *Box) DirectorAddrs() (root, https net.Addr) {
+	if b.dir == nil {
+		return nil, nil
+	}
+	return addrOf(b.dir.rootLn), addrOf(b.dir.httpsLn)
+}
 
 func addrOf(ln net.Listener) net.Addr {
 	if ln == nil {
@@ -116,28 +143,9 @@ func addrOf(ln net.Listener) net.Addr {
 // (bounded by a grace period) and releases the roles.
 func (b *Box) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
-	if b.root != nil {
-		b.log.Info("serving root://", "addr", b.rootLn.Addr().String())
-		g.Go(func() error { return b.root.Serve(b.rootLn) })
-	}
-	if b.https != nil {
-		scheme := "https"
-		if b.https.TLSConfig == nil {
-			scheme = "http"
-		}
-		b.log.Info("serving "+scheme+"://", "addr", b.httpsLn.Addr().String())
-		g.Go(func() error {
-			var err error
-			if b.https.TLSConfig != nil {
-				err = b.https.ServeTLS(b.httpsLn, "", "")
-			} else {
-				err = b.https.Serve(b.httpsLn)
-			}
-			if errors.Is(err, http.ErrServerClosed) {
-				return nil
-			}
-			return err
-		})
+	b.data.serve(g, b.log, "")
+	if b.dir != nil {
+		b.dir.serve(g, b.log, "director ")
 	}
 	b.runParts(ctx, g)
 	b.runOps(g)
@@ -186,17 +194,17 @@ func (b *Box) drain() error {
 			mu.Unlock()
 		})
 	}
-	if b.root != nil {
-		stop(b.root.Drain)
+	to := b.drainTo()
+	if to != "" {
+		b.log.Info("draining: root:// clients asking for something new go to the director", "to", to)
 	}
-	if b.https != nil {
-		stop(func(ctx context.Context) error {
-			if err := b.https.Shutdown(ctx); err != nil {
-				b.log.Warn("drain time over; closing the https requests still running", "err", err)
-				return b.https.Close()
-			}
-			return nil
-		})
+	for _, f := range b.data.drainers(b.log, to) {
+		stop(f)
+	}
+	if b.dir != nil {
+		for _, f := range b.dir.drainers(b.log, to) {
+			stop(f)
+		}
 	}
 	wg.Wait()
 	// The operator side (admin socket, metrics) goes last, quickly.
@@ -207,9 +215,26 @@ func (b *Box) drain() error {
 	return errors.Join(errs...)
 }
 
+// drainTo is where draining root:// listeners send new requests:
+// [root] drain_redirect, else the root:// address the director this box
+// advertises to gave in its answers, else nowhere ("": clients wait).
+func (b *Box) drainTo() string {
+	if to := b.cfg.Root.Config().DrainTo; to != "" {
+		return to
+	}
+	if b.advertiser != nil {
+		return b.advertiser.DirectorRoot()
+	}
+	return ""
+}
+
 // Close releases listeners and roles; safe after a partial New.
 func (b *Box) Close() error {
-	for _, ln := range []net.Listener{b.rootLn, b.httpsLn, b.adminLn, b.metricsLn} {
+	b.data.close()
+	if b.dir != nil {
+		b.dir.close()
+	}
+	for _, ln := range []net.Listener{b.adminLn, b.metricsLn} {
 		if ln != nil {
 			ln.Close()
 		}

@@ -32,6 +32,9 @@ func (b *Box) withDashboard(mux *http.ServeMux) {
 	if rec != nil {
 		b.add(roleFuncs{run: func(ctx context.Context) error { rec.Run(ctx); return nil }})
 	}
+	if b.director != nil {
+		b.dirRates = b.directorRecorder()
+	}
 	started := time.Now()
 	mux.Handle(web.Prefix, web.Handler(web.SourceFunc(func() web.Snapshot { return b.dashboardSnapshot(started) }), rec, b.dashboardViewer()))
 }
@@ -99,9 +102,34 @@ func cacheView(b *Box) *web.Cache {
 	}
 }
 
+// directorRecorder samples the director's decisions and locate searches
+// for the dashboard's charts of redirect rates and locate latency: the
+// same ring as the transfer rates, over counters that only grow
+// ("decision/<kind>", "locate/searches", "locate/us" — microseconds
+// spent searching, whose rate over the searches' is the mean latency).
+func (b *Box) directorRecorder() *web.Recorder {
+	rec, err := web.NewRecorder(web.RecorderConfig{}, func() map[string]int64 {
+		st := b.director.Stats()
+		m := map[string]int64{"locate/searches": st.Searches, "locate/us": int64(st.SearchSeconds * 1e6)}
+		for k, v := range st.Decisions {
+			m["decision/"+k] = v
+		}
+		return m
+	})
+	if err != nil {
+		b.log.Warn("dashboard: no director history", "err", err)
+		return nil
+	}
+	b.add(roleFuncs{run: func(ctx context.Context) error { rec.Run(ctx); return nil }})
+	return rec
+}
+
 func (b *Box) federationView(now time.Time) *web.Federation {
 	f := &web.Federation{Name: b.cfg.Server.Name, Site: b.cfg.Server.Site, Parents: b.cfg.Director.Parents,
-		Servers: []web.Server{}, Decisions: b.director.Stats().Decisions}
+		Servers: []web.Server{}, Decisions: b.director.Stats().Decisions, Rates: web.Rates{Times: []int64{}, Series: map[string][]float64{}}}
+	if b.dirRates != nil {
+		f.Rates = b.dirRates.Rates()
+	}
 	for vo := range b.cfg.Director.VO {
 		f.VOs = append(f.VOs, vo)
 	}

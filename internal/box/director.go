@@ -34,17 +34,15 @@ func newDirector(cfg *config.Config, b *Box) (*director.Director, error) {
 // endpointOf turns a root:// or https:// URL into an endpoint.
 func endpointOf(raw string) store.Endpoint { return director.EndpointOf(raw) }
 
-// httpsHandler puts the director's API and the site issuer's documents
-// next to the namespace.
+// httpsHandler puts the dashboard, the director's API (when the director
+// is the box's namespace), the job API and the site issuer's documents
+// next to the namespace on the data https:// listener.
 func (b *Box) httpsHandler(ns http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	b.withDashboard(mux)
 	mux.Handle("GET "+fleet.ProbePath, fleet.NewProbeHandler())
-	if b.director != nil {
-		mux.Handle(director.APIPrefix, b.director.Handler())
-		if b.cfg.Director.CA {
-			mux.Handle("GET "+director.CAPath, director.CAHandler(b.cfg.Server.StateDir))
-		}
+	if b.director != nil && b.dirStore == nil {
+		b.withDirectorAPI(mux)
 	}
 	if b.jobs != nil {
 		h := b.jobsAPI()
@@ -70,7 +68,6 @@ func (b *Box) newAdvertiser() (*fleet.Advertiser[director.Ad], error) {
 	if err != nil {
 		return nil, fmt.Errorf("advertise.ca: %w", err)
 	}
-	root, https := b.publicEndpoints()
 	if b.prober, err = b.newProber(client); err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
@@ -84,27 +81,52 @@ func (b *Box) newAdvertiser() (*fleet.Advertiser[director.Ad], error) {
 		To: a.To, Interval: interval, Client: client,
 		Signer: &director.Signer{Member: b.cfg.Server.Name, Key: key},
 		Log:    b.log.With("component", "advertise"),
-		Ads:    func() []director.Ad { return b.ads(root, https, interval) },
+		Ads:    func() []director.Ad { return b.ads(interval) },
 	}, nil
 }
 
-// ads describes each role this box plays.
-func (b *Box) ads(root, https string, interval time.Duration) []director.Ad {
-	base := director.Ad{Name: b.cfg.Server.Name, Site: b.cfg.Server.Site, Root: root, HTTPS: https, Load: loadPerCPU(), Version: version.String(),
-		ConfigDigest: b.digest, Health: b.health(), Downtime: b.currentDowntime(), Interval: interval.Seconds()}
+// ads are what this box tells the directors in [advertise]: a box with
+// a director sends its director's ad alone, whose servers below include
+// the box's own origin and cache (they advertise to it in process);
+// otherwise one ad per data role.
+func (b *Box) ads(interval time.Duration) []director.Ad {
 	var out []director.Ad
 	if b.director != nil {
-		ad := base
+		ad := b.baseAd(interval)
+		ad.Root, ad.HTTPS = b.directorEndpoints()
 		ad.Role = director.RoleDirector
 		ad.Servers = b.director.AdvertisedServers()
 		for _, s := range ad.Servers {
 			ad.Prefixes = append(ad.Prefixes, s.Prefixes...)
 		}
 		out = append(out, ad)
+	} else {
+		out = b.dataAds(interval)
 	}
+	if len(out) > 0 {
+		out[0].Probes = b.prober.Recent() // once per box, not per role
+	}
+	return out
+}
+
+// baseAd is what every ad of the box says, endpoints aside.
+func (b *Box) baseAd(interval time.Duration) director.Ad {
+	return director.Ad{Name: b.cfg.Server.Name, Site: b.cfg.Server.Site, Load: loadPerCPU(), Version: version.String(),
+		ConfigDigest: *b.digest.Load(), Health: b.health(), Downtime: b.currentDowntime(), Interval: interval.Seconds()}
+}
+
+// dataAds describe the box's origin and cache, at its data listeners.
+func (b *Box) dataAds(interval time.Duration) []director.Ad {
+	base := b.baseAd(interval)
+	base.Root, base.HTTPS = b.publicEndpoints()
+	var out []director.Ad
 	if len(b.cfg.Exports) > 0 {
 		ad := base
 		ad.Role = director.RoleOrigin
+		if b.director != nil {
+			// Upstream, the box's own name is its director's entry.
+			ad.Name += "-origin"
+		}
 		for _, e := range b.cfg.Exports {
 			ad.Prefixes = append(ad.Prefixes, e.Prefix)
 			if len(e.Pools) > 0 {
@@ -118,16 +140,13 @@ func (b *Box) ads(root, https string, interval time.Duration) []director.Ad {
 	if b.cache != nil {
 		ad := base
 		ad.Role = director.RoleCache
-		if len(out) > 0 {
+		if len(out) > 0 || b.director != nil {
 			ad.Name += "-cache" // one name per registry entry
 		}
 		ad.Prefixes = b.cache.Prefixes()
 		st := b.cache.Stats()
 		ad.Total, ad.Free = st.DiskTotal, st.DiskFree
 		out = append(out, ad)
-	}
-	if len(out) > 0 {
-		out[0].Probes = b.prober.Recent() // once per box, not per role
 	}
 	return out
 }
@@ -142,6 +161,12 @@ func (b *Box) health() string {
 	return "ok"
 }
 
+// setDigest records the digest of the config in force.
+func (b *Box) setDigest(cfg *config.Config) {
+	d := configDigest(cfg)
+	b.digest.Store(&d)
+}
+
 // configDigest identifies a configuration: the same settings give the
 // same digest on every box.
 func configDigest(cfg *config.Config) string {
@@ -150,23 +175,29 @@ func configDigest(cfg *config.Config) string {
 	return hex.EncodeToString(sum[:6])
 }
 
-// publicEndpoints are the addresses clients should use: [advertise]'s
-// URLs, else the listeners with a wildcard host replaced by the hostname.
+// publicEndpoints are the addresses clients should use for the box's
+// data listeners: [advertise]'s URLs, else the listeners with a wildcard
+// host replaced by the hostname.
 func (b *Box) publicEndpoints() (root, https string) {
 	a := b.cfg.Advertise
-	if a.RootURL != "" {
-		root = endpointOf(a.RootURL).Root
-	} else if b.rootLn != nil {
-		root = publicAddr(b.rootLn.Addr())
+	return b.data.public(a.RootURL, a.HTTPSURL)
+}
+
+// public are a set's endpoints: the URLs given, else its listeners.
+func (fe *frontends) public(rootURL, httpsURL string) (root, https string) {
+	if rootURL != "" {
+		root = endpointOf(rootURL).Root
+	} else if fe.rootLn != nil {
+		root = publicAddr(fe.rootLn.Addr())
 	}
-	if a.HTTPSURL != "" {
-		https = strings.TrimSuffix(a.HTTPSURL, "/")
-	} else if b.httpsLn != nil {
+	if httpsURL != "" {
+		https = strings.TrimSuffix(httpsURL, "/")
+	} else if fe.httpsLn != nil {
 		scheme := "https://"
-		if b.https.TLSConfig == nil {
+		if fe.https.TLSConfig == nil {
 			scheme = "http://"
 		}
-		https = scheme + publicAddr(b.httpsLn.Addr())
+		https = scheme + publicAddr(fe.httpsLn.Addr())
 	}
 	return root, https
 }

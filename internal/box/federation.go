@@ -81,13 +81,20 @@ func appendNew(list []string, s string) []string {
 // configEndpoints are the endpoints the box will advertise, worked out
 // from the config as publicEndpoints does from the listeners: [advertise]
 // root_url and https_url, else the listen addresses with a wildcard host
-// replaced by the hostname.
+// replaced by the hostname. A box whose director has listeners of its own
+// advertises the director's ([director] root_url, https_url, root_addr,
+// https_addr): its origin and cache are servers below it.
 func configEndpoints(cfg *config.Config) (root, https string, err error) {
-	a := cfg.Advertise
+	e := endpointKeys{rootURL: cfg.Advertise.RootURL, httpsURL: cfg.Advertise.HTTPSURL, rootAddr: cfg.Root.Addr, httpsAddr: cfg.HTTPS.Addr,
+		rootKey: "[root] addr", httpsKey: "[https] addr", urlSection: "[advertise]"}
+	if d := cfg.Director; d.Enabled && d.OwnListeners() {
+		e = endpointKeys{rootURL: d.RootURL, httpsURL: d.HTTPSURL, rootAddr: orOff(d.RootAddr), httpsAddr: orOff(d.HTTPSAddr),
+			rootKey: "[director] root_addr", httpsKey: "[director] https_addr", urlSection: "[director]"}
+	}
 	hostPort := func(addr, key string) (string, error) {
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil || port == "0" || port == "" {
-			return "", fmt.Errorf("cannot tell the public address from %s %q: set [advertise] %s", key, addr, advertiseKey(key))
+			return "", fmt.Errorf("cannot tell the public address from %s %q: set %s %s", key, addr, e.urlSection, advertiseKey(key))
 		}
 		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 			host, _ = os.Hostname()
@@ -95,18 +102,18 @@ func configEndpoints(cfg *config.Config) (root, https string, err error) {
 		return net.JoinHostPort(host, port), nil
 	}
 	switch {
-	case a.RootURL != "":
-		root = endpointOf(a.RootURL).Root
-	case cfg.Root.Addr != config.Off:
-		if root, err = hostPort(cfg.Root.Addr, "[root] addr"); err != nil {
+	case e.rootURL != "":
+		root = endpointOf(e.rootURL).Root
+	case e.rootAddr != config.Off:
+		if root, err = hostPort(e.rootAddr, e.rootKey); err != nil {
 			return "", "", err
 		}
 	}
 	switch {
-	case a.HTTPSURL != "":
-		https = strings.TrimSuffix(a.HTTPSURL, "/")
-	case cfg.HTTPS.Addr != config.Off:
-		hp, err := hostPort(cfg.HTTPS.Addr, "[https] addr")
+	case e.httpsURL != "":
+		https = strings.TrimSuffix(e.httpsURL, "/")
+	case e.httpsAddr != config.Off:
+		hp, err := hostPort(e.httpsAddr, e.httpsKey)
 		if err != nil {
 			return "", "", err
 		}
@@ -122,8 +129,14 @@ func configEndpoints(cfg *config.Config) (root, https string, err error) {
 	return root, https, nil
 }
 
+// endpointKeys name where configEndpoints reads a box's endpoints.
+type endpointKeys struct {
+	rootURL, httpsURL, rootAddr, httpsAddr string
+	rootKey, httpsKey, urlSection          string
+}
+
 func advertiseKey(listenKey string) string {
-	if strings.HasPrefix(listenKey, "[root]") {
+	if strings.HasPrefix(listenKey, "[root]") || strings.HasSuffix(listenKey, "root_addr") {
 		return "root_url"
 	}
 	return "https_url"

@@ -41,6 +41,15 @@ func TestJoinRequestMatchesTheAds(t *testing.T) {
 			err: "--prefix"},
 		{name: "director with prefixes", cfg: config.Config{Director: director.Settings{Enabled: true}, Root: xrdserver.Settings{Addr: "127.0.0.1:1"}, HTTPS: webdav.Settings{Addr: config.Off}},
 			prefixes: []string{"/store/t3"}, root: "127.0.0.1:1", roles: "director"},
+		{name: "director beside an origin: the director's own listeners", cfg: config.Config{
+			Director: director.Settings{Enabled: true, RootAddr: "127.0.0.1:1095", HTTPSAddr: ":8444"},
+			Exports:  []origin.Export{{Prefix: "/store"}},
+			Root:     xrdserver.Settings{Addr: "127.0.0.1:1094"}, HTTPS: webdav.Settings{Addr: ":8443"}},
+			root: "127.0.0.1:1095", http: "https://" + host + ":8444", roles: "director,origin"},
+		{name: "director beside an origin, port 0", cfg: config.Config{
+			Director: director.Settings{Enabled: true, RootAddr: "127.0.0.1:0"},
+			Exports:  []origin.Export{{Prefix: "/store"}}, Root: xrdserver.Settings{Addr: "127.0.0.1:1094"}},
+			err: "set [director] root_url"},
 		{name: "no role", cfg: config.Config{Root: xrdserver.Settings{Addr: "127.0.0.1:1"}}, err: "no role"},
 	}
 	for _, tc := range tests {

@@ -11,7 +11,9 @@ import (
 )
 
 // buildStores makes the origin for the exports and the cache for the
-// cached routes, mounted side by side when both are configured.
+// cached routes, mounted side by side when both are configured, and the
+// director: the box's namespace when it plays no other role, else a
+// store of its own (dirStore) served on the director's listeners.
 func (b *Box) buildStores() (store.Store, error) {
 	mounts := map[string]store.Store{}
 	var only store.Store
@@ -34,7 +36,11 @@ func (b *Box) buildStores() (store.Store, error) {
 		}
 		b.director = d
 		b.add(d)
-		return d, nil
+		if !b.cfg.Director.OwnListeners() {
+			return d, nil // the director is the box's whole namespace
+		}
+		// Beside data roles, on listeners of its own (buildFrontends).
+		b.dirStore = b.guard(d)
 	}
 	if b.cfg.Cache.Enabled() {
 		c, err := newCache(&b.cfg.Cache, b)

@@ -307,3 +307,14 @@ func (c *Cache) Entries() []EntryInfo {
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
 }
+
+// SetWatermarks changes the space watermarks of a running cache (a reload
+// of the box's config); the purge interval stays. The next purge pass
+// follows them.
+func (c *Cache) SetWatermarks(w Watermarks) {
+	c.purgeMu.Lock()
+	defer c.purgeMu.Unlock()
+	sp := &c.cfg.Space // Interval is left alone: Run read it once
+	sp.BytesHigh, sp.BytesLow, sp.FilesHigh, sp.FilesLow = w.BytesHigh, w.BytesLow, w.FilesHigh, w.FilesLow
+	c.purgeShort = false
+}

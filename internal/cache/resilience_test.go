@@ -303,3 +303,28 @@ func TestDiskFullServesUncached(t *testing.T) {
 		t.Fatalf("did not recover: %+v %+v", s, e.c.Entries())
 	}
 }
+
+// Watermarks lowered on a running cache (a reload) apply at the next
+// purge pass; the purge interval stays.
+func TestSetWatermarks(t *testing.T) {
+	e := newEnv(t, func(c *Config) {
+		c.Space = Watermarks{BytesHigh: 100 << 20, BytesLow: 90 << 20, FilesHigh: 100, FilesLow: 50, Interval: time.Hour}
+	})
+	for i := range 4 {
+		e.file(fmt.Sprintf("w%d", i), 1<<20)
+		e.read(fmt.Sprintf("/store/w%d", i), 1<<20)
+		e.settle()
+	}
+	e.c.purgeOnce()
+	if u := e.c.Stats().UsedBytes; u != 4<<20 {
+		t.Fatalf("used %d under the first marks; want 4 MiB kept", u)
+	}
+	e.c.SetWatermarks(Watermarks{BytesHigh: 2 << 20, BytesLow: 1 << 20, FilesHigh: 100, FilesLow: 50, Interval: time.Second})
+	e.c.purgeOnce()
+	if u := e.c.Stats().UsedBytes; u > 1<<20 {
+		t.Fatalf("used %d after the marks were lowered to 1 MiB", u)
+	}
+	if e.c.cfg.Space.Interval != time.Hour {
+		t.Errorf("interval %v; want the one the cache started with", e.c.cfg.Space.Interval)
+	}
+}

@@ -50,7 +50,8 @@ func (c *Config) listenerClashes() []Problem {
 	var ps []Problem
 	type lis struct{ key, addr string }
 	var seen []lis
-	for _, l := range []lis{{"root.addr", c.Root.Addr}, {"https.addr", c.HTTPS.Addr}, {"server.metrics_addr", c.Server.MetricsAddr}} {
+	for _, l := range []lis{{"root.addr", c.Root.Addr}, {"https.addr", c.HTTPS.Addr}, {"server.metrics_addr", c.Server.MetricsAddr},
+		{"director.root_addr", c.Director.RootAddr}, {"director.https_addr", c.Director.HTTPSAddr}} {
 		if l.addr == "" || l.addr == Off {
 			continue
 		}

@@ -83,11 +83,36 @@ func (c *Config) Validate() []Problem {
 	if c.Jobs.Enabled && c.HTTPS.Addr == Off {
 		ps = append(ps, Problem{Key: "jobs.enabled", Msg: "the submit API is served over https://: [https] addr must not be \"off\""})
 	}
-	if c.Director.Enabled && (len(c.Exports) > 0 || c.Cache.Enabled()) {
-		ps = append(ps, Problem{Key: "director.enabled", Msg: "a director serves no data of its own: run exports and cache routes in another box that advertises to it"})
+	return append(ps, c.directorListenerProblems()...)
+}
+
+// directorListenerProblems checks where a director listens: a box that
+// also serves data gives the director listeners of its own, so that the
+// director's redirects to the box's origin and cache reach listeners
+// that serve the data rather than the director again.
+func (c *Config) directorListenerProblems() []Problem {
+	var ps []Problem
+	d := &c.Director
+	for _, k := range []struct{ key, addr string }{{"director.root_addr", d.RootAddr}, {"director.https_addr", d.HTTPSAddr}} {
+		if msg := checkAddr(k.addr); msg != "" {
+			ps = append(ps, Problem{Key: k.key, Msg: msg})
+		}
+	}
+	switch {
+	case !d.Enabled && d.OwnListeners():
+		ps = append(ps, Problem{Key: "director.root_addr", Msg: "set, but [director] enabled is not true: remove root_addr and https_addr, or enable the director"})
+	case d.Enabled && !d.OwnListeners() && (len(c.Exports) > 0 || c.Cache.Enabled()):
+		ps = append(ps, Problem{Key: "director.enabled", Msg: "this box also serves data ([[export]] or [cache]): give the director listeners of its own, e.g. [director] root_addr = \":1095\" and https_addr = \":8444\" (clients and remote boxes use those; [root] and [https] serve the box's origin and cache, where the director sends them)"})
+	case d.Enabled && d.OwnListeners() && offOrUnset(d.RootAddr) && offOrUnset(d.HTTPSAddr):
+		ps = append(ps, Problem{Key: "director.root_addr", Msg: "root_addr and https_addr are both off: the director would have no listener"})
+	}
+	if (d.RootURL != "" || d.HTTPSURL != "") && !d.OwnListeners() {
+		ps = append(ps, Problem{Key: "director.root_url", Msg: "root_url and https_url describe the director's own listeners (root_addr, https_addr); a director on [root] and [https] uses [advertise] root_url and https_url"})
 	}
 	return ps
 }
+
+func offOrUnset(addr string) bool { return addr == "" || addr == Off }
 
 // exportPrefixes are the exported prefixes, in file order.
 func exportPrefixes(exports []origin.Export) []string {

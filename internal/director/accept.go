@@ -92,3 +92,15 @@ func (d *Director) reloadMembers(now time.Time) {
 		d.log.Warn("member revoked or changed: its servers are dropped until it advertises within its new grant", "member", m, "dropped", dropped)
 	}
 }
+
+// SetMembers replaces the members of the director's config
+// ([[director.member]]) while it runs, for a reload of the box's config;
+// the servers of a member removed or changed are dropped at once, as for
+// a revocation. The members file is read again at the next look.
+func (d *Director) SetMembers(static []Member) {
+	for _, m := range d.members.setStatic(static) {
+		dropped := d.reg.dropMember(m)
+		d.log.Warn("member removed or changed in the config: its servers are dropped until it advertises within its new grant", "member", m, "dropped", dropped)
+	}
+	d.reloadMembers(time.Now())
+}

@@ -79,6 +79,8 @@ type Director struct {
 	started time.Time
 	// resolving is set while advertised host names are being resolved.
 	resolving atomic.Bool
+	// root is where clients reach this director's root:// (SetRoot).
+	root atomic.Pointer[string]
 
 	life context.Context // ends at Close
 	stop context.CancelFunc
@@ -279,4 +281,17 @@ func hostOf(root string) string {
 func (t tried) hostTried(root string) bool {
 	host := hostOf(root)
 	return host != "" && t[host]
+}
+
+// SetRoot records where clients reach this director's root:// listener
+// (host:port), known once the box has bound it. Members learn it in the
+// answer to their ads, to send root:// clients here while they restart.
+func (d *Director) SetRoot(hostport string) { d.root.Store(&hostport) }
+
+// Root is the address SetRoot recorded ("" before).
+func (d *Director) Root() string {
+	if r := d.root.Load(); r != nil {
+		return *r
+	}
+	return ""
 }

@@ -172,3 +172,26 @@ func (m *membership) names() []string {
 	}
 	return out
 }
+
+// setStatic replaces the members of the config (a reload of the box's
+// config), returning those removed or changed, whose servers the
+// director drops. The file is read again at the next look, since a
+// member it names may no longer be shadowed by the config.
+func (m *membership) setStatic(static []Member) (gone []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	next := map[string]Member{}
+	for _, s := range static {
+		s.Static = true
+		next[s.Name] = s
+	}
+	for name, was := range m.static {
+		if now, ok := next[name]; !ok || !now.same(was) {
+			gone = append(gone, name)
+		}
+	}
+	m.static = next
+	m.stamp = fileStamp{}
+	m.rebuildKeys()
+	return gone
+}

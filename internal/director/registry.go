@@ -135,10 +135,12 @@ func (r *registry) advertise(ad Ad, now time.Time, member string, owner func(str
 		switch {
 		case c.Name == ad.Name,
 			old != nil && (old.Static || old.Via != ad.Name),
-			owner != nil && owner(c.Name) != "",
+			owner != nil && owner(c.Name) != "" && owner(c.Name) != member,
 			old == nil && r.maxServers > 0 && len(r.servers) >= r.maxServers:
-			// Static, a member's own entry, or another director's child:
-			// not this child director's to set. Or no room.
+			// Static, another member's own entry, or another director's
+			// child: not this child director's to set. Or no room. (A
+			// member's own names are its own: a site box's director
+			// reports its cache as name-cache.)
 			skipped = append(skipped, c.Name)
 			continue
 		}

@@ -16,6 +16,21 @@ import (
 type Settings struct {
 	// Enabled turns the role on.
 	Enabled bool `toml:"enabled"`
+	// RootAddr and HTTPSAddr are the director's own root:// and https://
+	// listeners, needed when the same box also serves data ([[export]],
+	// [cache]): clients and remote boxes talk to the director there,
+	// while [root] and [https] serve the box's own origin and cache,
+	// where the director sends them. Unset: the director is the only
+	// namespace of the box and uses [root] and [https]. "off" disables
+	// one of the two.
+	RootAddr  string `toml:"root_addr"`
+	HTTPSAddr string `toml:"https_addr"`
+	// RootURL and HTTPSURL are how clients and other directors reach the
+	// director's own listeners when that differs from RootAddr and
+	// HTTPSAddr (NAT, a DNS name); default: the listeners, with the
+	// hostname for a wildcard address.
+	RootURL  string `toml:"root_url"`
+	HTTPSURL string `toml:"https_url"`
 	// LocateTimeout bounds one search across the candidate servers
 	// (default "3s").
 	LocateTimeout string `toml:"locate_timeout"`
@@ -90,6 +105,10 @@ type ServerEntry struct {
 	Role string `toml:"role"`
 }
 
+// OwnListeners reports whether the director has listeners of its own
+// (RootAddr or HTTPSAddr set) instead of the box's [root] and [https].
+func (d *Settings) OwnListeners() bool { return d.RootAddr != "" || d.HTTPSAddr != "" }
+
 // Defaults fills unset fields with their documented defaults.
 func (d *Settings) Defaults() {
 	if d.LocateTimeout == "" {
@@ -150,6 +169,17 @@ func (d *Settings) Validate() []problem.Problem {
 	}
 	if d.DefaultVO != "" && d.VO[d.DefaultVO] == "" {
 		add("default_vo", "%q has no entry in [director.vo]", d.DefaultVO)
+	}
+	for _, k := range []struct {
+		key, v  string
+		schemes []string
+	}{{"root_url", d.RootURL, []string{"root"}}, {"https_url", d.HTTPSURL, []string{"https", "http"}}} {
+		if k.v == "" {
+			continue
+		}
+		if msg := problem.CheckURL(k.v, k.schemes...); msg != "" {
+			add(k.key, "%s", msg)
+		}
 	}
 	d.validateServers(add)
 	if d.MaxServers < 0 {

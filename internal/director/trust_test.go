@@ -298,3 +298,54 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A site box's director reports its own origin and cache below it, the
+// cache under the member's own name-cache: both are taken; another
+// member's names are not.
+func TestChildDirectorReportsItsOwnNames(t *testing.T) {
+	t3, other := newKey(t), newKey(t)
+	cfg := Config{Name: "region", Members: []Member{
+		member("t3", t3, []string{RoleDirector}, "t3.example.org:1095", "/store"),
+		member("b", other, []string{RoleOrigin}, "b.example.org:1094", "/store"),
+	}}
+	d := newTestDirector(t, cfg, &fakeProber{})
+	ad := Ad{Name: "t3", Site: "T3", Role: RoleDirector, Root: "t3.example.org:1095", Prefixes: []string{"/store"}, Interval: 1, Servers: []Ad{
+		{Name: "t3-origin", Site: "T3", Role: RoleOrigin, Root: "t3.example.org:1094", Prefixes: []string{"/store/user"}},
+		{Name: "t3-cache", Site: "T3", Role: RoleCache, Root: "t3.example.org:1094", Prefixes: []string{"/store/mc"}},
+		{Name: "b-cache", Site: "B", Role: RoleCache, Root: "evil.example.org:1094", Prefixes: []string{"/store"}},
+	}}
+	skipped, err := d.accept("t3", ad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(skipped) != 1 || skipped[0] != "b-cache" {
+		t.Errorf("skipped %v; want only b-cache (member b's name)", skipped)
+	}
+	for _, name := range []string{"t3-origin", "t3-cache"} {
+		if s, ok := d.server(name); !ok || s.Via != "t3" {
+			t.Errorf("%s: %+v, %v; want it below t3", name, s, ok)
+		}
+	}
+}
+
+// A reload that removes a member of the config drops its servers at
+// once; one it adds may advertise.
+func TestSetMembers(t *testing.T) {
+	ka, kb := newKey(t), newKey(t)
+	a := member("boxA", ka, []string{RoleOrigin}, "a.example.org:1094", "/store")
+	b := member("boxB", kb, []string{RoleOrigin}, "b.example.org:1094", "/store")
+	d := newTestDirector(t, Config{Members: []Member{a}}, &fakeProber{})
+	if _, err := d.accept("boxA", Ad{Name: "boxA", Role: RoleOrigin, Root: a.Root, Prefixes: []string{"/store"}, Interval: 10}); err != nil {
+		t.Fatal(err)
+	}
+	d.SetMembers([]Member{b})
+	if _, ok := d.server("boxA"); ok {
+		t.Error("boxA's server is still listed after its member was removed")
+	}
+	if _, _, ok := d.members.get("boxB"); !ok {
+		t.Error("boxB is not a member after the reload")
+	}
+	if _, _, ok := d.members.get("boxA"); ok {
+		t.Error("boxA is still a member after the reload")
+	}
+}

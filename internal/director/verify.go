@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"sitebox/internal/fleet"
 )
 
 // Bounds on what one advertisement may cost the director. A regional
@@ -71,6 +73,9 @@ func (d *Director) serveAdvertise(w http.ResponseWriter, r *http.Request) {
 	if len(skipped) > 0 {
 		d.refusals.log(d.log, member.Name+"\x00skipped\x00"+strings.Join(skipped, ","), "child director's servers not taken", "member", member.Name, "servers", abbrevList(skipped, 10),
 			"reason", "a static server, another member's name, another director's server, or the registry is full")
+	}
+	if root := d.Root(); root != "" {
+		w.Header().Set(fleet.HeaderDirectorRoot, root)
 	}
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -57,6 +57,11 @@ func listeners(cfg *config.Config, hostname string) []listener {
 	}
 	add("root://", "[root] addr", cfg.Root.Addr, cfg.Advertise.RootURL, "[advertise] root_url")
 	add("https://", "[https] addr", cfg.HTTPS.Addr, cfg.Advertise.HTTPSURL, "[advertise] https_url")
+	if d := cfg.Director; d.Enabled && d.OwnListeners() {
+		// The director beside the box's data roles, on ports of its own.
+		add("root://", "[director] root_addr", d.RootAddr, d.RootURL, "[director] root_url")
+		add("https://", "[director] https_addr", d.HTTPSAddr, d.HTTPSURL, "[director] https_url")
+	}
 	add("metrics", "[server] metrics_addr", cfg.Server.MetricsAddr, "", "")
 	return out
 }

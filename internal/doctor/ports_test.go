@@ -115,3 +115,21 @@ func TestListenersPublicAddress(t *testing.T) {
 		})
 	}
 }
+
+// A director beside the box's data roles has listeners of its own, which
+// doctor checks as it does the box's.
+func TestListenersOfADirectorBesideData(t *testing.T) {
+	cfg := &config.Config{Root: xrdserver.Settings{Addr: ":1094"}, HTTPS: webdav.Settings{Addr: config.Off}, Server: config.Server{MetricsAddr: config.Off}}
+	cfg.Director.Enabled, cfg.Director.RootAddr, cfg.Director.HTTPSAddr = true, ":1095", "10.0.0.5:8444"
+	cfg.Director.RootURL = "root://t3.example.org:1095"
+	ls := listeners(cfg, "box")
+	if len(ls) != 3 {
+		t.Fatalf("got %+v; want the data root:// and the director's two", ls)
+	}
+	if l := ls[1]; l.Role != "root://" || l.Key != "[director] root_addr" || l.Public != "t3.example.org:1095" || l.PublicFrom != "[director] root_url" {
+		t.Errorf("director root:// %+v", l)
+	}
+	if l := ls[2]; l.Role != "https://" || l.Local != "10.0.0.5:8444" || l.Key != "[director] https_addr" {
+		t.Errorf("director https:// %+v", l)
+	}
+}

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,8 +38,36 @@ type Advertiser[A any] struct {
 	// refuse unsigned ads.
 	Signer Signer
 
-	mu       sync.Mutex        // protects failures
+	mu       sync.Mutex        // protects failures and roots
 	failures map[string]string // director → why its last ad failed
+	roots    map[string]string // director → its root:// host:port, as it said
+}
+
+// DirectorRoot is the root:// address (host:port) the first director in
+// To that told one in its answer to an ad, "" before any did: where the
+// box sends root:// clients while it drains. It is safe for concurrent
+// use.
+func (a *Advertiser[A]) DirectorRoot() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, to := range a.To {
+		if r := a.roots[to]; r != "" {
+			return r
+		}
+	}
+	return ""
+}
+
+func (a *Advertiser[A]) learnRoot(to, root string) {
+	if root == "" {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.roots == nil {
+		a.roots = map[string]string{}
+	}
+	a.roots[to] = root
 }
 
 // Failures returns the directors the last advertisement could not reach
@@ -131,5 +161,19 @@ func (a *Advertiser[A]) post(ctx context.Context, to string, body []byte) error 
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(msg)))
 	}
+	if root := resp.Header.Get(HeaderDirectorRoot); validHostPort(root) {
+		a.learnRoot(to, root)
+	}
 	return nil
+}
+
+// validHostPort accepts host:port with a numeric port and nothing else,
+// so a director cannot hand the box anything but an address.
+func validHostPort(s string) bool {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || host == "" || len(s) > 300 || strings.ContainsAny(s, "/?#@ \t\r\n") {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n > 0 && n < 65536
 }

@@ -11,3 +11,9 @@ package fleet
 // advertise, federation and matrix endpoints and the boxes' probe
 // endpoint.
 const APIPrefix = "/.sitebox/"
+
+// HeaderDirectorRoot, in a director's answer to an advertisement, is the
+// director's root:// address (host:port): where a box sends its root://
+// clients while it drains on a graceful stop, when [root] drain_redirect
+// names no other place.
+const HeaderDirectorRoot = "Sitebox-Director-Root"

@@ -37,9 +37,10 @@ type asset struct {
 }
 
 var assetTypes = map[string]string{
-	"index.html": "text/html; charset=utf-8",
-	"app.js":     "text/javascript; charset=utf-8",
-	"style.css":  "text/css; charset=utf-8",
+	"index.html":    "text/html; charset=utf-8",
+	"app.js":        "text/javascript; charset=utf-8",
+	"federation.js": "text/javascript; charset=utf-8",
+	"style.css":     "text/css; charset=utf-8",
 }
 
 // csp lets the page load only its own script, style and snapshot: the

@@ -95,6 +95,11 @@ type Federation struct {
 	VOs       []string         `json:"vos,omitempty"`
 	Servers   []Server         `json:"servers"`
 	Decisions map[string]int64 `json:"decisions"`
+	// Rates is the director's history: per second, the decisions by
+	// kind ("decision/site", "decision/cache", …, "decision/not_found")
+	// and the locate searches ("locate/searches") and microseconds spent
+	// in them ("locate/us"; over the searches, the mean latency).
+	Rates Rates `json:"rates"`
 }
 
 // Server is one registry entry with its health worked out: State is

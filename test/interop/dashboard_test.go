@@ -3,6 +3,8 @@ package interop
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -158,13 +160,38 @@ func TestDashboardShowsTransfersCacheFederationAndJobs(t *testing.T) {
 	}
 
 	// The director's page: the tree by site, each server ok with its last
-	// advertisement, and the jobs.
+	// advertisement, the jobs, and — after a read through it — its
+	// redirect rate and locate latency over time.
 	u.wait(ids[0], jobs.Completed, 30*time.Second)
 	u.wait(ids[1], jobs.Failed, 30*time.Second)
 	waitSnapshot(t, dir.box, "three servers advertised", 10*time.Second, func(s web.Snapshot) bool {
 		return s.Federation != nil && len(s.Federation.Servers) == 3
 	})
+	run(t, false, "xrdcp", "-f", dir.rootURL+"//store/dash/events.root", out+"/via-director")
+	sameFile(t, out+"/via-director", data)
+	waitSnapshot(t, dir.box, "a redirect and a locate in the director's history", 15*time.Second, func(s web.Snapshot) bool {
+		redirects := 0.0
+		for k, vals := range s.Federation.Rates.Series {
+			for _, v := range vals {
+				if strings.HasPrefix(k, "decision/") {
+					redirects = max(redirects, v)
+				}
+			}
+		}
+		return redirects > 0 && slices.ContainsFunc(s.Federation.Rates.Series["locate/searches"], func(v float64) bool { return v > 0 })
+	})
 	dom = br.render(t, dashboardURL(dir.box), artifact(t, "dashboard-director.png"))
+	for _, chart := range []string{`id="fed-redirects"`, `id="fed-latency"`, `data-series="locate latency"`} {
+		if !strings.Contains(dom, chart) {
+			t.Errorf("the director's page lacks %s", chart)
+		}
+	}
+	if !regexp.MustCompile(`id="fed-redirects".*?<path[^>]*data-series="(site|cache|replica)"`).MatchString(dom) {
+		t.Error("the redirect chart has no line for the redirect made")
+	}
+	if got := textFrom(t, dom, "fed-latency"); !regexp.MustCompile(`locate latency [0-9.]+ ms`).MatchString(got) {
+		t.Errorf("locate latency legend %q", got)
+	}
 	fed := textFrom(t, dom, "federation-body")
 	for _, want := range []string{"region-director", "site UNIGE", "3 servers, all ok", "t3-origin origin ok last ad", "t3-cache origin ok", "t3-cache-cache cache ok", "/store"} {
 		if !strings.Contains(fed, want) {
@@ -179,5 +206,27 @@ func TestDashboardShowsTransfersCacheFederationAndJobs(t *testing.T) {
 	}
 	if got := textFrom(t, dom, "transfers-body"); !strings.Contains(got, "No transfers yet") {
 		t.Errorf("the director moved no data but shows %q", got)
+	}
+}
+
+// A box whose advertisements fail (here: a director it does not trust)
+// says so in red: the status, and one line per failure naming the
+// director and the error.
+func TestDashboardShowsAdvertisingFailuresInRed(t *testing.T) {
+	br := newBrowser(t)
+	dir := startFedNode(t, "untrusted-director", "R", "[director]\nenabled = true\n")
+	b := startFedNode(t, "lonely-box", "T3", "[[export]]\nprefix = \"/store\"\npools = ["+quote(t.TempDir())+"]\n"+
+		"[advertise]\nto = ["+quote(dir.httpsURL)+"]\ninterval = \"500ms\"\n")
+	waitSnapshot(t, b.box, "the advertising failure", 10*time.Second, func(s web.Snapshot) bool { return len(s.Box.Problems) > 0 })
+	dom := br.render(t, dashboardURL(b.box), artifact(t, "dashboard-failing.png"))
+	if !strings.Contains(dom, `id="status" class="status bad"`) {
+		t.Errorf("the status is not red: %s", tail(dom, 3000))
+	}
+	got := textFrom(t, dom, "problems")
+	if !strings.Contains(got, "advertising to "+dir.httpsURL+" fails") || !strings.Contains(got, "certificate") {
+		t.Errorf("#problems shows %q; want the failing director and the TLS error", got)
+	}
+	if !regexp.MustCompile(`id="problems"[^>]*>\s*<p class="banner">`).MatchString(dom) {
+		t.Error("the failure is not drawn as a red banner")
 	}
 }

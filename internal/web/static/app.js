@@ -77,6 +77,13 @@
     const up = (Date.parse(b.now) - Date.parse(b.started)) / 1000;
     document.getElementById('box-uptime').textContent = 'up ' + fmtDuration(Math.max(0, up));
   }
+  // renderProblems lists each failure (advertising, upstream, cache
+  // disk) in red under the header, one line each, besides the status.
+  function renderProblems(problems) {
+    const box = document.getElementById('problems');
+    box.hidden = !problems.length;
+    box.replaceChildren(...problems.map(p => el('p', 'banner', p)));
+  }
   function status(ok, text) {
     document.getElementById('status').className = 'status ' + (ok ? 'ok' : 'bad');
     document.getElementById('status-text').textContent = text;
@@ -265,45 +272,8 @@
     fill('cache-body', ...kids);
   }
 
-  // --- federation ------------------------------------------------------
-  function serverNode(s) {
-    const li = el('li', 'server ' + s.state);
-    const line = add(el('div', 'srv'), el('span', 'dot ' + s.state), el('span', 'srv-name', s.name), el('span', 'role', s.role));
-    let state = s.state;
-    if (s.state === 'downtime' || s.state === 'degraded') state += ': ' + s.health;
-    add(line, el('span', 'state ' + s.state, state));
-    add(line, el('span', 'muted', s.static ? 'static, probed' : 'last ad ' + fmtAgo(s.seconds_ago)));
-    if (s.via) add(line, el('span', 'muted', 'via ' + s.via));
-    const detail = [s.prefixes.join(', ') || 'no prefixes', s.root || s.https || ''];
-    if (s.total > 0) detail.push(fmtPct(s.free / s.total) + ' free of ' + fmtBytes(s.total));
-    if (!s.static) detail.push('load ' + s.load.toFixed(2), s.version ? 'version ' + s.version : '');
-    return add(li, line, el('div', 'srv-detail', detail.filter(Boolean).join(' · ')));
-  }
-  function renderFederation(f, b) {
-    if (!f) {
-      const to = b.advertises_to || [];
-      fill('federation-body', empty('Not a director — this box keeps no federation registry.' +
-        (to.length ? ' It advertises to ' + to.join(', ') + '.' : ' It advertises to no director.')));
-      return;
-    }
-    const root = add(el('div', 'fed-root'), el('span', 'role', 'director'), el('strong', '', f.name), el('span', 'muted', 'site ' + (f.site || '—')));
-    if (f.parents && f.parents.length) add(root, el('span', 'muted', '→ parents ' + f.parents.join(', ')));
-    if (f.vos && f.vos.length) add(root, el('span', 'muted', '· VO fallbacks ' + f.vos.join(', ')));
-    if (!f.servers.length) { fill('federation-body', root, empty('No servers have advertised to this director yet.')); return; }
-    const bySite = {};
-    f.servers.forEach(s => { (bySite[s.site || '—'] = bySite[s.site || '—'] || []).push(s); });
-    const tree = el('ul', 'tree');
-    Object.keys(bySite).sort().forEach(site => {
-      const list = bySite[site], bad = list.filter(s => s.state !== 'ok').length;
-      const head = add(el('div', 'site'), el('strong', '', 'site ' + site),
-        el('span', 'muted', list.length + (list.length === 1 ? ' server' : ' servers') + (bad ? ', ' + bad + ' not ok' : ', all ok')));
-      add(tree, add(el('li'), head, add(el('ul'), ...list.map(serverNode))));
-    });
-    const d = f.decisions || {};
-    const kinds = Object.keys(d).filter(k => d[k] > 0);
-    const dec = el('p', 'muted small', kinds.length ? 'Redirects so far: ' + kinds.map(k => k.replace('_', ' ') + ' ' + d[k]).join(' · ') : 'No redirects yet.');
-    fill('federation-body', root, tree, dec);
-  }
+  // --- federation (federation.js) ------------------------------------
+  const renderFederation = window.siteboxFederation({ el, add, svg, fill, empty, fmtBytes, fmtPct, fmtAgo, clock, niceMax, COLORS });
 
   // --- jobs ------------------------------------------------------------
   const STATES = ['idle', 'routed', 'staging', 'running', 'completed', 'failed', 'cancelled', 'lost'];
@@ -362,7 +332,9 @@
       last = await fetchSnapshot();
       render(last);
       const problems = (last.box && last.box.problems) || [];
-      if (problems.length) status(false, 'failing: ' + problems.join(' · ') + ' (updated ' + clock(Date.now()) + ')');
+      renderProblems(problems);
+      // The status stays short; each failure is listed in full below.
+      if (problems.length) status(false, 'failing: ' + problems.length + (problems.length === 1 ? ' problem' : ' problems') + ' below · updated ' + clock(Date.now()));
       else status(true, 'live · updated ' + clock(Date.now()));
     } catch (e) {
       status(false, 'cannot reach the box (' + e.message + ') — retrying');

@@ -44,8 +44,8 @@ func (s *session) divertDraining(req *proto.Request) bool {
 	}
 	c := store.Call{Op: "drain", Path: "/"}
 	rt := store.Route{Retry: true, Wait: s.srv.cfg.DrainWait, Reason: "server restarting; come back in a few seconds"}
-	if to := s.srv.cfg.DrainTo; to != "" {
-		rt = store.Route{To: []store.Endpoint{{Root: to}}, Reason: "server restarting; ask the director"}
+	if to := s.srv.drainTo.Load(); to != nil && *to != "" {
+		rt = store.Route{To: []store.Endpoint{{Root: *to}}, Reason: "server restarting; ask the director"}
 	}
 	status, body := uint16(proto.StatusWait), waitBody(rt, c)
 	if !rt.Retry {

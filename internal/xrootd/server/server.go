@@ -186,6 +186,9 @@ type Server struct {
 	wg       sync.WaitGroup
 	// draining is set by Drain: new work is diverted (drain.go).
 	draining atomic.Bool
+	// drainTo is where a draining server sends new requests (host:port;
+	// "" or nil: kXR_wait), set by Drain before draining.
+	drainTo atomic.Pointer[string]
 }
 
 // New returns a server for st. log may be nil.
@@ -295,7 +298,13 @@ func (s *Server) isClosed() bool {
 // are redirected to DrainTo or told to wait, and each session is closed
 // once it holds nothing. When every session is gone, or ctx ends, it
 // shuts down as Shutdown does (cutting what is left).
-func (s *Server) Drain(ctx context.Context) error {
+func (s *Server) Drain(ctx context.Context) error { return s.DrainVia(ctx, s.cfg.DrainTo) }
+
+// DrainVia is Drain sending new requests to the root:// server to
+// (host:port; "" tells them to wait): the director the box learned it
+// belongs to after it started, when Config.DrainTo names none.
+func (s *Server) DrainVia(ctx context.Context, to string) error {
+	s.drainTo.Store(&to)
 	s.mu.Lock()
 	s.closed = true
 	s.draining.Store(true)
@@ -306,7 +315,7 @@ func (s *Server) Drain(ctx context.Context) error {
 	s.mu.Unlock()
 	start := time.Now()
 	if s.drain(ctx) {
-		s.log.Info("drained: every session ended", "sessions", n, "took", time.Since(start).Round(time.Millisecond))
+		s.log.Info("drained: every session ended", "sessions", n, "redirected_to", to, "took", time.Since(start).Round(time.Millisecond))
 	} else {
 		s.log.Warn("drain time over; closing the sessions still busy")
 	}

@@ -42,8 +42,9 @@ type Settings struct {
 	WriteTimeout string `toml:"write_timeout"`
 	// DrainRedirect (root://host:port) is where this server sends new
 	// requests while it drains on a graceful stop: the director it
-	// belongs to. Unset: clients are told to wait a few seconds, until
-	// the restarted server listens again.
+	// belongs to. Unset: the root:// address the director in [advertise]
+	// gave in its answers, else clients are told to wait a few seconds,
+	// until the restarted server listens again.
 	DrainRedirect string `toml:"drain_redirect"`
 }
 
