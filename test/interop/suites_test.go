@@ -137,6 +137,7 @@ func TestSuiteFsspecXrootd(t *testing.T) {
 	testpeers.Require(t, "xrootd")
 	testpeers.Require(t, "unshare")
 	testpeers.Require(t, "setpriv")
+	testpeers.Require(t, "ip")
 	xrootdBin := testpeers.Require(t, "xrootd")
 
 	suite := func(label, server string) outcomes {
