@@ -33,6 +33,7 @@ func (b *Box) buildFrontends() error {
 	if err != nil {
 		return err
 	}
+	tpcAllow := b.cfg.TPC.Policy()
 	if b.cfg.Root.Addr != config.Off {
 		if b.rootLn, err = net.Listen("tcp", b.cfg.Root.Addr); err != nil {
 			return fmt.Errorf("root:// listener: %w", err)
@@ -45,7 +46,7 @@ func (b *Box) buildFrontends() error {
 		if b.tokens != nil {
 			rc.Tokens = b.tokens
 		}
-		rc.TPC, rc.AccessLog = tpcremote.Dialer{}, access
+		rc.TPC, rc.AccessLog = tpcremote.Dialer{Allow: tpcAllow}, access
 		b.withKerberos(&rc, nil)
 		b.root = xrdserver.New(rc, b.store, b.log.With("component", "root"))
 	}
@@ -58,7 +59,7 @@ func (b *Box) buildFrontends() error {
 		if b.tokens != nil {
 			wc.Tokens = b.tokens
 		}
-		wc.TPC, wc.AccessLog = tpcremote.Dialer{}, access
+		wc.TPC, wc.AccessLog = tpcremote.Dialer{Allow: tpcAllow}, access
 		b.withKerberos(nil, &wc)
 		h := webdav.New(wc, b.store, b.log.With("component", "https"))
 		b.httpsLn = webdav.LimitListener(b.httpsLn, b.cfg.HTTPS.ConnsPerClient(), b.log.With("component", "https"))

@@ -19,8 +19,8 @@ import (
 func TestXrdcpTPC(t *testing.T) {
 	testpeers.Require(t, "xrdcp")
 	testpeers.Require(t, "xrootd")
-	a := startBox(t, 1)
-	b := startBox(t, 1)
+	a := startBox(t, 1, tpcAllowLoopback...)
+	b := startBox(t, 1, tpcAllowLoopback...)
 	data := writeRandom(t, filepath.Join(a.pools[0], "src.bin"), 7<<20+5)
 	xdata := t.TempDir()
 	if err := os.WriteFile(filepath.Join(xdata, "src.bin"), data, 0o644); err != nil {
@@ -80,8 +80,8 @@ func TestXrdcpTPC(t *testing.T) {
 // the final name nor as a temporary.
 func TestXrdcpTPCCutSource(t *testing.T) {
 	testpeers.Require(t, "xrdcp")
-	a := startBox(t, 1)
-	b := startBox(t, 1)
+	a := startBox(t, 1, tpcAllowLoopback...)
+	b := startBox(t, 1, tpcAllowLoopback...)
 	writeRandom(t, filepath.Join(a.pools[0], "big.bin"), 768<<20)
 	done := make(chan error, 1)
 	go func() {

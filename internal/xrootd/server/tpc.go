@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/url"
 	"strconv"
@@ -233,6 +234,10 @@ func (s *session) openTPCDest(ctx context.Context, req *proto.Request, path stri
 		return errorf(proto.ErrUnsupported, "open %s: third-party copy is not enabled on this server", path)
 	}
 	src, err := s.srv.cfg.TPC.Parse("root://" + q.Get("tpc.src") + "/" + lfn)
+	if errors.Is(err, store.ErrPermission) {
+		s.log.Warn("tpc refused", "path", path, "source", q.Get("tpc.src"), "err", err)
+		return errorf(proto.ErrNotAuthorized, "open %s: %v", path, err)
+	}
 	if err != nil {
 		return errorf(proto.ErrArgInvalid, "open %s: bad tpc.src or tpc.lfn: %v", path, err)
 	}
