@@ -55,6 +55,8 @@ func compareSuites(t *testing.T, suite string, xr, sb outcomes, excluded map[str
 			t.Logf("%s %s: now passes against sitebox; its exclusion (%s) can go", suite, k, reason)
 		case x != s:
 			t.Logf("%s %s: xrootd %s, sitebox %s", suite, k, x, s)
+		case x != passed:
+			t.Logf("%s %s: %s against both", suite, k, x)
 		}
 	}
 	t.Logf("%s: %d/%d pass against xrootd 5.5, %d/%d against sitebox", suite, xrPass, len(names), sbPass, len(names))
