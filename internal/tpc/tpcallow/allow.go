@@ -184,8 +184,17 @@ func special(a netip.Addr) string {
 			return r.kind
 		}
 	}
+	if nat64.Contains(a) {
+		// A NAT64 gateway turns 64:ff9b::a.b.c.d into a.b.c.d: judge that.
+		b := a.As16()
+		if kind := special(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})); kind != "" {
+			return kind + " (through NAT64)"
+		}
+	}
 	return ""
 }
+
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 
 // reserved are further ranges that are not the public Internet
 // (RFC 6890 and its updates).

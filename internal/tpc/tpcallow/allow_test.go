@@ -108,12 +108,12 @@ func TestDialChecksResolvedAddress(t *testing.T) {
 
 func TestSpecialAddresses(t *testing.T) {
 	for _, s := range []string{"127.0.0.1", "::1", "10.0.0.1", "172.16.0.1", "192.168.1.1", "169.254.169.254", "fe80::1",
-		"0.0.0.0", "::", "100.64.0.1", "224.0.0.1", "fd12::1", "198.18.0.1", "240.0.0.1", "255.255.255.255"} {
+		"0.0.0.0", "::", "100.64.0.1", "224.0.0.1", "fd12::1", "198.18.0.1", "240.0.0.1", "255.255.255.255", "64:ff9b::7f00:1", "64:ff9b::a00:1"} {
 		if special(netip.MustParseAddr(s)) == "" {
 			t.Errorf("%s counted as public", s)
 		}
 	}
-	for _, s := range []string{"188.184.21.108", "2001:1458:201::1", "8.8.8.8"} {
+	for _, s := range []string{"188.184.21.108", "2001:1458:201::1", "8.8.8.8", "64:ff9b::bcb8:156c"} {
 		if k := special(netip.MustParseAddr(s)); k != "" {
 			t.Errorf("%s counted as %s", s, k)
 		}
