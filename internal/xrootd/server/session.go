@@ -334,10 +334,7 @@ func (s *session) orderNamespace(req *proto.Request) (prev <-chan struct{}, done
 	if !namespaceChanges[req.ID] {
 		return nil, nil
 	}
-	if s.nsTail != nil {
-		prev = s.nsTail
-	}
-	done = make(chan struct{})
+	prev, done = s.nsTail, make(chan struct{})
 	s.nsTail = done
 	return prev, done
 }
