@@ -39,6 +39,17 @@ func TestTPCAllowList(t *testing.T) {
 		})
 	}
 
+	t.Run("push", func(t *testing.T) {
+		writeRandom(t, filepath.Join(dst.pools[0], "local.bin"), 1<<20)
+		out, _ := run(t, true, "curl", "-sS", "-w", "\n%{http_code}", "--cacert", dst.certFile, "-X", "COPY",
+			"-H", "Destination: https://localhost:"+srcPort+"/store/pushed.bin", "-H", "Credential: none", dst.httpsURL+"/store/local.bin")
+		t.Logf("%s", out)
+		if !strings.Contains(out, "localhost is at ") || !strings.Contains(out, "[tpc] allow") {
+			t.Errorf("refused push: %q, want the refusal naming localhost and [tpc] allow", out)
+		}
+		noFile(t, filepath.Join(src.pools[0], "pushed.bin"))
+	})
+
 	t.Run("root tpc", func(t *testing.T) {
 		out, err := run(t, true, "xrdcp", "-f", "--tpc", "only", src.rootURL+"//store/f.bin", dst.rootURL+"//store/xpulled.bin")
 		t.Logf("%s", out)

@@ -152,13 +152,17 @@ func (p *Policy) CheckAddr(host string, a netip.Addr) error {
 			return nil
 		}
 	}
+	literal := false
+	if h, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil && h.Unmap() == a {
+		literal = true // the copy named the address itself
+	}
 	if kind := special(a); kind != "" {
-		if host == a.String() {
+		if literal {
 			return refused("%s is a %s address; list it in [tpc] allow to reach it", a, kind)
 		}
 		return refused("%s is at %s, a %s address; list it in [tpc] allow to reach it", host, a, kind)
 	}
-	if host == a.String() && !p.anyName {
+	if literal && !p.anyName {
 		return refused("address %s is not in [tpc] allow (%s)", a, p.entries)
 	}
 	return nil
