@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 for pkg in xrootd-server xrootd-server-plugins xrootd-client python3-xrootd python3-venv curl openssl slurm-wlm munge chromium krb5-kdc krb5-admin-server krb5-user \
-  gfal2-util-scripts python3-gfal2-util python3-gfal2 gfal2-plugin-http gfal2-plugin-xrootd davix litmus; do
+  gfal2-util-scripts python3-gfal2-util python3-gfal2 gfal2-plugin-http gfal2-plugin-xrootd davix litmus iproute2 util-linux; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
 done
 if ((${#need_apt[@]})); then
@@ -33,11 +33,12 @@ done
 
 # Debian's XRootD 5.5 bindings live in the system Python; the venv sees them.
 # htcondor: HTCondor's own submit-file parser (htcondor2.Submit), which the
-# job tests compare the box's reading with.
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import uproot, awkward, aiohttp, requests, XRootD.client, htcondor2" 2>/dev/null; then
+# job tests compare the box's reading with. pytest runs the upstream suites
+# (XRootD's bindings tests, fsspec-xrootd's) of test/interop/suites_test.go.
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import uproot, awkward, aiohttp, requests, XRootD.client, htcondor2, fsspec_xrootd, pytest" 2>/dev/null; then
   echo "setup: preparing .venv (uproot, awkward, numpy, htcondor)"
   /usr/bin/python3 -m venv --system-site-packages .venv
-  .venv/bin/pip install -q uproot awkward numpy fsspec-xrootd aiohttp requests htcondor
+  .venv/bin/pip install -q uproot awkward numpy fsspec-xrootd aiohttp requests htcondor pytest
 fi
 
 go mod download

@@ -23,6 +23,7 @@ import (
 type serveFlags struct {
 	configFile  string
 	exports     []string
+	tpcAllow    []string
 	caches      []string
 	cacheDir    string
 	cacheRAM    string
@@ -93,6 +94,7 @@ func newServeCmd() (*cobra.Command, *serveFlags) {
 	fl := cmd.Flags()
 	fl.StringVarP(&f.configFile, "config", "c", "", "config file (TOML)")
 	fl.StringArrayVar(&f.exports, "export", nil, "export PREFIX=DIR[,DIR...][:ro] (repeatable); replaces the file's exports")
+	fl.StringArrayVar(&f.tpcAllow, "tpc-allow", nil, `server a third-party copy may reach: "*", "*.domain", host, address or CIDR (repeatable); replaces the file's [tpc] allow`)
 	fl.StringArrayVar(&f.caches, "cache", nil, "cache PREFIX=URL[,URL...] through upstreams tried in order (repeatable); replaces the file's routes")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "directory for cached data")
 	fl.StringVar(&f.cacheRAM, "cache-ram", "", `RAM for blocks in flight and waiting for the disk (default "1GiB")`)
@@ -129,6 +131,9 @@ func (f *serveFlags) load(cmd *cobra.Command) (*config.Config, error) {
 			}
 			cfg.Exports = append(cfg.Exports, e)
 		}
+	}
+	if len(f.tpcAllow) > 0 {
+		cfg.TPC.Allow = f.tpcAllow
 	}
 	if len(f.caches) > 0 {
 		cfg.Cache.Routes = nil

@@ -21,7 +21,8 @@ prefix = "/store"
 pools = ["`+pool+`"]
 `), 0o644)
 	serve, fl := newServeCmd()
-	if err := serve.ParseFlags([]string{"--config", cfgFile, "--root-addr", "127.0.0.1:3333", "--export", "/data=" + pool + "," + other + ":ro", "--http"}); err != nil {
+	if err := serve.ParseFlags([]string{"--config", cfgFile, "--root-addr", "127.0.0.1:3333", "--export", "/data=" + pool + "," + other + ":ro", "--http",
+		"--tpc-allow", "*.cern.ch", "--tpc-allow", "10.1.0.0/16"}); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := fl.load(serve)
@@ -33,6 +34,9 @@ pools = ["`+pool+`"]
 	}
 	if len(cfg.Exports) != 1 || cfg.Exports[0].Prefix != "/data" || len(cfg.Exports[0].Pools) != 2 || !cfg.Exports[0].ReadOnly {
 		t.Errorf("exports from flags: %+v", cfg.Exports)
+	}
+	if strings.Join(cfg.TPC.Allow, " ") != "*.cern.ch 10.1.0.0/16" {
+		t.Errorf("tpc allow from flags: %q", cfg.TPC.Allow)
 	}
 }
 

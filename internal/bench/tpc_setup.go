@@ -123,7 +123,10 @@ func startTPCBox(ctx context.Context, bin, pool, state, certKey string) (p *test
 	}
 	p, err = testpeers.StartSitebox(ctx, bin, []int{rp, hp}, "serve", "--export", "/store="+pool,
 		"--root-addr", "127.0.0.1:"+strconv.Itoa(rp), "--https-addr", "127.0.0.1:"+strconv.Itoa(hp),
-		"--state-dir", state, "--log-level", "warn")
+		"--state-dir", state, "--log-level", "warn",
+		// Every server of the benchmark is on loopback, which a box's
+		// default [tpc] allow refuses.
+		"--tpc-allow", "127.0.0.1")
 	if err != nil {
 		return nil, "", "", fmt.Errorf("start sitebox: %w", err)
 	}

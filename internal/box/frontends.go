@@ -82,6 +82,7 @@ func orOff(addr string) string {
 // serves next to it.
 func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls.Config, access accesslog.Sink, manager bool, what string, handler func(http.Handler) http.Handler) error {
 	var err error
+	tpcAllow := b.cfg.TPC.Policy()
 	if addrs.root != config.Off {
 		if fe.rootLn, err = net.Listen("tcp", addrs.root); err != nil {
 			return fmt.Errorf("%sroot:// listener: %w", what, err)
@@ -94,7 +95,7 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		if b.tokens != nil {
 			rc.Tokens = b.tokens
 		}
-		rc.TPC, rc.AccessLog = tpcremote.Dialer{}, access
+		rc.TPC, rc.AccessLog = tpcremote.Dialer{Allow: tpcAllow}, access
 		b.withKerberos(&rc, nil)
 		fe.root = xrdserver.New(rc, st, b.log.With("component", strings.TrimSpace(what+"root")))
 	}
@@ -107,7 +108,7 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		if b.tokens != nil {
 			wc.Tokens = b.tokens
 		}
-		wc.TPC, wc.AccessLog = tpcremote.Dialer{}, access
+		wc.TPC, wc.AccessLog = tpcremote.Dialer{Allow: tpcAllow}, access
 		b.withKerberos(nil, &wc)
 		log := b.log.With("component", strings.TrimSpace(what+"https"))
 		h := webdav.New(wc, st, log)

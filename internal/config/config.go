@@ -28,6 +28,7 @@ type Config struct {
 	Auth      auth.Settings      `toml:"auth"`
 	Jobs      jobs.Config        `toml:"jobs"`
 	Probe     Probe              `toml:"probe"`
+	TPC       TPC                `toml:"tpc"`
 }
 
 // Server holds settings shared by every role.
@@ -107,6 +108,7 @@ func (c *Config) ApplyDefaults(hostname string, isRoot bool) {
 	c.Cache.Defaults()
 	c.Director.Defaults()
 	c.Advertise.applyDefaults()
+	c.TPC.applyDefaults()
 	c.Auth.Defaults()
 	c.Jobs.Defaults(c.Server.StateDir)
 }

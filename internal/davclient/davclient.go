@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -46,6 +47,11 @@ type Options struct {
 	// asked for it (401 or 403 to a request without it): a data server
 	// serving public files never sees it.
 	RedirectTo func(hostport string) error
+	// DialContext, when set, makes every connection (redirects included);
+	// proxies from the environment are then not used, so that it sees
+	// the server's own address. Third-party copies check there which
+	// servers a user may make the box reach.
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	// MaxWait bounds the time one request spends honouring 503 +
 	// Retry-After (a director still searching), over all the servers it
 	// is sent to; zero means DefaultMaxWait.
@@ -81,6 +87,9 @@ func New(base string, opts Options) (*FS, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = tc
 	tr.MaxIdleConnsPerHost = 16
+	if opts.DialContext != nil {
+		tr.DialContext, tr.Proxy = opts.DialContext, nil
+	}
 	// Uploads ask for 100 Continue, so a director's 307 arrives before any
 	// of the body is sent and the upload can go to the next hop. Servers
 	// that ignore Expect get the body after this long.

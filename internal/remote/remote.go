@@ -7,6 +7,7 @@
 package remote
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -82,6 +83,9 @@ type Options struct {
 	// sent nothing. Nil follows every redirect, as a user's own client
 	// does (see davclient.Options and xrootd/client.Options).
 	RedirectTo func(hostport string) error
+	// DialContext, when set, makes every connection to a server instead
+	// of a plain dialer (see xrootd/client.Options, davclient.Options).
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	// MaxWait bounds the time one operation spends honouring a server's
 	// "wait" (kXR_wait, 503 + Retry-After); zero means a minute.
 	MaxWait time.Duration
@@ -146,7 +150,7 @@ func Dial(raw string, opts Options) (Client, error) {
 // Dial returns a client for the server u names.
 func (u *URL) Dial(opts Options) (Client, error) {
 	if u.XRootD() {
-		co := xrdclient.Options{RedirectTo: opts.RedirectTo, MaxWait: opts.MaxWait, IOTimeout: opts.IOTimeout}
+		co := xrdclient.Options{RedirectTo: opts.RedirectTo, DialContext: opts.DialContext, MaxWait: opts.MaxWait, IOTimeout: opts.IOTimeout}
 		if Encrypted(u.Scheme) {
 			// The token goes only over TLS (ztn), never in clear.
 			tc, err := tlsutil.ClientConfig(opts.CAFile, opts.Insecure)
@@ -165,6 +169,6 @@ func (u *URL) Dial(opts Options) (Client, error) {
 	// followed inside davclient.
 	return davclient.New(scheme+"://"+u.Host, davclient.Options{
 		CAFile: opts.CAFile, Insecure: opts.Insecure, Token: opts.Token, TokenFunc: opts.TokenFunc,
-		RedirectTo: opts.RedirectTo, MaxWait: opts.MaxWait,
+		RedirectTo: opts.RedirectTo, DialContext: opts.DialContext, MaxWait: opts.MaxWait,
 	})
 }

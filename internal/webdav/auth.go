@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"sitebox/internal/store"
+	"sitebox/internal/tpc/tpcallow"
 )
 
 // bearerToken is the request's token: the Authorization header
@@ -49,8 +50,8 @@ func (h *Handler) authenticate(r *http.Request, req *store.Request) {
 // with a Bearer challenge when the client presented no usable token (RFC
 // 6750), 403 when its token does not grant the request.
 func (h *Handler) authStatus(w http.ResponseWriter, r *http.Request, err error, code int) int {
-	if h.cfg.Tokens == nil && h.cfg.Kerberos == nil || code != http.StatusForbidden || !errors.Is(err, store.ErrPermission) || errors.Is(err, store.ErrInsecure) {
-		return code // a TLS requirement is no token's business: 403
+	if h.cfg.Tokens == nil && h.cfg.Kerberos == nil || code != http.StatusForbidden || !errors.Is(err, store.ErrPermission) || errors.Is(err, store.ErrInsecure) || errors.Is(err, tpcallow.ErrRefused) {
+		return code // a TLS requirement or the site's TPC peers are no token's business: 403
 	}
 	req := store.RequestFrom(r.Context())
 	if req.Identity != nil {

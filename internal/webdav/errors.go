@@ -10,6 +10,7 @@ import (
 
 	"sitebox/internal/cksum"
 	"sitebox/internal/store"
+	"sitebox/internal/tpc/tpcallow"
 )
 
 // httpError carries a status for failures that are not store errors (bad
@@ -106,7 +107,9 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Del(k) // headers set for a success must not ride on an error
 	}
 	code := h.authStatus(w, r, err, statusOf(err))
-	if code >= 500 {
+	if errors.Is(err, tpcallow.ErrRefused) {
+		h.log.Warn("third-party copy refused", "method", r.Method, "path", r.URL.Path, "status", code, "err", err)
+	} else if code >= 500 {
 		h.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "status", code, "err", err)
 	} else {
 		h.log.Debug("request refused", "method", r.Method, "path", r.URL.Path, "status", code, "err", err)

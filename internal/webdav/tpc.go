@@ -117,6 +117,9 @@ func (h *Handler) remoteURL(header, raw string) (tpc.Where, error) {
 		return tpc.Where{}, badRequest("third-party copy is not enabled on this server; send the data with PUT")
 	}
 	w, err := h.cfg.TPC.Parse(raw)
+	if errors.Is(err, store.ErrPermission) {
+		return tpc.Where{}, fmt.Errorf("%s: %w", header, err) // the site's [tpc] allow: 403
+	}
 	if err != nil {
 		return tpc.Where{}, badRequest(header + ": " + err.Error())
 	}

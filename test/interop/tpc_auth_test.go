@@ -24,7 +24,7 @@ func TestHTTPTPCTokens(t *testing.T) {
 	bundle := tpcTrust(t)
 	poolA, poolB := t.TempDir(), t.TempDir()
 	export := func(pool string) string {
-		return "[[export]]\nprefix = \"/store\"\npools = [\"" + pool + "\"]\n" + tpcTokenPolicy
+		return "[[export]]\nprefix = \"/store\"\npools = [\"" + pool + "\"]\n" + tpcTokenPolicy + tpcAllowLoopbackTOML
 	}
 	a := startIssuerNode(t, "a", "A", export(poolA))
 	b := startIssuerNode(t, "b", "B", export(poolB))

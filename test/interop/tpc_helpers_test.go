@@ -17,6 +17,12 @@ import (
 	"sitebox/internal/testpeers"
 )
 
+// Boxes refuse third-party copies with loopback servers unless told
+// ([tpc] allow); the TPC tests run every server on 127.0.0.1.
+var tpcAllowLoopback = []string{"--tpc-allow", "127.0.0.1"}
+
+const tpcAllowLoopbackTOML = "\n[tpc]\nallow = [\"127.0.0.1\"]\n"
+
 // tpcTrust makes the boxes started after it trust each other's (and the
 // XrdHttp peer's) self-signed certificates when they act as the client of
 // a third-party copy: Go reads SSL_CERT_FILE when it first verifies a

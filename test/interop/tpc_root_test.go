@@ -3,6 +3,7 @@ package interop
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,8 +20,8 @@ import (
 func TestXrdcpTPC(t *testing.T) {
 	testpeers.Require(t, "xrdcp")
 	testpeers.Require(t, "xrootd")
-	a := startBox(t, 1)
-	b := startBox(t, 1)
+	a := startBox(t, 1, tpcAllowLoopback...)
+	b := startBox(t, 1, tpcAllowLoopback...)
 	data := writeRandom(t, filepath.Join(a.pools[0], "src.bin"), 7<<20+5)
 	xdata := t.TempDir()
 	if err := os.WriteFile(filepath.Join(xdata, "src.bin"), data, 0o644); err != nil {
@@ -80,8 +81,8 @@ func TestXrdcpTPC(t *testing.T) {
 // the final name nor as a temporary.
 func TestXrdcpTPCCutSource(t *testing.T) {
 	testpeers.Require(t, "xrdcp")
-	a := startBox(t, 1)
-	b := startBox(t, 1)
+	a := startBox(t, 1, tpcAllowLoopback...)
+	b := startBox(t, 1, tpcAllowLoopback...)
 	writeRandom(t, filepath.Join(a.pools[0], "big.bin"), 768<<20)
 	done := make(chan error, 1)
 	go func() {
@@ -116,4 +117,48 @@ func tempGrowing(dir string) bool {
 		}
 	}
 	return false
+}
+
+// TestXrdcpTPCRoots: with a roots:// source, the destination box reaches
+// the source over TLS (XrdCl names the source's protocol in tpc.spr) and
+// verifies its certificate: a box that trusts it copies, one that does
+// not refuses and keeps nothing.
+func TestXrdcpTPCRoots(t *testing.T) {
+	testpeers.Require(t, "xrdcp")
+	testpeers.Require(t, "openssl")
+	bundle := tpcTrust(t)
+	a := startBox(t, 1, tpcAllowLoopback...)
+	b := startBox(t, 1, tpcAllowLoopback...)
+	untrusting := filepath.Join(t.TempDir(), "empty.pem")
+	os.WriteFile(untrusting, nil, 0o644)
+	t.Setenv("SSL_CERT_FILE", untrusting)
+	c := startBox(t, 1, tpcAllowLoopback...)
+	trustCerts(t, bundle, a.certFile, b.certFile)
+
+	caDir := t.TempDir()
+	for i, bx := range []*box{a, b, c} {
+		pem, err := os.ReadFile(bx.certFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(caDir, "box"+strconv.Itoa(i)+".pem"), pem, 0o644)
+	}
+	if out, err := exec.Command("openssl", "rehash", caDir).CombinedOutput(); err != nil {
+		t.Fatalf("openssl rehash: %v: %s", err, out)
+	}
+	env := []string{"X509_CERT_DIR=" + caDir}
+	data := writeRandom(t, filepath.Join(a.pools[0], "src.bin"), 3<<20+7)
+	src := "roots://" + a.rootHost + "//store/src.bin"
+
+	out, err := runEnv(t, env, "xrdcp", "-f", "--tpc", "only", src, "roots://"+b.rootHost+"//store/tls.bin")
+	if err != nil {
+		t.Fatalf("xrdcp --tpc only roots:// → roots://: %v\n%s", err, out)
+	}
+	sameFile(t, filepath.Join(b.pools[0], "tls.bin"), data)
+
+	out, err = runEnv(t, env, "xrdcp", "-f", "--tpc", "only", src, c.rootURL+"//store/tls.bin")
+	if err == nil || !strings.Contains(out, "certificate") {
+		t.Errorf("a destination that does not trust the roots:// source: %v, want a certificate error\n%s", err, out)
+	}
+	noFile(t, filepath.Join(c.pools[0], "tls.bin"))
 }

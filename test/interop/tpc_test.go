@@ -13,8 +13,8 @@ import (
 // mode, each side being the active one in turn.
 func TestHTTPTPCGfal(t *testing.T) {
 	bundle := tpcTrust(t)
-	a := startBox(t, 1)
-	b := startBox(t, 1)
+	a := startBox(t, 1, tpcAllowLoopback...)
+	b := startBox(t, 1, tpcAllowLoopback...)
 	x := startXrdHTTP(t, a.certFile, filepath.Join(filepath.Dir(a.certFile), "key.pem"), a.certFile, b.certFile)
 	trustCerts(t, bundle, a.certFile, b.certFile)
 	data := writeRandom(t, filepath.Join(a.pools[0], "src.bin"), 9<<20+123)
@@ -49,8 +49,8 @@ func TestHTTPTPCGfal(t *testing.T) {
 // nothing behind.
 func TestHTTPTPCMarkers(t *testing.T) {
 	bundle := tpcTrust(t)
-	a := startBox(t, 1)
-	b := startBox(t, 1)
+	a := startBox(t, 1, tpcAllowLoopback...)
+	b := startBox(t, 1, tpcAllowLoopback...)
 	trustCerts(t, bundle, a.certFile, b.certFile)
 	data := writeRandom(t, filepath.Join(a.pools[0], "m.bin"), 3<<20)
 
@@ -79,7 +79,7 @@ func TestHTTPTPCMarkers(t *testing.T) {
 // TestHTTPTPCCutSource: a source that dies mid-copy gives a failure line
 // in the marker stream and no file, partial or not, under the final name.
 func TestHTTPTPCCutSource(t *testing.T) {
-	b := startBox(t, 1)
+	b := startBox(t, 1, tpcAllowLoopback...)
 	src := cutSource(t, 8<<20)
 	out := tpcCurl(t, b.certFile, b.httpsURL+"/store/cut.bin", "Source: "+src+"/cut.bin")
 	if !strings.Contains(out, "failure: ") || strings.Contains(out, "success") {
@@ -103,7 +103,7 @@ func noFile(t *testing.T, path string) {
 // interval streams performance markers in XrdHttp's format before its
 // last line.
 func TestHTTPTPCPerfMarkers(t *testing.T) {
-	b := startBox(t, 1)
+	b := startBox(t, 1, tpcAllowLoopback...)
 	data := make([]byte, 700_000)
 	for i := range data {
 		data[i] = byte(i)

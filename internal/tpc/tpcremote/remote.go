@@ -10,12 +10,17 @@ import (
 	"sitebox/internal/remote"
 	"sitebox/internal/store"
 	"sitebox/internal/tpc"
+	"sitebox/internal/tpc/tpcallow"
 )
 
 // Dialer is a tpc.Remote over internal/remote; Options are the base of
 // every connection (the copy's token is added per call).
 type Dialer struct {
 	Options remote.Options
+	// Allow says which servers a copy may reach, checked on the host
+	// name and on every address it resolves to when connecting
+	// (redirects included). Nil refuses every server.
+	Allow *tpcallow.Policy
 }
 
 var _ tpc.Remote = Dialer{}
@@ -26,7 +31,17 @@ func (d Dialer) Parse(raw string) (tpc.Where, error) {
 	if err != nil {
 		return tpc.Where{}, err
 	}
+	if err := d.allow().CheckHost(u.Host); err != nil {
+		return tpc.Where{}, err
+	}
 	return tpc.Where{Raw: raw, Scheme: u.Scheme, Host: u.Host, Path: u.Path}, nil
+}
+
+func (d Dialer) allow() *tpcallow.Policy {
+	if d.Allow == nil {
+		return &tpcallow.Policy{}
+	}
+	return d.Allow
 }
 
 // Source opens the file at w for reading.
@@ -53,6 +68,9 @@ func (d Dialer) dial(w tpc.Where, token string) (*remote.URL, remote.Options, er
 		return nil, remote.Options{}, err
 	}
 	opts := d.Options
+	// Parse checked the name already, before any DNS lookup; the
+	// addresses are checked as each connection is made.
+	opts.DialContext = d.allow().DialContext
 	if token != "" {
 		opts.Token = token
 	}

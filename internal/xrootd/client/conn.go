@@ -77,6 +77,10 @@ type Options struct {
 	// follows every redirect, as XrdCl does; the token then goes only
 	// over TLS, to servers whose login asks for it.
 	RedirectTo func(hostport string) error
+	// DialContext, when set, makes every connection (redirects included)
+	// instead of a plain net.Dialer: third-party copies check there which
+	// servers a user may make the box reach.
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	// MaxWait bounds the time one operation spends honouring kXR_wait,
 	// over all the servers it is redirected to; zero means DefaultMaxWait.
 	MaxWait time.Duration
@@ -103,8 +107,12 @@ func Dial(ctx context.Context, addr string) (*Conn, error) { return DialOptions(
 // DialOptions is Dial with TLS and a token: a logged-in (and, where the
 // server asks, authenticated) connection.
 func DialOptions(ctx context.Context, addr string, opts Options) (*Conn, error) {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	dial := opts.DialContext
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
+	nc, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("xrootd: dial %s: %w", addr, err)
 	}

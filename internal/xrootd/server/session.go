@@ -42,6 +42,7 @@ type session struct {
 	files    fileTable
 	slots    chan struct{}       // requests executing
 	dataQ    chan *proto.Request // reads waiting for the data lane
+	nsTail   chan struct{}       // closed when the last namespace change read has run; reader only
 	bufShare chan struct{}       // transfer buffers held
 	wg       sync.WaitGroup
 
@@ -295,15 +296,47 @@ func (s *session) dispatch(req *proto.Request) bool {
 	case <-s.ctx.Done():
 		return false
 	}
+	prev, done := s.orderNamespace(req)
 	s.wg.Add(1)
 	go func() {
 		defer func() {
+			if done != nil {
+				close(done)
+			}
 			<-s.slots
 			s.wg.Done()
 		}()
+		if prev != nil {
+			select {
+			case <-prev:
+			case <-s.ctx.Done():
+				return
+			}
+		}
 		s.serve(h, req)
 	}()
 	return true
+}
+
+// namespaceChanges run in the order the client sent them, as xrootd,
+// which serves one request of a connection at a time, does: fsspec's
+// recursive rm sends "rm dir/sub" then "rm dir" without waiting between
+// them and relies on that order.
+var namespaceChanges = map[uint16]bool{
+	proto.ReqMkdir: true, proto.ReqRm: true, proto.ReqRmdir: true,
+	proto.ReqMv: true, proto.ReqChmod: true, proto.ReqTruncate: true,
+}
+
+// orderNamespace chains req behind the session's previous namespace
+// change: it returns what req must wait for and what it closes when done
+// (both nil for other requests). Called by the reader only.
+func (s *session) orderNamespace(req *proto.Request) (prev <-chan struct{}, done chan struct{}) {
+	if !namespaceChanges[req.ID] {
+		return nil, nil
+	}
+	prev, done = s.nsTail, make(chan struct{})
+	s.nsTail = done
+	return prev, done
 }
 
 // dataLane serves the data requests in order until the session ends.

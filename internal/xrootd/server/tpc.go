@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/url"
 	"strconv"
@@ -205,6 +206,19 @@ func (s *session) org(ctx context.Context) string {
 	return s.login + "@[" + ip.String() + "]"
 }
 
+// tpcSourceScheme is how the destination reaches the source: over TLS
+// when the client reached the source so (tpc.spr, the source URL's
+// protocol, which XrdCl sends), else plain root://. xrootd 5.5 honours
+// only "xroots"; XrdCl sends "roots" for roots:// URLs, which a box
+// honours too.
+func tpcSourceScheme(spr string) string {
+	switch spr {
+	case "roots", "xroots":
+		return "roots"
+	}
+	return "root"
+}
+
 // tpcDest is a destination handle's copy (steps 1, 2, 4).
 type tpcDest struct {
 	src    tpc.Where
@@ -232,7 +246,11 @@ func (s *session) openTPCDest(ctx context.Context, req *proto.Request, path stri
 	if s.srv.cfg.TPC == nil {
 		return errorf(proto.ErrUnsupported, "open %s: third-party copy is not enabled on this server", path)
 	}
-	src, err := s.srv.cfg.TPC.Parse("root://" + q.Get("tpc.src") + "/" + lfn)
+	src, err := s.srv.cfg.TPC.Parse(tpcSourceScheme(q.Get("tpc.spr")) + "://" + q.Get("tpc.src") + "/" + lfn)
+	if errors.Is(err, store.ErrPermission) {
+		s.log.Warn("tpc refused", "path", path, "source", q.Get("tpc.src"), "err", err)
+		return errorf(proto.ErrNotAuthorized, "open %s: %v", path, err)
+	}
 	if err != nil {
 		return errorf(proto.ErrArgInvalid, "open %s: bad tpc.src or tpc.lfn: %v", path, err)
 	}

@@ -1,0 +1,121 @@
+package tpcallow
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"sitebox/internal/store"
+)
+
+func TestParseRefusesBadEntries(t *testing.T) {
+	for _, e := range []string{"", "*.", "a*b.org", "10.0.0.0/33", "host name", "*.*.org", "ex ample.org"} {
+		if _, err := Parse([]string{e}); err == nil {
+			t.Errorf("Parse(%q) accepted", e)
+		} else if !strings.Contains(err.Error(), e) && e != "" {
+			t.Errorf("Parse(%q): error %q does not name the entry", e, err)
+		}
+	}
+	if _, err := Parse([]string{"*", "*.cern.ch", "eos.example.org", "192.0.2.0/24", "2001:db8::/32", "10.1.2.3", "::1"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckHost(t *testing.T) {
+	tests := []struct {
+		name  string
+		allow []string
+		host  string
+		ok    bool
+	}{
+		{"any name", []string{"*"}, "eospublic.cern.ch:1094", true},
+		{"public literal with *", []string{"*"}, "192.0.2.1:443", true},
+		{"loopback literal with *", []string{"*"}, "127.0.0.1:1094", false},
+		{"ipv6 loopback", []string{"*"}, "[::1]:1094", false},
+		{"mapped loopback", []string{"*"}, "[::ffff:127.0.0.1]:1094", false},
+		{"private literal", []string{"*"}, "10.0.0.5:1094", false},
+		{"link-local (cloud metadata)", []string{"*"}, "169.254.169.254:80", false},
+		{"unspecified", []string{"*"}, "0.0.0.0:1094", false},
+		{"cgnat", []string{"*"}, "100.64.1.1:1094", false},
+		{"ula", []string{"*"}, "[fd00::1]:1094", false},
+		{"listed loopback", []string{"127.0.0.1"}, "127.0.0.1:1094", true},
+		{"listed private range", []string{"10.1.0.0/16"}, "10.1.4.2:1094", true},
+		{"outside listed range", []string{"10.1.0.0/16"}, "10.2.0.1:1094", false},
+		{"domain pattern", []string{"*.cern.ch"}, "eospublic.cern.ch:1094", true},
+		{"domain pattern is not a suffix match", []string{"*.cern.ch"}, "evilcern.ch:1094", false},
+		{"domain pattern case", []string{"*.CERN.ch"}, "EOS.cern.CH.:1094", true},
+		{"name not listed", []string{"*.cern.ch"}, "example.org:443", false},
+		{"public literal without *", []string{"*.cern.ch"}, "192.0.2.1:443", false},
+		{"exact name", []string{"se.example.org"}, "se.example.org", true},
+		{"empty list", []string{}, "se.example.org", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Parse(tc.allow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = p.CheckHost(tc.host)
+			if (err == nil) != tc.ok {
+				t.Fatalf("CheckHost(%q) with %v: %v, want ok=%v", tc.host, tc.allow, err, tc.ok)
+			}
+			if err != nil && (!errors.Is(err, ErrRefused) || !errors.Is(err, store.ErrPermission)) {
+				t.Errorf("refusal %v wraps neither ErrRefused nor store.ErrPermission", err)
+			}
+		})
+	}
+}
+
+// TestDialChecksResolvedAddress: a name the list allows ("*") that
+// resolves to a loopback address is refused when connecting, as a name
+// made to resolve to an internal address after the check would be.
+func TestDialChecksResolvedAddress(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	p, _ := Parse([]string{"*"})
+	_, err = p.DialContext(ctx, "tcp", "localhost:"+port)
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "localhost is at ") || !strings.Contains(err.Error(), "a loopback address") {
+		t.Fatalf("dial localhost with [\"*\"]: %v, want a refusal naming host and address", err)
+	}
+
+	p, _ = Parse([]string{"*", "127.0.0.0/8"})
+	c, err := p.DialContext(ctx, "tcp", "localhost:"+port)
+	if err != nil {
+		t.Fatalf("dial localhost with 127.0.0.0/8 listed: %v", err)
+	}
+	c.Close()
+}
+
+func TestSpecialAddresses(t *testing.T) {
+	for _, s := range []string{"127.0.0.1", "::1", "10.0.0.1", "172.16.0.1", "192.168.1.1", "169.254.169.254", "fe80::1",
+		"0.0.0.0", "::", "100.64.0.1", "224.0.0.1", "fd12::1", "198.18.0.1", "240.0.0.1", "255.255.255.255", "64:ff9b::7f00:1", "64:ff9b::a00:1"} {
+		if special(netip.MustParseAddr(s)) == "" {
+			t.Errorf("%s counted as public", s)
+		}
+	}
+	for _, s := range []string{"188.184.21.108", "2001:1458:201::1", "8.8.8.8", "64:ff9b::bcb8:156c"} {
+		if k := special(netip.MustParseAddr(s)); k != "" {
+			t.Errorf("%s counted as %s", s, k)
+		}
+	}
+}
