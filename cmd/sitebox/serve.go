@@ -117,9 +117,11 @@ func (f *serveFlags) load(cmd *cobra.Command) (*config.Config, error) {
 	cfg := &config.Config{}
 	if f.configFile != "" {
 		c, _, err := config.Load(f.configFile)
-		if err != nil {
+		if err != nil && !onlyValidation(c, err) {
 			return nil, err
 		}
+		// A file that is only incomplete (say, no [[export]]) may be
+		// completed by the flags: the whole is validated below.
 		cfg = c
 	}
 	if len(f.exports) > 0 {
@@ -174,6 +176,17 @@ func (f *serveFlags) load(cmd *cobra.Command) (*config.Config, error) {
 		return nil, &config.Problems{File: name, List: ps}
 	}
 	return cfg, nil
+}
+
+// onlyValidation reports whether a config file decoded cleanly and err
+// holds only what Validate finds in it — problems flags can still fix —
+// rather than unknown settings or values of the wrong type.
+func onlyValidation(cfg *config.Config, err error) bool {
+	var ps *config.Problems
+	if cfg == nil || !errors.As(err, &ps) {
+		return false
+	}
+	return len(ps.List) == len(cfg.Validate())
 }
 
 // parseExportFlag reads PREFIX=DIR[,DIR...][:ro].

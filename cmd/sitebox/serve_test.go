@@ -64,3 +64,33 @@ func TestParseExportFlag(t *testing.T) {
 		}
 	}
 }
+
+// A file that only lacks what the flags give (here, any export) is
+// completed by them; a file with an unknown setting is still refused.
+func TestFlagsCompleteAFile(t *testing.T) {
+	pool := t.TempDir()
+	dir := t.TempDir()
+	partial := filepath.Join(dir, "partial.toml")
+	os.WriteFile(partial, []byte("[root]\naddr = \"127.0.0.1:1111\"\n"), 0o644)
+	serve, fl := newServeCmd()
+	if err := serve.ParseFlags([]string{"--config", partial, "--export", "/data=" + pool}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := fl.load(serve)
+	if err != nil {
+		t.Fatalf("flags did not complete the file: %v", err)
+	}
+	if cfg.Root.Addr != "127.0.0.1:1111" || len(cfg.Exports) != 1 {
+		t.Errorf("root %q exports %+v", cfg.Root.Addr, cfg.Exports)
+	}
+
+	unknown := filepath.Join(dir, "unknown.toml")
+	os.WriteFile(unknown, []byte("[root]\nadrr = \"127.0.0.1:1111\"\n"), 0o644)
+	serve, fl = newServeCmd()
+	if err := serve.ParseFlags([]string{"--config", unknown, "--export", "/data=" + pool}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fl.load(serve); err == nil || !strings.Contains(err.Error(), "unknown setting") {
+		t.Errorf("a misspelt setting was not refused: %v", err)
+	}
+}
