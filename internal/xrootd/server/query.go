@@ -74,11 +74,11 @@ func (s *session) configValue(key string) string {
 	cfg := &s.srv.cfg
 	switch key {
 	case "bind_max":
-		return "0" // no parallel substreams
+		return strconv.Itoa(cfg.Limits.SubstreamsPerSession) // bind.go
 	case "chksum":
 		return "0:" + cksum.Adler32 + ",1:" + cksum.CRC32C
 	case "pio_max":
-		return "1"
+		return strconv.Itoa(maxPio)
 	case "readv_ior_max":
 		return strconv.Itoa(cfg.MaxReadChunk - proto.ReadvElemLen)
 	case "readv_iov_max":
