@@ -72,6 +72,7 @@ type export struct {
 	prefix   string
 	pools    []*pool
 	readOnly bool
+	attrs    attrKeeper // attrs.go
 }
 
 var (

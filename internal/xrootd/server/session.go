@@ -284,6 +284,7 @@ var handlers = map[uint16]handler{
 	proto.ReqChmod:    (*session).doChmod,
 	proto.ReqPrepare:  (*session).doPrepare,
 	proto.ReqSet:      (*session).doSet,
+	proto.ReqFattr:    (*session).doFattr,
 }
 
 // dispatch runs one request; it returns false when the session must end.
