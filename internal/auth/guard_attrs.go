@@ -40,3 +40,12 @@ func (f integrityFile) Attrs(q store.AttrQuery) ([]store.Attr, error) {
 func (f integrityWritable) Attrs(q store.AttrQuery) ([]store.Attr, error) {
 	return store.FileAttrs(f.WritableFile, "", q)
 }
+
+var _ store.WriterLocker = (*guard)(nil)
+
+// LockWriter passes on inner's writer lock. It needs no check: a frontend
+// takes it only around a create the guard checks, and gives it back when
+// that is refused.
+func (g *guard) LockWriter(name string, owner any) (func(), error) {
+	return store.LockWriter(g.inner, name, owner)
+}

@@ -26,6 +26,7 @@ var (
 	_ SpaceReporter = (*Mux)(nil)
 	_ Router        = (*Mux)(nil)
 	_ Attributer    = (*Mux)(nil)
+	_ WriterLocker  = (*Mux)(nil)
 )
 
 // NewMux mounts each store at its (clean) prefix.
@@ -237,4 +238,13 @@ func (m *Mux) Attrs(ctx context.Context, name string, q AttrQuery) ([]Attr, erro
 		return nil, noAttrs(q.Op, p)
 	}
 	return Attrs(ctx, s, p, q)
+}
+
+// LockWriter takes the writer lock of the store mounted over name.
+func (m *Mux) LockWriter(name string, owner any) (func(), error) {
+	_, s, err := m.pick("open for writing", name)
+	if err != nil || s == nil {
+		return func() {}, nil // the write itself answers
+	}
+	return LockWriter(s, name, owner)
 }
