@@ -84,7 +84,15 @@ func (s *session) fattrFile(req *proto.Request, q store.AttrQuery, num int) erro
 	if err != nil {
 		return err
 	}
-	attrs, err := store.FileAttrs(of.f, of.path, q)
+	var attrs []store.Attr
+	if _, ok := of.f.(store.AttrFile); ok || q.Op.Changes() || of.req == nil {
+		attrs, err = store.FileAttrs(of.f, of.path, q)
+	} else {
+		// A file that keeps no attributes itself (a cache's) answers
+		// reads with its path's, asked as the open was (xrdcp --xattr
+		// lists the attributes of the file it downloads).
+		attrs, err = store.Attrs(store.WithRequest(s.ctx, of.req), s.srv.store, of.path, q)
+	}
 	if err != nil {
 		return err
 	}
