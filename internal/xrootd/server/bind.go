@@ -32,17 +32,19 @@ type substreams struct {
 	paths [maxSubstreams + 1]*session
 }
 
-// add gives sub the first free path id of at most max, or 0 if none is free.
-func (t *substreams) add(sub *session, max int) byte {
+// add gives sub the first free path id of at most max (sub.pathID, set
+// before anyone can find sub here) and reports whether one was free.
+func (t *substreams) add(sub *session, max int) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i := 1; i <= max && i <= maxSubstreams; i++ {
 		if t.paths[i] == nil {
 			t.paths[i] = sub
-			return byte(i)
+			sub.pathID = byte(i)
+			return true
 		}
 	}
-	return 0
+	return false
 }
 
 // get returns the substream with path id id, nil if none.
@@ -99,11 +101,11 @@ func (s *session) bind(req *proto.Request) error {
 	}
 	var id [16]byte
 	copy(id[:], req.Body[:16])
-	main := s.srv.findSession(id)
+	main, isSub := s.srv.bindTarget(id)
 	switch {
 	case main == nil || main == s:
 		return errorf(proto.ErrNotFound, "session not found")
-	case main.parent != nil:
+	case isSub:
 		return errorf(proto.ErrArgInvalid, "session is itself a substream")
 	}
 	info := main.bindInfo()
@@ -115,21 +117,48 @@ func (s *session) bind(req *proto.Request) error {
 	case main.tls && !s.tls:
 		return errorf(proto.ErrTLSRequired, "bind requires TLS")
 	}
-	limit := s.srv.cfg.Limits.SubstreamsPerSession
-	// The substream takes over its session's view before it is published.
-	s.parent, s.files = main, main.files
 	s.identity, s.authErr, s.login = info.identity, info.authErr, info.login
 	s.loggedIn = true
-	if s.pathID = main.subs.add(s, limit); s.pathID == 0 {
-		s.parent = nil
+	// The substream takes over the session's file table before it can be
+	// found among the session's substreams.
+	s.srv.setParent(s, main)
+	if limit := s.srv.cfg.Limits.SubstreamsPerSession; !main.subs.add(s, limit) {
+		s.srv.setParent(s, nil)
 		return errorf(proto.ErrNoMemory, "bind limit exceeded (%d substreams per session)", limit)
 	}
 	if main.ctx.Err() != nil { // it ended meanwhile and may have missed us
 		main.subs.drop(s)
-		s.parent = nil
+		s.srv.setParent(s, nil)
 		return errorf(proto.ErrNotFound, "session just closed")
 	}
 	return nil
+}
+
+// bindTarget finds the live session with login session id id and says
+// whether it is itself a substream.
+func (srv *Server) bindTarget(id [16]byte) (main *session, isSub bool) {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	for sess := range srv.sessions {
+		if sess.sessID == id {
+			return sess, sess.parent != nil
+		}
+	}
+	return nil, false
+}
+
+// setParent binds sub to main (nil: unbinds it): sub then uses main's
+// file table. Under the server's lock, as drain and bindTarget look at
+// every session's.
+func (srv *Server) setParent(sub, main *session) {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	sub.parent = main
+	if main != nil {
+		sub.files = main.files
+	} else {
+		sub.files = &fileTable{max: srv.cfg.Limits.OpenFilesPerSession}
+	}
 }
 
 // pathOf returns the path id a data request asks its answer to come back
