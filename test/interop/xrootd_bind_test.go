@@ -41,20 +41,41 @@ func TestXrootdSubstreams(t *testing.T) {
 					t.Errorf("query config %s: %q, want %s as xrootd", key, out, want)
 				}
 			}
-			dst := filepath.Join(t.TempDir(), "big")
-			conns := copyCountingConns(t, s.host, "root://"+s.host+"/"+s.path, dst)
-			sameFile(t, dst, src)
-			carrying := 0
-			for peer, n := range conns {
-				t.Logf("%s: connection from %s carried %d bytes", s.name, peer, n)
-				if n > 1<<20 {
-					carrying++
-				}
-			}
-			if len(conns) < 5 || carrying < 4 {
-				t.Errorf("%s: %d connections from xrdcp -S 4, %d carrying data; want the main one and 4 substreams carrying it", s.name, len(conns), carrying)
-			}
+			checkSubstreams(t, s.name, s.host, "root://"+s.host+"/"+s.path, src, nil)
 		})
+	}
+	// Over roots:// the substreams are TLS too.
+	t.Run("sitebox roots", func(t *testing.T) {
+		testpeers.Require(t, "openssl")
+		ca := t.TempDir()
+		cert, err := os.ReadFile(b.certFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(ca, "box.pem"), cert, 0o644)
+		if out, err := exec.Command("openssl", "rehash", ca).CombinedOutput(); err != nil {
+			t.Fatalf("openssl rehash: %v %s", err, out)
+		}
+		checkSubstreams(t, "sitebox roots", b.rootHost, "roots://"+b.rootHost+"//store/big", src, []string{"X509_CERT_DIR=" + ca})
+	})
+}
+
+// checkSubstreams downloads url with xrdcp -S 4 and checks the data and
+// that it came over the 4 substreams.
+func checkSubstreams(t *testing.T, name, host, url string, src []byte, env []string) {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "big")
+	conns := copyCountingConns(t, host, url, dst, env)
+	sameFile(t, dst, src)
+	carrying := 0
+	for peer, n := range conns {
+		t.Logf("%s: connection from %s carried %d bytes", name, peer, n)
+		if n > 1<<20 {
+			carrying++
+		}
+	}
+	if len(conns) < 5 || carrying < 4 {
+		t.Errorf("%s: %d connections from xrdcp -S 4, %d carrying data; want the main one and 4 substreams carrying it", name, len(conns), carrying)
 	}
 }
 
@@ -64,13 +85,16 @@ var ssBytes = regexp.MustCompile(`bytes_sent:(\d+)`)
 // copyCountingConns runs a rate-limited `xrdcp -S 4` from url to dst and
 // samples the server's established connections (ss) until it ends:
 // the bytes each client port was sent, at most.
-func copyCountingConns(t *testing.T, host, url, dst string) map[string]int64 {
+func copyCountingConns(t *testing.T, host, url, dst string, env []string) map[string]int64 {
 	t.Helper()
 	_, port, _ := strings.Cut(host, ":")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "xrdcp", "-S", "4", "--xrate", "12M", "-f", url, dst)
-	cmd.Env = append(os.Environ(), "XRD_REQUESTTIMEOUT=30", "XRD_CONNECTIONRETRY=1", "XRD_STREAMTIMEOUT=30")
+	cmd.Env = append(append(os.Environ(), "XRD_REQUESTTIMEOUT=30", "XRD_CONNECTIONRETRY=1", "XRD_STREAMTIMEOUT=30",
+		// 2 MiB chunks: enough of them to reach every substream, also those
+		// whose TLS handshake finishes after the first reads went out.
+		"XRD_CPCHUNKSIZE=2097152"), env...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
