@@ -37,9 +37,6 @@ func (s *session) doFattr(req *proto.Request) error {
 	if q.Op == store.AttrList && num != 0 || q.Op != store.AttrList && (num == 0 || num > store.MaxAttrsPerRequest) {
 		return errorf(proto.ErrArgInvalid, "fattr numattr is invalid")
 	}
-	if q.Op.Changes() && s.srv.cfg.ReadOnly {
-		return errReadOnly(q.Op.String(), "")
-	}
 	if len(req.Data) == 0 || req.Data[0] == 0 {
 		return s.fattrFile(req, q, num)
 	}
@@ -50,6 +47,9 @@ func (s *session) doFattr(req *proto.Request) error {
 	path, cgi, err := argPath(req.Data[:end])
 	if err != nil {
 		return err
+	}
+	if q.Op.Changes() && s.srv.cfg.ReadOnly {
+		return errReadOnly(q.Op.String(), path)
 	}
 	nvec, err := decodeAttrs(&q, num, req.Data[min(end+1, len(req.Data)):])
 	if err != nil {
@@ -75,6 +75,9 @@ func (s *session) fattrFile(req *proto.Request, q store.AttrQuery, num int) erro
 	defer of.release()
 	if q.Op.Changes() && of.w == nil {
 		return errorf(proto.ErrInvalidRequest, "fattr request modifies a file open for reading")
+	}
+	if q.Op.Changes() && s.srv.cfg.ReadOnly {
+		return errReadOnly(q.Op.String(), of.path)
 	}
 	args := req.Data
 	if len(args) > 0 {

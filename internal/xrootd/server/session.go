@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -82,6 +83,8 @@ type session struct {
 	pathID byte
 	// done is closed when run has returned and released everything.
 	done chan struct{}
+	// appidLogged is set once kXR_set appid was logged (set.go).
+	appidLogged atomic.Bool
 }
 
 func newSession(s *Server, c net.Conn) *session {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/binary"
+	"log/slog"
 	"strings"
 
 	"sitebox/internal/xrootd/proto"
@@ -11,8 +12,8 @@ import (
 // have logged, as xrootd cuts monitor info at 1024 bytes.
 const maxSetText = 1024
 
-// doSet answers kXR_set as xrootd 5.5 does: "appid <text>" is logged and
-// accepted; "monitor on|off [appid]" is accepted (this server sends no
+// doSet answers kXR_set as xrootd 5.5 does: "appid <text>" is logged
+// (once per session; again at debug level) and accepted; "monitor on|off [appid]" is accepted (this server sends no
 // UDP monitoring stream, so there is nothing to switch); "monitor info
 // <text>" is logged and answered with the 4-byte info id, 0 as from an
 // xrootd without info monitoring. Anything else is refused with
@@ -25,7 +26,13 @@ func (s *session) doSet(req *proto.Request) error {
 	case "":
 		return errorf(proto.ErrArgMissing, "set argument not specified.")
 	case "appid":
-		s.log.Info("set appid", "appid", clip(rest, maxSetText))
+		// Logged once per session at Info: a client repeating it must
+		// not flood the log.
+		lvl := slog.LevelDebug
+		if !s.appidLogged.Swap(true) {
+			lvl = slog.LevelInfo
+		}
+		s.log.Log(s.ctx, lvl, "set appid", "appid", clip(rest, maxSetText))
 		return s.sendOK(req.Stream, nil)
 	case "monitor":
 		return s.setMonitor(req, rest)
@@ -43,14 +50,14 @@ func (s *session) setMonitor(req *proto.Request, args string) error {
 		return errorf(proto.ErrArgMissing, "set monitor argument not specified.")
 	case "info":
 		if text != "" {
-			s.log.Info("set monitor info", "info", text)
+			s.log.Debug("set monitor info", "info", text)
 		}
 		var seq [4]byte
 		binary.BigEndian.PutUint32(seq[:], 0) // no info monitoring: xrootd's answer then
 		return s.sendOK(req.Stream, seq[:])
 	case "on", "off":
 		if text != "" {
-			s.log.Info("set monitor", "state", what, "appid", text)
+			s.log.Debug("set monitor", "state", what, "appid", text)
 		}
 		return s.sendOK(req.Stream, nil)
 	}
