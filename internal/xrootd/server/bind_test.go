@@ -126,3 +126,15 @@ func TestBindRefusals(t *testing.T) {
 		t.Fatal("substream outlived its session")
 	}
 }
+
+// A substream is a session for the limits: past SessionsPerClient the
+// bind is refused with the limit's error, as any connection would be.
+func TestBindCountsAsSession(t *testing.T) {
+	addr, _ := testEnv(t, Config{Limits: Limits{SessionsPerClient: 2}})
+	_, id := loginSession(t, addr)
+	if _, st, _ := bindTo(t, addr, id); st != proto.StatusOK {
+		t.Fatal("first substream refused")
+	}
+	r, st, body := bindTo(t, addr, id)
+	r.wantErr("substream past the sessions per client", st, body, proto.ErrOverloaded)
+}
