@@ -20,6 +20,36 @@ st, resp = client.FileSystem("root://" + sys.argv[1]).sendinfo("sitebox interop"
 print("ok" if st.ok else "failed: " + st.message)
 `
 
+// xattrProbe uses the Python bindings' attribute calls on a path and on
+// open files (read and update handles) and prints what they answered.
+const xattrProbe = `
+import json, sys
+from XRootD import client
+from XRootD.client.flags import OpenFlags
+url, path = sys.argv[1], sys.argv[2]
+def res(s):
+    return [s["ok"], s["errno"]] if isinstance(s, dict) else [s.ok, s.errno]
+def sts(r):
+    return [[x[0]] + ([x[1]] if len(x) == 3 else []) + res(x[-1]) for x in (r or [])]
+fs = client.FileSystem(url)
+out = {}
+st, r = fs.set_xattr(path, [("p", "1"), ("q", "22")]); out["fs set"] = [st.ok, sts(r)]
+st, r = fs.get_xattr(path, ["p", "nope"]); out["fs get"] = [st.ok, sts(r)]
+st, r = fs.list_xattr(path); out["fs list"] = [st.ok, sorted(sts(r))]
+st, r = fs.del_xattr(path, ["q", "nope"]); out["fs del"] = [st.ok, sts(r)]
+f = client.File()
+f.open(url + "/" + path, OpenFlags.READ)
+st, r = f.list_xattr(); out["read handle list"] = [st.ok, sorted(sts(r))]
+st, r = f.set_xattr([("r", "3")]); out["read handle set"] = [st.ok, st.errno]
+f.close()
+f = client.File()
+f.open(url + "/" + path, OpenFlags.UPDATE)
+st, r = f.set_xattr([("r", "3")]); out["update handle set"] = [st.ok, sts(r)]
+st, r = f.get_xattr(["r"]); out["update handle get"] = [st.ok, sts(r)]
+f.close()
+print(json.dumps(out, sort_keys=True))
+`
+
 // TestXrootdXattr runs the same attribute requests against xrootd 5.5
 // and sitebox: xrdfs xattr set, get, list and del, a missing attribute,
 // xrdcp --xattr both ways, query xattr and query config fattr, and
@@ -84,6 +114,8 @@ func TestXrootdXattr(t *testing.T) {
 			got["query config fattr"] = strings.TrimSpace(out)
 			out, _ = run(t, true, py, "-c", sendinfoProbe, s.host)
 			got["kXR_set"] = strings.TrimSpace(out)
+			out, _ = run(t, false, py, "-c", xattrProbe, "root://"+s.host, s.prefix+"/xa/g")
+			got["python bindings"] = strings.TrimSpace(out[strings.LastIndex(out, "{"):])
 		})
 	}
 	for k, want := range answers["xrootd"] {
