@@ -39,9 +39,13 @@ func (o *Origin) Attrs(ctx context.Context, name string, q store.AttrQuery) ([]s
 			return nil, wrap(op, name, fmt.Errorf("%w: the directories above the exports keep no attributes", store.ErrUnsupported))
 		}
 	}
-	p, _, err := ex.find(rel)
+	p, fi, err := ex.find(rel)
 	if err != nil {
 		return nil, wrap(op, name, err)
+	}
+	if !fi.Mode().IsRegular() && !fi.IsDir() {
+		// Opening a device or a FIFO could have effects of its own.
+		return nil, wrap(op, name, fmt.Errorf("%w: only files and directories have attributes", store.ErrUnsupported))
 	}
 	// O_NONBLOCK: a FIFO someone made in a pool must not hold the request.
 	f, err := p.dirRoot().OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
@@ -140,16 +144,25 @@ func attrNames(fd int) ([]string, error) {
 	return names, nil
 }
 
+// maxListBytes bounds a listing's names and values together: a file
+// given many large attributes elsewhere (a file system that holds them)
+// must not make every listing a large allocation.
+const maxListBytes = 1 << 20
+
 func listAttrs(fd int, name string) ([]store.Attr, error) {
 	names, err := attrNames(fd)
 	if err != nil {
 		return nil, wrap("listxattr", name, err)
 	}
 	out := make([]store.Attr, 0, len(names))
+	total := 0
 	for _, n := range names {
 		v, err := getAttr(fd, n)
 		if errors.Is(err, store.ErrNoAttr) {
 			continue // removed meanwhile
+		}
+		if total += len(n) + len(v); total > maxListBytes {
+			return nil, wrap("listxattr", name, fmt.Errorf("%w: listing attributes of more than %d bytes; get them by name", store.ErrUnsupported, maxListBytes))
 		}
 		out = append(out, store.Attr{Name: n, Value: v, Err: err})
 	}
