@@ -101,6 +101,10 @@ func (m *memStore) Mkdir(ctx context.Context, name string, perm fs.FileMode, par
 	return nil
 }
 
+func (m *memStore) Attrs(ctx context.Context, name string, q store.AttrQuery) ([]store.Attr, error) {
+	m.record(q.Op.String())
+	return nil, nil
+}
 func (m *memStore) Remove(ctx context.Context, name string) error { m.record("rm"); return nil }
 func (m *memStore) Rmdir(ctx context.Context, name string) error  { m.record("rmdir"); return nil }
 

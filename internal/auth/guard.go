@@ -55,7 +55,9 @@ func (g *guard) As(target any) bool {
 		store.Offer[store.Checksummer](g.inner, target, g) ||
 		store.Offer[store.Namespace](g.inner, target, g) ||
 		store.Offer[store.SpaceReporter](g.inner, target, g) ||
-		store.Offer[store.Router](g.inner, target, g)
+		store.Offer[store.Router](g.inner, target, g) ||
+		store.Offer[store.Attributer](g.inner, target, g) ||
+		store.Offer[store.WriterLocker](g.inner, target, g)
 }
 
 // check checks op on the clean path p. A denial is logged once, here, at

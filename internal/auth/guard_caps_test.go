@@ -41,6 +41,15 @@ func TestGuardCapabilitiesStayGuarded(t *testing.T) {
 	check("namespace", ns, ok, func() error { return ns.Remove(anon, "/store/user/f") })
 	sp, ok := store.As[store.SpaceReporter](g)
 	check("space", sp, ok, func() error { _, err := sp.Space(anon, "/store/user"); return err })
+	at, ok := store.As[store.Attributer](g)
+	check("getxattr", at, ok, func() error {
+		_, err := at.Attrs(anon, "/store/user/f", store.AttrQuery{Op: store.AttrGet, Attrs: []store.Attr{{Name: "a"}}})
+		return err
+	})
+	check("setxattr", at, ok, func() error {
+		_, err := at.Attrs(anon, "/store/user/f", store.AttrQuery{Op: store.AttrSet, Attrs: []store.Attr{{Name: "a"}}})
+		return err
+	})
 	if calls := m.called(); len(calls) != 0 {
 		t.Errorf("denied calls reached the inner store: %v", calls)
 	}
@@ -114,5 +123,34 @@ func TestGuardChecksBeforeRouting(t *testing.T) {
 	}
 	if has[store.Router](NewGuard(newMemStore(), testPolicy(t), nil)) {
 		t.Error("Router offered over a store without one")
+	}
+}
+
+// Reading attributes needs read access; changing them storage.modify
+// (storage.create is not enough: the file may be someone else's).
+func TestGuardAttrScopes(t *testing.T) {
+	m := newMemStore("/store/user/f")
+	g := NewGuard(m, testPolicy(t), nil)
+	at, _ := store.As[store.Attributer](g)
+	get := store.AttrQuery{Op: store.AttrGet, Attrs: []store.Attr{{Name: "a"}}}
+	set := store.AttrQuery{Op: store.AttrSet, Attrs: []store.Attr{{Name: "a"}}}
+	for _, tc := range []struct {
+		name  string
+		scope []string
+		q     store.AttrQuery
+		ok    bool
+	}{
+		{"read gets", []string{"read:/store/user"}, get, true},
+		{"read cannot set", []string{"read:/store/user"}, set, false},
+		{"create cannot set", []string{"read:/store/user", "create:/store/user"}, set, false},
+		{"modify sets", []string{"modify:/store/user"}, set, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := reqCtx(&store.Request{Identity: ident(nil, tc.scope...)})
+			_, err := at.Attrs(ctx, "/store/user/f", tc.q)
+			if (err == nil) != tc.ok {
+				t.Fatalf("%s: %v, want allowed %v", tc.q.Op, err, tc.ok)
+			}
+		})
 	}
 }

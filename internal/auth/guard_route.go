@@ -18,7 +18,7 @@ func (g *guard) Route(ctx context.Context, c store.Call) (store.Route, error) {
 	switch c.Op {
 	case "create":
 		return g.routeCreate(ctx, rt, c)
-	case "mkdir", "rm", "rmdir", "mv", "chmod":
+	case "mkdir", "rm", "rmdir", "mv", "chmod", "setxattr", "delxattr":
 		return g.routeChange(ctx, rt, c)
 	}
 	if err := g.check(ctx, c.Op, store.ScopeRead, c.Path); err != nil {

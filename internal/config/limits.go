@@ -23,6 +23,9 @@ func (c *Config) validateLimits() []Problem {
 			ps = append(ps, Problem{Key: l.key, Msg: fmt.Sprintf("%d is not a limit (a positive number; 0 for the default, -1 for none)", l.v)})
 		}
 	}
+	if v := c.Root.MaxSubstreamsPerSession; v < -1 || v > 15 {
+		ps = append(ps, Problem{Key: "root.max_substreams_per_session", Msg: fmt.Sprintf("%d is not a limit (1 to 15, the protocol's most; 0 for the default 15)", v)})
+	}
 	for _, d := range []struct{ key, v string }{
 		{"root.request_timeout", c.Root.RequestTimeout},
 		{"root.write_timeout", c.Root.WriteTimeout},

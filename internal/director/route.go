@@ -31,9 +31,10 @@ func (d *Director) Route(ctx context.Context, c store.Call) (store.Route, error)
 			return d.changeRoute(ctx, c.Op, c.Path)
 		}
 		return d.uploadRoute(ctx, c.Op, c.Path)
-	case "rm", "rmdir", "mv", "chmod", "copy":
+	case "rm", "rmdir", "mv", "chmod", "copy", "getxattr", "listxattr", "setxattr", "delxattr":
 		// A WebDAV COPY (within the server or pushed to another) is
-		// done by the origin holding the source, not a cache.
+		// done by the origin holding the source, not a cache; user
+		// attributes are kept by the origin holding the file.
 		return d.changeRoute(ctx, c.Op, c.Path)
 	default:
 		return store.Route{}, nil

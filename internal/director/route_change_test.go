@@ -34,6 +34,12 @@ func TestChangesGoToTheHolder(t *testing.T) {
 		{store.Call{Op: "create", Path: "/store/onlyB", Create: store.CreateOptions{Update: true}}, "b:1"},
 		{store.Call{Op: "mkdir", Path: "/store/newdir"}, "a:1"},
 		{store.Call{Op: "copy", Path: "/store/onlyB"}, "b:1"},
+		// User attributes are the origin's, read or written (a cache
+		// holding a copy has none of its own).
+		{store.Call{Op: "getxattr", Path: "/store/both"}, "a:1"},
+		{store.Call{Op: "listxattr", Path: "/store/onlyB"}, "b:1"},
+		{store.Call{Op: "setxattr", Path: "/store/onlyB"}, "b:1"},
+		{store.Call{Op: "delxattr", Path: "/store/both"}, "a:1"},
 	} {
 		if _, to := redirectOf(t, route(tc.call, "")); to != tc.want {
 			t.Errorf("%s %s: sent to %s, want %s", tc.call.Op, tc.call.Path, to, tc.want)

@@ -66,18 +66,23 @@ type Origin struct {
 	exports store.PrefixTable[*export]
 	sums    cksum.Keeper
 	log     *slog.Logger
+	// writers lets one client at a time write a file, whichever
+	// frontend it comes through (store.WriterLocker).
+	writers store.Writers
 }
 
 type export struct {
 	prefix   string
 	pools    []*pool
 	readOnly bool
+	attrs    attrKeeper // attrs.go
 }
 
 var (
 	_ store.Store         = (*Origin)(nil)
 	_ store.Namespace     = (*Origin)(nil)
 	_ store.SpaceReporter = (*Origin)(nil)
+	_ store.WriterLocker  = (*Origin)(nil)
 )
 
 // New opens every pool directory. A missing pool is an error: silently

@@ -269,3 +269,9 @@ func (o *Origin) Chmod(ctx context.Context, name string, perm fs.FileMode) error
 	}
 	return nil
 }
+
+// LockWriter implements store.WriterLocker: one writer per file for
+// every frontend of this box.
+func (o *Origin) LockWriter(name string, owner any) (func(), error) {
+	return o.writers.LockWriter(name, owner)
+}

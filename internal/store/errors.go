@@ -44,7 +44,7 @@ var (
 // passes it on instead of reporting its upstream unavailable.
 func IsAnswer(err error) bool {
 	for _, s := range []error{ErrNotFound, ErrExist, ErrPermission, ErrInvalid, ErrIsDir, ErrNotDir,
-		ErrNotEmpty, ErrReadOnly, ErrNoSpace, ErrUnsupported, ErrBusy} {
+		ErrNotEmpty, ErrReadOnly, ErrNoSpace, ErrUnsupported, ErrBusy, ErrLocked, ErrNoAttr} {
 		if errors.Is(err, s) {
 			return true
 		}

@@ -25,6 +25,8 @@ var (
 	_ Namespace     = (*Mux)(nil)
 	_ SpaceReporter = (*Mux)(nil)
 	_ Router        = (*Mux)(nil)
+	_ Attributer    = (*Mux)(nil)
+	_ WriterLocker  = (*Mux)(nil)
 )
 
 // NewMux mounts each store at its (clean) prefix.
@@ -223,4 +225,26 @@ func (m *Mux) Route(ctx context.Context, c Call) (Route, error) {
 		return Route{}, nil
 	}
 	return RouteOf(ctx, s, c)
+}
+
+// Attrs passes q to the store mounted over name; the virtual directories
+// above the mounts keep no attributes.
+func (m *Mux) Attrs(ctx context.Context, name string, q AttrQuery) ([]Attr, error) {
+	p, s, err := m.pick(q.Op.String(), name)
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, noAttrs(q.Op, p)
+	}
+	return Attrs(ctx, s, p, q)
+}
+
+// LockWriter takes the writer lock of the store mounted over name.
+func (m *Mux) LockWriter(name string, owner any) (func(), error) {
+	_, s, err := m.pick("open for writing", name)
+	if err != nil || s == nil {
+		return func() {}, nil // the write itself answers
+	}
+	return LockWriter(s, name, owner)
 }

@@ -37,18 +37,50 @@ type SinkOptions struct {
 	// MkParents creates missing parent directories (a TPC pull, as XRootD
 	// does); without it a missing parent is ErrNotFound (WebDAV COPY).
 	MkParents bool
+	// Owner holds name's writer lock (store.WriterLocker) while the copy
+	// runs: a root:// session, so that it may open its own destination
+	// again. Nil: the sink is an owner of its own.
+	Owner any
 }
 
 // LocalSink creates a hidden temporary next to name in st and renames it
 // to name on Commit. st must implement store.Namespace. As with
 // LocalSource, st checks the requester's right to write (storage.create).
-// It reports whether name existed. A race with another writer is won by
-// the last rename, as with PUT.
+// It reports whether name existed. The sink holds name's writer lock
+// until Commit or Abort: another writer (root://, PUT, another copy) is
+// refused with store.ErrLocked meanwhile, and this copy is refused if
+// one is writing.
 func LocalSink(ctx context.Context, st store.Store, name string, opts SinkOptions, log *slog.Logger) (Sink, bool, error) {
 	ns, ok := store.As[store.Namespace](st)
 	if !ok {
 		return Sink{}, false, &store.PathError{Op: "copy", Path: name, Err: store.ErrUnsupported}
 	}
+	owner := opts.Owner
+	if owner == nil {
+		owner = new(byte)
+	}
+	unlock, err := store.LockWriter(st, name, owner)
+	if err != nil {
+		return Sink{}, false, err
+	}
+	sink, existed, err := localSink(ctx, st, ns, name, opts, log)
+	if err != nil {
+		unlock()
+		return Sink{}, existed, err
+	}
+	commit, abort := sink.Commit, sink.Abort
+	sink.Commit = func(ctx context.Context) error {
+		defer unlock()
+		return commit(ctx)
+	}
+	sink.Abort = func(ctx context.Context) {
+		defer unlock()
+		abort(ctx)
+	}
+	return sink, existed, nil
+}
+
+func localSink(ctx context.Context, st store.Store, ns store.Namespace, name string, opts SinkOptions, log *slog.Logger) (Sink, bool, error) {
 	existed := false
 	fi, err := st.Stat(ctx, name)
 	switch {

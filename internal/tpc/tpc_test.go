@@ -131,3 +131,45 @@ func TestChecksumMismatchAborts(t *testing.T) {
 		t.Error("a copy with a bad checksum was kept")
 	}
 }
+
+// A copy's destination holds the file's writer lock from the sink's
+// creation until Commit or Abort: other writers are refused meanwhile,
+// and a copy onto a file being written is refused before anything moves.
+func TestSinkHoldsWriterLock(t *testing.T) {
+	st, dir := newStore(t)
+	ctx := context.Background()
+	sink, _, err := tpc.LocalSink(ctx, st, "/store/dst", tpc.SinkOptions{Overwrite: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.LockWriter(st, "/store/dst", "another writer"); !errors.Is(err, store.ErrLocked) {
+		t.Fatalf("writer during a copy: %v, want ErrLocked", err)
+	}
+	if _, _, err := tpc.LocalSink(ctx, st, "/store/dst", tpc.SinkOptions{Overwrite: true}, nil); !errors.Is(err, store.ErrLocked) {
+		t.Fatalf("second copy onto the same name: %v, want ErrLocked", err)
+	}
+	sink.File.WriteAt([]byte("x"), 0)
+	sink.File.Close()
+	if err := sink.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := store.LockWriter(st, "/store/dst", "another writer")
+	if err != nil {
+		t.Fatalf("after the commit: %v", err)
+	}
+	if _, _, err := tpc.LocalSink(ctx, st, "/store/dst", tpc.SinkOptions{Overwrite: true}, nil); !errors.Is(err, store.ErrLocked) {
+		t.Fatalf("copy onto a file being written: %v, want ErrLocked", err)
+	}
+	unlock()
+	sink, _, err = tpc.LocalSink(ctx, st, "/store/dst", tpc.SinkOptions{Overwrite: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink.Abort(ctx)
+	if _, err := store.LockWriter(st, "/store/dst", "another writer"); err != nil {
+		t.Fatalf("after an abort: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "dst")); string(b) != "x" {
+		t.Fatalf("dst = %q", b)
+	}
+}

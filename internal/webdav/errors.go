@@ -52,6 +52,8 @@ func statusOf(err error) int {
 		return http.StatusForbidden
 	case errors.Is(err, store.ErrExist):
 		return http.StatusPreconditionFailed
+	case errors.Is(err, store.ErrLocked):
+		return http.StatusLocked // another client is writing the file, as XrdHttp answers
 	case errors.Is(err, store.ErrIsDir), errors.Is(err, store.ErrNotDir), errors.Is(err, store.ErrNotEmpty):
 		return http.StatusConflict
 	case errors.Is(err, store.ErrInvalid):

@@ -62,6 +62,13 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, name string) error
 	if im := r.Header.Get("If-Match"); im != "" && (!existed || !etagMatches(im, etag(fi))) {
 		return &httpError{http.StatusPreconditionFailed, "put " + name + ": If-Match does not match the current file"}
 	}
+	// One writer per file, whichever protocol it comes by (423 as
+	// XrdHttp answers), held until the upload has its name.
+	unlock, err := store.LockWriter(h.store, name, r)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	tmp, err := tempName(name)
 	if err != nil {
 		return err

@@ -33,6 +33,11 @@ func (h *Handler) putDirect(w http.ResponseWriter, r *http.Request, name string)
 	if answered, err := h.route(w, r, store.Call{Op: "create", Path: name, Create: opts}); answered || err != nil {
 		return err
 	}
+	unlock, err := store.LockWriter(h.store, name, r)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	f, err := store.Create(r.Context(), h.store, name, opts)
 	if err != nil {
 		return err

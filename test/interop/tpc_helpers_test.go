@@ -54,6 +54,7 @@ func trustCerts(t *testing.T, bundle string, certs ...string) {
 // xrdHTTP is a real XRootD 5.5 server with XrdHttp and its TPC handler.
 type xrdHTTP struct {
 	url  string // https://127.0.0.1:PORT
+	root string // 127.0.0.1:PORT of its root:// service
 	data string
 }
 
@@ -106,7 +107,7 @@ func startXrdHTTP(t *testing.T, cert, key string, trusted ...string) *xrdHTTP {
 	}
 	t.Cleanup(p.Stop)
 	waitListening(t, "127.0.0.1:"+strconv.Itoa(hp))
-	return &xrdHTTP{url: "https://127.0.0.1:" + strconv.Itoa(hp), data: data}
+	return &xrdHTTP{url: "https://127.0.0.1:" + strconv.Itoa(hp), root: "127.0.0.1:" + strconv.Itoa(rp), data: data}
 }
 
 func waitListening(t *testing.T, addr string) {

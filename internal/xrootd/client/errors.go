@@ -42,6 +42,10 @@ func (e *Error) Unwrap() error {
 		return store.ErrInvalid
 	case proto.ErrIOError:
 		return store.ErrIO
+	case proto.ErrAttrNotFound:
+		return store.ErrNoAttr
+	case proto.ErrFileLocked:
+		return store.ErrLocked
 	}
 	return nil
 }

@@ -29,6 +29,7 @@ type pathReq struct {
 	lead string // payload before the path: a mv's source path and a space
 	path string // cleaned; also what errors name (the CGI may hold tokens)
 	cgi  string // without '?'
+	tail []byte // payload after the path and its CGI: a fattr's NUL and vectors
 }
 
 // newPathReq splits name into its path, which is cleaned like every
@@ -55,7 +56,7 @@ func (r *pathReq) payload(cgi string) []byte {
 		b = append(b, '?')
 		b = append(b, cgi...)
 	}
-	return b
+	return append(b, r.tail...)
 }
 
 // do sends r to the FS's server and follows its redirects: each to the

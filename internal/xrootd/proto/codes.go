@@ -237,6 +237,9 @@ const (
 	PgUnitSize = PgPageSize + 4
 	PgMaxEpr   = 128
 	PgRetry    = 0x01 // reqflags: this is a retransmission
+	// AnyPath in a pgread's or pgwrite's pathid lets the server choose
+	// the connection (kXR_AnyPath).
+	AnyPath = 0xff
 
 	// StatusBodyLen is the size of ServerResponseBody_Status.
 	StatusBodyLen = 16

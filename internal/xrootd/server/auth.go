@@ -33,7 +33,7 @@ func (s *session) doAuth(req *proto.Request) {
 	}
 	switch credType {
 	case "unix":
-		s.authNeeded = false
+		s.authenticated()
 		if s.authErr != nil {
 			s.log.Debug("anonymous after a refused token: its requests are refused with the token's reason", "protocol", "unix", "reason", s.authErr.Error())
 		} else {
@@ -51,7 +51,8 @@ func (s *session) doAuth(req *proto.Request) {
 		if err == nil {
 			var id *store.Identity
 			if id, err = s.srv.cfg.Tokens.Verify(s.ctx, tok); err == nil {
-				s.identity, s.authErr, s.authNeeded = id, nil, false
+				s.identity, s.authErr = id, nil
+				s.authenticated()
 				s.log.Debug("authenticated", "protocol", "ztn", "issuer", id.Issuer, "subject", id.Subject, "groups", id.Groups)
 				s.sendOK(req.Stream, nil)
 				return

@@ -30,7 +30,7 @@ const drainPoll = 50 * time.Millisecond
 var startsNew = map[uint16]bool{
 	proto.ReqOpen: true, proto.ReqStat: true, proto.ReqStatx: true, proto.ReqDirlist: true,
 	proto.ReqLocate: true, proto.ReqMkdir: true, proto.ReqRm: true, proto.ReqRmdir: true,
-	proto.ReqMv: true, proto.ReqChmod: true, proto.ReqPrepare: true,
+	proto.ReqMv: true, proto.ReqChmod: true, proto.ReqPrepare: true, proto.ReqFattr: true,
 }
 
 // divertDraining answers req with a redirect or a wait if the server is
@@ -41,6 +41,9 @@ func (s *session) divertDraining(req *proto.Request) bool {
 	}
 	if req.ID == proto.ReqStat && s.files.count() > 0 && len(req.Data) == 0 {
 		return false // stat of an open file (by handle)
+	}
+	if req.ID == proto.ReqFattr && (len(req.Data) == 0 || req.Data[0] == 0) {
+		return false // attributes of an open file (by handle)
 	}
 	c := store.Call{Op: "drain", Path: "/"}
 	rt := store.Route{Retry: true, Wait: s.srv.cfg.DrainWait, Reason: "server restarting; come back in a few seconds"}

@@ -38,6 +38,10 @@ func toXrd(err error) (int32, string) {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return proto.ErrNotFound, msg
+	case errors.Is(err, store.ErrNoAttr):
+		return proto.ErrAttrNotFound, msg
+	case errors.Is(err, store.ErrLocked):
+		return proto.ErrFileLocked, msg
 	case errors.Is(err, store.ErrReadOnly):
 		return proto.ErrFSReadOnly, msg
 	case errors.Is(err, store.ErrPermission):

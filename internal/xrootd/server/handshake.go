@@ -52,9 +52,7 @@ func (s *session) sessionRequest(req *proto.Request) bool {
 	case proto.ReqAuth:
 		s.doAuth(req)
 	case proto.ReqBind:
-		// Parallel substreams would share this session's file table across
-		// connections; the client falls back to this one connection.
-		s.sendError(req.Stream, proto.ErrUnsupported, "bind is not supported by this server; use a single stream")
+		s.doBind(req) // bind.go
 	case proto.ReqEndsess:
 		s.doEndsess(req)
 	case proto.ReqSigver:
@@ -68,7 +66,7 @@ func (s *session) sessionRequest(req *proto.Request) bool {
 // doProtocol answers kXR_protocol with the version and what this server
 // is and supports. A client asking for security requirements (kXR_secreqs)
 // gets the requirements structure saying "none"; bind preferences are never
-// sent, as binding is not supported. A server with a TLS certificate says
+// sent: substreams bind to this address (bind.go). A server with a TLS certificate says
 // so (kXR_haveTLS); a client that wants TLS (roots://) is told to switch
 // now (kXR_gotoTLS) and the TLS handshake follows this answer at once.
 func (s *session) doProtocol(req *proto.Request) {
@@ -125,6 +123,7 @@ func (s *session) doLogin(req *proto.Request) {
 		s.sendOK(req.Stream, append(s.sessID[:len(s.sessID):len(s.sessID)], sec...))
 		return
 	}
+	s.authenticated()
 	s.sendOK(req.Stream, s.sessID[:])
 }
 

@@ -61,7 +61,8 @@ func (s *session) authKrb5(req *proto.Request) {
 	if !ok || len(raw) == 0 {
 		err = errMalformedKrb5
 	} else if id, err = k.VerifyAPReq(raw, krb5Service); err == nil {
-		s.identity, s.authErr, s.authNeeded = id, nil, false
+		s.identity, s.authErr = id, nil
+		s.authenticated()
 		s.log.Info("authenticated", "protocol", "krb5", "issuer", id.Issuer, "subject", id.Subject, "groups", id.Groups)
 		s.sendOK(req.Stream, nil)
 		return

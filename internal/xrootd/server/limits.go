@@ -33,6 +33,11 @@ type Limits struct {
 	// OpenFilesPerSession bounds one session's file table (default 1024; a
 	// ROOT job rarely keeps more than a few dozen files open).
 	OpenFilesPerSession int
+	// SubstreamsPerSession bounds the connections a session may bind to
+	// itself with kXR_bind for parallel data streams (`xrdcp -S N`):
+	// default and most 15, as xrootd; negative is the protocol's 15.
+	// Each substream is a session for the limits above, too.
+	SubstreamsPerSession int
 }
 
 func (l *Limits) defaults() { l.defaultsFor(descriptorLimit()) }
@@ -54,6 +59,9 @@ func (l *Limits) defaultsFor(fds int) {
 	set(&l.OpenFiles, files)
 	set(&l.OpenFilesPerClient, min(4096, files))
 	set(&l.OpenFilesPerSession, min(1024, files))
+	if l.SubstreamsPerSession <= 0 || l.SubstreamsPerSession > maxSubstreams {
+		l.SubstreamsPerSession = maxSubstreams
+	}
 }
 
 // exceeds reports whether n more than held reaches past limit (negative:

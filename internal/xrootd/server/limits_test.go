@@ -76,9 +76,9 @@ func TestLimiterBookkeeping(t *testing.T) {
 			fds  int
 			want Limits
 		}{
-			{0, Limits{4096, 512, 32768, 4096, 1024}},
-			{1 << 20, Limits{4096, 512, 32768, 4096, 1024}},
-			{1024, Limits{128, 128, 512, 512, 512}},
+			{0, Limits{4096, 512, 32768, 4096, 1024, 15}},
+			{1 << 20, Limits{4096, 512, 32768, 4096, 1024, 15}},
+			{1024, Limits{128, 128, 512, 512, 512, 15}},
 		} {
 			var l Limits
 			l.defaultsFor(tc.fds)

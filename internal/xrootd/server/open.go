@@ -150,7 +150,7 @@ const openDeleteMkpath = proto.OpenAsync | proto.OpenRefresh | proto.OpenMkpath 
 // lockedWrite is openWrite under the path's writer lock (writers.go),
 // taken before the store can truncate the file of the writer holding it.
 func (s *session) lockedWrite(ctx context.Context, path string, co store.CreateOptions, opts uint16) (*openFile, error) {
-	unlock, err := s.srv.writers.lock(path, s)
+	unlock, err := store.LockWriter(s.srv.store, path, s)
 	if err != nil {
 		return nil, err
 	}

@@ -227,7 +227,7 @@ func TestSessionRequests(t *testing.T) {
 		t.Fatal("ping failed")
 	}
 	st, body = r.call(proto.ReqBind, [16]byte{}, nil)
-	r.wantErr("bind", st, body, proto.ErrUnsupported)
+	r.wantErr("bind to an unknown session", st, body, proto.ErrNotFound)
 	st, body = r.call(proto.ReqLogin, [16]byte{}, []byte("xrd.cc=us"))
 	if st != proto.StatusOK || len(body) != 16 {
 		t.Fatalf("login: %d %x", st, body)

@@ -14,8 +14,8 @@ import (
 // release whose protocol sitebox speaks, marked as sitebox.
 const versionString = "v5.5.3-sitebox"
 
-// doQuery answers kXR_query for checksums, configuration and space;
-// other kinds are not supported.
+// doQuery answers kXR_query for checksums, configuration, space,
+// statistics and a path's attributes; other kinds are not supported.
 func (s *session) doQuery(req *proto.Request) error {
 	switch qt := req.U16(0); qt {
 	case proto.QueryCksum:
@@ -26,6 +26,8 @@ func (s *session) doQuery(req *proto.Request) error {
 		return s.querySpace(req)
 	case proto.QueryStats:
 		return s.queryStats(req) // stats.go
+	case proto.QueryXattr:
+		return s.queryXattr(req) // fattr.go
 	default:
 		return errorf(proto.ErrUnsupported, "query type %d is not supported by this server", qt)
 	}
@@ -74,11 +76,15 @@ func (s *session) configValue(key string) string {
 	cfg := &s.srv.cfg
 	switch key {
 	case "bind_max":
-		return "0" // no parallel substreams
+		return strconv.Itoa(cfg.Limits.SubstreamsPerSession) // bind.go
+	case "fattr":
+		// The longest attribute name and value (kXR_fattr), as xrootd
+		// announces them; "0 0" would say attributes are not supported.
+		return strconv.Itoa(store.MaxAttrNameLen) + " " + strconv.Itoa(store.MaxAttrValueLen)
 	case "chksum":
 		return "0:" + cksum.Adler32 + ",1:" + cksum.CRC32C
 	case "pio_max":
-		return "1"
+		return strconv.Itoa(maxPio)
 	case "readv_ior_max":
 		return strconv.Itoa(cfg.MaxReadChunk - proto.ReadvElemLen)
 	case "readv_iov_max":
@@ -96,7 +102,7 @@ func (s *session) configValue(key string) string {
 	case "cms", "xrootd":
 		return ""
 	}
-	return key // tpc, tpcdlg, window, cid, sysid, vnid, fattr: not configured
+	return key // tpcdlg, window, cid, sysid, vnid: not configured
 }
 
 // querySpace answers in XRootD's oss format for the space holding path.

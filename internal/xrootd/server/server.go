@@ -174,9 +174,8 @@ type Server struct {
 	// over a limit; past it they are closed at once.
 	refusing chan struct{}
 	ident    identity
-	started  time.Time // reported by query config "start"
-	tpc      tpcGrants // root:// third-party copy grants (tpc.go)
-	writers  writerLocks
+	started  time.Time  // reported by query config "start"
+	tpc      tpcGrants  // root:// third-party copy grants (tpc.go)
 	prepIDs  prepareIDs // request ids of prepare -s (stats.go)
 
 	mu       sync.Mutex

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,8 +39,10 @@ type session struct {
 	// clientIP is the client's address as stores see it (store.Request).
 	clientIP string
 
-	wmu      sync.Mutex // serialises frames on conn
-	files    fileTable
+	wmu sync.Mutex // serialises frames on conn
+	// files is the session's file table; a bound substream shares its
+	// main session's (set before the bind is published).
+	files    *fileTable
 	slots    chan struct{}       // requests executing
 	dataQ    chan *proto.Request // reads waiting for the data lane
 	nsTail   chan struct{}       // closed when the last namespace change read has run; reader only
@@ -68,6 +71,21 @@ type session struct {
 	// login is "user.pid" from kXR_login, by which root:// TPC names the
 	// client (tpc.go); set before any request runs.
 	login string
+
+	// bindMu protects bindAs: what a substream binding to this session
+	// takes over, set once the client is logged in and authenticated.
+	bindMu sync.Mutex
+	bindAs *bindInfo
+	// subs are the substreams bound to this session (bind.go).
+	subs substreams
+	// parent is the session this one is a substream of, with its path
+	// id; set by kXR_bind on the reader goroutine before any other use.
+	parent *session
+	pathID byte
+	// done is closed when run has returned and released everything.
+	done chan struct{}
+	// appidLogged is set once kXR_set appid was logged (set.go).
+	appidLogged atomic.Bool
 }
 
 func newSession(s *Server, c net.Conn) *session {
@@ -83,8 +101,9 @@ func newSession(s *Server, c net.Conn) *session {
 		slots:    make(chan struct{}, s.cfg.MaxInFlight),
 		dataQ:    make(chan *proto.Request, s.cfg.MaxInFlight),
 		bufShare: make(chan struct{}, 2),
+		files:    &fileTable{max: s.cfg.Limits.OpenFilesPerSession},
+		done:     make(chan struct{}),
 	}
-	sess.files.max = s.cfg.Limits.OpenFilesPerSession
 	sess.br = bufio.NewReaderSize(timedReader{sess}, 16<<10)
 	rand.Read(sess.sessID[:])
 	return sess
@@ -113,9 +132,15 @@ func (s *session) close() {
 // run serves the connection until the client leaves or breaks the
 // protocol, then waits for its requests and closes its files.
 func (s *session) run() {
+	defer close(s.done)
 	defer func() {
 		s.close()
+		s.endSubstreams() // bind.go
 		s.wg.Wait()
+		if s.parent != nil { // the files are the main session's
+			s.parent.subs.drop(s)
+			return
+		}
 		for range s.files.closeAll(s.log, s.logTransfer) {
 			s.srv.limits.dropFile(s.clientIP)
 		}
@@ -143,6 +168,16 @@ func (s *session) run() {
 			return
 		}
 		req, dlen := proto.DecodeRequestHeader(hdr[:])
+		if s.parent != nil && req.ID != proto.ReqPing {
+			// A substream carries answers only; its client sends requests on
+			// the main connection. Its payload cannot be trusted to be
+			// drained, so the substream ends (as xrootd ends one that is
+			// sent a write it did not expect).
+			msg := fmt.Sprintf("%s sent on substream %d: a bound substream carries only answers; send requests on the main connection", req.Name(), s.pathID)
+			s.log.Info("protocol violation; closing the substream", "err", msg)
+			s.sendError(req.Stream, proto.ErrInvalidRequest, msg)
+			return
+		}
 		if dlen < 0 || int64(dlen) > int64(s.srv.cfg.MaxRequestData) {
 			msg := fmt.Sprintf("%s request declares a payload of %d bytes (limit %d); closing the connection", req.Name(), dlen, s.srv.cfg.MaxRequestData)
 			s.log.Warn("protocol violation", "err", msg)
@@ -252,6 +287,8 @@ var handlers = map[uint16]handler{
 	proto.ReqMv:       (*session).doMv,
 	proto.ReqChmod:    (*session).doChmod,
 	proto.ReqPrepare:  (*session).doPrepare,
+	proto.ReqSet:      (*session).doSet,
+	proto.ReqFattr:    (*session).doFattr,
 }
 
 // dispatch runs one request; it returns false when the session must end.
@@ -284,12 +321,7 @@ func (s *session) dispatch(req *proto.Request) bool {
 		if req.ID == proto.ReqReadv {
 			s.hintReadv(req)
 		}
-		select {
-		case s.dataQ <- req:
-			return true
-		case <-s.ctx.Done():
-			return false
-		}
+		return s.queueData(req) // bind.go: this connection or a substream
 	}
 	select {
 	case s.slots <- struct{}{}:

@@ -33,6 +33,11 @@ type Settings struct {
 	MaxOpenFiles           int `toml:"max_open_files"`
 	MaxOpenFilesPerClient  int `toml:"max_open_files_per_client"`
 	MaxOpenFilesPerSession int `toml:"max_open_files_per_session"`
+	// MaxSubstreamsPerSession bounds the connections a client may bind
+	// to one session for parallel data streams (`xrdcp -S N`): default
+	// and at most 15, as xrootd. Each counts against the session limits
+	// above.
+	MaxSubstreamsPerSession int `toml:"max_substreams_per_session"`
 	// RequestTimeout is how long a started request (its header, a write's
 	// data) may go without a byte before the client is disconnected
 	// (default "1m").
@@ -64,7 +69,8 @@ func (r *Settings) Defaults() {
 func (r *Settings) Config() Config {
 	return Config{RequestTimeout: duration(r.RequestTimeout), WriteTimeout: duration(r.WriteTimeout), DrainTo: drainHost(r.DrainRedirect),
 		Limits: Limits{Sessions: r.MaxSessions, SessionsPerClient: r.MaxSessionsPerClient,
-			OpenFiles: r.MaxOpenFiles, OpenFilesPerClient: r.MaxOpenFilesPerClient, OpenFilesPerSession: r.MaxOpenFilesPerSession}}
+			OpenFiles: r.MaxOpenFiles, OpenFilesPerClient: r.MaxOpenFilesPerClient, OpenFilesPerSession: r.MaxOpenFilesPerSession,
+			SubstreamsPerSession: r.MaxSubstreamsPerSession}}
 }
 
 func duration(s string) time.Duration {

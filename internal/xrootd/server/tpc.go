@@ -259,7 +259,7 @@ func (s *session) openTPCDest(ctx context.Context, req *proto.Request, path stri
 	if err != nil {
 		return err
 	}
-	sink, _, err := tpc.LocalSink(ctx, s.srv.store, path, tpc.SinkOptions{Overwrite: opts&proto.OpenDelete != 0, MkParents: true}, s.log)
+	sink, _, err := tpc.LocalSink(ctx, s.srv.store, path, tpc.SinkOptions{Overwrite: opts&proto.OpenDelete != 0, MkParents: true, Owner: s}, s.log)
 	if err != nil {
 		release()
 		return err
