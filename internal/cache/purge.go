@@ -144,6 +144,7 @@ func excess(high, low float64, own, fsUsed, fsTotal int64) int64 {
 func (c *Cache) purgeOnce() {
 	c.purgeMu.Lock()
 	defer c.purgeMu.Unlock()
+	start := time.Now()
 	w := c.cfg.Space
 	u := c.usage()
 	bytesHigh, filesHigh := w.BytesHigh, w.FilesHigh
@@ -164,7 +165,7 @@ func (c *Cache) purgeOnce() {
 	short := freedBytes < needBytes || freedFiles < needFiles
 	if freedFiles > 0 || !c.purgeShort {
 		c.log.Info("cache purge", "freed_bytes", freedBytes, "freed_files", freedFiles, "skipped_open", skipped,
-			"needed_bytes", max(needBytes, 0), "needed_files", max(needFiles, 0))
+			"needed_bytes", max(needBytes, 0), "needed_files", max(needFiles, 0), "took", time.Since(start).Round(time.Microsecond))
 	}
 	if short && !c.purgeShort {
 		c.log.Warn("cache purge could not reach the low watermark (files in use, or other data on the cache filesystem); retrying every check")
