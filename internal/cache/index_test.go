@@ -2,8 +2,12 @@ package cache
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -203,5 +207,74 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
+	}
+}
+
+// Evicting a directory removes its idle records (and their files) as
+// well as the entries in memory, keeping the ones in use.
+func TestEvictRecords(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.UpstreamIdle = 50 * time.Millisecond })
+	for i := range 5 {
+		e.file(fmt.Sprintf("v/f%d", i), 10<<10)
+		e.read(fmt.Sprintf("/store/v/f%d", i), 10<<10)
+	}
+	e.file("w", 10<<10)
+	e.read("/store/w", 10<<10)
+	e.settle()
+	waitFor(t, "all entries idle", func() bool {
+		e.c.mu.Lock()
+		defer e.c.mu.Unlock()
+		return len(e.c.entries) == 0
+	})
+	open, err := e.c.Open(t.Context(), "/store/v/f3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+	err = e.c.Evict(t.Context(), "/store/v")
+	if !errors.Is(err, store.ErrBusy) || !strings.Contains(err.Error(), "1 of 5 cached files are open") {
+		t.Fatalf("evict: %v, want busy with 1 of 5", err)
+	}
+	var kept []string
+	for _, en := range e.c.Entries() {
+		kept = append(kept, en.Path)
+	}
+	if want := []string{"/store/v/f3", "/store/w"}; !slices.Equal(kept, want) {
+		t.Fatalf("kept %v, want %v", kept, want)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "meta/store/v/f1")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("block map of an evicted record still on disk: %v", err)
+	}
+}
+
+// BenchmarkIndexMemory reports the memory a million idle cached files
+// take as records, next to what they took as entries with block maps.
+func BenchmarkIndexMemory(b *testing.B) {
+	const n = 1_000_000
+	heapNow := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	now := time.Now()
+	for range b.N {
+		before := heapNow()
+		x := newIndex()
+		for i := range n {
+			m := newBlockMap(1<<20, 4096, now)
+			m.set(0, []uint32{1})
+			x.add(recOf(fmt.Sprintf("/store/d%03d/f%07d", i%1000, i), m))
+		}
+		b.ReportMetric(float64(heapNow()-before)/n, "B/record")
+		runtime.KeepAlive(&x)
+		before = heapNow()
+		es := map[string]*entry{}
+		for i := range n {
+			p := fmt.Sprintf("/store/d%03d/f%07d", i%1000, i)
+			es[p] = &entry{path: p, m: newBlockMap(1<<20, 4096, now)}
+		}
+		b.ReportMetric(float64(heapNow()-before)/n, "B/entry")
+		runtime.KeepAlive(es)
 	}
 }
