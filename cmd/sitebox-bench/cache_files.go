@@ -25,8 +25,8 @@ reruns: a million takes a few minutes and two million inodes), then
 its first byte. Prints the time from start to that byte, to every cached
 file being registered, the process's RSS then (and its peak), the time
 of the purge round that evicts the 100 least recently used files (the
-files watermarks are set just under N; the round runs while the start-up
-scan finishes), and the best of five 'cache ls' pages of 1000 files from
+files watermarks are set just under N; the round follows the start-up
+scan), and the best of five 'cache ls' pages of 1000 files from
 the middle of the listing, through the admin socket.`,
 		Example: `  sitebox-bench cache files --counts 10000,100000 --work-dir /scratch/bench`,
 		Args:    cobra.NoArgs,

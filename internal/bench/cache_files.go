@@ -25,9 +25,9 @@ import (
 // many small cached files (each a 4 KiB file, fully cached), then
 // `sitebox serve` starts on it and a client reads a cached file until it
 // gets its first byte. The files watermarks are set just under the count,
-// so once the start-up scan has registered nearly all files one purge
-// round evicts the filesPurged oldest ones (written with an older access
-// time); then pages of `cache ls` are read through the admin socket.
+// so the purge round that follows the start-up scan evicts the
+// filesPurged oldest files (written with an older access time); then
+// pages of `cache ls` are read through the admin socket.
 type FilesConfig struct {
 	Sitebox string    // sitebox binary
 	WorkDir string    // the cache directories are built here (kept for reruns)
@@ -158,7 +158,7 @@ func startupPoint(ctx context.Context, bin, dir string, p *FilesPoint) error {
 	// The files marks make one purge round evict filesPurged files once
 	// the scan has registered nearly all; the bytes marks never trigger.
 	cfgText := fmt.Sprintf("[server]\nstate_dir = %q\nlog_level = \"info\"\n[root]\naddr = \"127.0.0.1:%d\"\n[https]\naddr = \"off\"\n"+
-		"[cache]\ndir = %q\nrevalidate = \"24h\"\nhigh_water = \"1000TiB\"\nlow_water = \"900TiB\"\nfiles_high_water = \"%d\"\nfiles_low_water = \"%d\"\npurge_interval = \"200ms\"\n"+
+		"[cache]\ndir = %q\nrevalidate = \"24h\"\nhigh_water = \"1000TiB\"\nlow_water = \"900TiB\"\nfiles_high_water = \"%d\"\nfiles_low_water = \"%d\"\npurge_interval = \"1h\"\n"+
 		"[[cache.route]]\nprefix = \"/store\"\nupstreams = [\"root://127.0.0.1:9\"]\n",
 		state, port, dir, p.Files-filesPurged/2, p.Files-filesPurged)
 	start := time.Now()

@@ -53,6 +53,9 @@ func (c *Cache) scan(ctx context.Context) {
 	// hand it back rather than let the process stay at its peak.
 	debug.FreeOSMemory()
 	c.log.Info("cache scanned", "files", n, "took", time.Since(start).Round(time.Millisecond))
+	// Usage is known in full only now: a cache restarted over its marks
+	// purges at once, not a purge interval later.
+	c.kickPurge(-1)
 }
 
 // loadEntryMap gives e the block map saved on disk, if it has none in
