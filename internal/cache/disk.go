@@ -160,8 +160,8 @@ func (d *disk) pruneDirs(p string) {
 
 // scan calls fn for every valid block map not known already; fn must make
 // its path known (or remove it). Invalid maps and data files without a map
-// or an entry are removed. It
-// runs while the cache serves, so it stops when ctx ends.
+// or an entry are removed. It runs while the cache serves, so it stops
+// when ctx ends.
 func (d *disk) scan(ctx context.Context, known func(p string) bool, fn func(p string, m *blockMap)) error {
 	err := fs.WalkDir(d.root.FS(), "meta", func(name string, de fs.DirEntry, err error) error {
 		if err != nil || de.IsDir() {
@@ -172,7 +172,7 @@ func (d *disk) scan(ctx context.Context, known func(p string) bool, fn func(p st
 		}
 		p := name[len("meta"):]
 		if known(p) {
-			return nil // in use already: its entry loaded the map itself
+			return nil // an entry in use loaded the map itself, or a record has it
 		}
 		m, lerr := d.loadMap(p)
 		if lerr != nil {
