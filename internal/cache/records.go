@@ -3,6 +3,7 @@ package cache
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"sitebox/internal/store"
 )
@@ -17,6 +18,13 @@ func (c *Cache) forgetLocked(e *entry) {
 	if e.refs > 0 || e.opens > 0 || e.idle != nil || c.entries[e.path] != e || !e.up.none() {
 		return
 	}
+	if !e.saveMu.TryLock() {
+		// Its map is being saved (by the last release or the flusher):
+		// look again one idle time later, when the record can match it.
+		c.markIdleLocked(e, time.Now())
+		return
+	}
+	defer e.saveMu.Unlock()
 	delete(c.entries, e.path)
 	e.mu.Lock()
 	defer e.mu.Unlock()
