@@ -89,28 +89,7 @@ func addCacheCommands(root *cobra.Command) {
 		return c
 	}
 
-	cacheCmd.AddCommand(jsonFlag(&cobra.Command{
-		Use:   "ls [PREFIX]",
-		Short: "List cached files (all, or those at or below PREFIX)",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			prefix := ""
-			if len(args) == 1 {
-				prefix = args[0]
-			}
-			return withClient(cmd, f, func(ctx context.Context, c *admin.Client) error {
-				es, err := c.Entries(ctx, prefix)
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return printJSON(cmd.OutOrStdout(), es)
-				}
-				printEntries(cmd.OutOrStdout(), es, prefix)
-				return nil
-			})
-		},
-	}))
+	cacheCmd.AddCommand(jsonFlag(newCacheLsCmd(f, &asJSON)))
 	cacheCmd.AddCommand(jsonFlag(&cobra.Command{
 		Use:   "stats",
 		Short: "Show hit ratio, traffic, disk and RAM use of the cache",

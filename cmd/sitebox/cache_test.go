@@ -43,6 +43,18 @@ func (f *fakeCache) Entries() []cache.EntryInfo {
 	return append([]cache.EntryInfo(nil), f.entries...)
 }
 
+// EntriesPage pages the fake's entries (kept in path order) as the
+// cache does.
+func (f *fakeCache) EntriesPage(prefix, after string, limit int) ([]cache.EntryInfo, error) {
+	var out []cache.EntryInfo
+	for _, e := range f.Entries() {
+		if store.HasPrefix(e.Path, prefix) && e.Path > after && len(out) < limit {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
 func (f *fakeCache) Evict(_ context.Context, p string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -116,6 +128,11 @@ func TestCacheCommands(t *testing.T) {
 			"3 files, 10.0 MiB cached of 10.0 MiB (99%)",
 		}},
 		{name: "ls prefix", args: []string{"ls", "/store/"}, want: []string{"/store/a.root", "/store/b.root", "2 files, 180 B cached of 300 B (60%)"}, notWant: []string{"/pub"}},
+		{name: "ls limit", args: []string{"ls", "--limit", "2"}, want: []string{"/pub/c.root", "/store/a.root", "2 files,", "more cached files follow; list them with --after /store/a.root"}, notWant: []string{"/store/b.root"}},
+		{name: "ls after", args: []string{"ls", "--after", "/store/a.root"}, want: []string{"/store/b.root", "1 file,"}, notWant: []string{"/pub", "/store/a.root", "more cached"}},
+		{name: "ls limit exact", args: []string{"ls", "/store", "--limit", "2"}, want: []string{"2 files,"}, notWant: []string{"more cached"}},
+		{name: "ls bad limit", args: []string{"ls", "--limit", "-1"}, err: "--limit -1"},
+		{name: "ls bad after", args: []string{"ls", "--after", "x/../y"}, err: "not a path from a listing"},
 		{name: "ls empty", args: []string{"ls", "/nothing"}, want: []string{"nothing cached at or below /nothing"}},
 		{name: "ls bad prefix", args: []string{"ls", "/a/../b"}, err: "'..' is not allowed"},
 		{name: "stats", args: []string{"stats"}, want: []string{

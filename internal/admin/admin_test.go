@@ -39,6 +39,18 @@ func (f *fakeCache) Entries() []cache.EntryInfo {
 	return append([]cache.EntryInfo(nil), f.entries...)
 }
 
+// EntriesPage pages the fake's entries (kept in path order) as the
+// cache does.
+func (f *fakeCache) EntriesPage(prefix, after string, limit int) ([]cache.EntryInfo, error) {
+	var out []cache.EntryInfo
+	for _, e := range f.Entries() {
+		if store.HasPrefix(e.Path, prefix) && e.Path > after && len(out) < limit {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
 func (f *fakeCache) Evict(_ context.Context, p string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -187,6 +199,43 @@ func TestLs(t *testing.T) {
 	}
 	if _, body := get(t, c.stateDir, "GET", "/cache/ls?prefix=/nothing"); strings.TrimSpace(body) != "[]" {
 		t.Errorf("empty listing is %q, want []", body)
+	}
+}
+
+// GET /cache/ls answers a page at a time; bad paging parameters are
+// refused with 400 and a message naming them.
+func TestLsPages(t *testing.T) {
+	c := NewClient(startServer(t, newFake()))
+	ctx := context.Background()
+	var got []string
+	for after := ""; ; {
+		page, err := c.EntriesPage(ctx, "", after, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range page {
+			got = append(got, e.Path)
+		}
+		if len(page) < 2 {
+			break
+		}
+		after = page[len(page)-1].Path
+	}
+	if want := []string{"/pub/c.root", "/store/a.root", "/store/b.root"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("pages gave %v, want %v", got, want)
+	}
+	for _, tt := range []struct{ name, query, msg string }{
+		{"limit zero", "limit=0", "want a number from 1 to"},
+		{"limit too big", "limit=100001", "from 1 to 100000"},
+		{"limit not a number", "limit=ten", "ten"},
+		{"after not clean", "after=/a/../b", "not a path from a listing"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := get(t, c.stateDir, "GET", "/cache/ls?"+tt.query)
+			if code != http.StatusBadRequest || !strings.Contains(body, tt.msg) {
+				t.Errorf("status %d body %q, want 400 with %q", code, body, tt.msg)
+			}
+		})
 	}
 }
 

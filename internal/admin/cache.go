@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"sitebox/internal/cache"
 	"sitebox/internal/store"
@@ -15,8 +17,10 @@ import (
 // implements it.
 type Cache interface {
 	Stats() cache.Stats
-	// Entries lists every cached file.
-	Entries() []cache.EntryInfo
+	// EntriesPage lists, in path order, up to limit cached files at or
+	// below prefix whose path sorts after `after`; a page shorter than
+	// limit is the last. It costs the page, not every cached file.
+	EntriesPage(prefix, after string, limit int) ([]cache.EntryInfo, error)
 	// Evict drops the cached copy of path or of everything below it. Its
 	// error wraps store.ErrNotFound when nothing is cached there and
 	// store.ErrBusy when files are open.
@@ -49,17 +53,47 @@ func (s *Server) stats(w http.ResponseWriter, _ *http.Request, c Cache) {
 	writeJSON(w, http.StatusOK, c.Stats())
 }
 
+// DefaultListPage is the page size of GET /cache/ls without limit: a
+// cache of a million files answers a page at a time, each call costing
+// its page; clients ask for the next with after=<last path>.
+const DefaultListPage = 1000
+
 func (s *Server) ls(w http.ResponseWriter, r *http.Request, c Cache) {
-	prefix := "/"
-	if q := r.URL.Query().Get("prefix"); q != "" {
-		p, err := store.CleanPath(q)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, err)
+	q := r.URL.Query()
+	prefix, after, limit, err := lsQuery(q.Get("prefix"), q.Get("after"), q.Get("limit"))
+	if err == nil {
+		var es []cache.EntryInfo
+		if es, err = c.EntriesPage(prefix, after, limit); err == nil {
+			writeJSON(w, http.StatusOK, append([]cache.EntryInfo{}, es...))
 			return
 		}
-		prefix = p
 	}
-	writeJSON(w, http.StatusOK, below(c.Entries(), prefix))
+	s.log.Info("cache ls refused", "query", r.URL.RawQuery, "error", err)
+	writeError(w, statusOf(err), err)
+}
+
+// lsQuery checks the parameters of GET /cache/ls.
+func lsQuery(prefix, after, limit string) (string, string, int, error) {
+	p := "/"
+	if prefix != "" {
+		var err error
+		if p, err = store.CleanPath(prefix); err != nil {
+			return "", "", 0, err
+		}
+	}
+	if after != "" {
+		if a, err := store.CleanPath(after); err != nil || a != after {
+			return "", "", 0, fmt.Errorf("%w: after=%q is not a path from a listing", store.ErrInvalid, after)
+		}
+	}
+	n := DefaultListPage
+	if limit != "" {
+		var err error
+		if n, err = strconv.Atoi(limit); err != nil || n < 1 || n > cache.MaxListPage {
+			return "", "", 0, fmt.Errorf("%w: limit=%q: want a number from 1 to %d", store.ErrInvalid, limit, cache.MaxListPage)
+		}
+	}
+	return p, after, n, nil
 }
 
 func (s *Server) evict(w http.ResponseWriter, r *http.Request, c Cache) {
@@ -71,7 +105,20 @@ func (s *Server) evict(w http.ResponseWriter, r *http.Request, c Cache) {
 	res := EvictResult{Path: p, Files: []cache.EntryInfo{}}
 	// The cache reports only success or failure, so what was evicted is
 	// read from the listing beforehand: the files with blocks on disk.
-	for _, e := range below(c.Entries(), p) {
+	var es []cache.EntryInfo
+	for after := ""; ; {
+		page, err := c.EntriesPage(p, after, cache.MaxListPage)
+		if err != nil {
+			writeError(w, statusOf(err), err)
+			return
+		}
+		es = append(es, page...)
+		if len(page) < cache.MaxListPage {
+			break
+		}
+		after = page[len(page)-1].Path
+	}
+	for _, e := range es {
 		if e.Present > 0 {
 			res.Files = append(res.Files, e)
 			res.Bytes += e.CachedBytes
@@ -89,18 +136,6 @@ func (s *Server) evict(w http.ResponseWriter, r *http.Request, c Cache) {
 	}
 	s.log.Info("evicted", "path", p, "files", len(res.Files), "bytes", res.Bytes)
 	writeJSON(w, http.StatusOK, res)
-}
-
-// below returns the entries at or under prefix, never nil so that JSON
-// shows an empty list rather than null.
-func below(all []cache.EntryInfo, prefix string) []cache.EntryInfo {
-	out := []cache.EntryInfo{}
-	for _, e := range all {
-		if store.HasPrefix(e.Path, prefix) {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // statusOf maps the store's sentinel errors to HTTP statuses; the client

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"syscall"
 
 	"sitebox/internal/cache"
@@ -67,11 +68,33 @@ func (c *Client) Stats(ctx context.Context) (cache.Stats, error) {
 	return s, err
 }
 
-// Entries lists the cached files at or below prefix ("" for all).
+// Entries lists every cached file at or below prefix ("" for all), one
+// page after another.
 func (c *Client) Entries(ctx context.Context, prefix string) ([]cache.EntryInfo, error) {
-	var q url.Values
+	var all []cache.EntryInfo
+	for after := ""; ; {
+		page, err := c.EntriesPage(ctx, prefix, after, cache.MaxListPage)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if len(page) < cache.MaxListPage {
+			return all, nil
+		}
+		after = page[len(page)-1].Path
+	}
+}
+
+// EntriesPage lists up to limit cached files at or below prefix ("" for
+// all) whose path sorts after `after` ("" for the first page). A page
+// shorter than limit is the last.
+func (c *Client) EntriesPage(ctx context.Context, prefix, after string, limit int) ([]cache.EntryInfo, error) {
+	q := url.Values{"limit": {strconv.Itoa(limit)}}
 	if prefix != "" {
-		q = url.Values{"prefix": {prefix}}
+		q.Set("prefix", prefix)
+	}
+	if after != "" {
+		q.Set("after", after)
 	}
 	var es []cache.EntryInfo
 	err := c.do(ctx, http.MethodGet, "/cache/ls", q, &es)

@@ -8,7 +8,10 @@
 //
 //	GET  /metrics                  Prometheus text format
 //	GET  /cache/stats              JSON cache.Stats
-//	GET  /cache/ls[?prefix=/store] JSON []cache.EntryInfo
+//	GET  /cache/ls[?prefix=/store&after=/store/x&limit=1000]
+//	                               JSON []cache.EntryInfo, one page in path
+//	                               order (default 1000); the next page
+//	                               starts after the last path
 //	POST /cache/evict?path=/x      JSON EvictResult
 //	POST /federation/remove?name=N drop a (down) server from the director
 //

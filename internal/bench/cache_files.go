@@ -8,20 +8,26 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"sitebox/internal/admin"
 	"sitebox/internal/testpeers"
 	"sitebox/internal/xrootd/client"
 )
 
 // FilesConfig is the many-files mode of the cache bench: how a sitebox
-// cache holding many cached files starts. For each count, a cache
-// directory is filled with that many small cached files (each a 4 KiB
-// file, fully cached), then `sitebox serve` starts on it and a client
-// reads a cached file until it gets its first byte.
+// cache holding many cached files starts, and what its purges and `cache
+// ls` pages cost. For each count, a cache directory is filled with that
+// many small cached files (each a 4 KiB file, fully cached), then
+// `sitebox serve` starts on it and a client reads a cached file until it
+// gets its first byte. The files watermarks are set just under the count,
+// so the purge round that follows the start-up scan evicts the
+// filesPurged oldest files (written with an older access time); then
+// pages of `cache ls` are read through the admin socket.
 type FilesConfig struct {
 	Sitebox string    // sitebox binary
 	WorkDir string    // the cache directories are built here (kept for reruns)
@@ -36,12 +42,19 @@ type FilesPoint struct {
 	Scan      time.Duration // until every cached file was registered ("cache scanned")
 	RSS       int64         // after the scan
 	PeakRSS   int64
-	Err       string
+	// Purge is the time of the purge round that evicted PurgedFiles files
+	// (as the cache logs it).
+	Purge       time.Duration
+	PurgedFiles int
+	LsPage      time.Duration // one page of filesLsPage entries from the middle, best of a few
+	Err         string
 }
 
 const (
-	filesBlock = 1 << 20
-	filesSize  = 4096
+	filesBlock  = 1 << 20
+	filesSize   = 4096
+	filesPurged = 100  // files one purge round evicts
+	filesLsPage = 1000 // entries per `cache ls` page
 )
 
 // CacheFiles runs the many-files mode.
@@ -66,7 +79,7 @@ func CacheFiles(ctx context.Context, cfg FilesConfig) ([]FilesPoint, error) {
 			p.Err = err.Error()
 		}
 		pts = append(pts, p)
-		fmt.Fprintf(cfg.Out, "  %8d files: first byte %v, scan %v, RSS %s (peak %s) %s\n", n, p.FirstByte.Round(time.Millisecond), p.Scan.Round(time.Millisecond), rssText(p.RSS), rssText(p.PeakRSS), p.Err)
+		fmt.Fprintf(cfg.Out, "  %8d files: first byte %v, scan %v, RSS %s (peak %s), purge of %d files %v, ls page %v %s\n", n, p.FirstByte.Round(time.Millisecond), p.Scan.Round(time.Millisecond), rssText(p.RSS), rssText(p.PeakRSS), p.PurgedFiles, p.Purge, p.LsPage, p.Err)
 	}
 	return pts, nil
 }
@@ -75,17 +88,24 @@ func filesName(i int) string { return fmt.Sprintf("/store/d%03d/f%07d", i%1000, 
 
 // fillCacheDir writes n fully cached files in the cache's on-disk form
 // (a data file and a version 2 block map each), reusing a directory a
-// previous run completed.
+// previous run completed: only the files its purge evicted are written
+// again. The first filesPurged files were accessed an hour earlier than
+// the rest, so they are the ones a purge takes.
 func fillCacheDir(dir string, n int) error {
 	done := filepath.Join(dir, ".complete")
+	todo := n
 	if _, err := os.Stat(done); err == nil {
-		return nil
+		todo = min(n, filesPurged)
 	}
 	now := time.Now()
 	data := make([]byte, filesSize)
-	for i := range n {
+	for i := range todo {
 		copy(data, fmt.Sprintf("cached file %d\n", i))
 		name := filesName(i)
+		atime := now
+		if i < filesPurged {
+			atime = now.Add(-time.Hour)
+		}
 		if i < 1000 {
 			for _, sub := range []string{"data", "meta"} {
 				if err := os.MkdirAll(filepath.Join(dir, sub, filepath.Dir(name)), 0o755); err != nil {
@@ -96,7 +116,7 @@ func fillCacheDir(dir string, n int) error {
 		if err := os.WriteFile(filepath.Join(dir, "data", name), data, 0o644); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, "meta", name), blockMapBytes(data, now), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "meta", name), blockMapBytes(data, now, atime), 0o644); err != nil {
 			return err
 		}
 	}
@@ -104,8 +124,9 @@ func fillCacheDir(dir string, n int) error {
 }
 
 // blockMapBytes is the block map of a one-block file fully cached (the
-// format of internal/cache/cinfo.go, version 2), validated at now.
-func blockMapBytes(data []byte, now time.Time) []byte {
+// format of internal/cache/cinfo.go, version 2), validated at now and
+// last read at atime.
+func blockMapBytes(data []byte, now, atime time.Time) []byte {
 	castagnoli := crc32.MakeTable(crc32.Castagnoli)
 	le := binary.LittleEndian
 	b := []byte("SBXC")
@@ -114,7 +135,7 @@ func blockMapBytes(data []byte, now time.Time) []byte {
 	b = le.AppendUint64(b, uint64(len(data)))
 	b = le.AppendUint64(b, uint64(now.Add(-time.Hour).UnixNano())) // upstream mtime
 	b = le.AppendUint64(b, uint64(now.UnixNano()))                 // validated
-	b = le.AppendUint64(b, uint64(now.UnixNano()))                 // last access
+	b = le.AppendUint64(b, uint64(atime.UnixNano()))               // last access
 	b = le.AppendUint32(b, 1)                                      // blocks
 	b = le.AppendUint64(b, 1)                                      // block 0 present
 	b = le.AppendUint32(b, crc32.Checksum(data, castagnoli))       // its one page
@@ -134,7 +155,12 @@ func startupPoint(ctx context.Context, bin, dir string, p *FilesPoint) error {
 	}
 	defer os.RemoveAll(state)
 	// The upstream is never asked: every file was validated just now.
-	cfgText := fmt.Sprintf("[server]\nstate_dir = %q\nlog_level = \"info\"\n[root]\naddr = \"127.0.0.1:%d\"\n[https]\naddr = \"off\"\n[cache]\ndir = %q\nrevalidate = \"24h\"\n[[cache.route]]\nprefix = \"/store\"\nupstreams = [\"root://127.0.0.1:9\"]\n", state, port, dir)
+	// The files marks make one purge round evict filesPurged files once
+	// the scan has registered nearly all; the bytes marks never trigger.
+	cfgText := fmt.Sprintf("[server]\nstate_dir = %q\nlog_level = \"info\"\n[root]\naddr = \"127.0.0.1:%d\"\n[https]\naddr = \"off\"\n"+
+		"[cache]\ndir = %q\nrevalidate = \"24h\"\nhigh_water = \"1000TiB\"\nlow_water = \"900TiB\"\nfiles_high_water = \"%d\"\nfiles_low_water = \"%d\"\npurge_interval = \"1h\"\n"+
+		"[[cache.route]]\nprefix = \"/store\"\nupstreams = [\"root://127.0.0.1:9\"]\n",
+		state, port, dir, p.Files-filesPurged/2, p.Files-filesPurged)
 	start := time.Now()
 	proc, err := startConfigBox(ctx, bin, filepath.Join(state, "sitebox.toml"), cfgText, false, []int{port})
 	if err != nil {
@@ -164,6 +190,50 @@ func startupPoint(ctx context.Context, bin, dir string, p *FilesPoint) error {
 		return err
 	}
 	p.PeakRSS, _ = proc.PeakRSS()
+	if err := purgeRound(proc, start, p); err != nil {
+		return err
+	}
+	return lsPage(ctx, state, p)
+}
+
+var purgeLine = regexp.MustCompile(`msg="cache purge".* freed_files=([1-9][0-9]*) .*took=(\S+)`)
+
+// purgeRound waits for the purge that evicts the oldest files and reads
+// its time from the log.
+func purgeRound(proc *testpeers.Process, start time.Time, p *FilesPoint) error {
+	for {
+		if m := purgeLine.FindStringSubmatch(proc.Log.String()); m != nil {
+			p.PurgedFiles, _ = strconv.Atoi(m[1])
+			d, err := time.ParseDuration(m[2])
+			p.Purge = d
+			return err
+		}
+		if time.Since(start) > 35*time.Minute {
+			return fmt.Errorf("no purge round in the log")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// lsPage times `cache ls` pages from the middle of the listing through
+// the admin socket, best of five.
+func lsPage(ctx context.Context, state string, p *FilesPoint) error {
+	c := admin.NewClient(state)
+	after := filesName(p.Files / 2)
+	for range 5 {
+		t0 := time.Now()
+		es, err := c.EntriesPage(ctx, "/store", after, filesLsPage)
+		d := time.Since(t0)
+		if err != nil {
+			return fmt.Errorf("cache ls: %w", err)
+		}
+		if len(es) != filesLsPage {
+			return fmt.Errorf("cache ls page: %d entries, want %d", len(es), filesLsPage)
+		}
+		if p.LsPage == 0 || d < p.LsPage {
+			p.LsPage = d
+		}
+	}
 	return nil
 }
 
@@ -189,13 +259,14 @@ func readFirst(ctx context.Context, fs *client.FS, name, want string) error {
 func FormatFiles(pts []FilesPoint) string {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "cached files\tfirst byte\tall registered\tRSS after\tpeak RSS\t")
+	fmt.Fprintln(w, "cached files\tfirst byte\tall registered\tRSS after\tpeak RSS\tpurge round\tls page\t")
 	for _, p := range pts {
 		if p.Err != "" {
-			fmt.Fprintf(w, "%d\tfailed: %s\t\t\t\t\n", p.Files, firstLine(p.Err))
+			fmt.Fprintf(w, "%d\tfailed: %s\t\t\t\t\t\t\n", p.Files, firstLine(p.Err))
 			continue
 		}
-		fmt.Fprintf(w, "%d\t%v\t%v\t%s\t%s\t\n", p.Files, p.FirstByte.Round(time.Millisecond), p.Scan.Round(time.Millisecond), rssText(p.RSS), rssText(p.PeakRSS))
+		fmt.Fprintf(w, "%d\t%v\t%v\t%s\t%s\t%v (%d files)\t%v (%d)\t\n", p.Files, p.FirstByte.Round(time.Millisecond), p.Scan.Round(time.Millisecond),
+			rssText(p.RSS), rssText(p.PeakRSS), p.Purge, p.PurgedFiles, p.LsPage.Round(10*time.Microsecond), filesLsPage)
 	}
 	w.Flush()
 	return b.String()

@@ -37,8 +37,9 @@ type Cache struct {
 	bg      sync.WaitGroup // flusher, purger
 
 	mu      sync.Mutex
-	entries map[string]*entry
-	idle    idleHandles // entries whose upstream handles no one uses
+	entries map[string]*entry // the files in use or used in the last UpstreamIdle
+	idx     index             // every other cached file, in a compact record
+	idle    idleHandles       // entries whose upstream handles no one uses
 
 	withData entrySet // entries with an open data file, for the flusher
 
@@ -81,6 +82,7 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 		ctx:     ctx,
 		cancel:  cancel,
 		entries: map[string]*entry{},
+		idx:     newIndex(),
 		purgeCh: make(chan struct{}, 1),
 		scanned: make(chan struct{}),
 	}
@@ -198,6 +200,12 @@ func (c *Cache) entryFor(p string, r *route) *entry {
 	defer c.mu.Unlock()
 	e := c.entries[p]
 	if e == nil {
+		// An idle cached file leaves the index: its entry loads the
+		// block map from disk (validate, loadEntryMap) and returns to
+		// the index once idle again.
+		if rc := c.idx.get(p); rc != nil {
+			c.idx.remove(rc)
+		}
 		e = &entry{c: c, path: p, route: r}
 		c.entries[p] = e
 	}
@@ -297,6 +305,11 @@ func (c *Cache) Stat(ctx context.Context, name string) (store.FileInfo, error) {
 	}
 	c.mu.Lock()
 	e := c.entries[p]
+	if rc := c.idx.get(p); e == nil && rc != nil && time.Since(time.Unix(0, rc.validated)) < c.cfg.Revalidate {
+		fi := store.FileInfo{Name: path.Base(p), Size: rc.size, Mode: 0o444, ModTime: time.Unix(0, rc.mtime)}
+		c.mu.Unlock()
+		return fi, nil
+	}
 	c.mu.Unlock()
 	if e != nil {
 		e.mu.Lock()

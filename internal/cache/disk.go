@@ -158,11 +158,11 @@ func (d *disk) pruneDirs(p string) {
 	}
 }
 
-// scan calls fn for every valid block map not known (in use) already.
-// Invalid maps and data files without a map or an entry are removed. It
-// runs while the cache serves, so it stops when ctx ends.
+// scan calls fn for every valid block map not known already; fn must make
+// its path known (or remove it). Invalid maps and data files without a map
+// or an entry are removed. It runs while the cache serves, so it stops
+// when ctx ends.
 func (d *disk) scan(ctx context.Context, known func(p string) bool, fn func(p string, m *blockMap)) error {
-	seen := map[string]bool{}
 	err := fs.WalkDir(d.root.FS(), "meta", func(name string, de fs.DirEntry, err error) error {
 		if err != nil || de.IsDir() {
 			return err
@@ -171,9 +171,8 @@ func (d *disk) scan(ctx context.Context, known func(p string) bool, fn func(p st
 			return err
 		}
 		p := name[len("meta"):]
-		seen[p] = true
 		if known(p) {
-			return nil // in use already: its entry loaded the map itself
+			return nil // an entry in use loaded the map itself, or a record has it
 		}
 		m, lerr := d.loadMap(p)
 		if lerr != nil {
@@ -191,7 +190,9 @@ func (d *disk) scan(ctx context.Context, known func(p string) bool, fn func(p st
 		if err != nil || de.IsDir() {
 			return err
 		}
-		if p := name[len("data"):]; !seen[p] && !known(p) {
+		// Every valid map is known by now (fn registered it): a data
+		// file of an unknown path has no map, so nothing cached.
+		if p := name[len("data"):]; !known(p) {
 			d.root.Remove(name)
 		}
 		return ctx.Err()

@@ -65,6 +65,7 @@ func (c *Cache) closeIdle(cutoff time.Time) int {
 		c.idle.lru.Remove(el)
 		e.idle = nil
 		n += e.up.closeAll(nil)
+		c.forgetLocked(e)
 	}
 	return n
 }
@@ -87,6 +88,7 @@ func (c *Cache) trimHandles(u *upstream) {
 		c.idle.lru.Remove(e.idle)
 		e.idle = nil
 		excess -= int64(e.up.closeAll(u))
+		c.forgetLocked(e)
 	}
 	if excess > 0 {
 		c.overCap(u)

@@ -2,13 +2,8 @@ package cache
 
 import (
 	"context"
-	"fmt"
-	"sort"
-	"strings"
 	"sync"
 	"time"
-
-	"sitebox/internal/store"
 )
 
 // flusher saves changed block maps every few seconds, so a crash loses at
@@ -68,16 +63,6 @@ func (s *entrySet) snapshot() []*entry {
 	return es
 }
 
-func (c *Cache) snapshotEntries() []*entry {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	es := make([]*entry, 0, len(c.entries))
-	for _, e := range c.entries {
-		es = append(es, e)
-	}
-	return es
-}
-
 // purgeEvery is how many bytes may be written between usage checks, so a
 // fast fill is checked before it overshoots the high mark by much.
 const purgeEvery = 256 << 20
@@ -117,7 +102,10 @@ type usage struct {
 
 func (c *Cache) usage() usage {
 	var u usage
-	for _, e := range c.snapshotEntries() {
+	c.mu.Lock()
+	u.bytes, u.files = c.idx.bytes, int64(c.idx.len())
+	c.mu.Unlock()
+	for _, e := range c.liveEntries() {
 		e.mu.Lock()
 		if e.m != nil && e.m.count() > 0 {
 			u.bytes += e.m.cachedBytes()
@@ -156,6 +144,7 @@ func excess(high, low float64, own, fsUsed, fsTotal int64) int64 {
 func (c *Cache) purgeOnce() {
 	c.purgeMu.Lock()
 	defer c.purgeMu.Unlock()
+	start := time.Now()
 	w := c.cfg.Space
 	u := c.usage()
 	bytesHigh, filesHigh := w.BytesHigh, w.FilesHigh
@@ -172,140 +161,16 @@ func (c *Cache) purgeOnce() {
 		c.purgeShort = false
 		return
 	}
-	type cand struct {
-		e      *entry
-		access time.Time
-	}
-	var cands []cand
-	for _, e := range c.snapshotEntries() {
-		e.mu.Lock()
-		if e.m != nil && e.m.count() > 0 {
-			cands = append(cands, cand{e, e.m.lastAccess})
-		}
-		e.mu.Unlock()
-	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].access.Before(cands[j].access) })
-	var freedBytes, freedFiles, skipped int64
-	for _, cd := range cands {
-		if freedBytes >= needBytes && freedFiles >= needFiles {
-			break
-		}
-		n, ok := c.evictEntry(cd.e)
-		if !ok {
-			skipped++
-			continue
-		}
-		freedBytes += n
-		freedFiles++
-	}
+	freedBytes, freedFiles, skipped := c.evictOldest(needBytes, needFiles)
 	short := freedBytes < needBytes || freedFiles < needFiles
 	if freedFiles > 0 || !c.purgeShort {
 		c.log.Info("cache purge", "freed_bytes", freedBytes, "freed_files", freedFiles, "skipped_open", skipped,
-			"needed_bytes", max(needBytes, 0), "needed_files", max(needFiles, 0))
+			"needed_bytes", max(needBytes, 0), "needed_files", max(needFiles, 0), "took", time.Since(start).Round(time.Microsecond))
 	}
 	if short && !c.purgeShort {
 		c.log.Warn("cache purge could not reach the low watermark (files in use, or other data on the cache filesystem); retrying every check")
 	}
 	c.purgeShort = short
-}
-
-// evictEntry removes e unless it is in use; it returns the bytes freed.
-func (c *Cache) evictEntry(e *entry) (int64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e.refs > 0 || c.entries[e.path] != e {
-		return 0, false
-	}
-	delete(c.entries, e.path)
-	e.mu.Lock()
-	freed := e.dropLocked()
-	e.mu.Unlock()
-	c.ctr.evictedBytes.Add(freed)
-	c.ctr.evictedFiles.Add(1)
-	return freed, true
-}
-
-// Evict removes the cached copy of path, or of everything below it.
-// Files open by clients are skipped and reported with store.ErrBusy.
-func (c *Cache) Evict(ctx context.Context, path string) error {
-	p, err := store.CleanPath(path)
-	if err != nil {
-		return err
-	}
-	var busy []string
-	found := 0
-	for _, e := range c.snapshotEntries() {
-		if !store.HasPrefix(e.path, p) {
-			continue
-		}
-		e.mu.Lock()
-		has := e.m != nil && e.m.count() > 0
-		e.mu.Unlock()
-		if !has {
-			continue
-		}
-		found++
-		if _, ok := c.evictEntry(e); !ok {
-			busy = append(busy, e.path)
-		}
-	}
-	switch {
-	case found == 0:
-		return &store.PathError{Op: "evict", Path: p, Err: fmt.Errorf("%w: nothing cached there", store.ErrNotFound)}
-	case len(busy) > 0:
-		return &store.PathError{Op: "evict", Path: p, Err: fmt.Errorf("%w: %d of %d cached files are open and were kept: %s",
-			store.ErrBusy, len(busy), found, strings.Join(busy, ", "))}
-	}
-	return nil
-}
-
-// Stats returns the counters and current usage.
-func (c *Cache) Stats() Stats {
-	var s Stats
-	c.ctr.snapshot(&s)
-	u := c.usage()
-	s.UsedBytes, s.Files = u.bytes, u.files
-	c.mu.Lock()
-	for _, e := range c.entries {
-		if e.opens > 0 {
-			s.OpenFiles++
-		}
-	}
-	c.mu.Unlock()
-	s.RAMInUse, s.RAMLimit = c.budget.inUse(), c.cfg.RAM
-	s.DiskTotal, s.DiskFree = u.fsTotal, u.fsTotal-u.fsUsed
-	s.InodesTotal, s.InodesFree = u.inodesTotal, u.inodesTotal-u.inodesUse
-	s.DiskError = c.disk.errorText()
-	return s
-}
-
-// Entries lists the cached files.
-func (c *Cache) Entries() []EntryInfo {
-	type held struct {
-		e     *entry
-		opens int
-	}
-	c.mu.Lock()
-	all := make([]held, 0, len(c.entries))
-	for _, e := range c.entries {
-		all = append(all, held{e, e.opens})
-	}
-	c.mu.Unlock()
-	var out []EntryInfo
-	for _, h := range all {
-		e, opens := h.e, h.opens
-		e.mu.Lock()
-		if e.m != nil && (e.m.count() > 0 || opens > 0) {
-			out = append(out, EntryInfo{
-				Path: e.path, Size: e.m.size, CachedBytes: e.m.cachedBytes(),
-				Blocks: e.m.blocks(), Present: e.m.count(),
-				ModTime: e.m.mtime, LastAccess: e.m.lastAccess, Open: opens,
-			})
-		}
-		e.mu.Unlock()
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out
 }
 
 // SetWatermarks changes the space watermarks of a running cache (a reload

@@ -111,6 +111,7 @@ func TestBypassWhenRAMIsShort(t *testing.T) {
 func TestPurgeWatermarks(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
 		c.Space = Watermarks{BytesHigh: 3 << 20, BytesLow: 2 << 20, FilesHigh: 100, FilesLow: 50, Interval: time.Hour}
+		c.UpstreamIdle = time.Hour // the entries stay in memory, where the test sets their access times
 	})
 	ctx := context.Background()
 	for i := range 6 {

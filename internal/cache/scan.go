@@ -11,14 +11,16 @@ import (
 // scan registers what the cache holds on disk, while clients are served
 // already: with a million cached files, reading every block map takes
 // minutes, and a file opened before its turn loads its own map (see
-// loadEntryMap). Purges and listings see the entries as they come.
+// loadEntryMap). Each file becomes a compact record in the index, not an
+// entry: its block map is read, summarised and dropped. Purges and
+// listings see the records as they come.
 func (c *Cache) scan(ctx context.Context) {
 	defer c.bg.Done()
 	start := time.Now()
 	known := func(p string) bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		return c.entries[p] != nil
+		return c.entries[p] != nil || c.idx.get(p) != nil
 	}
 	n := 0
 	err := c.disk.scan(ctx, known, func(p string, m *blockMap) {
@@ -28,11 +30,16 @@ func (c *Cache) scan(ctx context.Context) {
 			return
 		}
 		c.mu.Lock()
-		if c.entries[p] == nil {
-			c.entries[p] = &entry{c: c, path: p, route: r, m: m}
+		defer c.mu.Unlock()
+		switch {
+		case c.entries[p] != nil || c.idx.get(p) != nil:
+			// Opened meanwhile: its entry loaded the map itself.
+		case m.count() == 0:
+			c.disk.remove(p) // nothing cached: a map saved before any block came
+		default:
+			c.idx.add(recOf(p, m))
 			n++
 		}
-		c.mu.Unlock()
 	})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -46,16 +53,15 @@ func (c *Cache) scan(ctx context.Context) {
 	// hand it back rather than let the process stay at its peak.
 	debug.FreeOSMemory()
 	c.log.Info("cache scanned", "files", n, "took", time.Since(start).Round(time.Millisecond))
+	// Usage is known in full only now: a cache restarted over its marks
+	// purges at once, not a purge interval later.
+	c.kickPurge(-1)
 }
 
-// loadEntryMap gives e the block map saved on disk, if the start-up scan
-// has not reached it yet. Called with e.openMu held.
+// loadEntryMap gives e the block map saved on disk, if it has none in
+// memory: a file first opened since start-up or since it went idle (its
+// entry then left memory, see forgetLocked). Called with e.openMu held.
 func (c *Cache) loadEntryMap(e *entry) {
-	select {
-	case <-c.scanned:
-		return
-	default:
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.m != nil {

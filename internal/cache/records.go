@@ -1,0 +1,130 @@
+package cache
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"sitebox/internal/store"
+)
+
+// forgetLocked moves an entry nobody uses any more back to the index:
+// its block map, files and locks leave memory, and a record of a hundred
+// bytes or so stays (see index). Entries in use, or with upstream handles
+// still open, stay. Called with c.mu held, after the last release saved
+// the map (a map whose save failed is forgotten too: the one on disk is
+// older but consistent, and the file is served from it next time).
+func (c *Cache) forgetLocked(e *entry) {
+	if e.refs > 0 || e.opens > 0 || e.idle != nil || c.entries[e.path] != e || !e.up.none() {
+		return
+	}
+	if !e.saveMu.TryLock() {
+		// Its map is being saved (by the last release or the flusher):
+		// look again one idle time later, when the record can match it.
+		c.markIdleLocked(e, time.Now())
+		return
+	}
+	defer e.saveMu.Unlock()
+	delete(c.entries, e.path)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.closeFilesLocked()
+	if e.m != nil && e.m.count() > 0 {
+		c.idx.add(recOf(e.path, e.m))
+	}
+}
+
+// none reports whether no upstream handle is open or opening.
+func (h *upFiles) none() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.handles) == 0
+}
+
+// liveEntries returns the entries in memory: the files in use or used
+// within the last UpstreamIdle, however many files the cache holds.
+func (c *Cache) liveEntries() []*entry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	es := make([]*entry, 0, len(c.entries))
+	for _, e := range c.entries {
+		es = append(es, e)
+	}
+	return es
+}
+
+// liveInfo describes e for `cache ls`, and reports whether it holds
+// anything worth listing (blocks on disk, or a client has it open).
+func (c *Cache) liveInfo(e *entry, opens int) (EntryInfo, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m == nil || e.m.count() == 0 && opens == 0 {
+		return EntryInfo{}, false
+	}
+	return EntryInfo{
+		Path: e.path, Size: e.m.size, CachedBytes: e.m.cachedBytes(),
+		Blocks: e.m.blocks(), Present: e.m.count(),
+		ModTime: e.m.mtime, LastAccess: e.m.lastAccess, Open: opens,
+	}, true
+}
+
+// MaxListPage caps one page of EntriesPage.
+const MaxListPage = 100_000
+
+// EntriesPage lists, in path order, up to limit cached files at or below
+// prefix whose path sorts after `after` ("" for the first page; the last
+// path of a page for the next). A page shorter than limit is the last.
+// Its cost is the page's, plus the files in use: never the total.
+func (c *Cache) EntriesPage(prefix, after string, limit int) ([]EntryInfo, error) {
+	p, err := store.CleanPath(prefix)
+	if err != nil {
+		return nil, err
+	}
+	limit = min(max(limit, 1), MaxListPage)
+	type held struct {
+		e     *entry
+		opens int
+	}
+	c.mu.Lock()
+	var live []held
+	for _, e := range c.entries {
+		if e.path > after && store.HasPrefix(e.path, p) {
+			live = append(live, held{e, e.opens})
+		}
+	}
+	idle := make([]EntryInfo, 0, min(limit, c.idx.len()))
+	c.idx.below(p, after, func(r *rec) bool {
+		idle = append(idle, r.info(c.cfg.BlockSize))
+		return len(idle) < limit
+	})
+	c.mu.Unlock()
+	out := idle
+	for _, h := range live {
+		if info, ok := c.liveInfo(h.e, h.opens); ok {
+			out = append(out, info)
+		}
+	}
+	slices.SortFunc(out, func(a, b EntryInfo) int { return strings.Compare(a.Path, b.Path) })
+	// Entries cannot fill the page past the last idle record it read:
+	// a file after it may come before the next page's first.
+	if len(idle) == limit {
+		last := idle[len(idle)-1].Path
+		out = slices.DeleteFunc(out, func(i EntryInfo) bool { return i.Path > last })
+	}
+	return out[:min(len(out), limit)], nil
+}
+
+// Entries lists every cached file, page by page (for tests and small
+// caches; `cache ls` asks for pages).
+func (c *Cache) Entries() []EntryInfo {
+	var all []EntryInfo
+	after := ""
+	for {
+		page, _ := c.EntriesPage("/", after, MaxListPage)
+		all = append(all, page...)
+		if len(page) < MaxListPage {
+			return all
+		}
+		after = page[len(page)-1].Path
+	}
+}
