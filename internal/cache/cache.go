@@ -77,7 +77,7 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 		disk:    d,
 		routes:  newRoutes(cfg.Routes),
 		budget:  newBudget(cfg.RAM, cfg.BlockSize),
-		writeQ:  make(chan writeJob, max(cfg.RAM/cfg.BlockSize/2, 1)),
+		writeQ:  make(chan writeJob, max(cfg.RAM/min(cfg.BlockSize, checkPage)/2, 1)), // a job per fetch, a page or more
 		ctx:     ctx,
 		cancel:  cancel,
 		entries: map[string]*entry{},

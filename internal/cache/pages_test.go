@@ -1,0 +1,146 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// readAt reads n bytes at off of name through the cache, on a fresh
+// handle (its first read: no access pattern yet).
+func (e *env) readAt(name string, off int64, n int) []byte {
+	e.t.Helper()
+	f, err := e.c.Open(context.Background(), name)
+	if err != nil {
+		e.t.Fatalf("open %s: %v", name, err)
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, off); err != nil {
+		e.t.Fatalf("read %s at %d: %v", name, off, err)
+	}
+	return buf
+}
+
+// Scattered small reads with 1 MiB blocks fetch the 64 KiB pages they
+// touch, not the blocks; the pages are kept across a restart, and a
+// later read of a partly cached block fetches only its missing pages.
+func TestScatteredReadsFetchPages(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
+	want := e.file("s", 4<<20+1000)
+	for _, tc := range []struct {
+		name      string
+		off       int64
+		n         int
+		upstream  int64
+		afterRead bool
+	}{
+		{"inside one page", 70 << 10, 32 << 10, 64 << 10, false},
+		{"second block", 1<<20 + 1<<19 + 10, 32 << 10, 64 << 10, false},
+		{"across a page boundary", 3<<20 + 60<<10, 32 << 10, 128 << 10, false},
+		{"the short last page", 4<<20 + 10, 990, 1000, false},
+		{"same pages again", 70 << 10, 32 << 10, 0, true},
+		{"next page of a partial block", 140 << 10, 32 << 10, 64 << 10, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := e.up.bytes.Load()
+			if got := e.readAt("/store/s", tc.off, tc.n); !bytes.Equal(got, want[tc.off:tc.off+int64(tc.n)]) {
+				t.Fatal("data differs")
+			}
+			e.settle()
+			if d := e.up.bytes.Load() - before; d != tc.upstream {
+				t.Fatalf("fetched %d bytes upstream, want %d", d, tc.upstream)
+			}
+		})
+	}
+	es := e.c.Entries()
+	if len(es) != 1 || es[0].CachedBytes != 5*64<<10+1000 || es[0].Present != 4 {
+		t.Fatalf("entries %+v, want 5 pages and the 1000-byte tail in 4 blocks", es)
+	}
+	e.restart()
+	before := e.up.bytes.Load()
+	for _, off := range []int64{70 << 10, 1<<20 + 1<<19 + 10, 3<<20 + 60<<10, 140 << 10} {
+		if got := e.readAt("/store/s", off, 32<<10); !bytes.Equal(got, want[off:off+32<<10]) {
+			t.Fatalf("data at %d differs after restart", off)
+		}
+	}
+	if d := e.up.bytes.Load() - before; d != 0 {
+		t.Fatalf("reads of cached pages after restart fetched %d bytes", d)
+	}
+	if got := e.read("/store/s", 1<<20); !bytes.Equal(got, want) {
+		t.Fatal("whole file differs")
+	}
+}
+
+// A stream of small reads fetches whole blocks once its run covers
+// fillAfter bytes: a few page-sized requests, then one per block.
+func TestSequentialSmallReadsFillBlocks(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
+	want := e.file("q", 4<<20)
+	if got := e.read("/store/q", 64<<10); !bytes.Equal(got, want) {
+		t.Fatal("data differs")
+	}
+	e.settle()
+	if got := e.up.bytes.Load(); got != int64(len(want)) {
+		t.Fatalf("fetched %d bytes, want the file once (%d)", got, len(want))
+	}
+	pagesFirst := int64(fillAfter/checkPage - 1)
+	if got, most := e.up.reads.Load(), pagesFirst+1+3; got > most {
+		t.Fatalf("%d upstream reads, want at most %d (pages until the run is a stream, then a block each)", got, most)
+	}
+}
+
+// A corrupt page of a 1 MiB block is refetched alone.
+func TestCorruptPageIsRefetched(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20 })
+	want := e.file("c", 2<<20)
+	e.read("/store/c", 1<<20)
+	e.settle()
+	p := filepath.Join(e.dir, "data/store/c")
+	df, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := []byte{0}
+	df.ReadAt(b, 1<<20+5*64<<10+9)
+	b[0] ^= 0x10
+	df.WriteAt(b, 1<<20+5*64<<10+9)
+	df.Close()
+	e.restart() // no stale page cache copy of the good byte
+	before := e.up.bytes.Load()
+	off := int64(1<<20 + 5*64<<10)
+	if got := e.readAt("/store/c", off, 1000); !bytes.Equal(got, want[off:off+1000]) {
+		t.Fatal("served corrupt data")
+	}
+	e.settle()
+	if d := e.up.bytes.Load() - before; d != checkPage {
+		t.Fatalf("refetched %d bytes, want one page (%d)", d, checkPage)
+	}
+	if got := e.read("/store/c", 1<<20); !bytes.Equal(got, want) {
+		t.Fatal("data differs after repair")
+	}
+}
+
+// A map that claims pages the data file lost (a crash between data and
+// map) serves the upstream's bytes, not zeros.
+func TestLostPagesAreRefetched(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
+	want := e.file("l", 2<<20)
+	for _, off := range []int64{0, 700 << 10, 1<<20 + 300<<10} {
+		e.readAt("/store/l", off, 16<<10)
+	}
+	e.settle()
+	e.c.Close()
+	os.Truncate(filepath.Join(e.dir, "data/store/l"), 512<<10) // lose the last two pages
+	e.start()
+	for _, off := range []int64{0, 700 << 10, 1<<20 + 300<<10} {
+		if got := e.readAt("/store/l", off, 16<<10); !bytes.Equal(got, want[off:off+16<<10]) {
+			t.Fatalf("data at %d differs", off)
+		}
+	}
+	if e.c.Stats().CorruptBlocks != 2 {
+		t.Fatalf("corrupt = %d, want the two lost pages' reads", e.c.Stats().CorruptBlocks)
+	}
+}
