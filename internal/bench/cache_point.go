@@ -32,10 +32,10 @@ type CachePoint struct {
 	// CPUPerGB is the cache process's CPU seconds (user + system) per GB
 	// it served, in each phase; 0 for direct.
 	CPUPerGBCold, CPUPerGBWarm float64
-	Copies, Failed         int   // xrdcp runs, and those that failed
-	FirstError             string
-	ColdEnd                float64            // seconds from the start when the cold phase ended
-	Series                 []sitebench.Sample // aggregate throughput over time
+	Copies, Failed             int // xrdcp runs, and those that failed
+	FirstError                 string
+	ColdEnd                    float64            // seconds from the start when the cold phase ended
+	Series                     []sitebench.Sample // aggregate throughput over time
 }
 
 // Phase is throughput over one phase. Bytes of copies that straddle the

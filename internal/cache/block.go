@@ -22,6 +22,10 @@ type fetch struct {
 	done chan struct{}
 	err  error
 	refs atomic.Int32
+	// subs are the CRC32Cs of buf's pgPages, set before done is closed:
+	// the writer combines them into the map's page CRCs, and a pgread
+	// served from buf sends them.
+	subs []uint32
 }
 
 func (f *fetch) unref(c *Cache) {
@@ -167,6 +171,9 @@ func (f *fetch) pagesOf(page int64) int { return int((int64(len(f.buf)) + page -
 func (e *entry) fetched(f *fetch) {
 	c := e.c
 	e.fetching.Add(-1) // done with the upstream; the disk write may take longer
+	if f.err == nil {
+		f.subs = subPageCRCs(f.subs[:0], f.buf)
+	}
 	close(f.done)
 	if f.err != nil || !c.writeBehind(e, f) {
 		e.finishFetch(f, false, nil)
@@ -197,7 +204,8 @@ func (e *entry) finishFetch(f *fetch, written bool, crcs []uint32) {
 // offset base. A page on disk is checked against its CRC32C; a bad one is
 // dropped and fetched again (at most twice), never served. Every slot's
 // fetch reference is released, read or not.
-func (e *entry) readSlots(slots []slot, dst []byte, base int64, depth int) error {
+// pg, if not nil, receives the pgread CRCs of what is read.
+func (e *entry) readSlots(slots []slot, dst []byte, base int64, depth int, pg *pgOut) error {
 	var err error
 	for _, s := range slots {
 		if err != nil {
@@ -206,18 +214,18 @@ func (e *entry) readSlots(slots []slot, dst []byte, base int64, depth int) error
 			}
 			continue
 		}
-		err = e.readSlot(s, dst[s.off-base:s.end-base], depth)
+		err = e.readSlot(s, dst[s.off-base:s.end-base], depth, pg)
 	}
 	return err
 }
 
-func (e *entry) readSlot(s slot, dst []byte, depth int) error {
+func (e *entry) readSlot(s slot, dst []byte, depth int, pg *pgOut) error {
 	c := e.c
 	switch {
 	case s.changed:
 		return &store.PathError{Op: "read", Path: e.path, Err: fmt.Errorf("%w: the file changed upstream while open", store.ErrIO)}
 	case s.disk:
-		ok, err := e.readDisk(s, dst)
+		ok, err := e.readDisk(s, dst, pg)
 		if err != nil || ok {
 			return err
 		}
@@ -225,14 +233,15 @@ func (e *entry) readSlot(s slot, dst []byte, depth int) error {
 			return fmt.Errorf("cache: page %d of %s keeps failing its check", s.p0, e.path)
 		}
 		// The bad pages were dropped: fetch them again.
-		subs, fresh := e.plan(s.off, s.end, false)
+		again, fresh := e.plan(s.off, s.end, false)
 		e.launch(fresh)
-		return e.readSlots(subs, dst, s.off, depth+1)
+		return e.readSlots(again, dst, s.off, depth+1, pg)
 	case s.f == nil:
 		if err := c.readUpstream(e, dst, s.off); err != nil {
 			return err
 		}
 		c.ctr.bypassBytes.Add(int64(len(dst)))
+		pg.fill(s.off, dst, nil, 0, 0)
 		return nil
 	}
 	<-s.f.done
@@ -242,13 +251,14 @@ func (e *entry) readSlot(s slot, dst []byte, depth int) error {
 	}
 	copy(dst, s.f.buf[s.off-s.f.off:])
 	c.ctr.missBytes.Add(int64(len(dst)))
+	pg.fill(s.off, dst, s.f.subs, s.f.off, s.f.off+int64(len(s.f.buf)))
 	return nil
 }
 
 // readDisk serves present pages from the data file, reading and checking
 // only the pages that hold the slot. It reports false (and no error) when
 // a page turned out bad and was dropped.
-func (e *entry) readDisk(s slot, dst []byte) (bool, error) {
+func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 	c := e.c
 	lo := int64(s.p0) * s.page
 	hi := min(lo+int64(len(s.crcs))*s.page, e.size())
@@ -284,11 +294,24 @@ func (e *entry) readDisk(s slot, dst []byte) (bool, error) {
 	}
 	bad := make([]bool, len(s.crcs))
 	nbad := 0
+	var subs []uint32 // the pgPage CRCs, when a pgread wants them
 	for i := range s.crcs {
 		a := int64(i) * s.page
-		bad[i] = err != nil || a >= int64(len(buf)) ||
-			crc32.Checksum(buf[a:min(a+s.page, int64(len(buf)))], castagnoli) != s.crcs[i]
-		if bad[i] {
+		if err != nil || a >= int64(len(buf)) {
+			bad[i] = true
+			nbad++
+			continue
+		}
+		page := buf[a:min(a+s.page, int64(len(buf)))]
+		var crc uint32
+		if pg != nil && s.page%pgPage == 0 {
+			n := len(subs)
+			subs = subPageCRCs(subs, page)
+			crc = combinePages(subs[n:], int64(len(page)))
+		} else {
+			crc = crc32.Checksum(page, castagnoli)
+		}
+		if bad[i] = crc != s.crcs[i]; bad[i] {
 			nbad++
 		}
 	}
@@ -297,6 +320,7 @@ func (e *entry) readDisk(s slot, dst []byte) (bool, error) {
 			copy(dst, buf[s.off-lo:])
 		}
 		c.ctr.hitBytes.Add(int64(len(dst)))
+		pg.fill(s.off, dst, subs, lo, hi)
 		return true, nil
 	}
 	if err != nil && !errors.Is(err, io.EOF) {

@@ -83,3 +83,18 @@ func TestBlockMapVersion2(t *testing.T) {
 		t.Fatalf("with the tail page: count %d, cached %d", got.count(), got.cachedBytes())
 	}
 }
+
+// TestCRCCombine: CRCs of 4 KiB pages combine into the CRC of the run,
+// whatever the length of the last piece.
+func TestCRCCombine(t *testing.T) {
+	buf := make([]byte, 64<<10)
+	for i := range buf {
+		buf[i] = byte(i*7 + i>>9)
+	}
+	for _, n := range []int{1, 100, pgPage, pgPage + 1, 5*pgPage + 77, 64 << 10} {
+		subs := subPageCRCs(nil, buf[:n])
+		if got, want := combinePages(subs, int64(n)), crc32.Checksum(buf[:n], castagnoli); got != want {
+			t.Errorf("%d bytes: combined %08x, want %08x", n, got, want)
+		}
+	}
+}

@@ -32,7 +32,20 @@ var _ store.File = (*File)(nil)
 // request where they fit), then copied out in order. It returns exactly
 // the upstream bytes or an error, never less than asked except at end of
 // file.
-func (f *File) ReadAt(p []byte, off int64) (int, error) {
+func (f *File) ReadAt(p []byte, off int64) (int, error) { return f.read(p, off, nil) }
+
+// ReadPagesAt is ReadAt that also sets crcs[i] to the CRC32C of the i-th
+// kXR_pgread page of what it read (from off to the next multiple of 4
+// KiB, then 4 KiB at a time), computed with the check of the cached
+// pages rather than in a second pass. crcs must have room for them all.
+func (f *File) ReadPagesAt(p []byte, off int64, crcs []uint32) (int, error) {
+	if n := pgPages(off, int64(len(p))); len(crcs) < n {
+		return 0, &store.PathError{Op: "read", Path: f.e.path, Err: fmt.Errorf("%w: room for %d page CRCs, %d needed", store.ErrInvalid, len(crcs), n)}
+	}
+	return f.read(p, off, &pgOut{base: off, out: crcs})
+}
+
+func (f *File) read(p []byte, off int64, pg *pgOut) (int, error) {
 	if f.closed.Load() {
 		return 0, &store.PathError{Op: "read", Path: f.e.path, Err: fmt.Errorf("%w: file is closed", store.ErrInvalid)}
 	}
@@ -52,7 +65,7 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 		bs := f.c.cfg.BlockSize
 		e.fetchAhead(int((end+bs-1)/bs), f.c.cfg.ReadAhead)
 	}
-	if err := e.readSlots(slots, p[:end-off], off, 0); err != nil {
+	if err := e.readSlots(slots, p[:end-off], off, 0, pg); err != nil {
 		return 0, err
 	}
 	if end-off < int64(len(p)) {

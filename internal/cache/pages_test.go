@@ -3,6 +3,7 @@ package cache
 import (
 	"bytes"
 	"context"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"testing"
@@ -142,5 +143,35 @@ func TestLostPagesAreRefetched(t *testing.T) {
 	}
 	if e.c.Stats().CorruptBlocks != 2 {
 		t.Fatalf("corrupt = %d, want the two lost pages' reads", e.c.Stats().CorruptBlocks)
+	}
+}
+
+// ReadPagesAt hands out the pgread CRCs of what it reads, from a fetch
+// (cold) and from disk (warm), for reads on and off 4 KiB boundaries.
+func TestReadPagesAtCRCs(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
+	want := e.file("p", 3<<20+5000)
+	for _, pass := range []string{"cold", "warm"} {
+		for _, r := range [][2]int64{{0, 8192}, {100, 70000}, {1<<20 - 3000, 200000}, {3 << 20, 5000}, {3<<20 + 4000, 1000}} {
+			f, err := e.c.Open(context.Background(), "/store/p")
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, r[1])
+			crcs := make([]uint32, pgPages(r[0], r[1]))
+			n, err := f.(*File).ReadPagesAt(buf, r[0], crcs)
+			f.Close()
+			if err != nil || !bytes.Equal(buf[:n], want[r[0]:r[0]+int64(n)]) {
+				t.Fatalf("%s read %v: %d bytes, %v", pass, r, n, err)
+			}
+			for i, start := 0, r[0]; start < r[0]+int64(n); i++ {
+				end := min((start/pgPage+1)*pgPage, r[0]+int64(n))
+				if w := crc32.Checksum(want[start:end], castagnoli); crcs[i] != w {
+					t.Fatalf("%s read %v: page %d CRC %08x, want %08x", pass, r, i, crcs[i], w)
+				}
+				start = end
+			}
+		}
+		e.settle()
 	}
 }

@@ -118,16 +118,24 @@ func (e *entry) writeBlock(f *fetch) {
 	}
 	var crcs []uint32
 	if current {
-		crcs = pageCRCs(f.buf, page)
+		crcs = pageCRCs(f, page)
 	}
 	e.finishFetch(f, current, crcs)
 }
 
-// pageCRCs are the CRC32Cs of buf's pages of the given size.
-func pageCRCs(buf []byte, page int64) []uint32 {
-	crcs := make([]uint32, 0, (int64(len(buf))+page-1)/page)
-	for off := int64(0); off < int64(len(buf)); off += page {
-		crcs = append(crcs, crc32.Checksum(buf[off:min(off+page, int64(len(buf)))], castagnoli))
+// pageCRCs are the CRC32Cs of f's pages of the given size, combined from
+// the pgPage CRCs fetched computed (the bytes are not read again).
+func pageCRCs(f *fetch, page int64) []uint32 {
+	n := int64(len(f.buf))
+	crcs := make([]uint32, 0, (n+page-1)/page)
+	per := page / pgPage
+	for off := int64(0); off < n; off += page {
+		if page%pgPage != 0 || int64(len(f.subs)) != (n+pgPage-1)/pgPage {
+			crcs = append(crcs, crc32.Checksum(f.buf[off:min(off+page, n)], castagnoli))
+			continue
+		}
+		first := off / pgPage
+		crcs = append(crcs, combinePages(f.subs[first:min(first+per, int64(len(f.subs)))], min(page, n-off)))
 	}
 	return crcs
 }
