@@ -265,10 +265,13 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 	// Reads under 1 MiB go through the page cache (see openRead), so a
 	// reader picking baskets pays a copy, not a disk read; whole blocks of
 	// 1 MiB and more (streaming) are read with O_DIRECT where writes use
-	// it, into an aligned buffer. A read of whole pages through the page
-	// cache goes straight to dst.
+	// it, into an aligned buffer.
 	buffered := !c.disk.direct || hi-lo < max(c.cfg.BlockSize, 1<<20)
-	whole := s.off == lo && int64(len(dst)) == hi-lo && buffered
+	// A read of whole pages goes straight to dst: through the page cache
+	// always, with O_DIRECT when dst meets its alignment (a streaming
+	// reader's buffer mostly does), saving a copy per byte.
+	whole := s.off == lo && int64(len(dst)) == hi-lo &&
+		(buffered || hi-lo == alignUp(hi-lo) && uintptr(unsafePointer(dst))%dioAlign == 0)
 	buf := dst
 	if !whole {
 		pb := c.blockPool.Get().(*[]byte)
