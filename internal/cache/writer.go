@@ -92,10 +92,15 @@ func (e *entry) writeBlock(f *fetch) {
 	}
 	var err error
 	data := e.data
-	if current && c.disk.healthy() {
-		data, err = e.dataFile()
-	} else {
+	switch {
+	case !current || !c.disk.healthy():
 		current = false
+	case c.disk.direct && len(f.buf) < 1<<20:
+		// A few pages for a scattered reader: buffered, so its next read
+		// of them is a page-cache copy (O_DIRECT pays off for streams).
+		data, err = e.readFile()
+	default:
+		data, err = e.dataFile()
 	}
 	e.mu.Unlock()
 	if current && err == nil {
