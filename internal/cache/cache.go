@@ -231,6 +231,8 @@ func (c *Cache) Open(ctx context.Context, name string) (store.File, error) {
 	f := &File{e: e, c: c}
 	if c.cfg.Prefetch {
 		c.prefetch(e)
+	} else {
+		c.preopen(e)
 	}
 	return f, nil
 }
