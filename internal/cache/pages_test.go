@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // readAt reads n bytes at off of name through the cache, on a fresh
@@ -173,5 +174,31 @@ func TestReadPagesAtCRCs(t *testing.T) {
 			}
 		}
 		e.settle()
+	}
+}
+
+// Opening a large incomplete file opens it upstream in the background on
+// the streams its first misses will use; a small one waits for a miss.
+func TestPreopenLargeFiles(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20 })
+	e.file("big", 4<<20)
+	e.file("small", 100<<10)
+	for _, tc := range []struct {
+		name  string
+		opens int64
+	}{{"/store/small", 0}, {"/store/big", 3}} {
+		before := e.up.opens.Load()
+		f, err := e.c.Open(context.Background(), tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for e.up.opens.Load()-before < tc.opens && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if got := e.up.opens.Load() - before; got != tc.opens {
+			t.Errorf("%s: %d upstream opens, want %d (one per stream)", tc.name, got, tc.opens)
+		}
+		f.Close()
 	}
 }
