@@ -122,3 +122,38 @@ func (c *Cache) readOnceMany(e *entry, ui int, u *upstream, bufs [][]byte, offs 
 	e.up.dropUpstream(ui) // as readOnce: the retry re-opens
 	return err
 }
+
+// preopen opens e's file at its first upstream on the streams a
+// scattered reader's first misses will spread over (see launch), in the
+// background, as the file is opened: an upstream open costs a round
+// trip, as much as the read it precedes, and a reader's first vector
+// reads would each wait for one. Only for files large enough for their
+// misses to spread, not complete, and not open upstream already.
+func (c *Cache) preopen(e *entry) {
+	e.mu.Lock()
+	skip := e.m == nil || e.m.complete() || e.m.size < 2*groupSpread*minGroupBytes
+	e.mu.Unlock()
+	if skip || len(e.route.ups) == 0 || e.up.count() > 0 {
+		return
+	}
+	u := e.route.ups[0]
+	for range min(groupSpread, len(u.Streams)) {
+		// The least busy stream without a handle of the file.
+		si := u.take(func(si int) bool { return !e.up.has(0, si) })
+		c.acquire(e)
+		go func() {
+			defer c.release(e)
+			defer u.done(si)
+			ctx, cancel := context.WithTimeout(c.ctx, c.cfg.FetchTimeout)
+			defer cancel()
+			c.upFile(ctx, e, 0, u, si) // an error shows again on the first read
+		}()
+	}
+}
+
+// count is the number of handles open or opening.
+func (h *upFiles) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.handles)
+}
