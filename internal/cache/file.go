@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -226,4 +227,36 @@ func (f *File) WillNeed(ranges [][2]int64) {
 	e.mu.Unlock()
 	f.c.ctr.missRequests.Add(int64(len(fresh)))
 	e.launch(fresh)
+}
+
+// Ready returns a channel closed once the fetches in flight for the
+// ranges have ended, or nil when none is: a server answering a vector
+// read can then answer later readvs whose data is there first. Each range
+// is an offset and a length.
+func (f *File) Ready(ranges [][2]int64) <-chan struct{} {
+	e := f.e
+	var waits []*fetch
+	e.mu.Lock()
+	if m := e.m; m != nil && len(e.inflight) > 0 {
+		for _, r := range ranges {
+			off, end := r[0], min(r[0]+r[1], m.size)
+			for p := int(max(off, 0) / m.pageSize); off < end && int64(p)*m.pageSize < end; p++ {
+				if fl := e.inflight[p]; fl != nil && !slices.Contains(waits, fl) {
+					waits = append(waits, fl)
+				}
+			}
+		}
+	}
+	e.mu.Unlock()
+	if len(waits) == 0 {
+		return nil
+	}
+	ch := make(chan struct{})
+	go func() {
+		for _, w := range waits {
+			<-w.done // a fetch ends within FetchTimeout
+		}
+		close(ch)
+	}()
+	return ch
 }

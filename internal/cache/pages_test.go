@@ -202,3 +202,34 @@ func TestPreopenLargeFiles(t *testing.T) {
 		f.Close()
 	}
 }
+
+// Ready tells when the fetches a vector read's hint started have ended.
+func TestReadyAfterWillNeed(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
+	e.up.delay = 100 * time.Millisecond
+	e.file("r", 2<<20)
+	f, err := e.c.Open(context.Background(), "/store/r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cf := f.(*File)
+	ranges := [][2]int64{{1000, 500}, {1 << 20, 70 << 10}}
+	if ch := cf.Ready(ranges); ch != nil {
+		t.Fatal("ready channel before any fetch")
+	}
+	cf.WillNeed(ranges)
+	ch := cf.Ready(ranges)
+	if ch == nil {
+		t.Fatal("no channel while fetches are in flight")
+	}
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatal("fetches never ended")
+	}
+	e.settle()
+	if cf.Ready(ranges) != nil {
+		t.Fatal("a channel though the pages are cached")
+	}
+}

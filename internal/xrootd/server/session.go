@@ -42,6 +42,10 @@ type session struct {
 	files    fileTable
 	slots    chan struct{}       // requests executing
 	dataQ    chan *proto.Request // reads waiting for the data lane
+	// parked holds a place per readv waiting for its data to arrive off
+	// the lane (see parkReadv); readyQ has those whose data arrived.
+	parked chan struct{}
+	readyQ chan *proto.Request
 	bufShare chan struct{}       // transfer buffers held
 	wg       sync.WaitGroup
 
@@ -81,6 +85,8 @@ func newSession(s *Server, c net.Conn) *session {
 		cancel:   cancel,
 		slots:    make(chan struct{}, s.cfg.MaxInFlight),
 		dataQ:    make(chan *proto.Request, s.cfg.MaxInFlight),
+		parked:   make(chan struct{}, s.cfg.MaxInFlight),
+		readyQ:   make(chan *proto.Request, s.cfg.MaxInFlight),
 		bufShare: make(chan struct{}, 2),
 	}
 	sess.files.max = s.cfg.Limits.OpenFilesPerSession
@@ -311,7 +317,12 @@ func (s *session) dataLane() {
 	defer s.wg.Done()
 	for {
 		select {
+		case req := <-s.readyQ:
+			s.serve(dataHandlers[req.ID], req)
 		case req := <-s.dataQ:
+			if req.ID == proto.ReqReadv && s.parkReadv(req) {
+				continue
+			}
 			s.serve(dataHandlers[req.ID], req)
 		case <-s.ctx.Done():
 			return
