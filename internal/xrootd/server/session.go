@@ -42,12 +42,13 @@ type session struct {
 	files    fileTable
 	slots    chan struct{}       // requests executing
 	dataQ    chan *proto.Request // reads waiting for the data lane
+	bufShare chan struct{}       // transfer buffers held
+	wg       sync.WaitGroup
+
 	// parked holds a place per readv waiting for its data to arrive off
 	// the lane (see parkReadv); readyQ has those whose data arrived.
 	parked chan struct{}
 	readyQ chan *proto.Request
-	bufShare chan struct{}       // transfer buffers held
-	wg       sync.WaitGroup
 
 	// refusal is set for a session over a limit: it is told why and
 	// closed (refuse.go).
