@@ -28,10 +28,18 @@ offsets of random files. Each setup starts from an empty cache and runs
 the same reads twice: cold, then warm. "local" is a sitebox origin serving
 the same files from this machine's disk, the ceiling for a warm cache.
 
-Prints vector reads per second per pass, cold ÷ direct, warm ÷ XCache,
-and the bytes that crossed the upstream link ÷ the bytes asked for.`,
+With --workload uproot, the origin's files are ROOT files with one TTree
+of --branches float64 branches (written with uproot.recreate, baskets of
+all branches interleaved as in a real ntuple); each reader runs --jobs
+jobs per pass, each opening a random file with uproot over root:// and
+reading --read-branches random branches of it.
+
+Prints vector reads (or jobs) per second per pass, cold ÷ direct, warm ÷
+XCache, and the bytes that crossed the upstream link ÷ the bytes asked
+for.`,
 		Example: `  sitebox-bench cache analysis
-  sitebox-bench cache analysis --threads 8 --chunks 64 --chunk-size 16KiB --setups direct,sitebox`,
+  sitebox-bench cache analysis --threads 8 --chunks 64 --chunk-size 16KiB --setups direct,sitebox
+  sitebox-bench cache analysis --workload uproot --branches 200 --read-branches 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -70,7 +78,12 @@ and the bytes that crossed the upstream link ÷ the bytes asked for.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVar(&cfg.Files, "files", 8, "number of files on the origin")
+	fl.IntVar(&cfg.Files, "files", 0, "number of files on the origin (default 8; 2 for the uproot workload)")
+	fl.StringVar(&cfg.Workload, "workload", "readv", `"readv": random vector reads; "uproot": uproot jobs reading a few branches of a many-branch TTree`)
+	fl.IntVar(&cfg.Branches, "branches", 200, "uproot workload: branches of the TTree")
+	fl.IntVar(&cfg.ReadBranches, "read-branches", 4, "uproot workload: branches each job reads")
+	fl.IntVar(&cfg.Entries, "entries", 100_000, "uproot workload: entries of the TTree")
+	fl.IntVar(&cfg.Jobs, "jobs", 5, "uproot workload: jobs per reader and pass")
 	fl.StringVar(&size, "size", "64MiB", "size of each file")
 	fl.IntVar(&cfg.Threads, "threads", 4, "parallel readers")
 	fl.IntVar(&cfg.Readvs, "readvs", 100, "vector reads per reader and pass")

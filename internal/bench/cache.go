@@ -177,8 +177,8 @@ func Cache(ctx context.Context, cfg CacheConfig) (*CacheReport, error) {
 				fmt.Fprintf(cfg.Out, "  %-7s clients=%-2d FAILED: %s\n", s, n, p.Err)
 				continue
 			}
-			fmt.Fprintf(cfg.Out, "  %-7s clients=%-2d cold %7.1f MB/s (%d files, %.1fs)  warm %7.1f MB/s  upstream÷unique %.3f  RSS %s\n",
-				s, n, p.Cold.MBps, p.FilesCold, p.Cold.Seconds, p.Warm.MBps, p.UpstreamPerUnique, rssText(p.PeakRSS))
+			fmt.Fprintf(cfg.Out, "  %-7s clients=%-2d cold %7.1f MB/s (%d files, %.1fs)  warm %7.1f MB/s  upstream÷unique %.3f  RSS %s  CPU s/GB cold %.2f warm %.2f\n",
+				s, n, p.Cold.MBps, p.FilesCold, p.Cold.Seconds, p.Warm.MBps, p.UpstreamPerUnique, rssText(p.PeakRSS), p.CPUPerGBCold, p.CPUPerGBWarm)
 		}
 	}
 	return rep, nil

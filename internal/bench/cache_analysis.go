@@ -8,8 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"text/tabwriter"
 
 	"sitebox/internal/testpeers"
 )
@@ -30,7 +28,21 @@ type AnalysisConfig struct {
 	ChunkSize int64  // bytes per chunk (default 32 KiB)
 	Threads   int    // parallel readers (default 4)
 	Readvs    int    // vector reads per thread and pass (default 100)
+
+	// Workload is "readv" (the default: random vector reads as above) or
+	// "uproot": each reader runs Jobs (default 5) jobs per pass, each
+	// opening one of Files ROOT files (default 2) with uproot and reading
+	// ReadBranches (default 4) of its TTree's Branches (default 200)
+	// float64 branches of Entries (default 100,000) entries; rates are
+	// then jobs per second.
+	Workload     string
+	Branches     int
+	ReadBranches int
+	Entries      int
+	Jobs         int
 }
+
+func (c *AnalysisConfig) uproot() bool { return c.Workload == "uproot" }
 
 // AnalysisPoint is one setup's result.
 type AnalysisPoint struct {
@@ -50,8 +62,26 @@ type AnalysisReport struct {
 }
 
 func (c *AnalysisConfig) applyDefaults() {
+	if c.Workload == "" {
+		c.Workload = "readv"
+	}
 	if c.Files <= 0 {
 		c.Files = 8
+		if c.uproot() {
+			c.Files = 2
+		}
+	}
+	if c.Branches <= 0 {
+		c.Branches = 200
+	}
+	if c.ReadBranches <= 0 {
+		c.ReadBranches = 4
+	}
+	if c.Entries <= 0 {
+		c.Entries = 100_000
+	}
+	if c.Jobs <= 0 {
+		c.Jobs = 5
 	}
 	if c.FileSize <= 0 {
 		c.FileSize = 64 << 20
@@ -93,6 +123,10 @@ func (c *AnalysisConfig) validate() error {
 		return err
 	}
 	switch {
+	case c.Workload != "readv" && c.Workload != "uproot":
+		return fmt.Errorf("workload %q: want readv or uproot", c.Workload)
+	case c.ReadBranches > c.Branches:
+		return fmt.Errorf("%d branches to read of %d", c.ReadBranches, c.Branches)
 	case c.Chunks > 1024:
 		return fmt.Errorf("%d chunks per vector read: XRootD allows at most 1024", c.Chunks)
 	case c.ChunkSize > c.FileSize:
@@ -100,6 +134,12 @@ func (c *AnalysisConfig) validate() error {
 	}
 	if out, err := exec.Command(c.Python, "-c", "import XRootD.client").CombinedOutput(); err != nil {
 		return fmt.Errorf("the analysis mode needs Python with the XRootD bindings (python3-xrootd, or pip install xrootd); %s: %v: %s", c.Python, err, trimMsg(out))
+	}
+	if !c.uproot() {
+		return nil
+	}
+	if out, err := exec.Command(c.Python, "-c", "import uproot, numpy").CombinedOutput(); err != nil {
+		return fmt.Errorf("the uproot workload needs Python with uproot and numpy (pip install uproot); %s: %v: %s", c.Python, err, trimMsg(out))
 	}
 	return nil
 }
@@ -112,11 +152,23 @@ func CacheAnalysis(ctx context.Context, cfg AnalysisConfig) (*AnalysisReport, er
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	env, stop, err := startWAN(ctx, &cfg.CacheConfig, "ana%02d.root")
+	wan := cfg.CacheConfig
+	var trees []string
+	if cfg.uproot() {
+		var err error
+		if trees, err = makeUprootFiles(ctx, &cfg, filepath.Join(cfg.WorkDir, "origin-data")); err != nil {
+			return nil, err
+		}
+		wan.Files = 0 // the trees are the origin's files
+	}
+	env, stop, err := startWAN(ctx, &wan, "ana%02d.root")
 	if err != nil {
 		return nil, err
 	}
 	defer stop()
+	if cfg.uproot() {
+		env.names = trees
+	}
 	rep := &AnalysisReport{Config: cfg}
 	for _, s := range cfg.Setups {
 		if err := ctx.Err(); err != nil {
@@ -128,8 +180,8 @@ func CacheAnalysis(ctx context.Context, cfg AnalysisConfig) (*AnalysisReport, er
 			fmt.Fprintf(cfg.Out, "  %-7s FAILED: %s\n", s, p.Err)
 			continue
 		}
-		fmt.Fprintf(cfg.Out, "  %-7s cold %8.1f readv/s  warm %8.1f readv/s  upstream÷asked %.2f  RSS %s\n",
-			s, p.Cold, p.Warm, bytesRatio(p.UpstreamBytes, p.AskedBytes), rssText(p.PeakRSS))
+		fmt.Fprintf(cfg.Out, "  %-7s cold %8.1f %s  warm %8.1f %s  upstream÷asked %.2f  RSS %s\n",
+			s, p.Cold, cfg.unit(), p.Warm, cfg.unit(), bytesRatio(p.UpstreamBytes, p.AskedBytes), rssText(p.PeakRSS))
 	}
 	return rep, nil
 }
@@ -163,12 +215,16 @@ func analysisPoint(ctx context.Context, env *cacheEnv, cfg *AnalysisConfig, setu
 	}
 	stopSampling := sampleRSS(rss, &p.PeakRSS)
 	defer stopSampling()
-	cold, err := runVectorReads(ctx, cfg, t.host, env.names)
+	pass := runVectorReads
+	if cfg.uproot() {
+		pass = runUprootJobs
+	}
+	cold, err := pass(ctx, cfg, t.host, env.names)
 	if err != nil {
 		return fail(withLog(err, t))
 	}
 	p.UpstreamBytes = relay.Down()
-	warm, err := runVectorReads(ctx, cfg, t.host, env.names)
+	warm, err := pass(ctx, cfg, t.host, env.names)
 	if err != nil {
 		return fail(withLog(err, t))
 	}
@@ -286,55 +342,3 @@ if errors:
     sys.stderr.write(errors[0] + "\n"); sys.exit(1)
 print(json.dumps({"readvs": threads * readvs, "bytes": total[0], "seconds": took}))
 `
-
-func bytesRatio(a, b int64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
-}
-
-// FormatAnalysis renders the report as a table, with each setup's rates
-// relative to direct (cold) and to XCache (warm).
-func FormatAnalysis(rep *AnalysisReport) string {
-	var b strings.Builder
-	c := rep.Config
-	fmt.Fprintf(&b, "analysis: %d threads × %d vector reads of %d × %d B over %d files of %d B; link %v each way, %d B/s per connection\n",
-		c.Threads, c.Readvs, c.Chunks, c.ChunkSize, c.Files, c.FileSize, c.Latency, c.Bandwidth)
-	base := map[string]AnalysisPoint{}
-	for _, p := range rep.Points {
-		base[p.Setup] = p
-	}
-	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "setup\tcold readv/s\twarm readv/s\tcold ÷ direct\twarm ÷ xcache\tupstream ÷ asked\tpeak RSS\t")
-	for _, p := range rep.Points {
-		if p.Err != "" {
-			fmt.Fprintf(w, "%s\tfailed: %s\t\t\t\t\t\t\n", p.Setup, firstLine(p.Err))
-			continue
-		}
-		fmt.Fprintf(w, "%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t\n", p.Setup, orDash(p.Cold, "%.1f"), p.Warm,
-			orDash(ratioF(p.Cold, base["direct"].Cold), "%.2f"), orDash(ratioF(p.Warm, base["xcache"].Warm), "%.2f"),
-			orDash(bytesRatio(p.UpstreamBytes, p.AskedBytes), "%.2f"), rssText(p.PeakRSS))
-	}
-	w.Flush()
-	return b.String()
-}
-
-func ratioF(a, b float64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return a / b
-}
-
-func orDash(v float64, format string) string {
-	if v == 0 {
-		return "—"
-	}
-	return fmt.Sprintf(format, v)
-}
-
-func firstLine(s string) string {
-	first, _, _ := strings.Cut(s, "\n")
-	return first
-}

@@ -29,10 +29,13 @@ type CachePoint struct {
 	HitRatio, WarmHitRatio float64
 	HitSource              string
 	PeakRSS                int64 // bytes; 0 for direct
-	Copies, Failed         int   // xrdcp runs, and those that failed
-	FirstError             string
-	ColdEnd                float64            // seconds from the start when the cold phase ended
-	Series                 []sitebench.Sample // aggregate throughput over time
+	// CPUPerGB is the cache process's CPU seconds (user + system) per GB
+	// it served, in each phase; 0 for direct.
+	CPUPerGBCold, CPUPerGBWarm float64
+	Copies, Failed             int // xrdcp runs, and those that failed
+	FirstError                 string
+	ColdEnd                    float64            // seconds from the start when the cold phase ended
+	Series                     []sitebench.Sample // aggregate throughput over time
 }
 
 // Phase is throughput over one phase. Bytes of copies that straddle the
@@ -64,11 +67,12 @@ func (e *cacheEnv) point(ctx context.Context, setup string, n int) CachePoint {
 		return fail(err)
 	}
 	var rss func() (int64, error)
+	var cpu func() (time.Duration, error)
 	if t.proc != nil {
 		defer t.proc.Stop()
-		rss = t.proc.RSS
+		rss, cpu = t.proc.RSS, t.proc.CPUTime
 	}
-	r, err := e.runPhases(ctx, t.host, n, relay, rss)
+	r, err := e.runPhases(ctx, t.host, n, relay, rss, cpu)
 	if err != nil {
 		if t.proc != nil {
 			err = fmt.Errorf("%w\n%s log: %s", err, setup, lastLines(t.proc.Log.String(), 10))
@@ -132,6 +136,12 @@ func (e *cacheEnv) summarize(p *CachePoint, r *pointRun) {
 	p.WarmHitRatio = hitRatio(p.Warm.Upstream, servedWarm)
 	p.ColdEnd = p.Cold.Seconds
 	p.Series = series(r, e.cfg.Bin)
+	if p.Cold.Bytes > 0 {
+		p.CPUPerGBCold = r.cpuCold.Seconds() / (float64(p.Cold.Bytes) / 1e9)
+	}
+	if servedWarm > 0 {
+		p.CPUPerGBWarm = r.cpuWarm.Seconds() / (float64(servedWarm) / 1e9)
+	}
 }
 
 // hitRatio is 1 − upstream ÷ served, within [0, 1].

@@ -36,12 +36,12 @@ func FormatCache(r *CacheReport) string {
 	fmt.Fprintf(&b, "Cold phase: clients share a queue of every file once (no copy starts after %s). Warm phase: %s of random files among those read.\n\n",
 		durText(c.ColdMax), durText(c.Warm))
 
-	b.WriteString("| setup | clients | cold MB/s | cold ÷ direct | files cold | warm MB/s | warm ÷ xcache | hit ratio (all / warm) | upstream ÷ unique | peak RSS | copies (failed) |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| setup | clients | cold MB/s | cold ÷ direct | files cold | warm MB/s | warm ÷ xcache | hit ratio (all / warm) | upstream ÷ unique | peak RSS | CPU s/GB (cold / warm) | copies (failed) |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	var errs []string
 	for _, p := range r.Points {
 		if p.Err != "" {
-			fmt.Fprintf(&b, "| %s | %d | failed | | | | | | | | |\n", p.Setup, p.Clients)
+			fmt.Fprintf(&b, "| %s | %d | failed | | | | | | | | | |\n", p.Setup, p.Clients)
 			errs = append(errs, fmt.Sprintf("%s, %d clients: %s", p.Setup, p.Clients, p.Err))
 			continue
 		}
@@ -56,9 +56,13 @@ func FormatCache(r *CacheReport) string {
 		if p.HitSource == "cache" {
 			hit += " (cache's own)"
 		}
-		fmt.Fprintf(&b, "| %s | %d | %.1f | %s | %d | %.1f | %s | %s | %.3f | %s | %d (%d) |\n",
+		cpu := ""
+		if p.CPUPerGBCold > 0 || p.CPUPerGBWarm > 0 {
+			cpu = fmt.Sprintf("%.2f / %.2f", p.CPUPerGBCold, p.CPUPerGBWarm)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %s | %d | %.1f | %s | %s | %.3f | %s | %s | %d (%d) |\n",
 			p.Setup, p.Clients, p.Cold.MBps, vsDirect, p.FilesCold, p.Warm.MBps, vsX, hit,
-			p.UpstreamPerUnique, rssText(p.PeakRSS), p.Copies, p.Failed)
+			p.UpstreamPerUnique, rssText(p.PeakRSS), cpu, p.Copies, p.Failed)
 		if p.FirstError != "" {
 			errs = append(errs, fmt.Sprintf("%s, %d clients: %d copies failed, first: %s", p.Setup, p.Clients, p.Failed, p.FirstError))
 		}

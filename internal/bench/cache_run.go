@@ -29,6 +29,8 @@ type pointRun struct {
 	upCold       int64 // relay bytes by coldEnd
 	upAll        int64 // relay bytes at the end
 	peakRSS      int64 // highest sampled RSS of the cache process
+	// CPU time the cache process used in each phase (0 without one).
+	cpuCold, cpuWarm time.Duration
 }
 
 // runPhases runs n clients against host through the two phases:
@@ -40,7 +42,7 @@ type pointRun struct {
 //     from an empty cache.
 //   - warm: for Warm, each client copies files picked at random among
 //     those read in the cold phase, so a cache should hold every one.
-func (e *cacheEnv) runPhases(ctx context.Context, host string, n int, relay *Relay, rss func() (int64, error)) (*pointRun, error) {
+func (e *cacheEnv) runPhases(ctx context.Context, host string, n int, relay *Relay, rss func() (int64, error), cpu func() (time.Duration, error)) (*pointRun, error) {
 	cfg := e.cfg
 	r := &pointRun{}
 	var mu sync.Mutex // protects r.recs
@@ -52,6 +54,10 @@ func (e *cacheEnv) runPhases(ctx context.Context, host string, n int, relay *Rel
 	stopSampling := sampleRSS(rss, &r.peakRSS)
 	defer stopSampling()
 
+	if cpu == nil {
+		cpu = func() (time.Duration, error) { return 0, nil }
+	}
+	cpu0, _ := cpu()
 	order := rand.New(rand.NewPCG(cfg.Seed, uint64(n))).Perm(len(e.names))
 	var next atomic.Int64
 	r.t0 = time.Now()
@@ -67,6 +73,8 @@ func (e *cacheEnv) runPhases(ctx context.Context, host string, n int, relay *Rel
 	})
 	r.coldEnd = time.Now()
 	r.upCold = relay.Down()
+	cpu1, _ := cpu()
+	r.cpuCold = cpu1 - cpu0
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -93,6 +101,8 @@ func (e *cacheEnv) runPhases(ctx context.Context, host string, n int, relay *Rel
 	})
 	r.end = time.Now()
 	r.upAll = relay.Down()
+	cpu2, _ := cpu()
+	r.cpuWarm = cpu2 - cpu1
 	return r, ctx.Err()
 }
 

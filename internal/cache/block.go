@@ -5,23 +5,27 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"slices"
 	"sync/atomic"
 
 	"sitebox/internal/store"
 )
 
-// fetch is one block coming from upstream. Readers that want the block
-// while it is in flight wait on done and copy from buf; the disk writer
-// holds a reference too, and the buffer returns to the RAM budget when the
-// last reference goes.
+// fetch is a run of pages of one block coming from upstream. Readers
+// that want them while in flight wait on done and copy from buf; the disk
+// writer holds a reference too, and the buffer returns to the RAM budget
+// when the last reference goes.
 type fetch struct {
-	b    int
+	p0   int   // first page
+	off  int64 // file offset of buf[0]
 	gen  uint64
 	buf  []byte
 	done chan struct{}
 	err  error
 	refs atomic.Int32
+	// subs are the CRC32Cs of buf's pgPages, set before done is closed:
+	// the writer combines them into the map's page CRCs, and a pgread
+	// served from buf sends them.
+	subs []uint32
 }
 
 func (f *fetch) unref(c *Cache) {
@@ -30,90 +34,165 @@ func (f *fetch) unref(c *Cache) {
 	}
 }
 
-// slot is how one block of a read will be served.
+// slot is how one piece [off, end) of a read will be served: from disk,
+// from a fetch (joined or started), or, with neither, from upstream
+// uncached (no RAM left for a fetch). A slot never crosses a block.
 type slot struct {
-	b     int
-	disk  bool     // present on disk, with its pages' CRC32Cs
-	crcs  []uint32 // a copy: the map's may change once the lock is let go
-	page  int64    // bytes per CRC
-	f     *fetch   // in flight (joined or started)
-	gen   uint64
-	bytes int64 // block length
-	// changed: the file was replaced while open and has no block b now.
+	off, end int64
+	disk     bool     // present on disk, with its pages' CRC32Cs
+	p0       int      // first page (disk)
+	crcs     []uint32 // a copy: the map's may change once the lock is let go
+	page     int64    // bytes per CRC
+	f        *fetch
+	gen      uint64
+	// changed: the file was replaced while open and lacks these bytes now.
 	changed bool
-	// fresh: this call created f; the caller launches it (see launch).
-	fresh bool
 }
 
-// want decides how block b will be served and creates a fetch if needed
-// (fresh: the caller launches it, with the other misses of its read).
-// With no RAM left for a fetch it returns a slot with neither disk nor f:
-// the caller reads that range from upstream uncached.
-func (e *entry) want(b int) slot {
-	c := e.c
+// plan decides how [off, end) will be served and creates the fetches its
+// missing pages need, which the caller launches (with the other misses
+// of its read). fill widens the fetches to whole blocks: a sequential
+// reader will want the rest of the block next, and one request for it
+// costs less than many.
+func (e *entry) plan(off, end int64, fill bool) (slots []slot, fresh []*fetch) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if b >= e.m.blocks() {
-		return slot{b: b, changed: true}
+	m := e.m
+	if m == nil || end > m.size {
+		return []slot{{off: off, end: end, changed: true}}, nil
 	}
-	s := slot{b: b, gen: e.gen, bytes: e.m.blockLen(b)}
-	if e.m.has(b) {
-		s.disk, s.page = true, e.m.pageSize
-		s.crcs = append([]uint32(nil), e.m.blockCRCs(b)...)
-		c.ctr.hitRequests.Add(1)
-		return s
+	ps := m.pageSize
+	pa, pb := int(off/ps), int((end-1)/ps)+1
+	fa, fb := pa, pb
+	if fill {
+		fa, _ = m.blockPages(pa / m.pagesPerBlock())
+		_, fb = m.blockPages((pb - 1) / m.pagesPerBlock())
 	}
-	if f := e.inflight[b]; f != nil {
-		f.refs.Add(1)
-		s.f = f
-		c.ctr.coalescedWaits.Add(1)
-		return s
+	fresh = e.fetchMissingLocked(fa, fb)
+	e.c.ctr.missRequests.Add(int64(len(fresh)))
+	ppb := m.pagesPerBlock()
+	for p := pa; p < pb; {
+		q := p + 1
+		s := slot{off: max(off, int64(p)*ps), gen: e.gen, page: ps, p0: p}
+		f := e.inflight[p]
+		switch {
+		case m.hasPage(p):
+			s.disk = true
+			for q < pb && q%ppb != 0 && m.hasPage(q) {
+				q++
+			}
+			s.crcs = append([]uint32(nil), m.crcs[p:q]...)
+			e.c.ctr.hitRequests.Add(1)
+		case f != nil:
+			for q < pb && e.inflight[q] == f {
+				q++
+			}
+			f.refs.Add(1)
+			s.f = f
+			if !isFresh(fresh, f) {
+				e.c.ctr.coalescedWaits.Add(1)
+			}
+		default: // no RAM for a fetch: read through
+			for q < pb && !m.hasPage(q) && e.inflight[q] == nil {
+				q++
+			}
+		}
+		s.end = min(end, int64(q)*ps)
+		slots = append(slots, s)
+		p = q
 	}
-	c.ctr.missRequests.Add(1)
-	s.f = e.newFetchLocked(b, 2)
-	s.fresh = s.f != nil
-	return s
+	return slots, fresh
 }
 
-// newFetchLocked creates a fetch of block b if RAM allows, for launch;
-// refs is the number of references the fetch begins with (the writer's
-// plus the caller's, if it will wait). Called with e.mu held.
-func (e *entry) newFetchLocked(b, refs int) *fetch {
-	buf := e.c.budget.get()
+func isFresh(fresh []*fetch, f *fetch) bool {
+	for _, g := range fresh {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+// fetchMissingLocked creates fetches for the pages in [from, to) neither
+// present nor in flight: one per run of such pages within a block, as
+// RAM allows. Each begins with one reference, the disk writer's. Called
+// with e.mu held.
+func (e *entry) fetchMissingLocked(from, to int) []*fetch {
+	m := e.m
+	ppb := m.pagesPerBlock()
+	var fresh []*fetch
+	for p := from; p < to && p < m.pages(); {
+		if m.hasPage(p) || e.inflight[p] != nil {
+			p++
+			continue
+		}
+		q := p + 1
+		for q < to && q < m.pages() && q%ppb != 0 && !m.hasPage(q) && e.inflight[q] == nil {
+			q++
+		}
+		f := e.newFetchLocked(p, q)
+		if f == nil {
+			break // out of RAM: clients come first
+		}
+		fresh = append(fresh, f)
+		p = q
+	}
+	return fresh
+}
+
+// newFetchLocked creates a fetch of pages [p0, p1) if RAM allows, for
+// launch, with one reference (the writer's). Called with e.mu held.
+func (e *entry) newFetchLocked(p0, p1 int) *fetch {
+	m := e.m
+	off := int64(p0) * m.pageSize
+	n := min(int64(p1)*m.pageSize, m.size) - off
+	buf := e.c.budget.get(n)
 	if buf == nil {
 		return nil
 	}
-	f := &fetch{b: b, gen: e.gen, buf: buf[:e.m.blockLen(b)], done: make(chan struct{})}
-	f.refs.Store(int32(refs))
+	f := &fetch{p0: p0, off: off, gen: e.gen, buf: buf, done: make(chan struct{})}
+	f.refs.Store(1)
 	if e.inflight == nil {
 		e.inflight = map[int]*fetch{}
 	}
-	e.inflight[b] = f
+	for p := p0; p < p1; p++ {
+		e.inflight[p] = f
+	}
 	e.fetching.Add(1)
-	e.c.acquire(e) // held by the fetch until its block is written or dropped
+	e.c.acquire(e) // held by the fetch until its pages are written or dropped
 	return f
 }
 
-// fetched hands a fetched block (or its error) to waiting readers, then
-// to the disk writer.
+// pagesOf is the number of pages f covers.
+func (f *fetch) pagesOf(page int64) int { return int((int64(len(f.buf)) + page - 1) / page) }
+
+// fetched hands fetched pages (or the error) to waiting readers, then to
+// the disk writer.
 func (e *entry) fetched(f *fetch) {
 	c := e.c
 	e.fetching.Add(-1) // done with the upstream; the disk write may take longer
+	if f.err == nil {
+		f.subs = subPageCRCs(f.subs[:0], f.buf)
+	}
 	close(f.done)
 	if f.err != nil || !c.writeBehind(e, f) {
 		e.finishFetch(f, false, nil)
 	}
 }
 
-// finishFetch retires f: when written, the block becomes present (unless
+// finishFetch retires f: when written, its pages become present (unless
 // the cached copy was dropped meanwhile).
 func (e *entry) finishFetch(f *fetch, written bool, crcs []uint32) {
 	e.mu.Lock()
-	if e.inflight[f.b] == f {
-		delete(e.inflight, f.b)
+	if e.m != nil {
+		for p := f.p0; p < f.p0+f.pagesOf(e.m.pageSize); p++ {
+			if e.inflight[p] == f {
+				delete(e.inflight, p)
+			}
+		}
 	}
-	if written && e.gen == f.gen && e.m != nil && len(crcs) == len(e.m.blockCRCs(f.b)) {
-		e.m.set(f.b, crcs)
+	if written && e.gen == f.gen && e.m != nil && f.p0+len(crcs) <= e.m.pages() {
+		e.m.setPages(f.p0, crcs)
 		e.dirty = true
 	}
 	e.mu.Unlock()
@@ -121,33 +200,48 @@ func (e *entry) finishFetch(f *fetch, written bool, crcs []uint32) {
 	e.c.release(e)
 }
 
-// readSlot copies the part [from, to) of the slot's block into dst. A
-// block on disk is read whole and checked against its CRC32C; a bad one is
-// dropped and fetched again, never served.
-func (e *entry) readSlot(s slot, dst []byte, from int64) error {
-	c := e.c
-	if s.changed {
-		return &store.PathError{Op: "read", Path: e.path, Err: fmt.Errorf("%w: the file changed upstream while open", store.ErrIO)}
+// readSlots copies the slots' bytes into dst, which holds the file from
+// offset base. A page on disk is checked against its CRC32C; a bad one is
+// dropped and fetched again (at most twice), never served. Every slot's
+// fetch reference is released, read or not.
+// pg, if not nil, receives the pgread CRCs of what is read.
+func (e *entry) readSlots(slots []slot, dst []byte, base int64, depth int, pg *pgOut) error {
+	var err error
+	for _, s := range slots {
+		if err != nil {
+			if s.f != nil {
+				s.f.unref(e.c)
+			}
+			continue
+		}
+		err = e.readSlot(s, dst[s.off-base:s.end-base], depth, pg)
 	}
-	for try := 0; s.disk; try++ {
-		ok, err := e.readDisk(s, dst, from)
+	return err
+}
+
+func (e *entry) readSlot(s slot, dst []byte, depth int, pg *pgOut) error {
+	c := e.c
+	switch {
+	case s.changed:
+		return &store.PathError{Op: "read", Path: e.path, Err: fmt.Errorf("%w: the file changed upstream while open", store.ErrIO)}
+	case s.disk:
+		ok, err := e.readDisk(s, dst, pg)
 		if err != nil || ok {
 			return err
 		}
-		if try == 2 {
-			return fmt.Errorf("cache: block %d of %s keeps failing its check", s.b, e.path)
+		if depth == 2 {
+			return fmt.Errorf("cache: page %d of %s keeps failing its check", s.p0, e.path)
 		}
-		s = e.want(s.b) // the bad block was dropped: fetch it again
-		if s.fresh {
-			e.launch([]*fetch{s.f})
-		}
-	}
-	if s.f == nil {
-		off := int64(s.b)*c.cfg.BlockSize + from
-		if err := c.readUpstream(e, dst, off); err != nil {
+		// The bad pages were dropped: fetch them again.
+		again, fresh := e.plan(s.off, s.end, false)
+		e.launch(fresh)
+		return e.readSlots(again, dst, s.off, depth+1, pg)
+	case s.f == nil:
+		if err := c.readUpstream(e, dst, s.off); err != nil {
 			return err
 		}
 		c.ctr.bypassBytes.Add(int64(len(dst)))
+		pg.fill(s.off, dst, nil, 0, 0)
 		return nil
 	}
 	<-s.f.done
@@ -155,27 +249,29 @@ func (e *entry) readSlot(s slot, dst []byte, from int64) error {
 	if s.f.err != nil {
 		return s.f.err
 	}
-	copy(dst, s.f.buf[from:])
+	copy(dst, s.f.buf[s.off-s.f.off:])
 	c.ctr.missBytes.Add(int64(len(dst)))
+	pg.fill(s.off, dst, s.f.subs, s.f.off, s.f.off+int64(len(s.f.buf)))
 	return nil
 }
 
-// readDisk serves a present block from the data file, reading and
-// checking only the pages that hold [from, from+len(dst)). It reports
-// false (and no error) when a page turned out bad and the block was
-// dropped.
-func (e *entry) readDisk(s slot, dst []byte, from int64) (bool, error) {
+// readDisk serves present pages from the data file, reading and checking
+// only the pages that hold the slot. It reports false (and no error) when
+// a page turned out bad and was dropped.
+func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 	c := e.c
-	p0 := from / s.page
-	p1 := (from + int64(len(dst)) + s.page - 1) / s.page
-	lo, hi := p0*s.page, min(p1*s.page, s.bytes)
+	lo := int64(s.p0) * s.page
+	hi := min(lo+int64(len(s.crcs))*s.page, e.size())
 	// Reads under 1 MiB go through the page cache (see openRead), so a
 	// reader picking baskets pays a copy, not a disk read; whole blocks of
 	// 1 MiB and more (streaming) are read with O_DIRECT where writes use
-	// it, into an aligned buffer. A read of whole pages through the page cache goes
-	// straight to dst.
-	buffered := !c.disk.direct || hi-lo < max(s.bytes, 1<<20)
-	whole := from == lo && int64(len(dst)) == hi-lo && buffered
+	// it, into an aligned buffer.
+	buffered := !c.disk.direct || hi-lo < max(c.cfg.BlockSize, 1<<20)
+	// A read of whole pages goes straight to dst: through the page cache
+	// always, with O_DIRECT when dst meets its alignment (a streaming
+	// reader's buffer mostly does), saving a copy per byte.
+	whole := s.off == lo && int64(len(dst)) == hi-lo &&
+		(buffered || hi-lo == alignUp(hi-lo) && uintptr(unsafePointer(dst))%dioAlign == 0)
 	buf := dst
 	if !whole {
 		pb := c.blockPool.Get().(*[]byte)
@@ -191,35 +287,57 @@ func (e *entry) readDisk(s slot, dst []byte, from int64) (bool, error) {
 		data, err = e.readFile()
 	}
 	e.mu.Unlock()
-	if err == nil {
+	if err == nil && hi > lo {
 		var n int
-		n, err = data.ReadAt(buf, int64(s.b)*c.cfg.BlockSize+lo)
+		n, err = data.ReadAt(buf, lo)
 		if int64(n) >= hi-lo && errors.Is(err, io.EOF) {
 			err = nil
 		}
 		buf = buf[:min(int64(n), hi-lo)]
 	}
-	bad := err != nil || int64(len(buf)) != hi-lo
-	for p := p0; !bad && p < p1; p++ {
-		pg := buf[(p-p0)*s.page : min((p-p0+1)*s.page, int64(len(buf)))]
-		bad = crc32.Checksum(pg, castagnoli) != s.crcs[p]
+	bad := make([]bool, len(s.crcs))
+	nbad := 0
+	var subs []uint32 // the pgPage CRCs, when a pgread wants them
+	for i := range s.crcs {
+		a := int64(i) * s.page
+		if err != nil || a >= int64(len(buf)) {
+			bad[i] = true
+			nbad++
+			continue
+		}
+		page := buf[a:min(a+s.page, int64(len(buf)))]
+		var crc uint32
+		if pg != nil && s.page%pgPage == 0 {
+			n := len(subs)
+			subs = subPageCRCs(subs, page)
+			crc = combinePages(subs[n:], int64(len(page)))
+		} else {
+			crc = crc32.Checksum(page, castagnoli)
+		}
+		if bad[i] = crc != s.crcs[i]; bad[i] {
+			nbad++
+		}
 	}
-	if !bad {
+	if nbad == 0 && int64(len(buf)) == hi-lo {
 		if !whole {
-			copy(dst, buf[from-lo:])
+			copy(dst, buf[s.off-lo:])
 		}
 		c.ctr.hitBytes.Add(int64(len(dst)))
+		pg.fill(s.off, dst, subs, lo, hi)
 		return true, nil
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		e.diskFailed(err)
 	}
 	c.ctr.corruptBlocks.Add(1)
-	c.log.Warn("cached block failed its CRC32C check; refetching", "path", e.path, "block", s.b, "err", err)
+	c.log.Warn("cached pages failed their CRC32C check; refetching", "path", e.path, "offset", lo, "bad_pages", nbad, "err", err)
 	e.mu.Lock()
-	if e.gen == s.gen && e.m.has(s.b) && slices.Equal(e.m.blockCRCs(s.b), s.crcs) {
-		e.m.clear(s.b)
-		e.dirty = true
+	for i, b := range bad {
+		p := s.p0 + i
+		if b && e.gen == s.gen && e.m != nil && p < e.m.pages() && e.m.hasPage(p) && e.m.crcs[p] == s.crcs[i] {
+			e.m.clearPage(p)
+			e.dirty = true
+		}
 	}
 	e.mu.Unlock()
 	return false, nil

@@ -78,7 +78,7 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 		disk:    d,
 		routes:  newRoutes(cfg.Routes),
 		budget:  newBudget(cfg.RAM, cfg.BlockSize),
-		writeQ:  make(chan writeJob, max(cfg.RAM/cfg.BlockSize/2, 1)),
+		writeQ:  make(chan writeJob, max(cfg.RAM/min(cfg.BlockSize, checkPage)/2, 1)), // a job per fetch, a page or more
 		ctx:     ctx,
 		cancel:  cancel,
 		entries: map[string]*entry{},
@@ -239,6 +239,8 @@ func (c *Cache) Open(ctx context.Context, name string) (store.File, error) {
 	f := &File{e: e, c: c}
 	if c.cfg.Prefetch {
 		c.prefetch(e)
+	} else {
+		c.preopen(e)
 	}
 	return f, nil
 }

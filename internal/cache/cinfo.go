@@ -10,39 +10,45 @@ import (
 )
 
 // blockMap is what the cache knows about one file: the upstream version it
-// holds, which blocks are on disk and their CRC32C. It is kept on disk next
+// holds, which pages are on disk and their CRC32C. It is kept on disk next
 // to the data (the meta tree mirrors the data tree).
 //
 // On-disk form, little endian: magic "SBXC", version u32, block size u32,
 // size i64, mtime ns i64, validated ns i64, last access ns i64, block
 // count u32, presence bitmap (u64 words), one CRC32C (u32) per page, and
 // a CRC32C of everything before it, so a torn or foreign file is rejected
-// instead of trusted. A page is checkPage bytes in version 2, the whole
-// block in version 1 (maps written before pages existed, still read).
+// instead of trusted. A page is checkPage bytes in versions 2 and 3, the
+// whole block in version 1 (maps written before pages existed, still
+// read). The bitmap has a bit per page in version 3, per block in
+// versions 1 and 2 (a block was fetched whole then).
 //
 // Pages make a small read cheap: a 32 KiB read of a cached 1 MiB block
 // reads and checks one 64 KiB page, not the block (32× less disk and CRC
-// work), as pgread checks each 4 KiB page it sends.
+// work), as pgread checks each 4 KiB page it sends. Page presence makes a
+// small miss cheap: a random reader fetches the pages it reads, not the
+// block around them (see File.ReadAt).
 type blockMap struct {
 	blockSize  int64
 	size       int64
 	mtime      time.Time // upstream's
 	validated  time.Time // last time the upstream confirmed size and mtime
 	lastAccess time.Time
-	pageSize   int64 // bytes per CRC: checkPage, or blockSize (version 1)
+	pageSize   int64 // bytes per CRC and per presence bit: checkPage, or blockSize (version 1)
 	nblocks    int
-	present    []uint64
+	present    []uint64 // one bit per page
 	crcs       []uint32 // per page
 }
 
 const (
 	cinfoMagic   = "SBXC"
-	cinfoVersion = 2
+	cinfoVersion = 3
 	cinfoHeader  = 4 + 4 + 4 + 8*4 + 4
-	// checkPage is the unit of integrity checks on disk: 64 KiB makes
-	// ROOT's typical 10–100 KiB basket reads touch one or two pages,
-	// while the CRCs of a 5 GB file stay at 320 KB (its map, read when
-	// the file is first opened after start-up).
+	// checkPage is the unit of integrity checks on disk and of fetches
+	// for scattered reads: 64 KiB makes ROOT's typical 10–100 KiB basket
+	// reads touch one or two pages (a 32 KiB read at a random offset costs
+	// 1.5 pages, 3× its size, where a 1 MiB block cost 32×), while the
+	// CRCs of a 5 GB file stay at 320 KB (its map, read when the file is
+	// first opened after start-up).
 	checkPage = 64 << 10
 )
 
@@ -51,14 +57,15 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 func newBlockMap(blockSize, size int64, mtime time.Time) *blockMap {
 	n := blocksOf(size, blockSize)
 	ps := min(int64(checkPage), blockSize)
+	pages := blocksOf(size, ps)
 	return &blockMap{
 		blockSize: blockSize,
 		pageSize:  ps,
 		size:      size,
 		mtime:     mtime,
 		nblocks:   n,
-		present:   make([]uint64, (n+63)/64),
-		crcs:      make([]uint32, blocksOf(size, ps)),
+		present:   make([]uint64, (pages+63)/64),
+		crcs:      make([]uint32, pages),
 	}
 }
 
@@ -68,32 +75,92 @@ func blocksOf(size, blockSize int64) int {
 
 func (m *blockMap) blocks() int { return m.nblocks }
 
-// pagesPerBlock is how many CRCs one (full) block has.
+// pages is how many pages the file has.
+func (m *blockMap) pages() int { return len(m.crcs) }
+
+// pagesPerBlock is how many pages one (full) block has.
 func (m *blockMap) pagesPerBlock() int { return int(m.blockSize / m.pageSize) }
 
-// blockCRCs are the CRCs of block b's pages (the last block may have
-// fewer). The slice aliases the map: copy it before releasing the lock.
-func (m *blockMap) blockCRCs(b int) []uint32 {
+// blockPages is the range [first, end) of block b's pages (the last block
+// may have fewer).
+func (m *blockMap) blockPages(b int) (int, int) {
 	first := b * m.pagesPerBlock()
-	return m.crcs[first:min(first+m.pagesPerBlock(), len(m.crcs))]
+	return first, min(first+m.pagesPerBlock(), m.pages())
 }
 
-func (m *blockMap) has(b int) bool { return m.present[b/64]&(1<<(b%64)) != 0 }
+// blockCRCs are the CRCs of block b's pages. The slice aliases the map:
+// copy it before releasing the lock.
+func (m *blockMap) blockCRCs(b int) []uint32 {
+	first, end := m.blockPages(b)
+	return m.crcs[first:end]
+}
+
+func (m *blockMap) hasPage(p int) bool { return m.present[p/64]&(1<<(p%64)) != 0 }
+
+// has reports whether block b is present whole.
+func (m *blockMap) has(b int) bool {
+	first, end := m.blockPages(b)
+	for p := first; p < end; p++ {
+		if !m.hasPage(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// setPages marks the pages from first present with their CRCs.
+func (m *blockMap) setPages(first int, crcs []uint32) {
+	for i := range crcs {
+		p := first + i
+		m.present[p/64] |= 1 << (p % 64)
+	}
+	copy(m.crcs[first:], crcs)
+}
 
 // set marks block b present with its pages' CRCs.
 func (m *blockMap) set(b int, crcs []uint32) {
-	m.present[b/64] |= 1 << (b % 64)
-	copy(m.blockCRCs(b), crcs)
+	first, _ := m.blockPages(b)
+	m.setPages(first, crcs)
 }
 
-func (m *blockMap) clear(b int) { m.present[b/64] &^= 1 << (b % 64) }
+func (m *blockMap) clearPage(p int) { m.present[p/64] &^= 1 << (p % 64) }
 
 // blockLen is the length of block b (the last one may be short).
 func (m *blockMap) blockLen(b int) int64 {
 	return min(m.blockSize, m.size-int64(b)*m.blockSize)
 }
 
+// count is the number of blocks holding at least one page.
 func (m *blockMap) count() int {
+	ppb := m.pagesPerBlock()
+	if ppb == 1 {
+		return m.presentPages()
+	}
+	n := 0
+	if ppb >= 64 { // a block spans whole words
+		wpb := ppb / 64
+		for i := 0; i < len(m.present); i += wpb {
+			for _, w := range m.present[i:min(i+wpb, len(m.present))] {
+				if w != 0 {
+					n++
+					break
+				}
+			}
+		}
+		return n
+	}
+	mask := uint64(1)<<ppb - 1
+	for _, w := range m.present {
+		for ; w != 0; w >>= ppb {
+			if w&mask != 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func (m *blockMap) presentPages() int {
 	n := 0
 	for _, w := range m.present {
 		n += bits.OnesCount64(w)
@@ -101,16 +168,16 @@ func (m *blockMap) count() int {
 	return n
 }
 
-// cachedBytes is the data the present blocks hold.
+// cachedBytes is the data the present pages hold.
 func (m *blockMap) cachedBytes() int64 {
-	n := int64(m.count()) * m.blockSize
-	if last := m.blocks() - 1; last >= 0 && m.has(last) {
-		n -= m.blockSize - m.blockLen(last)
+	n := int64(m.presentPages()) * m.pageSize
+	if last := m.pages() - 1; last >= 0 && m.hasPage(last) {
+		n -= int64(last+1)*m.pageSize - m.size
 	}
 	return n
 }
 
-func (m *blockMap) complete() bool { return m.count() == m.blocks() }
+func (m *blockMap) complete() bool { return m.presentPages() == m.pages() }
 
 func (m *blockMap) clone() *blockMap {
 	c := *m
@@ -120,12 +187,13 @@ func (m *blockMap) clone() *blockMap {
 }
 
 func (m *blockMap) marshal() []byte {
-	n := m.blocks()
 	b := make([]byte, 0, cinfoHeader+8*len(m.present)+4*len(m.crcs)+4)
 	b = append(b, cinfoMagic...)
 	v := uint32(cinfoVersion)
-	if m.pageSize != checkPage {
-		v = 1 // a map of version 1 keeps its per-block CRCs
+	if m.pageSize != min(checkPage, m.blockSize) {
+		// A map of version 1 keeps its per-block CRCs; its pages are
+		// blocks, so the bitmap is the same.
+		v = 1
 	}
 	b = binary.LittleEndian.AppendUint32(b, v)
 	b = binary.LittleEndian.AppendUint32(b, uint32(m.blockSize))
@@ -133,7 +201,7 @@ func (m *blockMap) marshal() []byte {
 	b = binary.LittleEndian.AppendUint64(b, uint64(m.mtime.UnixNano()))
 	b = binary.LittleEndian.AppendUint64(b, uint64(m.validated.UnixNano()))
 	b = binary.LittleEndian.AppendUint64(b, uint64(m.lastAccess.UnixNano()))
-	b = binary.LittleEndian.AppendUint32(b, uint32(n))
+	b = binary.LittleEndian.AppendUint32(b, uint32(m.nblocks))
 	for _, w := range m.present {
 		b = binary.LittleEndian.AppendUint64(b, w)
 	}
@@ -155,7 +223,7 @@ func unmarshalBlockMap(b []byte) (*blockMap, error) {
 	}
 	le := binary.LittleEndian
 	v := le.Uint32(b[4:])
-	if v != 1 && v != cinfoVersion {
+	if v < 1 || v > cinfoVersion {
 		return nil, fmt.Errorf("%w: version %d", errBadMap, v)
 	}
 	m := &blockMap{
@@ -170,26 +238,37 @@ func unmarshalBlockMap(b []byte) (*blockMap, error) {
 		return nil, fmt.Errorf("%w: inconsistent header", errBadMap)
 	}
 	m.nblocks, m.pageSize = n, m.blockSize
-	if v == cinfoVersion {
+	if v > 1 {
 		m.pageSize = min(checkPage, m.blockSize)
 	}
 	if m.blockSize%m.pageSize != 0 {
 		return nil, fmt.Errorf("%w: block size %d", errBadMap, m.blockSize)
 	}
 	pages := blocksOf(m.size, m.pageSize)
-	words := (n + 63) / 64
+	bitsOnDisk := pages // a bit per page
+	if v == 2 {
+		bitsOnDisk = n // a bit per block
+	}
+	words := (bitsOnDisk + 63) / 64
 	if len(body) != cinfoHeader+8*words+4*pages {
 		return nil, fmt.Errorf("%w: length %d", errBadMap, len(b))
 	}
 	p := body[cinfoHeader:]
-	m.present = make([]uint64, words)
-	for i := range m.present {
-		m.present[i] = le.Uint64(p[8*i:])
-	}
-	p = p[8*words:]
+	m.present = make([]uint64, (pages+63)/64)
 	m.crcs = make([]uint32, pages)
 	for i := range m.crcs {
-		m.crcs[i] = le.Uint32(p[4*i:])
+		m.crcs[i] = le.Uint32(p[8*words+4*i:])
+	}
+	for i := 0; i < bitsOnDisk; i++ {
+		if le.Uint64(p[8*(i/64):])&(1<<(i%64)) == 0 {
+			continue
+		}
+		if v == 2 {
+			first, end := m.blockPages(i)
+			m.setPages(first, m.crcs[first:end])
+		} else {
+			m.present[i/64] |= 1 << (i % 64)
+		}
 	}
 	return m, nil
 }

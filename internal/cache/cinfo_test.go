@@ -2,6 +2,7 @@ package cache
 
 import (
 	"encoding/binary"
+	"hash/crc32"
 	"slices"
 	"testing"
 	"time"
@@ -48,5 +49,52 @@ func TestBlockMapPages(t *testing.T) {
 				t.Errorf("last block (100 bytes) has %d CRCs, want 1", len(last))
 			}
 		})
+	}
+}
+
+// TestBlockMapVersion2: a version 2 map (a presence bit per block) loads
+// with every page of its present blocks present, and is saved as
+// version 3 (a bit per page).
+func TestBlockMapVersion2(t *testing.T) {
+	m := newBlockMap(1<<20, 3<<20+100, time.Unix(1700000000, 0))
+	for i := range m.crcs {
+		m.crcs[i] = uint32(i)
+	}
+	raw := m.marshal()
+	// Rewrite as version 2: the bitmap shrinks from 49 bits to 4 bits
+	// (one word either way); block 1 present.
+	le := binary.LittleEndian
+	le.PutUint32(raw[4:], 2)
+	le.PutUint64(raw[cinfoHeader:], 1<<1)
+	body := raw[:len(raw)-4]
+	le.PutUint32(raw[len(raw)-4:], crc32.Checksum(body, castagnoli))
+	got, err := unmarshalBlockMap(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.has(1) || got.has(0) || got.has(2) || got.count() != 1 || got.cachedBytes() != 1<<20 {
+		t.Fatalf("present pages %x, count %d, cached %d", got.present, got.count(), got.cachedBytes())
+	}
+	if v := le.Uint32(got.marshal()[4:]); v != cinfoVersion {
+		t.Fatalf("saved as version %d", v)
+	}
+	got.setPages(got.pages()-1, []uint32{9})
+	if got.count() != 2 || got.cachedBytes() != 1<<20+100 || got.complete() {
+		t.Fatalf("with the tail page: count %d, cached %d", got.count(), got.cachedBytes())
+	}
+}
+
+// TestCRCCombine: CRCs of 4 KiB pages combine into the CRC of the run,
+// whatever the length of the last piece.
+func TestCRCCombine(t *testing.T) {
+	buf := make([]byte, 64<<10)
+	for i := range buf {
+		buf[i] = byte(i*7 + i>>9)
+	}
+	for _, n := range []int{1, 100, pgPage, pgPage + 1, 5*pgPage + 77, 64 << 10} {
+		subs := subPageCRCs(nil, buf[:n])
+		if got, want := combinePages(subs, int64(n)), crc32.Checksum(buf[:n], castagnoli); got != want {
+			t.Errorf("%d bytes: combined %08x, want %08x", n, got, want)
+		}
 	}
 }

@@ -18,12 +18,12 @@ import (
 	"sitebox/internal/store"
 )
 
-// DefaultBlockSize is 1 MiB. Smaller blocks waste less on sparse reads
-// (uproot reads baskets of tens of KiB to a few MiB, so a 1 MiB block
-// over-fetches little); larger ones need fewer upstream requests. At 1 MiB
-// a 5 GB file's block map is 5000 bits plus 20 KB of CRCs, and keeping
+// DefaultBlockSize is 1 MiB: the fetch unit of sequential readers (and of
+// read-ahead), where larger blocks need fewer upstream requests; keeping
 // ReadAhead blocks in flight fills a 10 ms × 150 MB/s link (1.5 MB in
-// flight) with a few requests per stream.
+// flight) with a few requests per stream. Scattered reads do not pay for
+// it: they fetch and cache the 64 KiB pages they touch (see File.ReadAt),
+// so the block size no longer trades streaming speed for sparse reads.
 const DefaultBlockSize = 1 << 20
 
 // Config configures a Cache.
@@ -32,8 +32,9 @@ type Config struct {
 	Dir string
 	// Routes map namespace prefixes to upstreams, longest prefix first.
 	Routes []Route
-	// BlockSize is the unit of caching (default DefaultBlockSize; a power of
-	// two from 64 KiB to 64 MiB).
+	// BlockSize is the unit of caching for sequential readers (default
+	// DefaultBlockSize; a power of two from 64 KiB to 64 MiB); scattered
+	// reads fetch 64 KiB pages of it.
 	BlockSize int64
 	// RAM bounds the memory of block buffers: fetches in flight and blocks
 	// waiting to be written (default 1 GiB). When it is used up, reads go

@@ -80,10 +80,13 @@ func (d *disk) openData(p string) (*os.File, error) {
 
 // openRead opens the data file of p for buffered reads, through the
 // page cache even when writes bypass it: small hits (a 32 KiB basket)
-// then cost a page-cache copy, not a disk read each time. Linux keeps the
-// two coherent: an O_DIRECT write invalidates the cached pages it covers.
+// then cost a page-cache copy, not a disk read each time. Small writes
+// (a scattered reader's pages) go through it too, so they are in the
+// page cache when read again. Linux keeps the two coherent: an O_DIRECT
+// write invalidates the cached pages it covers, and fsync on either
+// descriptor syncs the file.
 func (d *disk) openRead(p string) (*os.File, error) {
-	return d.root.OpenFile(dataName(p), os.O_RDONLY, 0)
+	return d.root.OpenFile(dataName(p), os.O_RDWR, 0)
 }
 
 // saveMap writes p's block map atomically: a crash leaves the old map or

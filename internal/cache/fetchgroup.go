@@ -11,11 +11,22 @@ import (
 	"sitebox/internal/store"
 )
 
-// maxGroupBytes bounds one upstream request of a group of blocks: about
+// maxGroupBytes bounds one upstream request of a group of fetches: about
 // what one connection carries in a round trip on a 10 ms × 150 MB/s
 // link, so a large miss spreads over several streams while a readv's
 // scattered misses still go in one request or a few.
 const maxGroupBytes = 2 << 20
+
+// minGroupBytes is the smallest group launch makes of a larger miss: a
+// readv's 1.5 MiB of scattered pages goes as four requests of 384 KiB
+// over four streams, answered in parallel (4× less time on the wire than
+// one request), still in one round trip. Below it, the cost of one more
+// upstream request outweighs the transfer time saved.
+const minGroupBytes = 256 << 10
+
+// groupSpread is how many streams a miss is spread over at most (while
+// its groups stay at least minGroupBytes).
+const groupSpread = 4
 
 // readVer is an upstream file that reads scattered ranges in one request
 // (root:// upstreams: kXR_readv).
@@ -24,17 +35,23 @@ type readVer interface {
 }
 
 // launch starts the fetches a read (or read-ahead, or a readv's hint)
-// created, in groups of up to maxGroupBytes, each group one upstream
+// created (runs of pages: a scattered reader's misses are a page or two
+// each), in groups of up to maxGroupBytes, each group one upstream
 // request where the upstream can read scattered ranges at once. Groups
 // run in parallel.
 func (e *entry) launch(fs []*fetch) {
 	if len(fs) == 0 {
 		return
 	}
-	slices.SortFunc(fs, func(a, b *fetch) int { return a.b - b.b })
+	slices.SortFunc(fs, func(a, b *fetch) int { return a.p0 - b.p0 })
+	total := 0
+	for _, f := range fs {
+		total += len(f.buf)
+	}
+	limit := min(max(total/groupSpread, minGroupBytes), maxGroupBytes)
 	for len(fs) > 0 {
 		n, bytes := 0, 0
-		for n < len(fs) && (n == 0 || bytes+len(fs[n].buf) <= maxGroupBytes) {
+		for n < len(fs) && (n == 0 || bytes+len(fs[n].buf) <= limit) {
 			bytes += len(fs[n].buf)
 			n++
 		}
@@ -47,11 +64,11 @@ func (e *entry) runGroup(fs []*fetch) {
 	c := e.c
 	var err error
 	if len(fs) == 1 {
-		err = c.readUpstream(e, fs[0].buf, int64(fs[0].b)*c.cfg.BlockSize)
+		err = c.readUpstream(e, fs[0].buf, fs[0].off)
 	} else {
 		bufs, offs := make([][]byte, len(fs)), make([]int64, len(fs))
 		for i, f := range fs {
-			bufs[i], offs[i] = f.buf, int64(f.b)*c.cfg.BlockSize
+			bufs[i], offs[i] = f.buf, f.off
 		}
 		err = c.readUpstreamMany(e, bufs, offs)
 	}
@@ -104,4 +121,39 @@ func (c *Cache) readOnceMany(e *entry, ui int, u *upstream, bufs [][]byte, offs 
 	}
 	e.up.dropUpstream(ui) // as readOnce: the retry re-opens
 	return err
+}
+
+// preopen opens e's file at its first upstream on the streams a
+// scattered reader's first misses will spread over (see launch), in the
+// background, as the file is opened: an upstream open costs a round
+// trip, as much as the read it precedes, and a reader's first vector
+// reads would each wait for one. Only for files large enough for their
+// misses to spread, not complete, and not open upstream already.
+func (c *Cache) preopen(e *entry) {
+	e.mu.Lock()
+	skip := e.m == nil || e.m.complete() || e.m.size < 2*groupSpread*minGroupBytes
+	e.mu.Unlock()
+	if skip || len(e.route.ups) == 0 || e.up.count() > 0 {
+		return
+	}
+	u := e.route.ups[0]
+	for range min(groupSpread, len(u.Streams)) {
+		// The least busy stream without a handle of the file.
+		si := u.take(func(si int) bool { return !e.up.has(0, si) })
+		c.acquire(e)
+		go func() {
+			defer c.release(e)
+			defer u.done(si)
+			ctx, cancel := context.WithTimeout(c.ctx, c.cfg.FetchTimeout)
+			defer cancel()
+			c.upFile(ctx, e, 0, u, si) // an error shows again on the first read
+		}()
+	}
+}
+
+// count is the number of handles open or opening.
+func (h *upFiles) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.handles)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,75 +21,73 @@ type File struct {
 	// maxEnd is the furthest offset read so far; a read near it counts as
 	// sequential and triggers read-ahead.
 	maxEnd atomic.Int64
-	// runStart is where the current sequential run began.
-	runStart atomic.Int64
+	// runStart is where the current sequential run began, runBytes what
+	// its reads have covered.
+	runStart, runBytes atomic.Int64
 }
 
 var _ store.File = (*File)(nil)
 
-// ReadAt reads through the cache: every block the range touches is asked
-// for at once (so the misses are fetched in parallel), then copied out in
-// order. It returns exactly the upstream bytes or an error, never less
-// than asked except at end of file.
-func (f *File) ReadAt(p []byte, off int64) (int, error) {
+// ReadAt reads through the cache: every page the range touches is asked
+// for at once (so the misses are fetched in parallel, in one upstream
+// request where they fit), then copied out in order. It returns exactly
+// the upstream bytes or an error, never less than asked except at end of
+// file.
+func (f *File) ReadAt(p []byte, off int64) (int, error) { return f.read(p, off, nil) }
+
+// ReadPagesAt is ReadAt that also sets crcs[i] to the CRC32C of the i-th
+// kXR_pgread page of what it read (from off to the next multiple of 4
+// KiB, then 4 KiB at a time), computed with the check of the cached
+// pages rather than in a second pass. crcs must have room for them all.
+func (f *File) ReadPagesAt(p []byte, off int64, crcs []uint32) (int, error) {
+	if n := pgPages(off, int64(len(p))); len(crcs) < n {
+		return 0, &store.PathError{Op: "read", Path: f.e.path, Err: fmt.Errorf("%w: room for %d page CRCs, %d needed", store.ErrInvalid, len(crcs), n)}
+	}
+	return f.read(p, off, &pgOut{base: off, out: crcs})
+}
+
+func (f *File) read(p []byte, off int64, pg *pgOut) (int, error) {
 	if f.closed.Load() {
 		return 0, &store.PathError{Op: "read", Path: f.e.path, Err: fmt.Errorf("%w: file is closed", store.ErrInvalid)}
 	}
 	if off < 0 {
 		return 0, &store.PathError{Op: "read", Path: f.e.path, Err: fmt.Errorf("%w: negative offset", store.ErrInvalid)}
 	}
-	e, bs := f.e, f.c.cfg.BlockSize
+	e := f.e
 	size := e.size()
 	if off >= size {
 		return 0, io.EOF
 	}
 	end := min(off+int64(len(p)), size)
-	first, last := int(off/bs), int((end-1)/bs)
-	slots := make([]slot, 0, last-first+1)
-	var fresh []*fetch
-	for b := first; b <= last; b++ {
-		s := e.want(b)
-		if s.fresh {
-			fresh = append(fresh, s.f)
-		}
-		slots = append(slots, s)
-	}
+	stream, ahead := f.observe(off, end)
+	slots, fresh := e.plan(off, end, stream)
 	e.launch(fresh)
-	f.readAhead(off, end)
-	var err error
-	n := 0
-	for _, s := range slots {
-		if err != nil { // release the fetches we joined but will not read
-			if s.f != nil {
-				s.f.unref(f.c)
-			}
-			continue
-		}
-		blockOff := int64(s.b) * bs
-		from := max(off, blockOff) - blockOff
-		to := min(end, blockOff+s.bytes) - blockOff
-		if err = e.readSlot(s, p[n:n+int(to-from)], from); err == nil {
-			n += int(to - from)
-		}
+	if ahead {
+		bs := f.c.cfg.BlockSize
+		e.fetchAhead(int((end+bs-1)/bs), f.c.cfg.ReadAhead)
 	}
-	if err != nil {
+	if err := e.readSlots(slots, p[:end-off], off, 0, pg); err != nil {
 		return 0, err
 	}
 	if end-off < int64(len(p)) {
-		return n, io.EOF
+		return int(end - off), io.EOF
 	}
-	return n, nil
+	return int(end - off), nil
 }
 
-// readAhead starts fetches for the blocks after a sequential read, as far
-// as RAM allows; it never waits.
-func (f *File) readAhead(off, end int64) {
-	ra := f.c.cfg.ReadAhead
-	// A failed disk keeps nothing: a block fetched ahead would be fetched
-	// again when the reader gets there.
-	if ra <= 0 || !f.c.disk.healthy() {
-		return
-	}
+// fillAfter is how many bytes a run of adjacent reads must cover before
+// its misses are fetched as whole blocks rather than as the pages read:
+// four pages. A random reader (baskets of a few branches, a readv's
+// segments) rarely reads four pages in a row, so it fetches about what it
+// reads; a stream of small records pays a few page-sized round trips
+// before its fetches grow to blocks.
+const fillAfter = 4 * checkPage
+
+// observe follows the handle's access pattern. stream says the read
+// continues a run of adjacent reads of at least fillAfter bytes, so its
+// misses are best fetched as whole blocks; ahead says the run has covered
+// two blocks and earns read-ahead.
+func (f *File) observe(off, end int64) (stream, ahead bool) {
 	prev := f.maxEnd.Load()
 	if end > prev {
 		f.maxEnd.CompareAndSwap(prev, end)
@@ -102,38 +101,36 @@ func (f *File) readAhead(off, end int64) {
 	// The first read of a handle (often a header) says nothing about the
 	// pattern; a read far behind the furthest one is a jump, not a stream.
 	// A gap, even a small one, is a reader picking pieces (uproot reading
-	// one branch of interleaved baskets): it gets no read-ahead.
+	// one branch of interleaved baskets).
 	if prev == 0 || off > prev+4096 || off+4*bs < prev {
 		f.runStart.Store(off)
-		return
+		f.runBytes.Store(end - off)
+		return false, false
 	}
+	run := f.runBytes.Add(end - off)
+	stream = run >= fillAfter
 	// A run earns read-ahead once it has covered two blocks: a reader
 	// walking through a few small records (a ROOT file's header and
 	// directory) is not streaming, and read-ahead would fetch megabytes
-	// nobody asked for.
-	if end-f.runStart.Load() < 2*bs {
-		return
-	}
-	bsz := f.c.cfg.BlockSize
-	f.e.fetchAhead(int((end+bsz-1)/bsz), ra)
+	// nobody asked for. A failed disk keeps nothing: a block fetched
+	// ahead would be fetched again when the reader gets there.
+	ahead = stream && end-f.runStart.Load() >= 2*bs && f.c.cfg.ReadAhead > 0 && f.c.disk.healthy()
+	return stream, ahead
 }
 
-// fetchAhead starts fetches of up to n missing blocks from block from.
+// fetchAhead starts fetches of the missing pages of up to n blocks from
+// block from, as far as RAM allows; it never waits. It returns the
+// number of fetches started.
 func (e *entry) fetchAhead(from, n int) int {
 	e.mu.Lock()
 	var fresh []*fetch
-	for b := from; b < from+n && b < e.m.blocks(); b++ {
-		if e.m.has(b) || e.inflight[b] != nil {
-			continue
-		}
-		f := e.newFetchLocked(b, 1)
-		if f == nil {
-			break // out of RAM: clients come first
-		}
-		fresh = append(fresh, f)
-		e.c.ctr.readAheadBlocks.Add(1)
+	if from < e.m.blocks() {
+		first, _ := e.m.blockPages(from)
+		_, end := e.m.blockPages(min(from+n, e.m.blocks()) - 1)
+		fresh = e.fetchMissingLocked(first, end)
 	}
 	e.mu.Unlock()
+	e.c.ctr.readAheadBlocks.Add(int64(len(fresh)))
 	e.launch(fresh)
 	return len(fresh)
 }
@@ -201,36 +198,65 @@ func (f *File) Close() error {
 	return nil
 }
 
-// WillNeed starts fetching the missing blocks of every range at once, as
+// WillNeed starts fetching the missing pages of every range at once, as
 // posix_fadvise(WILLNEED) would: a server answering a vector read calls
 // it with the whole list before reading the segments in turn, so the
 // misses of one readv cost one round trip upstream, not one per segment.
-// Each range is an offset and a length. It never waits.
+// Only the pages the ranges touch are fetched: a vector read is a reader
+// picking pieces. Each range is an offset and a length. It never waits.
 func (f *File) WillNeed(ranges [][2]int64) {
 	if f.closed.Load() {
 		return
 	}
-	e, bs := f.e, f.c.cfg.BlockSize
-	size := e.size()
+	e := f.e
 	var fresh []*fetch
-	defer func() { e.launch(fresh) }()
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, r := range ranges {
-		off, end := r[0], min(r[0]+r[1], size)
-		if off < 0 || off >= end {
-			continue
-		}
-		for b := int(off / bs); b <= int((end-1)/bs) && b < e.m.blocks(); b++ {
-			if e.m.has(b) || e.inflight[b] != nil {
+	if m := e.m; m != nil {
+		for _, r := range ranges {
+			off, end := r[0], min(r[0]+r[1], m.size)
+			if off < 0 || off >= end {
 				continue
 			}
-			nf := e.newFetchLocked(b, 1)
-			if nf == nil {
-				return // out of RAM: the reads will go upstream uncached
+			nf := e.fetchMissingLocked(int(off/m.pageSize), int((end-1)/m.pageSize)+1)
+			fresh = append(fresh, nf...)
+			if e.c.budget.inUse() >= e.c.cfg.RAM {
+				break // out of RAM: the reads will go upstream uncached
 			}
-			fresh = append(fresh, nf)
-			f.c.ctr.missRequests.Add(1)
 		}
 	}
+	e.mu.Unlock()
+	f.c.ctr.missRequests.Add(int64(len(fresh)))
+	e.launch(fresh)
+}
+
+// Ready returns a channel closed once the fetches in flight for the
+// ranges have ended, or nil when none is: a server answering a vector
+// read can then answer later readvs whose data is there first. Each range
+// is an offset and a length.
+func (f *File) Ready(ranges [][2]int64) <-chan struct{} {
+	e := f.e
+	var waits []*fetch
+	e.mu.Lock()
+	if m := e.m; m != nil && len(e.inflight) > 0 {
+		for _, r := range ranges {
+			off, end := r[0], min(r[0]+r[1], m.size)
+			for p := int(max(off, 0) / m.pageSize); off < end && int64(p)*m.pageSize < end; p++ {
+				if fl := e.inflight[p]; fl != nil && !slices.Contains(waits, fl) {
+					waits = append(waits, fl)
+				}
+			}
+		}
+	}
+	e.mu.Unlock()
+	if len(waits) == 0 {
+		return nil
+	}
+	ch := make(chan struct{})
+	go func() {
+		for _, w := range waits {
+			<-w.done // a fetch ends within FetchTimeout
+		}
+		close(ch)
+	}()
+	return ch
 }

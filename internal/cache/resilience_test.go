@@ -91,7 +91,7 @@ func TestBypassWhenRAMIsShort(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.RAM = 4 * c.BlockSize; c.ReadAhead = -1 })
 	want := e.file("b", 1<<20)
 	held := [][]byte{}
-	for b := e.c.budget.get(); b != nil; b = e.c.budget.get() {
+	for b := e.c.budget.get(1); b != nil; b = e.c.budget.get(1) {
 		held = append(held, b)
 	}
 	if got := e.read("/store/b", 200<<10); !bytes.Equal(got, want) {

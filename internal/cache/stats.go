@@ -19,12 +19,12 @@ type Stats struct {
 	// CoalescedWaits counts block lookups that joined a fetch already in
 	// flight instead of starting another.
 	CoalescedWaits  int64 `json:"coalesced_waits"`
-	ReadAheadBlocks int64 `json:"read_ahead_blocks"` // blocks fetched ahead of a sequential reader or by prefetch
+	ReadAheadBlocks int64 `json:"read_ahead_blocks"` // fetches ahead of a sequential reader or by prefetch
 	WrittenBytes    int64 `json:"written_bytes"`     // bytes written to the cache disk
 	EvictedBytes    int64 `json:"evicted_bytes"`     // bytes removed by purges and evictions
 	EvictedFiles    int64 `json:"evicted_files"`
 	WritesDropped   int64 `json:"writes_dropped"`  // blocks not cached because the disk fell behind
-	CorruptBlocks   int64 `json:"corrupt_blocks"`  // blocks whose CRC32C did not match on disk (refetched)
+	CorruptBlocks   int64 `json:"corrupt_blocks"`  // reads of cached pages whose CRC32C did not match (refetched)
 	UpstreamErrors  int64 `json:"upstream_errors"` // failed upstream operations (each failover counts)
 
 	// Gauges.
@@ -48,7 +48,7 @@ type EntryInfo struct {
 	Size        int64     `json:"size"`         // the upstream file's size
 	CachedBytes int64     `json:"cached_bytes"` // bytes of its blocks on disk
 	Blocks      int       `json:"blocks"`
-	Present     int       `json:"present"` // blocks on disk
+	Present     int       `json:"present"` // blocks with data on disk (whole, or some of their 64 KiB pages)
 	ModTime     time.Time `json:"mtime"`   // the upstream file's mtime
 	LastAccess  time.Time `json:"last_access"`
 	Open        int       `json:"open"` // client handles open now

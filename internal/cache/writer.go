@@ -5,37 +5,53 @@ import (
 	"hash/crc32"
 	"os"
 	"sync"
+	"sync/atomic"
 )
 
-// budget hands out block buffers up to the RAM limit. It never blocks: a
+// budget hands out fetch buffers up to the RAM limit. It never blocks: a
 // caller that gets nil reads uncached instead of waiting for memory.
+// Buffers come in multiples of a unit (a page) up to a block, each size
+// from its own pool, so a page-sized fetch holds a page of RAM, not a
+// block.
 type budget struct {
-	size  int64
-	slots chan struct{}
-	pool  sync.Pool
+	limit, unit int64
+	used        atomic.Int64
+	pools       []sync.Pool // pools[k-1] holds buffers of k units
 }
 
 func newBudget(ram, blockSize int64) *budget {
-	b := &budget{size: blockSize, slots: make(chan struct{}, ram/blockSize)}
-	b.pool.New = func() any { return alignedBuf(blockSize) }
-	return b
+	unit := min(int64(checkPage), blockSize)
+	return &budget{limit: ram, unit: unit, pools: make([]sync.Pool, blockSize/unit)}
 }
 
-func (b *budget) get() []byte {
-	select {
-	case b.slots <- struct{}{}:
-		return b.pool.Get().([]byte)
-	default:
-		return nil
+// get returns a buffer of n bytes (at most a block), aligned for
+// O_DIRECT and with room to pad n to dioAlign, or nil when RAM is short.
+func (b *budget) get(n int64) []byte {
+	k := max((n+b.unit-1)/b.unit, 1)
+	size := k * b.unit
+	for {
+		used := b.used.Load()
+		if used+size > b.limit {
+			return nil
+		}
+		if b.used.CompareAndSwap(used, used+size) {
+			break
+		}
 	}
+	if v, ok := b.pools[k-1].Get().(*[]byte); ok {
+		return (*v)[:n]
+	}
+	return alignedBuf(size)[:n]
 }
 
 func (b *budget) put(buf []byte) {
-	b.pool.Put(buf[:cap(buf)])
-	<-b.slots
+	size := int64(cap(buf))
+	buf = buf[:cap(buf)]
+	b.pools[size/b.unit-1].Put(&buf)
+	b.used.Add(-size)
 }
 
-func (b *budget) inUse() int64 { return int64(len(b.slots)) * b.size }
+func (b *budget) inUse() int64 { return b.used.Load() }
 
 type writeJob struct {
 	e *entry
@@ -76,18 +92,23 @@ func (e *entry) writeBlock(f *fetch) {
 	}
 	var err error
 	data := e.data
-	if current && c.disk.healthy() {
-		data, err = e.dataFile()
-	} else {
+	switch {
+	case !current || !c.disk.healthy():
 		current = false
+	case c.disk.direct && len(f.buf) < 1<<20:
+		// A few pages for a scattered reader: buffered, so its next read
+		// of them is a page-cache copy (O_DIRECT pays off for streams).
+		data, err = e.readFile()
+	default:
+		data, err = e.dataFile()
 	}
 	e.mu.Unlock()
 	if current && err == nil {
-		// The last block is padded to O_DIRECT's alignment; the data file
+		// The last page is padded to O_DIRECT's alignment; the data file
 		// is that much longer than the upstream file (see dataFile).
 		buf := f.buf[:alignUp(int64(len(f.buf)))]
 		clear(buf[len(f.buf):])
-		_, err = data.WriteAt(buf, int64(f.b)*c.cfg.BlockSize)
+		_, err = data.WriteAt(buf, f.off)
 	}
 	switch {
 	case errors.Is(err, os.ErrClosed): // the copy was dropped while we wrote
@@ -102,16 +123,24 @@ func (e *entry) writeBlock(f *fetch) {
 	}
 	var crcs []uint32
 	if current {
-		crcs = pageCRCs(f.buf, page)
+		crcs = pageCRCs(f, page)
 	}
 	e.finishFetch(f, current, crcs)
 }
 
-// pageCRCs are the CRC32Cs of buf's pages of the given size.
-func pageCRCs(buf []byte, page int64) []uint32 {
-	crcs := make([]uint32, 0, (int64(len(buf))+page-1)/page)
-	for off := int64(0); off < int64(len(buf)); off += page {
-		crcs = append(crcs, crc32.Checksum(buf[off:min(off+page, int64(len(buf)))], castagnoli))
+// pageCRCs are the CRC32Cs of f's pages of the given size, combined from
+// the pgPage CRCs fetched computed (the bytes are not read again).
+func pageCRCs(f *fetch, page int64) []uint32 {
+	n := int64(len(f.buf))
+	crcs := make([]uint32, 0, (n+page-1)/page)
+	per := page / pgPage
+	for off := int64(0); off < n; off += page {
+		if page%pgPage != 0 || int64(len(f.subs)) != (n+pgPage-1)/pgPage {
+			crcs = append(crcs, crc32.Checksum(f.buf[off:min(off+page, n)], castagnoli))
+			continue
+		}
+		first := off / pgPage
+		crcs = append(crcs, combinePages(f.subs[first:min(first+per, int64(len(f.subs)))], min(page, n-off)))
 	}
 	return crcs
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"io/fs"
-	"math/bits"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -139,31 +138,86 @@ func allocated(t *testing.T, dir string) int64 {
 
 // blockMap reads a cache block map (internal/cache/cinfo.go: magic, version,
 // block size u32, size, mtime, validated, last access i64, block count u32,
-// presence bitmap) and returns how many blocks are present, of how many.
+// presence bitmap: a bit per block in versions 1 and 2, per 64 KiB page in
+// version 3) and returns how many blocks are present whole, of how many.
 // ok is false while the map does not exist or is not whole.
 func blockMap(path string) (present, blocks int, ok bool) {
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) < 52 || string(b[:4]) != "SBXC" {
-		return 0, 0, false
+	m, ok := readMapBits(path)
+	for i := 0; ok && i < m.blocks; i++ {
+		if m.whole(i) {
+			present++
+		}
 	}
-	blocks = int(binary.LittleEndian.Uint32(b[44:]))
-	words := (blocks + 63) / 64
-	if len(b) < 48+8*words {
-		return 0, 0, false
-	}
-	for i := range words {
-		present += bits.OnesCount64(binary.LittleEndian.Uint64(b[48+8*i:]))
-	}
-	return present, blocks, true
+	return present, m.blocks, ok
 }
 
-// blockPresent reports whether block i is marked present in the map.
-func blockPresent(path string, i int) bool {
-	b, err := os.ReadFile(path)
-	if err != nil || len(b) < 48+8*(i/64+1) {
-		return false
+// blockTouched reports whether any page of block i is marked present in
+// the map (a scattered reader's miss fetches pages, not the block).
+func blockTouched(path string, i int) bool {
+	m, ok := readMapBits(path)
+	return ok && i < m.blocks && m.any(i)
+}
+
+// mapCachedBytes is about the data the map says is cached: its present
+// pages (or blocks) times their size.
+func mapCachedBytes(path string) int64 {
+	m, ok := readMapBits(path)
+	if !ok {
+		return 0
 	}
-	return binary.LittleEndian.Uint64(b[48+8*(i/64):])&(1<<(i%64)) != 0
+	var n int64
+	for p := range m.nbits {
+		if m.bit(p) {
+			n += m.unit
+		}
+	}
+	return n
+}
+
+// mapBits is a parsed presence bitmap.
+type mapBits struct {
+	raw      []byte
+	blocks   int
+	perBlock int   // bits per block
+	nbits    int   // bits in all
+	unit     int64 // bytes per bit
+}
+
+func readMapBits(path string) (mapBits, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < 52 || string(b[:4]) != "SBXC" {
+		return mapBits{}, false
+	}
+	le := binary.LittleEndian
+	version, blockSize, size := le.Uint32(b[4:]), int64(le.Uint32(b[8:])), int64(le.Uint64(b[12:]))
+	m := mapBits{raw: b, blocks: int(le.Uint32(b[44:])), perBlock: 1, unit: blockSize}
+	m.nbits = m.blocks
+	if version >= 3 {
+		m.unit = min(64<<10, blockSize)
+		m.perBlock, m.nbits = int(blockSize/m.unit), int((size+m.unit-1)/m.unit)
+	}
+	if len(b) < 48+8*((m.nbits+63)/64) {
+		return mapBits{}, false
+	}
+	return m, true
+}
+
+func (m mapBits) bit(i int) bool {
+	return binary.LittleEndian.Uint64(m.raw[48+8*(i/64):])&(1<<(i%64)) != 0
+}
+
+// whole and any report whether all or some of block i's bits are set.
+func (m mapBits) whole(i int) bool { return m.count(i) == min((i+1)*m.perBlock, m.nbits)-i*m.perBlock }
+func (m mapBits) any(i int) bool   { return m.count(i) > 0 }
+
+func (m mapBits) count(block int) int {
+	n := 0
+	for p := block * m.perBlock; p < min((block+1)*m.perBlock, m.nbits); p++ {
+		if m.bit(p) {
+			n++
+		}
+	}
+	return n
 }
 
 // waitFor polls cond until it holds or timeout passes.

@@ -65,9 +65,9 @@ func TestCacheKilledDuringFill(t *testing.T) {
 }
 
 // TestCacheCorruptBlock: a byte flipped in a cached block on disk is
-// caught by the block's CRC32C on the next read, which refetches that one
-// block and serves the right bytes; the same holds after a restart, when
-// the CRC comes from the saved block map.
+// caught by its page's CRC32C on the next read, which refetches that one
+// 64 KiB page and serves the right bytes; the same holds after a restart,
+// when the CRC comes from the saved block map.
 func TestCacheCorruptBlock(t *testing.T) {
 	testpeers.Require(t, "xrdcp")
 	o := startBox(t, 1)
@@ -104,12 +104,13 @@ func TestCacheCorruptBlock(t *testing.T) {
 		sameFile(t, dir+"/"+name, want)
 		up := r.reset()
 		t.Logf("%s: %d bytes upstream", name, up)
-		if up < mib || up > mib+noDataUpstream {
-			t.Errorf("%s: %d bytes upstream, want one block (%d) refetched", name, up, mib)
+		// Only the 64 KiB page holding the bad byte is refetched.
+		if page := int64(64 << 10); up < page || up > page+noDataUpstream {
+			t.Errorf("%s: %d bytes upstream, want one page (%d) refetched", name, up, page)
 		}
-		// The refetched block is written back over the bad one. (The data
+		// The refetched page is written back over the bad one. (The data
 		// file is padded to 4 KiB for O_DIRECT.)
-		waitFor(t, 10*time.Second, "the bad block rewritten on disk", func() bool {
+		waitFor(t, 10*time.Second, "the bad page rewritten on disk", func() bool {
 			got, _ := os.ReadFile(cached)
 			return len(got) >= size && len(got) < size+4096 && string(got[:size]) == string(want)
 		})

@@ -218,8 +218,7 @@ print("need", " ".join(map(str, need)))
 	var onDisk int64
 	waitFor(t, 10*time.Second, "cache writes settle", func() bool {
 		n := allocated(t, filepath.Join(cacheDir, "data"))
-		p, _, _ := blockMap(meta)
-		settled := n == onDisk && int64(p)*mib >= n-mib
+		settled := n == onDisk && mapCachedBytes(meta) >= n-mib
 		onDisk = n
 		time.Sleep(250 * time.Millisecond)
 		return settled
@@ -229,7 +228,7 @@ print("need", " ".join(map(str, need)))
 	var which []byte
 	var extra []int
 	for i := range blocks {
-		has := blockPresent(meta, i)
+		has := blockTouched(meta, i)
 		which = append(which, ".#"[btoi(has)])
 		if has && !need[i] {
 			extra = append(extra, i)

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -143,5 +144,60 @@ func TestDroppedConnection(t *testing.T) {
 	fi, err := fs.Stat(ctx, "/x")
 	if err != nil || fi.Size != 5 {
 		t.Fatalf("stat after re-dial: %+v, %v", fi, err)
+	}
+}
+
+// A read abandoned while its answer is arriving (the server stalls
+// mid-frame) returns when its context ends, and the connection is
+// dropped: the frame's rest must never land in a buffer the caller has
+// taken back. The next read re-dials and lands its data in place.
+func TestReadAbandonedMidFrame(t *testing.T) {
+	var reads atomic.Int32
+	stall := make(chan struct{})
+	t.Cleanup(func() { close(stall) })
+	addr := fakeServer(t, func(c net.Conn, req *proto.Request) {
+		switch req.ID {
+		case proto.ReqOpen:
+			send(c, req.Stream, proto.StatusOK, []byte{1, 2, 3, 4})
+		case proto.ReqRead:
+			if reads.Add(1) == 1 {
+				send(c, req.Stream, proto.StatusOKSoFar, bytes.Repeat([]byte{'a'}, 100))
+				h := make([]byte, 8)
+				proto.PutResponseHeader(h, proto.ResponseHeader{Stream: req.Stream, Status: proto.StatusOK, Dlen: 1000})
+				c.Write(append(h, "0123456789"...))
+				<-stall
+				return
+			}
+			send(c, req.Stream, proto.StatusOK, bytes.Repeat([]byte{'b'}, 50))
+		default:
+			send(c, req.Stream, proto.StatusOK, nil)
+		}
+	})
+	fs := NewFS(addr)
+	defer fs.Close()
+	f, err := fs.Open(testCtx(t), "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1100)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := f.(*File).ReadAtContext(ctx, buf, 0); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("read of a stalled frame: %v", err)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Fatalf("abandoned read returned after %v", el)
+	}
+	if !bytes.Equal(buf[:100], bytes.Repeat([]byte{'a'}, 100)) {
+		t.Fatalf("the first frame did not land in place: %q", buf[:100])
+	}
+	f, err = fs.Open(testCtx(t), "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf = make([]byte, 50)
+	if n, err := f.ReadAt(buf, 0); n != 50 || err != nil || !bytes.Equal(buf, bytes.Repeat([]byte{'b'}, 50)) {
+		t.Fatalf("read after re-dial: %d %v %q", n, err, buf)
 	}
 }

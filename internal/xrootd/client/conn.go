@@ -41,6 +41,10 @@ type Conn struct {
 	next    uint16
 	err     error // set once the reader stops
 	done    chan struct{}
+	// filling is the call whose buffer the reader is filling outside mu
+	// (see readInto); fillMu is held while it does.
+	filling *call
+	fillMu  sync.Mutex
 
 	// ServerFlags are the kXR_protocol response flags.
 	ServerFlags uint32
@@ -49,6 +53,11 @@ type Conn struct {
 type call struct {
 	body  []byte // accumulated kXR_oksofar parts
 	reply chan reply
+	// dst, when set, receives the data of the answer's kXR_ok and
+	// kXR_oksofar frames straight from the socket (a read into the
+	// caller's buffer: no allocation, no copy); n bytes have arrived.
+	dst []byte
+	n   int
 }
 
 type reply struct {
@@ -249,14 +258,21 @@ func (c *Conn) Err() error {
 // Options.MaxWait in all.
 func (c *Conn) Do(ctx context.Context, id uint16, body [16]byte, data []byte) ([]byte, error) {
 	w := waiter{max: c.maxWait}
-	return c.do(ctx, &w, id, body, data)
+	return c.do(ctx, &w, id, body, data, nil)
+}
+
+// doInto is Do for a read: the answer's data lands in dst (which must
+// hold all of it) and the result is the part of dst it filled.
+func (c *Conn) doInto(ctx context.Context, id uint16, body [16]byte, dst []byte) ([]byte, error) {
+	w := waiter{max: c.maxWait}
+	return c.do(ctx, &w, id, body, nil, dst)
 }
 
 // do is Do with the wait budget of a whole operation, which may span
 // several servers.
-func (c *Conn) do(ctx context.Context, w *waiter, id uint16, body [16]byte, data []byte) ([]byte, error) {
+func (c *Conn) do(ctx context.Context, w *waiter, id uint16, body [16]byte, data, dst []byte) ([]byte, error) {
 	for {
-		r, err := c.roundTrip(ctx, id, body, data)
+		r, err := c.roundTrip(ctx, id, body, data, dst)
 		if err != nil {
 			return nil, err
 		}
@@ -277,8 +293,8 @@ func (c *Conn) do(ctx context.Context, w *waiter, id uint16, body [16]byte, data
 	}
 }
 
-func (c *Conn) roundTrip(ctx context.Context, id uint16, body [16]byte, data []byte) (reply, error) {
-	cl := &call{reply: make(chan reply, 1)}
+func (c *Conn) roundTrip(ctx context.Context, id uint16, body [16]byte, data, dst []byte) (reply, error) {
+	cl := &call{reply: make(chan reply, 1), dst: dst}
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -311,7 +327,16 @@ func (c *Conn) roundTrip(ctx context.Context, id uint16, body [16]byte, data []b
 		// The answer may still come; the reader drops it as unknown.
 		c.mu.Lock()
 		delete(c.pending, sid)
+		filling := c.filling == cl
 		c.mu.Unlock()
+		if filling {
+			// The reader is writing into the caller's buffer, which the
+			// caller may reuse once we return: end the read (and the
+			// connection, whose stream is mid-frame) and wait for it.
+			c.fail(fmt.Errorf("%w: %s: a read was abandoned mid-frame: %v", ErrClosed, c.addr, ctx.Err()))
+			c.fillMu.Lock()
+			c.fillMu.Unlock()
+		}
 		return reply{}, ctx.Err()
 	}
 }
@@ -320,28 +345,14 @@ func (c *Conn) roundTrip(ctx context.Context, id uint16, body [16]byte, data []b
 func (c *Conn) readLoop() {
 	defer close(c.done)
 	for {
-		h, b, err := proto.ReadResponse(c.nc, maxResponse)
+		h, err := proto.ReadResponseHeader(c.nc, maxResponse)
+		if err == nil {
+			err = c.readFrame(h)
+		}
 		if err != nil {
 			c.fail(fmt.Errorf("%w: %s: %v", ErrClosed, c.addr, err))
 			return
 		}
-		c.mu.Lock()
-		cl := c.pending[h.Stream]
-		if cl == nil {
-			c.mu.Unlock()
-			continue // a call that gave up (ctx ended)
-		}
-		if h.Status == proto.StatusOKSoFar {
-			cl.body = append(cl.body, b...)
-			c.mu.Unlock()
-			continue
-		}
-		delete(c.pending, h.Stream)
-		c.mu.Unlock()
-		if h.Status == proto.StatusOK && len(cl.body) > 0 {
-			b = append(cl.body, b...)
-		}
-		cl.reply <- reply{status: h.Status, body: b}
 	}
 }
 

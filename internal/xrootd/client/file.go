@@ -110,14 +110,13 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 		copy(body[0:4], f.h[:])
 		binary.BigEndian.PutUint64(body[4:12], uint64(off+int64(n)))
 		binary.BigEndian.PutUint32(body[12:16], uint32(want))
-		resp, err := f.callCtx(ctx, proto.ReqRead, body, nil)
+		rctx, cancel := context.WithTimeout(ctx, f.c.ioTimeout)
+		resp, err := f.c.doInto(rctx, proto.ReqRead, body, p[n:n+want])
+		cancel()
 		if err != nil {
 			return n, pathOp("read", f.name, err)
 		}
-		if len(resp) > want {
-			return n, pathOp("read", f.name, store.ErrIO)
-		}
-		n += copy(p[n:], resp)
+		n += len(resp) // the data landed in p
 		if len(resp) < want {
 			return n, io.EOF
 		}

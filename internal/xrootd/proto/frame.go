@@ -115,22 +115,38 @@ func ParseResponseHeader(b []byte) ResponseHeader {
 // ReadResponse reads one response frame (header and body) from r, rejecting
 // bodies larger than maxData.
 func ReadResponse(r io.Reader, maxData int) (ResponseHeader, []byte, error) {
+	h, err := ReadResponseHeader(r, maxData)
+	if err != nil {
+		return h, nil, err
+	}
+	body, err := ReadResponseBody(r, make([]byte, h.Dlen))
+	return h, body, err
+}
+
+// ReadResponseHeader reads a response frame's header from r, rejecting
+// bodies larger than maxData; the caller reads the body (ReadResponseBody),
+// into a buffer of its choosing.
+func ReadResponseHeader(r io.Reader, maxData int) (ResponseHeader, error) {
 	var hb [ResponseHeaderLen]byte
 	if _, err := io.ReadFull(r, hb[:]); err != nil {
-		return ResponseHeader{}, nil, err
+		return ResponseHeader{}, err
 	}
 	h := ParseResponseHeader(hb[:])
 	if h.Dlen < 0 || int64(h.Dlen) > int64(maxData) {
-		return h, nil, fmt.Errorf("%w: response of %d bytes (limit %d)", ErrFrameTooLarge, h.Dlen, maxData)
+		return h, fmt.Errorf("%w: response of %d bytes (limit %d)", ErrFrameTooLarge, h.Dlen, maxData)
 	}
-	body := make([]byte, h.Dlen)
+	return h, nil
+}
+
+// ReadResponseBody fills body, a frame's whole body, from r.
+func ReadResponseBody(r io.Reader, body []byte) ([]byte, error) {
 	if _, err := io.ReadFull(r, body); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
-		return h, nil, err
+		return nil, err
 	}
-	return h, body, nil
+	return body, nil
 }
 
 // ReadListElem is one element of a kXR_readv request's read_list.

@@ -41,3 +41,70 @@ func (s *session) hintReadv(req *proto.Request) {
 		of.release()
 	}
 }
+
+// readyWaiter is a willNeeder that can tell when the ranges it was told
+// of have arrived: Ready returns a channel closed then, or nil if they
+// are there already.
+type readyWaiter interface {
+	Ready(ranges [][2]int64) <-chan struct{}
+}
+
+// parkReadv takes a readv whose data is still on its way (a cache
+// fetching it) off the data lane until it has arrived, so the readvs
+// behind it whose data is there are answered meanwhile instead of
+// waiting their turn: several threads of one client share a connection,
+// and each would otherwise wait for the slowest fetch ahead of it.
+// XRootD answers carry the request's stream id, so the order of answers
+// is free. It reports false, leaving the readv to the lane, when nothing
+// is on its way or the session has as many parked as it may queue.
+func (s *session) parkReadv(req *proto.Request) bool {
+	waits := s.readvWaits(req)
+	if len(waits) == 0 {
+		return false
+	}
+	select {
+	case s.parked <- struct{}{}:
+	default:
+		return false
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() { <-s.parked }()
+		for _, w := range waits {
+			select {
+			case <-w:
+			case <-s.ctx.Done():
+				return
+			}
+		}
+		s.readyQ <- req // room for every parked readv: never blocks
+	}()
+	return true
+}
+
+// readvWaits are the channels to wait on before req's data is there.
+func (s *session) readvWaits(req *proto.Request) []<-chan struct{} {
+	elems, err := proto.ParseReadList(req.Data)
+	if err != nil {
+		return nil
+	}
+	byHandle := map[[4]byte][][2]int64{}
+	for _, e := range elems {
+		byHandle[e.Handle] = append(byHandle[e.Handle], [2]int64{e.Offset, int64(e.Len)})
+	}
+	var waits []<-chan struct{}
+	for h, ranges := range byHandle {
+		of, err := s.files.acquire(h)
+		if err != nil {
+			continue
+		}
+		if rw, ok := of.f.(readyWaiter); ok {
+			if ch := rw.Ready(ranges); ch != nil {
+				waits = append(waits, ch)
+			}
+		}
+		of.release()
+	}
+	return waits
+}

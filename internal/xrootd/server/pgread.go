@@ -8,6 +8,15 @@ import (
 	"sitebox/internal/xrootd/proto"
 )
 
+// pageCRCReader is a file that computes the CRC32C of each pgread page
+// as it reads (a cache checks the CRCs of its pages on every read
+// anyway): crcs[i] is that of the i-th page of what was read, from off
+// to the next multiple of 4 KiB, then 4 KiB at a time. pgread then sends
+// them instead of reading the bytes a second time.
+type pageCRCReader interface {
+	ReadPagesAt(p []byte, off int64, crcs []uint32) (int, error)
+}
+
 // doPgread answers kXR_pgread: the data in kXR_status frames, each page's
 // CRC32C in front of the page. The first page runs from the offset to the
 // next 4 KiB boundary, so an unaligned read starts with a short page.
@@ -30,11 +39,21 @@ func (s *session) doPgread(req *proto.Request) error {
 	defer buf.release()
 	maxPages := len(buf.b)/proto.PgPageSize + 1
 	crcs := make([]byte, 4*maxPages)
+	pr, known := of.f.(pageCRCReader)
+	var sums []uint32
+	if known {
+		sums = make([]uint32, maxPages)
+	}
 	parts := make([][]byte, 0, 1+2*maxPages)
 	var prefix [proto.StatusPrefixLen + 8]byte
 	for {
 		want := min(rlen, int64(len(buf.b)-int(off%proto.PgPageSize)))
-		n, err := of.f.ReadAt(buf.b[:want], off)
+		var n int
+		if known {
+			n, err = pr.ReadPagesAt(buf.b[:want], off, sums)
+		} else {
+			n, err = of.f.ReadAt(buf.b[:want], off)
+		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return err
 		}
@@ -45,7 +64,11 @@ func (s *session) doPgread(req *proto.Request) error {
 		for i := 0; len(data) > 0; i++ {
 			pl := min(proto.PgPageSize-int(pos%proto.PgPageSize), len(data))
 			c := crcs[4*i : 4*i+4]
-			binary.BigEndian.PutUint32(c, proto.CRC32C(data[:pl]))
+			if known {
+				binary.BigEndian.PutUint32(c, sums[i])
+			} else {
+				binary.BigEndian.PutUint32(c, proto.CRC32C(data[:pl]))
+			}
 			parts = append(parts, c, data[:pl])
 			data = data[pl:]
 			pos += int64(pl)

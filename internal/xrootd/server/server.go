@@ -4,7 +4,9 @@
 //
 // Each connection is a session: one goroutine reads requests and serves
 // writes as their payload arrives; reads, pgreads and readvs run in arrival
-// order on a second goroutine (the data lane), as XRootD serves them; other
+// order on a second goroutine (the data lane), as XRootD serves them (a
+// readv whose data a cache is still fetching steps aside until it has
+// arrived: hint.go); other
 // requests (open, stat, dirlist, checksums, namespace changes) run
 // concurrently, bounded per session. Responses go out one frame at a time
 // under a write lock. Plain reads are sent with sendfile(2) when the

@@ -49,6 +49,11 @@ type session struct {
 	bufShare chan struct{}       // transfer buffers held
 	wg       sync.WaitGroup
 
+	// parked holds a place per readv waiting for its data to arrive off
+	// the lane (see parkReadv); readyQ has those whose data arrived.
+	parked chan struct{}
+	readyQ chan *proto.Request
+
 	// refusal is set for a session over a limit: it is told why and
 	// closed (refuse.go).
 	refusal error
@@ -100,6 +105,8 @@ func newSession(s *Server, c net.Conn) *session {
 		cancel:   cancel,
 		slots:    make(chan struct{}, s.cfg.MaxInFlight),
 		dataQ:    make(chan *proto.Request, s.cfg.MaxInFlight),
+		parked:   make(chan struct{}, s.cfg.MaxInFlight),
+		readyQ:   make(chan *proto.Request, s.cfg.MaxInFlight),
 		bufShare: make(chan struct{}, 2),
 		files:    &fileTable{max: s.cfg.Limits.OpenFilesPerSession},
 		done:     make(chan struct{}),
@@ -376,7 +383,12 @@ func (s *session) dataLane() {
 	defer s.wg.Done()
 	for {
 		select {
+		case req := <-s.readyQ:
+			s.serve(dataHandlers[req.ID], req)
 		case req := <-s.dataQ:
+			if req.ID == proto.ReqReadv && s.parkReadv(req) {
+				continue
+			}
 			s.serve(dataHandlers[req.ID], req)
 		case <-s.ctx.Done():
 			return

@@ -1,0 +1,235 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// readAt reads n bytes at off of name through the cache, on a fresh
+// handle (its first read: no access pattern yet).
+func (e *env) readAt(name string, off int64, n int) []byte {
+	e.t.Helper()
+	f, err := e.c.Open(context.Background(), name)
+	if err != nil {
+		e.t.Fatalf("open %s: %v", name, err)
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, off); err != nil {
+		e.t.Fatalf("read %s at %d: %v", name, off, err)
+	}
+	return buf
+}
+
+// Scattered small reads with 1 MiB blocks fetch the 64 KiB pages they
+// touch, not the blocks; the pages are kept across a restart, and a
+// later read of a partly cached block fetches only its missing pages.
+func TestScatteredReadsFetchPages(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
+	want := e.file("s", 4<<20+1000)
+	for _, tc := range []struct {
+		name      string
+		off       int64
+		n         int
+		upstream  int64
+		afterRead bool
+	}{
+		{"inside one page", 70 << 10, 32 << 10, 64 << 10, false},
+		{"second block", 1<<20 + 1<<19 + 10, 32 << 10, 64 << 10, false},
+		{"across a page boundary", 3<<20 + 60<<10, 32 << 10, 128 << 10, false},
+		{"the short last page", 4<<20 + 10, 990, 1000, false},
+		{"same pages again", 70 << 10, 32 << 10, 0, true},
+		{"next page of a partial block", 140 << 10, 32 << 10, 64 << 10, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := e.up.bytes.Load()
+			if got := e.readAt("/store/s", tc.off, tc.n); !bytes.Equal(got, want[tc.off:tc.off+int64(tc.n)]) {
+				t.Fatal("data differs")
+			}
+			e.settle()
+			if d := e.up.bytes.Load() - before; d != tc.upstream {
+				t.Fatalf("fetched %d bytes upstream, want %d", d, tc.upstream)
+			}
+		})
+	}
+	es := e.c.Entries()
+	if len(es) != 1 || es[0].CachedBytes != 5*64<<10+1000 || es[0].Present != 4 {
+		t.Fatalf("entries %+v, want 5 pages and the 1000-byte tail in 4 blocks", es)
+	}
+	e.restart()
+	before := e.up.bytes.Load()
+	for _, off := range []int64{70 << 10, 1<<20 + 1<<19 + 10, 3<<20 + 60<<10, 140 << 10} {
+		if got := e.readAt("/store/s", off, 32<<10); !bytes.Equal(got, want[off:off+32<<10]) {
+			t.Fatalf("data at %d differs after restart", off)
+		}
+	}
+	if d := e.up.bytes.Load() - before; d != 0 {
+		t.Fatalf("reads of cached pages after restart fetched %d bytes", d)
+	}
+	if got := e.read("/store/s", 1<<20); !bytes.Equal(got, want) {
+		t.Fatal("whole file differs")
+	}
+}
+
+// A stream of small reads fetches whole blocks once its run covers
+// fillAfter bytes: a few page-sized requests, then one per block.
+func TestSequentialSmallReadsFillBlocks(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
+	want := e.file("q", 4<<20)
+	if got := e.read("/store/q", 64<<10); !bytes.Equal(got, want) {
+		t.Fatal("data differs")
+	}
+	e.settle()
+	if got := e.up.bytes.Load(); got != int64(len(want)) {
+		t.Fatalf("fetched %d bytes, want the file once (%d)", got, len(want))
+	}
+	pagesFirst := int64(fillAfter/checkPage - 1)
+	if got, most := e.up.reads.Load(), pagesFirst+1+3; got > most {
+		t.Fatalf("%d upstream reads, want at most %d (pages until the run is a stream, then a block each)", got, most)
+	}
+}
+
+// A corrupt page of a 1 MiB block is refetched alone.
+func TestCorruptPageIsRefetched(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20 })
+	want := e.file("c", 2<<20)
+	e.read("/store/c", 1<<20)
+	e.settle()
+	p := filepath.Join(e.dir, "data/store/c")
+	df, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := []byte{0}
+	df.ReadAt(b, 1<<20+5*64<<10+9)
+	b[0] ^= 0x10
+	df.WriteAt(b, 1<<20+5*64<<10+9)
+	df.Close()
+	e.restart() // no stale page cache copy of the good byte
+	before := e.up.bytes.Load()
+	off := int64(1<<20 + 5*64<<10)
+	if got := e.readAt("/store/c", off, 1000); !bytes.Equal(got, want[off:off+1000]) {
+		t.Fatal("served corrupt data")
+	}
+	e.settle()
+	if d := e.up.bytes.Load() - before; d != checkPage {
+		t.Fatalf("refetched %d bytes, want one page (%d)", d, checkPage)
+	}
+	if got := e.read("/store/c", 1<<20); !bytes.Equal(got, want) {
+		t.Fatal("data differs after repair")
+	}
+}
+
+// A map that claims pages the data file lost (a crash between data and
+// map) serves the upstream's bytes, not zeros.
+func TestLostPagesAreRefetched(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
+	want := e.file("l", 2<<20)
+	for _, off := range []int64{0, 700 << 10, 1<<20 + 300<<10} {
+		e.readAt("/store/l", off, 16<<10)
+	}
+	e.settle()
+	e.c.Close()
+	os.Truncate(filepath.Join(e.dir, "data/store/l"), 512<<10) // lose the last two pages
+	e.start()
+	for _, off := range []int64{0, 700 << 10, 1<<20 + 300<<10} {
+		if got := e.readAt("/store/l", off, 16<<10); !bytes.Equal(got, want[off:off+16<<10]) {
+			t.Fatalf("data at %d differs", off)
+		}
+	}
+	if e.c.Stats().CorruptBlocks != 2 {
+		t.Fatalf("corrupt = %d, want the two lost pages' reads", e.c.Stats().CorruptBlocks)
+	}
+}
+
+// ReadPagesAt hands out the pgread CRCs of what it reads, from a fetch
+// (cold) and from disk (warm), for reads on and off 4 KiB boundaries.
+func TestReadPagesAtCRCs(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
+	want := e.file("p", 3<<20+5000)
+	for _, pass := range []string{"cold", "warm"} {
+		for _, r := range [][2]int64{{0, 8192}, {100, 70000}, {1<<20 - 3000, 200000}, {3 << 20, 5000}, {3<<20 + 4000, 1000}} {
+			f, err := e.c.Open(context.Background(), "/store/p")
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, r[1])
+			crcs := make([]uint32, pgPages(r[0], r[1]))
+			n, err := f.(*File).ReadPagesAt(buf, r[0], crcs)
+			f.Close()
+			if err != nil || !bytes.Equal(buf[:n], want[r[0]:r[0]+int64(n)]) {
+				t.Fatalf("%s read %v: %d bytes, %v", pass, r, n, err)
+			}
+			for i, start := 0, r[0]; start < r[0]+int64(n); i++ {
+				end := min((start/pgPage+1)*pgPage, r[0]+int64(n))
+				if w := crc32.Checksum(want[start:end], castagnoli); crcs[i] != w {
+					t.Fatalf("%s read %v: page %d CRC %08x, want %08x", pass, r, i, crcs[i], w)
+				}
+				start = end
+			}
+		}
+		e.settle()
+	}
+}
+
+// Opening a large incomplete file opens it upstream in the background on
+// the streams its first misses will use; a small one waits for a miss.
+func TestPreopenLargeFiles(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20 })
+	e.file("big", 4<<20)
+	e.file("small", 100<<10)
+	for _, tc := range []struct {
+		name  string
+		opens int64
+	}{{"/store/small", 0}, {"/store/big", 3}} {
+		before := e.up.opens.Load()
+		f, err := e.c.Open(context.Background(), tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for e.up.opens.Load()-before < tc.opens && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if got := e.up.opens.Load() - before; got != tc.opens {
+			t.Errorf("%s: %d upstream opens, want %d (one per stream)", tc.name, got, tc.opens)
+		}
+		f.Close()
+	}
+}
+
+// Ready tells when the fetches a vector read's hint started have ended.
+func TestReadyAfterWillNeed(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
+	e.up.delay = 100 * time.Millisecond
+	e.file("r", 2<<20)
+	f, err := e.c.Open(context.Background(), "/store/r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cf := f.(*File)
+	ranges := [][2]int64{{1000, 500}, {1 << 20, 70 << 10}}
+	if ch := cf.Ready(ranges); ch != nil {
+		t.Fatal("ready channel before any fetch")
+	}
+	cf.WillNeed(ranges)
+	ch := cf.Ready(ranges)
+	if ch == nil {
+		t.Fatal("no channel while fetches are in flight")
+	}
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatal("fetches never ended")
+	}
+	e.settle()
+	if cf.Ready(ranges) != nil {
+		t.Fatal("a channel though the pages are cached")
+	}
+}
