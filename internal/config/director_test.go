@@ -63,6 +63,7 @@ func TestDirectorBesideData(t *testing.T) {
 		{name: "same port as data", text: base + "[director]\nenabled = true\nroot_addr = \"127.0.0.1:1094\"\n", want: []string{"director.root_addr"}, msg: "port 1094"},
 		{name: "both off", text: base + "[director]\nenabled = true\nroot_addr = \"off\"\nhttps_addr = \"off\"\n", want: []string{"director.root_addr"}, msg: "no listener"},
 		{name: "not enabled", text: base + "[director]\nroot_addr = \"127.0.0.1:1095\"\n", want: []string{"director.root_addr"}, msg: "enabled"},
+		{name: "data root off", text: strings.Replace(base, "127.0.0.1:1094", "off", 1) + "[director]\nenabled = true\nroot_addr = \"127.0.0.1:1095\"\n", want: []string{"root.addr"}, msg: "over root://"},
 		{name: "exported and cached overlap", text: base + "[director]\nenabled = true\nroot_addr = \"127.0.0.1:1095\"\n" +
 			"[cache]\ndir = \"" + dir + "\"\n[[cache.route]]\nprefix = \"/store/mc\"\nupstreams = [\"root://region.example.org:1094\"]\n",
 			want: []string{"cache.route[1].prefix"}, msg: "either exported or cached"},

@@ -109,6 +109,9 @@ func (c *Config) directorListenerProblems() []Problem {
 		ps = append(ps, Problem{Key: "director.enabled", Msg: "this box also serves data ([[export]] or [cache]): give the director listeners of its own, e.g. [director] root_addr = \":1095\" and https_addr = \":8444\" (clients and remote boxes use those; [root] and [https] serve the box's origin and cache, where the director sends them)"})
 	case d.Enabled && d.OwnListeners() && offOrUnset(d.RootAddr) && offOrUnset(d.HTTPSAddr):
 		ps = append(ps, Problem{Key: "director.root_addr", Msg: "root_addr and https_addr are both off: the director would have no listener"})
+	case d.Enabled && d.OwnListeners() && (len(c.Exports) > 0 || c.Cache.Enabled()) && c.Root.Addr == Off:
+		// The director asks its holders over root:// which of them has a file.
+		ps = append(ps, Problem{Key: "root.addr", Msg: "off, but this box's director finds files on its own origin and cache over root://: give [root] an address"})
 	}
 	if (d.RootURL != "" || d.HTTPSURL != "") && !d.OwnListeners() {
 		ps = append(ps, Problem{Key: "director.root_url", Msg: "root_url and https_url describe the director's own listeners (root_addr, https_addr); a director on [root] and [https] uses [advertise] root_url and https_url"})
