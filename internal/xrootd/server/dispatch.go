@@ -1,0 +1,170 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+
+	"sitebox/internal/store"
+	"sitebox/internal/xrootd/proto"
+)
+
+// handler serves one request; a returned error is sent as kXR_error.
+type handler func(s *session, req *proto.Request) error
+
+// dataHandlers are the requests that answer with file data. They run one
+// after another in arrival order on the session's data lane, as XRootD
+// serves them: a client keeping several chunk reads in flight gets its
+// chunks in order, and one big answer streams out at a time.
+var dataHandlers = map[uint16]handler{
+	proto.ReqRead:   (*session).doRead,
+	proto.ReqReadv:  (*session).doReadv,
+	proto.ReqPgread: (*session).doPgread,
+}
+
+// handlers lists the other requests; they run concurrently.
+var handlers = map[uint16]handler{
+	proto.ReqOpen:     (*session).doOpen,
+	proto.ReqSync:     (*session).doSync,
+	proto.ReqTruncate: (*session).doTruncate,
+	proto.ReqClose:    (*session).doClose,
+	proto.ReqStat:     (*session).doStat,
+	proto.ReqStatx:    (*session).doStatx,
+	proto.ReqDirlist:  (*session).doDirlist,
+	proto.ReqLocate:   (*session).doLocate,
+	proto.ReqQuery:    (*session).doQuery,
+	proto.ReqMkdir:    (*session).doMkdir,
+	proto.ReqRm:       (*session).doRm,
+	proto.ReqRmdir:    (*session).doRmdir,
+	proto.ReqMv:       (*session).doMv,
+	proto.ReqChmod:    (*session).doChmod,
+	proto.ReqPrepare:  (*session).doPrepare,
+	proto.ReqSet:      (*session).doSet,
+	proto.ReqFattr:    (*session).doFattr,
+}
+
+// dispatch runs one request; it returns false when the session must end.
+// Session-level requests run inline so their effects are ordered; data
+// requests queue for the data lane; the rest run concurrently, at most
+// MaxInFlight at a time. When the lane's queue or the slots are full the
+// reader waits, which pushes back on the client through TCP.
+func (s *session) dispatch(req *proto.Request) bool {
+	if s.sessionRequest(req) {
+		return true
+	}
+	_, data := dataHandlers[req.ID]
+	h, ok := handlers[req.ID]
+	if !ok && !data {
+		s.sendError(req.Stream, proto.ErrInvalidRequest, fmt.Sprintf("request %d (%s) is not supported by this server", req.ID, req.Name()))
+		return true
+	}
+	if !s.loggedIn {
+		s.sendError(req.Stream, proto.ErrNotAuthorized, "log in before "+req.Name())
+		return true
+	}
+	if s.authNeeded {
+		s.sendError(req.Stream, proto.ErrNotAuthorized, "authenticate (kXR_auth) before "+req.Name())
+		return true
+	}
+	if s.divertDraining(req) {
+		return true
+	}
+	if data {
+		if req.ID == proto.ReqReadv {
+			s.hintReadv(req)
+		}
+		return s.queueData(req) // bind.go: this connection or a substream
+	}
+	select {
+	case s.slots <- struct{}{}:
+	case <-s.ctx.Done():
+		return false
+	}
+	prev, done := s.orderNamespace(req)
+	s.wg.Add(1)
+	go func() {
+		defer func() {
+			if done != nil {
+				close(done)
+			}
+			<-s.slots
+			s.wg.Done()
+		}()
+		if prev != nil {
+			select {
+			case <-prev:
+			case <-s.ctx.Done():
+				return
+			}
+		}
+		s.serve(h, req)
+	}()
+	return true
+}
+
+// namespaceChanges run in the order the client sent them, as xrootd,
+// which serves one request of a connection at a time, does: fsspec's
+// recursive rm sends "rm dir/sub" then "rm dir" without waiting between
+// them and relies on that order.
+var namespaceChanges = map[uint16]bool{
+	proto.ReqMkdir: true, proto.ReqRm: true, proto.ReqRmdir: true,
+	proto.ReqMv: true, proto.ReqChmod: true, proto.ReqTruncate: true,
+}
+
+// orderNamespace chains req behind the session's previous namespace
+// change: it returns what req must wait for and what it closes when done
+// (both nil for other requests). Called by the reader only.
+func (s *session) orderNamespace(req *proto.Request) (prev <-chan struct{}, done chan struct{}) {
+	if !namespaceChanges[req.ID] {
+		return nil, nil
+	}
+	prev, done = s.nsTail, make(chan struct{})
+	s.nsTail = done
+	return prev, done
+}
+
+// dataLane serves the data requests in order until the session ends.
+func (s *session) dataLane() {
+	defer s.wg.Done()
+	for {
+		select {
+		case req := <-s.readyQ:
+			s.serve(dataHandlers[req.ID], req)
+		case req := <-s.dataQ:
+			if req.ID == proto.ReqReadv && s.parkReadv(req) {
+				continue
+			}
+			s.serve(dataHandlers[req.ID], req)
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+// serve runs one handler, answering its error and containing its panic.
+func (s *session) serve(h handler, req *proto.Request) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("request panicked", "req", req.Name(), "panic", r)
+			s.sendError(req.Stream, proto.ErrServerError, "internal error serving "+req.Name())
+		}
+	}()
+	if err := h(s, req); err != nil {
+		s.replyErr(req, err)
+	}
+}
+
+// replyErr answers a failed request with its kXR error code. (A store
+// sending the client elsewhere is not a failure: see routed.)
+func (s *session) replyErr(req *proto.Request, err error) {
+	code, msg := toXrd(err)
+	if code == proto.ErrNotAuthorized && !s.tls && s.srv.cfg.Tokens != nil && s.srv.cfg.TLS != nil && errors.Is(err, store.ErrNoToken) {
+		// XrdCl sends BEARER_TOKEN only over TLS: say so.
+		msg += "; root:// carries no token: use roots:// (or ?authz= on the path)"
+	}
+	if code == proto.ErrServerError || code == proto.ErrIOError {
+		s.log.Warn("request failed", "req", req.Name(), "code", code, "err", msg)
+	} else {
+		s.log.Debug("request failed", "req", req.Name(), "code", code, "err", msg)
+	}
+	s.sendError(req.Stream, code, msg)
+}
