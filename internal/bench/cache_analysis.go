@@ -282,10 +282,16 @@ func (r passResult) rate() float64 {
 // runVectorReads runs one pass of the reader script against host: the
 // same seed every pass, so the warm pass asks for what the cold one did.
 func runVectorReads(ctx context.Context, cfg *AnalysisConfig, host string, names []string) (passResult, error) {
-	args := []string{"-c", vectorReadScript, host, strconv.Itoa(cfg.Threads), strconv.Itoa(cfg.Readvs),
+	args := []string{host, strconv.Itoa(cfg.Threads), strconv.Itoa(cfg.Readvs),
 		strconv.Itoa(cfg.Chunks), strconv.FormatInt(cfg.ChunkSize, 10), strconv.FormatInt(cfg.FileSize, 10),
 		strconv.FormatUint(cfg.Seed, 10)}
-	cmd := exec.CommandContext(ctx, cfg.Python, append(args, names...)...)
+	return runPass(ctx, cfg.Python, "vector reads from "+host, append(append([]string{"-c", vectorReadScript}, args...), names...))
+}
+
+// runPass runs one pass of a Python reader (args: -c script ...), which
+// prints its passResult as JSON; what names the pass in errors.
+func runPass(ctx context.Context, python, what string, args []string) (passResult, error) {
+	cmd := exec.CommandContext(ctx, python, args...)
 	cmd.Env = append(os.Environ(), "XRD_REQUESTTIMEOUT=120", "XRD_CONNECTIONRETRY=1")
 	out, err := cmd.Output()
 	if err != nil {
@@ -293,11 +299,11 @@ func runVectorReads(ctx context.Context, cfg *AnalysisConfig, host string, names
 		if ee, ok := err.(*exec.ExitError); ok {
 			msg = trimMsg(ee.Stderr)
 		}
-		return passResult{}, fmt.Errorf("vector reads from %s: %v: %s", host, err, msg)
+		return passResult{}, fmt.Errorf("%s: %v: %s", what, err, msg)
 	}
 	var r passResult
 	if err := json.Unmarshal(out, &r); err != nil {
-		return passResult{}, fmt.Errorf("vector reads from %s: output %q: %v", host, trimMsg(out), err)
+		return passResult{}, fmt.Errorf("%s: output %q: %v", what, trimMsg(out), err)
 	}
 	return r, nil
 }

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -75,23 +74,9 @@ for i, path in enumerate(sys.argv[4:]):
 // every pass, so the warm pass reads what the cold one did. A pass's
 // rate is in jobs per second.
 func runUprootJobs(ctx context.Context, cfg *AnalysisConfig, host string, names []string) (passResult, error) {
-	args := []string{"-c", uprootReadScript, host, strconv.Itoa(cfg.Threads), strconv.Itoa(cfg.Jobs),
+	args := []string{host, strconv.Itoa(cfg.Threads), strconv.Itoa(cfg.Jobs),
 		strconv.Itoa(cfg.ReadBranches), strconv.Itoa(cfg.Branches), strconv.FormatUint(cfg.Seed, 10)}
-	cmd := exec.CommandContext(ctx, cfg.Python, append(args, names...)...)
-	cmd.Env = append(os.Environ(), "XRD_REQUESTTIMEOUT=120", "XRD_CONNECTIONRETRY=1")
-	out, err := cmd.Output()
-	if err != nil {
-		msg := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			msg = trimMsg(ee.Stderr)
-		}
-		return passResult{}, fmt.Errorf("uproot jobs on %s: %v: %s", host, err, msg)
-	}
-	var r passResult
-	if err := json.Unmarshal(out, &r); err != nil {
-		return passResult{}, fmt.Errorf("uproot jobs on %s: output %q: %v", host, trimMsg(out), err)
-	}
-	return r, nil
+	return runPass(ctx, cfg.Python, "uproot jobs on "+host, append(append([]string{"-c", uprootReadScript}, args...), names...))
 }
 
 // uprootReadScript: argv host threads jobs read_branches branches seed
