@@ -75,6 +75,9 @@ func (d *disk) openData(p string) (*os.File, error) {
 			f, err = d.root.OpenFile(name, flags, 0o644)
 		}
 	}
+	if err == nil && !d.direct {
+		adviseRandom(f) // it is the reader too (see openRead)
+	}
 	return f, err
 }
 
@@ -86,7 +89,11 @@ func (d *disk) openData(p string) (*os.File, error) {
 // write invalidates the cached pages it covers, and fsync on either
 // descriptor syncs the file.
 func (d *disk) openRead(p string) (*os.File, error) {
-	return d.root.OpenFile(dataName(p), os.O_RDWR, 0)
+	f, err := d.root.OpenFile(dataName(p), os.O_RDWR, 0)
+	if err == nil {
+		adviseRandom(f)
+	}
+	return f, err
 }
 
 // saveMap writes p's block map atomically: a crash leaves the old map or
