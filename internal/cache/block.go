@@ -291,7 +291,7 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 	e.mu.Unlock()
 	// Pages checked once and still in the page cache are copied as asked,
 	// unchecked (see checked.go). A pgread wants their CRCs: it reads on.
-	if err == nil && buffered && s.checked && pg == nil && readResident(data, dst, s.off) {
+	if err == nil && buffered && s.checked && pg == nil && c.disk.readResident(data, dst, s.off) {
 		c.ctr.hitBytes.Add(int64(len(dst)))
 		return true, nil
 	}

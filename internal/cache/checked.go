@@ -53,8 +53,12 @@ func (m *blockMap) uncheck(p int) {
 // readResident reads len(dst) bytes at off from f only if the page cache
 // holds them all: a read that would wait for the disk returns false at
 // once (preadv2 with RWF_NOWAIT), and the caller reads and checks whole
-// pages instead.
-func readResident(f *os.File, dst []byte, off int64) bool {
+// pages instead. A kernel or filesystem without RWF_NOWAIT turns it off
+// for good (d.noResident).
+func (d *disk) readResident(f *os.File, dst []byte, off int64) bool {
+	if d.noResident.Load() {
+		return false
+	}
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return false
@@ -63,10 +67,13 @@ func readResident(f *os.File, dst []byte, off int64) bool {
 	rerr := rc.Read(func(fd uintptr) bool {
 		for n < len(dst) {
 			k, err := unix.Preadv2(int(fd), [][]byte{dst[n:]}, off+int64(n), unix.RWF_NOWAIT)
-			if err == unix.EINTR {
+			switch {
+			case err == unix.EINTR:
 				continue
-			}
-			if err != nil || k <= 0 {
+			case err == unix.EOPNOTSUPP || err == unix.ENOSYS || err == unix.EINVAL:
+				d.noResident.Store(true)
+				return true
+			case err != nil || k <= 0:
 				return true
 			}
 			n += k

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -24,6 +25,9 @@ type disk struct {
 	root   *os.Root
 	log    *slog.Logger
 	direct bool // data files use O_DIRECT
+	// noResident is set once preadv2(RWF_NOWAIT) turned out unsupported:
+	// every read is then checked (see checked.go).
+	noResident atomic.Bool
 
 	mu        sync.Mutex
 	lastErr   error     // non-nil while the disk is considered failed
