@@ -25,7 +25,7 @@ func newBenchCacheAnalysisCmd() *cobra.Command {
 'sitebox-bench cache'; --threads readers, using the XRootD Python bindings,
 each issue --readvs vector reads of --chunks × --chunk-size at random
 offsets of random files. Each setup starts from an empty cache and runs
-the same reads twice: cold, then warm. "local" is a sitebox origin serving
+the same reads: cold, then --warm-passes times warm. "local" is a sitebox origin serving
 the same files from this machine's disk, the ceiling for a warm cache.
 
 With --workload uproot, the origin's files are ROOT files with one TTree
@@ -87,6 +87,7 @@ for.`,
 	fl.StringVar(&size, "size", "64MiB", "size of each file")
 	fl.IntVar(&cfg.Threads, "threads", 4, "parallel readers")
 	fl.IntVar(&cfg.Readvs, "readvs", 100, "vector reads per reader and pass")
+	fl.IntVar(&cfg.WarmPasses, "warm-passes", 3, "warm passes; the warm rate is over them all")
 	fl.IntVar(&cfg.Chunks, "chunks", 16, "chunks per vector read")
 	fl.StringVar(&chunk, "chunk-size", "32KiB", "bytes per chunk")
 	fl.StringVar(&setups, "setups", "direct,sitebox,xcache,local", "setups to run, comma-separated")

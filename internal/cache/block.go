@@ -43,6 +43,7 @@ type slot struct {
 	p0       int      // first page (disk)
 	crcs     []uint32 // a copy: the map's may change once the lock is let go
 	page     int64    // bytes per CRC
+	checked  bool     // disk: every page passed its check since written
 	f        *fetch
 	gen      uint64
 	// changed: the file was replaced while open and lacks these bytes now.
@@ -82,6 +83,7 @@ func (e *entry) plan(off, end int64, fill bool) (slots []slot, fresh []*fetch) {
 				q++
 			}
 			s.crcs = append([]uint32(nil), m.crcs[p:q]...)
+			s.checked = m.checkedRun(p, q)
 			e.c.ctr.hitRequests.Add(1)
 		case f != nil:
 			for q < pb && e.inflight[q] == f {
@@ -287,6 +289,12 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 		data, err = e.readFile()
 	}
 	e.mu.Unlock()
+	// Pages checked once and still in the page cache are copied as asked,
+	// unchecked (see checked.go). A pgread wants their CRCs: it reads on.
+	if err == nil && buffered && s.checked && pg == nil && c.disk.readResident(data, dst, s.off) {
+		c.ctr.hitBytes.Add(int64(len(dst)))
+		return true, nil
+	}
 	if err == nil && hi > lo {
 		var n int
 		n, err = data.ReadAt(buf, lo)
@@ -322,6 +330,9 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 		if !whole {
 			copy(dst, buf[s.off-lo:])
 		}
+		if buffered && !s.checked {
+			e.markChecked(s)
+		}
 		c.ctr.hitBytes.Add(int64(len(dst)))
 		pg.fill(s.off, dst, subs, lo, hi)
 		return true, nil
@@ -341,4 +352,21 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 	}
 	e.mu.Unlock()
 	return false, nil
+}
+
+// markChecked records that the slot's pages passed their check, unless
+// they changed since it was planned.
+func (e *entry) markChecked(s slot) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m := e.m
+	if e.gen != s.gen || m == nil || s.p0+len(s.crcs) > m.pages() {
+		return
+	}
+	for i, crc := range s.crcs {
+		if p := s.p0 + i; !m.hasPage(p) || m.crcs[p] != crc {
+			return
+		}
+	}
+	m.markChecked(s.p0, s.p0+len(s.crcs))
 }

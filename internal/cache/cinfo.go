@@ -37,6 +37,9 @@ type blockMap struct {
 	nblocks    int
 	present    []uint64 // one bit per page
 	crcs       []uint32 // per page
+	// checked has a bit per page that passed its CRC check since it was
+	// last written (in memory only; see checked.go).
+	checked []uint64
 }
 
 const (
@@ -113,6 +116,7 @@ func (m *blockMap) setPages(first int, crcs []uint32) {
 	for i := range crcs {
 		p := first + i
 		m.present[p/64] |= 1 << (p % 64)
+		m.uncheck(p)
 	}
 	copy(m.crcs[first:], crcs)
 }
@@ -123,7 +127,10 @@ func (m *blockMap) set(b int, crcs []uint32) {
 	m.setPages(first, crcs)
 }
 
-func (m *blockMap) clearPage(p int) { m.present[p/64] &^= 1 << (p % 64) }
+func (m *blockMap) clearPage(p int) {
+	m.present[p/64] &^= 1 << (p % 64)
+	m.uncheck(p)
+}
 
 // blockLen is the length of block b (the last one may be short).
 func (m *blockMap) blockLen(b int) int64 {
@@ -183,6 +190,7 @@ func (m *blockMap) clone() *blockMap {
 	c := *m
 	c.present = append([]uint64(nil), m.present...)
 	c.crcs = append([]uint32(nil), m.crcs...)
+	c.checked = nil
 	return &c
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -24,6 +25,9 @@ type disk struct {
 	root   *os.Root
 	log    *slog.Logger
 	direct bool // data files use O_DIRECT
+	// noResident is set once preadv2(RWF_NOWAIT) turned out unsupported:
+	// every read is then checked (see checked.go).
+	noResident atomic.Bool
 
 	mu        sync.Mutex
 	lastErr   error     // non-nil while the disk is considered failed
@@ -75,6 +79,9 @@ func (d *disk) openData(p string) (*os.File, error) {
 			f, err = d.root.OpenFile(name, flags, 0o644)
 		}
 	}
+	if err == nil && !d.direct {
+		adviseRandom(f) // it is the reader too (see openRead)
+	}
 	return f, err
 }
 
@@ -86,7 +93,11 @@ func (d *disk) openData(p string) (*os.File, error) {
 // write invalidates the cached pages it covers, and fsync on either
 // descriptor syncs the file.
 func (d *disk) openRead(p string) (*os.File, error) {
-	return d.root.OpenFile(dataName(p), os.O_RDWR, 0)
+	f, err := d.root.OpenFile(dataName(p), os.O_RDWR, 0)
+	if err == nil {
+		adviseRandom(f)
+	}
+	return f, err
 }
 
 // saveMap writes p's block map atomically: a crash leaves the old map or

@@ -28,6 +28,16 @@ const minGroupBytes = 256 << 10
 // its groups stay at least minGroupBytes).
 const groupSpread = 4
 
+// groupSlack is how many more requests in flight a stream holding the
+// file may have than the least busy stream before a group goes to a
+// stream that must open the file first (see take).
+const groupSlack = 4
+
+// preopenStreams is how many streams preopen opens a file on: the
+// groups of a few readers' concurrent vector reads (groupSpread each)
+// then find the file open on a stream not busy with another group.
+const preopenStreams = 2 * groupSpread
+
 // readVer is an upstream file that reads scattered ranges in one request
 // (root:// upstreams: kXR_readv).
 type readVer interface {
@@ -97,7 +107,10 @@ func (c *Cache) readUpstreamMany(e *entry, bufs [][]byte, offs []int64) error {
 func (c *Cache) readOnceMany(e *entry, ui int, u *upstream, bufs [][]byte, offs []int64) error {
 	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.FetchTimeout)
 	defer cancel()
-	si := u.take(func(si int) bool { return e.up.has(ui, si) })
+	// A group (a few hundred KiB) waits about a millisecond per request
+	// ahead of it on a stream, far less than the round trip of opening
+	// the file on another: it queues behind up to groupSlack of them.
+	si := u.take(func(si int) bool { return e.up.has(ui, si) }, groupSlack)
 	f, err := c.upFile(ctx, e, ui, u, si)
 	if err == nil {
 		if rv, ok := f.(readVer); ok {
@@ -137,9 +150,9 @@ func (c *Cache) preopen(e *entry) {
 		return
 	}
 	u := e.route.ups[0]
-	for range min(groupSpread, len(u.Streams)) {
+	for range min(preopenStreams, len(u.Streams)) {
 		// The least busy stream without a handle of the file.
-		si := u.take(func(si int) bool { return !e.up.has(0, si) })
+		si := u.take(func(si int) bool { return !e.up.has(0, si) }, 1)
 		c.acquire(e)
 		go func() {
 			defer c.release(e)

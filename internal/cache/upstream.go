@@ -77,14 +77,14 @@ func (r *route) upPath(u *upstream, p string) string {
 
 // take returns a stream of u for a fetch and counts the fetch on it: the
 // least busy stream where has reports an open handle of the file, unless
-// it is busier than the least busy stream by more than one fetch; else
+// it is busier than the least busy stream by more than slack fetches; else
 // the least busy, round-robin among equals, so a burst of fetches spreads
 // over every stream (a server answers one read per connection at a
 // time). Reusing a handle saves a round trip (an upstream open costs as
 // much as the read it precedes: a scattered reader touching a file on
 // every stream paid it on a quarter of its reads) and a file descriptor
 // upstream.
-func (u *upstream) take(has func(si int) bool) int {
+func (u *upstream) take(has func(si int) bool, slack int) int {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	best, open := u.next%len(u.busy), -1
@@ -97,7 +97,7 @@ func (u *upstream) take(has func(si int) bool) int {
 			open = i
 		}
 	}
-	if open >= 0 && u.busy[open] <= u.busy[best]+1 {
+	if open >= 0 && u.busy[open] <= u.busy[best]+slack {
 		best = open
 	}
 	u.busy[best]++
@@ -326,7 +326,7 @@ func (c *Cache) failover(e *entry, n int, read func(ui int, u *upstream) error) 
 func (c *Cache) readOnce(e *entry, ui int, u *upstream, p []byte, off int64) error {
 	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.FetchTimeout)
 	defer cancel()
-	si := u.take(func(si int) bool { return e.up.has(ui, si) })
+	si := u.take(func(si int) bool { return e.up.has(ui, si) }, 1)
 	defer u.done(si)
 	f, err := c.upFile(ctx, e, ui, u, si)
 	if err != nil {

@@ -58,6 +58,9 @@ type call struct {
 	// caller's buffer: no allocation, no copy); n bytes have arrived.
 	dst []byte
 	n   int
+	// vec, when set, receives a kXR_readv answer's segments straight into
+	// the caller's buffers (see vecSink).
+	vec *vecSink
 }
 
 type reply struct {
@@ -258,21 +261,21 @@ func (c *Conn) Err() error {
 // Options.MaxWait in all.
 func (c *Conn) Do(ctx context.Context, id uint16, body [16]byte, data []byte) ([]byte, error) {
 	w := waiter{max: c.maxWait}
-	return c.do(ctx, &w, id, body, data, nil)
+	return c.do(ctx, &w, id, body, data, nil, nil)
 }
 
 // doInto is Do for a read: the answer's data lands in dst (which must
 // hold all of it) and the result is the part of dst it filled.
 func (c *Conn) doInto(ctx context.Context, id uint16, body [16]byte, dst []byte) ([]byte, error) {
 	w := waiter{max: c.maxWait}
-	return c.do(ctx, &w, id, body, nil, dst)
+	return c.do(ctx, &w, id, body, nil, dst, nil)
 }
 
 // do is Do with the wait budget of a whole operation, which may span
 // several servers.
-func (c *Conn) do(ctx context.Context, w *waiter, id uint16, body [16]byte, data, dst []byte) ([]byte, error) {
+func (c *Conn) do(ctx context.Context, w *waiter, id uint16, body [16]byte, data, dst []byte, vec *vecSink) ([]byte, error) {
 	for {
-		r, err := c.roundTrip(ctx, id, body, data, dst)
+		r, err := c.roundTrip(ctx, id, body, data, dst, vec)
 		if err != nil {
 			return nil, err
 		}
@@ -293,8 +296,8 @@ func (c *Conn) do(ctx context.Context, w *waiter, id uint16, body [16]byte, data
 	}
 }
 
-func (c *Conn) roundTrip(ctx context.Context, id uint16, body [16]byte, data, dst []byte) (reply, error) {
-	cl := &call{reply: make(chan reply, 1), dst: dst}
+func (c *Conn) roundTrip(ctx context.Context, id uint16, body [16]byte, data, dst []byte, vec *vecSink) (reply, error) {
+	cl := &call{reply: make(chan reply, 1), dst: dst, vec: vec}
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err

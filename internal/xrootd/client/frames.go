@@ -15,6 +15,9 @@ func (c *Conn) readFrame(h proto.ResponseHeader) error {
 	if cl != nil && cl.dst != nil && data && cl.n+int(h.Dlen) <= len(cl.dst) {
 		return c.readInto(cl, h) // unlocks c.mu
 	}
+	if cl != nil && cl.vec != nil && data {
+		return c.readVecInto(cl, h) // unlocks c.mu
+	}
 	c.mu.Unlock()
 	b, err := proto.ReadResponseBody(c.nc, make([]byte, h.Dlen))
 	if err != nil {

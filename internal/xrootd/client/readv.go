@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 
 	"sitebox/internal/store"
@@ -33,23 +32,15 @@ func (f *File) ReadV(ctx context.Context, bufs [][]byte, offs []int64) error {
 	if total > maxReadvBytes {
 		return pathOp("readv", f.name, fmt.Errorf("%w: %d bytes in one readv (at most %d)", store.ErrInvalid, total, maxReadvBytes))
 	}
-	resp, err := f.callCtx(ctx, proto.ReqReadv, [16]byte{}, list)
-	if err != nil {
+	ctx, cancel := context.WithTimeout(ctx, f.c.ioTimeout)
+	defer cancel()
+	vec := &vecSink{bufs: bufs, offs: offs}
+	w := waiter{max: f.c.maxWait}
+	if _, err := f.c.do(ctx, &w, proto.ReqReadv, [16]byte{}, list, nil, vec); err != nil {
 		return pathOp("readv", f.name, err)
 	}
-	// The answer is, per segment in order, its read_list header and data.
-	for i, b := range bufs {
-		if len(resp) < proto.ReadvElemLen {
-			return pathOp("readv", f.name, fmt.Errorf("%w: answer ends before segment %d", store.ErrIO, i))
-		}
-		n := int(int32(binary.BigEndian.Uint32(resp[4:8])))
-		off := int64(binary.BigEndian.Uint64(resp[8:16]))
-		resp = resp[proto.ReadvElemLen:]
-		if n != len(b) || off != offs[i] || len(resp) < n {
-			return pathOp("readv", f.name, fmt.Errorf("%w: segment %d: %d bytes at %d, asked %d at %d", store.ErrIO, i, n, off, len(b), offs[i]))
-		}
-		copy(b, resp[:n])
-		resp = resp[n:]
+	if err := vec.result(); err != nil {
+		return pathOp("readv", f.name, err)
 	}
 	return nil
 }

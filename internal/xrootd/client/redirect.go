@@ -137,7 +137,7 @@ func (f *FS) try(ctx context.Context, w *waiter, addr string, r *pathReq, cgi st
 	if err != nil {
 		return nil, nil, err
 	}
-	resp, err := c.do(ctx, w, r.id, r.body, r.payload(cgi), nil)
+	resp, err := c.do(ctx, w, r.id, r.body, r.payload(cgi), nil, nil)
 	return resp, c, err
 }
 

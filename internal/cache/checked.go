@@ -1,0 +1,93 @@
+package cache
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// Integrity checks once per trip from disk. A page's CRC32C is checked
+// when its bytes are read from the data file; the kernel's page cache then
+// holds the bytes that passed, so a later small read of the page, while
+// it is still in the page cache, copies just the bytes asked for and
+// skips the check (XCache checks nothing at all). What the CRCs guard
+// against, bytes gone bad on the device or a map ahead of its data after
+// a crash, happens beneath the page cache: a page the kernel dropped is
+// read from disk again, and so checked again, because the resident-only
+// read below fails for it.
+//
+// The checked bits live in memory only (a restart checks every page
+// again) and are cleared whenever a page is dropped or replaced.
+
+// checkedRun reports whether pages [p, q) all passed a check since they
+// were last written.
+func (m *blockMap) checkedRun(p, q int) bool {
+	if m.checked == nil {
+		return false
+	}
+	for ; p < q; p++ {
+		if m.checked[p/64]&(1<<(p%64)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// markChecked records that pages [p, q) passed their check.
+func (m *blockMap) markChecked(p, q int) {
+	if m.checked == nil {
+		m.checked = make([]uint64, len(m.present))
+	}
+	for ; p < q; p++ {
+		m.checked[p/64] |= 1 << (p % 64)
+	}
+}
+
+// uncheck forgets page p's check: its bytes were dropped or replaced.
+func (m *blockMap) uncheck(p int) {
+	if m.checked != nil {
+		m.checked[p/64] &^= 1 << (p % 64)
+	}
+}
+
+// readResident reads len(dst) bytes at off from f only if the page cache
+// holds them all: a read that would wait for the disk returns false at
+// once (preadv2 with RWF_NOWAIT), and the caller reads and checks whole
+// pages instead. A kernel or filesystem without RWF_NOWAIT turns it off
+// for good (d.noResident).
+func (d *disk) readResident(f *os.File, dst []byte, off int64) bool {
+	if d.noResident.Load() {
+		return false
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	n := 0
+	rerr := rc.Read(func(fd uintptr) bool {
+		for n < len(dst) {
+			k, err := unix.Preadv2(int(fd), [][]byte{dst[n:]}, off+int64(n), unix.RWF_NOWAIT)
+			switch {
+			case err == unix.EINTR:
+				continue
+			case err == unix.EOPNOTSUPP || err == unix.ENOSYS || err == unix.EINVAL:
+				d.noResident.Store(true)
+				return true
+			case err != nil || k <= 0:
+				return true
+			}
+			n += k
+		}
+		return true
+	})
+	return rerr == nil && n == len(dst)
+}
+
+// adviseRandom tells the kernel not to read ahead on f: pages reach the
+// page cache only through reads that check them (see above), and a
+// scattered reader's neighbouring pages are rarely wanted.
+func adviseRandom(f *os.File) {
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { unix.Fadvise(int(fd), 0, 0, unix.FADV_RANDOM) })
+	}
+}

@@ -1,0 +1,85 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// A page is checked when read from disk; read again from the page cache
+// it is not, but once the kernel has dropped it, bytes gone bad on disk
+// are caught on the next read and the page is refetched.
+func TestCheckedPagesAreCheckedAgainFromDisk(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
+	want := e.file("k", 256<<10)
+	h, err := e.c.Open(context.Background(), "/store/k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	f := h.(*File)
+	const off, n = 64<<10 + 100, 1000
+	read := func(what string) {
+		t.Helper()
+		buf := make([]byte, n)
+		if _, err := f.ReadAt(buf, off); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if !bytes.Equal(buf, want[off:off+n]) {
+			t.Fatalf("%s: wrong bytes", what)
+		}
+	}
+	checked := func() bool {
+		f.e.mu.Lock()
+		defer f.e.mu.Unlock()
+		return f.e.m.checkedRun(1, 2)
+	}
+	read("miss")
+	e.settle()
+	if checked() {
+		t.Fatal("a page fetched from upstream counts as checked on disk")
+	}
+	read("first hit")
+	if !checked() {
+		t.Fatal("the page read from disk was not marked checked")
+	}
+	read("hit from the page cache")
+
+	// Flip a byte on disk, then make the kernel drop its cached copy.
+	df, err := os.OpenFile(filepath.Join(e.dir, "data/store/k"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Close()
+	df.WriteAt([]byte{want[off+10] ^ 0x21}, off+10)
+	dropPageCache(t, df)
+	before := e.up.bytes.Load()
+	read("after the disk went bad")
+	if c := e.c.Stats().CorruptBlocks; c != 1 {
+		t.Fatalf("corrupt = %d, want 1", c)
+	}
+	e.settle()
+	if d := e.up.bytes.Load() - before; d != checkPage {
+		t.Fatalf("refetched %d bytes, want one page", d)
+	}
+	if checked() {
+		t.Fatal("the refetched page counts as checked before it was read from disk")
+	}
+	read("after the repair")
+}
+
+// dropPageCache writes f's dirty pages to disk and drops its cached
+// pages, so the next read of it comes from the disk.
+func dropPageCache(t *testing.T, f *os.File) {
+	t.Helper()
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		t.Fatal(err)
+	}
+}
