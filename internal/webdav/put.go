@@ -86,6 +86,10 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, name string) error
 		if rerr := store.Discard(context.WithoutCancel(r.Context()), f, ns, tmp); rerr != nil && !errors.Is(rerr, store.ErrNotFound) {
 			h.log.Warn("cannot remove failed upload", "path", tmp, "err", rerr)
 		}
+		if swe := (*storeWriteError)(nil); errors.As(err, &swe) {
+			h.failMidUpload(w, r, withPath(swe.err, "put", name, tmp))
+			return nil
+		}
 		return withPath(err, "put", name, tmp)
 	}
 	h.log.Debug("put", "path", name, "bytes", n, "replaced", existed)
@@ -152,7 +156,7 @@ func (h *Handler) copyBody(w http.ResponseWriter, r *http.Request, f store.Writa
 		n, rerr := fill(body, buf)
 		if n > 0 {
 			if _, err := f.WriteAt(buf[:n], off); err != nil {
-				return off, err
+				return off, &storeWriteError{err}
 			}
 			off += int64(n)
 		}
