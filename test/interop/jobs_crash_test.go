@@ -25,17 +25,7 @@ func TestJobCrashRunsOnce(t *testing.T) {
 	run(t, false, siteboxBin, "token", "keygen", "--state-dir", spec.state)
 	conf := "[auth]\nsite_issuer = true\nissuer_url = \"" + spec.httpsURL() + "\"\n" +
 		jobsConf(t, []string{"sbxslot17", "sbxslot18"}, "cpus = 2\n")
-	// The slot users append to one file outside their sandboxes.
-	shared := filepath.Join(reachable(t), "runs")
-	if err := os.Mkdir(shared, 0o1777); err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(shared, 0o1777)
-	log := filepath.Join(shared, "started")
-	if err := os.WriteFile(log, nil, 0o666); err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(log, 0o666) // both slot users append
+	log := sharedRunLog(t)
 
 	n := spec.start(t, "jobs", "T3", conf)
 	box := &issuerNode{fedNode: n, issuer: spec.httpsURL()}
@@ -62,19 +52,7 @@ queue `+strconv.Itoa(procs)+`
 			t.Errorf("job %s: stdout %q (%s)", id, out, j.Reason)
 		}
 	}
-	b, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	count := map[string]int{}
-	for _, id := range strings.Fields(string(b)) {
-		count[id]++
-	}
-	for _, id := range ids {
-		if count[id] != 1 {
-			t.Errorf("job %s ran %d times", id, count[id])
-		}
-	}
+	checkRanOnce(t, log, ids, "")
 }
 
 // The same with the jobs sent to Slurm: a box killed around sbatch and
@@ -96,12 +74,7 @@ func TestJobCrashRunsOnceSlurm(t *testing.T) {
 		jobsConf(t, []string{"sbxslot17"}, "cpus = 1\n") +
 		"[[jobs.domain]]\nname = \"site\"\ntype = \"slurm\"\nrun_as = \"sbxslot19\"\npartition = " + strconv.Quote(sl.Partition) +
 		"\nslurm_conf = " + strconv.Quote(sl.Conf) + "\nmax_jobs = 50\nmax_idle_jobs = 50\n"
-	shared := filepath.Join(reachable(t), "runs")
-	os.Mkdir(shared, 0o1777)
-	os.Chmod(shared, 0o1777)
-	log := filepath.Join(shared, "started")
-	os.WriteFile(log, nil, 0o666)
-	os.Chmod(log, 0o666)
+	log := sharedRunLog(t)
 
 	n := spec.start(t, "jobs", "T3", conf)
 	box := &issuerNode{fedNode: n, issuer: spec.httpsURL()}
@@ -111,31 +84,9 @@ arguments = "-c 'echo $1 >> ` + log + `; sleep 0.2' sh $(Cluster).$(Process)"
 request_memory = 100
 +Domains = "site"
 queue ` + strconv.Itoa(procs) + "\n"
-	// Every cycle submits one more job, then the box dies soon after:
-	// the kills land on sbatch and the record of its answer.
-	var ids []string
-	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 16))
-	for i := 0; i < kills; i++ {
-		u.n = &issuerNode{fedNode: n, issuer: spec.httpsURL()}
-		ids = append(ids, u.submit("crash.sub", sub)...)
-		time.Sleep(time.Duration(rnd.IntN(400)) * time.Millisecond)
-		n.proc.Kill()
-		n = spec.start(t, "jobs", "T3", conf)
-	}
-	u.n = &issuerNode{fedNode: n, issuer: spec.httpsURL()}
-	for _, id := range ids {
-		u.wait(id, jobs.Completed, 180*time.Second)
-	}
-	b, _ := os.ReadFile(log)
-	count := map[string]int{}
-	for _, id := range strings.Fields(string(b)) {
-		count[id]++
-	}
-	for _, id := range ids {
-		if count[id] != 1 {
-			t.Errorf("job %s ran %d times in Slurm", id, count[id])
-		}
-	}
+	// The kills land on sbatch and the record of its answer.
+	ids := submitWhileKilling(t, spec, conf, u, sub, kills, 400)
+	checkRanOnce(t, log, ids, " in Slurm")
 }
 
 // reachable is a temporary directory slot users may traverse.
@@ -228,12 +179,7 @@ func TestJobCrashRunsOncePartner(t *testing.T) {
 		jobsConf(t, []string{"sbxslot17"}, "cpus = 1\n") +
 		"[[jobs.domain]]\nname = \"region\"\ntype = \"box\"\nurl = " + strconv.Quote(b.httpsURL) + "\nca = " + strconv.Quote(b.certFile) +
 		"\ntoken_file = " + strconv.Quote(tokFile) + "\nmax_jobs = 100\nmax_idle_jobs = 100\n"
-	shared := filepath.Join(reachable(t), "runs")
-	os.Mkdir(shared, 0o1777)
-	os.Chmod(shared, 0o1777)
-	log := filepath.Join(shared, "started")
-	os.WriteFile(log, nil, 0o666)
-	os.Chmod(log, 0o666)
+	log := sharedRunLog(t)
 
 	n := spec.start(t, "jobs", "T3", conf)
 	box := &issuerNode{fedNode: n, issuer: spec.httpsURL()}
@@ -243,31 +189,9 @@ arguments = "-c 'echo $1 >> ` + log + `' sh $(Cluster).$(Process)"
 +Domains = "region"
 queue
 `
-	// Every cycle submits one more job, then the box dies soon after:
-	// the kills land on the submission to the partner and its record.
-	var ids []string
-	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 17))
-	for i := 0; i < kills; i++ {
-		u.n = &issuerNode{fedNode: n, issuer: spec.httpsURL()}
-		ids = append(ids, u.submit("crash.sub", sub)...)
-		time.Sleep(time.Duration(rnd.IntN(300)) * time.Millisecond)
-		n.proc.Kill()
-		n = spec.start(t, "jobs", "T3", conf)
-	}
-	u.n = &issuerNode{fedNode: n, issuer: spec.httpsURL()}
-	for _, id := range ids {
-		u.wait(id, jobs.Completed, 180*time.Second)
-	}
-	b2, _ := os.ReadFile(log)
-	count := map[string]int{}
-	for _, id := range strings.Fields(string(b2)) {
-		count[id]++
-	}
-	for _, id := range ids {
-		if count[id] != 1 {
-			t.Errorf("job %s ran %d times at the partner", id, count[id])
-		}
-	}
+	// The kills land on the submission to the partner and its record.
+	ids := submitWhileKilling(t, spec, conf, u, sub, kills, 300)
+	checkRanOnce(t, log, ids, " at the partner")
 	// The partner holds one job per job of the box.
 	bu := &jobUser{t: t, n: b, token: b.token(t, "box-a", "/region", computeScopes), dir: t.TempDir()}
 	out, err := bu.cli("jobs")
@@ -276,5 +200,63 @@ queue
 	}
 	if got := strings.Count(out, "completed"); got != len(ids) {
 		t.Errorf("the partner ran %d jobs for %d:\n%s", got, len(ids), out)
+	}
+}
+
+// sharedRunLog is a file outside the sandboxes that every slot user may
+// append to: jobs write their ids there when they run.
+func sharedRunLog(t *testing.T) string {
+	t.Helper()
+	shared := filepath.Join(reachable(t), "runs")
+	if err := os.Mkdir(shared, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(shared, 0o1777)
+	log := filepath.Join(shared, "started")
+	if err := os.WriteFile(log, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(log, 0o666)
+	return log
+}
+
+// submitWhileKilling submits sub (one job) once per cycle and kills the
+// box at a random moment up to maxMs later, kills times, restarting it
+// each time; then it waits for every job to complete on the last box.
+func submitWhileKilling(t *testing.T, spec nodeSpec, conf string, u *jobUser, sub string, kills, maxMs int) []string {
+	t.Helper()
+	n := u.n.fedNode
+	var ids []string
+	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(maxMs)))
+	for i := 0; i < kills; i++ {
+		u.n = &issuerNode{fedNode: n, issuer: spec.httpsURL()}
+		ids = append(ids, u.submit("crash.sub", sub)...)
+		time.Sleep(time.Duration(rnd.IntN(maxMs)) * time.Millisecond)
+		n.proc.Kill()
+		n = spec.start(t, "jobs", "T3", conf)
+	}
+	u.n = &issuerNode{fedNode: n, issuer: spec.httpsURL()}
+	for _, id := range ids {
+		u.wait(id, jobs.Completed, 180*time.Second)
+	}
+	return ids
+}
+
+// checkRanOnce fails for every job whose id is not in log exactly once;
+// where says where the jobs ran.
+func checkRanOnce(t *testing.T, log string, ids []string, where string) {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, id := range strings.Fields(string(b)) {
+		count[id]++
+	}
+	for _, id := range ids {
+		if count[id] != 1 {
+			t.Errorf("job %s ran %d times%s", id, count[id], where)
+		}
 	}
 }
