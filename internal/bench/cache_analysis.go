@@ -352,6 +352,13 @@ def worker(t):
         f.close()
     with lock:
         total[0] += got
+units = threads * readvs
+` + runThreadsPy
+
+// runThreadsPy ends a reader script: it runs worker(t) on every thread
+// and prints the pass's passResult — units done (the "readvs" of the
+// rate), bytes read, seconds — or the first error, and fails.
+const runThreadsPy = `
 ts = [threading.Thread(target=worker, args=(t,)) for t in range(threads)]
 start = time.monotonic()
 for t in ts: t.start()
@@ -359,5 +366,5 @@ for t in ts: t.join()
 took = time.monotonic() - start
 if errors:
     sys.stderr.write(errors[0] + "\n"); sys.exit(1)
-print(json.dumps({"readvs": threads * readvs, "bytes": total[0], "seconds": took}))
+print(json.dumps({"readvs": units, "bytes": total[0], "seconds": took}))
 `

@@ -102,12 +102,5 @@ def worker(t):
         errors.append("%s: %s" % (type(e).__name__, e)); return
     with lock:
         total[0] += got
-ts = [threading.Thread(target=worker, args=(t,)) for t in range(threads)]
-start = time.monotonic()
-for t in ts: t.start()
-for t in ts: t.join()
-took = time.monotonic() - start
-if errors:
-    sys.stderr.write(errors[0] + "\n"); sys.exit(1)
-print(json.dumps({"readvs": threads * jobs, "bytes": total[0], "seconds": took}))
-`
+units = threads * jobs
+` + runThreadsPy

@@ -121,11 +121,7 @@ func (h *Handler) move(w http.ResponseWriter, r *http.Request, name string) erro
 		}
 		return err
 	}
-	if existed {
-		w.WriteHeader(http.StatusNoContent)
-	} else {
-		w.WriteHeader(http.StatusCreated)
-	}
+	answerStored(w, existed)
 	return nil
 }
 
@@ -172,4 +168,15 @@ func destOpaque(r *http.Request) string {
 		return ""
 	}
 	return destHereKey + "=here"
+}
+
+// answerStored answers a request that put something at a name: 204 when
+// it replaced what was there, 201 when the name is new (RFC 4918 for
+// MOVE and COPY, RFC 9110 for PUT).
+func answerStored(w http.ResponseWriter, replaced bool) {
+	if replaced {
+		w.WriteHeader(http.StatusNoContent)
+	} else {
+		w.WriteHeader(http.StatusCreated)
+	}
 }

@@ -95,11 +95,7 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, name string) error
 	h.log.Debug("put", "path", name, "bytes", n, "replaced", existed)
 	h.received(r, name, n)
 	w.Header().Set("Content-Length", "0")
-	if existed {
-		w.WriteHeader(http.StatusNoContent)
-	} else {
-		w.WriteHeader(http.StatusCreated)
-	}
+	answerStored(w, existed)
 	return nil
 }
 

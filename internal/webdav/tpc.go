@@ -267,11 +267,7 @@ func (h *Handler) localCopy(w http.ResponseWriter, r *http.Request, name string,
 		}
 		return err
 	}
-	if existed {
-		w.WriteHeader(http.StatusNoContent)
-	} else {
-		w.WriteHeader(http.StatusCreated)
-	}
+	answerStored(w, existed)
 	return nil
 }
 
