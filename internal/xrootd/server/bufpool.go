@@ -16,7 +16,16 @@ import (
 type bufPool struct {
 	size int
 	n    int
-	free chan *poolBuf
+	// free holds a token per buffer not lent out; taking one is the
+	// right to a buffer.
+	free chan struct{}
+	mu   sync.Mutex
+	// idle are the allocated buffers not lent out, the most recently
+	// returned last: handed out first, so a server with a few busy
+	// sessions keeps reusing the same buffers, still in the CPU's caches
+	// (a vector read copies through the buffer twice), and allocates
+	// only as many as are lent at once.
+	idle []*poolBuf
 }
 
 type poolBuf struct {
@@ -25,27 +34,67 @@ type poolBuf struct {
 }
 
 func newBufPool(size, n int) *bufPool {
-	p := &bufPool{size: size, n: n, free: make(chan *poolBuf, n)}
+	p := &bufPool{size: size, n: n, free: make(chan struct{}, n)}
 	for range n {
-		p.free <- &poolBuf{}
+		p.free <- struct{}{}
 	}
 	return p
 }
 
 // get waits for a buffer or for ctx.
 func (p *bufPool) get(ctx context.Context) (*poolBuf, error) {
-	if b := p.tryGet(); b != nil {
-		return b, nil
-	}
 	select {
-	case b := <-p.free:
-		if b.b == nil {
-			b.b, b.mapped = allocBuf(p.size)
-		}
-		return b, nil
+	case <-p.free:
+		return p.take(), nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("waiting for a transfer buffer: %w", ctx.Err())
 	}
+}
+
+// tryGet returns a free buffer, or nil if all are lent out.
+func (p *bufPool) tryGet() *poolBuf {
+	select {
+	case <-p.free:
+		return p.take()
+	default:
+		return nil
+	}
+}
+
+// take hands out the most recently returned buffer, or a new one; the
+// caller holds a token.
+func (p *bufPool) take() *poolBuf {
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		b := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return b
+	}
+	p.mu.Unlock()
+	b := &poolBuf{}
+	b.b, b.mapped = allocBuf(p.size)
+	return b
+}
+
+func (p *bufPool) put(b *poolBuf) {
+	p.mu.Lock()
+	p.idle = append(p.idle, b)
+	p.mu.Unlock()
+	p.free <- struct{}{}
+}
+
+// release frees the buffers not lent out (after Shutdown); buffers
+// still lent out are left alone.
+func (p *bufPool) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, b := range p.idle {
+		if b.mapped {
+			freeBuf(b.b)
+		}
+	}
+	p.idle = nil
 }
 
 // perClient is how many pooled buffers the sessions of one client address
@@ -53,39 +102,6 @@ func (p *bufPool) get(ctx context.Context) (*poolBuf, error) {
 // sessions it opens — always leaves the other half to everyone else (which
 // readv's large segments, too big for a spare buffer, need).
 func (p *bufPool) perClient() int { return max(p.n/2, 1) }
-
-// tryGet returns a free buffer, or nil if all are lent out.
-func (p *bufPool) tryGet() *poolBuf {
-	var b *poolBuf
-	select {
-	case b = <-p.free:
-	default:
-		return nil
-	}
-	if b.b == nil {
-		b.b, b.mapped = allocBuf(p.size)
-	}
-	return b
-}
-
-func (p *bufPool) put(b *poolBuf) { p.free <- b }
-
-// release frees the buffers once every one is back in the pool (after
-// Shutdown); buffers still lent out are left alone.
-func (p *bufPool) release() {
-	for range p.n {
-		select {
-		case b := <-p.free:
-			if b.mapped {
-				freeBuf(b.b)
-			}
-			b.b, b.mapped = nil, false
-			defer func() { p.free <- b }()
-		default:
-			return
-		}
-	}
-}
 
 // spareBufSize is the size of the buffers a request uses when every pooled
 // buffer is lent out: the smallest MaxReadChunk, enough for a pgwrite unit

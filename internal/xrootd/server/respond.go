@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"time"
 
 	"sitebox/internal/xrootd/proto"
 )
@@ -25,7 +24,7 @@ func (s *session) writeLocked(parts [][]byte) error {
 		return fmt.Errorf("send response: %w", net.ErrClosed)
 	}
 	timeout := s.srv.cfg.WriteTimeout
-	s.conn.SetWriteDeadline(time.Now().Add(timeout))
+	s.writeDL.within(timeout)
 	var err error
 	if s.tlsw != nil {
 		// TLS has no writev: each part would be a record of its own (an
@@ -50,7 +49,7 @@ func (s *session) writeLocked(parts [][]byte) error {
 			var n int64
 			n, err = bufs.WriteTo(s.conn)
 			if ne := net.Error(nil); n > 0 && errors.As(err, &ne) && ne.Timeout() {
-				s.conn.SetWriteDeadline(time.Now().Add(timeout))
+				s.writeDL.within(timeout)
 				continue
 			}
 			break

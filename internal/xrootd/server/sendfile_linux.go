@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"syscall"
-	"time"
 )
 
 // sendfileOK reports whether this platform sends reads with sendfile(2).
@@ -17,12 +16,12 @@ const sendfileOK = true
 // position — shared by every reader of the file — is never touched. The
 // frame is corked so that the header and the data fill whole segments,
 // as XRootD does.
-func sendfile(tc *net.TCPConn, timeout time.Duration, hdr []byte, fd int, off int64, n int) error {
+func sendfile(tc *net.TCPConn, arm func(), hdr []byte, fd int, off int64, n int) error {
 	rc, err := tc.SyscallConn()
 	if err != nil {
 		return fmt.Errorf("sendfile: %w", err)
 	}
-	tc.SetWriteDeadline(time.Now().Add(timeout))
+	arm()
 	var opErr error
 	sent, corked := 0, false
 	err = rc.Write(func(sock uintptr) bool {
@@ -48,7 +47,7 @@ func sendfile(tc *net.TCPConn, timeout time.Duration, hdr []byte, fd int, off in
 			if m > 0 {
 				n -= m
 				// Progress: the deadline bounds the time without any.
-				tc.SetWriteDeadline(time.Now().Add(timeout))
+				arm()
 			}
 			switch {
 			case e == syscall.EINTR:

@@ -42,12 +42,18 @@ type session struct {
 	wmu sync.Mutex // serialises frames on conn
 	// files is the session's file table; a bound substream shares its
 	// main session's (set before the bind is published).
-	files    *fileTable
-	slots    chan struct{}       // requests executing
-	dataQ    chan *proto.Request // reads waiting for the data lane
-	nsTail   chan struct{}       // closed when the last namespace change read has run; reader only
-	bufShare chan struct{}       // transfer buffers held
-	wg       sync.WaitGroup
+	files *fileTable
+	slots chan struct{}       // requests executing
+	dataQ chan *proto.Request // reads waiting for the data lane
+	// laneQueued counts the requests put on dataQ and not yet served:
+	// while any is, the reader may not serve one itself (serveInline),
+	// which would answer it ahead of them. laneMu is held by whichever
+	// goroutine serves a data request.
+	laneQueued atomic.Int32
+	laneMu     sync.Mutex
+	nsTail     chan struct{} // closed when the last namespace change read has run; reader only
+	bufShare   chan struct{} // transfer buffers held
+	wg         sync.WaitGroup
 
 	// parked holds a place per readv waiting for its data to arrive off
 	// the lane (see parkReadv); readyQ has those whose data arrived.
@@ -60,6 +66,9 @@ type session struct {
 	// readWait is the read deadline each read of the socket sets (see
 	// timedReader); zero leaves the deadline alone. Reader goroutine only.
 	readWait time.Duration
+	// readDL is the connection's read deadline (reader goroutine only),
+	// writeDL its write deadline (under wmu).
+	readDL, writeDL lazyDeadline
 
 	loggedIn bool // reader goroutine only
 	tls      bool // conn is TLS; set before login
@@ -111,20 +120,23 @@ func newSession(s *Server, c net.Conn) *session {
 		files:    &fileTable{max: s.cfg.Limits.OpenFilesPerSession},
 		done:     make(chan struct{}),
 	}
+	sess.readDL.set = func(t time.Time) error { return sess.conn.SetReadDeadline(t) }
+	sess.writeDL.set = func(t time.Time) error { return sess.conn.SetWriteDeadline(t) }
 	sess.br = bufio.NewReaderSize(timedReader{sess}, 16<<10)
 	rand.Read(sess.sessID[:])
 	return sess
 }
 
 // timedReader reads the session's connection, giving every read of the
-// socket a fresh deadline of readWait: a deadline on progress, so a large
-// write payload may take as long as it keeps coming, while a client that
-// stops in the middle of a request is cut off.
+// socket a deadline of readWait from now (lazyDeadline): a deadline on
+// progress, so a large write payload may take as long as it keeps
+// coming, while a client that stops in the middle of a request is cut
+// off.
 type timedReader struct{ s *session }
 
 func (r timedReader) Read(p []byte) (int, error) {
 	if d := r.s.readWait; d > 0 {
-		r.s.conn.SetReadDeadline(time.Now().Add(d))
+		r.s.readDL.within(d)
 	}
 	return r.s.conn.Read(p)
 }
@@ -230,12 +242,14 @@ var errIdle = errors.New("idle")
 // ended; one that is busy is left alone however long its client is quiet.
 func (s *session) awaitRequest() error {
 	s.readWait = 0
+	if s.br.Buffered() > 0 {
+		return nil // the client sent it with the one before
+	}
 	for {
-		s.conn.SetReadDeadline(time.Now().Add(s.srv.cfg.IdleTimeout))
+		s.readDL.within(s.srv.cfg.IdleTimeout)
 		_, err := s.br.Peek(1)
 		var ne net.Error
 		if err == nil || !errors.As(err, &ne) || !ne.Timeout() {
-			s.conn.SetReadDeadline(time.Time{})
 			return err
 		}
 		if len(s.slots) == 0 && s.files.count() == 0 {

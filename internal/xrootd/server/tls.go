@@ -31,7 +31,9 @@ func (s *session) startTLS() error {
 	}
 	tc.SetDeadline(time.Time{})
 	batch.start()
+	s.readDL.forget()
 	s.wmu.Lock()
+	s.writeDL.forget()
 	s.conn = tc
 	s.tlsw = bufio.NewWriterSize(tc, tlsWriteBuffer)
 	s.batch = batch
