@@ -147,25 +147,25 @@ func (s *session) dataLane() {
 	}
 }
 
-// serveInline serves a data request on the reader goroutine when the
-// lane has nothing queued and is not serving, and the request's data is
-// there: a vector read answered from disk or page cache then costs no
-// hand-over between goroutines. Each hand-over readies a goroutine and
-// wakes an idle core to run it; for a 16 × 32 KiB vector read those
-// wake-ups cost about as much CPU as the copies (xrootd, which serves a
-// connection's requests on one thread, switches context 0.3 times per
-// vector read where the lane switched 2.5 times). The reader reads the
-// next request after the answer is written, as xrootd does; requests
-// the client has sent meanwhile are waiting in the socket. Anything
-// that may wait for data (a cache still fetching it) goes to the lane,
-// so the reader stays free to read and hint the requests behind it.
+// serveInline serves a vector read on the reader goroutine when the lane
+// has nothing queued and is not serving, and the read's data is there:
+// answered from disk or page cache, it then costs no hand-over between
+// goroutines, each of which readies a goroutine and wakes an idle core to
+// run it (the lane made 2.5 context switches per 16 × 32 KiB vector read
+// where xrootd, serving a connection's requests on one thread, makes 0.3).
+// The reader reads the next request once the answer is written, as
+// xrootd does; what the client sent meanwhile waits in the socket. A
+// vector read whose data a cache is still fetching is parked until it
+// arrives, as the lane parks it (or left to the lane when the session
+// has as many parked as it may), so the reader stays free to read and
+// hint the requests behind it.
 func (s *session) serveInline(req *proto.Request) bool {
 	if req.ID != proto.ReqReadv || s.laneQueued.Load() != 0 || !s.laneMu.TryLock() {
 		return false
 	}
 	defer s.laneMu.Unlock()
-	if len(s.readvWaits(req)) != 0 {
-		return false
+	if waits := s.readvWaits(req); len(waits) != 0 {
+		return s.park(req, waits) // or the lane serves it when it may not
 	}
 	s.serve(dataHandlers[req.ID], req)
 	return true

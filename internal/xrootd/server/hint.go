@@ -58,7 +58,11 @@ type readyWaiter interface {
 // is free. It reports false, leaving the readv to the lane, when nothing
 // is on its way or the session has as many parked as it may queue.
 func (s *session) parkReadv(req *proto.Request) bool {
-	waits := s.readvWaits(req)
+	return s.park(req, s.readvWaits(req))
+}
+
+// park parks req until waits have ended (parkReadv).
+func (s *session) park(req *proto.Request, waits []<-chan struct{}) bool {
 	if len(waits) == 0 {
 		return false
 	}

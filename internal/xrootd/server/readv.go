@@ -95,6 +95,14 @@ func (s *session) sendReadv(req *proto.Request, elems []proto.ReadListElem, file
 		return err
 	}
 	defer buf.release()
+	// Bytes are counted per file once the segments are read: a counter
+	// per segment cost a metrics lookup each.
+	read := make([]int, len(files))
+	defer func() {
+		for j, n := range read {
+			s.moved(files[j].of, false, n)
+		}
+	}()
 	pos := 0
 	for i, e := range elems {
 		need := proto.ReadvElemLen + int(e.Len)
@@ -115,7 +123,7 @@ func (s *session) sendReadv(req *proto.Request, elems []proto.ReadListElem, file
 			return err
 		}
 		pos += need
-		s.moved(f.of, false, int(e.Len))
+		read[which[i]] += int(e.Len)
 	}
 	return s.sendOK(req.Stream, buf.b[:pos])
 }
