@@ -196,9 +196,6 @@ func (s *session) queueData(req *proto.Request) bool {
 			return true
 		}
 	}
-	if lane == s && s.serveInline(req) {
-		return true
-	}
 	lane.laneQueued.Add(1)
 	select {
 	case lane.dataQ <- req:

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"encoding/binary"
 	"path/filepath"
 	"testing"
 
@@ -14,11 +13,7 @@ func loginSession(t *testing.T, addr string) (*rawConn, [16]byte) {
 	t.Helper()
 	r := dialRaw(t, addr)
 	r.hello()
-	var pb [16]byte
-	binary.BigEndian.PutUint32(pb[0:], proto.ProtocolVersion)
-	if st, _ := r.call(proto.ReqProtocol, pb, nil); st != proto.StatusOK {
-		t.Fatalf("protocol: status %d", st)
-	}
+	r.protocol()
 	var lb [16]byte
 	copy(lb[4:], "tester")
 	st, body := r.call(proto.ReqLogin, lb, nil)
@@ -36,11 +31,7 @@ func bindTo(t *testing.T, addr string, id [16]byte) (*rawConn, uint16, []byte) {
 	t.Helper()
 	r := dialRaw(t, addr)
 	r.hello()
-	var pb [16]byte
-	binary.BigEndian.PutUint32(pb[0:], proto.ProtocolVersion)
-	if st, _ := r.call(proto.ReqProtocol, pb, nil); st != proto.StatusOK {
-		t.Fatalf("protocol: status %d", st)
-	}
+	r.protocol()
 	st, body := r.call(proto.ReqBind, id, nil)
 	return r, st, body
 }

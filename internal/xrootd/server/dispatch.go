@@ -70,7 +70,11 @@ func (s *session) dispatch(req *proto.Request) bool {
 	}
 	if data {
 		if req.ID == proto.ReqReadv {
-			s.hintReadv(req)
+			ranges := s.readvRanges(req)
+			s.hintReadv(ranges)
+			if pathOf(req) == 0 && s.serveInline(req, ranges) {
+				return true
+			}
 		}
 		return s.queueData(req) // bind.go: this connection or a substream
 	}
@@ -159,12 +163,12 @@ func (s *session) dataLane() {
 // arrives, as the lane parks it (or left to the lane when the session
 // has as many parked as it may), so the reader stays free to read and
 // hint the requests behind it.
-func (s *session) serveInline(req *proto.Request) bool {
-	if req.ID != proto.ReqReadv || s.laneQueued.Load() != 0 || !s.laneMu.TryLock() {
+func (s *session) serveInline(req *proto.Request, ranges map[[4]byte][][2]int64) bool {
+	if s.laneQueued.Load() != 0 || !s.laneMu.TryLock() {
 		return false
 	}
 	defer s.laneMu.Unlock()
-	if waits := s.readvWaits(req); len(waits) != 0 {
+	if waits := s.readvWaits(ranges); len(waits) != 0 {
 		return s.park(req, waits) // or the lane serves it when it may not
 	}
 	s.serve(dataHandlers[req.ID], req)

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -24,11 +23,7 @@ func loginFrom(t *testing.T, addr, ip string) *rawConn {
 	t.Cleanup(func() { c.Close() })
 	r := &rawConn{t: t, c: c, next: 1}
 	r.hello()
-	var pb [16]byte
-	binary.BigEndian.PutUint32(pb[0:], proto.ProtocolVersion)
-	if st, _ := r.call(proto.ReqProtocol, pb, nil); st != proto.StatusOK {
-		t.Fatalf("protocol: status %d", st)
-	}
+	r.protocol()
 	if st, _ := r.call(proto.ReqLogin, [16]byte{}, nil); st != proto.StatusOK {
 		t.Fatalf("login: status %d", st)
 	}

@@ -116,16 +116,22 @@ func (r *rawConn) hello() {
 	}
 }
 
+// protocol sends kXR_protocol, as a client does after the handshake.
+func (r *rawConn) protocol() {
+	r.t.Helper()
+	var pb [16]byte
+	binary.BigEndian.PutUint32(pb[0:], proto.ProtocolVersion)
+	if st, _ := r.call(proto.ReqProtocol, pb, nil); st != proto.StatusOK {
+		r.t.Fatalf("protocol: status %d", st)
+	}
+}
+
 // login performs hello, protocol and login.
 func login(t *testing.T, addr string) *rawConn {
 	t.Helper()
 	r := dialRaw(t, addr)
 	r.hello()
-	var pb [16]byte
-	binary.BigEndian.PutUint32(pb[0:], proto.ProtocolVersion)
-	if st, _ := r.call(proto.ReqProtocol, pb, nil); st != proto.StatusOK {
-		t.Fatalf("protocol: status %d", st)
-	}
+	r.protocol()
 	var lb [16]byte
 	copy(lb[4:], "tester")
 	st, body := r.call(proto.ReqLogin, lb, nil)

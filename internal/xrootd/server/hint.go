@@ -13,23 +13,30 @@ type willNeeder interface {
 	WillNeed(ranges [][2]int64) // offset, length; never waits
 }
 
-// hintReadv tells the files a queued readv names which ranges it will
-// read. It only starts fetches the session could start by reading: the
-// handles are its own, and a malformed list is left for doReadv to
-// refuse with its error.
-func (s *session) hintReadv(req *proto.Request) {
+// readvRanges groups a readv's segments by file handle (offset, length
+// pairs), or returns nil for a list doReadv will refuse with its error.
+// The hint and the readiness check share it; doReadv parses the list
+// again to answer it.
+func (s *session) readvRanges(req *proto.Request) map[[4]byte][][2]int64 {
 	elems, err := proto.ParseReadList(req.Data)
 	if err != nil || len(elems) == 0 {
-		return
+		return nil
 	}
 	maxSeg := int32(s.srv.cfg.MaxReadChunk - proto.ReadvElemLen)
 	byHandle := map[[4]byte][][2]int64{}
 	for _, e := range elems {
-		if e.Len <= 0 || e.Len > maxSeg || e.Offset < 0 {
-			return
+		if e.Len < 0 || e.Len > maxSeg || e.Offset < 0 {
+			return nil
 		}
 		byHandle[e.Handle] = append(byHandle[e.Handle], [2]int64{e.Offset, int64(e.Len)})
 	}
+	return byHandle
+}
+
+// hintReadv tells the files a queued readv names which ranges it will
+// read. It only starts fetches the session could start by reading: the
+// handles are its own.
+func (s *session) hintReadv(byHandle map[[4]byte][][2]int64) {
 	for h, ranges := range byHandle {
 		of, err := s.files.acquire(h)
 		if err != nil {
@@ -58,7 +65,7 @@ type readyWaiter interface {
 // is free. It reports false, leaving the readv to the lane, when nothing
 // is on its way or the session has as many parked as it may queue.
 func (s *session) parkReadv(req *proto.Request) bool {
-	return s.park(req, s.readvWaits(req))
+	return s.park(req, s.readvWaits(s.readvRanges(req)))
 }
 
 // park parks req until waits have ended (parkReadv).
@@ -87,16 +94,9 @@ func (s *session) park(req *proto.Request, waits []<-chan struct{}) bool {
 	return true
 }
 
-// readvWaits are the channels to wait on before req's data is there.
-func (s *session) readvWaits(req *proto.Request) []<-chan struct{} {
-	elems, err := proto.ParseReadList(req.Data)
-	if err != nil {
-		return nil
-	}
-	byHandle := map[[4]byte][][2]int64{}
-	for _, e := range elems {
-		byHandle[e.Handle] = append(byHandle[e.Handle], [2]int64{e.Offset, int64(e.Len)})
-	}
+// readvWaits are the channels to wait on before the data of a readv's
+// ranges (readvRanges) is there.
+func (s *session) readvWaits(byHandle map[[4]byte][][2]int64) []<-chan struct{} {
 	var waits []<-chan struct{}
 	for h, ranges := range byHandle {
 		of, err := s.files.acquire(h)

@@ -138,11 +138,7 @@ func loginErr(t *testing.T, addr string) (int32, string) {
 	t.Helper()
 	r := dialRaw(t, addr)
 	r.hello()
-	var pb [16]byte
-	binary.BigEndian.PutUint32(pb[0:], proto.ProtocolVersion)
-	if st, _ := r.call(proto.ReqProtocol, pb, nil); st != proto.StatusOK {
-		t.Fatalf("protocol: status %d", st)
-	}
+	r.protocol()
 	var lb [16]byte
 	copy(lb[4:], "tester")
 	if st, _ := r.call(proto.ReqLogin, lb, nil); st != proto.StatusOK {
