@@ -1,16 +1,21 @@
 package cache
 
 import (
+	"errors"
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"sitebox/internal/nbio"
 )
 
 // Integrity checks once per trip from disk. A page's CRC32C is checked
 // when its bytes are read from the data file; the kernel's page cache then
 // holds the bytes that passed, so a later small read of the page, while
 // it is still in the page cache, copies just the bytes asked for and
-// skips the check (XCache checks nothing at all). What the CRCs guard
+// skips the check (XCache checks nothing at all). A page the cache wrote
+// through the page cache counts as checked from the start: the kernel
+// holds the bytes its CRC was computed from. What the CRCs guard
 // against, bytes gone bad on the device or a map ahead of its data after
 // a crash, happens beneath the page cache: a page the kernel dropped is
 // read from disk again, and so checked again, because the resident-only
@@ -52,7 +57,8 @@ func (m *blockMap) uncheck(p int) {
 
 // readResident reads len(dst) bytes at off from f only if the page cache
 // holds them all: a read that would wait for the disk returns false at
-// once (preadv2 with RWF_NOWAIT), and the caller reads and checks whole
+// once (preadv2 with RWF_NOWAIT, without the scheduler's bookkeeping for
+// a call that may block: see nbio), and the caller reads and checks whole
 // pages instead. A kernel or filesystem without RWF_NOWAIT turns it off
 // for good (d.noResident).
 func (d *disk) readResident(f *os.File, dst []byte, off int64) bool {
@@ -65,22 +71,13 @@ func (d *disk) readResident(f *os.File, dst []byte, off int64) bool {
 	}
 	n := 0
 	rerr := rc.Read(func(fd uintptr) bool {
-		for n < len(dst) {
-			k, err := unix.Preadv2(int(fd), [][]byte{dst[n:]}, off+int64(n), unix.RWF_NOWAIT)
-			switch {
-			case err == unix.EINTR:
-				continue
-			case err == unix.EOPNOTSUPP || err == unix.ENOSYS || err == unix.EINVAL:
-				d.noResident.Store(true)
-				return true
-			case err != nil || k <= 0:
-				return true
-			}
-			n += k
-		}
+		n, err = nbio.ReadResident(int(fd), dst, off)
 		return true
 	})
-	return rerr == nil && n == len(dst)
+	if errors.Is(err, errors.ErrUnsupported) {
+		d.noResident.Store(true)
+	}
+	return rerr == nil && err == nil && n == len(dst)
 }
 
 // adviseRandom tells the kernel not to read ahead on f: pages reach the

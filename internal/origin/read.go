@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"sitebox/internal/cksum"
+	"sitebox/internal/nbio"
 	"sitebox/internal/store"
 )
 
@@ -199,9 +200,37 @@ type file struct {
 }
 
 func (f *file) ReadAt(p []byte, off int64) (int, error) {
-	n, err := f.f.ReadAt(p, off)
+	// What the page cache holds is copied without the scheduler's
+	// bookkeeping for a call that may block (see nbio); the rest, if any,
+	// is read the usual way.
+	n, err := f.readResident(p, off)
+	if n < len(p) && err == nil {
+		var m int
+		m, err = f.f.ReadAt(p[n:], off+int64(n))
+		n += m
+	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		return n, wrap("read", f.name, err)
+	}
+	return n, err
+}
+
+// readResident reads what it can of p at off from the page cache; err is
+// nil or io.EOF.
+func (f *file) readResident(p []byte, off int64) (n int, err error) {
+	if !nbio.Supported || off < 0 {
+		return 0, nil
+	}
+	rc, rerr := f.f.SyscallConn()
+	if rerr != nil {
+		return 0, nil
+	}
+	rc.Read(func(fd uintptr) bool {
+		n, err = nbio.ReadResident(int(fd), p, off)
+		return true
+	})
+	if err != io.EOF {
+		err = nil
 	}
 	return n, err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 
+	"sitebox/internal/nbio"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -40,10 +41,13 @@ func (s *session) writeLocked(parts [][]byte) error {
 		if err == nil {
 			err = s.batch.flush()
 		}
-	} else {
+	} else if s.plain != nil {
 		// The deadline bounds the time without progress: a slow client
 		// gets the whole frame as long as it keeps taking some of it.
-		// (WriteTo consumes bufs as it goes, so a retry continues.)
+		err = nbio.Writev(s.plain, parts, func() { s.writeDL.within(timeout) })
+	} else {
+		// As above (WriteTo consumes bufs as it goes, so a retry
+		// continues).
 		bufs := net.Buffers(parts)
 		for {
 			var n int64

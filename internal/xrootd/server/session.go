@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"sitebox/internal/nbio"
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
@@ -28,7 +29,11 @@ type session struct {
 	raw net.Conn // the TCP connection, closed to end the session
 	// conn carries the protocol: raw, or a TLS session over it once the
 	// client switched (set under wmu before login, read-only after).
-	conn   net.Conn
+	conn net.Conn
+	// plain reaches the socket for reads and writes that skip the
+	// scheduler's bookkeeping (nbio); nil for a socket that is not TCP or
+	// a platform without them. Used while conn is raw.
+	plain  syscall.RawConn
 	tlsw   *bufio.Writer  // over conn once it is TLS; used under wmu
 	batch  *recordBatcher // under the TLS session; flushed after each response
 	br     *bufio.Reader
@@ -120,6 +125,9 @@ func newSession(s *Server, c net.Conn) *session {
 		files:    &fileTable{max: s.cfg.Limits.OpenFilesPerSession},
 		done:     make(chan struct{}),
 	}
+	if tc, ok := c.(*net.TCPConn); ok && nbio.Supported {
+		sess.plain, _ = tc.SyscallConn()
+	}
 	sess.readDL.set = func(t time.Time) error { return sess.conn.SetReadDeadline(t) }
 	sess.writeDL.set = func(t time.Time) error { return sess.conn.SetWriteDeadline(t) }
 	sess.br = bufio.NewReaderSize(timedReader{sess}, 16<<10)
@@ -137,6 +145,9 @@ type timedReader struct{ s *session }
 func (r timedReader) Read(p []byte) (int, error) {
 	if d := r.s.readWait; d > 0 {
 		r.s.readDL.within(d)
+	}
+	if r.s.plain != nil && r.s.conn == r.s.raw {
+		return nbio.Read(r.s.plain, p)
 	}
 	return r.s.conn.Read(p)
 }
