@@ -178,13 +178,16 @@ func (e *entry) fetched(f *fetch) {
 	}
 	close(f.done)
 	if f.err != nil || !c.writeBehind(e, f) {
-		e.finishFetch(f, false, nil)
+		e.finishFetch(f, false, false, nil)
 	}
 }
 
 // finishFetch retires f: when written, its pages become present (unless
-// the cached copy was dropped meanwhile).
-func (e *entry) finishFetch(f *fetch, written bool, crcs []uint32) {
+// the cached copy was dropped meanwhile). Pages written through the page
+// cache count as checked (checked.go): the kernel holds the bytes their
+// CRCs were computed from, so the next small read of them is a plain
+// copy rather than a read and check of whole pages.
+func (e *entry) finishFetch(f *fetch, written, buffered bool, crcs []uint32) {
 	e.mu.Lock()
 	if e.m != nil {
 		for p := f.p0; p < f.p0+f.pagesOf(e.m.pageSize); p++ {
@@ -195,6 +198,9 @@ func (e *entry) finishFetch(f *fetch, written bool, crcs []uint32) {
 	}
 	if written && e.gen == f.gen && e.m != nil && f.p0+len(crcs) <= e.m.pages() {
 		e.m.setPages(f.p0, crcs)
+		if buffered {
+			e.m.markChecked(f.p0, f.p0+len(crcs))
+		}
 		e.dirty = true
 	}
 	e.mu.Unlock()

@@ -92,6 +92,9 @@ func (e *entry) writeBlock(f *fetch) {
 	}
 	var err error
 	data := e.data
+	// buffered: the write goes through the page cache, which then holds
+	// the very bytes the CRCs were computed from.
+	buffered := !c.disk.direct
 	switch {
 	case !current || !c.disk.healthy():
 		current = false
@@ -99,6 +102,7 @@ func (e *entry) writeBlock(f *fetch) {
 		// A few pages for a scattered reader: buffered, so its next read
 		// of them is a page-cache copy (O_DIRECT pays off for streams).
 		data, err = e.readFile()
+		buffered = true
 	default:
 		data, err = e.dataFile()
 	}
@@ -125,7 +129,7 @@ func (e *entry) writeBlock(f *fetch) {
 	if current {
 		crcs = pageCRCs(f, page)
 	}
-	e.finishFetch(f, current, crcs)
+	e.finishFetch(f, current, buffered, crcs)
 }
 
 // pageCRCs are the CRC32Cs of f's pages of the given size, combined from
