@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 
 	"sitebox/internal/cksum"
 	"sitebox/internal/store"
@@ -76,6 +77,9 @@ type export struct {
 	pools    []*pool
 	readOnly bool
 	attrs    attrKeeper // attrs.go
+	// noResident is set once a read from one of its pools could not
+	// be limited to what the page cache holds (file.readResident).
+	noResident atomic.Bool
 }
 
 var (
