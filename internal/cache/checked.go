@@ -62,7 +62,7 @@ func (m *blockMap) uncheck(p int) {
 // pages instead. A kernel or filesystem without RWF_NOWAIT turns it off
 // for good (d.noResident).
 func (d *disk) readResident(f *os.File, dst []byte, off int64) bool {
-	if d.noResident.Load() {
+	if d.noResident.Load() || len(dst) > nbio.MaxQuick {
 		return false
 	}
 	rc, err := f.SyscallConn()

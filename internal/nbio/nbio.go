@@ -14,9 +14,16 @@
 // may wait (a read from disk, a full socket) returns at once and the
 // caller waits the usual way (in the network poller, or with a blocking
 // call).
+//
+// Only small transfers (up to MaxQuick bytes) should go this way: a call
+// copying megabytes holds its processor for hundreds of microseconds,
+// long enough that the scheduler should be free to hand it on.
 package nbio
 
 import "errors"
+
+// MaxQuick is the largest transfer callers make with these calls.
+const MaxQuick = 1 << 20
 
 // ErrNotResident is returned by ReadResident when not all of the bytes
 // asked for are in the page cache; reading the rest would wait for the

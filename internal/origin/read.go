@@ -218,7 +218,7 @@ func (f *file) ReadAt(p []byte, off int64) (int, error) {
 // readResident reads what it can of p at off from the page cache; err is
 // nil or io.EOF.
 func (f *file) readResident(p []byte, off int64) (n int, err error) {
-	if !nbio.Supported || off < 0 || f.ex.noResident.Load() {
+	if !nbio.Supported || off < 0 || len(p) > nbio.MaxQuick || f.ex.noResident.Load() {
 		return 0, nil
 	}
 	rc, rerr := f.f.SyscallConn()

@@ -41,7 +41,7 @@ func (s *session) writeLocked(parts [][]byte) error {
 		if err == nil {
 			err = s.batch.flush()
 		}
-	} else if s.plain != nil {
+	} else if s.plain != nil && partsLen(parts) <= nbio.MaxQuick {
 		// The deadline bounds the time without progress: a slow client
 		// gets the whole frame as long as it keeps taking some of it.
 		err = nbio.Writev(s.plain, parts, func() { s.writeDL.within(timeout) })
@@ -68,10 +68,7 @@ func (s *session) writeLocked(parts [][]byte) error {
 
 // sendFrame writes one response frame: the header, then the body parts.
 func (s *session) sendFrame(stream proto.StreamID, status uint16, parts ...[]byte) error {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
+	n := partsLen(parts)
 	var hdr [proto.ResponseHeaderLen]byte
 	proto.PutResponseHeader(hdr[:], proto.ResponseHeader{Stream: stream, Status: status, Dlen: int32(n)})
 	var arr [5][]byte
@@ -103,4 +100,13 @@ func (s *session) sendError(stream proto.StreamID, code int32, msg string) error
 	var c [4]byte
 	binary.BigEndian.PutUint32(c[:], uint32(code))
 	return s.sendFrame(stream, proto.StatusError, c[:], []byte(msg), []byte{0})
+}
+
+// partsLen is the total length of parts.
+func partsLen(parts [][]byte) int {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	return n
 }
