@@ -12,11 +12,8 @@ func (c *Conn) readFrame(h proto.ResponseHeader) error {
 	data := h.Status == proto.StatusOK || h.Status == proto.StatusOKSoFar
 	c.mu.Lock()
 	cl := c.pending[h.Stream]
-	if cl != nil && cl.dst != nil && data && cl.n+int(h.Dlen) <= len(cl.dst) {
+	if cl != nil && data && (cl.vec != nil || cl.dst != nil && cl.n+int(h.Dlen) <= len(cl.dst)) {
 		return c.readInto(cl, h) // unlocks c.mu
-	}
-	if cl != nil && cl.vec != nil && data {
-		return c.readVecInto(cl, h) // unlocks c.mu
 	}
 	c.mu.Unlock()
 	b, err := proto.ReadResponseBody(c.nc, make([]byte, h.Dlen))
@@ -49,19 +46,27 @@ func (c *Conn) readFrame(h proto.ResponseHeader) error {
 	return nil
 }
 
-// readInto reads a data frame of cl straight into cl.dst. Called with
-// c.mu held; fillMu is taken before c.mu is let go, so a caller that
-// gives up (roundTrip) sees c.filling and waits for the read to end
-// before it lets its buffer be reused.
+// readInto reads a data frame of cl straight into the caller's buffers:
+// cl.vec for a readv answer, else cl.dst. Called with c.mu held; fillMu
+// is taken before c.mu is let go, so a caller that gives up (roundTrip)
+// sees c.filling and waits for the read to end before it lets its
+// buffers be reused.
 func (c *Conn) readInto(cl *call, h proto.ResponseHeader) error {
 	c.fillMu.Lock()
 	c.filling = cl
 	c.mu.Unlock()
-	_, err := proto.ReadResponseBody(c.nc, cl.dst[cl.n:cl.n+int(h.Dlen)])
+	var err error
+	var body []byte
+	if cl.vec != nil {
+		err = cl.vec.consume(c.nc, int(h.Dlen))
+	} else {
+		_, err = proto.ReadResponseBody(c.nc, cl.dst[cl.n:cl.n+int(h.Dlen)])
+		cl.n += int(h.Dlen)
+		body = cl.dst[:cl.n]
+	}
 	c.mu.Lock()
 	c.filling = nil
 	c.fillMu.Unlock()
-	cl.n += int(h.Dlen)
 	current := c.pending[h.Stream] == cl
 	final := err == nil && current && h.Status == proto.StatusOK
 	if final {
@@ -69,7 +74,7 @@ func (c *Conn) readInto(cl *call, h proto.ResponseHeader) error {
 	}
 	c.mu.Unlock()
 	if final {
-		cl.reply <- reply{status: h.Status, body: cl.dst[:cl.n]}
+		cl.reply <- reply{status: h.Status, body: body}
 	}
 	return err
 }

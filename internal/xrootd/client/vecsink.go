@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"sitebox/internal/store"
-	"sitebox/internal/xrootd/proto"
 )
 
 // vecSink takes a kXR_readv answer apart as it arrives: each segment's
@@ -82,27 +81,4 @@ func (v *vecSink) result() error {
 		return fmt.Errorf("%w: readv answer ends before segment %d", store.ErrIO, v.i)
 	}
 	return nil
-}
-
-// readVecInto reads a data frame of cl's readv answer into cl.vec.
-// Called with c.mu held; like readInto, fillMu is held while the caller's
-// buffers are written.
-func (c *Conn) readVecInto(cl *call, h proto.ResponseHeader) error {
-	c.fillMu.Lock()
-	c.filling = cl
-	c.mu.Unlock()
-	err := cl.vec.consume(c.nc, int(h.Dlen))
-	c.mu.Lock()
-	c.filling = nil
-	c.fillMu.Unlock()
-	current := c.pending[h.Stream] == cl
-	final := err == nil && current && h.Status == proto.StatusOK
-	if final {
-		delete(c.pending, h.Stream)
-	}
-	c.mu.Unlock()
-	if final {
-		cl.reply <- reply{status: h.Status}
-	}
-	return err
 }
