@@ -42,6 +42,7 @@ type Cache struct {
 	idle    idleHandles       // entries whose upstream handles no one uses
 
 	withData entrySet // entries with an open data file, for the flusher
+	mappings atomic.Int64 // data files mapped for lending (view.go)
 
 	purgeCh chan struct{}
 	scanned chan struct{} // closed when the start-up scan has registered every cached file

@@ -28,6 +28,9 @@ type disk struct {
 	// noResident is set once preadv2(RWF_NOWAIT) turned out unsupported:
 	// every read is then checked (see checked.go).
 	noResident atomic.Bool
+	// noCachestat is set once cachestat(2) turned out unsupported (a
+	// kernel before 6.5): lending asks mincore instead (view.go).
+	noCachestat atomic.Bool
 
 	mu        sync.Mutex
 	lastErr   error     // non-nil while the disk is considered failed

@@ -31,6 +31,7 @@ type entry struct {
 	warned   bool      // a disk error on this file was logged
 	data     *os.File  // nil until needed
 	rdata    *os.File  // buffered reader of data's file (see openRead); nil until needed
+	mm       *mapping  // data's file mapped, for lending its pages (view.go); nil until needed
 	inflight map[int]*fetch
 	// fetching counts the fetches reading upstream, without mu, for the
 	// closer of idle upstream handles (which holds Cache.mu, taken
@@ -97,6 +98,7 @@ func (e *entry) readFile() (*os.File, error) {
 
 // closeFilesLocked closes the data file and its reader.
 func (e *entry) closeFilesLocked() {
+	e.unmapLocked()
 	for _, f := range []**os.File{&e.data, &e.rdata} {
 		if *f != nil {
 			(*f).Close()

@@ -24,6 +24,9 @@ type File struct {
 	// runStart is where the current sequential run began, runBytes what
 	// its reads have covered.
 	runStart, runBytes atomic.Int64
+	// mm is the mapping this handle lent bytes from, kept until Close
+	// (view.go). Guarded by e.mu.
+	mm *mapping
 }
 
 var _ store.File = (*File)(nil)
@@ -187,6 +190,13 @@ func (f *File) Close() error {
 	f.once.Do(func() {
 		f.closed.Store(true)
 		f.e.touch(time.Now())
+		f.e.mu.Lock()
+		mm := f.mm
+		f.mm = nil
+		f.e.mu.Unlock()
+		if mm != nil {
+			mm.unref()
+		}
 		f.c.mu.Lock()
 		f.e.opens--
 		if f.e.opens == 0 {

@@ -135,3 +135,55 @@ func advance(iov []unix.Iovec, n uint64) []unix.Iovec {
 	}
 	return iov
 }
+
+// Resident reports whether every page of mem, a mapping of a file, is in
+// the page cache (mincore), so that touching it will not wait for the
+// disk. mem must begin on a page boundary.
+func Resident(mem []byte) (bool, error) {
+	page := os.Getpagesize()
+	var vec [64]byte // residency of up to 64 pages per call
+	for len(mem) > 0 {
+		pages := min((len(mem)+page-1)/page, len(vec))
+		n := min(len(mem), pages*page)
+		_, _, e := syscall.RawSyscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(unsafe.SliceData(mem))), uintptr(n), uintptr(unsafe.Pointer(&vec[0])))
+		switch e {
+		case 0:
+		case unix.EAGAIN:
+			continue
+		case unix.ENOSYS:
+			return false, errors.ErrUnsupported
+		default:
+			return false, os.NewSyscallError("mincore", e)
+		}
+		for _, v := range vec[:pages] {
+			if v&1 == 0 {
+				return false, nil
+			}
+		}
+		mem = mem[n:]
+	}
+	return true, nil
+}
+
+// Cached reports whether the page cache holds every page of the n bytes
+// at off of the file fd (cachestat, Linux 6.5 and later; elsewhere
+// errors.ErrUnsupported).
+func Cached(fd int, off, n int64) (bool, error) {
+	rng := unix.CachestatRange{Off: uint64(off), Len: uint64(n)}
+	var st unix.Cachestat_t
+	for {
+		_, _, e := syscall.RawSyscall6(unix.SYS_CACHESTAT, uintptr(fd), uintptr(unsafe.Pointer(&rng)), uintptr(unsafe.Pointer(&st)), 0, 0, 0)
+		switch e {
+		case 0:
+		case unix.EINTR:
+			continue
+		case unix.ENOSYS, unix.EOPNOTSUPP:
+			return false, errors.ErrUnsupported
+		default:
+			return false, os.NewSyscallError("cachestat", e)
+		}
+		page := uint64(os.Getpagesize())
+		pages := (uint64(off)+uint64(n)+page-1)/page - uint64(off)/page
+		return st.Cache >= pages, nil
+	}
+}

@@ -16,3 +16,7 @@ func ReadResident(int, []byte, int64) (int, error) { return 0, errors.ErrUnsuppo
 func Read(syscall.RawConn, []byte) (int, error) { return 0, errors.ErrUnsupported }
 
 func Writev(syscall.RawConn, [][]byte, func()) error { return errors.ErrUnsupported }
+
+func Resident([]byte) (bool, error) { return false, errors.ErrUnsupported }
+
+func Cached(int, int64, int64) (bool, error) { return false, errors.ErrUnsupported }

@@ -175,6 +175,21 @@ type SendFiler interface {
 	Fd() uintptr
 }
 
+// Viewer is implemented by files that can lend their bytes where they
+// already are in memory (a cache's data in the kernel's page cache), so a
+// frontend hands them to the kernel in its writev instead of copying
+// them into a buffer first. View returns the n bytes at off, or ok false
+// when it cannot lend them all right now (not cached, not yet checked,
+// not in memory); the caller then reads them with ReadAt.
+//
+// The bytes stay valid until Close and may only be passed to system
+// calls, never read in user space: they are a mapping of a file, and a
+// user-space access to a page the file no longer has kills the process
+// (SIGBUS), where a system call fails with EFAULT.
+type Viewer interface {
+	View(off int64, n int) (b []byte, ok bool)
+}
+
 // ChecksumRequirer is implemented by files that must only move with
 // per-page checksums: files of an integrity-protected namespace opened
 // over a connection without TLS (see the auth guard). The root://

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 
+	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -84,7 +85,10 @@ func (s *session) checkReadv(elems []proto.ReadListElem, files *[]readvFile) ([]
 }
 
 // sendReadv reads the checked segments and sends them, each behind its
-// read_list header, in frames of at most one buffer.
+// read_list header, in frames of at most one buffer. On a plain
+// connection, segments a file can lend (store.Viewer: a cache's checked
+// pages in the page cache) go to the writev as they are; the rest are
+// read into the buffer.
 func (s *session) sendReadv(req *proto.Request, elems []proto.ReadListElem, files []readvFile, which []int) error {
 	biggest := 0
 	for _, e := range elems {
@@ -103,18 +107,29 @@ func (s *session) sendReadv(req *proto.Request, elems []proto.ReadListElem, file
 			s.moved(files[j].of, false, n)
 		}
 	}()
-	pos := 0
+	// Lent bytes may only reach the kernel (see store.Viewer): not a TLS
+	// connection, whose records are sealed in user space.
+	lend := s.plain != nil && s.tlsw == nil
+	fr := readvFrame{buf: buf.b, parts: make([][]byte, 1, 1+2*len(elems))}
 	for i, e := range elems {
 		need := proto.ReadvElemLen + int(e.Len)
-		if pos+need > len(buf.b) {
-			if err := s.sendFrame(req.Stream, proto.StatusOKSoFar, buf.b[:pos]); err != nil {
+		if fr.size+need > len(buf.b) {
+			if err := s.sendFrameParts(req.Stream, proto.StatusOKSoFar, fr.parts); err != nil {
 				return err
 			}
-			pos = 0
+			fr.reset()
 		}
-		proto.PutReadListElem(buf.b[pos:], e)
-		data := buf.b[pos+proto.ReadvElemLen : pos+need]
 		f := files[which[i]]
+		proto.PutReadListElem(fr.buf[fr.pos:], e)
+		if v, ok := f.of.f.(store.Viewer); ok && lend {
+			if data, ok := v.View(e.Offset, int(e.Len)); ok {
+				fr.add(proto.ReadvElemLen)
+				fr.lend(data)
+				read[which[i]] += int(e.Len)
+				continue
+			}
+		}
+		data := fr.buf[fr.pos+proto.ReadvElemLen : fr.pos+need]
 		n, err := f.of.f.ReadAt(data, e.Offset)
 		if n < len(data) {
 			if err == nil || errors.Is(err, io.EOF) {
@@ -122,8 +137,44 @@ func (s *session) sendReadv(req *proto.Request, elems []proto.ReadListElem, file
 			}
 			return err
 		}
-		pos += need
+		fr.add(need)
 		read[which[i]] += int(e.Len)
 	}
-	return s.sendOK(req.Stream, buf.b[:pos])
+	return s.sendFrameParts(req.Stream, proto.StatusOK, fr.parts)
+}
+
+// readvFrame gathers one frame of a readv's answer: runs of the buffer
+// (headers, segments read into it) and lent segments, in order, behind
+// parts[0], which is left for the frame's header.
+type readvFrame struct {
+	buf   []byte
+	parts [][]byte
+	pos   int  // bytes of buf used
+	size  int  // bytes in the frame
+	inBuf bool // the last part is a run of buf ending at pos
+}
+
+// add appends the next n bytes of the buffer to the frame.
+func (fr *readvFrame) add(n int) {
+	if fr.inBuf {
+		last := &fr.parts[len(fr.parts)-1]
+		*last = (*last)[:len(*last)+n]
+	} else {
+		fr.parts = append(fr.parts, fr.buf[fr.pos:fr.pos+n])
+		fr.inBuf = true
+	}
+	fr.pos += n
+	fr.size += n
+}
+
+// lend appends lent bytes to the frame.
+func (fr *readvFrame) lend(b []byte) {
+	fr.parts = append(fr.parts, b)
+	fr.inBuf = false
+	fr.size += len(b)
+}
+
+func (fr *readvFrame) reset() {
+	fr.parts = fr.parts[:1]
+	fr.pos, fr.size, fr.inBuf = 0, 0, false
 }

@@ -68,15 +68,19 @@ func (s *session) writeLocked(parts [][]byte) error {
 
 // sendFrame writes one response frame: the header, then the body parts.
 func (s *session) sendFrame(stream proto.StreamID, status uint16, parts ...[]byte) error {
-	n := partsLen(parts)
-	var hdr [proto.ResponseHeaderLen]byte
-	proto.PutResponseHeader(hdr[:], proto.ResponseHeader{Stream: stream, Status: status, Dlen: int32(n)})
 	var arr [5][]byte
-	all := append(arr[:0], hdr[:])
-	all = append(all, parts...)
+	return s.sendFrameParts(stream, status, append(arr[:1], parts...))
+}
+
+// sendFrameParts sends parts[1:] as one frame; parts[0] is overwritten
+// with the frame's header.
+func (s *session) sendFrameParts(stream proto.StreamID, status uint16, parts [][]byte) error {
+	var hdr [proto.ResponseHeaderLen]byte
+	proto.PutResponseHeader(hdr[:], proto.ResponseHeader{Stream: stream, Status: status, Dlen: int32(partsLen(parts[1:]))})
+	parts[0] = hdr[:]
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	return s.writeLocked(all)
+	return s.writeLocked(parts)
 }
 
 func (s *session) sendOK(stream proto.StreamID, body []byte) error {
