@@ -41,7 +41,7 @@ type Cache struct {
 	idx     index             // every other cached file, in a compact record
 	idle    idleHandles       // entries whose upstream handles no one uses
 
-	withData entrySet // entries with an open data file, for the flusher
+	withData entrySet     // entries with an open data file, for the flusher
 	mappings atomic.Int64 // data files mapped for lending (view.go)
 
 	purgeCh chan struct{}
