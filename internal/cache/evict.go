@@ -34,7 +34,7 @@ func (c *Cache) evictOldest(needBytes, needFiles int64) (freedBytes, freedFiles,
 		r := c.idx.oldest()
 		if len(live) > 0 && (r == nil || live[0].access <= r.atime) {
 			c.mu.Unlock()
-			n, ok := c.evictEntry(live[0].e)
+			n, ok := c.evictEntry(live[0].e, false)
 			live = live[1:]
 			if !ok {
 				skipped++
@@ -67,10 +67,18 @@ func (c *Cache) evictRecLocked(r *rec) int64 {
 }
 
 // evictEntry removes e unless it is in use; it returns the bytes freed.
-func (c *Cache) evictEntry(e *entry) (int64, bool) {
+// In use is open by a client for an operator's eviction (clients only:
+// a fetch or disk write still finishing sees the new generation and
+// drops its data, as when the file changes upstream), and referenced at
+// all for the purge, which has other files to take.
+func (c *Cache) evictEntry(e *entry, clientsOnly bool) (int64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e.refs > 0 || c.entries[e.path] != e {
+	busy := e.refs > 0
+	if clientsOnly {
+		busy = e.opens > 0
+	}
+	if busy || c.entries[e.path] != e {
 		return 0, false
 	}
 	delete(c.entries, e.path)
@@ -106,7 +114,7 @@ func (c *Cache) Evict(ctx context.Context, path string) error {
 			continue
 		}
 		found++
-		if _, ok := c.evictEntry(e); !ok {
+		if _, ok := c.evictEntry(e, true); !ok {
 			busy = append(busy, e.path)
 		}
 	}
