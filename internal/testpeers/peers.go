@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -23,9 +24,30 @@ import (
 type Process struct {
 	Name string
 	Cmd  *exec.Cmd
-	Log  *bytes.Buffer // combined stdout and stderr (also the xrootd log tail)
+	Log  *LogBuffer // combined stdout and stderr (also the xrootd log tail)
 	done chan struct{}
 	err  error
+}
+
+// LogBuffer collects a child's output. The copying goroutine os/exec
+// starts writes it while tests read it, so it takes a lock (a plain
+// bytes.Buffer would race).
+type LogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns what was written so far.
+func (l *LogBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
@@ -55,7 +77,7 @@ func FreePort() (int, error) {
 // start runs cmd in its own process group and waits until every port in
 // ports accepts connections on 127.0.0.1.
 func start(ctx context.Context, name string, cmd *exec.Cmd, ports []int, logFile string) (*Process, error) {
-	p := &Process{Name: name, Cmd: cmd, Log: &bytes.Buffer{}, done: make(chan struct{})}
+	p := &Process{Name: name, Cmd: cmd, Log: &LogBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.Log, p.Log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
