@@ -54,7 +54,7 @@ type AnalysisPoint struct {
 	Cold, Warm         float64 // vector reads per second
 	AskedBytes         int64   // bytes the clients asked for in the cold pass
 	UpstreamBytes      int64   // bytes over the upstream link in the cold pass
-	PeakRSS            int64
+	PeakRSS            int64   // the server's own memory (testpeers.OwnRSS), sampled
 	Err                string
 	ColdSecs, WarmSecs float64
 }
@@ -218,7 +218,10 @@ func analysisPoint(ctx context.Context, env *cacheEnv, cfg *AnalysisConfig, setu
 	var rss func() (int64, error)
 	if t.proc != nil {
 		defer t.proc.Stop()
-		rss = t.proc.RSS
+		// Not VmRSS: the sitebox cache maps its data files to lend their
+		// page-cache pages to the socket (see the cache's view.go), and
+		// VmRSS would count those pages, which XCache holds too, unmapped.
+		rss = t.proc.OwnRSS
 	}
 	stopSampling := sampleRSS(rss, &p.PeakRSS)
 	defer stopSampling()

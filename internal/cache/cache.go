@@ -182,7 +182,7 @@ func (c *Cache) release(e *entry) {
 	if e.refs != 0 {
 		return
 	}
-	e.closeData()
+	e.idleData()
 	e.mu.Lock()
 	empty := e.m == nil || e.m.count() == 0
 	if empty && c.entries[e.path] == e {
@@ -204,10 +204,11 @@ func (c *Cache) entryFor(p string, r *route) *entry {
 		// An idle cached file leaves the index: its entry loads the
 		// block map from disk (validate, loadEntryMap) and returns to
 		// the index once idle again.
+		e = &entry{c: c, path: p, route: r}
 		if rc := c.idx.get(p); rc != nil {
 			c.idx.remove(rc)
+			e.carried = rc
 		}
-		e = &entry{c: c, path: p, route: r}
 		c.entries[p] = e
 	}
 	e.refs++

@@ -22,7 +22,9 @@ import (
 // read below fails for it.
 //
 // The checked bits live in memory only (a restart checks every page
-// again) and are cleared whenever a page is dropped or replaced.
+// again; an idle file's index record keeps its bits, so a job opening it
+// again does not) and are cleared whenever a page is dropped or
+// replaced.
 
 // checkedRun reports whether pages [p, q) all passed a check since they
 // were last written.
@@ -45,6 +47,18 @@ func (m *blockMap) markChecked(p, q int) {
 	}
 	for ; p < q; p++ {
 		m.checked[p/64] |= 1 << (p % 64)
+	}
+}
+
+// carryChecked takes the checked bits an idle file's index record kept,
+// for the pages present (a page dropped meanwhile is not checked).
+func (m *blockMap) carryChecked(bits []uint64) {
+	if len(bits) != len(m.present) {
+		return
+	}
+	m.checked = bits
+	for i := range bits {
+		bits[i] &= m.present[i]
 	}
 }
 

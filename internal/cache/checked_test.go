@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -93,5 +94,52 @@ func dropPageCache(t *testing.T, f *os.File) {
 	}
 	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A file that leaves memory while idle keeps its checked bits in its
+// index record: the next job to open it copies pages, not checks them.
+func TestCheckedBitsSurviveIdle(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
+	want := e.file("i", 256<<10)
+	open := func() *File {
+		t.Helper()
+		h, err := e.c.Open(context.Background(), "/store/i")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.(*File)
+	}
+	checked := func(f *File) bool {
+		f.e.mu.Lock()
+		defer f.e.mu.Unlock()
+		return f.e.m.checkedRun(1, 2)
+	}
+	f := open()
+	buf := make([]byte, 1000)
+	if _, err := f.ReadAt(buf, 64<<10+5); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	if !checked(f) {
+		t.Fatal("page not checked after it was written")
+	}
+	f.Close()
+	if n := e.c.closeIdle(time.Now().Add(time.Hour)); n == 0 {
+		t.Fatal("the idle file kept its upstream handles")
+	}
+	e.c.mu.Lock()
+	live := len(e.c.entries)
+	e.c.mu.Unlock()
+	if live != 0 {
+		t.Fatalf("%d entries still in memory", live)
+	}
+	f = open()
+	defer f.Close()
+	if !checked(f) {
+		t.Fatal("the checked bits did not come back with the file")
+	}
+	if _, err := f.ReadAt(buf, 64<<10+5); err != nil || !bytes.Equal(buf, want[64<<10+5:][:1000]) {
+		t.Fatalf("read after the file came back: %v", err)
 	}
 }

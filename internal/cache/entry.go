@@ -33,6 +33,9 @@ type entry struct {
 	rdata    *os.File  // buffered reader of data's file (see openRead); nil until needed
 	mm       *mapping  // data's file mapped, for lending its pages (view.go); nil until needed
 	inflight map[int]*fetch
+	// carried is the index record the entry came from, until its block
+	// map is loaded: the map takes the record's checked bits.
+	carried *rec
 	// fetching counts the fetches reading upstream, without mu, for the
 	// closer of idle upstream handles (which holds Cache.mu, taken
 	// before mu).
@@ -192,9 +195,28 @@ func (e *entry) touch(now time.Time) {
 	e.mu.Unlock()
 }
 
-// closeData releases the data file once nobody uses the entry.
+// closeData closes the data file, its reader and its mapping.
 func (e *entry) closeData() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.closeFilesLocked()
+}
+
+// idleData closes what an entry nobody uses need not keep open: the data
+// file. A file mapped for lending (view.go) stays mapped, with the reader
+// cachestat asks, until the entry leaves memory (forgetLocked, one idle
+// time later) or is dropped: analysis jobs open the same files again and
+// again, and each new mapping costs a page fault per page lent.
+func (e *entry) idleData() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.mm == nil {
+		e.closeFilesLocked()
+		return
+	}
+	if e.data != nil {
+		e.data.Close()
+		e.data = nil
+	}
+	e.c.withData.remove(e)
 }

@@ -46,6 +46,11 @@ type rec struct {
 	present     int32 // blocks on disk
 	heapAt      int32 // position in index.lru
 	left, right *rec
+	// checked carries the block map's checked bits (checked.go) while the
+	// file is idle, nil when none is set: a job opening the file again
+	// copies the pages still in the page cache instead of checking them
+	// again. In memory only, like the bits themselves.
+	checked []uint64
 }
 
 func newIndex() index { return index{seed: maphash.MakeSeed()} }

@@ -30,7 +30,11 @@ func (c *Cache) forgetLocked(e *entry) {
 	defer e.mu.Unlock()
 	e.closeFilesLocked()
 	if e.m != nil && e.m.count() > 0 {
-		c.idx.add(recOf(e.path, e.m))
+		r := recOf(e.path, e.m)
+		if slices.ContainsFunc(e.m.checked, func(w uint64) bool { return w != 0 }) {
+			r.checked = slices.Clone(e.m.checked)
+		}
+		c.idx.add(r)
 	}
 }
 

@@ -68,9 +68,14 @@ func (c *Cache) loadEntryMap(e *entry) {
 		return
 	}
 	m, err := c.disk.loadMap(e.path)
+	rc := e.carried
+	e.carried = nil
 	switch {
 	case err == nil && m.blockSize == c.cfg.BlockSize:
 		e.m = m
+		if rc != nil && rc.checked != nil && rc.size == m.size && rc.mtime == m.mtime.UnixNano() {
+			m.carryChecked(rc.checked)
+		}
 	case err == nil || !errors.Is(err, fs.ErrNotExist):
 		c.disk.remove(e.path) // unreadable, or another block size: start afresh
 	}

@@ -25,6 +25,37 @@ func (p *Process) RSS() (int64, error) {
 	return 0, fmt.Errorf("pid %d: VmRSS not found", p.Cmd.Process.Pid)
 }
 
+// OwnRSS returns the process's resident memory of its own now: anonymous
+// and shared-memory pages (RssAnon + RssShmem), without the pages of
+// files it maps (RssFile). A server that lends page-cache pages of a
+// mapped file to its writev has them counted in VmRSS, though they are
+// the kernel's page cache, there with or without the mapping (a server
+// reading with pread holds the same pages, uncounted).
+func (p *Process) OwnRSS() (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.Cmd.Process.Pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	var sum int64
+	found := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, key := range []string{"RssAnon:", "RssShmem:"} {
+			if v, ok := strings.CutPrefix(line, key); ok {
+				kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				if err != nil {
+					return 0, err
+				}
+				sum += kb << 10
+				found++
+			}
+		}
+	}
+	if found != 2 {
+		return 0, fmt.Errorf("pid %d: RssAnon or RssShmem not found", p.Cmd.Process.Pid)
+	}
+	return sum, nil
+}
+
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat times: 100 on every
 // Linux architecture Go runs on.
 const clockTicks = 100
