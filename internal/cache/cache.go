@@ -206,8 +206,10 @@ func (c *Cache) entryFor(p string, r *route) *entry {
 		// the index once idle again.
 		e = &entry{c: c, path: p, route: r}
 		if rc := c.idx.get(p); rc != nil {
+			if bits := c.idx.checked[rc]; bits != nil {
+				e.carried = &carriedChecks{size: rc.size, mtime: rc.mtime, bits: bits}
+			}
 			c.idx.remove(rc)
-			e.carried = rc
 		}
 		c.entries[p] = e
 	}

@@ -50,6 +50,13 @@ func (m *blockMap) markChecked(p, q int) {
 	}
 }
 
+// carriedChecks are the checked bits of a file that was idle, and the
+// version (upstream size and mtime) they belong to.
+type carriedChecks struct {
+	size, mtime int64
+	bits        []uint64
+}
+
 // carryChecked takes the checked bits an idle file's index record kept,
 // for the pages present (a page dropped meanwhile is not checked).
 func (m *blockMap) carryChecked(bits []uint64) {

@@ -33,9 +33,9 @@ type entry struct {
 	rdata    *os.File  // buffered reader of data's file (see openRead); nil until needed
 	mm       *mapping  // data's file mapped, for lending its pages (view.go); nil until needed
 	inflight map[int]*fetch
-	// carried is the index record the entry came from, until its block
-	// map is loaded: the map takes the record's checked bits.
-	carried *rec
+	// carried are the checked bits the index kept for the file, until its
+	// block map is loaded and takes them.
+	carried *carriedChecks
 	// fetching counts the fetches reading upstream, without mu, for the
 	// closer of idle upstream handles (which holds Cache.mu, taken
 	// before mu).

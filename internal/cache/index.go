@@ -33,6 +33,11 @@ type index struct {
 	root  *rec
 	lru   lruHeap
 	bytes int64 // cached bytes of the records
+	// checked keeps the checked bits (checked.go) of the idle files that
+	// had any, so a job opening one again copies the pages still in the
+	// page cache rather than checking them again. Beside the records,
+	// not in them: most of a million records never have any.
+	checked map[*rec][]uint64
 }
 
 // rec is one idle cached file. Times are Unix nanoseconds.
@@ -46,14 +51,9 @@ type rec struct {
 	present     int32 // blocks on disk
 	heapAt      int32 // position in index.lru
 	left, right *rec
-	// checked carries the block map's checked bits (checked.go) while the
-	// file is idle, nil when none is set: a job opening the file again
-	// copies the pages still in the page cache instead of checking them
-	// again. In memory only, like the bits themselves.
-	checked []uint64
 }
 
-func newIndex() index { return index{seed: maphash.MakeSeed()} }
+func newIndex() index { return index{seed: maphash.MakeSeed(), checked: map[*rec][]uint64{}} }
 
 // recOf summarises the block map m of path p.
 func recOf(p string, m *blockMap) *rec {
@@ -100,6 +100,7 @@ func (x *index) add(r *rec) {
 }
 
 func (x *index) remove(r *rec) {
+	delete(x.checked, r)
 	x.root = x.delete(x.root, r.path)
 	heap.Remove(&x.lru, int(r.heapAt))
 	x.bytes -= r.cached

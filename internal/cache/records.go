@@ -31,10 +31,10 @@ func (c *Cache) forgetLocked(e *entry) {
 	e.closeFilesLocked()
 	if e.m != nil && e.m.count() > 0 {
 		r := recOf(e.path, e.m)
-		if slices.ContainsFunc(e.m.checked, func(w uint64) bool { return w != 0 }) {
-			r.checked = slices.Clone(e.m.checked)
-		}
 		c.idx.add(r)
+		if slices.ContainsFunc(e.m.checked, func(w uint64) bool { return w != 0 }) {
+			c.idx.checked[r] = slices.Clone(e.m.checked)
+		}
 	}
 }
 

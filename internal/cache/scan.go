@@ -73,8 +73,8 @@ func (c *Cache) loadEntryMap(e *entry) {
 	switch {
 	case err == nil && m.blockSize == c.cfg.BlockSize:
 		e.m = m
-		if rc != nil && rc.checked != nil && rc.size == m.size && rc.mtime == m.mtime.UnixNano() {
-			m.carryChecked(rc.checked)
+		if rc != nil && rc.size == m.size && rc.mtime == m.mtime.UnixNano() {
+			m.carryChecked(rc.bits)
 		}
 	case err == nil || !errors.Is(err, fs.ErrNotExist):
 		c.disk.remove(e.path) // unreadable, or another block size: start afresh
