@@ -2,7 +2,6 @@ package cache
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,12 +17,8 @@ import (
 func TestCheckedPagesAreCheckedAgainFromDisk(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
 	want := e.file("k", 256<<10)
-	h, err := e.c.Open(context.Background(), "/store/k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	f := h.(*File)
+	f := e.open("/store/k")
+	defer f.Close()
 	const off, n = 64<<10 + 100, 1000
 	read := func(what string) {
 		t.Helper()
@@ -68,14 +63,10 @@ func TestCheckedPagesAreCheckedAgainFromDisk(t *testing.T) {
 
 	// Without the written bits (a restart), the first read from disk
 	// checks the page and marks it.
-	h.Close()
+	f.Close()
 	e.restart()
-	h2, err := e.c.Open(context.Background(), "/store/k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h2.Close()
-	f = h2.(*File)
+	f = e.open("/store/k")
+	defer f.Close()
 	if checked() {
 		t.Fatal("a page counts as checked after a restart")
 	}
@@ -102,20 +93,12 @@ func dropPageCache(t *testing.T, f *os.File) {
 func TestCheckedBitsSurviveIdle(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
 	want := e.file("i", 256<<10)
-	open := func() *File {
-		t.Helper()
-		h, err := e.c.Open(context.Background(), "/store/i")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h.(*File)
-	}
 	checked := func(f *File) bool {
 		f.e.mu.Lock()
 		defer f.e.mu.Unlock()
 		return f.e.m.checkedRun(1, 2)
 	}
-	f := open()
+	f := e.open("/store/i")
 	buf := make([]byte, 1000)
 	if _, err := f.ReadAt(buf, 64<<10+5); err != nil {
 		t.Fatal(err)
@@ -134,7 +117,7 @@ func TestCheckedBitsSurviveIdle(t *testing.T) {
 	if live != 0 {
 		t.Fatalf("%d entries still in memory", live)
 	}
-	f = open()
+	f = e.open("/store/i")
 	defer f.Close()
 	if !checked(f) {
 		t.Fatal("the checked bits did not come back with the file")

@@ -170,6 +170,16 @@ func (e *env) file(name string, n int) []byte {
 	return data
 }
 
+// open opens name through the cache; the test closes it.
+func (e *env) open(name string) *File {
+	e.t.Helper()
+	f, err := e.c.Open(context.Background(), name)
+	if err != nil {
+		e.t.Fatalf("open %s: %v", name, err)
+	}
+	return f.(*File)
+}
+
 // read reads all of name through the cache in chunks of the given size.
 func (e *env) read(name string, chunk int) []byte {
 	e.t.Helper()

@@ -2,7 +2,6 @@ package cache
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,11 +23,7 @@ func testViewLends(t *testing.T, mincore bool) {
 	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
 	e.c.disk.noCachestat.Store(mincore)
 	want := e.file("v", 512<<10)
-	h, err := e.c.Open(context.Background(), "/store/v")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := h.(*File)
+	f := e.open("/store/v")
 	const off, n = 64<<10 + 100, 40 << 10 // two pages
 	// Reading lent bytes maps their pages into the process, and the
 	// kernel then keeps them in the page cache until they are unmapped:
@@ -74,7 +69,7 @@ func testViewLends(t *testing.T, mincore bool) {
 	if got := e.c.mappings.Load(); got != 1 {
 		t.Fatalf("%d data files mapped, want 1", got)
 	}
-	h.Close()
+	f.Close()
 	if _, ok := f.View(off, n); ok {
 		t.Fatal("lent through a closed handle")
 	}
@@ -93,12 +88,8 @@ func testViewLends(t *testing.T, mincore bool) {
 func TestViewStopsAtMappingBound(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
 	want := e.file("w", 64<<10)
-	h, err := e.c.Open(context.Background(), "/store/w")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	f := h.(*File)
+	f := e.open("/store/w")
+	defer f.Close()
 	buf := make([]byte, 1000)
 	if _, err := f.ReadAt(buf, 0); err != nil {
 		t.Fatal(err)
