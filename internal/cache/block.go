@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"os"
 	"sync/atomic"
 
 	"sitebox/internal/store"
@@ -270,34 +271,33 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 	c := e.c
 	lo := int64(s.p0) * s.page
 	hi := min(lo+int64(len(s.crcs))*s.page, e.size())
-	// Reads under 1 MiB go through the page cache (see openRead), so a
-	// reader picking baskets pays a copy, not a disk read; whole blocks of
-	// 1 MiB and more (streaming) are read with O_DIRECT where writes use
-	// it, into an aligned buffer.
-	buffered := !c.disk.direct || hi-lo < max(c.cfg.BlockSize, 1<<20)
-	// A read of whole pages goes straight to dst: through the page cache
-	// always, with O_DIRECT when dst meets its alignment (a streaming
-	// reader's buffer mostly does), saving a copy per byte.
-	whole := s.off == lo && int64(len(dst)) == hi-lo &&
-		(buffered || hi-lo == alignUp(hi-lo) && uintptr(unsafePointer(dst))%dioAlign == 0)
+	// Every read goes through the page cache, whether or not writes
+	// bypass it: a reader picking baskets pays a copy, not a disk read,
+	// and streams read ahead (stream.go). A read of whole pages goes
+	// straight to dst.
+	whole := s.off == lo && int64(len(dst)) == hi-lo
 	buf := dst
 	if !whole {
 		pb := c.blockPool.Get().(*[]byte)
 		defer c.blockPool.Put(pb)
 		buf = (*pb)[:hi-lo]
-		if !buffered {
-			buf = (*pb)[:alignUp(hi-lo)]
-		}
 	}
+	var data *os.File
+	var err error
 	e.mu.Lock()
-	data, err := e.dataFile()
-	if err == nil && buffered && c.disk.direct {
+	switch {
+	case hi-lo >= streamMin && c.disk.streamReach > 0:
+		e.uncheckAheadLocked(s.p0 + len(s.crcs))
+		data, err = e.streamFile()
+	case c.disk.direct:
 		data, err = e.readFile()
+	default:
+		data, err = e.dataFile()
 	}
 	e.mu.Unlock()
 	// Pages checked once and still in the page cache are copied as asked,
 	// unchecked (see checked.go). A pgread wants their CRCs: it reads on.
-	if err == nil && buffered && s.checked && pg == nil && c.disk.readResident(data, dst, s.off) {
+	if err == nil && s.checked && pg == nil && c.disk.readResident(data, dst, s.off) {
 		c.ctr.hitBytes.Add(int64(len(dst)))
 		return true, nil
 	}
@@ -336,7 +336,7 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 		if !whole {
 			copy(dst, buf[s.off-lo:])
 		}
-		if buffered && !s.checked {
+		if !s.checked {
 			e.markChecked(s)
 		}
 		c.ctr.hitBytes.Add(int64(len(dst)))

@@ -65,9 +65,9 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	// O_DIRECT pays off for big blocks, which streaming readers fill and
-	// read whole (less CPU per byte); small blocks serve scattered reads,
-	// which the page cache answers again at once without a disk read.
+	// O_DIRECT writes pay off for big blocks, which streaming readers fill
+	// (less CPU per byte); small blocks serve scattered reads, whose pages
+	// are best written where the next read finds them, the page cache.
 	d, err := openDisk(cfg.Dir, !cfg.PageCache && cfg.BlockSize >= 1<<20, cfg.DiskRetry, log)
 	if err != nil {
 		return nil, err

@@ -103,7 +103,8 @@ func (d *disk) readResident(f *os.File, dst []byte, off int64) bool {
 
 // adviseRandom tells the kernel not to read ahead on f: pages reach the
 // page cache only through reads that check them (see above), and a
-// scattered reader's neighbouring pages are rarely wanted.
+// scattered reader's neighbouring pages are rarely wanted. Streams read
+// through a reader of their own, which reads ahead (stream.go).
 func adviseRandom(f *os.File) {
 	if rc, err := f.SyscallConn(); err == nil {
 		rc.Control(func(fd uintptr) { unix.Fadvise(int(fd), 0, 0, unix.FADV_RANDOM) })

@@ -46,10 +46,10 @@ type Config struct {
 	ReadAhead int
 	// Prefetch fetches whole files in the background once opened.
 	Prefetch bool
-	// PageCache writes and reads cached data through the kernel's page
-	// cache. By default the cache uses O_DIRECT for blocks of 1 MiB and
-	// more where the filesystem supports it (see directio.go), and reads
-	// under 1 MiB through the page cache.
+	// PageCache writes cached data through the kernel's page cache. By
+	// default the cache writes blocks of 1 MiB and more with O_DIRECT
+	// where the filesystem supports it (see directio.go); reads always go
+	// through the page cache (stream.go).
 	PageCache bool
 	// Revalidate is how long a cached copy is trusted before the next open
 	// checks the upstream's size and mtime (default 10 minutes).

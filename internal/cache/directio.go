@@ -13,8 +13,9 @@ import (
 // VM each GB written through it costs 0.4–2.5 s of kernel CPU (measured
 // here: buffered 1 MiB writes 0.3–1.2 s sys/GB, O_DIRECT 0.13 s/GB at
 // 1.5 GB/s), CPU the clients' transfers need. The cache manages its own
-// RAM; a second copy in the page cache buys little. Direct reads of a
-// block cost almost no CPU too (1.1–1.3 GB/s from this VM's disk).
+// RAM; a second copy in the page cache buys little. Reads are another
+// matter: they go through the page cache (stream.go), where a file read
+// again costs a copy, not a disk read.
 
 // dioAlign is the alignment O_DIRECT needs of buffers, offsets and
 // lengths: the largest logical block size in common use.

@@ -31,6 +31,9 @@ type disk struct {
 	// noCachestat is set once cachestat(2) turned out unsupported (a
 	// kernel before 6.5): lending asks mincore instead (view.go).
 	noCachestat atomic.Bool
+	// streamReach is how far past a stream read the kernel may read ahead
+	// (stream.go); 0: streams read without read-ahead.
+	streamReach int64
 
 	mu        sync.Mutex
 	lastErr   error     // non-nil while the disk is considered failed
@@ -55,7 +58,7 @@ func openDisk(dir string, direct bool, retry time.Duration, log *slog.Logger) (*
 	if err := root.RemoveAll("tmp"); err == nil {
 		root.Mkdir("tmp", 0o755)
 	}
-	d := &disk{dir: dir, root: root, log: log, retry: retry}
+	d := &disk{dir: dir, root: root, log: log, retry: retry, streamReach: streamReach(dir)}
 	if direct {
 		if d.direct = d.probeDirect(); !d.direct {
 			log.Info("cache filesystem does not support O_DIRECT; caching through the page cache", "dir", dir)

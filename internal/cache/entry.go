@@ -32,6 +32,7 @@ type entry struct {
 	data     *os.File  // nil until needed
 	rdata    *os.File  // buffered reader of data's file (see openRead); nil until needed
 	mm       *mapping  // data's file mapped, for lending its pages (view.go); nil until needed
+	sdata    *os.File  // streams' reader of data's file (stream.go); nil until needed
 	inflight map[int]*fetch
 	// carried are the checked bits the index kept for the file, until its
 	// block map is loaded and takes them.
@@ -102,7 +103,7 @@ func (e *entry) readFile() (*os.File, error) {
 // closeFilesLocked closes the data file and its reader.
 func (e *entry) closeFilesLocked() {
 	e.unmapLocked()
-	for _, f := range []**os.File{&e.data, &e.rdata} {
+	for _, f := range []**os.File{&e.data, &e.rdata, &e.sdata} {
 		if *f != nil {
 			(*f).Close()
 			*f = nil
@@ -214,9 +215,11 @@ func (e *entry) idleData() {
 		e.closeFilesLocked()
 		return
 	}
-	if e.data != nil {
-		e.data.Close()
-		e.data = nil
+	for _, f := range []**os.File{&e.data, &e.sdata} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
 	}
 	e.c.withData.remove(e)
 }

@@ -28,7 +28,7 @@ type Settings struct {
 	ReadAhead int `toml:"read_ahead"`
 	// Prefetch fetches whole files once opened.
 	Prefetch bool `toml:"prefetch"`
-	// PageCache caches through the kernel page cache instead of O_DIRECT
+	// PageCache writes through the kernel page cache instead of O_DIRECT
 	// (used anyway where the filesystem lacks O_DIRECT, e.g. tmpfs).
 	PageCache bool `toml:"page_cache"`
 	// Revalidate is how long a cached copy is trusted before an open checks
