@@ -15,12 +15,12 @@ import (
 // with O_DIRECT: no copy, but a disk read per block every time, and the
 // reader's thread blocked on each. Through the page cache with
 // read-ahead, a file read again is a copy from memory, and the first read
-// from disk arrives ahead of the reader in large folios: on this 2-core
-// VM, 8 files of 64 MiB read twice with xrdcp one after another cost
-// 0.41–0.47 s of server CPU per GB with O_DIRECT, 0.38 from a cold page
-// cache and 0.26–0.28 warm this way (a reader without read-ahead, as the
-// scattered readers' is, 0.33–0.35: its reads fill the page cache in
-// 4 KiB folios).
+// from disk arrives ahead of the reader in large folios: on a 2-core VM,
+// 8 cached files of 64 MiB each read twice with xrdcp, one copy at a
+// time, cost 0.41–0.47 s of server CPU per GB with O_DIRECT, and this way
+// 0.29 starting from a cold page cache and 0.24–0.29 warm (through a
+// reader without read-ahead, as the scattered readers' is, 0.33–0.35:
+// its reads fill the page cache in 4 KiB folios).
 //
 // Read-ahead brings pages into the page cache that nobody checked on this
 // trip from disk, which would let a page checked before, dropped since
