@@ -297,9 +297,16 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 	e.mu.Unlock()
 	// Pages checked once and still in the page cache are copied as asked,
 	// unchecked (see checked.go). A pgread wants their CRCs: it reads on.
-	if err == nil && s.checked && pg == nil && c.disk.readResident(data, dst, s.off) {
-		c.ctr.hitBytes.Add(int64(len(dst)))
-		return true, nil
+	if err == nil && s.checked && pg == nil {
+		ok, missing := c.disk.readResident(data, dst, s.off)
+		if ok {
+			c.ctr.hitBytes.Add(int64(len(dst)))
+			return true, nil
+		}
+		if missing {
+			e.uncheckSlot(s)
+			s.checked = false
+		}
 	}
 	if err == nil && hi > lo {
 		var n int

@@ -19,7 +19,8 @@ import (
 // against, bytes gone bad on the device or a map ahead of its data after
 // a crash, happens beneath the page cache: a page the kernel dropped is
 // read from disk again, and so checked again, because the resident-only
-// read below fails for it.
+// read below fails for it (and that failure forgets the page's check at
+// once: the failed read may itself have started bringing the page back).
 //
 // The checked bits live in memory only (a restart checks every page
 // again; an idle file's index record keeps its bits, so a job opening it
@@ -82,13 +83,18 @@ func (m *blockMap) uncheck(p int) {
 // a call that may block: see nbio), and the caller reads and checks whole
 // pages instead. A kernel or filesystem without RWF_NOWAIT turns it off
 // for good (d.noResident).
-func (d *disk) readResident(f *os.File, dst []byte, off int64) bool {
+//
+// missing reports that some of the bytes were not in the page cache. The
+// kernel may have started reading them back from disk: they will be in
+// the page cache unchecked, and the caller must forget their check
+// before another reader finds them there.
+func (d *disk) readResident(f *os.File, dst []byte, off int64) (ok, missing bool) {
 	if d.noResident.Load() || len(dst) > nbio.MaxQuick {
-		return false
+		return false, false
 	}
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return false
+		return false, false
 	}
 	n := 0
 	rerr := rc.Read(func(fd uintptr) bool {
@@ -98,7 +104,20 @@ func (d *disk) readResident(f *os.File, dst []byte, off int64) bool {
 	if errors.Is(err, errors.ErrUnsupported) {
 		d.noResident.Store(true)
 	}
-	return rerr == nil && err == nil && n == len(dst)
+	return rerr == nil && err == nil && n == len(dst), errors.Is(err, nbio.ErrNotResident)
+}
+
+// uncheckSlot forgets the checks of the slot's pages, unless they changed
+// since it was planned.
+func (e *entry) uncheckSlot(s slot) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.gen != s.gen || e.m == nil || s.p0+len(s.crcs) > e.m.pages() {
+		return
+	}
+	for p := s.p0; p < s.p0+len(s.crcs); p++ {
+		e.m.uncheck(p)
+	}
 }
 
 // adviseRandom tells the kernel not to read ahead on f: pages reach the
