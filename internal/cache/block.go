@@ -282,19 +282,7 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 		defer c.blockPool.Put(pb)
 		buf = (*pb)[:hi-lo]
 	}
-	var data *os.File
-	var err error
-	e.mu.Lock()
-	switch {
-	case hi-lo >= streamMin && c.disk.streamReach > 0:
-		e.uncheckAheadLocked(s.p0 + len(s.crcs))
-		data, err = e.streamFile()
-	case c.disk.direct:
-		data, err = e.readFile()
-	default:
-		data, err = e.dataFile()
-	}
-	e.mu.Unlock()
+	data, err := e.diskReader(s, hi-lo)
 	// Pages checked once and still in the page cache are copied as asked,
 	// unchecked (see checked.go). A pgread wants their CRCs: it reads on.
 	if err == nil && s.checked && pg == nil {
@@ -316,29 +304,7 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 		}
 		buf = buf[:min(int64(n), hi-lo)]
 	}
-	bad := make([]bool, len(s.crcs))
-	nbad := 0
-	var subs []uint32 // the pgPage CRCs, when a pgread wants them
-	for i := range s.crcs {
-		a := int64(i) * s.page
-		if err != nil || a >= int64(len(buf)) {
-			bad[i] = true
-			nbad++
-			continue
-		}
-		page := buf[a:min(a+s.page, int64(len(buf)))]
-		var crc uint32
-		if pg != nil && s.page%pgPage == 0 {
-			n := len(subs)
-			subs = subPageCRCs(subs, page)
-			crc = combinePages(subs[n:], int64(len(page)))
-		} else {
-			crc = crc32.Checksum(page, castagnoli)
-		}
-		if bad[i] = crc != s.crcs[i]; bad[i] {
-			nbad++
-		}
-	}
+	bad, nbad, subs := checkPages(s, buf, err, pg != nil)
 	if nbad == 0 && int64(len(buf)) == hi-lo {
 		if !whole {
 			copy(dst, buf[s.off-lo:])
@@ -365,6 +331,53 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 	}
 	e.mu.Unlock()
 	return false, nil
+}
+
+// checkPages checks the CRC32C of each of the slot's pages read into buf
+// (all bad when the read failed with readErr) and reports which are bad.
+// With pgCRCs, it computes them per pgPage and combines them, returning
+// the pgPage CRCs a pgread sends.
+func checkPages(s slot, buf []byte, readErr error, pgCRCs bool) (bad []bool, nbad int, subs []uint32) {
+	bad = make([]bool, len(s.crcs))
+	for i := range s.crcs {
+		a := int64(i) * s.page
+		if readErr != nil || a >= int64(len(buf)) {
+			bad[i] = true
+			nbad++
+			continue
+		}
+		page := buf[a:min(a+s.page, int64(len(buf)))]
+		var crc uint32
+		if pgCRCs && s.page%pgPage == 0 {
+			n := len(subs)
+			subs = subPageCRCs(subs, page)
+			crc = combinePages(subs[n:], int64(len(page)))
+		} else {
+			crc = crc32.Checksum(page, castagnoli)
+		}
+		if bad[i] = crc != s.crcs[i]; bad[i] {
+			nbad++
+		}
+	}
+	return bad, nbad, subs
+}
+
+// diskReader returns the descriptor to read n bytes of slot s with: the
+// streams' reader for a stream, whose read-ahead first forgets the checks
+// of the pages it may reach (stream.go), else the buffered reader.
+func (e *entry) diskReader(s slot, n int64) (*os.File, error) {
+	c := e.c
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case n >= streamMin && c.disk.streamReach > 0:
+		e.uncheckAheadLocked(s.p0 + len(s.crcs))
+		return e.streamFile()
+	case c.disk.direct:
+		return e.readFile()
+	default:
+		return e.dataFile()
+	}
 }
 
 // markChecked records that the slot's pages passed their check, unless
