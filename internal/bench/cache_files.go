@@ -180,6 +180,9 @@ func startupPoint(ctx context.Context, bin, dir string, p *FilesPoint) error {
 		time.Sleep(5 * time.Millisecond)
 	}
 	for !strings.Contains(proc.Log.String(), "cache scanned") {
+		if err := ctx.Err(); err != nil {
+			return err // interrupted: the scan of a cold million files takes minutes
+		}
 		if time.Since(start) > 30*time.Minute {
 			return fmt.Errorf("the scan did not finish in 30 minutes")
 		}
@@ -190,7 +193,7 @@ func startupPoint(ctx context.Context, bin, dir string, p *FilesPoint) error {
 		return err
 	}
 	p.PeakRSS, _ = proc.PeakRSS()
-	if err := purgeRound(proc, start, p); err != nil {
+	if err := purgeRound(ctx, proc, start, p); err != nil {
 		return err
 	}
 	return lsPage(ctx, state, p)
@@ -200,8 +203,11 @@ var purgeLine = regexp.MustCompile(`msg="cache purge".* freed_files=([1-9][0-9]*
 
 // purgeRound waits for the purge that evicts the oldest files and reads
 // its time from the log.
-func purgeRound(proc *testpeers.Process, start time.Time, p *FilesPoint) error {
+func purgeRound(ctx context.Context, proc *testpeers.Process, start time.Time, p *FilesPoint) error {
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if m := purgeLine.FindStringSubmatch(proc.Log.String()); m != nil {
 			p.PurgedFiles, _ = strconv.Atoi(m[1])
 			d, err := time.ParseDuration(m[2])
