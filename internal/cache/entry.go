@@ -85,18 +85,23 @@ func (e *entry) dataFile() (*os.File, error) {
 
 // readFile returns the buffered reader of the data file, opening it.
 // Called with e.mu held.
-func (e *entry) readFile() (*os.File, error) {
-	if e.rdata != nil {
-		return e.rdata, nil
+func (e *entry) readFile() (*os.File, error) { return e.reader(&e.rdata, e.c.disk.openRead) }
+
+// reader returns *slot, a second descriptor of the data file, opening it
+// with open (the data file first, which creates it). Called with e.mu
+// held.
+func (e *entry) reader(slot **os.File, open func(p string) (*os.File, error)) (*os.File, error) {
+	if *slot != nil {
+		return *slot, nil
 	}
 	if _, err := e.dataFile(); err != nil {
 		return nil, err
 	}
-	f, err := e.c.disk.openRead(e.path)
+	f, err := open(e.path)
 	if err != nil {
 		return nil, err
 	}
-	e.rdata = f
+	*slot = f
 	return f, nil
 }
 

@@ -81,20 +81,7 @@ func (d *disk) openStream(p string) (*os.File, error) {
 
 // streamFile returns the streams' reader of the data file, opening it.
 // Called with e.mu held.
-func (e *entry) streamFile() (*os.File, error) {
-	if e.sdata != nil {
-		return e.sdata, nil
-	}
-	if _, err := e.dataFile(); err != nil {
-		return nil, err
-	}
-	f, err := e.c.disk.openStream(e.path)
-	if err != nil {
-		return nil, err
-	}
-	e.sdata = f
-	return f, nil
-}
+func (e *entry) streamFile() (*os.File, error) { return e.reader(&e.sdata, e.c.disk.openStream) }
 
 // uncheckAheadLocked forgets the checks of the pages from page p on that
 // a stream read may bring into the page cache by read-ahead. Called with
