@@ -124,13 +124,23 @@ func TestPurgeWatermarks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer open.Close()
+	// Under the locks: the disk writer may still be releasing the file
+	// and saving its map.
+	setAccess := func(p string, at time.Time) {
+		e.c.mu.Lock()
+		en := e.c.entries[p]
+		e.c.mu.Unlock()
+		en.mu.Lock()
+		en.m.lastAccess = at
+		en.mu.Unlock()
+	}
 	for i := 1; i < 6; i++ {
 		time.Sleep(10 * time.Millisecond)
 		e.read(fmt.Sprintf("/store/p%d", i), 1<<20)
 		e.settle()
-		e.c.entries[fmt.Sprintf("/store/p%d", i)].m.lastAccess = time.Now().Add(time.Duration(i) * time.Second)
+		setAccess(fmt.Sprintf("/store/p%d", i), time.Now().Add(time.Duration(i)*time.Second))
 	}
-	e.c.entries["/store/p0"].m.lastAccess = time.Unix(0, 0)
+	setAccess("/store/p0", time.Unix(0, 0))
 	if u := e.c.Stats().UsedBytes; u != 6<<20 {
 		t.Fatalf("used %d before purge", u)
 	}
