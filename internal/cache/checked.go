@@ -70,6 +70,13 @@ func (m *blockMap) carryChecked(bits []uint64) {
 	}
 }
 
+// uncheckRange forgets the checks of pages [p, q).
+func (m *blockMap) uncheckRange(p, q int) {
+	for ; p < q; p++ {
+		m.uncheck(p)
+	}
+}
+
 // uncheck forgets page p's check: its bytes were dropped or replaced.
 func (m *blockMap) uncheck(p int) {
 	if m.checked != nil {
@@ -115,9 +122,7 @@ func (e *entry) uncheckSlot(s slot) {
 	if e.gen != s.gen || e.m == nil || s.p0+len(s.crcs) > e.m.pages() {
 		return
 	}
-	for p := s.p0; p < s.p0+len(s.crcs); p++ {
-		e.m.uncheck(p)
-	}
+	e.m.uncheckRange(s.p0, s.p0+len(s.crcs))
 }
 
 // adviseRandom tells the kernel not to read ahead on f: pages reach the

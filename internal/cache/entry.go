@@ -105,10 +105,16 @@ func (e *entry) reader(slot **os.File, open func(p string) (*os.File, error)) (*
 	return f, nil
 }
 
-// closeFilesLocked closes the data file and its reader.
+// closeFilesLocked closes the data file, its readers and its mapping.
 func (e *entry) closeFilesLocked() {
 	e.unmapLocked()
-	for _, f := range []**os.File{&e.data, &e.rdata, &e.sdata} {
+	e.closeLocked(&e.data, &e.rdata, &e.sdata)
+}
+
+// closeLocked closes the descriptors files point to, the data file's
+// among them: the flusher need not look at e any more.
+func (e *entry) closeLocked(files ...**os.File) {
+	for _, f := range files {
 		if *f != nil {
 			(*f).Close()
 			*f = nil
@@ -220,11 +226,5 @@ func (e *entry) idleData() {
 		e.closeFilesLocked()
 		return
 	}
-	for _, f := range []**os.File{&e.data, &e.sdata} {
-		if *f != nil {
-			(*f).Close()
-			*f = nil
-		}
-	}
-	e.c.withData.remove(e)
+	e.closeLocked(&e.data, &e.sdata)
 }

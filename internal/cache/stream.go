@@ -91,8 +91,5 @@ func (e *entry) uncheckAheadLocked(p int) {
 	if m == nil || m.checked == nil {
 		return
 	}
-	q := min(p+int((e.c.disk.streamReach+m.pageSize-1)/m.pageSize), m.pages())
-	for ; p < q; p++ {
-		m.uncheck(p)
-	}
+	m.uncheckRange(p, min(p+int((e.c.disk.streamReach+m.pageSize-1)/m.pageSize), m.pages()))
 }

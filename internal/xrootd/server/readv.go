@@ -14,6 +14,7 @@ type readvFile struct {
 	h    [4]byte
 	of   *openFile
 	size int64
+	view store.Viewer // nil unless the file lends its bytes
 }
 
 // doReadv answers kXR_readv: a list of up to 1024 (handle, length, offset)
@@ -74,6 +75,7 @@ func (s *session) checkReadv(elems []proto.ReadListElem, files *[]readvFile) ([]
 				return nil, err
 			}
 			(*files)[j].size = fi.Size
+			(*files)[j].view, _ = of.f.(store.Viewer)
 		}
 		if f := (*files)[j]; e.Offset+int64(e.Len) > f.size {
 			// kXR_FSError, as XRootD answers ESPIPE ("illegal seek").
@@ -121,8 +123,8 @@ func (s *session) sendReadv(req *proto.Request, elems []proto.ReadListElem, file
 		}
 		f := files[which[i]]
 		proto.PutReadListElem(fr.buf[fr.pos:], e)
-		if v, ok := f.of.f.(store.Viewer); ok && lend {
-			if data, ok := v.View(e.Offset, int(e.Len)); ok {
+		if lend && f.view != nil {
+			if data, ok := f.view.View(e.Offset, int(e.Len)); ok {
 				fr.add(proto.ReadvElemLen)
 				fr.lend(data)
 				read[which[i]] += int(e.Len)
