@@ -86,27 +86,53 @@ func CacheFiles(ctx context.Context, cfg FilesConfig) ([]FilesPoint, error) {
 
 func filesName(i int) string { return fmt.Sprintf("/store/d%03d/f%07d", i%1000, i) }
 
+// purgedAtime is the access time of the files a purge round takes: older
+// than any other file's, whichever run wrote those (a rerun rewrites only
+// these, and a time relative to its own start would make them the newest).
+var purgedAtime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // fillCacheDir writes n fully cached files in the cache's on-disk form
 // (a data file and a version 2 block map each), reusing a directory a
 // previous run completed: only the files its purge evicted are written
-// again. The first filesPurged files were accessed an hour earlier than
-// the rest, so they are the ones a purge takes.
+// again, and any other file missing (a run stopped in its purge) is
+// found by counting and written too. The first filesPurged files were
+// last read long ago, so they are the ones a purge takes.
 func fillCacheDir(dir string, n int) error {
 	done := filepath.Join(dir, ".complete")
-	todo := n
-	if _, err := os.Stat(done); err == nil {
-		todo = min(n, filesPurged)
+	if _, err := os.Stat(done); err != nil {
+		if err := writeCachedFiles(dir, n, 0, n, false); err != nil {
+			return err
+		}
+		return os.WriteFile(done, nil, 0o644)
 	}
+	if err := writeCachedFiles(dir, n, 0, min(n, filesPurged), false); err != nil {
+		return err
+	}
+	have, err := countCachedFiles(dir)
+	if err != nil || have == n {
+		return err
+	}
+	return writeCachedFiles(dir, n, filesPurged, n, true)
+}
+
+// writeCachedFiles writes files [from, to) of a directory of n, or with
+// onlyMissing those of them not there.
+func writeCachedFiles(dir string, n, from, to int, onlyMissing bool) error {
 	now := time.Now()
 	data := make([]byte, filesSize)
-	for i := range todo {
-		copy(data, fmt.Sprintf("cached file %d\n", i))
+	for i := from; i < to; i++ {
 		name := filesName(i)
+		if onlyMissing {
+			if _, err := os.Stat(filepath.Join(dir, "meta", name)); err == nil {
+				continue
+			}
+		}
+		copy(data, fmt.Sprintf("cached file %d\n", i))
 		atime := now
 		if i < filesPurged {
-			atime = now.Add(-time.Hour)
+			atime = purgedAtime
 		}
-		if i < 1000 {
+		if i < min(n, 1000) || onlyMissing {
 			for _, sub := range []string{"data", "meta"} {
 				if err := os.MkdirAll(filepath.Join(dir, sub, filepath.Dir(name)), 0o755); err != nil {
 					return err
@@ -120,7 +146,26 @@ func fillCacheDir(dir string, n int) error {
 			return err
 		}
 	}
-	return os.WriteFile(done, nil, 0o644)
+	return nil
+}
+
+// countCachedFiles counts the block maps under dir: one directory read
+// per thousand files, not a stat per file.
+func countCachedFiles(dir string) (int, error) {
+	root := filepath.Join(dir, "meta", "store")
+	subs, err := os.ReadDir(root)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, d := range subs {
+		es, err := os.ReadDir(filepath.Join(root, d.Name()))
+		if err != nil {
+			return 0, err
+		}
+		total += len(es)
+	}
+	return total, nil
 }
 
 // blockMapBytes is the block map of a one-block file fully cached (the
