@@ -37,6 +37,7 @@ type session struct {
 	tlsw   *bufio.Writer  // over conn once it is TLS; used under wmu
 	batch  *recordBatcher // under the TLS session; flushed after each response
 	br     *bufio.Reader
+	hdr    [proto.RequestHeaderLen]byte // the request header being read (reader only)
 	log    *slog.Logger
 	ctx    context.Context // ends when the session does
 	cancel context.CancelFunc
@@ -185,64 +186,67 @@ func (s *session) run() {
 	}
 	s.wg.Add(1)
 	go s.dataLane()
-	var hdr [proto.RequestHeaderLen]byte
-	for {
-		if err := s.awaitRequest(); err != nil {
+	for s.serveNext() {
+	}
+}
+
+// serveNext reads the next request off the connection and serves it or
+// hands it on; false ends the session (the client left, or broke the
+// protocol in a way that leaves the stream unreadable).
+func (s *session) serveNext() bool {
+	if err := s.awaitRequest(); err != nil {
+		s.logReadErr(err)
+		return false
+	}
+	// The request has begun: the rest of it must keep coming.
+	s.readWait = s.srv.cfg.RequestTimeout
+	if _, err := io.ReadFull(s.br, s.hdr[:]); err != nil {
+		s.logReadErr(err)
+		return false
+	}
+	req, dlen := proto.DecodeRequestHeader(s.hdr[:])
+	if s.parent != nil && req.ID != proto.ReqPing {
+		// A substream carries answers only; its client sends requests on
+		// the main connection. Its payload cannot be trusted to be
+		// drained, so the substream ends (as xrootd ends one that is
+		// sent a write it did not expect).
+		msg := fmt.Sprintf("%s sent on substream %d: a bound substream carries only answers; send requests on the main connection", req.Name(), s.pathID)
+		s.log.Info("protocol violation; closing the substream", "err", msg)
+		s.sendError(req.Stream, proto.ErrInvalidRequest, msg)
+		return false
+	}
+	if dlen < 0 || int64(dlen) > int64(s.srv.cfg.MaxRequestData) {
+		msg := fmt.Sprintf("%s request declares a payload of %d bytes (limit %d); closing the connection", req.Name(), dlen, s.srv.cfg.MaxRequestData)
+		s.log.Warn("protocol violation", "err", msg)
+		s.sendError(req.Stream, proto.ErrArgTooLong, msg)
+		return false
+	}
+	if req.ID == proto.ReqWrite || req.ID == proto.ReqPgwrite {
+		// Writes are served by the reader itself: their payload has to
+		// come off the socket before anything else can, and serving
+		// them in order keeps a following close behind them.
+		if err := s.serveWrite(&req, int(dlen)); err != nil {
 			s.logReadErr(err)
-			return
+			return false
 		}
-		// The request has begun: the rest of it must keep coming.
-		s.readWait = s.srv.cfg.RequestTimeout
-		if _, err := io.ReadFull(s.br, hdr[:]); err != nil {
+		return true
+	}
+	if dlen > maxArgLen {
+		if _, err := io.CopyN(io.Discard, s.br, int64(dlen)); err != nil {
 			s.logReadErr(err)
-			return
+			return false
 		}
-		req, dlen := proto.DecodeRequestHeader(hdr[:])
-		if s.parent != nil && req.ID != proto.ReqPing {
-			// A substream carries answers only; its client sends requests on
-			// the main connection. Its payload cannot be trusted to be
-			// drained, so the substream ends (as xrootd ends one that is
-			// sent a write it did not expect).
-			msg := fmt.Sprintf("%s sent on substream %d: a bound substream carries only answers; send requests on the main connection", req.Name(), s.pathID)
-			s.log.Info("protocol violation; closing the substream", "err", msg)
-			s.sendError(req.Stream, proto.ErrInvalidRequest, msg)
-			return
-		}
-		if dlen < 0 || int64(dlen) > int64(s.srv.cfg.MaxRequestData) {
-			msg := fmt.Sprintf("%s request declares a payload of %d bytes (limit %d); closing the connection", req.Name(), dlen, s.srv.cfg.MaxRequestData)
-			s.log.Warn("protocol violation", "err", msg)
-			s.sendError(req.Stream, proto.ErrArgTooLong, msg)
-			return
-		}
-		if req.ID == proto.ReqWrite || req.ID == proto.ReqPgwrite {
-			// Writes are served by the reader itself: their payload has to
-			// come off the socket before anything else can, and serving
-			// them in order keeps a following close behind them.
-			if err := s.serveWrite(&req, int(dlen)); err != nil {
-				s.logReadErr(err)
-				return
-			}
-			continue
-		}
-		if dlen > maxArgLen {
-			if _, err := io.CopyN(io.Discard, s.br, int64(dlen)); err != nil {
-				s.logReadErr(err)
-				return
-			}
-			s.sendError(req.Stream, proto.ErrArgTooLong, fmt.Sprintf("%s argument of %d bytes exceeds the limit of %d", req.Name(), dlen, maxArgLen))
-			continue
-		}
-		if dlen > 0 {
-			req.Data = make([]byte, dlen)
-			if _, err := io.ReadFull(s.br, req.Data); err != nil {
-				s.logReadErr(err)
-				return
-			}
-		}
-		if !s.dispatch(&req) {
-			return
+		s.sendError(req.Stream, proto.ErrArgTooLong, fmt.Sprintf("%s argument of %d bytes exceeds the limit of %d", req.Name(), dlen, maxArgLen))
+		return true
+	}
+	if dlen > 0 {
+		req.Data = make([]byte, dlen)
+		if _, err := io.ReadFull(s.br, req.Data); err != nil {
+			s.logReadErr(err)
+			return false
 		}
 	}
+	return s.dispatch(&req)
 }
 
 // errIdle ends a session that held nothing for IdleTimeout.
