@@ -94,9 +94,10 @@ var purgedAtime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // fillCacheDir writes n fully cached files in the cache's on-disk form
 // (a data file and a version 2 block map each), reusing a directory a
 // previous run completed: only the files its purge evicted are written
-// again, and any other file missing (a run stopped in its purge) is
-// found by counting and written too. The first filesPurged files were
-// last read long ago, so they are the ones a purge takes.
+// again, and any other file missing (evicted by a purge of a run before
+// purgedAtime) is found by counting and written too. The first
+// filesPurged files were last read long ago, so they are the ones a
+// purge takes.
 func fillCacheDir(dir string, n int) error {
 	done := filepath.Join(dir, ".complete")
 	if _, err := os.Stat(done); err != nil {
