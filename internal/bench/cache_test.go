@@ -65,16 +65,29 @@ func TestCacheBenchEndToEnd(t *testing.T) {
 				if p.UpstreamPerUnique < 1 || p.HitRatio > 0.01 {
 					t.Errorf("direct: upstream ÷ unique %.3f, hit ratio %.3f", p.UpstreamPerUnique, p.HitRatio)
 				}
-			default:
+			case "sitebox":
+				// Our cache promises each byte crosses the WAN once.
 				if p.UpstreamPerUnique < 0.99 || p.UpstreamPerUnique > 1.02 {
-					t.Errorf("%s: upstream ÷ unique %.3f, want ≈ 1 (each byte fetched once)", p.Setup, p.UpstreamPerUnique)
+					t.Errorf("sitebox: upstream ÷ unique %.3f, want ≈ 1 (each byte fetched once)", p.UpstreamPerUnique)
 				}
 				if p.WarmHitRatio < 0.98 {
-					t.Errorf("%s: warm-phase hit ratio %.3f, want ≈ 1", p.Setup, p.WarmHitRatio)
+					t.Errorf("sitebox: warm-phase hit ratio %.3f, want ≈ 1", p.WarmHitRatio)
 				}
-				if p.PeakRSS <= 0 {
-					t.Errorf("%s: no RSS measured", p.Setup)
+			default:
+				// The peer's figures are what the benchmark reports, not what
+				// this test asserts: XCache now and then fetches a file a
+				// second time (seen: 1.168 with one 4 MiB file twice, warm hit
+				// ratio 0.977). Checked here only that the counters were
+				// wired: every byte crossed once, and most warm reads hit.
+				if p.UpstreamPerUnique < 0.99 || p.UpstreamPerUnique > 2 {
+					t.Errorf("%s: upstream ÷ unique %.3f, want between 1 and 2", p.Setup, p.UpstreamPerUnique)
 				}
+				if p.WarmHitRatio < 0.5 {
+					t.Errorf("%s: warm-phase hit ratio %.3f, want most warm reads served from the cache", p.Setup, p.WarmHitRatio)
+				}
+			}
+			if p.Setup != "direct" && p.PeakRSS <= 0 {
+				t.Errorf("%s: no RSS measured", p.Setup)
 			}
 		})
 	}
