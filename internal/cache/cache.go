@@ -42,6 +42,7 @@ type Cache struct {
 	idle    idleHandles       // entries whose upstream handles no one uses
 
 	withData entrySet     // entries with an open data file, for the flusher
+	touched  entrySet     // entries whose last access waits for the flusher to save it
 	mappings atomic.Int64 // data files mapped for lending (view.go)
 
 	purgeCh chan struct{}
@@ -166,8 +167,12 @@ func (c *Cache) acquire(e *entry) {
 	c.mu.Unlock()
 }
 
-// release drops a reference. The last one saves the block map and closes
-// the data file; an entry that holds nothing is forgotten.
+// release drops a reference. The last one saves the block map if blocks
+// came or went, and closes the data file; an entry that holds nothing is
+// forgotten. A map whose only change is the last access is left to the
+// flusher: the save costs two fsyncs (data and map), which an analysis
+// job opening and closing many files would otherwise wait for on each
+// close.
 func (c *Cache) release(e *entry) {
 	c.mu.Lock()
 	e.refs--
@@ -176,7 +181,14 @@ func (c *Cache) release(e *entry) {
 	if !last {
 		return
 	}
-	e.flush()
+	e.mu.Lock()
+	content, touched := e.dirty, e.touched
+	e.mu.Unlock()
+	if content {
+		e.flush()
+	} else if touched {
+		c.touched.add(e)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e.refs != 0 {

@@ -23,16 +23,20 @@ type entry struct {
 	// not wait for it.
 	saveMu sync.Mutex
 
-	mu       sync.Mutex
-	m        *blockMap // nil until the upstream has been asked
-	vo       string    // the client VO passed upstream (see upCtx)
-	gen      uint64    // bumped when the cached copy is dropped
-	dirty    bool      // m changed since it was saved
-	warned   bool      // a disk error on this file was logged
-	data     *os.File  // nil until needed
-	rdata    *os.File  // buffered reader of data's file (see openRead); nil until needed
-	mm       *mapping  // data's file mapped, for lending its pages (view.go); nil until needed
-	sdata    *os.File  // streams' reader of data's file (stream.go); nil until needed
+	mu    sync.Mutex
+	m     *blockMap // nil until the upstream has been asked
+	vo    string    // the client VO passed upstream (see upCtx)
+	gen   uint64    // bumped when the cached copy is dropped
+	dirty bool      // m's content changed since it was saved
+	// touched: only m's last access changed since it was saved. The
+	// flusher saves it (Cache.touched): a reader's close must not wait
+	// for two fsyncs to record when it read.
+	touched  bool
+	warned   bool     // a disk error on this file was logged
+	data     *os.File // nil until needed
+	rdata    *os.File // buffered reader of data's file (see openRead); nil until needed
+	mm       *mapping // data's file mapped, for lending its pages (view.go); nil until needed
+	sdata    *os.File // streams' reader of data's file (stream.go); nil until needed
 	inflight map[int]*fetch
 	// carried are the checked bits the index kept for the file, until its
 	// block map is loaded and takes them.
@@ -135,30 +139,31 @@ func (e *entry) dropLocked() int64 {
 	e.inflight = nil
 	e.closeFilesLocked()
 	e.c.disk.remove(e.path)
-	e.dirty = false
+	e.dirty, e.touched = false, false
 	e.up.closeAll(nil)
 	return freed
 }
 
 // flush makes the block map on disk match memory: the data file is synced
-// first, so every block the saved map calls present is on disk. Neither
-// sync holds mu.
+// first, so every block the saved map calls present is on disk (not
+// needed when only the last access changed). Neither sync holds mu.
 func (e *entry) flush() error {
 	e.saveMu.Lock()
 	defer e.saveMu.Unlock()
 	e.mu.Lock()
-	if !e.dirty || e.m == nil {
+	if !e.dirty && !e.touched || e.m == nil {
 		e.mu.Unlock()
 		return nil
 	}
 	snap := e.m.clone()
 	data := e.data
 	gen := e.gen
-	e.dirty = false
+	content := e.dirty
+	e.dirty, e.touched = false, false
 	e.mu.Unlock()
 
 	var err error
-	if data != nil {
+	if content && data != nil {
 		err = data.Sync()
 	}
 	if err == nil {
@@ -173,8 +178,10 @@ func (e *entry) flush() error {
 		e.mu.Unlock()
 	}
 	if err != nil {
+		// A lost access time only ages the file for purging; a content
+		// change is tried again.
 		e.mu.Lock()
-		e.dirty = true
+		e.dirty = e.dirty || content
 		e.mu.Unlock()
 		e.diskFailed(err)
 	}
@@ -197,12 +204,13 @@ func (e *entry) diskFailed(err error) {
 }
 
 // touch records an access for least-recently-used purging. The map is
-// saved with it only when something else changes, or on close.
+// saved with it when something else changes, or by the flusher after the
+// last close (see Cache.release).
 func (e *entry) touch(now time.Time) {
 	e.mu.Lock()
 	if e.m != nil && now.Sub(e.m.lastAccess) > time.Second {
 		e.m.lastAccess = now
-		e.dirty = true
+		e.touched = true
 	}
 	e.mu.Unlock()
 }

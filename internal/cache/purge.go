@@ -8,7 +8,8 @@ import (
 
 // flusher saves changed block maps every few seconds, so a crash loses at
 // most that much of what was cached (never correctness: a block counts as
-// present only after its data was synced).
+// present only after its data was synced), and the last access of files
+// closed since (Cache.touched).
 func (c *Cache) flusher(ctx context.Context) {
 	defer c.bg.Done()
 	t := time.NewTicker(2 * time.Second)
@@ -27,12 +28,21 @@ func (c *Cache) flusher(ctx context.Context) {
 				e.flush()
 			}
 		}
+		c.saveTouched()
 	}
 }
 
-// entrySet is the entries whose data file is open: the ones the flusher
-// looks at, however many files the cache holds. Its mutex is taken last,
-// under any other.
+// saveTouched saves the maps whose only change is the last access.
+func (c *Cache) saveTouched() {
+	for _, e := range c.touched.snapshot() {
+		c.touched.remove(e) // before: a close meanwhile adds it back
+		e.flush()
+	}
+}
+
+// entrySet is a set of entries the flusher looks at (those with an open
+// data file; those whose last access waits to be saved), however many
+// files the cache holds. Its mutex is taken last, under any other.
 type entrySet struct {
 	mu sync.Mutex
 	m  map[*entry]struct{}

@@ -10,10 +10,11 @@ import (
 
 // forgetLocked moves an entry nobody uses any more back to the index:
 // its block map, files and locks leave memory, and a record of a hundred
-// bytes or so stays (see index). Entries in use, or with upstream handles
-// still open, stay. Called with c.mu held, after the last release saved
-// the map (a map whose save failed is forgotten too: the one on disk is
-// older but consistent, and the file is served from it next time).
+// bytes or so stays (see index). Entries in use, with upstream handles
+// still open, or with a last access the flusher has yet to save, stay.
+// Called with c.mu held, after the last release saved the map (a map
+// whose save failed is forgotten too: the one on disk is older but
+// consistent, and the file is served from it next time).
 func (c *Cache) forgetLocked(e *entry) {
 	if e.refs > 0 || e.opens > 0 || e.idle != nil || c.entries[e.path] != e || !e.up.none() {
 		return
@@ -25,9 +26,15 @@ func (c *Cache) forgetLocked(e *entry) {
 		return
 	}
 	defer e.saveMu.Unlock()
-	delete(c.entries, e.path)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.touched {
+		// Its last access waits for the flusher: forgotten first, the
+		// entry's late save could land over a newer entry's map.
+		c.markIdleLocked(e, time.Now())
+		return
+	}
+	delete(c.entries, e.path)
 	e.closeFilesLocked()
 	if e.m != nil && e.m.count() > 0 {
 		r := recOf(e.path, e.m)
