@@ -204,6 +204,19 @@ func (e *env) read(name string, chunk int) []byte {
 	return out.Bytes()
 }
 
+// readCached reads name through the cache, wanting want and no byte
+// fetched upstream.
+func (e *env) readCached(name string, want []byte) {
+	e.t.Helper()
+	before := e.up.bytes.Load()
+	if got := e.read(name, 64<<10); !bytes.Equal(got, want) {
+		e.t.Fatalf("%s: the cached copy differs from the origin's", name)
+	}
+	if up := e.up.bytes.Load() - before; up != 0 {
+		e.t.Fatalf("%s: %d bytes fetched upstream for a cached file, want 0", name, up)
+	}
+}
+
 // settle waits until no fetch or disk write is pending.
 func (e *env) settle() {
 	e.t.Helper()
