@@ -25,8 +25,11 @@ func newBenchCacheAnalysisCmd() *cobra.Command {
 'sitebox-bench cache'; --threads readers, using the XRootD Python bindings,
 each issue --readvs vector reads of --chunks × --chunk-size at random
 offsets of random files. Each setup starts from an empty cache and runs
-the same reads: cold, then --warm-passes times warm. "local" is a sitebox origin serving
-the same files from this machine's disk, the ceiling for a warm cache.
+the same reads: cold, then --warm-passes times warm. Every setup's server
+stays up after its cold pass, and the warm passes take turns across the
+setups, so each meets the machine in the same state. "local" is a sitebox
+origin serving the same files from this machine's disk, the ceiling for a
+warm cache.
 
 With --workload uproot, the origin's files are ROOT files with one TTree
 of --branches float64 branches (written with uproot.recreate, baskets of

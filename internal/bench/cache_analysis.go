@@ -8,8 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-
-	"sitebox/internal/testpeers"
 )
 
 // AnalysisConfig is the analysis mode of the cache bench: what an
@@ -177,108 +175,43 @@ func CacheAnalysis(ctx context.Context, cfg AnalysisConfig) (*AnalysisReport, er
 		env.names = trees
 	}
 	rep := &AnalysisReport{Config: cfg}
+	runs := make([]*analysisRun, 0, len(cfg.Setups))
+	defer func() {
+		for _, r := range runs {
+			r.close()
+		}
+	}()
+	// Every setup's server is started and read cold in turn, then kept
+	// running while the warm passes take turns: a warm pass lasts about
+	// a tenth of a second, and this machine's speed drifts by more than
+	// the differences measured over the minutes one setup after another
+	// would take. Each round starts with the next setup, so none always
+	// runs first.
 	for _, s := range cfg.Setups {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		p := analysisPoint(ctx, env, &cfg, s)
+		runs = append(runs, startAnalysisRun(ctx, env, &cfg, s))
+	}
+	for i := range cfg.WarmPasses {
+		for j := range runs {
+			if err := ctx.Err(); err != nil {
+				return rep, err
+			}
+			runs[(i+j)%len(runs)].warmPass(ctx, &cfg, env)
+		}
+	}
+	for _, r := range runs {
+		p := r.finish(ctx, &cfg)
 		rep.Points = append(rep.Points, p)
 		if p.Err != "" {
-			fmt.Fprintf(cfg.Out, "  %-7s FAILED: %s\n", s, p.Err)
+			fmt.Fprintf(cfg.Out, "  %-7s FAILED: %s\n", p.Setup, p.Err)
 			continue
 		}
 		fmt.Fprintf(cfg.Out, "  %-7s cold %8.1f %s  warm %8.1f %s  upstream÷asked %.2f  RSS %s\n",
-			s, p.Cold, cfg.unit(), p.Warm, cfg.unit(), bytesRatio(p.UpstreamBytes, p.AskedBytes), rssText(p.PeakRSS))
+			p.Setup, p.Cold, cfg.unit(), p.Warm, cfg.unit(), bytesRatio(p.UpstreamBytes, p.AskedBytes), rssText(p.PeakRSS))
 	}
 	return rep, nil
-}
-
-func analysisPoint(ctx context.Context, env *cacheEnv, cfg *AnalysisConfig, setup string) AnalysisPoint {
-	p := AnalysisPoint{Setup: setup}
-	fail := func(err error) AnalysisPoint { p.Err = err.Error(); return p }
-	dir, err := os.MkdirTemp(cfg.WorkDir, setup+"-")
-	if err != nil {
-		return fail(err)
-	}
-	defer os.RemoveAll(dir)
-	relay, err := StartRelay(env.link.Addr)
-	if err != nil {
-		return fail(err)
-	}
-	defer relay.Close()
-	var t *target
-	if setup == "local" {
-		t, err = startLocalOrigin(ctx, cfg.Sitebox, env.data)
-	} else {
-		t, err = env.startTarget(ctx, setup, relay.Addr, dir)
-	}
-	if err != nil {
-		return fail(err)
-	}
-	var rss func() (int64, error)
-	if t.proc != nil {
-		defer t.proc.Stop()
-		// Not VmRSS: the sitebox cache maps its data files to lend their
-		// page-cache pages to the socket (see the cache's view.go), and
-		// VmRSS would count those pages, which XCache holds too, unmapped.
-		rss = t.proc.OwnRSS
-	}
-	stopSampling := sampleRSS(rss, &p.PeakRSS)
-	defer stopSampling()
-	pass := runVectorReads
-	if cfg.uproot() {
-		pass = runUprootJobs
-	}
-	cold, err := pass(ctx, cfg, t.host, env.names)
-	if err != nil {
-		return fail(withLog(err, t))
-	}
-	p.UpstreamBytes = relay.Down()
-	var warm passResult
-	for range cfg.WarmPasses {
-		r, err := pass(ctx, cfg, t.host, env.names)
-		if err != nil {
-			return fail(withLog(err, t))
-		}
-		warm.Readvs += r.Readvs
-		warm.Bytes += r.Bytes
-		warm.Seconds += r.Seconds
-	}
-	if t.diagnose != nil {
-		fmt.Fprintf(cfg.Out, "  %s %s\n", setup, t.diagnose(ctx))
-	}
-	p.Cold, p.ColdSecs = cold.rate(), cold.Seconds
-	p.Warm, p.WarmSecs = warm.rate(), warm.Seconds
-	p.AskedBytes = cold.Bytes
-	if setup == "local" {
-		p.Cold, p.UpstreamBytes = 0, 0 // no link, no cache: nothing is cold
-	}
-	return p
-}
-
-func withLog(err error, t *target) error {
-	if t.proc == nil {
-		return err
-	}
-	return fmt.Errorf("%w\nlog: %s", err, lastLines(t.proc.Log.String(), 10))
-}
-
-// startLocalOrigin serves data from a sitebox origin on this host.
-func startLocalOrigin(ctx context.Context, bin, data string) (*target, error) {
-	if bin == "" {
-		return nil, fmt.Errorf("no sitebox binary given")
-	}
-	port, err := testpeers.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	p, err := testpeers.StartSitebox(ctx, bin, []int{port}, "serve", "--export", "/="+data+":ro",
-		"--root-addr", "127.0.0.1:"+strconv.Itoa(port), "--https-addr", "off",
-		"--state-dir", filepath.Join(filepath.Dir(data), "local-state"), "--log-level", "warn")
-	if err != nil {
-		return nil, fmt.Errorf("start sitebox origin: %w", err)
-	}
-	return &target{host: "127.0.0.1:" + strconv.Itoa(port), proc: p}, nil
 }
 
 // passResult is what the reader script prints.

@@ -1,0 +1,141 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"sitebox/internal/testpeers"
+)
+
+// analysisRun is one setup of the analysis mode: its server, kept running
+// from its cold pass until every setup's warm passes are done.
+type analysisRun struct {
+	p       AnalysisPoint
+	t       *target
+	warm    passResult
+	cleanup []func() // run last first by close
+}
+
+// startAnalysisRun starts setup with an empty cache and runs its cold
+// pass. A failure is kept in the point, and the setup's warm passes are
+// then skipped.
+func startAnalysisRun(ctx context.Context, env *cacheEnv, cfg *AnalysisConfig, setup string) *analysisRun {
+	r := &analysisRun{p: AnalysisPoint{Setup: setup}}
+	if err := r.start(ctx, env, cfg); err != nil {
+		r.p.Err = err.Error()
+	}
+	return r
+}
+
+func (r *analysisRun) start(ctx context.Context, env *cacheEnv, cfg *AnalysisConfig) error {
+	dir, err := os.MkdirTemp(cfg.WorkDir, r.p.Setup+"-")
+	if err != nil {
+		return err
+	}
+	r.atClose(func() { os.RemoveAll(dir) })
+	relay, err := StartRelay(env.link.Addr)
+	if err != nil {
+		return err
+	}
+	r.atClose(func() { relay.Close() })
+	if r.p.Setup == "local" {
+		r.t, err = startLocalOrigin(ctx, cfg.Sitebox, env.data)
+	} else {
+		r.t, err = env.startTarget(ctx, r.p.Setup, relay.Addr, dir)
+	}
+	if err != nil {
+		return err
+	}
+	if r.t.proc != nil {
+		r.atClose(r.t.proc.Stop)
+		// Not VmRSS: the sitebox cache maps its data files to lend their
+		// page-cache pages to the socket (see the cache's view.go), and
+		// VmRSS would count those pages, which XCache holds too, unmapped.
+		r.atClose(sampleRSS(r.t.proc.OwnRSS, &r.p.PeakRSS))
+	}
+	cold, err := cfg.pass()(ctx, cfg, r.t.host, env.names)
+	if err != nil {
+		return withLog(err, r.t)
+	}
+	r.p.UpstreamBytes = relay.Down()
+	r.p.Cold, r.p.ColdSecs = cold.rate(), cold.Seconds
+	r.p.AskedBytes = cold.Bytes
+	if r.p.Setup == "local" {
+		r.p.Cold, r.p.UpstreamBytes = 0, 0 // no link, no cache: nothing is cold
+	}
+	return nil
+}
+
+// warmPass runs one warm pass, adding it to the setup's warm result.
+func (r *analysisRun) warmPass(ctx context.Context, cfg *AnalysisConfig, env *cacheEnv) {
+	if r.p.Err != "" {
+		return
+	}
+	res, err := cfg.pass()(ctx, cfg, r.t.host, env.names)
+	if err != nil {
+		r.p.Err = withLog(err, r.t).Error()
+		return
+	}
+	r.warm.Readvs += res.Readvs
+	r.warm.Bytes += res.Bytes
+	r.warm.Seconds += res.Seconds
+}
+
+// finish reports what the cache did, stops the setup and returns its
+// point.
+func (r *analysisRun) finish(ctx context.Context, cfg *AnalysisConfig) AnalysisPoint {
+	if r.p.Err == "" {
+		if r.t.diagnose != nil {
+			fmt.Fprintf(cfg.Out, "  %s %s\n", r.p.Setup, r.t.diagnose(ctx))
+		}
+		r.p.Warm, r.p.WarmSecs = r.warm.rate(), r.warm.Seconds
+	}
+	r.close()
+	return r.p
+}
+
+func (r *analysisRun) atClose(f func()) { r.cleanup = append(r.cleanup, f) }
+
+// close stops what start started, last first; a second call does nothing.
+func (r *analysisRun) close() {
+	for i := len(r.cleanup) - 1; i >= 0; i-- {
+		r.cleanup[i]()
+	}
+	r.cleanup = nil
+}
+
+// pass returns the workload's pass: vector reads, or uproot jobs.
+func (c *AnalysisConfig) pass() func(context.Context, *AnalysisConfig, string, []string) (passResult, error) {
+	if c.uproot() {
+		return runUprootJobs
+	}
+	return runVectorReads
+}
+
+func withLog(err error, t *target) error {
+	if t.proc == nil {
+		return err
+	}
+	return fmt.Errorf("%w\nlog: %s", err, lastLines(t.proc.Log.String(), 10))
+}
+
+// startLocalOrigin serves data from a sitebox origin on this host.
+func startLocalOrigin(ctx context.Context, bin, data string) (*target, error) {
+	if bin == "" {
+		return nil, fmt.Errorf("no sitebox binary given")
+	}
+	port, err := testpeers.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	p, err := testpeers.StartSitebox(ctx, bin, []int{port}, "serve", "--export", "/="+data+":ro",
+		"--root-addr", "127.0.0.1:"+strconv.Itoa(port), "--https-addr", "off",
+		"--state-dir", filepath.Join(filepath.Dir(data), "local-state"), "--log-level", "warn")
+	if err != nil {
+		return nil, fmt.Errorf("start sitebox origin: %w", err)
+	}
+	return &target{host: "127.0.0.1:" + strconv.Itoa(port), proc: p}, nil
+}
