@@ -256,7 +256,7 @@ func (c *Cache) Open(ctx context.Context, name string) (store.File, error) {
 	if c.cfg.Prefetch {
 		c.prefetch(e)
 	} else {
-		c.preopen(e)
+		c.preopen(e, preopenFirst)
 	}
 	return f, nil
 }

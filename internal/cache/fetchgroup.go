@@ -33,10 +33,17 @@ const groupSpread = 4
 // stream that must open the file first (see take).
 const groupSlack = 4
 
-// preopenStreams is how many streams preopen opens a file on: the
-// groups of a few readers' concurrent vector reads (groupSpread each)
-// then find the file open on a stream not busy with another group.
+// preopenStreams is how many streams a file is opened on once a reader
+// misses: the groups of a few readers' concurrent vector reads
+// (groupSpread each) then find the file open on a stream not busy with
+// another group.
 const preopenStreams = 2 * groupSpread
+
+// preopenFirst is how many of them open as a client opens the file: its
+// first miss then finds one open (a group may queue there, see
+// groupSlack), and a reader whose reads all hit (an analysis job reading
+// again what it read before) costs the upstream one open, not eight.
+const preopenFirst = 1
 
 // readVer is an upstream file that reads scattered ranges in one request
 // (root:// upstreams: kXR_readv).
@@ -53,6 +60,7 @@ func (e *entry) launch(fs []*fetch) {
 	if len(fs) == 0 {
 		return
 	}
+	e.c.preopen(e, preopenStreams)
 	slices.SortFunc(fs, func(a, b *fetch) int { return a.p0 - b.p0 })
 	total := 0
 	for _, f := range fs {
@@ -136,21 +144,25 @@ func (c *Cache) readOnceMany(e *entry, ui int, u *upstream, bufs [][]byte, offs 
 	return err
 }
 
-// preopen opens e's file at its first upstream on the streams a
-// scattered reader's first misses will spread over (see launch), in the
-// background, as the file is opened: an upstream open costs a round
-// trip, as much as the read it precedes, and a reader's first vector
-// reads would each wait for one. Only for files large enough for their
-// misses to spread, not complete, and not open upstream already.
-func (c *Cache) preopen(e *entry) {
+// preopen opens e's file at its first upstream, in the background, until
+// want streams hold it: one as the file is opened, and the rest of the
+// streams a scattered reader's misses spread over (see launch) at its
+// first miss. An upstream open costs a round trip, as much as the read it
+// precedes, and a reader's vector reads would each wait for one. Only for
+// files large enough for their misses to spread, and not complete.
+func (c *Cache) preopen(e *entry, want int) {
 	e.mu.Lock()
 	skip := e.m == nil || e.m.complete() || e.m.size < 2*groupSpread*minGroupBytes
 	e.mu.Unlock()
-	if skip || len(e.route.ups) == 0 || e.up.count() > 0 {
+	if skip || len(e.route.ups) == 0 {
+		return
+	}
+	have := e.up.count()
+	if have >= want {
 		return
 	}
 	u := e.route.ups[0]
-	for range min(preopenStreams, len(u.Streams)) {
+	for range min(want-have, len(u.Streams)-have) {
 		// The least busy stream without a handle of the file.
 		si := u.take(func(si int) bool { return !e.up.has(0, si) }, 1)
 		c.acquire(e)

@@ -178,29 +178,36 @@ func TestReadPagesAtCRCs(t *testing.T) {
 }
 
 // Opening a large incomplete file opens it upstream in the background on
-// the streams its first misses will use; a small one waits for a miss.
+// one stream, and its first miss on the rest its misses will spread over;
+// a small one waits for a miss.
 func TestPreopenLargeFiles(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20 })
 	e.file("big", 4<<20)
 	e.file("small", 100<<10)
-	for _, tc := range []struct {
-		name  string
-		opens int64
-	}{{"/store/small", 0}, {"/store/big", 3}} {
-		before := e.up.opens.Load()
-		f, err := e.c.Open(context.Background(), tc.name)
-		if err != nil {
-			t.Fatal(err)
-		}
+	opensReach := func(name string, before, want int64) {
+		t.Helper()
 		deadline := time.Now().Add(5 * time.Second)
-		for e.up.opens.Load()-before < tc.opens && time.Now().Before(deadline) {
+		for e.up.opens.Load()-before < want && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
 		}
-		if got := e.up.opens.Load() - before; got != tc.opens {
-			t.Errorf("%s: %d upstream opens, want %d (one per stream)", tc.name, got, tc.opens)
+		time.Sleep(50 * time.Millisecond) // none beyond want
+		if got := e.up.opens.Load() - before; got != want {
+			t.Errorf("%s: %d upstream opens, want %d", name, got, want)
 		}
-		f.Close()
 	}
+	before := e.up.opens.Load()
+	small := e.open("/store/small")
+	opensReach("small, opened", before, 0)
+	small.Close()
+
+	before = e.up.opens.Load()
+	big := e.open("/store/big")
+	defer big.Close()
+	opensReach("big, opened", before, preopenFirst)
+	if _, err := big.ReadAt(make([]byte, 4096), 2<<20); err != nil {
+		t.Fatal(err)
+	}
+	opensReach("big, after a miss", before, 3) // one per stream
 }
 
 // Ready tells when the fetches a vector read's hint started have ended.
