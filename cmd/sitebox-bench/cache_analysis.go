@@ -11,17 +11,7 @@ import (
 	"sitebox/internal/units"
 )
 
-// newBenchCacheAnalysisCmd is `sitebox-bench cache analysis`: scattered
-// vector reads, as analysis jobs do, through each cache and direct.
-func newBenchCacheAnalysisCmd() *cobra.Command {
-	var (
-		cfg                                                 bench.AnalysisConfig
-		size, chunk, bandwidth, ram, setups, workDir, block string
-	)
-	cmd := &cobra.Command{
-		Use:   "analysis",
-		Short: "Random vector reads (as ROOT and uproot do) direct, through a sitebox cache, through XCache and from a local sitebox origin",
-		Long: `The analysis mode of the cache test. The same origin and shaped link as
+const benchCacheAnalysisLong = `The analysis mode of the cache test. The same origin and shaped link as
 'sitebox-bench cache'; --threads readers, using the XRootD Python bindings,
 each issue --readvs vector reads of --chunks × --chunk-size at random
 offsets of random files. Each setup starts from an empty cache and runs
@@ -39,7 +29,19 @@ reading --read-branches random branches of it.
 
 Prints vector reads (or jobs) per second per pass, cold ÷ direct, warm ÷
 XCache, and the bytes that crossed the upstream link ÷ the bytes asked
-for.`,
+for.`
+
+// newBenchCacheAnalysisCmd is `sitebox-bench cache analysis`: scattered
+// vector reads, as analysis jobs do, through each cache and direct.
+func newBenchCacheAnalysisCmd() *cobra.Command {
+	var (
+		cfg                                                 bench.AnalysisConfig
+		size, chunk, bandwidth, ram, setups, workDir, block string
+	)
+	cmd := &cobra.Command{
+		Use:   "analysis",
+		Short: "Random vector reads (as ROOT and uproot do) direct, through a sitebox cache, through XCache and from a local sitebox origin",
+		Long:  benchCacheAnalysisLong,
 		Example: `  sitebox-bench cache analysis
   sitebox-bench cache analysis --threads 8 --chunks 64 --chunk-size 16KiB --setups direct,sitebox
   sitebox-bench cache analysis --workload uproot --branches 200 --read-branches 4`,
