@@ -89,7 +89,7 @@ func filesName(i int) string { return fmt.Sprintf("/store/d%03d/f%07d", i%1000, 
 // purgedAtime is the access time of the files a purge round takes: older
 // than any other file's, whichever run wrote those (a rerun rewrites only
 // these, and a time relative to its own start would make them the newest).
-var purgedAtime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+func purgedAtime() time.Time { return time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC) }
 
 // fillCacheDir writes n fully cached files in the cache's on-disk form
 // (a data file and a version 2 block map each), reusing a directory a
@@ -131,7 +131,7 @@ func writeCachedFiles(dir string, n, from, to int, onlyMissing bool) error {
 		copy(data, fmt.Sprintf("cached file %d\n", i))
 		atime := now
 		if i < filesPurged {
-			atime = purgedAtime
+			atime = purgedAtime()
 		}
 		if i < min(n, 1000) || onlyMissing {
 			for _, sub := range []string{"data", "meta"} {
