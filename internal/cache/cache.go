@@ -2,7 +2,6 @@ package cache
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -45,8 +44,9 @@ type Cache struct {
 	touched  entrySet     // entries whose last access waits for the flusher to save it
 	mappings atomic.Int64 // data files mapped for lending (view.go)
 
-	purgeCh chan struct{}
-	scanned chan struct{} // closed when the start-up scan has registered every cached file
+	purgeCh   chan struct{}
+	connectCh chan *upstream // upstreams whose streams to dial (connect.go)
+	scanned   chan struct{}  // closed when the start-up scan has registered every cached file
 	// purgeMu makes purge passes (the purger's, and tests' direct calls)
 	// one at a time; it guards purgeShort: the last purge could not reach
 	// the low marks.
@@ -75,18 +75,19 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Cache{
-		cfg:     cfg,
-		log:     log,
-		disk:    d,
-		routes:  newRoutes(cfg.Routes),
-		budget:  newBudget(cfg.RAM, cfg.BlockSize),
-		writeQ:  make(chan writeJob, max(cfg.RAM/min(cfg.BlockSize, checkPage)/2, 1)), // a job per fetch, a page or more
-		ctx:     ctx,
-		cancel:  cancel,
-		entries: map[string]*entry{},
-		idx:     newIndex(),
-		purgeCh: make(chan struct{}, 1),
-		scanned: make(chan struct{}),
+		cfg:       cfg,
+		log:       log,
+		disk:      d,
+		routes:    newRoutes(cfg.Routes),
+		budget:    newBudget(cfg.RAM, cfg.BlockSize),
+		writeQ:    make(chan writeJob, max(cfg.RAM/min(cfg.BlockSize, checkPage)/2, 1)), // a job per fetch, a page or more
+		ctx:       ctx,
+		cancel:    cancel,
+		entries:   map[string]*entry{},
+		idx:       newIndex(),
+		purgeCh:   make(chan struct{}, 1),
+		connectCh: make(chan *upstream, 4),
+		scanned:   make(chan struct{}),
 	}
 	c.blockPool.New = func() any { b := alignedBuf(cfg.BlockSize); return &b }
 	d.onFailure = func() { c.kickPurge(-1) }
@@ -259,60 +260,6 @@ func (c *Cache) Open(ctx context.Context, name string) (store.File, error) {
 		c.preopen(e, preopenFirst)
 	}
 	return f, nil
-}
-
-// validate makes sure e describes the upstream's current version.
-func (c *Cache) validate(ctx context.Context, e *entry) error {
-	e.openMu.Lock()
-	defer e.openMu.Unlock()
-	c.loadEntryMap(e)
-	e.mu.Lock()
-	fresh := e.m != nil && time.Since(e.m.validated) < c.cfg.Revalidate
-	e.mu.Unlock()
-	if fresh {
-		return nil
-	}
-	fi, err := c.upStat(ctx, e.route, e.path)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		if e.m != nil && e.m.count() > 0 {
-			c.log.Info("file gone upstream; dropping cached copy", "path", e.path)
-			e.dropLocked()
-			// Handles still open keep the old size and now fail upstream.
-			e.m = newBlockMap(c.cfg.BlockSize, e.m.size, e.m.mtime)
-		}
-		return err
-	case err != nil && e.m != nil && e.m.complete():
-		c.log.Warn("upstream unreachable; serving the complete cached copy", "path", e.path, "err", err)
-		return nil
-	case err != nil:
-		return err
-	case fi.IsDir():
-		return &store.PathError{Op: "open", Path: e.path, Err: store.ErrIsDir}
-	}
-	if e.m != nil && (e.m.size != fi.Size || !e.m.mtime.Equal(fi.ModTime)) {
-		c.log.Info("file changed upstream; dropping cached copy", "path", e.path,
-			"old_size", e.m.size, "new_size", fi.Size, "old_mtime", e.m.mtime, "new_mtime", fi.ModTime)
-		e.dropLocked()
-		e.m = nil
-	}
-	if e.m == nil || e.m.validated.IsZero() && e.m.count() == 0 {
-		e.m = newBlockMap(c.cfg.BlockSize, fi.Size, fi.ModTime)
-	}
-	e.m.validated = time.Now()
-	e.dirty = true
-	return nil
-}
-
-func (c *Cache) upStat(ctx context.Context, r *route, p string) (fi store.FileInfo, err error) {
-	err = c.each(ctx, r, func(u *upstream) error {
-		var e error
-		fi, e = u.Streams[0].Stat(upCtx(ctx, u, store.RequestFrom(ctx).ClientVO()), r.upPath(u, p))
-		return e
-	})
-	return fi, err
 }
 
 // Stat answers from the cached copy while it is fresh, else upstream.

@@ -30,7 +30,7 @@ const groupSpread = 4
 
 // groupSlack is how many more requests in flight a stream holding the
 // file may have than the least busy stream before a group goes to a
-// stream that must open the file first (see take).
+// stream that must open the file first (see streamCost).
 const groupSlack = 4
 
 // preopenStreams is how many streams a file is opened on once a reader
@@ -118,7 +118,7 @@ func (c *Cache) readOnceMany(e *entry, ui int, u *upstream, bufs [][]byte, offs 
 	// A group (a few hundred KiB) waits about a millisecond per request
 	// ahead of it on a stream, far less than the round trip of opening
 	// the file on another: it queues behind up to groupSlack of them.
-	si := u.take(func(si int) bool { return e.up.has(ui, si) }, groupSlack)
+	si := u.take(e.streamCost(ui, u, groupSlack))
 	f, err := c.upFile(ctx, e, ui, u, si)
 	if err == nil {
 		if rv, ok := f.(readVer); ok {
@@ -162,9 +162,9 @@ func (c *Cache) preopen(e *entry, want int) {
 		return
 	}
 	u := e.route.ups[0]
+	c.wantConnected(u)
 	for range min(want-have, len(u.Streams)-have) {
-		// The least busy stream without a handle of the file.
-		si := u.take(func(si int) bool { return !e.up.has(0, si) }, 1)
+		si := u.take(e.openCost(u))
 		c.acquire(e)
 		go func() {
 			defer c.release(e)

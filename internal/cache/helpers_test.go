@@ -29,6 +29,9 @@ type countingStore struct {
 	fail   atomic.Bool
 	short  atomic.Bool
 	delay  time.Duration
+	// silentOpen: its files do not say at open what they are (OpenStat
+	// false), as an upstream client without kXR_retstat.
+	silentOpen bool
 }
 
 func (s *countingStore) Open(ctx context.Context, name string) (store.File, error) {
@@ -40,7 +43,13 @@ func (s *countingStore) Open(ctx context.Context, name string) (store.File, erro
 		return nil, err
 	}
 	s.opens.Add(1)
-	return &countingFile{File: f, s: s}, nil
+	cf := &countingFile{File: f, s: s}
+	if st, ok := f.(interface {
+		Stat() (store.FileInfo, error)
+	}); ok {
+		cf.info, cf.infoErr = st.Stat()
+	}
+	return cf, nil
 }
 
 func (s *countingStore) Stat(ctx context.Context, name string) (store.FileInfo, error) {
@@ -52,7 +61,13 @@ func (s *countingStore) Stat(ctx context.Context, name string) (store.FileInfo, 
 
 type countingFile struct {
 	store.File
-	s *countingStore
+	s       *countingStore
+	info    store.FileInfo // at open, as the root:// and https clients keep it
+	infoErr error
+}
+
+func (f *countingFile) OpenStat() (store.FileInfo, bool) {
+	return f.info, !f.s.silentOpen && f.infoErr == nil
 }
 
 func (f *countingFile) Close() error {

@@ -177,9 +177,9 @@ func TestReadPagesAtCRCs(t *testing.T) {
 	}
 }
 
-// Opening a large incomplete file opens it upstream in the background on
-// one stream, and its first miss on the rest its misses will spread over;
-// a small one waits for a miss.
+// Opening an incomplete file opens it upstream, as the check of its
+// version, and the first read uses that handle; a large file's first
+// miss opens it on the rest of the streams its misses spread over.
 func TestPreopenLargeFiles(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20 })
 	e.file("big", 4<<20)
@@ -197,7 +197,11 @@ func TestPreopenLargeFiles(t *testing.T) {
 	}
 	before := e.up.opens.Load()
 	small := e.open("/store/small")
-	opensReach("small, opened", before, 0)
+	opensReach("small, opened", before, 1)
+	if _, err := small.ReadAt(make([]byte, 4096), 0); err != nil {
+		t.Fatal(err)
+	}
+	opensReach("small, read", before, 1)
 	small.Close()
 
 	before = e.up.opens.Load()

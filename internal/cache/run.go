@@ -5,11 +5,13 @@ import (
 	"errors"
 )
 
-// Run starts the background work — the disk writers, the flusher of block
-// maps, the purger and the closer of idle upstream files — and returns nil when ctx ends or the cache is
-// closed (at once on a closed cache). Without Run the cache still serves reads, but fetched blocks
-// are not written behind (the write queue drops them once full) and
-// nothing is purged. Close drains the writers; call it after Run returns.
+// Run starts the background work — the disk writers, the flusher of
+// block maps, the purger, the closer of idle upstream files and the dialer
+// of upstream connections — and returns nil when ctx ends or the cache is
+// closed (at once on a closed cache). Without Run the cache still serves
+// reads, but fetched blocks are not written behind (the write queue drops
+// them once full) and nothing is purged. Close drains the writers; call it
+// after Run returns.
 func (c *Cache) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -43,8 +45,9 @@ func (c *Cache) start(ctx context.Context) (bool, error) {
 		c.wg.Add(1)
 		go c.writer()
 	}
-	c.bg.Add(4)
+	c.bg.Add(5)
 	go c.scan(ctx)
+	go c.connector(ctx)
 	go c.flusher(ctx)
 	go c.purger(ctx)
 	go c.handleReaper(ctx)

@@ -28,6 +28,9 @@ type upstream struct {
 
 	open   atomic.Int64 // upstream files open, over all streams
 	warned atomic.Int64 // when the cap was last reported (unix ns)
+
+	connecting  atomic.Bool  // the connector has it queued or dialing
+	connectedAt atomic.Int64 // when the connector last dialed its streams (unix ns)
 }
 
 // newRoutes builds the route table: the longest prefix wins, so
@@ -75,34 +78,49 @@ func (r *route) upPath(u *upstream, p string) string {
 	return strings.TrimSuffix(u.PathPrefix, "/") + rest
 }
 
-// take returns a stream of u for a fetch and counts the fetch on it: the
-// least busy stream where has reports an open handle of the file, unless
-// it is busier than the least busy stream by more than slack fetches; else
-// the least busy, round-robin among equals, so a burst of fetches spreads
-// over every stream (a server answers one read per connection at a
-// time). Reusing a handle saves a round trip (an upstream open costs as
-// much as the read it precedes: a scattered reader touching a file on
-// every stream paid it on a quarter of its reads) and a file descriptor
-// upstream.
-func (u *upstream) take(has func(si int) bool, slack int) int {
+// take returns the stream of u where a fetch costs least, and counts the
+// fetch on it: cost(si) is what the stream adds beyond the fetches in
+// flight there (see streamCost). Of equals, the one adding least (the
+// file open there already), then round-robin, so a burst of fetches
+// spreads over every stream (a server answers one read per connection at
+// a time).
+func (u *upstream) take(cost func(si int) int) int {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	best, open := u.next%len(u.busy), -1
+	best, least, added := -1, 0, 0
 	for k := range u.busy {
 		i := (u.next + k) % len(u.busy)
-		if u.busy[i] < u.busy[best] {
-			best = i
+		a := cost(i)
+		if c := u.busy[i] + a; best < 0 || c < least || c == least && a < added {
+			best, least, added = i, c, a
 		}
-		if (open < 0 || u.busy[i] < u.busy[open]) && has(i) {
-			open = i
-		}
-	}
-	if open >= 0 && u.busy[open] <= u.busy[best]+slack {
-		best = open
 	}
 	u.busy[best]++
 	u.next = best + 1
 	return best
+}
+
+// streamCost prices the streams of upstream ui for a fetch of e, in
+// fetches in flight: nothing where e's file is open; open where it must
+// be opened first, or an open under way must finish (an upstream open
+// costs a round trip, as much as the read it precedes: a scattered
+// reader touching a file on every stream paid it on a quarter of its
+// reads); three times that on a stream not connected, which must dial
+// and log in first. Reusing a handle also saves a file descriptor
+// upstream.
+func (e *entry) streamCost(ui int, u *upstream, open int) func(si int) int {
+	return func(si int) int {
+		switch e.up.state(ui, si) {
+		case handleReady:
+			return 0
+		case handleOpening:
+			return open
+		}
+		if connected(u.Streams[si]) {
+			return open
+		}
+		return 3 * open
+	}
 }
 
 func (u *upstream) done(si int) {
@@ -155,13 +173,33 @@ type upHandle struct {
 	err   error
 }
 
+type handleState int
+
+const (
+	handleNone handleState = iota
+	handleOpening
+	handleReady // open, or failed to (the fetch then fails over at once)
+)
+
+// state says whether a handle on stream si of upstream ui is open.
+func (h *upFiles) state(ui, si int) handleState {
+	h.mu.Lock()
+	uh := h.handles[[2]int{ui, si}]
+	h.mu.Unlock()
+	if uh == nil {
+		return handleNone
+	}
+	select {
+	case <-uh.ready:
+		return handleReady
+	default:
+		return handleOpening
+	}
+}
+
 // has reports whether a handle on stream si of upstream ui is open or
 // opening.
-func (h *upFiles) has(ui, si int) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.handles[[2]int{ui, si}] != nil
-}
+func (h *upFiles) has(ui, si int) bool { return h.state(ui, si) != handleNone }
 
 // retire closes uh off the caller's path (a close waits for the
 // upstream's answer). It leaves the open count at once when uh is open
@@ -326,7 +364,7 @@ func (c *Cache) failover(e *entry, n int, read func(ui int, u *upstream) error) 
 func (c *Cache) readOnce(e *entry, ui int, u *upstream, p []byte, off int64) error {
 	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.FetchTimeout)
 	defer cancel()
-	si := u.take(func(si int) bool { return e.up.has(ui, si) }, 1)
+	si := u.take(e.streamCost(ui, u, 1))
 	defer u.done(si)
 	f, err := c.upFile(ctx, e, ui, u, si)
 	if err != nil {

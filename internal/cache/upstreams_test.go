@@ -117,8 +117,9 @@ func (s *voStore) Stat(ctx context.Context, name string) (store.FileInfo, error)
 }
 
 // A client's VO (from ?vo= or its token) reaches a root:// upstream as
-// CGI on the stat and on every fetch's open, so a director there can pick
-// the VO's federation, with the mark that a cache is asking.
+// CGI on the open (or stat) that checks the file and on every fetch's
+// open, so a director there can pick the VO's federation, with the mark
+// that a cache is asking.
 func TestVOPassedUpstream(t *testing.T) {
 	var vs *voStore
 	e := newEnv(t, func(c *Config) {
@@ -139,8 +140,8 @@ func TestVOPassedUpstream(t *testing.T) {
 	f.Close()
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
-	if len(vs.seen) < 2 {
-		t.Fatalf("upstream saw %v", vs.seen)
+	if len(vs.seen) == 0 {
+		t.Fatal("upstream saw no request")
 	}
 	for _, s := range vs.seen {
 		if s != "/store/v?sbx.via=cache&vo=cms" {

@@ -32,6 +32,9 @@ func (f *FS) Open(ctx context.Context, name string) (store.File, error) {
 	return &file{fs: f, name: name, at: at, info: fi}, nil
 }
 
+// OpenStat is what the PROPFIND of Open said of the file.
+func (r *file) OpenStat() (store.FileInfo, bool) { return r.info, true }
+
 func (r *file) ReadAt(p []byte, off int64) (int, error) {
 	return r.ReadAtContext(context.Background(), p, off)
 }

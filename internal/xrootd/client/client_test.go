@@ -201,3 +201,32 @@ func TestReadAbandonedMidFrame(t *testing.T) {
 		t.Fatalf("read after re-dial: %d %v %q", n, err, buf)
 	}
 }
+
+// An open keeps what the server's kXR_retstat said (size, mtime), and
+// Connect dials ahead of the first request.
+func TestOpenStatAndConnect(t *testing.T) {
+	addr := fakeServer(t, func(c net.Conn, req *proto.Request) {
+		if req.ID != proto.ReqOpen {
+			send(c, req.Stream, proto.StatusError, make([]byte, 4))
+			return
+		}
+		body := append(make([]byte, 12), "42 5000 16 1700000000\x00"...)
+		send(c, req.Stream, proto.StatusOK, body)
+	})
+	fs := NewFS(addr)
+	defer fs.Close()
+	if fs.Connected() {
+		t.Fatal("connected before any request")
+	}
+	if err := fs.Connect(context.Background()); err != nil || !fs.Connected() {
+		t.Fatalf("Connect: %v, connected %v", err, fs.Connected())
+	}
+	f, err := fs.Open(context.Background(), "/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, ok := f.(*File).OpenStat()
+	if !ok || fi.Size != 5000 || !fi.ModTime.Equal(time.Unix(1700000000, 0)) || fi.IsDir() {
+		t.Fatalf("OpenStat = %+v, %v", fi, ok)
+	}
+}

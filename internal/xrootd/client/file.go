@@ -22,6 +22,9 @@ type File struct {
 	h    [4]byte
 	name string
 	size int64 // at open, from kXR_retstat
+	// info is the whole kXR_retstat answer; ok says the server sent one.
+	info   store.FileInfo
+	infoOK bool
 }
 
 var _ store.WritableFile = (*File)(nil)
@@ -73,7 +76,7 @@ func (f *FS) open(ctx context.Context, name string, opts, mode uint16) (*File, e
 	copy(file.h[:], resp[:4])
 	if len(resp) > 12 {
 		if fi, err := parseStat(baseName(r.path), string(resp[12:])); err == nil {
-			file.size = fi.Size
+			file.size, file.info, file.infoOK = fi.Size, fi, true
 		}
 	}
 	return file, nil
@@ -94,6 +97,11 @@ func (f *File) callCtx(ctx context.Context, id uint16, body [16]byte, data []byt
 
 // Size is the file's size when it was opened.
 func (f *File) Size() int64 { return f.size }
+
+// OpenStat is what the server said of the file as it opened it (size,
+// mtime, flags), without asking again; ok is false when it said nothing.
+// A cache validates its copy by it, saving the round trip of a stat.
+func (f *File) OpenStat() (fi store.FileInfo, ok bool) { return f.info, f.infoOK }
 
 // ReadAt reads len(p) bytes at off; fewer at the end of the file, with
 // io.EOF, like os.File. Each request is bounded by Options.IOTimeout.

@@ -54,6 +54,22 @@ func (f *FS) Close() error {
 	return nil
 }
 
+// Connected reports whether a live connection to the server is open, so
+// a request now costs no dial and login (two round trips or more).
+func (f *FS) Connected() bool {
+	f.mu.Lock()
+	c := f.conns[f.addr]
+	f.mu.Unlock()
+	return c != nil && c.Err() == nil
+}
+
+// Connect dials the server and logs in unless a live connection is open
+// already, so the first request pays no dial.
+func (f *FS) Connect(ctx context.Context) error {
+	_, err := f.conn(ctx, f.addr)
+	return err
+}
+
 func (f *FS) conn(ctx context.Context, addr string) (*Conn, error) {
 	f.mu.Lock()
 	c := f.conns[addr]

@@ -1,0 +1,83 @@
+package cache
+
+import (
+	"context"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"sitebox/internal/store"
+)
+
+// connectRetry is how long after connecting an upstream's streams the
+// cache waits before trying again for streams still (or again) down: an
+// unreachable upstream costs a burst of failed dials per interval, not
+// one per client open.
+const connectRetry = 10 * time.Second
+
+// connecter is an upstream client that can dial its server ahead of its
+// first request (root://; an https pool dials per request).
+type connecter interface {
+	Connect(ctx context.Context) error
+	Connected() bool
+}
+
+// connected reports whether a request to s costs no dial first (true
+// for clients that do not say, such as https pools).
+func connected(s store.Store) bool {
+	c, ok := s.(connecter)
+	return !ok || c.Connected()
+}
+
+// wantConnected asks the connector to dial u's streams not connected:
+// the cache spreads a file's fetches over all of them, and a fetch sent
+// to a stream not yet connected waits for a dial and a login (two round
+// trips or more) besides its open. Without it, every cold start paid
+// that on its first vector reads.
+func (c *Cache) wantConnected(u *upstream) {
+	if time.Now().UnixNano()-u.connectedAt.Load() < int64(connectRetry) || u.connecting.Load() {
+		return
+	}
+	all := true
+	for _, s := range u.Streams {
+		all = all && connected(s)
+	}
+	if all || !u.connecting.CompareAndSwap(false, true) {
+		return
+	}
+	select {
+	case c.connectCh <- u:
+	default: // the connector is busy with other upstreams: a later open asks again
+		u.connecting.Store(false)
+	}
+}
+
+// connector dials the streams wantConnected asks for until ctx ends.
+func (c *Cache) connector(ctx context.Context) {
+	defer c.bg.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case u := <-c.connectCh:
+			c.connect(ctx, u)
+		}
+	}
+}
+
+// connect dials u's streams not connected, all at once.
+func (c *Cache) connect(ctx context.Context, u *upstream) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.FetchTimeout)
+	defer cancel()
+	var g errgroup.Group
+	for _, s := range u.Streams {
+		if cs, ok := s.(connecter); ok && !cs.Connected() {
+			g.Go(func() error { return cs.Connect(ctx) })
+		}
+	}
+	if err := g.Wait(); err != nil && ctx.Err() == nil {
+		c.log.Debug("connecting upstream streams", "upstream", u.Name, "err", err)
+	}
+	u.connectedAt.Store(time.Now().UnixNano())
+	u.connecting.Store(false)
+}
