@@ -41,6 +41,9 @@ MB/s over time per client count into --out.`,
 			if err := f.parse(cmd); err != nil {
 				return err
 			}
+			if handled, err := linkNamespace(cmd); handled || err != nil {
+				return err
+			}
 			run, err := startBenchRun(cmd, "cache", f.workDir)
 			if err != nil {
 				return err
@@ -63,6 +66,7 @@ MB/s over time per client count into --out.`,
 		},
 	}
 	f.register(cmd)
+	addLinkFlag(cmd)
 	cmd.AddCommand(newBenchCacheAnalysisCmd(), newBenchCacheFilesCmd())
 	return cmd
 }

@@ -69,6 +69,9 @@ func newBenchCacheAnalysisCmd() *cobra.Command {
 				cfg.Latency = -1 // an explicit 0: no added latency
 			}
 			cfg.Setups = strings.Split(setups, ",")
+			if handled, err := linkNamespace(cmd); handled || err != nil {
+				return err
+			}
 			run, err := startBenchRun(cmd, "cache-analysis", workDir)
 			if err != nil {
 				return err
@@ -82,6 +85,7 @@ func newBenchCacheAnalysisCmd() *cobra.Command {
 			return err
 		},
 	}
+	addLinkFlag(cmd)
 	fl := cmd.Flags()
 	fl.IntVar(&cfg.Files, "files", 0, "number of files on the origin (default 8; 2 for the uproot workload)")
 	fl.StringVar(&cfg.Workload, "workload", "readv", `"readv": random vector reads; "uproot": uproot jobs reading a few branches of a many-branch TTree`)

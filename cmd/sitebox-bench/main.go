@@ -6,6 +6,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -14,10 +15,21 @@ import (
 
 func main() {
 	if err := newRootCmd().Execute(); err != nil {
+		var ce childExit
+		if errors.As(err, &ce) {
+			os.Exit(int(ce)) // it printed its own errors
+		}
 		fmt.Fprintln(os.Stderr, "sitebox-bench:", err)
 		os.Exit(1)
 	}
 }
+
+// childExit is the exit status of the benchmark re-run in its own network
+// namespace (see linkNamespace), which has printed its report and errors
+// itself.
+type childExit int
+
+func (c childExit) Error() string { return fmt.Sprintf("exit status %d", int(c)) }
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{

@@ -135,6 +135,8 @@ func contains(xs []string, s string) bool {
 type CacheReport struct {
 	Config CacheConfig
 	Points []CachePoint
+	// Congestion is the host's TCP congestion control (see linkCongestion).
+	Congestion string
 }
 
 // cacheEnv is what every point shares: the origin behind its shaped link.
@@ -165,7 +167,7 @@ func Cache(ctx context.Context, cfg CacheConfig) (*CacheReport, error) {
 	}
 	defer stop()
 
-	rep := &CacheReport{Config: cfg}
+	rep := &CacheReport{Config: cfg, Congestion: linkCongestion()}
 	for _, n := range cfg.Clients {
 		for _, s := range cfg.Setups {
 			if err := ctx.Err(); err != nil {

@@ -61,6 +61,8 @@ type AnalysisPoint struct {
 type AnalysisReport struct {
 	Config AnalysisConfig
 	Points []AnalysisPoint
+	// Congestion is the host's TCP congestion control (see linkCongestion).
+	Congestion string
 }
 
 func (c *AnalysisConfig) applyDefaults() {
@@ -174,7 +176,7 @@ func CacheAnalysis(ctx context.Context, cfg AnalysisConfig) (*AnalysisReport, er
 	if cfg.uproot() {
 		env.names = trees
 	}
-	rep := &AnalysisReport{Config: cfg}
+	rep := &AnalysisReport{Config: cfg, Congestion: linkCongestion()}
 	runs := make([]*analysisRun, 0, len(cfg.Setups))
 	defer func() {
 		for _, r := range runs {

@@ -33,6 +33,7 @@ func FormatAnalysis(rep *AnalysisReport) string {
 		fmt.Fprintf(&b, "analysis: %d threads × %d vector reads of %d × %d B over %d files of %d B; link %v each way, %d B/s per connection\n",
 			c.Threads, c.Readvs, c.Chunks, c.ChunkSize, c.Files, c.FileSize, c.Latency, c.Bandwidth)
 	}
+	b.WriteString(congestionNote(rep.Congestion))
 	base := map[string]AnalysisPoint{}
 	for _, p := range rep.Points {
 		base[p.Setup] = p

@@ -31,6 +31,7 @@ func FormatCache(r *CacheReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Files: %d × %s (%s). Upstream link: %s added each way (round trip +%s), %s per TCP connection (Toxiproxy).\n",
 		c.Files, sitebench.MB(c.FileSize), sitebench.MB(int64(c.Files)*c.FileSize), durText(c.Latency), durText(2*c.Latency), rateText(c.Bandwidth))
+	b.WriteString(congestionNote(r.Congestion))
 	fmt.Fprintf(&b, "Caches: empty at every point, RAM %s, disk watermarks %s high / %s low; XCache pfc.blocksize %s, pfc.prefetch %s.\n",
 		sitebench.MiB(c.RAM), sitebench.MB(c.Disk), sitebench.MB(c.Disk*8/10), orDefault(c.XcacheBlockSize > 0, sitebench.MiB(c.XcacheBlockSize)), orDefault(c.XcachePrefetch != 0, fmt.Sprint(max(c.XcachePrefetch, 0))))
 	fmt.Fprintf(&b, "Cold phase: clients share a queue of every file once (no copy starts after %s). Warm phase: %s of random files among those read.\n\n",
