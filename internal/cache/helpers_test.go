@@ -185,6 +185,18 @@ func (e *env) file(name string, n int) []byte {
 	return data
 }
 
+// replace gives the origin's name new content of size n and a later
+// mtime: a new version, as an upstream change looks to the cache.
+func (e *env) replace(name string, n int) []byte {
+	e.t.Helper()
+	data := e.file(name, n)
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(e.src, name), later, later); err != nil {
+		e.t.Fatal(err)
+	}
+	return data
+}
+
 // open opens name through the cache; the test closes it.
 func (e *env) open(name string) *File {
 	e.t.Helper()
