@@ -147,23 +147,6 @@ func (c *Cache) openStat(ctx context.Context, e *entry) (*openedUp, store.FileIn
 	return &openedUp{u: u, si: si, f: f}, fi, nil
 }
 
-// openCost prices the streams of e's first upstream u for opening e's
-// file: the least busy connected stream not holding it, unless all such
-// are busier by a few fetches than one that must dial and log in first
-// (two round trips or more). A stream holding the file already costs
-// most: a second handle there is closed unused.
-func (e *entry) openCost(u *upstream) func(si int) int {
-	return func(si int) int {
-		switch {
-		case e.up.has(0, si):
-			return 1 << 20
-		case connected(u.Streams[si]):
-			return 0
-		}
-		return 2 * groupSlack
-	}
-}
-
 // isFinal reports whether the open's error err answers the question for
 // the whole route: the file is missing at its only upstream. Any other
 // failure (a directory, a refused open, a second upstream to ask) is
