@@ -83,8 +83,13 @@ func (r *route) upPath(u *upstream, p string) string {
 // found" from the others, so a transient failure is not reported as a
 // missing file.
 func (c *Cache) each(ctx context.Context, r *route, op func(u *upstream) error) error {
-	var errs []error
-	for _, u := range r.ups {
+	return c.eachOf(ctx, r.ups, nil, op)
+}
+
+// eachOf is each over ups, after the errors errs of upstreams asked
+// before them.
+func (c *Cache) eachOf(ctx context.Context, ups []*upstream, errs []error, op func(u *upstream) error) error {
+	for _, u := range ups {
 		err := op(u)
 		if err == nil {
 			return nil
@@ -92,12 +97,7 @@ func (c *Cache) each(ctx context.Context, r *route, op func(u *upstream) error) 
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if !store.IsAnswer(err) {
-			c.ctr.upstreamErrors.Add(1)
-			c.log.Warn("upstream failed", "upstream", u.Name, "err", err)
-			err = fmt.Errorf("%w: %s: %w", store.ErrUnavailable, u.Name, err)
-		}
-		errs = append(errs, err)
+		errs = append(errs, c.upstreamErr(u, err))
 	}
 	for _, err := range errs {
 		if !errors.Is(err, store.ErrNotFound) {
@@ -105,6 +105,17 @@ func (c *Cache) each(ctx context.Context, r *route, op func(u *upstream) error) 
 		}
 	}
 	return errs[0]
+}
+
+// upstreamErr counts and logs a failure of u that is not an answer about
+// the file (a cut, a timeout) and marks it unavailable.
+func (c *Cache) upstreamErr(u *upstream, err error) error {
+	if store.IsAnswer(err) {
+		return err
+	}
+	c.ctr.upstreamErrors.Add(1)
+	c.log.Warn("upstream failed", "upstream", u.Name, "err", err)
+	return fmt.Errorf("%w: %s: %w", store.ErrUnavailable, u.Name, err)
 }
 
 // upFiles are one cached file's open upstream handles: one per (upstream,

@@ -36,7 +36,7 @@ func (c *Cache) validate(ctx context.Context, e *entry) error {
 		op, fi, err = c.openStat(ctx, e)
 	}
 	if op == nil && !isFinal(err, e.route) {
-		fi, err = c.upStat(ctx, e.route, e.path)
+		fi, err = c.statAfterOpen(ctx, e.route, e.path, err)
 	}
 	e.mu.Lock()
 	err = c.checkVersionLocked(e, fi, err)
@@ -88,8 +88,24 @@ func (c *Cache) checkVersionLocked(e *entry, fi store.FileInfo, err error) error
 	return nil
 }
 
-func (c *Cache) upStat(ctx context.Context, r *route, p string) (fi store.FileInfo, err error) {
-	err = c.each(ctx, r, func(u *upstream) error {
+func (c *Cache) upStat(ctx context.Context, r *route, p string) (store.FileInfo, error) {
+	return c.upStatOf(ctx, r, r.ups, nil, p)
+}
+
+// statAfterOpen stats p where the open of openStat said nothing (openErr
+// nil) or failed. A first upstream that did not answer the open (a cut,
+// a timeout) is not asked again: the stat goes on to the others, and a
+// dead first upstream costs one timeout, as before the open.
+func (c *Cache) statAfterOpen(ctx context.Context, r *route, p string, openErr error) (store.FileInfo, error) {
+	if openErr == nil || store.IsAnswer(openErr) || ctx.Err() != nil {
+		return c.upStat(ctx, r, p)
+	}
+	errs := []error{c.upstreamErr(r.ups[0], openErr)}
+	return c.upStatOf(ctx, r, r.ups[1:], errs, p)
+}
+
+func (c *Cache) upStatOf(ctx context.Context, r *route, ups []*upstream, errs []error, p string) (fi store.FileInfo, err error) {
+	err = c.eachOf(ctx, ups, errs, func(u *upstream) error {
 		var e error
 		fi, e = u.Streams[0].Stat(upCtx(ctx, u, store.RequestFrom(ctx).ClientVO()), r.upPath(u, p))
 		return e

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"sitebox/internal/origin"
 	"sitebox/internal/store"
 )
 
@@ -111,5 +112,34 @@ func TestOpenCheckMissingAndDirectory(t *testing.T) {
 	os.MkdirAll(filepath.Join(e.src, "dir"), 0o755)
 	if _, err := e.c.Open(context.Background(), "/store/dir"); !errors.Is(err, store.ErrIsDir) {
 		t.Errorf("open of a directory: %v", err)
+	}
+}
+
+// A first upstream that does not answer the open that checks a file is
+// not asked again by stat: the check goes on to the second, so a dead
+// first upstream costs a client one failure (a timeout, on a real link),
+// as it did when the check was a stat.
+func TestOpenCheckSkipsDeadFirstUpstream(t *testing.T) {
+	e, first := statCountingEnv(t, false, nil)
+	e.c.Close()
+	o2, err := origin.New(origin.Config{Exports: []origin.Export{{Prefix: "/store", Pools: []string{e.src}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o2.Close()
+	second := &countingStore{Store: o2}
+	e.cfg.Routes[0].Upstreams = append(e.cfg.Routes[0].Upstreams, Upstream{Name: "second", Streams: []store.Store{second}})
+	e.start()
+	want := e.file("f", 100<<10)
+	e.up.fail.Store(true)
+	opens := e.up.opens.Load()
+	if got := e.read("/store/f", 64<<10); !bytes.Equal(got, want) {
+		t.Fatal("data differs")
+	}
+	if n := first.stats.Load(); n != 0 {
+		t.Errorf("the dead first upstream was asked %d stats after its open failed", n)
+	}
+	if e.up.opens.Load() != opens || second.bytes.Load() == 0 {
+		t.Errorf("first upstream opens %d→%d, second upstream read %d bytes", opens, e.up.opens.Load(), second.bytes.Load())
 	}
 }
