@@ -172,6 +172,22 @@ func (e *env) restart() {
 	e.start()
 }
 
+// withSecondUpstream restarts the cache with a second upstream after the
+// first: another origin over the same pool, which it returns.
+func (e *env) withSecondUpstream() *countingStore {
+	e.t.Helper()
+	e.c.Close()
+	o2, err := origin.New(origin.Config{Exports: []origin.Export{{Prefix: "/store", Pools: []string{e.src}}}}, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { o2.Close() })
+	second := &countingStore{Store: o2}
+	e.cfg.Routes[0].Upstreams = append(e.cfg.Routes[0].Upstreams, Upstream{Name: "second", Streams: []store.Store{second}})
+	e.start()
+	return second
+}
+
 // file writes random content of size n to the origin at name.
 func (e *env) file(name string, n int) []byte {
 	e.t.Helper()

@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sitebox/internal/origin"
 	"sitebox/internal/store"
 )
 
@@ -19,16 +18,7 @@ import (
 // from the second; with both dead, reads fail cleanly.
 func TestFailover(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.ReadAhead = -1 })
-	// Restart with a second upstream: another origin over the same pool.
-	e.c.Close()
-	o2, err := origin.New(origin.Config{Exports: []origin.Export{{Prefix: "/store", Pools: []string{e.src}}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o2.Close()
-	second := &countingStore{Store: o2}
-	e.cfg.Routes[0].Upstreams = append(e.cfg.Routes[0].Upstreams, Upstream{Name: "second", Streams: []store.Store{second}})
-	e.start()
+	second := e.withSecondUpstream()
 
 	want := e.file("f", 512<<10)
 	f, err := e.c.Open(context.Background(), "/store/f")

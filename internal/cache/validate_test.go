@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/origin"
 	"sitebox/internal/store"
 )
 
@@ -121,15 +120,7 @@ func TestOpenCheckMissingAndDirectory(t *testing.T) {
 // as it did when the check was a stat.
 func TestOpenCheckSkipsDeadFirstUpstream(t *testing.T) {
 	e, first := statCountingEnv(t, false, nil)
-	e.c.Close()
-	o2, err := origin.New(origin.Config{Exports: []origin.Export{{Prefix: "/store", Pools: []string{e.src}}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer o2.Close()
-	second := &countingStore{Store: o2}
-	e.cfg.Routes[0].Upstreams = append(e.cfg.Routes[0].Upstreams, Upstream{Name: "second", Streams: []store.Store{second}})
-	e.start()
+	second := e.withSecondUpstream()
 	want := e.file("f", 100<<10)
 	e.up.fail.Store(true)
 	opens := e.up.opens.Load()
