@@ -21,6 +21,12 @@ setups, so each meets the machine in the same state. "local" is a sitebox
 origin serving the same files from this machine's disk, the ceiling for a
 warm cache.
 
+A cache box serves worker nodes, whose cores are not its own. With
+--reader-cpus auto (the default) on four or more CPUs, the readers run on
+the last quarter of them and the servers, the link and the bench on the
+rest; on fewer, everything shares every CPU, as with "none". A CPU list
+("1", "2-3") gives the readers those CPUs. The report names the split.
+
 With --workload uproot, the origin's files are ROOT files with one TTree
 of --branches float64 branches (written with uproot.recreate, baskets of
 all branches interleaved as in a real ntuple); each reader runs --jobs
@@ -106,6 +112,7 @@ func newBenchCacheAnalysisCmd() *cobra.Command {
 	fl.StringVar(&cfg.Python, "python", "", "Python with the XRootD bindings (default: $SITEBOX_PYTHON, else python3)")
 	fl.StringVar(&block, "block-size", "", "the sitebox cache's block_size (default: its own)")
 	fl.Uint64Var(&cfg.Seed, "seed", 1, "seed of the random offsets")
+	fl.StringVar(&cfg.ReaderCPUs, "reader-cpus", "auto", `CPUs of the readers, the servers on the rest: "auto" (the last quarter, on 4 or more CPUs), "none" (all share every CPU) or a CPU list such as "1"`)
 	fl.StringVar(&workDir, "work-dir", "", "scratch directory; origin files are kept there for reruns (default: a temporary one, removed)")
 	return cmd
 }

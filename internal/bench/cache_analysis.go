@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 )
 
@@ -30,6 +31,11 @@ type AnalysisConfig struct {
 	// rate is over them all. One warm pass of the defaults lasts about a
 	// tenth of a second, too short to measure on a busy machine.
 	WarmPasses int
+	// ReaderCPUs are the CPUs the readers run on, the rest of the bench
+	// on the others (see cpuPlan): "auto" (the default: the last quarter
+	// of the CPUs, when there are four or more), "none" (everything
+	// shares every CPU), or a Linux CPU list such as "1" or "2-3".
+	ReaderCPUs string
 
 	// Workload is "readv" (the default: random vector reads as above) or
 	// "uproot": each reader runs Jobs (default 5) jobs per pass, each
@@ -42,6 +48,8 @@ type AnalysisConfig struct {
 	ReadBranches int
 	Entries      int
 	Jobs         int
+
+	cpus cpuPlan // set by CacheAnalysis from ReaderCPUs
 }
 
 func (c *AnalysisConfig) uproot() bool { return c.Workload == "uproot" }
@@ -63,6 +71,8 @@ type AnalysisReport struct {
 	Points []AnalysisPoint
 	// Congestion is the host's TCP congestion control (see linkCongestion).
 	Congestion string
+	// CPUs says where the readers and the servers ran (cpuPlan.describe).
+	CPUs string
 }
 
 func (c *AnalysisConfig) applyDefaults() {
@@ -159,6 +169,11 @@ func CacheAnalysis(ctx context.Context, cfg AnalysisConfig) (*AnalysisReport, er
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	restore, err := cfg.placeReaders()
+	if err != nil {
+		return nil, err
+	}
+	defer restore()
 	wan := cfg.CacheConfig
 	var trees []string
 	if cfg.uproot() {
@@ -176,7 +191,7 @@ func CacheAnalysis(ctx context.Context, cfg AnalysisConfig) (*AnalysisReport, er
 	if cfg.uproot() {
 		env.names = trees
 	}
-	rep := &AnalysisReport{Config: cfg, Congestion: linkCongestion()}
+	rep := &AnalysisReport{Config: cfg, Congestion: linkCongestion(), CPUs: cfg.cpus.describe()}
 	runs := make([]*analysisRun, 0, len(cfg.Setups))
 	defer func() {
 		for _, r := range runs {
@@ -221,6 +236,7 @@ type passResult struct {
 	Readvs  int     `json:"readvs"`
 	Bytes   int64   `json:"bytes"`
 	Seconds float64 `json:"seconds"`
+	CPUs    []int   `json:"cpus"` // the CPUs the reader could run on
 }
 
 func (r passResult) rate() float64 {
@@ -236,13 +252,35 @@ func runVectorReads(ctx context.Context, cfg *AnalysisConfig, host string, names
 	args := []string{host, strconv.Itoa(cfg.Threads), strconv.Itoa(cfg.Readvs),
 		strconv.Itoa(cfg.Chunks), strconv.FormatInt(cfg.ChunkSize, 10), strconv.FormatInt(cfg.FileSize, 10),
 		strconv.FormatUint(cfg.Seed, 10)}
-	return runPass(ctx, cfg.Python, "vector reads from "+host, append(append([]string{"-c", vectorReadScript}, args...), names...))
+	return runPass(ctx, cfg, "vector reads from "+host, append(append([]string{"-c", vectorReadScript}, args...), names...))
 }
 
-// runPass runs one pass of a Python reader (args: -c script ...), which
-// prints its passResult as JSON; what names the pass in errors.
-func runPass(ctx context.Context, python, what string, args []string) (passResult, error) {
-	cmd := exec.CommandContext(ctx, python, args...)
+// placeReaders splits the CPUs between the readers and the rest as
+// cfg.ReaderCPUs asks, moving this process (and so the servers and the
+// link it starts) off the readers' CPUs until restore.
+func (c *AnalysisConfig) placeReaders() (restore func(), err error) {
+	avail, err := availableCPUs()
+	if err != nil {
+		return nil, err
+	}
+	if c.cpus, err = planFor(c.ReaderCPUs, avail); err != nil || !c.cpus.pinned() {
+		return func() {}, err
+	}
+	if _, err := exec.LookPath("taskset"); err != nil {
+		return nil, fmt.Errorf("running the readers on CPUs of their own needs taskset (util-linux), or --reader-cpus none: %w", err)
+	}
+	return pinProcess(c.cpus.rest)
+}
+
+// runPass runs one pass of a Python reader (args: -c script ...), on the
+// readers' CPUs, which prints its passResult as JSON; what names the pass
+// in errors.
+func runPass(ctx context.Context, cfg *AnalysisConfig, what string, args []string) (passResult, error) {
+	name := cfg.Python
+	if cfg.cpus.pinned() {
+		name, args = "taskset", append([]string{"-c", cpuList(cfg.cpus.readers), cfg.Python}, args...)
+	}
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), "XRD_REQUESTTIMEOUT=120", "XRD_CONNECTIONRETRY=1")
 	out, err := cmd.Output()
 	if err != nil {
@@ -255,6 +293,9 @@ func runPass(ctx context.Context, python, what string, args []string) (passResul
 	var r passResult
 	if err := json.Unmarshal(out, &r); err != nil {
 		return passResult{}, fmt.Errorf("%s: output %q: %v", what, trimMsg(out), err)
+	}
+	if cfg.cpus.pinned() && !slices.Equal(r.CPUs, cfg.cpus.readers) {
+		return passResult{}, fmt.Errorf("%s: the readers ran on CPUs %v, not %v", what, r.CPUs, cfg.cpus.readers)
 	}
 	return r, nil
 }
@@ -295,8 +336,9 @@ units = threads * readvs
 
 // runThreadsPy ends a reader script: it runs worker(t) on every thread
 // and prints the pass's passResult — units done (the "readvs" of the
-// rate), bytes read, seconds — or the first error, and fails.
+// rate), bytes read, seconds, its CPUs — or the first error, and fails.
 const runThreadsPy = `
+import os
 ts = [threading.Thread(target=worker, args=(t,)) for t in range(threads)]
 start = time.monotonic()
 for t in ts: t.start()
@@ -304,5 +346,5 @@ for t in ts: t.join()
 took = time.monotonic() - start
 if errors:
     sys.stderr.write(errors[0] + "\n"); sys.exit(1)
-print(json.dumps({"readvs": units, "bytes": total[0], "seconds": took}))
+print(json.dumps({"readvs": units, "bytes": total[0], "seconds": took, "cpus": sorted(os.sched_getaffinity(0))}))
 `

@@ -34,6 +34,9 @@ func FormatAnalysis(rep *AnalysisReport) string {
 			c.Threads, c.Readvs, c.Chunks, c.ChunkSize, c.Files, c.FileSize, c.Latency, c.Bandwidth)
 	}
 	b.WriteString(congestionNote(rep.Congestion))
+	if rep.CPUs != "" {
+		b.WriteString(rep.CPUs + "\n")
+	}
 	base := map[string]AnalysisPoint{}
 	for _, p := range rep.Points {
 		base[p.Setup] = p

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +31,12 @@ func TestCacheAnalysisEndToEnd(t *testing.T) {
 	if sitebox != "" {
 		setups = []string{"direct", "sitebox", "xcache", "local"}
 	}
+	// With two CPUs or more the readers get one of their own, as the
+	// default does on bigger machines: each pass checks where it ran.
+	readerCPUs := "none"
+	if cpus, err := availableCPUs(); err == nil && len(cpus) >= 2 {
+		readerCPUs = strconv.Itoa(cpus[len(cpus)-1])
+	}
 	var progress bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -41,10 +49,14 @@ func TestCacheAnalysisEndToEnd(t *testing.T) {
 			Out: &progress,
 		},
 		Python: py, Threads: threads, Readvs: readvs, Chunks: chunks, ChunkSize: chunk, WarmPasses: 3,
+		ReaderCPUs: readerCPUs,
 	})
 	t.Logf("progress:\n%s", progress.String())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := "CPUs: readers on " + readerCPUs + ";"; readerCPUs != "none" && !strings.HasPrefix(rep.CPUs, want) {
+		t.Errorf("the report says %q, want it to begin %q", rep.CPUs, want)
 	}
 	if len(rep.Points) != len(setups) {
 		t.Fatalf("%d points, want %d", len(rep.Points), len(setups))

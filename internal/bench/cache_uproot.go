@@ -76,7 +76,7 @@ for i, path in enumerate(sys.argv[4:]):
 func runUprootJobs(ctx context.Context, cfg *AnalysisConfig, host string, names []string) (passResult, error) {
 	args := []string{host, strconv.Itoa(cfg.Threads), strconv.Itoa(cfg.Jobs),
 		strconv.Itoa(cfg.ReadBranches), strconv.Itoa(cfg.Branches), strconv.FormatUint(cfg.Seed, 10)}
-	return runPass(ctx, cfg.Python, "uproot jobs on "+host, append(append([]string{"-c", uprootReadScript}, args...), names...))
+	return runPass(ctx, cfg, "uproot jobs on "+host, append(append([]string{"-c", uprootReadScript}, args...), names...))
 }
 
 // uprootReadScript: argv host threads jobs read_branches branches seed
