@@ -27,9 +27,12 @@ type AnalysisConfig struct {
 	ChunkSize int64  // bytes per chunk (default 32 KiB)
 	Threads   int    // parallel readers (default 4)
 	Readvs    int    // vector reads per thread and pass (default 100)
-	// WarmPasses is how many times the warm pass runs (default 3); its
-	// rate is over them all. One warm pass of the defaults lasts about a
-	// tenth of a second, too short to measure on a busy machine.
+	// WarmPasses is how many times the warm pass runs (default 3); the
+	// warm rate is the median of the passes'. One warm pass of the
+	// defaults lasts about a tenth of a second, and on a small machine a
+	// pass that meets a burst of other work (a flush, a timer, the other
+	// servers' housekeeping) can take half as long again: one such pass
+	// moved a rate over ten passes by several percent.
 	WarmPasses int
 	// ReaderCPUs are the CPUs the readers run on, the rest of the bench
 	// on the others (see cpuPlan): "auto" (the default: the last quarter
@@ -57,7 +60,8 @@ func (c *AnalysisConfig) uproot() bool { return c.Workload == "uproot" }
 // AnalysisPoint is one setup's result.
 type AnalysisPoint struct {
 	Setup              string
-	Cold, Warm         float64 // vector reads per second
+	Cold, Warm         float64 // vector reads per second (warm: the passes' median)
+	WarmMin, WarmMax   float64 // the slowest and fastest warm pass
 	AskedBytes         int64   // bytes the clients asked for in the cold pass
 	UpstreamBytes      int64   // bytes over the upstream link in the cold pass
 	PeakRSS            int64   // the server's own memory (testpeers.OwnRSS), sampled
@@ -225,8 +229,8 @@ func CacheAnalysis(ctx context.Context, cfg AnalysisConfig) (*AnalysisReport, er
 			fmt.Fprintf(cfg.Out, "  %-7s FAILED: %s\n", p.Setup, p.Err)
 			continue
 		}
-		fmt.Fprintf(cfg.Out, "  %-7s cold %8.1f %s  warm %8.1f %s  upstream÷asked %.2f  RSS %s\n",
-			p.Setup, p.Cold, cfg.unit(), p.Warm, cfg.unit(), bytesRatio(p.UpstreamBytes, p.AskedBytes), rssText(p.PeakRSS))
+		fmt.Fprintf(cfg.Out, "  %-7s cold %8.1f %s  warm %8.1f %s (passes %.1f–%.1f)  upstream÷asked %.2f  RSS %s\n",
+			p.Setup, p.Cold, cfg.unit(), p.Warm, cfg.unit(), p.WarmMin, p.WarmMax, bytesRatio(p.UpstreamBytes, p.AskedBytes), rssText(p.PeakRSS))
 	}
 	return rep, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"sitebox/internal/testpeers"
@@ -15,8 +16,8 @@ import (
 type analysisRun struct {
 	p       AnalysisPoint
 	t       *target
-	warm    passResult
-	cleanup []func() // run last first by close
+	warm    []float64 // each warm pass's rate
+	cleanup []func()  // run last first by close
 }
 
 // startAnalysisRun starts setup with an empty cache and runs its cold
@@ -69,7 +70,7 @@ func (r *analysisRun) start(ctx context.Context, env *cacheEnv, cfg *AnalysisCon
 	return nil
 }
 
-// warmPass runs one warm pass, adding it to the setup's warm result.
+// warmPass runs one warm pass, adding its rate to the setup's.
 func (r *analysisRun) warmPass(ctx context.Context, cfg *AnalysisConfig, env *cacheEnv) {
 	if r.p.Err != "" {
 		return
@@ -79,9 +80,8 @@ func (r *analysisRun) warmPass(ctx context.Context, cfg *AnalysisConfig, env *ca
 		r.p.Err = withLog(err, r.t).Error()
 		return
 	}
-	r.warm.Readvs += res.Readvs
-	r.warm.Bytes += res.Bytes
-	r.warm.Seconds += res.Seconds
+	r.warm = append(r.warm, res.rate())
+	r.p.WarmSecs += res.Seconds
 }
 
 // finish reports what the cache did, stops the setup and returns its
@@ -91,7 +91,10 @@ func (r *analysisRun) finish(ctx context.Context, cfg *AnalysisConfig) AnalysisP
 		if r.t.diagnose != nil {
 			fmt.Fprintf(cfg.Out, "  %s %s\n", r.p.Setup, r.t.diagnose(ctx))
 		}
-		r.p.Warm, r.p.WarmSecs = r.warm.rate(), r.warm.Seconds
+		if len(r.warm) > 0 {
+			r.p.Warm = median(r.warm)
+			r.p.WarmMin, r.p.WarmMax = slices.Min(r.warm), slices.Max(r.warm)
+		}
 	}
 	r.close()
 	return r.p

@@ -75,6 +75,9 @@ func TestCacheAnalysisEndToEnd(t *testing.T) {
 			if p.Warm <= 0 || p.WarmSecs <= 0 {
 				t.Errorf("warm %.1f readv/s over %.3f s", p.Warm, p.WarmSecs)
 			}
+			if p.WarmMin > p.Warm || p.Warm > p.WarmMax {
+				t.Errorf("warm median %.1f outside its passes' %.1f–%.1f", p.Warm, p.WarmMin, p.WarmMax)
+			}
 			switch p.Setup {
 			case "local":
 				if p.Cold != 0 || p.UpstreamBytes != 0 {
