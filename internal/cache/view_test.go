@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 )
 
 // Bytes are lent only when their pages are cached, checked and in the
@@ -78,7 +77,7 @@ func testViewLends(t *testing.T, mincore bool) {
 	if got := e.c.mappings.Load(); got != 1 {
 		t.Fatalf("%d data files mapped after the last close, want 1", got)
 	}
-	e.c.closeIdle(time.Now().Add(time.Hour))
+	e.forgetIdle()
 	if got := e.c.mappings.Load(); got != 0 {
 		t.Fatalf("%d data files still mapped after the file left memory", got)
 	}
