@@ -29,10 +29,9 @@ type AnalysisConfig struct {
 	Readvs    int    // vector reads per thread and pass (default 100)
 	// WarmPasses is how many times the warm pass runs (default 3); the
 	// warm rate is the median of the passes'. One warm pass of the
-	// defaults lasts about a tenth of a second, and on a small machine a
-	// pass that meets a burst of other work (a flush, a timer, the other
-	// servers' housekeeping) can take half as long again: one such pass
-	// moved a rate over ten passes by several percent.
+	// defaults lasts about a tenth of a second, and on a small shared
+	// machine one setup's passes range over a factor of two in a run:
+	// the median is not moved by a pass that met a burst of other work.
 	WarmPasses int
 	// ReaderCPUs are the CPUs the readers run on, the rest of the bench
 	// on the others (see cpuPlan): "auto" (the default: the last quarter
