@@ -50,6 +50,9 @@ func planFor(spec string, avail []int) (cpuPlan, error) {
 	if err != nil {
 		return cpuPlan{}, fmt.Errorf("reader CPUs %q: %w", spec, err)
 	}
+	if len(avail) == 0 {
+		return cpuPlan{}, fmt.Errorf("reader CPUs %q: this system does not tell which CPUs the bench may use (Linux only)", spec)
+	}
 	for _, c := range readers {
 		if !slices.Contains(avail, c) {
 			return cpuPlan{}, fmt.Errorf("reader CPUs %q: CPU %d is not one this process may use (%s)", spec, c, cpuList(avail))

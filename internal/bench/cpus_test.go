@@ -30,6 +30,7 @@ func TestPlanFor(t *testing.T) {
 		{spec: "3-1", avail: four, wantErrContains: "not a range"},
 		{spec: "-1", avail: four, wantErrContains: "not a CPU number"},
 		{spec: "0-99999", avail: four, wantErrContains: "too large"},
+		{spec: "1", avail: nil, wantErrContains: "Linux only"},
 	} {
 		p, err := planFor(tc.spec, tc.avail)
 		if tc.wantErrContains != "" {
