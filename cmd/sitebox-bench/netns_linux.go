@@ -49,7 +49,7 @@ func linkNamespace(cmd *cobra.Command) (handled bool, err error) {
 	defer signal.Stop(sigs)
 	if err := child.Start(); err != nil {
 		if errors.Is(err, syscall.EPERM) {
-			fmt.Fprintf(cmd.ErrOrStderr(), "sitebox-bench: no private network namespace (%v; needs root): the link runs over the host's loopback, TCP congestion control %s\n", err, hostCongestion())
+			fmt.Fprintf(cmd.ErrOrStderr(), "sitebox-bench: no private network namespace (%v; needs root): the link runs over the host's loopback, TCP congestion control %q\n", err, bench.LinkCongestion())
 			return false, nil
 		}
 		return true, fmt.Errorf("start the benchmark in a network namespace: %w", err)
@@ -91,12 +91,4 @@ func setUpNamespace(cc string) error {
 		return fmt.Errorf("--link-congestion %q: %v (available here: %s)", cc, err, strings.TrimSpace(string(avail)))
 	}
 	return nil
-}
-
-func hostCongestion() string {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_congestion_control")
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(b))
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"sitebox/internal/bench"
 )
 
 // The namespace the link runs in has its loopback up and the congestion
@@ -26,7 +28,7 @@ func TestSetUpNamespace(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Close()
-		if got := hostCongestion(); got != os.Getenv("NETNS_CHILD") {
+		if got := bench.LinkCongestion(); got != os.Getenv("NETNS_CHILD") {
 			t.Fatalf("congestion control %q, want %q", got, os.Getenv("NETNS_CHILD"))
 		}
 		return
@@ -34,7 +36,7 @@ func TestSetUpNamespace(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("a network namespace needs root")
 	}
-	host := hostCongestion()
+	host := bench.LinkCongestion()
 	for _, cc := range []string{"cubic", "reno"} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestSetUpNamespace$", "-test.v")
 		cmd.Env = append(os.Environ(), "NETNS_CHILD="+cc)
@@ -44,7 +46,7 @@ func TestSetUpNamespace(t *testing.T) {
 			t.Errorf("%s: %v\n%s", cc, err, out)
 		}
 	}
-	if got := hostCongestion(); got != host {
+	if got := bench.LinkCongestion(); got != host {
 		t.Errorf("host congestion control changed: %q, was %q", got, host)
 	}
 }

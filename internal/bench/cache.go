@@ -135,7 +135,7 @@ func contains(xs []string, s string) bool {
 type CacheReport struct {
 	Config CacheConfig
 	Points []CachePoint
-	// Congestion is the host's TCP congestion control (see linkCongestion).
+	// Congestion is the host's TCP congestion control (see LinkCongestion).
 	Congestion string
 }
 
@@ -167,7 +167,7 @@ func Cache(ctx context.Context, cfg CacheConfig) (*CacheReport, error) {
 	}
 	defer stop()
 
-	rep := &CacheReport{Config: cfg, Congestion: linkCongestion()}
+	rep := &CacheReport{Config: cfg, Congestion: LinkCongestion()}
 	for _, n := range cfg.Clients {
 		for _, s := range cfg.Setups {
 			if err := ctx.Err(); err != nil {

@@ -72,7 +72,7 @@ type AnalysisPoint struct {
 type AnalysisReport struct {
 	Config AnalysisConfig
 	Points []AnalysisPoint
-	// Congestion is the host's TCP congestion control (see linkCongestion).
+	// Congestion is the host's TCP congestion control (see LinkCongestion).
 	Congestion string
 	// CPUs says where the readers and the servers ran (cpuPlan.describe).
 	CPUs string
@@ -194,7 +194,7 @@ func CacheAnalysis(ctx context.Context, cfg AnalysisConfig) (*AnalysisReport, er
 	if cfg.uproot() {
 		env.names = trees
 	}
-	rep := &AnalysisReport{Config: cfg, Congestion: linkCongestion(), CPUs: cfg.cpus.describe()}
+	rep := &AnalysisReport{Config: cfg, Congestion: LinkCongestion(), CPUs: cfg.cpus.describe()}
 	runs := make([]*analysisRun, 0, len(cfg.Setups))
 	defer func() {
 		for _, r := range runs {

@@ -11,7 +11,7 @@ import (
 // network namespace, whose congestion control it set.
 const NetnsEnv = "SITEBOX_BENCH_NETNS"
 
-// linkCongestion is the TCP congestion control new sockets of this host
+// LinkCongestion is the TCP congestion control new sockets of this host
 // get ("" if unknown). The emulated link is Toxiproxy on loopback: the
 // origin's socket into it sees a round trip of microseconds, whatever
 // latency Toxiproxy adds behind it, and BBR sizes its window to that.
@@ -19,7 +19,7 @@ const NetnsEnv = "SITEBOX_BENCH_NETNS"
 // delayed ACK (tens of milliseconds): the many short replies of a
 // cache's parallel streams more often than one long-lived client
 // connection. A real WAN's round trip gives BBR a real window.
-func linkCongestion() string {
+func LinkCongestion() string {
 	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_congestion_control")
 	if err != nil {
 		return ""
@@ -28,7 +28,7 @@ func linkCongestion() string {
 }
 
 // congestionNote is the report line naming the host's congestion control,
-// with a warning where it distorts the emulated link (see linkCongestion).
+// with a warning where it distorts the emulated link (see LinkCongestion).
 func congestionNote(cc string) string {
 	switch cc {
 	case "":
