@@ -358,8 +358,6 @@ func (c *Cache) upFile(ctx context.Context, e *entry, ui int, u *upstream, si in
 	if err != nil {
 		return nil, err
 	}
-	if u.open.Load() > int64(c.cfg.UpstreamFiles) {
-		c.trimHandles(u)
-	}
+	c.trimHandles(u)
 	return f, nil
 }

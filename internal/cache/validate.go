@@ -46,7 +46,7 @@ func (c *Cache) validate(ctx context.Context, e *entry) error {
 	e.mu.Unlock()
 	if !kept {
 		op.close()
-	} else if op.u.open.Load() > int64(c.cfg.UpstreamFiles) {
+	} else {
 		c.trimHandles(op.u)
 	}
 	return err
