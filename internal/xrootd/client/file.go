@@ -21,8 +21,8 @@ type File struct {
 	c    *Conn
 	h    [4]byte
 	name string
-	size int64 // at open, from kXR_retstat
-	// info is the whole kXR_retstat answer; ok says the server sent one.
+	// info is the kXR_retstat answer at open; infoOK says the server
+	// sent one.
 	info   store.FileInfo
 	infoOK bool
 }
@@ -76,7 +76,7 @@ func (f *FS) open(ctx context.Context, name string, opts, mode uint16) (*File, e
 	copy(file.h[:], resp[:4])
 	if len(resp) > 12 {
 		if fi, err := parseStat(baseName(r.path), string(resp[12:])); err == nil {
-			file.size, file.info, file.infoOK = fi.Size, fi, true
+			file.info, file.infoOK = fi, true
 		}
 	}
 	return file, nil
@@ -96,7 +96,7 @@ func (f *File) callCtx(ctx context.Context, id uint16, body [16]byte, data []byt
 }
 
 // Size is the file's size when it was opened.
-func (f *File) Size() int64 { return f.size }
+func (f *File) Size() int64 { return f.info.Size }
 
 // OpenStat is what the server said of the file as it opened it (size,
 // mtime, flags), without asking again; ok is false when it said nothing.
