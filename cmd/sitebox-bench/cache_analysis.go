@@ -102,7 +102,7 @@ func newBenchCacheAnalysisCmd() *cobra.Command {
 	fl.StringVar(&size, "size", "64MiB", "size of each file")
 	fl.IntVar(&cfg.Threads, "threads", 4, "parallel readers")
 	fl.IntVar(&cfg.Readvs, "readvs", 100, "vector reads per reader and pass")
-	fl.IntVar(&cfg.WarmPasses, "warm-passes", 3, "warm passes; the warm rate is over them all")
+	fl.IntVar(&cfg.WarmPasses, "warm-passes", 3, "warm passes; the warm rate is their median")
 	fl.IntVar(&cfg.Chunks, "chunks", 16, "chunks per vector read")
 	fl.StringVar(&chunk, "chunk-size", "32KiB", "bytes per chunk")
 	fl.StringVar(&setups, "setups", "direct,sitebox,xcache,local", "setups to run, comma-separated")
