@@ -70,7 +70,9 @@ func (e *cacheEnv) point(ctx context.Context, setup string, n int) CachePoint {
 	var cpu func() (time.Duration, error)
 	if t.proc != nil {
 		defer t.proc.Stop()
-		rss, cpu = t.proc.RSS, t.proc.CPUTime
+		// Not VmRSS: a cache lending page-cache pages from mapped data
+		// files would have them counted (see testpeers.OwnRSS).
+		rss, cpu = t.proc.OwnRSS, t.proc.CPUTime
 	}
 	r, err := e.runPhases(ctx, t.host, n, relay, rss, cpu)
 	if err != nil {

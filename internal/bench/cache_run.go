@@ -28,7 +28,7 @@ type pointRun struct {
 	recs         []copyRec
 	upCold       int64 // relay bytes by coldEnd
 	upAll        int64 // relay bytes at the end
-	peakRSS      int64 // highest sampled RSS of the cache process
+	peakRSS      int64 // highest sampled own RSS of the cache process (testpeers.OwnRSS)
 	// CPU time the cache process used in each phase (0 without one).
 	cpuCold, cpuWarm time.Duration
 }

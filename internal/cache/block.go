@@ -201,6 +201,7 @@ func (e *entry) finishFetch(f *fetch, written, buffered bool, crcs []uint32) {
 		e.m.setPages(f.p0, crcs)
 		if buffered {
 			e.m.markChecked(f.p0, f.p0+len(crcs))
+			e.m.keepSubs(e.c.subs, f.p0, f.subs)
 		}
 		e.dirty = true
 	}
@@ -284,7 +285,9 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 	}
 	data, err := e.diskReader(s, hi-lo)
 	// Pages checked once and still in the page cache are copied as asked,
-	// unchecked (see checked.go). A pgread wants their CRCs: it reads on.
+	// unchecked (see checked.go). A pgread wants their CRCs: it reads on,
+	// and keeps them, so the next pgread of these pages can borrow them
+	// instead (File.ViewPages, pgsubs.go).
 	if err == nil && s.checked && pg == nil {
 		ok, missing := c.disk.readResident(data, dst, s.off)
 		if ok {
@@ -309,8 +312,8 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 		if !whole {
 			copy(dst, buf[s.off-lo:])
 		}
-		if !s.checked {
-			e.markChecked(s)
+		if !s.checked || subs != nil {
+			e.markChecked(s, subs)
 		}
 		c.ctr.hitBytes.Add(int64(len(dst)))
 		pg.fill(s.off, dst, subs, lo, hi)
@@ -380,9 +383,10 @@ func (e *entry) diskReader(s slot, n int64) (*os.File, error) {
 	}
 }
 
-// markChecked records that the slot's pages passed their check, unless
+// markChecked records that the slot's pages passed their check, with
+// their pgread CRCs if the check computed them (subs, else nil), unless
 // they changed since it was planned.
-func (e *entry) markChecked(s slot) {
+func (e *entry) markChecked(s slot, subs []uint32) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	m := e.m
@@ -395,4 +399,5 @@ func (e *entry) markChecked(s slot) {
 		}
 	}
 	m.markChecked(s.p0, s.p0+len(s.crcs))
+	m.keepSubs(e.c.subs, s.p0, subs)
 }

@@ -43,6 +43,7 @@ type Cache struct {
 	withData entrySet     // entries with an open data file, for the flusher
 	touched  entrySet     // entries whose last access waits for the flusher to save it
 	mappings atomic.Int64 // data files mapped for lending (view.go)
+	subs     *subsKeeper  // bounds the pgread CRCs kept (pgsubs.go)
 
 	purgeCh   chan struct{}
 	connectCh chan *upstream // upstreams whose streams to dial (connect.go)
@@ -88,6 +89,7 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 		purgeCh:   make(chan struct{}, 1),
 		connectCh: make(chan *upstream, 4),
 		scanned:   make(chan struct{}),
+		subs:      newSubsKeeper(subsBudget),
 	}
 	c.blockPool.New = func() any { b := alignedBuf(cfg.BlockSize); return &b }
 	d.onFailure = func() { c.kickPurge(-1) }

@@ -77,11 +77,13 @@ func (m *blockMap) uncheckRange(p, q int) {
 	}
 }
 
-// uncheck forgets page p's check: its bytes were dropped or replaced.
+// uncheck forgets page p's check, and the pgread CRCs kept with it: its
+// bytes were dropped or replaced.
 func (m *blockMap) uncheck(p int) {
 	if m.checked != nil {
 		m.checked[p/64] &^= 1 << (p % 64)
 	}
+	m.forgetSubs(p)
 }
 
 // readResident reads len(dst) bytes at off from f only if the page cache

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/bits"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,6 +41,10 @@ type blockMap struct {
 	// checked has a bit per page that passed its CRC check since it was
 	// last written (in memory only; see checked.go).
 	checked []uint64
+	// pgSubs holds, per 64 pages, the CRC32Cs of their pgPages kept from
+	// their check for pgread (pgsubs.go); in memory only, made at the
+	// first one kept.
+	pgSubs []atomic.Pointer[subsChunk]
 }
 
 const (
@@ -130,6 +135,11 @@ func (m *blockMap) set(b int, crcs []uint32) {
 func (m *blockMap) clearPage(p int) {
 	m.present[p/64] &^= 1 << (p % 64)
 	m.uncheck(p)
+}
+
+// pageLen is the length of page p (the last one may be short).
+func (m *blockMap) pageLen(p int) int64 {
+	return min(m.pageSize, m.size-int64(p)*m.pageSize)
 }
 
 // blockLen is the length of block b (the last one may be short).

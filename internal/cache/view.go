@@ -60,6 +60,22 @@ func (mp *mapping) unref() {
 // the page cache (see above); otherwise it reports false and the caller
 // reads them with ReadAt.
 func (f *File) View(off int64, n int) ([]byte, bool) {
+	return f.lend(off, n, nil)
+}
+
+// ViewPages is View for a pgread: it also sets crcs[i] to the CRC32C of
+// the i-th 4 KiB page of the bytes lent, kept from the pages' check
+// (pgsubs.go), and lends nothing when they were not kept. off must be a
+// multiple of 4 KiB, and n too unless the bytes end the file.
+func (f *File) ViewPages(off int64, n int, crcs []uint32) ([]byte, bool) {
+	if crcs == nil {
+		return nil, false
+	}
+	return f.lend(off, n, crcs)
+}
+
+// lend is View, and ViewPages when crcs is not nil.
+func (f *File) lend(off int64, n int, crcs []uint32) ([]byte, bool) {
 	if f.closed.Load() || off < 0 || n <= 0 {
 		return nil, false
 	}
@@ -67,6 +83,9 @@ func (f *File) View(off int64, n int) ([]byte, bool) {
 	end := off + int64(n)
 	e.mu.Lock()
 	mp := e.lendableLocked(off, end)
+	if mp != nil && crcs != nil && !e.m.subsOf(crcs, off, end) {
+		mp = nil
+	}
 	if mp != nil && f.mm != mp {
 		if f.mm != nil {
 			// The handle lent from a data file since replaced (the file

@@ -17,6 +17,15 @@ type pageCRCReader interface {
 	ReadPagesAt(p []byte, off int64, crcs []uint32) (int, error)
 }
 
+// pageViewer is a file that lends bytes (store.Viewer) together with
+// their pgread CRCs, kept from when it checked them: a cache's checked
+// pages still in the page cache. A pgread of them then costs the
+// writev's copy alone. off must be a multiple of 4 KiB, and n too
+// unless the bytes end the file; crcs[i] is set to the i-th page's.
+type pageViewer interface {
+	ViewPages(off int64, n int, crcs []uint32) (b []byte, ok bool)
+}
+
 // doPgread answers kXR_pgread: the data in kXR_status frames, each page's
 // CRC32C in front of the page. The first page runs from the offset to the
 // next 4 KiB boundary, so an unaligned read starts with a short page.
@@ -40,31 +49,44 @@ func (s *session) doPgread(req *proto.Request) error {
 	maxPages := len(buf.b)/proto.PgPageSize + 1
 	crcs := make([]byte, 4*maxPages)
 	pr, known := of.f.(pageCRCReader)
+	// Lent bytes may only reach the kernel: not a TLS connection (see
+	// sendReadv).
+	pv, _ := of.f.(pageViewer)
+	if s.plain == nil || s.tlsw != nil {
+		pv = nil
+	}
 	var sums []uint32
-	if known {
+	if known || pv != nil {
 		sums = make([]uint32, maxPages)
 	}
 	parts := make([][]byte, 0, 1+2*maxPages)
 	var prefix [proto.StatusPrefixLen + 8]byte
 	for {
 		want := min(rlen, int64(len(buf.b)-int(off%proto.PgPageSize)))
-		var n int
-		if known {
-			n, err = pr.ReadPagesAt(buf.b[:want], off, sums)
-		} else {
-			n, err = of.f.ReadAt(buf.b[:want], off)
+		data, lent := []byte(nil), false
+		if pv != nil && off%proto.PgPageSize == 0 {
+			data, lent = pv.ViewPages(off, int(want), sums)
 		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return err
+		if !lent {
+			var n int
+			if known {
+				n, err = pr.ReadPagesAt(buf.b[:want], off, sums)
+			} else {
+				n, err = of.f.ReadAt(buf.b[:want], off)
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return err
+			}
+			data = buf.b[:n]
 		}
+		n := len(data)
 		final := int64(n) < want || int64(n) == rlen
-		data := buf.b[:n]
 		parts = parts[:1]
 		pos := off
 		for i := 0; len(data) > 0; i++ {
 			pl := min(proto.PgPageSize-int(pos%proto.PgPageSize), len(data))
 			c := crcs[4*i : 4*i+4]
-			if known {
+			if known || lent {
 				binary.BigEndian.PutUint32(c, sums[i])
 			} else {
 				binary.BigEndian.PutUint32(c, proto.CRC32C(data[:pl]))
