@@ -83,9 +83,8 @@ func (e *cacheEnv) point(ctx context.Context, setup string, n int) CachePoint {
 	}
 	e.summarize(&p, r)
 	if t.proc != nil {
-		if hwm, err := t.proc.PeakRSS(); err == nil && hwm > r.peakRSS {
-			r.peakRSS = hwm
-		}
+		// Sampled only: the kernel's high-water mark (VmHWM) counts mapped
+		// file pages too, as VmRSS does.
 		p.PeakRSS = r.peakRSS
 	}
 	if t.diagnose != nil {
