@@ -1,9 +1,7 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -59,18 +57,7 @@ func TestPgreadLentPages(t *testing.T) {
 	r := login(t, startServer(t, Config{MaxReadChunk: 1 << 20}, ls))
 	h := r.open("/f", proto.OpenRead)
 	size := int64(len(data))
-	for _, off := range []int64{0, 1, 4096, 5000, 1 << 20, size - 777, size} {
-		for _, n := range []int32{1, 4096, 10000, 2<<20 + 1, 8 << 20} {
-			t.Run(fmt.Sprintf("%d@%d", n, off), func(t *testing.T) {
-				sid := r.send(proto.ReqPgread, readBody(h, off, n), nil)
-				got := pgreadFrames(t, r, sid, off)
-				lo, hi := min(off, size), min(off+int64(n), size)
-				if !bytes.Equal(got, data[lo:hi]) {
-					t.Fatalf("got %d bytes, want %d", len(got), hi-lo)
-				}
-			})
-		}
-	}
+	pgreadEach(t, r, h, data, []int64{0, 1, 4096, 5000, 1 << 20, size - 777, size})
 	if ls.lends.Load() == 0 {
 		t.Fatal("no pgread frame was lent")
 	}

@@ -81,20 +81,11 @@ func (s *session) doPgread(req *proto.Request) error {
 		}
 		n := len(data)
 		final := int64(n) < want || int64(n) == rlen
-		parts = parts[:1]
-		pos := off
-		for i := 0; len(data) > 0; i++ {
-			pl := min(proto.PgPageSize-int(pos%proto.PgPageSize), len(data))
-			c := crcs[4*i : 4*i+4]
-			if known || lent {
-				binary.BigEndian.PutUint32(c, sums[i])
-			} else {
-				binary.BigEndian.PutUint32(c, proto.CRC32C(data[:pl]))
-			}
-			parts = append(parts, c, data[:pl])
-			data = data[pl:]
-			pos += int64(pl)
+		given := sums
+		if !known && !lent {
+			given = nil
 		}
+		parts = pgreadPages(parts[:1], crcs, data, off, given)
 		var info [8]byte
 		binary.BigEndian.PutUint64(info[:], uint64(off))
 		rt := proto.RespPartial
@@ -113,4 +104,23 @@ func (s *session) doPgread(req *proto.Request) error {
 		off += int64(n)
 		rlen -= int64(n)
 	}
+}
+
+// pgreadPages appends the pages of data, which starts at file offset off,
+// to parts as a pgread frame carries them: each page's CRC32C (from sums
+// when given, else computed), written into crcs, then the page.
+func pgreadPages(parts [][]byte, crcs, data []byte, off int64, sums []uint32) [][]byte {
+	for i := 0; len(data) > 0; i++ {
+		pl := min(proto.PgPageSize-int(off%proto.PgPageSize), len(data))
+		c := crcs[4*i : 4*i+4]
+		if sums != nil {
+			binary.BigEndian.PutUint32(c, sums[i])
+		} else {
+			binary.BigEndian.PutUint32(c, proto.CRC32C(data[:pl]))
+		}
+		parts = append(parts, c, data[:pl])
+		data = data[pl:]
+		off += int64(pl)
+	}
+	return parts
 }

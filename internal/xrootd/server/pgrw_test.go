@@ -67,7 +67,17 @@ func TestPgread(t *testing.T) {
 	r := login(t, addr)
 	h := r.open("/f", proto.OpenRead)
 	size := int64(len(data))
-	for _, off := range []int64{0, 1, 4095, 4096, 5000, 1<<20 - 3, size - 10, size, size + 5000} {
+	pgreadEach(t, r, h, data, []int64{0, 1, 4095, 4096, 5000, 1<<20 - 3, size - 10, size, size + 5000})
+	st, body := r.call(proto.ReqPgread, readBody(h, 0, 0), nil)
+	r.wantErr("zero length", st, body, proto.ErrArgInvalid)
+}
+
+// pgreadEach pgreads file h (holding data) at each offset, several
+// lengths at each, and checks the frames and the bytes.
+func pgreadEach(t *testing.T, r *rawConn, h [4]byte, data []byte, offs []int64) {
+	t.Helper()
+	size := int64(len(data))
+	for _, off := range offs {
 		for _, n := range []int32{1, 4096, 10000, 2<<20 + 1, 8 << 20} {
 			t.Run(fmt.Sprintf("%d@%d", n, off), func(t *testing.T) {
 				sid := r.send(proto.ReqPgread, readBody(h, off, n), nil)
@@ -79,8 +89,6 @@ func TestPgread(t *testing.T) {
 			})
 		}
 	}
-	st, body := r.call(proto.ReqPgread, readBody(h, 0, 0), nil)
-	r.wantErr("zero length", st, body, proto.ErrArgInvalid)
 }
 
 // pgwriteBody lays data out as pgwrite sends it: a CRC32C before each page.
