@@ -89,7 +89,17 @@ func TestSparseReadCachesOnlyWhatWasRead(t *testing.T) {
 }
 
 func TestCorruptBlockIsRefetched(t *testing.T) {
+	// Residency is asked with cachestat, or with mincore on kernels
+	// before 6.5 (residentNow).
+	for _, mincore := range []bool{false, true} {
+		name := map[bool]string{false: "cachestat", true: "mincore"}[mincore]
+		t.Run(name, func(t *testing.T) { testCorruptBlockIsRefetched(t, mincore) })
+	}
+}
+
+func testCorruptBlockIsRefetched(t *testing.T, mincore bool) {
 	e := newEnv(t, nil)
+	e.c.disk.noCachestat.Store(mincore)
 	want := e.file("c", 300<<10)
 	e.read("/store/c", 64<<10)
 	e.settle()
