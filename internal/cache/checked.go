@@ -128,19 +128,16 @@ func (d *disk) readResident(f *os.File, dst []byte, off int64) (ok, missing bool
 // and the read is the window of a few microseconds View has too.
 func (e *entry) residentNow(f *os.File, off, end int64) bool {
 	d := e.c.disk
-	if !d.noCachestat.Load() {
-		rc, err := f.SyscallConn()
-		if err != nil {
-			return false
-		}
-		var ok bool
-		if cerr := rc.Control(func(fd uintptr) { ok, err = nbio.Cached(int(fd), off, end-off) }); cerr != nil {
-			return false
-		}
-		if !errors.Is(err, errors.ErrUnsupported) {
-			return ok && err == nil
-		}
-		d.noCachestat.Store(true)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var ok, asked bool
+	if err := rc.Control(func(fd uintptr) { ok, asked = d.cachedFD(int(fd), off, end) }); err != nil {
+		return false
+	}
+	if asked {
+		return ok
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

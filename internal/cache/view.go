@@ -180,14 +180,25 @@ func (e *entry) unmapLocked() {
 // mapping, which costs three times as much (it walks the page tables
 // under the process's memory-map lock).
 func (d *disk) cached(mp *mapping, off, end int64) bool {
-	if !d.noCachestat.Load() {
-		ok, err := nbio.Cached(mp.fd, off, end-off)
-		if !errors.Is(err, errors.ErrUnsupported) {
-			return ok && err == nil
-		}
-		d.noCachestat.Store(true)
+	if ok, asked := d.cachedFD(mp.fd, off, end); asked {
+		return ok
 	}
 	page := int64(os.Getpagesize())
 	ok, err := nbio.Resident(mp.b[off&^(page-1) : end])
 	return ok && err == nil
+}
+
+// cachedFD asks cachestat whether the page cache holds bytes [off, end)
+// of the file fd; asked is false where the kernel has no cachestat
+// (before Linux 6.5), which it remembers.
+func (d *disk) cachedFD(fd int, off, end int64) (ok, asked bool) {
+	if d.noCachestat.Load() {
+		return false, false
+	}
+	ok, err := nbio.Cached(fd, off, end-off)
+	if errors.Is(err, errors.ErrUnsupported) {
+		d.noCachestat.Store(true)
+		return false, false
+	}
+	return ok && err == nil, true
 }
