@@ -288,8 +288,11 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 	// unchecked (see checked.go). A pgread wants their CRCs: it reads on,
 	// and keeps them, so the next pgread of these pages can borrow them
 	// instead (File.ViewPages, pgsubs.go).
-	if err == nil && s.checked && pg == nil && e.residentNow(data, s.off, s.end) {
-		ok, missing := c.disk.readResident(data, dst, s.off)
+	if err == nil && s.checked && pg == nil {
+		ok, missing := false, true // not there: forgotten, then read and checked
+		if e.residentNow(data, s.off, s.end) {
+			ok, missing = c.disk.readResident(data, dst, s.off)
+		}
 		if ok {
 			c.ctr.hitBytes.Add(int64(len(dst)))
 			return true, nil
