@@ -18,9 +18,11 @@ import (
 // holds the bytes its CRC was computed from. What the CRCs guard
 // against, bytes gone bad on the device or a map ahead of its data after
 // a crash, happens beneath the page cache: a page the kernel dropped is
-// read from disk again, and so checked again, because the resident-only
-// read below fails for it (and that failure forgets the page's check at
-// once: the failed read may itself have started bringing the page back).
+// read from disk again, and so checked again, because the question
+// whether it is resident (residentNow), asked before the resident-only
+// read below, says no, and the page's check is forgotten at once (the
+// same when the read itself fails: it may have started bringing the page
+// back).
 //
 // The checked bits live in memory only (a restart checks every page
 // again; an idle file's index record keeps its bits, so a job opening it
