@@ -68,8 +68,30 @@ func linkNamespace(cmd *cobra.Command) (handled bool, err error) {
 }
 
 // setUpNamespace brings the new namespace's loopback up and sets its
-// congestion control.
+// congestion control: the namespace's default, or where the host does
+// not allow that one, its loopback routes'.
 func setUpNamespace(cc string) error {
+	if err := loopbackUp(); err != nil {
+		return err
+	}
+	err := os.WriteFile("/proc/sys/net/ipv4/tcp_congestion_control", []byte(cc), 0)
+	if errors.Is(err, syscall.EPERM) {
+		// Not among the host's allowed ones (loopbackRoutesCongestion).
+		if rerr := loopbackRoutesCongestion(cc); rerr != nil {
+			err = fmt.Errorf("%v, nor on the loopback routes: %v", err, rerr)
+		} else {
+			err = nil
+		}
+	}
+	if err != nil {
+		avail, _ := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
+		return fmt.Errorf("--link-congestion %q: %v (available here: %s)", cc, err, strings.TrimSpace(string(avail)))
+	}
+	return nil
+}
+
+// loopbackUp brings up the loopback of a new namespace, which starts down.
+func loopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("network namespace: %w", err)
@@ -85,10 +107,6 @@ func setUpNamespace(cc string) error {
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
 		return fmt.Errorf("network namespace: bring loopback up: %w", err)
-	}
-	if err := os.WriteFile("/proc/sys/net/ipv4/tcp_congestion_control", []byte(cc), 0); err != nil {
-		avail, _ := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
-		return fmt.Errorf("--link-congestion %q: %v (available here: %s)", cc, err, strings.TrimSpace(string(avail)))
 	}
 	return nil
 }

@@ -11,11 +11,29 @@ import (
 	"sitebox/internal/bench"
 )
 
+// runInNamespace re-runs test in a new network namespace with env
+// (NAME=value) set, and fails unless it passes there.
+func runInNamespace(t *testing.T, test, env string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
+	cmd.Env = append(os.Environ(), env)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "PASS") {
+		t.Errorf("%s: %v\n%s", env, err, out)
+	}
+}
+
+func needRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a network namespace needs root")
+	}
+}
+
 // The namespace the link runs in has its loopback up and the congestion
 // control asked for, while the host's stays as it was.
 func TestSetUpNamespace(t *testing.T) {
-	if os.Getenv("NETNS_CHILD") != "" {
-		if err := setUpNamespace(os.Getenv("NETNS_CHILD")); err != nil {
+	if cc := os.Getenv("NETNS_CHILD"); cc != "" {
+		if err := setUpNamespace(cc); err != nil {
 			t.Fatal(err)
 		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -28,27 +46,48 @@ func TestSetUpNamespace(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Close()
-		if got := bench.LinkCongestion(); got != os.Getenv("NETNS_CHILD") {
-			t.Fatalf("congestion control %q, want %q", got, os.Getenv("NETNS_CHILD"))
+		if got := bench.LinkCongestion(); got != cc {
+			t.Fatalf("congestion control %q, want %q", got, cc)
 		}
 		return
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("a network namespace needs root")
-	}
+	needRoot(t)
 	host := bench.LinkCongestion()
 	for _, cc := range []string{"cubic", "reno"} {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestSetUpNamespace$", "-test.v")
-		cmd.Env = append(os.Environ(), "NETNS_CHILD="+cc)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "PASS") {
-			t.Errorf("%s: %v\n%s", cc, err, out)
-		}
+		runInNamespace(t, "TestSetUpNamespace", "NETNS_CHILD="+cc)
 	}
 	if got := bench.LinkCongestion(); got != host {
 		t.Errorf("host congestion control changed: %q, was %q", got, host)
 	}
+}
+
+// The loopback routes carry their own congestion control, whatever the
+// namespace's default (which a host may not let a namespace change: its
+// net.ipv4.tcp_allowed_congestion_control).
+func TestLoopbackRoutesCongestion(t *testing.T) {
+	if os.Getenv("NETNS_CHILD_ROUTES") != "" {
+		if err := loopbackUp(); err != nil {
+			t.Fatal(err)
+		}
+		def, _ := os.ReadFile("/proc/sys/net/ipv4/tcp_congestion_control")
+		for _, cc := range []string{"reno", "cubic"} {
+			if err := loopbackRoutesCongestion(cc); err != nil {
+				t.Fatal(err)
+			}
+			if got := bench.LinkCongestion(); got != cc {
+				t.Fatalf("congestion control %q, want %q", got, cc)
+			}
+		}
+		if now, _ := os.ReadFile("/proc/sys/net/ipv4/tcp_congestion_control"); string(now) != string(def) {
+			t.Errorf("the namespace's default changed: %q, was %q", now, def)
+		}
+		if err := loopbackRoutesCongestion("nosuch"); err == nil || !strings.Contains(err.Error(), "congctl nosuch") {
+			t.Errorf("unknown congestion control: err = %v", err)
+		}
+		return
+	}
+	needRoot(t)
+	runInNamespace(t, "TestLoopbackRoutesCongestion", "NETNS_CHILD_ROUTES=1")
 }
 
 // An unknown congestion control is refused by name, with what the kernel
@@ -61,13 +100,6 @@ func TestSetUpNamespaceUnknown(t *testing.T) {
 		}
 		return
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("a network namespace needs root")
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSetUpNamespaceUnknown$", "-test.v")
-	cmd.Env = append(os.Environ(), "NETNS_CHILD_BAD=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
-	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "PASS") {
-		t.Errorf("%v\n%s", err, out)
-	}
+	needRoot(t)
+	runInNamespace(t, "TestSetUpNamespaceUnknown", "NETNS_CHILD_BAD=1")
 }

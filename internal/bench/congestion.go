@@ -11,15 +11,20 @@ import (
 // network namespace, whose congestion control it set.
 const NetnsEnv = "SITEBOX_BENCH_NETNS"
 
-// LinkCongestion is the TCP congestion control new sockets of this host
-// get ("" if unknown). The emulated link is Toxiproxy on loopback: the
-// origin's socket into it sees a round trip of microseconds, whatever
-// latency Toxiproxy adds behind it, and BBR sizes its window to that.
-// A reply of a few loopback segments then waits, now and then, for a
-// delayed ACK (tens of milliseconds): the many short replies of a
-// cache's parallel streams more often than one long-lived client
-// connection. A real WAN's round trip gives BBR a real window.
+// LinkCongestion is the TCP congestion control new loopback connections
+// here get ("" if unknown), asked of such a connection: the loopback
+// routes of sitebox-bench's own namespace may name one of their own. The
+// emulated link is Toxiproxy on loopback: the origin's socket into it
+// sees a round trip of microseconds, whatever latency Toxiproxy adds
+// behind it, and BBR sizes its window to that. A reply of a few loopback
+// segments then waits, now and then, for a delayed ACK (tens of
+// milliseconds): the many short replies of a cache's parallel streams
+// more often than one long-lived client connection. A real WAN's round
+// trip gives BBR a real window.
 func LinkCongestion() string {
+	if cc := loopbackCongestion(); cc != "" {
+		return cc
+	}
 	b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_congestion_control")
 	if err != nil {
 		return ""
