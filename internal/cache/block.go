@@ -45,6 +45,7 @@ type slot struct {
 	crcs     []uint32 // a copy: the map's may change once the lock is let go
 	page     int64    // bytes per CRC
 	checked  bool     // disk: every page passed its check since written
+	forgets  uint64   // disk: the map's forgotten checks when planned
 	f        *fetch
 	gen      uint64
 	// changed: the file was replaced while open and lacks these bytes now.
@@ -84,7 +85,7 @@ func (e *entry) plan(off, end int64, fill bool) (slots []slot, fresh []*fetch) {
 				q++
 			}
 			s.crcs = append([]uint32(nil), m.crcs[p:q]...)
-			s.checked = m.checkedRun(p, q)
+			s.checked, s.forgets = m.checkedRun(p, q), m.forgets
 			e.c.ctr.hitRequests.Add(1)
 		case f != nil:
 			for q < pb && e.inflight[q] == f {
@@ -285,24 +286,29 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 	}
 	data, err := e.diskReader(s, hi-lo)
 	// Pages checked once and still in the page cache are copied as asked,
-	// unchecked (see checked.go). A pgread wants their CRCs: it reads on,
-	// and keeps them, so the next pgread of these pages can borrow them
-	// instead (File.ViewPages, pgsubs.go).
+	// unchecked (see checked.go), if they still count as checked once
+	// copied. A pgread wants their CRCs: it reads on, and keeps them, so
+	// the next pgread of these pages can borrow them instead
+	// (File.ViewPages, pgsubs.go).
 	if err == nil && s.checked && pg == nil {
-		ok, missing := false, true // not there: forgotten, then read and checked
 		if e.residentNow(data, s.off, s.end) {
-			ok, missing = c.disk.readResident(data, dst, s.off)
+			if ok, _ := c.disk.readResident(data, dst, s.off); ok && e.stillChecked(s) {
+				c.ctr.hitBytes.Add(int64(len(dst)))
+				return true, nil
+			}
 		}
-		if ok {
-			c.ctr.hitBytes.Add(int64(len(dst)))
-			return true, nil
-		}
-		if missing {
+		s.checked = false // a failed resident read may have started a disk read
+	}
+	if err == nil && hi > lo {
+		// What comes from disk may be the bad bytes the checks guard
+		// against: while they are in the page cache, no reader may take
+		// them for checked ones, so their checks are forgotten first
+		// (checked pages a pgread finds in the page cache are read as
+		// they are).
+		if !s.checked || !e.residentNow(data, lo, hi) {
 			e.uncheckSlot(s)
 			s.checked = false
 		}
-	}
-	if err == nil && hi > lo {
 		var n int
 		n, err = data.ReadAt(buf, lo)
 		if int64(n) >= hi-lo && errors.Is(err, io.EOF) {

@@ -82,10 +82,21 @@ func (m *blockMap) uncheckRange(p, q int) {
 // uncheck forgets page p's check, and the pgread CRCs kept with it: its
 // bytes were dropped or replaced.
 func (m *blockMap) uncheck(p int) {
-	if m.checked != nil {
+	if m.checked != nil && m.checked[p/64]&(1<<(p%64)) != 0 {
 		m.checked[p/64] &^= 1 << (p % 64)
+		m.forgets++
 	}
 	m.forgetSubs(p)
+}
+
+// stillChecked reports whether no check of the file was forgotten since
+// slot s was planned: pages it found checked were not read from disk
+// meanwhile (a read from disk forgets their checks first), so bytes
+// copied from the page cache since are the ones that passed.
+func (e *entry) stillChecked(s slot) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.gen == s.gen && e.m != nil && e.m.forgets == s.forgets
 }
 
 // readResident reads len(dst) bytes at off from f only if the page cache

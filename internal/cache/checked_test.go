@@ -119,3 +119,48 @@ func TestCheckedBitsSurviveIdle(t *testing.T) {
 		t.Fatalf("read after the file came back: %v", err)
 	}
 }
+
+// A read planned while its page was checked copies it from the page cache
+// only if no check was forgotten meanwhile: here the kernel drops the
+// page after the plan and another reader, forgetting its check, reads it
+// back from disk, where it has gone bad. The planned read must not take
+// those bytes for checked ones.
+func TestCheckForgottenAfterPlan(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
+	want := e.file("r", 256<<10)
+	f := e.open("/store/r")
+	defer f.Close()
+	if _, err := f.ReadAt(make([]byte, 1000), 64<<10); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	ent := f.e
+	const off, end = 64<<10 + 100, 64<<10 + 1100
+	slots, fresh := ent.plan(off, end, false) // reader B
+	if len(fresh) != 0 || len(slots) != 1 || !slots[0].checked {
+		t.Fatalf("planned %+v, want one checked slot", slots)
+	}
+	df, err := os.OpenFile(filepath.Join(e.dir, "data/store/r"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer df.Close()
+	df.WriteAt([]byte{want[off+10] ^ 0x40}, off+10)
+	dropPageCache(t, df)
+	// Reader A finds the page gone: it forgets the check and reads the
+	// page from disk, into the page cache, to check it.
+	ent.uncheckSlot(slots[0])
+	if _, err := df.ReadAt(make([]byte, checkPage), 64<<10); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, end-off)
+	if err := ent.readSlots(slots, got, off, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want[off:end]) {
+		t.Fatal("served bad bytes from the page cache as checked")
+	}
+	if c := e.c.Stats().CorruptBlocks; c != 1 {
+		t.Fatalf("corrupt = %d, want 1", c)
+	}
+}

@@ -41,6 +41,9 @@ type blockMap struct {
 	// checked has a bit per page that passed its CRC check since it was
 	// last written (in memory only; see checked.go).
 	checked []uint64
+	// forgets counts the checks forgotten (uncheck): a reader that copied
+	// pages from the page cache as checked asks that none was meanwhile.
+	forgets uint64
 	// pgSubs holds, per 64 pages, the CRC32Cs of their pgPages kept from
 	// their check for pgread (pgsubs.go); in memory only, made at the
 	// first one kept.

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"errors"
+	"math"
 	"os"
 	"sync/atomic"
 
@@ -76,33 +77,13 @@ func (f *File) ViewPages(off int64, n int, crcs []uint32) ([]byte, bool) {
 
 // lend is View, and ViewPages when crcs is not nil.
 func (f *File) lend(off int64, n int, crcs []uint32) ([]byte, bool) {
-	if f.closed.Load() || off < 0 || n <= 0 {
+	if f.closed.Load() || off < 0 || n <= 0 || off > math.MaxInt64-int64(n) {
 		return nil, false
 	}
 	e := f.e
 	end := off + int64(n)
-	e.mu.Lock()
-	mp := e.lendableLocked(off, end)
-	if mp != nil && crcs != nil && !e.m.subsOf(crcs, off, end) {
-		mp = nil
-	}
-	if mp != nil && f.mm != mp {
-		if f.mm != nil {
-			// The handle lent from a data file since replaced (the file
-			// changed upstream): ReadAt reports that.
-			mp = nil
-		} else {
-			mp.refs.Add(1)
-			f.mm = mp
-		}
-	}
-	cached := false
-	if mp != nil {
-		// The descriptor is open while mp is the entry's mapping.
-		cached = f.c.disk.cached(mp, off, end)
-	}
-	e.mu.Unlock()
-	if mp == nil || !cached {
+	mp := f.lendable(off, end, crcs)
+	if mp == nil {
 		return nil, false
 	}
 	if stream, ahead := f.observe(off, end); stream && ahead {
@@ -114,12 +95,39 @@ func (f *File) lend(off int64, n int, crcs []uint32) ([]byte, bool) {
 	return mp.b[off:end:end], true
 }
 
+// lendable returns the mapping to lend bytes [off, end) from, or nil:
+// the pages must be present, checked and in the page cache, and for a
+// pgread (crcs not nil) their pgread CRCs kept, which it sets.
+func (f *File) lendable(off, end int64, crcs []uint32) *mapping {
+	e := f.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	mp := e.lendableLocked(off, end)
+	if mp == nil || crcs != nil && !e.m.subsOf(crcs, off, end) {
+		return nil
+	}
+	if f.mm != mp {
+		if f.mm != nil {
+			// The handle lent from a data file since replaced (the file
+			// changed upstream): ReadAt reports that.
+			return nil
+		}
+		mp.refs.Add(1)
+		f.mm = mp
+	}
+	// The descriptor is open while mp is the entry's mapping.
+	if !f.c.disk.cached(mp, off, end) {
+		return nil
+	}
+	return mp
+}
+
 // lendableLocked returns the mapping of the data file when pages [off,
 // end) are all present and checked, mapping the file if need be, or nil.
 // Called with e.mu held.
 func (e *entry) lendableLocked(off, end int64) *mapping {
 	m := e.m
-	if m == nil || end > m.size {
+	if m == nil || off < 0 || off >= end || end > m.size {
 		return nil
 	}
 	pa, pb := int(off/m.pageSize), int((end-1)/m.pageSize)+1

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -101,5 +102,28 @@ func TestViewStopsAtMappingBound(t *testing.T) {
 	e.c.mappings.Store(0)
 	if b, ok := f.View(0, 1000); !ok || !bytes.Equal(b, want[:1000]) {
 		t.Fatal("no lending below the bound")
+	}
+}
+
+// An offset whose end would wrap past the largest int64 lends nothing,
+// and the file stays usable.
+func TestViewOffsetWraps(t *testing.T) {
+	for _, mincore := range []bool{false, true} {
+		e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
+		e.c.disk.noCachestat.Store(mincore)
+		want := e.file("x", 64<<10)
+		f := e.open("/store/x")
+		buf := make([]byte, 1000)
+		if _, err := f.ReadAt(buf, 0); err != nil {
+			t.Fatal(err)
+		}
+		e.settle()
+		if _, ok := f.View(math.MaxInt64-4095, 8192); ok {
+			t.Fatal("lent bytes past the end of the file")
+		}
+		if b, ok := f.View(0, 1000); !ok || !bytes.Equal(b, want[:1000]) {
+			t.Fatalf("mincore %v: no lending after a wrapping offset", mincore)
+		}
+		f.Close()
 	}
 }

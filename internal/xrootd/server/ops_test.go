@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/adler32"
 	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -70,6 +71,7 @@ func TestReadv(t *testing.T) {
 		code int32
 	}{
 		{"past EOF", readList(proto.ReadListElem{Handle: hb, Len: 10, Offset: 4995}), proto.ErrFSError}, // as xrootd
+		{"offset + length wraps", readList(proto.ReadListElem{Handle: hb, Len: 8192, Offset: math.MaxInt64 - 4095}), proto.ErrFSError},
 		{"negative length", readList(proto.ReadListElem{Handle: ha, Len: -1}), proto.ErrArgInvalid},
 		{"segment too long", readList(proto.ReadListElem{Handle: ha, Len: 1 << 20}), proto.ErrArgInvalid},
 		{"negative offset", readList(proto.ReadListElem{Handle: ha, Len: 1, Offset: -1}), proto.ErrArgInvalid},

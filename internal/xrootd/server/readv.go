@@ -77,7 +77,7 @@ func (s *session) checkReadv(elems []proto.ReadListElem, files *[]readvFile) ([]
 			(*files)[j].size = fi.Size
 			(*files)[j].view, _ = of.f.(store.Viewer)
 		}
-		if f := (*files)[j]; e.Offset+int64(e.Len) > f.size {
+		if f := (*files)[j]; e.Offset > f.size-int64(e.Len) { // not Offset+Len: it may wrap
 			// kXR_FSError, as XRootD answers ESPIPE ("illegal seek").
 			return nil, errorf(proto.ErrFSError, "readv segment %d (%d bytes at %d) extends past the end of %s (%d bytes)", i, e.Len, e.Offset, f.of.path, f.size)
 		}
