@@ -290,22 +290,27 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 	// copied. A pgread wants their CRCs: it reads on, and keeps them, so
 	// the next pgread of these pages can borrow them instead
 	// (File.ViewPages, pgsubs.go).
+	// A resident-only read that found bytes missing may have started
+	// reading them from disk.
+	startedDisk := false
 	if err == nil && s.checked && pg == nil {
 		if e.residentNow(data, s.off, s.end) {
-			if ok, _ := c.disk.readResident(data, dst, s.off); ok && e.stillChecked(s) {
+			ok, missing := c.disk.readResident(data, dst, s.off)
+			if ok && e.stillChecked(s) {
 				c.ctr.hitBytes.Add(int64(len(dst)))
 				return true, nil
 			}
+			startedDisk = missing
 		}
-		s.checked = false // a failed resident read may have started a disk read
+		s.checked = false // read and checked below
 	}
 	if err == nil && hi > lo {
 		// What comes from disk may be the bad bytes the checks guard
 		// against: while they are in the page cache, no reader may take
-		// them for checked ones, so their checks are forgotten first
-		// (checked pages a pgread finds in the page cache are read as
-		// they are).
-		if !s.checked || !e.residentNow(data, lo, hi) {
+		// them for checked ones, so their checks are forgotten first.
+		// Pages in the page cache are read as they are: forgetting their
+		// checks would send every read planned meanwhile here too.
+		if startedDisk || !e.residentNow(data, lo, hi) {
 			e.uncheckSlot(s)
 			s.checked = false
 		}

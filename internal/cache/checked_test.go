@@ -164,3 +164,41 @@ func TestCheckForgottenAfterPlan(t *testing.T) {
 		t.Fatalf("corrupt = %d, want 1", c)
 	}
 }
+
+// A read that finds a check of the file forgotten since it was planned,
+// elsewhere in the file, reads and checks its own pages from the page
+// cache without forgetting their checks: forgetting them would send the
+// reads other threads planned meanwhile down the same path, and theirs
+// the next.
+func TestForgottenElsewhereDoesNotSpread(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
+	want := e.file("s", 512<<10)
+	f := e.open("/store/s")
+	defer f.Close()
+	if _, err := f.ReadAt(make([]byte, 512<<10), 0); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	ent := f.e
+	const off, end = 64<<10 + 100, 64<<10 + 1100
+	slots, _ := ent.plan(off, end, false)
+	if len(slots) != 1 || !slots[0].checked {
+		t.Fatalf("planned %+v, want one checked slot", slots)
+	}
+	ent.mu.Lock()
+	ent.m.uncheck(5) // another reader's page
+	forgets := ent.m.forgets
+	ent.mu.Unlock()
+	got := make([]byte, end-off)
+	if err := ent.readSlots(slots, got, off, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want[off:end]) {
+		t.Fatal("wrong bytes")
+	}
+	ent.mu.Lock()
+	defer ent.mu.Unlock()
+	if ent.m.forgets != forgets || !ent.m.checkedRun(1, 2) {
+		t.Fatalf("forgets %d (was %d), page checked %v: the read forgot its own page's check", ent.m.forgets, forgets, ent.m.checkedRun(1, 2))
+	}
+}
