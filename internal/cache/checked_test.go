@@ -126,20 +126,8 @@ func TestCheckedBitsSurviveIdle(t *testing.T) {
 // back from disk, where it has gone bad. The planned read must not take
 // those bytes for checked ones.
 func TestCheckForgottenAfterPlan(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
-	want := e.file("r", 256<<10)
-	f := e.open("/store/r")
-	defer f.Close()
-	if _, err := f.ReadAt(make([]byte, 1000), 64<<10); err != nil {
-		t.Fatal(err)
-	}
-	e.settle()
-	ent := f.e
 	const off, end = 64<<10 + 100, 64<<10 + 1100
-	slots, fresh := ent.plan(off, end, false) // reader B
-	if len(fresh) != 0 || len(slots) != 1 || !slots[0].checked {
-		t.Fatalf("planned %+v, want one checked slot", slots)
-	}
+	e, ent, slots, want := planChecked(t, "r", 256<<10, off, end) // reader B
 	df, err := os.OpenFile(filepath.Join(e.dir, "data/store/r"), os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -171,20 +159,8 @@ func TestCheckForgottenAfterPlan(t *testing.T) {
 // reads other threads planned meanwhile down the same path, and theirs
 // the next.
 func TestForgottenElsewhereDoesNotSpread(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
-	want := e.file("s", 512<<10)
-	f := e.open("/store/s")
-	defer f.Close()
-	if _, err := f.ReadAt(make([]byte, 512<<10), 0); err != nil {
-		t.Fatal(err)
-	}
-	e.settle()
-	ent := f.e
 	const off, end = 64<<10 + 100, 64<<10 + 1100
-	slots, _ := ent.plan(off, end, false)
-	if len(slots) != 1 || !slots[0].checked {
-		t.Fatalf("planned %+v, want one checked slot", slots)
-	}
+	_, ent, slots, want := planChecked(t, "s", 512<<10, off, end)
 	ent.mu.Lock()
 	ent.m.uncheck(5) // another reader's page
 	forgets := ent.m.forgets
@@ -201,4 +177,23 @@ func TestForgottenElsewhereDoesNotSpread(t *testing.T) {
 	if ent.m.forgets != forgets || !ent.m.checkedRun(1, 2) {
 		t.Fatalf("forgets %d (was %d), page checked %v: the read forgot its own page's check", ent.m.forgets, forgets, ent.m.checkedRun(1, 2))
 	}
+}
+
+// planChecked caches a file of size bytes whole, then plans a read of
+// [off, end) within one of its pages, which must be one checked slot.
+func planChecked(t *testing.T, name string, size int, off, end int64) (*env, *entry, []slot, []byte) {
+	t.Helper()
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
+	want := e.file(name, size)
+	f := e.open("/store/" + name)
+	t.Cleanup(func() { f.Close() })
+	if _, err := f.ReadAt(make([]byte, size), 0); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	slots, fresh := f.e.plan(off, end, false)
+	if len(fresh) != 0 || len(slots) != 1 || !slots[0].checked {
+		t.Fatalf("planned %+v, want one checked slot", slots)
+	}
+	return e, f.e, slots, want
 }
