@@ -285,14 +285,14 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 		buf = (*pb)[:hi-lo]
 	}
 	data, err := e.diskReader(s, hi-lo)
+	// startedDisk: a resident-only read found bytes missing, and may have
+	// started reading them from disk.
+	startedDisk := false
 	// Pages checked once and still in the page cache are copied as asked,
 	// unchecked (see checked.go), if they still count as checked once
 	// copied. A pgread wants their CRCs: it reads on, and keeps them, so
 	// the next pgread of these pages can borrow them instead
 	// (File.ViewPages, pgsubs.go).
-	// A resident-only read that found bytes missing may have started
-	// reading them from disk.
-	startedDisk := false
 	if err == nil && s.checked && pg == nil {
 		if e.residentNow(data, s.off, s.end) {
 			ok, missing := c.disk.readResident(data, dst, s.off)

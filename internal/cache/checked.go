@@ -24,6 +24,14 @@ import (
 // same when the read itself fails: it may have started bringing the page
 // back).
 //
+// So that no reader takes bytes read back from disk for checked ones,
+// every read that may come from disk forgets its pages' checks before it
+// starts (readDisk; streams, for the pages the kernel's read-ahead may
+// reach), and a read that found its pages checked when it was planned
+// copies them only if no check of the file was forgotten since
+// (blockMap.forgets, stillChecked): its plan and its copy can be far
+// apart, with another part of the read waiting for upstream.
+//
 // The checked bits live in memory only (a restart checks every page
 // again; an idle file's index record keeps its bits, so a job opening it
 // again does not) and are cleared whenever a page is dropped or
