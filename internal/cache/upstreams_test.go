@@ -3,7 +3,9 @@ package cache
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -147,5 +149,86 @@ func TestVOPassedUpstream(t *testing.T) {
 		if s != "/store/v?sbx.via=cache&vo=cms" {
 			t.Errorf("upstream asked for %q, want /store/v?sbx.via=cache&vo=cms", s)
 		}
+	}
+}
+
+// An https:// upstream gets a readv's scattered misses as one multi-range
+// GET (as a root:// one gets one kXR_readv), and a server that answers
+// such a request with the whole file gets them as one range each.
+func TestScatteredMissesOverHTTPS(t *testing.T) {
+	src := t.TempDir()
+	data := make([]byte, 40*64<<10)
+	rand.NewChaCha8([32]byte{3}).Read(data)
+	os.WriteFile(filepath.Join(src, "f"), data, 0o644)
+	o, err := origin.New(origin.Config{Exports: []origin.Export{{Prefix: "/data", Pools: []string{src}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	dav := webdav.New(webdav.Config{}, o, nil)
+	for _, c := range []struct {
+		name       string
+		multiRange bool // the server answers multi-range requests
+		gets       int  // GETs for the readv's misses
+	}{
+		// 5 pages in 4 runs, 320 KiB: two groups (see launch), one of 3
+		// runs, one of a run of 2 pages.
+		{"multi-range", true, 2},
+		// The group of 3 runs is answered with the whole file, then asked
+		// for as 3 ranges.
+		{"whole file", false, 2 + 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var ranges []string
+			hs := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet {
+					mu.Lock()
+					ranges = append(ranges, r.Header.Get("Range"))
+					mu.Unlock()
+					if !c.multiRange && strings.Contains(r.Header.Get("Range"), ",") {
+						r.Header.Del("Range")
+					}
+				}
+				dav.ServeHTTP(w, r)
+			}))
+			defer hs.Close()
+			up, err := NewUpstream(hs.URL+"/data", DialOptions{Options: remote.Options{Insecure: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cache, err := New(Config{Dir: t.TempDir(), RAM: 16 << 20, Routes: []Route{{Prefix: "/store", Upstreams: []Upstream{up}}}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(t, cache)
+			f, err := cache.Open(t.Context(), "/store/f")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			segs := [][2]int64{{3 * 64 << 10, 1000}, {10*64<<10 + 5, 32 << 10}, {20 * 64 << 10, 100}, {33*64<<10 + 60000, 10000}}
+			f.(*File).WillNeed(segs)
+			for _, s := range segs {
+				got := make([]byte, s[1])
+				if _, err := f.ReadAt(got, s[0]); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, data[s[0]:s[0]+s[1]]) {
+					t.Fatalf("range %v: wrong bytes", s)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			multi := 0
+			for _, r := range ranges {
+				if strings.Count(r, ",") == 2 {
+					multi++
+				}
+			}
+			if len(ranges) != c.gets || multi != 1 {
+				t.Errorf("GETs with Range %q, want %d, one of them for 3 runs of pages", ranges, c.gets)
+			}
+		})
 	}
 }

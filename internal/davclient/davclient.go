@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"sitebox/internal/cksum"
@@ -67,6 +68,9 @@ type FS struct {
 	redirectTo func(hostport string) error // nil: follow all (see Options)
 	asked      sync.Map                    // hosts (host:port) that asked for the token
 	maxWait    time.Duration               // Options.MaxWait
+	// noMultiRange is set once the server answers a multi-range request
+	// with anything but the ranges (see file.ReadV).
+	noMultiRange atomic.Bool
 }
 
 var (

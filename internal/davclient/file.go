@@ -39,7 +39,9 @@ func (r *file) ReadAt(p []byte, off int64) (int, error) {
 	return r.ReadAtContext(context.Background(), p, off)
 }
 
-// ReadAtContext is ReadAt with a context bounding the request.
+// ReadAtContext is ReadAt with a context bounding the request. A 206
+// answer must carry the range asked for: bytes from elsewhere in the file,
+// or from a file that changed size since it was opened, are an error.
 func (r *file) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
 	if off >= r.info.Size {
 		return 0, io.EOF
@@ -52,19 +54,26 @@ func (r *file) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 	}
 	defer resp.Body.Close()
 	want := int(end - off + 1)
-	if resp.StatusCode == 200 { // server ignored the range: skip to off
+	if resp.StatusCode == http.StatusOK { // server ignored the range: skip to off
 		if _, err := io.CopyN(io.Discard, resp.Body, off); err != nil {
 			return 0, &store.PathError{Op: "read", Path: r.name, Err: store.ErrIO}
 		}
-	}
-	n, err := io.ReadFull(resp.Body, p[:want])
-	if err != nil {
-		return n, &store.PathError{Op: "read", Path: r.name, Err: fmt.Errorf("%w: %v", store.ErrIO, err)}
+		if n, err := io.ReadFull(resp.Body, p[:want]); err != nil {
+			return n, &store.PathError{Op: "read", Path: r.name, Err: fmt.Errorf("%w: %v", store.ErrIO, err)}
+		}
+	} else {
+		fill := newRangeFill([]span{{off: off, buf: p[:want]}}, r.info.Size)
+		if err := fill.answer(resp); err != nil || !fill.complete() {
+			if err == nil {
+				err = fmt.Errorf("the answer lacks bytes %d-%d", off, end)
+			}
+			return 0, &store.PathError{Op: "read", Path: r.name, Err: fmt.Errorf("%w: %w", store.ErrIO, err)}
+		}
 	}
 	if want < len(p) {
-		return n, io.EOF
+		return want, io.EOF
 	}
-	return n, nil
+	return want, nil
 }
 
 func (r *file) Stat() (store.FileInfo, error) { return r.info, nil }
