@@ -43,17 +43,20 @@ func (r *file) ReadAt(p []byte, off int64) (int, error) {
 // answer must carry the range asked for: bytes from elsewhere in the file,
 // or from a file that changed size since it was opened, are an error.
 func (r *file) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, &store.PathError{Op: "read", Path: r.name, Err: fmt.Errorf("%w: negative offset %d", store.ErrInvalid, off)}
+	}
 	if off >= r.info.Size {
 		return 0, io.EOF
 	}
-	end := min(off+int64(len(p)), r.info.Size) - 1
+	want := int(min(int64(len(p)), r.info.Size-off)) // not off+len(p): it may wrap
+	end := off + int64(want) - 1
 	hdr := map[string]string{"Range": "bytes=" + strconv.FormatInt(off, 10) + "-" + strconv.FormatInt(end, 10)}
 	resp, err := r.fs.doAt(ctx, http.MethodGet, r.name, r.at, nil, hdr, 206, 200)
 	if err != nil {
 		return 0, err
 	}
 	defer resp.Body.Close()
-	want := int(end - off + 1)
 	if resp.StatusCode == http.StatusOK { // server ignored the range: skip to off
 		if _, err := io.CopyN(io.Discard, resp.Body, off); err != nil {
 			return 0, &store.PathError{Op: "read", Path: r.name, Err: store.ErrIO}

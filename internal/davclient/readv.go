@@ -39,7 +39,7 @@ func (r *file) ReadV(ctx context.Context, bufs [][]byte, offs []int64) error {
 	spans := make([]span, 0, len(bufs))
 	for i, b := range bufs {
 		s := span{off: offs[i], buf: b}
-		if s.off < 0 || s.end() > r.info.Size {
+		if s.off < 0 || s.off > r.info.Size-int64(len(b)) { // not s.end(): it may wrap
 			return &store.PathError{Op: "readv", Path: r.name, Err: fmt.Errorf("%w: range %d+%d outside the file's %d bytes", store.ErrInvalid, s.off, len(b), r.info.Size)}
 		}
 		if len(b) > 0 {

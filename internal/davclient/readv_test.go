@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -234,6 +235,7 @@ func TestReadVRefusesBadRanges(t *testing.T) {
 	}{
 		{"past the end", []int64{0, 1<<20 - 10}, "outside the file"},
 		{"negative", []int64{-1, 100}, "outside the file"},
+		{"its end wrapping", []int64{0, math.MaxInt64 - 50}, "outside the file"},
 		{"overlapping", []int64{0, 50}, "overlap"},
 	} {
 		err := f.ReadV(context.Background(), [][]byte{make([]byte, 100), make([]byte, 100)}, c.offs)
@@ -268,5 +270,21 @@ func TestReadAtChecksContentRange(t *testing.T) {
 		case c.want != "" && (!errors.Is(err, store.ErrIO) || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: got %v, want an I/O error saying %q", c.name, err, c.want)
 		}
+	}
+}
+
+// Offsets a server's claimed size makes possible do not wrap: a read near
+// 2^63 asks for the bytes up to that size.
+func TestReadAtHugeOffset(t *testing.T) {
+	f, rc := rangeOrigin(t, randomData(100), func(w http.ResponseWriter, rs [][2]int64) { w.WriteHeader(http.StatusRequestedRangeNotSatisfiable) })
+	f.info.Size = math.MaxInt64 // as a server may claim
+	if _, err := f.ReadAtContext(context.Background(), make([]byte, 1<<20), math.MaxInt64-10); err == nil {
+		t.Error("read answered 416 succeeded")
+	}
+	if want := fmt.Sprintf("GET bytes=%d-%d", int64(math.MaxInt64-10), int64(math.MaxInt64-1)); !rc.saw(want) {
+		t.Errorf("requests %q, want %q", rc.reqs, want)
+	}
+	if _, err := f.ReadAtContext(context.Background(), make([]byte, 10), -1); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("negative offset: %v, want ErrInvalid", err)
 	}
 }
