@@ -15,9 +15,12 @@ const benchCacheAnalysisLong = `The analysis mode of the cache test. The same or
 'sitebox-bench cache'; --threads readers, using the XRootD Python bindings,
 each issue --readvs vector reads of --chunks × --chunk-size at random
 offsets of random files. Each setup starts from an empty cache and runs
-the same reads: cold, then --warm-passes times warm. Every setup's server
-stays up after its cold pass, and the warm passes take turns across the
-setups, so each meets the machine in the same state. "local" is a sitebox
+the same reads: cold, then --warm-passes times warm. The cold pass runs
+--cold-passes times, each by a fresh server with an empty cache, in
+rounds where the setups take turns at going first. Every setup's server
+stays up after its last cold pass, and the warm passes take turns across
+the setups, so each meets the machine in the same state. Rates are the
+passes' medians. "local" is a sitebox
 origin serving the same files from this machine's disk, the ceiling for a
 warm cache.
 
@@ -103,6 +106,7 @@ func newBenchCacheAnalysisCmd() *cobra.Command {
 	fl.IntVar(&cfg.Threads, "threads", 4, "parallel readers")
 	fl.IntVar(&cfg.Readvs, "readvs", 100, "vector reads per reader and pass")
 	fl.IntVar(&cfg.WarmPasses, "warm-passes", 3, "warm passes; the warm rate is their median")
+	fl.IntVar(&cfg.ColdPasses, "cold-passes", 3, "cold passes, each from a fresh server with an empty cache; the cold rate is their median")
 	fl.IntVar(&cfg.Chunks, "chunks", 16, "chunks per vector read")
 	fl.StringVar(&chunk, "chunk-size", "32KiB", "bytes per chunk")
 	fl.StringVar(&setups, "setups", "direct,sitebox,xcache,local", "setups to run, comma-separated")

@@ -33,6 +33,11 @@ type AnalysisConfig struct {
 	// machine one setup's passes range over a factor of two in a run:
 	// the median is not moved by a pass that met a burst of other work.
 	WarmPasses int
+	// ColdPasses is how many times each setup is read cold (default 3),
+	// each time by a fresh server with an empty cache, in rounds that
+	// take turns at going first; the cold rate is the median. A cold pass
+	// lasts seconds, and one of them alone moved by 10 % from run to run.
+	ColdPasses int
 	// ReaderCPUs are the CPUs the readers run on, the rest of the bench
 	// on the others (see cpuPlan): "auto" (the default: the last quarter
 	// of the CPUs, when there are four or more), "none" (everything
@@ -59,8 +64,9 @@ func (c *AnalysisConfig) uproot() bool { return c.Workload == "uproot" }
 // AnalysisPoint is one setup's result.
 type AnalysisPoint struct {
 	Setup              string
-	Cold, Warm         float64 // vector reads per second (warm: the passes' median)
+	Cold, Warm         float64 // vector reads per second, the passes' medians
 	WarmMin, WarmMax   float64 // the slowest and fastest warm pass
+	ColdMin, ColdMax   float64 // the slowest and fastest cold pass
 	AskedBytes         int64   // bytes the clients asked for in the cold pass
 	UpstreamBytes      int64   // bytes over the upstream link in the cold pass
 	PeakRSS            int64   // the server's own memory (testpeers.OwnRSS), sampled
@@ -127,6 +133,9 @@ func (c *AnalysisConfig) applyDefaults() {
 	}
 	if c.WarmPasses <= 0 {
 		c.WarmPasses = 3
+	}
+	if c.ColdPasses <= 0 {
+		c.ColdPasses = 3
 	}
 }
 
@@ -201,17 +210,20 @@ func CacheAnalysis(ctx context.Context, cfg AnalysisConfig) (*AnalysisReport, er
 			r.close()
 		}
 	}()
+	colds := coldRounds(ctx, env, &cfg)
 	// Every setup's server is started and read cold in turn, then kept
 	// running while the warm passes take turns: a warm pass lasts about
 	// a tenth of a second, and this machine's speed drifts by more than
 	// the differences measured over the minutes one setup after another
 	// would take. Each round starts with the next setup, so none always
 	// runs first.
-	for _, s := range cfg.Setups {
+	for k, s := range cfg.Setups {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		runs = append(runs, startAnalysisRun(ctx, env, &cfg, s))
+		r := startAnalysisRun(ctx, env, &cfg, s)
+		r.addColds(colds[k])
+		runs = append(runs, r)
 	}
 	for i := range cfg.WarmPasses {
 		for j := range runs {
@@ -228,8 +240,8 @@ func CacheAnalysis(ctx context.Context, cfg AnalysisConfig) (*AnalysisReport, er
 			fmt.Fprintf(cfg.Out, "  %-7s FAILED: %s\n", p.Setup, p.Err)
 			continue
 		}
-		fmt.Fprintf(cfg.Out, "  %-7s cold %8.1f %s  warm %8.1f %s (passes %.1f–%.1f)  upstream÷asked %.2f  RSS %s\n",
-			p.Setup, p.Cold, cfg.unit(), p.Warm, cfg.unit(), p.WarmMin, p.WarmMax, bytesRatio(p.UpstreamBytes, p.AskedBytes), rssText(p.PeakRSS))
+		fmt.Fprintf(cfg.Out, "  %-7s cold %8.1f %s (passes %.1f–%.1f)  warm %8.1f %s (passes %.1f–%.1f)  upstream÷asked %.2f  RSS %s\n",
+			p.Setup, p.Cold, cfg.unit(), p.ColdMin, p.ColdMax, p.Warm, cfg.unit(), p.WarmMin, p.WarmMax, bytesRatio(p.UpstreamBytes, p.AskedBytes), rssText(p.PeakRSS))
 	}
 	return rep, nil
 }

@@ -70,6 +70,47 @@ func (r *analysisRun) start(ctx context.Context, env *cacheEnv, cfg *AnalysisCon
 	return nil
 }
 
+// coldRounds runs all but the last of every setup's cold passes (the
+// last is the one whose server stays up for the warm passes), each from a
+// fresh server with an empty cache, in rounds that start with the next
+// setup each time. It returns each setup's results, in cfg.Setups order.
+func coldRounds(ctx context.Context, env *cacheEnv, cfg *AnalysisConfig) []coldResults {
+	colds := make([]coldResults, len(cfg.Setups))
+	for i := range cfg.ColdPasses - 1 {
+		for j := range cfg.Setups {
+			k := (i + 1 + j) % len(cfg.Setups)
+			if cfg.Setups[k] == "local" || colds[k].err != "" || ctx.Err() != nil {
+				continue // nothing is cold without a link; failed already
+			}
+			r := startAnalysisRun(ctx, env, cfg, cfg.Setups[k])
+			colds[k].rates = append(colds[k].rates, r.p.Cold)
+			colds[k].err = r.p.Err
+			r.close()
+		}
+	}
+	return colds
+}
+
+// coldResults are one setup's cold passes before the last.
+type coldResults struct {
+	rates []float64
+	err   string // the first pass that failed
+}
+
+// addColds makes the setup's cold rate the median of its cold passes: the
+// earlier rounds' and its own. A failed round fails the setup.
+func (r *analysisRun) addColds(c coldResults) {
+	if r.p.Err != "" || r.p.Cold == 0 {
+		return
+	}
+	if c.err != "" {
+		r.p.Err = "an earlier cold pass: " + c.err
+		return
+	}
+	all := append(c.rates, r.p.Cold)
+	r.p.Cold, r.p.ColdMin, r.p.ColdMax = median(all), slices.Min(all), slices.Max(all)
+}
+
 // warmPass runs one warm pass, adding its rate to the setup's.
 func (r *analysisRun) warmPass(ctx context.Context, cfg *AnalysisConfig, env *cacheEnv) {
 	if r.p.Err != "" {

@@ -48,7 +48,7 @@ func TestCacheAnalysisEndToEnd(t *testing.T) {
 			Files: files, FileSize: fileSize, Latency: 2 * time.Millisecond, Bandwidth: 100_000_000,
 			Out: &progress,
 		},
-		Python: py, Threads: threads, Readvs: readvs, Chunks: chunks, ChunkSize: chunk, WarmPasses: 3,
+		Python: py, Threads: threads, Readvs: readvs, Chunks: chunks, ChunkSize: chunk, WarmPasses: 3, ColdPasses: 2,
 		ReaderCPUs: readerCPUs,
 	})
 	t.Logf("progress:\n%s", progress.String())
@@ -77,6 +77,9 @@ func TestCacheAnalysisEndToEnd(t *testing.T) {
 			}
 			if p.WarmMin > p.Warm || p.Warm > p.WarmMax {
 				t.Errorf("warm median %.1f outside its passes' %.1f–%.1f", p.Warm, p.WarmMin, p.WarmMax)
+			}
+			if p.Setup != "local" && (p.ColdMin <= 0 || p.ColdMin > p.Cold || p.Cold > p.ColdMax) {
+				t.Errorf("cold median %.1f outside its passes' %.1f–%.1f", p.Cold, p.ColdMin, p.ColdMax)
 			}
 			switch p.Setup {
 			case "local":
