@@ -53,6 +53,21 @@ func TestScatteredMissesOneReadv(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	readScattered(t, f, want)
+	// 5 blocks (the last range spans two), 320 KiB: one group.
+	if n := rs.readvs.Load(); n != 1 {
+		t.Errorf("%d upstream vector reads, want 1", n)
+	}
+	if got := e.up.bytes.Load(); got != 5*64<<10 {
+		t.Errorf("%d bytes upstream, want the 5 blocks touched (%d)", got, 5*64<<10)
+	}
+}
+
+// readScattered reads a few scattered ranges of f as a readv does
+// (announced with WillNeed, then read one by one), 5 pages of 64 KiB in 4
+// runs of a file of at least 35 pages, and checks them against want.
+func readScattered(t *testing.T, f store.File, want []byte) {
+	t.Helper()
 	ranges := [][2]int64{{3 * 64 << 10, 1000}, {10*64<<10 + 5, 32 << 10}, {20 * 64 << 10, 100}, {33*64<<10 + 60000, 10000}}
 	f.(*File).WillNeed(ranges)
 	for _, r := range ranges {
@@ -63,12 +78,5 @@ func TestScatteredMissesOneReadv(t *testing.T) {
 		if !bytes.Equal(got, want[r[0]:r[0]+r[1]]) {
 			t.Fatalf("range %v: wrong bytes", r)
 		}
-	}
-	// 5 blocks (the last range spans two), 320 KiB: one group.
-	if n := rs.readvs.Load(); n != 1 {
-		t.Errorf("%d upstream vector reads, want 1", n)
-	}
-	if got := e.up.bytes.Load(); got != 5*64<<10 {
-		t.Errorf("%d bytes upstream, want the 5 blocks touched (%d)", got, 5*64<<10)
 	}
 }

@@ -207,17 +207,7 @@ func TestScatteredMissesOverHTTPS(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			segs := [][2]int64{{3 * 64 << 10, 1000}, {10*64<<10 + 5, 32 << 10}, {20 * 64 << 10, 100}, {33*64<<10 + 60000, 10000}}
-			f.(*File).WillNeed(segs)
-			for _, s := range segs {
-				got := make([]byte, s[1])
-				if _, err := f.ReadAt(got, s[0]); err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(got, data[s[0]:s[0]+s[1]]) {
-					t.Fatalf("range %v: wrong bytes", s)
-				}
-			}
+			readScattered(t, f, data)
 			mu.Lock()
 			defer mu.Unlock()
 			multi := 0
