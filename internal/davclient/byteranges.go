@@ -187,7 +187,12 @@ func readByteranges(body io.Reader, boundary string, fill *rangeFill) error {
 			return fmt.Errorf("no multipart boundary %q in the first %d lines", boundary, maxPartLines)
 		}
 	}
-	for {
+	for parts := 1; ; parts++ {
+		// A server may split a range, but not into many parts each: the
+		// parts' headers are work the byte count does not bound.
+		if parts > 4*len(fill.spans) {
+			return fmt.Errorf("%w (%d parts for %d ranges)", errTooMuch, parts, len(fill.spans))
+		}
 		cr, err := partRange(br)
 		if err != nil {
 			return err

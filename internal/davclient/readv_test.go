@@ -160,6 +160,13 @@ func TestReadVAnswers(t *testing.T) {
 		{"merged parts overlapping", func(w http.ResponseWriter, rs [][2]int64) {
 			multipart(w, data, [][2]int64{{rs[0][0], rs[1][1]}, {rs[1][0] - 10, rs[3][1]}}, size)
 		}, ""},
+		{"a part per byte", func(w http.ResponseWriter, rs [][2]int64) {
+			var one [][2]int64
+			for o := rs[0][0]; o <= rs[0][1]; o++ {
+				one = append(one, [2]int64{o, o})
+			}
+			multipart(w, data, append(one, rs[1:]...), size)
+		}, "unsupported"},
 		{"the whole file", func(w http.ResponseWriter, rs [][2]int64) { w.Write(data) }, "unsupported"},
 		{"the first range only", func(w http.ResponseWriter, rs [][2]int64) { single(w, data, rs[0][0], rs[0][1], size) }, "unsupported"},
 		{"a part missing", func(w http.ResponseWriter, rs [][2]int64) { multipart(w, data, rs[:3], size) }, "unsupported"},
