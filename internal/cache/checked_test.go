@@ -9,6 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// pageAt64K is the page holding the bytes at 64 KiB, which these tests
+// read.
+const pageAt64K = 64 << 10 / checkPage
+
 // A page is checked when written through the page cache or read from
 // disk; read again from the page cache it is not, but once the kernel
 // has dropped it, bytes gone bad on disk are caught on the next read and
@@ -32,7 +36,7 @@ func TestCheckedPagesAreCheckedAgainFromDisk(t *testing.T) {
 	checked := func() bool {
 		f.e.mu.Lock()
 		defer f.e.mu.Unlock()
-		return f.e.m.checkedRun(1, 2)
+		return f.e.m.checkedRun(pageAt64K, pageAt64K+1)
 	}
 	read("miss")
 	e.settle()
@@ -95,7 +99,7 @@ func TestCheckedBitsSurviveIdle(t *testing.T) {
 	checked := func(f *File) bool {
 		f.e.mu.Lock()
 		defer f.e.mu.Unlock()
-		return f.e.m.checkedRun(1, 2)
+		return f.e.m.checkedRun(pageAt64K, pageAt64K+1)
 	}
 	f := e.open("/store/i")
 	buf := make([]byte, 1000)
@@ -174,8 +178,8 @@ func TestForgottenElsewhereDoesNotSpread(t *testing.T) {
 	}
 	ent.mu.Lock()
 	defer ent.mu.Unlock()
-	if ent.m.forgets != forgets || !ent.m.checkedRun(1, 2) {
-		t.Fatalf("forgets %d (was %d), page checked %v: the read forgot its own page's check", ent.m.forgets, forgets, ent.m.checkedRun(1, 2))
+	if ent.m.forgets != forgets || !ent.m.checkedRun(pageAt64K, pageAt64K+1) {
+		t.Fatalf("forgets %d (was %d), page checked %v: the read forgot its own page's check", ent.m.forgets, forgets, ent.m.checkedRun(pageAt64K, pageAt64K+1))
 	}
 }
 

@@ -18,16 +18,17 @@ import (
 // size i64, mtime ns i64, validated ns i64, last access ns i64, block
 // count u32, presence bitmap (u64 words), one CRC32C (u32) per page, and
 // a CRC32C of everything before it, so a torn or foreign file is rejected
-// instead of trusted. A page is checkPage bytes in versions 2 and 3, the
-// whole block in version 1 (maps written before pages existed, still
-// read). The bitmap has a bit per page in version 3, per block in
-// versions 1 and 2 (a block was fetched whole then).
+// instead of trusted. A page is checkPage bytes in version 4, 64 KiB in
+// versions 2 and 3, the whole block in version 1 (maps written before
+// pages existed; all are still read and kept in their version). The
+// bitmap has a bit per page in versions 3 and 4, per block in versions 1
+// and 2 (a block was fetched whole then).
 //
 // Pages make a small read cheap: a 32 KiB read of a cached 1 MiB block
-// reads and checks one 64 KiB page, not the block (32× less disk and CRC
-// work), as pgread checks each 4 KiB page it sends. Page presence makes a
-// small miss cheap: a random reader fetches the pages it reads, not the
-// block around them (see File.ReadAt).
+// reads and checks a page or two, not the block (16× less disk and CRC
+// work or more), as pgread checks each 4 KiB page it sends. Page presence
+// makes a small miss cheap: a random reader fetches the pages it reads,
+// not the block around them (see File.ReadAt).
 type blockMap struct {
 	blockSize  int64
 	size       int64
@@ -52,16 +53,31 @@ type blockMap struct {
 
 const (
 	cinfoMagic   = "SBXC"
-	cinfoVersion = 3
+	cinfoVersion = 4
 	cinfoHeader  = 4 + 4 + 4 + 8*4 + 4
 	// checkPage is the unit of integrity checks on disk and of fetches
-	// for scattered reads: 64 KiB makes ROOT's typical 10–100 KiB basket
-	// reads touch one or two pages (a 32 KiB read at a random offset costs
-	// 1.5 pages, 3× its size, where a 1 MiB block cost 32×), while the
-	// CRCs of a 5 GB file stay at 320 KB (its map, read when the file is
-	// first opened after start-up).
-	checkPage = 64 << 10
+	// for scattered reads. A cold small read waits for its pages to cross
+	// the WAN, so what it costs is their bytes: a 32 KiB read at a random
+	// offset fetches 64 KiB on average with 32 KiB pages (96 KiB with the
+	// 64 KiB pages of versions 2 and 3, 1 MiB with whole blocks), and a
+	// cold vector read of 32 KiB chunks was answered 3–4 % sooner than
+	// with 64 KiB pages (docs/benchmarks.md). The CRCs of a 5 GB file take
+	// 640 KB (its map, read when the file is first opened after start-up).
+	checkPage = 32 << 10
+	// legacyPage is the page of versions 2 and 3.
+	legacyPage = 64 << 10
 )
+
+// pageSizeOf is the page of a map of version v.
+func pageSizeOf(v uint32, blockSize int64) int64 {
+	switch {
+	case v == 1:
+		return blockSize
+	case v < 4:
+		return min(legacyPage, blockSize)
+	}
+	return min(checkPage, blockSize)
+}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -210,10 +226,16 @@ func (m *blockMap) clone() *blockMap {
 func (m *blockMap) marshal() []byte {
 	b := make([]byte, 0, cinfoHeader+8*len(m.present)+4*len(m.crcs)+4)
 	b = append(b, cinfoMagic...)
-	v := uint32(cinfoVersion)
-	if m.pageSize != min(checkPage, m.blockSize) {
-		// A map of version 1 keeps its per-block CRCs; its pages are
-		// blocks, so the bitmap is the same.
+	// A map keeps the version its pages were fetched in: its CRCs are of
+	// pages of that size. Version 1's pages are blocks, so its bitmap is
+	// the same as version 3's would be.
+	var v uint32
+	switch m.pageSize {
+	case pageSizeOf(4, m.blockSize):
+		v = 4
+	case pageSizeOf(3, m.blockSize):
+		v = 3
+	default:
 		v = 1
 	}
 	b = binary.LittleEndian.AppendUint32(b, v)
@@ -258,10 +280,7 @@ func unmarshalBlockMap(b []byte) (*blockMap, error) {
 	if m.blockSize <= 0 || m.size < 0 || n != blocksOf(m.size, m.blockSize) {
 		return nil, fmt.Errorf("%w: inconsistent header", errBadMap)
 	}
-	m.nblocks, m.pageSize = n, m.blockSize
-	if v > 1 {
-		m.pageSize = min(checkPage, m.blockSize)
-	}
+	m.nblocks, m.pageSize = n, pageSizeOf(v, m.blockSize)
 	if m.blockSize%m.pageSize != 0 {
 		return nil, fmt.Errorf("%w: block size %d", errBadMap, m.blockSize)
 	}

@@ -8,42 +8,49 @@ import (
 	"time"
 )
 
-// TestBlockMapPages: a map keeps one CRC per 64 KiB page and survives a
-// round trip; a version 1 map (one CRC per block) still loads, keeps
-// its per-block CRCs and is saved as version 1.
+// TestBlockMapPages: a map keeps one CRC per page and survives a round
+// trip in the version of its pages: a new map has checkPage pages
+// (version 4); a version 3 map (64 KiB pages) and a version 1 map (one
+// CRC per block) still load, keep their CRCs and are saved in their
+// version.
 func TestBlockMapPages(t *testing.T) {
 	mtime := time.Unix(1700000000, 0)
 	for _, tc := range []struct {
 		name      string
 		blockSize int64
-		v1        bool
-		wantPage  int64
+		page      int64 // the map's page; 0: a new map's
+		version   uint32
 	}{
-		{"pages", 1 << 20, false, checkPage},
-		{"block of one page", 64 << 10, false, checkPage},
-		{"version 1", 1 << 20, true, 1 << 20},
+		{"pages", 1 << 20, 0, 4},
+		{"block of two pages", 64 << 10, 0, 4},
+		{"block of one page", 32 << 10, 0, 4},
+		{"version 3", 1 << 20, legacyPage, 3},
+		{"version 3, block of one page", 64 << 10, legacyPage, 3},
+		{"version 1", 1 << 20, 1 << 20, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newBlockMap(tc.blockSize, 3*tc.blockSize+100, mtime)
-			if tc.v1 {
-				m.pageSize = tc.blockSize
-				m.crcs = make([]uint32, m.blocks())
+			if tc.page != 0 {
+				m.pageSize = tc.page
+				m.crcs = make([]uint32, blocksOf(m.size, tc.page))
+				m.present = make([]uint64, (len(m.crcs)+63)/64)
 			}
+			wantPage := m.pageSize
 			crcs := make([]uint32, len(m.blockCRCs(1)))
 			for i := range crcs {
 				crcs[i] = uint32(i + 7)
 			}
 			m.set(1, crcs)
 			raw := m.marshal()
-			if v := binary.LittleEndian.Uint32(raw[4:]); tc.v1 != (v == 1) {
-				t.Errorf("saved as version %d", v)
+			if v := binary.LittleEndian.Uint32(raw[4:]); v != tc.version {
+				t.Errorf("saved as version %d, want %d", v, tc.version)
 			}
 			got, err := unmarshalBlockMap(raw)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.pageSize != tc.wantPage || !got.has(1) || got.has(0) || !slices.Equal(got.blockCRCs(1), crcs) {
-				t.Errorf("got page %d, CRCs %v, want page %d, CRCs %v", got.pageSize, got.blockCRCs(1), tc.wantPage, crcs)
+			if got.pageSize != wantPage || !got.has(1) || got.has(0) || !slices.Equal(got.blockCRCs(1), crcs) {
+				t.Errorf("got page %d, CRCs %v, want page %d, CRCs %v", got.pageSize, got.blockCRCs(1), wantPage, crcs)
 			}
 			if last := got.blockCRCs(3); len(last) != 1 {
 				t.Errorf("last block (100 bytes) has %d CRCs, want 1", len(last))
@@ -52,11 +59,14 @@ func TestBlockMapPages(t *testing.T) {
 	}
 }
 
-// TestBlockMapVersion2: a version 2 map (a presence bit per block) loads
-// with every page of its present blocks present, and is saved as
-// version 3 (a bit per page).
+// TestBlockMapVersion2: a version 2 map (64 KiB pages, a presence bit
+// per block) loads with every page of its present blocks present, and is
+// saved as version 3 (the same pages, a bit per page).
 func TestBlockMapVersion2(t *testing.T) {
 	m := newBlockMap(1<<20, 3<<20+100, time.Unix(1700000000, 0))
+	m.pageSize = legacyPage
+	m.crcs = make([]uint32, blocksOf(m.size, legacyPage))
+	m.present = make([]uint64, (len(m.crcs)+63)/64)
 	for i := range m.crcs {
 		m.crcs[i] = uint32(i)
 	}
@@ -75,8 +85,8 @@ func TestBlockMapVersion2(t *testing.T) {
 	if !got.has(1) || got.has(0) || got.has(2) || got.count() != 1 || got.cachedBytes() != 1<<20 {
 		t.Fatalf("present pages %x, count %d, cached %d", got.present, got.count(), got.cachedBytes())
 	}
-	if v := le.Uint32(got.marshal()[4:]); v != cinfoVersion {
-		t.Fatalf("saved as version %d", v)
+	if v := le.Uint32(got.marshal()[4:]); v != 3 || got.pageSize != legacyPage {
+		t.Fatalf("saved as version %d with pages of %d bytes, want version 3 and 64 KiB", v, got.pageSize)
 	}
 	got.setPages(got.pages()-1, []uint32{9})
 	if got.count() != 2 || got.cachedBytes() != 1<<20+100 || got.complete() {

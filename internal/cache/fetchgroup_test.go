@@ -54,21 +54,27 @@ func TestScatteredMissesOneReadv(t *testing.T) {
 	}
 	defer f.Close()
 	readScattered(t, f, want)
-	// 5 blocks (the last range spans two), 320 KiB: one group.
+	// 6 pages in 4 runs, 192 KiB: one group.
 	if n := rs.readvs.Load(); n != 1 {
 		t.Errorf("%d upstream vector reads, want 1", n)
 	}
-	if got := e.up.bytes.Load(); got != 5*64<<10 {
-		t.Errorf("%d bytes upstream, want the 5 blocks touched (%d)", got, 5*64<<10)
+	if got := e.up.bytes.Load(); got != scatteredPages*checkPage {
+		t.Errorf("%d bytes upstream, want the %d pages touched (%d)", got, scatteredPages, scatteredPages*checkPage)
 	}
 }
 
-// readScattered reads a few scattered ranges of f as a readv does
-// (announced with WillNeed, then read one by one), 5 pages of 64 KiB in 4
-// runs of a file of at least 35 pages, and checks them against want.
+// scatteredRanges are what readScattered reads: scatteredRuns runs of
+// scatteredPages pages in all (32 KiB pages; two ranges cross a page
+// boundary), in a file of 2,240 KiB or more.
+var scatteredRanges = [][2]int64{{3 * 64 << 10, 1000}, {10*64<<10 + 5, 32 << 10}, {20 * 64 << 10, 100}, {33*64<<10 + 60000, 10000}}
+
+const scatteredRuns, scatteredPages = 4, 6
+
+// readScattered reads scatteredRanges of f as a readv does (announced
+// with WillNeed, then read one by one) and checks them against want.
 func readScattered(t *testing.T, f store.File, want []byte) {
 	t.Helper()
-	ranges := [][2]int64{{3 * 64 << 10, 1000}, {10*64<<10 + 5, 32 << 10}, {20 * 64 << 10, 100}, {33*64<<10 + 60000, 10000}}
+	ranges := scatteredRanges
 	f.(*File).WillNeed(ranges)
 	for _, r := range ranges {
 		got := make([]byte, r[1])

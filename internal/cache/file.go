@@ -80,11 +80,11 @@ func (f *File) read(p []byte, off int64, pg *pgOut) (int, error) {
 
 // fillAfter is how many bytes a run of adjacent reads must cover before
 // its misses are fetched as whole blocks rather than as the pages read:
-// four pages. A random reader (baskets of a few branches, a readv's
-// segments) rarely reads four pages in a row, so it fetches about what it
-// reads; a stream of small records pays a few page-sized round trips
-// before its fetches grow to blocks.
-const fillAfter = 4 * checkPage
+// 256 KiB (eight pages). A random reader (baskets of a few branches, a
+// readv's segments) rarely reads that much in a row, so it fetches about
+// what it reads; a stream of small records pays a few page-sized round
+// trips before its fetches grow to blocks.
+const fillAfter = 256 << 10
 
 // observe follows the handle's access pattern. stream says the read
 // continues a run of adjacent reads of at least fillAfter bytes, so its

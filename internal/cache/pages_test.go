@@ -26,26 +26,28 @@ func (e *env) readAt(name string, off int64, n int) []byte {
 	return buf
 }
 
-// Scattered small reads with 1 MiB blocks fetch the 64 KiB pages they
-// touch, not the blocks; the pages are kept across a restart, and a
-// later read of a partly cached block fetches only its missing pages.
+// Scattered small reads with 1 MiB blocks fetch the pages they touch,
+// not the blocks; the pages are kept across a restart, and a later read
+// of a partly cached block fetches only its missing pages.
 func TestScatteredReadsFetchPages(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
 	want := e.file("s", 4<<20+1000)
-	for _, tc := range []struct {
+	const page, half = checkPage, checkPage / 2
+	reads := []struct {
 		name      string
 		off       int64
 		n         int
 		upstream  int64
 		afterRead bool
 	}{
-		{"inside one page", 70 << 10, 32 << 10, 64 << 10, false},
-		{"second block", 1<<20 + 1<<19 + 10, 32 << 10, 64 << 10, false},
-		{"across a page boundary", 3<<20 + 60<<10, 32 << 10, 128 << 10, false},
+		{"inside one page", 2*page + 100, half, page, false},
+		{"second block", 1<<20 + 1<<19 + 10, half, page, false},
+		{"across a page boundary", 3<<20 + page - 4<<10, half, 2 * page, false},
 		{"the short last page", 4<<20 + 10, 990, 1000, false},
-		{"same pages again", 70 << 10, 32 << 10, 0, true},
-		{"next page of a partial block", 140 << 10, 32 << 10, 64 << 10, false},
-	} {
+		{"same pages again", 2*page + 100, half, 0, true},
+		{"next page of a partial block", 3*page + 100, half, page, false},
+	}
+	for _, tc := range reads {
 		t.Run(tc.name, func(t *testing.T) {
 			before := e.up.bytes.Load()
 			if got := e.readAt("/store/s", tc.off, tc.n); !bytes.Equal(got, want[tc.off:tc.off+int64(tc.n)]) {
@@ -58,14 +60,14 @@ func TestScatteredReadsFetchPages(t *testing.T) {
 		})
 	}
 	es := e.c.Entries()
-	if len(es) != 1 || es[0].CachedBytes != 5*64<<10+1000 || es[0].Present != 4 {
+	if len(es) != 1 || es[0].CachedBytes != 5*page+1000 || es[0].Present != 4 {
 		t.Fatalf("entries %+v, want 5 pages and the 1000-byte tail in 4 blocks", es)
 	}
 	e.restart()
 	before := e.up.bytes.Load()
-	for _, off := range []int64{70 << 10, 1<<20 + 1<<19 + 10, 3<<20 + 60<<10, 140 << 10} {
-		if got := e.readAt("/store/s", off, 32<<10); !bytes.Equal(got, want[off:off+32<<10]) {
-			t.Fatalf("data at %d differs after restart", off)
+	for _, r := range reads {
+		if got := e.readAt("/store/s", r.off, r.n); !bytes.Equal(got, want[r.off:r.off+int64(r.n)]) {
+			t.Fatalf("data at %d differs after restart", r.off)
 		}
 	}
 	if d := e.up.bytes.Load() - before; d != 0 {

@@ -36,8 +36,8 @@ type subsKeeper struct {
 	next int
 }
 
-// subsBudget is the memory kept pgread CRCs may take: 4,096 chunks of
-// 64 pages of 64 KiB, the CRCs of 16 GiB of checked pages.
+// subsBudget is the memory kept pgread CRCs may take: 8,192 chunks of
+// 64 pages of 32 KiB, the CRCs of 16 GiB of checked pages.
 const subsBudget = 16 << 20
 
 func newSubsKeeper(bytes int) *subsKeeper {
@@ -61,8 +61,8 @@ func (k *subsKeeper) add(c *subsChunk) {
 // A page is kept only with all of its pgPages. Called with the entry's
 // lock held.
 func (m *blockMap) keepSubs(k *subsKeeper, p int, subs []uint32) {
-	// Maps of the first version have block-sized pages, whose chunks
-	// would outgrow the keeper's bound: their pgreads read.
+	// Maps of earlier versions have larger pages (blocks, or 64 KiB),
+	// whose chunks would outgrow the keeper's bound: their pgreads read.
 	if len(subs) == 0 || m.pageSize%pgPage != 0 || m.pageSize > checkPage || k == nil {
 		return
 	}

@@ -98,7 +98,7 @@ func TestViewPagesLendsKeptCRCs(t *testing.T) {
 // The kept CRCs are bounded across the cache: past the bound the oldest
 // chunks are dropped, and a page's are forgotten with its check.
 func TestKeptCRCsAreBounded(t *testing.T) {
-	const size = 16 << 20 // 256 pages: 4 chunks
+	const size = 256 * checkPage // 4 chunks
 	m := newBlockMap(1<<20, size, time.Time{})
 	per := int(checkPage / pgPage)
 	subs := make([]uint32, m.pages()*per)

@@ -30,17 +30,18 @@ func TestStreamReadForgetsChecksAhead(t *testing.T) {
 		defer f.e.mu.Unlock()
 		return f.e.m.checkedRun(p, p+1)
 	}
-	read(0, 1<<20)        // block 0 cached
-	read(5<<20+100, 1000) // page 80, written through the page cache: checked
-	read(7<<20+100, 1000) // page 112, likewise
-	if !checked(80) || !checked(112) {
+	read(0, 1<<20) // block 0 cached
+	near, far := 5<<20/checkPage, 7<<20/checkPage
+	read(5<<20+100, 1000) // page near, written through the page cache: checked
+	read(7<<20+100, 1000) // page far, likewise
+	if !checked(near) || !checked(far) {
 		t.Fatal("pages written through the page cache are not checked")
 	}
 	read(0, 1<<20) // block 0 again, from disk, as a stream
-	if checked(80) {
+	if checked(near) {
 		t.Fatal("a page within the read-ahead reach kept its check")
 	}
-	if !checked(112) {
+	if !checked(far) {
 		t.Fatal("a page past the read-ahead reach lost its check")
 	}
 	if !checked(0) || !checked(15) {

@@ -139,7 +139,7 @@ func allocated(t *testing.T, dir string) int64 {
 // blockMap reads a cache block map (internal/cache/cinfo.go: magic, version,
 // block size u32, size, mtime, validated, last access i64, block count u32,
 // presence bitmap: a bit per block in versions 1 and 2, per 64 KiB page in
-// version 3) and returns how many blocks are present whole, of how many.
+// version 3, per 32 KiB page in version 4) and returns how many blocks are present whole, of how many.
 // ok is false while the map does not exist or is not whole.
 func blockMap(path string) (present, blocks int, ok bool) {
 	m, ok := readMapBits(path)
@@ -194,6 +194,9 @@ func readMapBits(path string) (mapBits, bool) {
 	m.nbits = m.blocks
 	if version >= 3 {
 		m.unit = min(64<<10, blockSize)
+		if version >= 4 {
+			m.unit = min(32<<10, blockSize)
+		}
 		m.perBlock, m.nbits = int(blockSize/m.unit), int((size+m.unit-1)/m.unit)
 	}
 	if len(b) < 48+8*((m.nbits+63)/64) {

@@ -66,7 +66,7 @@ func TestCacheKilledDuringFill(t *testing.T) {
 
 // TestCacheCorruptBlock: a byte flipped in a cached block on disk is
 // caught by its page's CRC32C on the next read, which refetches that one
-// 64 KiB page and serves the right bytes; the same holds after a restart,
+// 32 KiB page and serves the right bytes; the same holds after a restart,
 // when the CRC comes from the saved block map.
 func TestCacheCorruptBlock(t *testing.T) {
 	testpeers.Require(t, "xrdcp")
@@ -104,8 +104,8 @@ func TestCacheCorruptBlock(t *testing.T) {
 		sameFile(t, dir+"/"+name, want)
 		up := r.reset()
 		t.Logf("%s: %d bytes upstream", name, up)
-		// Only the 64 KiB page holding the bad byte is refetched.
-		if page := int64(64 << 10); up < page || up > page+noDataUpstream {
+		// Only the 32 KiB page holding the bad byte is refetched.
+		if page := int64(32 << 10); up < page || up > page+noDataUpstream {
 			t.Errorf("%s: %d bytes upstream, want one page (%d) refetched", name, up, page)
 		}
 		// The refetched page is written back over the bad one. (The data
