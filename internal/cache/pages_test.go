@@ -3,6 +3,7 @@ package cache
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -245,4 +246,64 @@ func TestReadyAfterWillNeed(t *testing.T) {
 	if cf.Ready(ranges) != nil {
 		t.Fatal("a channel though the pages are cached")
 	}
+}
+
+// A block map of version 3, with 64 KiB pages, written by an earlier
+// sitebox: its pages are served and checked at that size, a missing one
+// is fetched whole, and the map is saved again as version 3.
+func TestVersion3MapKeepsItsPages(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
+	want := e.file("l", 1<<20+1000)
+	e.read("/store/l", 1<<20)
+	e.settle()
+	e.c.Close()
+	mp := filepath.Join(e.dir, "meta/store/l")
+	b, err := os.ReadFile(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := unmarshalBlockMap(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := newBlockMap(m.blockSize, m.size, m.mtime)
+	old.validated, old.lastAccess = m.validated, m.lastAccess
+	old.pageSize = legacyPage
+	old.crcs = make([]uint32, blocksOf(m.size, legacyPage))
+	old.present = make([]uint64, (len(old.crcs)+63)/64)
+	for _, p := range []int{0, 3} {
+		old.setPages(p, []uint32{crc32.Checksum(want[p*legacyPage:(p+1)*legacyPage], castagnoli)})
+	}
+	if err := os.WriteFile(mp, old.marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.start()
+	for _, r := range []struct {
+		name     string
+		off      int64
+		upstream int64
+	}{
+		{"in a page present", 3*legacyPage + 100, 0},
+		{"in a page missing", 5*legacyPage + 100, legacyPage},
+		{"in it again", 5*legacyPage + 2000, 0},
+	} {
+		before := e.up.bytes.Load()
+		if got := e.readAt("/store/l", r.off, 1000); !bytes.Equal(got, want[r.off:r.off+1000]) {
+			t.Fatalf("%s: wrong bytes", r.name)
+		}
+		e.settle()
+		if d := e.up.bytes.Load() - before; d != r.upstream {
+			t.Errorf("%s: %d bytes upstream, want %d", r.name, d, r.upstream)
+		}
+	}
+	if got := e.read("/store/l", 100<<10); !bytes.Equal(got, want) {
+		t.Fatal("whole file differs")
+	}
+	e.settle()
+	e.c.Close()
+	b, _ = os.ReadFile(mp)
+	if m, err := unmarshalBlockMap(b); err != nil || binary.LittleEndian.Uint32(b[4:]) != 3 || m.pageSize != legacyPage || !m.complete() {
+		t.Fatalf("saved map: %v, version %d, want version 3 with 64 KiB pages, complete", err, binary.LittleEndian.Uint32(b[4:]))
+	}
+	e.start()
 }
