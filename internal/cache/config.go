@@ -22,7 +22,7 @@ import (
 // read-ahead), where larger blocks need fewer upstream requests; keeping
 // ReadAhead blocks in flight fills a 10 ms × 150 MB/s link (1.5 MB in
 // flight) with a few requests per stream. Scattered reads do not pay for
-// it: they fetch and cache the 64 KiB pages they touch (see File.ReadAt),
+// it: they fetch and cache the 32 KiB pages they touch (see File.ReadAt),
 // so the block size no longer trades streaming speed for sparse reads.
 const DefaultBlockSize = 1 << 20
 
@@ -34,7 +34,7 @@ type Config struct {
 	Routes []Route
 	// BlockSize is the unit of caching for sequential readers (default
 	// DefaultBlockSize; a power of two from 64 KiB to 64 MiB); scattered
-	// reads fetch 64 KiB pages of it.
+	// reads fetch 32 KiB pages of it (checkPage).
 	BlockSize int64
 	// RAM bounds the memory of block buffers: fetches in flight and blocks
 	// waiting to be written (default 1 GiB). When it is used up, reads go

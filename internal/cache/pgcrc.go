@@ -3,7 +3,7 @@ package cache
 import "hash/crc32"
 
 // pgPage is the page of kXR_pgread: a CRC32C per 4 KiB of the file. A
-// cache checks the CRC32C of every 64 KiB page it reads from disk, and
+// cache checks the CRC32C of every page (32 KiB) it reads from disk, and
 // computes it for every page it writes; computed per 4 KiB and combined,
 // the same pass yields what a pgread sends, so the server need not read
 // the bytes a second time (see File.ReadPagesAt).

@@ -48,7 +48,7 @@ type EntryInfo struct {
 	Size        int64     `json:"size"`         // the upstream file's size
 	CachedBytes int64     `json:"cached_bytes"` // bytes of its blocks on disk
 	Blocks      int       `json:"blocks"`
-	Present     int       `json:"present"` // blocks with data on disk (whole, or some of their 64 KiB pages)
+	Present     int       `json:"present"` // blocks with data on disk (whole, or some of their pages)
 	ModTime     time.Time `json:"mtime"`   // the upstream file's mtime
 	LastAccess  time.Time `json:"last_access"`
 	Open        int       `json:"open"` // client handles open now
