@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"sync"
 
 	"sitebox/internal/store"
@@ -50,9 +49,8 @@ func (r *file) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 		return 0, io.EOF
 	}
 	want := int(min(int64(len(p)), r.info.Size-off)) // not off+len(p): it may wrap
-	end := off + int64(want) - 1
-	hdr := map[string]string{"Range": "bytes=" + strconv.FormatInt(off, 10) + "-" + strconv.FormatInt(end, 10)}
-	resp, err := r.fs.doAt(ctx, http.MethodGet, r.name, r.at, nil, hdr, 206, 200)
+	asked := []span{{off: off, buf: p[:want]}}
+	resp, err := r.fs.doAt(ctx, http.MethodGet, r.name, r.at, nil, map[string]string{"Range": rangeHeader(asked)}, 206, 200)
 	if err != nil {
 		return 0, err
 	}
@@ -65,10 +63,10 @@ func (r *file) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 			return n, &store.PathError{Op: "read", Path: r.name, Err: fmt.Errorf("%w: %v", store.ErrIO, err)}
 		}
 	} else {
-		fill := newRangeFill([]span{{off: off, buf: p[:want]}}, r.info.Size)
+		fill := newRangeFill(asked, r.info.Size)
 		if err := fill.answer(resp); err != nil || !fill.complete() {
 			if err == nil {
-				err = fmt.Errorf("the answer lacks bytes %d-%d", off, end)
+				err = fmt.Errorf("the answer lacks bytes %d-%d", off, off+int64(want)-1)
 			}
 			return 0, &store.PathError{Op: "read", Path: r.name, Err: fmt.Errorf("%w: %w", store.ErrIO, err)}
 		}

@@ -70,15 +70,7 @@ func (r *file) ReadV(ctx context.Context, bufs [][]byte, offs []int64) error {
 
 // readRanges reads spans with one multi-range request.
 func (r *file) readRanges(ctx context.Context, spans []span) error {
-	var rh strings.Builder
-	rh.WriteString("bytes=")
-	for i, s := range spans {
-		if i > 0 {
-			rh.WriteByte(',')
-		}
-		rh.WriteString(strconv.FormatInt(s.off, 10) + "-" + strconv.FormatInt(s.end()-1, 10))
-	}
-	resp, err := r.fs.doAt(ctx, http.MethodGet, r.name, r.at, nil, map[string]string{"Range": rh.String()}, 206, 200)
+	resp, err := r.fs.doAt(ctx, http.MethodGet, r.name, r.at, nil, map[string]string{"Range": rangeHeader(spans)}, 206, 200)
 	if err != nil {
 		return err
 	}
@@ -97,6 +89,19 @@ func (r *file) readRanges(ctx context.Context, spans []span) error {
 	}
 	r.fs.noMultiRange.Store(true)
 	return r.unsupported()
+}
+
+// rangeHeader is the Range header asking for spans.
+func rangeHeader(spans []span) string {
+	var b strings.Builder
+	b.WriteString("bytes=")
+	for i, s := range spans {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(s.off, 10) + "-" + strconv.FormatInt(s.end()-1, 10))
+	}
+	return b.String()
 }
 
 // answer reads a 206 answer's parts: one, or multipart/byteranges.
