@@ -83,7 +83,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func newBlockMap(blockSize, size int64, mtime time.Time) *blockMap {
 	n := blocksOf(size, blockSize)
-	ps := min(int64(checkPage), blockSize)
+	ps := pageSizeOf(cinfoVersion, blockSize)
 	pages := blocksOf(size, ps)
 	return &blockMap{
 		blockSize: blockSize,

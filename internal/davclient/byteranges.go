@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"net/http"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -56,12 +59,7 @@ func (f *rangeFill) part(contentRange string, body io.Reader) error {
 		return fmt.Errorf("%w (%d bytes for %d asked)", errTooMuch, f.read, f.limit/2)
 	}
 	pos := first
-	i, _ := slices.BinarySearchFunc(f.spans, first, func(s span, off int64) int {
-		if s.end() <= off {
-			return -1
-		}
-		return 1
-	})
+	i := sort.Search(len(f.spans), func(i int) bool { return f.spans[i].end() > first })
 	for ; i < len(f.spans) && f.spans[i].off <= last; i++ {
 		s := f.spans[i]
 		lo, hi := max(first, s.off), min(last+1, s.end())
@@ -89,17 +87,20 @@ func (f *rangeFill) complete() bool {
 		merged = append(merged, g)
 	}
 	for _, s := range f.spans {
-		k, _ := slices.BinarySearchFunc(merged, s.off, func(m [2]int64, off int64) int {
-			if m[1] <= off {
-				return -1
-			}
-			return 1
-		})
+		k := sort.Search(len(merged), func(k int) bool { return merged[k][1] > s.off })
 		if len(s.buf) > 0 && (k == len(merged) || merged[k][0] > s.off || merged[k][1] < s.end()) {
 			return false
 		}
 	}
 	return true
+}
+
+// answer reads a 206 answer's parts: one, or multipart/byteranges.
+func (f *rangeFill) answer(resp *http.Response) error {
+	if mt, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "multipart/byteranges" {
+		return readByteranges(resp.Body, params["boundary"], f)
+	}
+	return f.part(resp.Header.Get("Content-Range"), resp.Body)
 }
 
 func skip(r io.Reader, n int64) error {

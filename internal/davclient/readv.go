@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"slices"
 	"strconv"
@@ -76,7 +75,6 @@ func (r *file) readRanges(ctx context.Context, spans []span) error {
 	}
 	defer drain(resp)
 	if resp.StatusCode == http.StatusOK {
-		r.fs.noMultiRange.Store(true)
 		return r.unsupported()
 	}
 	fill := newRangeFill(spans, r.info.Size)
@@ -87,7 +85,6 @@ func (r *file) readRanges(ctx context.Context, spans []span) error {
 	case fill.complete():
 		return nil
 	}
-	r.fs.noMultiRange.Store(true)
 	return r.unsupported()
 }
 
@@ -104,16 +101,10 @@ func rangeHeader(spans []span) string {
 	return b.String()
 }
 
-// answer reads a 206 answer's parts: one, or multipart/byteranges.
-func (f *rangeFill) answer(resp *http.Response) error {
-	if mt, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "multipart/byteranges" {
-		return readByteranges(resp.Body, params["boundary"], f)
-	}
-	return f.part(resp.Header.Get("Content-Range"), resp.Body)
-}
-
-// unsupported is ReadV's answer once the server is known to answer
-// multi-range requests with something else than the ranges.
+// unsupported remembers that the server answers multi-range requests
+// with something else than the ranges asked, and is ReadV's answer from
+// then on.
 func (r *file) unsupported() error {
+	r.fs.noMultiRange.Store(true)
 	return &store.PathError{Op: "readv", Path: r.name, Err: fmt.Errorf("%w (%w): %s does not answer multi-range requests with the ranges asked", store.ErrUnsupported, errors.ErrUnsupported, r.fs.base.Host)}
 }
