@@ -40,8 +40,8 @@ func printStats(w io.Writer, s cache.Stats) {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	line := func(k, f string, a ...any) { fmt.Fprintf(tw, "%s:\t"+f+"\n", append([]any{k}, a...)...) }
 	served := s.HitBytes + s.MissBytes + s.BypassBytes
-	line("Served", "%s (hit %s, miss %s, bypass %s)", units.FormatSize(served),
-		units.FormatSize(s.HitBytes), units.FormatSize(s.MissBytes), units.FormatSize(s.BypassBytes))
+	line("Served", "%s (hit %s, %s of it from RAM; miss %s, bypass %s)", units.FormatSize(served),
+		units.FormatSize(s.HitBytes), units.FormatSize(s.RAMHitBytes), units.FormatSize(s.MissBytes), units.FormatSize(s.BypassBytes))
 	line("Hit ratio", "%s of bytes, %s of block lookups (%d hit, %d miss)",
 		ratio(s.HitBytes, served), ratio(s.HitRequests, s.HitRequests+s.MissRequests), s.HitRequests, s.MissRequests)
 	line("Upstream", "%s read, %s", units.FormatSize(s.UpstreamBytes), plural(int(s.UpstreamErrors), "error"))
@@ -51,7 +51,7 @@ func printStats(w io.Writer, s cache.Stats) {
 		plural(int(s.WritesDropped), "block"), plural(int(s.CorruptBlocks), "corrupt block"))
 	line("Evicted", "%s, %s", plural(int(s.EvictedFiles), "file"), units.FormatSize(s.EvictedBytes))
 	line("Cached", "%s in %s (%d open)", units.FormatSize(s.UsedBytes), plural(int(s.Files), "file"), s.OpenFiles)
-	line("RAM", "%s in use of %s", units.FormatSize(s.RAMInUse), units.FormatSize(s.RAMLimit))
+	line("RAM", "%s in use of %s (%s kept for their readers)", units.FormatSize(s.RAMInUse), units.FormatSize(s.RAMLimit), units.FormatSize(s.RAMKept))
 	line("Disk", "%s free of %s (%s used); %d of %d inodes free", units.FormatSize(s.DiskFree),
 		units.FormatSize(s.DiskTotal), ratio(s.DiskTotal-s.DiskFree, s.DiskTotal), s.InodesFree, s.InodesTotal)
 	if s.DiskError != "" {

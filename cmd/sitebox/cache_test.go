@@ -30,9 +30,9 @@ type fakeCache struct {
 
 func (f *fakeCache) Stats() cache.Stats {
 	return cache.Stats{
-		HitBytes: 700, MissBytes: 200, BypassBytes: 100, HitRequests: 7, MissRequests: 2,
+		HitBytes: 700, RAMHitBytes: 300, MissBytes: 200, BypassBytes: 100, HitRequests: 7, MissRequests: 2,
 		UpstreamBytes: 350, UpstreamErrors: 1, UsedBytes: 190, Files: 3, OpenFiles: 1,
-		RAMInUse: 64 << 20, RAMLimit: 1 << 30, DiskTotal: 100 << 30, DiskFree: 40 << 30,
+		RAMInUse: 64 << 20, RAMKept: 16 << 20, RAMLimit: 1 << 30, DiskTotal: 100 << 30, DiskFree: 40 << 30,
 		InodesTotal: 1000, InodesFree: 900, DiskError: "write data/x: input/output error",
 	}
 }
@@ -136,11 +136,11 @@ func TestCacheCommands(t *testing.T) {
 		{name: "ls empty", args: []string{"ls", "/nothing"}, want: []string{"nothing cached at or below /nothing"}},
 		{name: "ls bad prefix", args: []string{"ls", "/a/../b"}, err: "'..' is not allowed"},
 		{name: "stats", args: []string{"stats"}, want: []string{
-			"Served:      1000 B (hit 700 B, miss 200 B, bypass 100 B)",
+			"Served:      1000 B (hit 700 B, 300 B of it from RAM; miss 200 B, bypass 100 B)",
 			"Hit ratio:   70.0% of bytes, 77.8% of block lookups (7 hit, 2 miss)",
 			"Upstream:    350 B read, 1 error",
 			"Cached:      190 B in 3 files (1 open)",
-			"RAM:         64.0 MiB in use of 1.0 GiB",
+			"RAM:         64.0 MiB in use of 1.0 GiB (16.0 MiB kept for their readers)",
 			"Disk:        40.0 GiB free of 100.0 GiB (60.0% used); 900 of 1000 inodes free",
 			"Disk health: FAILING, serving uncached: write data/x: input/output error",
 		}},

@@ -97,7 +97,7 @@ func newServeCmd() (*cobra.Command, *serveFlags) {
 	fl.StringArrayVar(&f.tpcAllow, "tpc-allow", nil, `server a third-party copy may reach: "*", "*.domain", host, address or CIDR (repeatable); replaces the file's [tpc] allow`)
 	fl.StringArrayVar(&f.caches, "cache", nil, "cache PREFIX=URL[,URL...] through upstreams tried in order (repeatable); replaces the file's routes")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "directory for cached data")
-	fl.StringVar(&f.cacheRAM, "cache-ram", "", `RAM for blocks in flight and waiting for the disk (default "1GiB")`)
+	fl.StringVar(&f.cacheRAM, "cache-ram", "", `RAM for blocks in flight, waiting for the disk, or read ahead and not yet read (default "1GiB")`)
 	fl.StringVar(&f.rootAddr, "root-addr", "", `root:// listen address (default ":1094"; "off" disables)`)
 	fl.StringVar(&f.httpsAddr, "https-addr", "", `https:// listen address (default ":8443"; "off" disables)`)
 	fl.BoolVar(&f.plainHTTP, "http", false, "serve plain HTTP instead of HTTPS")

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"container/list"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -27,6 +28,11 @@ type fetch struct {
 	// the writer combines them into the map's page CRCs, and a pgread
 	// served from buf sends them.
 	subs []uint32
+	// readTo is how far readers have read buf; kept and keptAt say it is
+	// kept in RAM after its write (keep.go; keptAt guarded by keeper.mu).
+	readTo atomic.Int64
+	kept   atomic.Bool
+	keptAt *list.Element
 }
 
 func (f *fetch) unref(c *Cache) {
@@ -48,6 +54,7 @@ type slot struct {
 	forgets  uint64   // disk: the map's forgotten checks when planned
 	f        *fetch
 	gen      uint64
+	kept     bool // f is kept in RAM after its write (keep.go)
 	// changed: the file was replaced while open and lacks these bytes now.
 	changed bool
 }
@@ -78,7 +85,19 @@ func (e *entry) plan(off, end int64, fill bool) (slots []slot, fresh []*fetch) {
 		q := p + 1
 		s := slot{off: max(off, int64(p)*ps), gen: e.gen, page: ps, p0: p}
 		f := e.inflight[p]
+		var kept *fetch
+		if f == nil && m.hasPage(p) {
+			kept = e.keptLocked(p)
+		}
 		switch {
+		case kept != nil:
+			// On disk too, and still in RAM for the reader it was
+			// fetched ahead of.
+			for q < pb && q%ppb != 0 && e.kept[q] == kept && m.hasPage(q) {
+				q++
+			}
+			s.f, s.kept = kept, true
+			e.c.ctr.hitRequests.Add(1)
 		case m.hasPage(p):
 			s.disk = true
 			for q < pb && q%ppb != 0 && m.hasPage(q) {
@@ -198,16 +217,21 @@ func (e *entry) finishFetch(f *fetch, written, buffered bool, crcs []uint32) {
 			}
 		}
 	}
+	kept := false
 	if written && e.gen == f.gen && e.m != nil && f.p0+len(crcs) <= e.m.pages() {
 		e.m.setPages(f.p0, crcs)
 		if buffered {
 			e.m.markChecked(f.p0, f.p0+len(crcs))
 			e.m.keepSubs(e.c.subs, f.p0, f.subs)
+		} else {
+			kept = e.keepLocked(f)
 		}
 		e.dirty = true
 	}
 	e.mu.Unlock()
-	f.unref(e.c)
+	if !kept {
+		f.unref(e.c)
+	}
 	e.c.release(e)
 }
 
@@ -261,8 +285,14 @@ func (e *entry) readSlot(s slot, dst []byte, depth int, pg *pgOut) error {
 		return s.f.err
 	}
 	copy(dst, s.f.buf[s.off-s.f.off:])
-	c.ctr.missBytes.Add(int64(len(dst)))
-	pg.fill(s.off, dst, s.f.subs, s.f.off, s.f.off+int64(len(s.f.buf)))
+	if s.kept {
+		c.ctr.hitBytes.Add(int64(len(dst)))
+		c.ctr.ramHitBytes.Add(int64(len(dst)))
+	} else {
+		c.ctr.missBytes.Add(int64(len(dst)))
+	}
+	pg.fill(s.off, dst, s.f.subs, s.f.off, s.f.end())
+	s.f.readFrom(c, s.end)
 	return nil
 }
 

@@ -22,6 +22,7 @@ type Cache struct {
 	disk   *disk
 	routes *store.PrefixTable[*route]
 	budget *budget
+	keep   keeper // blocks kept in RAM for their readers (keep.go)
 	writeQ chan writeJob
 	ctr    counters
 
@@ -91,6 +92,7 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 		scanned:   make(chan struct{}),
 		subs:      newSubsKeeper(subsBudget),
 	}
+	c.keep.limit = cfg.RAM / keepShare
 	c.blockPool.New = func() any { b := alignedBuf(cfg.BlockSize); return &b }
 	d.onFailure = func() { c.kickPurge(-1) }
 	log.Info("cache ready; reading the block maps of cached files in the background", "dir", cfg.Dir, "block_size", cfg.BlockSize, "ram", cfg.RAM)

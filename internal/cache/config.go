@@ -36,9 +36,11 @@ type Config struct {
 	// DefaultBlockSize; a power of two from 64 KiB to 64 MiB); scattered
 	// reads fetch 32 KiB pages of it (checkPage).
 	BlockSize int64
-	// RAM bounds the memory of block buffers: fetches in flight and blocks
-	// waiting to be written (default 1 GiB). When it is used up, reads go
-	// to the upstream uncached rather than wait.
+	// RAM bounds the memory of block buffers: fetches in flight, blocks
+	// waiting to be written, and blocks written but kept for the stream
+	// they were fetched ahead of (at most a quarter, keep.go) (default 1
+	// GiB). When it is used up, reads go to the upstream uncached rather
+	// than wait.
 	RAM int64
 	// ReadAhead is how many blocks are fetched ahead of a sequential reader
 	// (default 8 MiB worth, at least 8 blocks; 0 uses the default,

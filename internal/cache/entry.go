@@ -38,6 +38,7 @@ type entry struct {
 	mm       *mapping // data's file mapped, for lending its pages (view.go); nil until needed
 	sdata    *os.File // streams' reader of data's file (stream.go); nil until needed
 	inflight map[int]*fetch
+	kept     map[int]*fetch // pages on disk whose fetch is still kept in RAM (keep.go)
 	// carried are the checked bits the index kept for the file, until its
 	// block map is loaded and takes them.
 	carried *carriedChecks
@@ -137,6 +138,7 @@ func (e *entry) dropLocked() int64 {
 	}
 	e.gen++
 	e.inflight = nil
+	e.unkeepLocked()
 	e.closeFilesLocked()
 	e.c.disk.remove(e.path)
 	e.dirty, e.touched = false, false
@@ -230,6 +232,7 @@ func (e *entry) closeData() {
 func (e *entry) idleData() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.unkeepLocked()
 	if e.mm == nil {
 		e.closeFilesLocked()
 		return

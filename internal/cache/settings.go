@@ -17,8 +17,8 @@ import (
 type Settings struct {
 	// Dir holds cached data and block maps (required when routes are set).
 	Dir string `toml:"dir"`
-	// RAM bounds block buffers in flight and waiting for the disk
-	// (default "1GiB").
+	// RAM bounds block buffers in flight, waiting for the disk and kept
+	// for the stream they were fetched ahead of (default "1GiB").
 	RAM string `toml:"ram"`
 	// BlockSize is the caching unit (default "1MiB").
 	BlockSize string `toml:"block_size"`

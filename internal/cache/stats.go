@@ -10,7 +10,8 @@ import (
 // runs; gauges are current values.
 type Stats struct {
 	// Bytes and block requests served to clients.
-	HitBytes      int64 `json:"hit_bytes"`      // from cache disk
+	HitBytes      int64 `json:"hit_bytes"`      // from cache disk (or RAM, below)
+	RAMHitBytes   int64 `json:"ram_hit_bytes"`  // of HitBytes, from blocks kept in RAM for the stream they were fetched ahead of
 	MissBytes     int64 `json:"miss_bytes"`     // fetched from upstream for the request (and cached)
 	BypassBytes   int64 `json:"bypass_bytes"`   // read from upstream without caching (RAM budget full, disk error)
 	HitRequests   int64 `json:"hit_requests"`   // block lookups answered from disk
@@ -31,7 +32,8 @@ type Stats struct {
 	UsedBytes   int64 `json:"used_bytes"` // bytes of cached blocks on disk
 	Files       int64 `json:"files"`      // files in the cache
 	OpenFiles   int64 `json:"open_files"` // cached files open by clients
-	RAMInUse    int64 `json:"ram_in_use"` // bytes of block buffers held (fetches and write-behind)
+	RAMInUse    int64 `json:"ram_in_use"` // bytes of block buffers held (fetches, write-behind, kept blocks)
+	RAMKept     int64 `json:"ram_kept"`   // of RAMInUse, blocks written and kept for their reader
 	RAMLimit    int64 `json:"ram_limit"`
 	DiskTotal   int64 `json:"disk_total"` // the cache filesystem's size
 	DiskFree    int64 `json:"disk_free"`
@@ -57,6 +59,7 @@ type EntryInfo struct {
 // counters are the atomically updated parts of Stats.
 type counters struct {
 	hitBytes, missBytes, bypassBytes atomic.Int64
+	ramHitBytes                      atomic.Int64
 	hitRequests, missRequests        atomic.Int64
 	upstreamBytes, coalescedWaits    atomic.Int64
 	readAheadBlocks                  atomic.Int64
@@ -67,6 +70,7 @@ type counters struct {
 
 func (c *counters) snapshot(s *Stats) {
 	s.HitBytes = c.hitBytes.Load()
+	s.RAMHitBytes = c.ramHitBytes.Load()
 	s.MissBytes = c.missBytes.Load()
 	s.BypassBytes = c.bypassBytes.Load()
 	s.HitRequests = c.hitRequests.Load()

@@ -27,6 +27,7 @@ func NewCacheCollector(stats func() cache.Stats) prometheus.Collector {
 		labeled(blocks, "hit", func(s *S) float64 { return f(s.HitRequests) }),
 		labeled(blocks, "miss", func(s *S) float64 { return f(s.MissRequests) }),
 
+		counter(d("ram_hit_bytes_total", "Of the hit bytes, those served from blocks kept in RAM for the stream they were fetched ahead of."), func(s *S) float64 { return f(s.RAMHitBytes) }),
 		counter(d("upstream_bytes_total", "Bytes read from upstreams for misses, read-ahead, prefetch and bypass."), func(s *S) float64 { return f(s.UpstreamBytes) }),
 		counter(d("upstream_errors_total", "Failed upstream operations; each failover counts."), func(s *S) float64 { return f(s.UpstreamErrors) }),
 		counter(d("coalesced_waits_total", "Block lookups that joined a fetch already in flight instead of starting another."), func(s *S) float64 { return f(s.CoalescedWaits) }),
@@ -42,7 +43,8 @@ func NewCacheCollector(stats func() cache.Stats) prometheus.Collector {
 		gauge(d("used_bytes", "Bytes of cached blocks on disk."), func(s *S) float64 { return f(s.UsedBytes) }),
 		gauge(d("files", "Files in the cache."), func(s *S) float64 { return f(s.Files) }),
 		gauge(d("open_files", "Cached files open by clients."), func(s *S) float64 { return f(s.OpenFiles) }),
-		gauge(d("ram_in_use_bytes", "Bytes of block buffers held for fetches and write-behind."), func(s *S) float64 { return f(s.RAMInUse) }),
+		gauge(d("ram_in_use_bytes", "Bytes of block buffers held for fetches, write-behind and kept blocks."), func(s *S) float64 { return f(s.RAMInUse) }),
+		gauge(d("ram_kept_bytes", "Bytes of blocks written to disk and kept in RAM for the stream they were fetched ahead of."), func(s *S) float64 { return f(s.RAMKept) }),
 		gauge(d("ram_limit_bytes", "Limit on block buffer bytes."), func(s *S) float64 { return f(s.RAMLimit) }),
 		gauge(d("disk_size_bytes", "Size of the cache filesystem."), func(s *S) float64 { return f(s.DiskTotal) }),
 		gauge(d("disk_free_bytes", "Free bytes on the cache filesystem."), func(s *S) float64 { return f(s.DiskFree) }),

@@ -14,12 +14,12 @@ import (
 
 func sampleStats() cache.Stats {
 	return cache.Stats{
-		HitBytes: 700, MissBytes: 200, BypassBytes: 100,
+		HitBytes: 700, RAMHitBytes: 300, MissBytes: 200, BypassBytes: 100,
 		HitRequests: 7, MissRequests: 2,
 		UpstreamBytes: 350, UpstreamErrors: 3, CoalescedWaits: 4,
 		ReadAheadBlocks: 5, WrittenBytes: 250, EvictedBytes: 60, EvictedFiles: 1,
 		WritesDropped: 2, CorruptBlocks: 1,
-		UsedBytes: 190, Files: 2, OpenFiles: 1, RAMInUse: 64, RAMLimit: 1024,
+		UsedBytes: 190, Files: 2, OpenFiles: 1, RAMInUse: 64, RAMKept: 32, RAMLimit: 1024,
 		DiskTotal: 10000, DiskFree: 4000, InodesTotal: 500, InodesFree: 450,
 	}
 }
@@ -43,14 +43,21 @@ sitebox_cache_disk_healthy 1
 # HELP sitebox_cache_disk_inodes_free Free inodes on the cache filesystem.
 # TYPE sitebox_cache_disk_inodes_free gauge
 sitebox_cache_disk_inodes_free 450
+# HELP sitebox_cache_ram_hit_bytes_total Of the hit bytes, those served from blocks kept in RAM for the stream they were fetched ahead of.
+# TYPE sitebox_cache_ram_hit_bytes_total counter
+sitebox_cache_ram_hit_bytes_total 300
+# HELP sitebox_cache_ram_kept_bytes Bytes of blocks written to disk and kept in RAM for the stream they were fetched ahead of.
+# TYPE sitebox_cache_ram_kept_bytes gauge
+sitebox_cache_ram_kept_bytes 32
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want),
 		"sitebox_cache_served_bytes_total", "sitebox_cache_block_requests_total",
-		"sitebox_cache_disk_healthy", "sitebox_cache_disk_inodes_free"); err != nil {
+		"sitebox_cache_disk_healthy", "sitebox_cache_disk_inodes_free",
+		"sitebox_cache_ram_hit_bytes_total", "sitebox_cache_ram_kept_bytes"); err != nil {
 		t.Fatal(err)
 	}
-	if n := testutil.CollectAndCount(c); n != 24 {
-		t.Errorf("collected %d series, want 24", n)
+	if n := testutil.CollectAndCount(c); n != 26 {
+		t.Errorf("collected %d series, want 26", n)
 	}
 
 	st.DiskError = "write /cache/data: input/output error"

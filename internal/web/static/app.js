@@ -263,7 +263,7 @@
     const facts = table(null, [
       ['files cached', String(c.files) + (c.open_files ? ' (' + c.open_files + ' open)' : '')],
       ['read from upstreams', fmtBytes(c.upstream_bytes)],
-      ['RAM for blocks in flight', fmtBytes(c.ram_in_use) + ' of ' + fmtBytes(c.ram_limit)],
+      ['RAM for block buffers', fmtBytes(c.ram_in_use) + ' of ' + fmtBytes(c.ram_limit)],
       ['inodes used', inodes]], 1);
     facts.classList.add('facts');
     const kids = [head, el('h3', '', 'Bytes served'), ...served,

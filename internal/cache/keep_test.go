@@ -1,0 +1,205 @@
+package cache
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// newKeepEnv is a cache whose stream blocks are written with O_DIRECT,
+// the blocks kept.go keeps.
+func newKeepEnv(t *testing.T, mod func(*Config)) *env {
+	t.Helper()
+	e := newEnv(t, func(c *Config) {
+		c.BlockSize, c.ReadAhead = 1<<20, 4
+		if mod != nil {
+			mod(c)
+		}
+	})
+	if !e.c.disk.direct {
+		t.Skipf("%s does not support O_DIRECT: every block goes through the page cache and none is kept", e.dir)
+	}
+	return e
+}
+
+// spoil flips a byte in every block of the data file of name and drops
+// it from the page cache: a read served from disk now fails its check
+// and fetches the page again, one served from RAM does not.
+func (e *env) spoil(name string, size int64) {
+	e.t.Helper()
+	df, err := os.OpenFile(filepath.Join(e.dir, "data", name), os.O_RDWR, 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer df.Close()
+	for off := int64(100); off < size; off += 1 << 20 {
+		b := []byte{0}
+		df.ReadAt(b, off)
+		b[0] ^= 0xff
+		df.WriteAt(b, off)
+	}
+	dropPageCache(e.t, df)
+}
+
+// A stream's blocks fetched ahead are served from RAM after their disk
+// write, each let go once read to its end.
+func TestStreamReadsKeptBlocks(t *testing.T) {
+	e := newKeepEnv(t, nil)
+	const size = 8 << 20
+	want := e.file("k", size)
+	f := e.open("/store/k")
+	defer f.Close()
+	read := func(off int64, n int) {
+		t.Helper()
+		buf := make([]byte, n)
+		if _, err := f.ReadAt(buf, off); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf, want[off:off+int64(n)]) {
+			t.Fatalf("wrong bytes at %d", off)
+		}
+	}
+	// Two blocks in a row earn read-ahead of blocks 2 to 5.
+	read(0, 1<<20)
+	read(1<<20, 1<<20)
+	e.settle()
+	if held := e.c.keep.held(); held != 4<<20 {
+		t.Fatalf("%d bytes kept after read-ahead of 4 blocks, want %d", held, 4<<20)
+	}
+	e.spoil("store/k", size)
+	up := e.up.bytes.Load()
+	ram := e.c.ctr.ramHitBytes.Load()
+	// Block 2 in pieces: kept until read to its end.
+	read(2<<20, 512<<10)
+	if held := e.c.keep.held(); held < 4<<20 {
+		t.Fatalf("a block read halfway was let go (%d bytes kept)", held)
+	}
+	read(2<<20+512<<10, 512<<10)
+	read(3<<20, 1<<20)
+	e.settle()
+	if got := e.c.ctr.ramHitBytes.Load() - ram; got != 2<<20 {
+		t.Fatalf("%d bytes served from RAM, want the 2 MiB of blocks 2 and 3", got)
+	}
+	// The spoilt bytes on disk were never read: nothing was refetched
+	// for blocks 2 and 3 (reading on earned more read-ahead: blocks 6, 7).
+	if got := e.up.bytes.Load() - up; got != 2<<20 {
+		t.Fatalf("%d bytes fetched upstream, want the 2 MiB of read-ahead", got)
+	}
+	if c := e.c.ctr.corruptBlocks.Load(); c != 0 {
+		t.Fatalf("%d corrupt pages read from disk; the kept blocks should have been served", c)
+	}
+	read(4<<20, 4<<20)
+	e.settle()
+	if held := e.c.keep.held(); held != 0 {
+		t.Fatalf("%d bytes still kept after every block was read", held)
+	}
+	if used := e.c.budget.inUse(); used != 0 {
+		t.Fatalf("%d bytes of RAM in use with nothing in flight or kept", used)
+	}
+}
+
+// Blocks kept for a reader that stops reading are let go when the file
+// is closed, and when the file is dropped while open.
+func TestKeptBlocksLetGo(t *testing.T) {
+	e := newKeepEnv(t, nil)
+	const size = 8 << 20
+	want := e.file("k", size)
+	readHead := func() *File {
+		f := e.open("/store/k")
+		buf := make([]byte, 1<<20)
+		for off := int64(0); off < 2<<20; off += 1 << 20 {
+			if _, err := f.ReadAt(buf, off); err != nil || !bytes.Equal(buf, want[off:off+1<<20]) {
+				t.Fatalf("read: %v", err)
+			}
+		}
+		e.settle()
+		return f
+	}
+	f := readHead()
+	if e.c.keep.held() == 0 {
+		t.Fatal("nothing kept after read-ahead")
+	}
+	f.Close()
+	e.settle()
+	if held, used := e.c.keep.held(), e.c.budget.inUse(); held != 0 || used != 0 {
+		t.Fatalf("after close: %d bytes kept, %d in use", held, used)
+	}
+
+	f = readHead()
+	defer f.Close()
+	f.e.mu.Lock()
+	f.e.dropLocked()
+	f.e.mu.Unlock()
+	if held := e.c.keep.held(); held != 0 {
+		t.Fatalf("after drop: %d bytes kept", held)
+	}
+}
+
+// Kept blocks never take more than their share of the RAM budget: the
+// oldest go first, and every read still gets the right bytes.
+func TestKeptBlocksBounded(t *testing.T) {
+	e := newKeepEnv(t, func(c *Config) { c.RAM = 8 << 20; c.ReadAhead = 6 })
+	const size = 16 << 20
+	files := [][]byte{e.file("a", size), e.file("b", size)}
+	var fs []*File
+	for _, name := range []string{"/store/a", "/store/b"} {
+		f := e.open(name)
+		defer f.Close()
+		fs = append(fs, f)
+	}
+	buf := make([]byte, 512<<10)
+	for off := int64(0); off < size; off += int64(len(buf)) {
+		for i, f := range fs {
+			if _, err := f.ReadAt(buf, off); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf, files[i][off:off+int64(len(buf))]) {
+				t.Fatalf("file %d: wrong bytes at %d", i, off)
+			}
+			if held := e.c.keep.held(); held > e.c.keep.limit {
+				t.Fatalf("%d bytes kept, over the limit of %d", held, e.c.keep.limit)
+			}
+		}
+	}
+	e.settle()
+	if e.c.ctr.ramHitBytes.Load() == 0 {
+		t.Fatal("nothing served from RAM")
+	}
+}
+
+// Readers of the same file at once, with blocks kept, fetched and
+// dropped under them (run with -race).
+func TestKeptBlocksConcurrent(t *testing.T) {
+	e := newKeepEnv(t, func(c *Config) { c.RAM = 16 << 20 })
+	const size = 12 << 20
+	want := e.file("k", size)
+	parallel(4, func(i int) {
+		f := e.open("/store/k")
+		defer f.Close()
+		buf := make([]byte, 256<<10)
+		dropped := false
+		for off := int64(i) * 64 << 10; off < size; off += int64(len(buf)) {
+			n, err := f.ReadAt(buf, off)
+			if err != nil && off+int64(n) < size {
+				t.Errorf("reader %d at %d: %v", i, off, err)
+				return
+			}
+			if !bytes.Equal(buf[:n], want[off:off+int64(n)]) {
+				t.Errorf("reader %d: wrong bytes at %d", i, off)
+				return
+			}
+			if i == 3 && off >= 4<<20 && !dropped {
+				dropped = true
+				f.e.mu.Lock()
+				f.e.dropLocked()
+				f.e.mu.Unlock()
+			}
+		}
+	})
+	e.settle()
+	e.forgetIdle()
+	if held, used := e.c.keep.held(), e.c.budget.inUse(); held != 0 || used != 0 {
+		t.Fatalf("after the readers closed: %d bytes kept, %d in use", held, used)
+	}
+}
