@@ -2,9 +2,11 @@ package cache
 
 import (
 	"bytes"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // newKeepEnv is a cache whose stream blocks are written with O_DIRECT,
@@ -201,5 +203,91 @@ func TestKeptBlocksConcurrent(t *testing.T) {
 	e.forgetIdle()
 	if held, used := e.c.keep.held(), e.c.budget.inUse(); held != 0 || used != 0 {
 		t.Fatalf("after the readers closed: %d bytes kept, %d in use", held, used)
+	}
+}
+
+// A pgread borrows a kept block's buffer, or a fetch's in flight, with
+// the CRCs the fetch computed; the buffer goes back when it is done.
+func TestBorrowPages(t *testing.T) {
+	e := newKeepEnv(t, nil)
+	const size = 8<<20 + 5000
+	want := e.file("k", size)
+	f := e.open("/store/k")
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for off := int64(0); off < 2<<20; off += 1 << 20 {
+		if _, err := f.ReadAt(buf, off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.settle()
+	crcs := make([]uint32, pgPages(0, 2<<20))
+	check := func(b []byte, off int64) {
+		t.Helper()
+		if !bytes.Equal(b, want[off:off+int64(len(b))]) {
+			t.Fatalf("borrowed wrong bytes at %d", off)
+		}
+		for i := range pgPages(off, int64(len(b))) {
+			p := off + int64(i)*pgPage
+			if crcs[i] != crc32.Checksum(want[p:min(p+pgPage, off+int64(len(b)))], castagnoli) {
+				t.Fatalf("wrong CRC for the page at %d", p)
+			}
+		}
+	}
+	// Block 2 is kept: lent up to its end, and let go once given back.
+	held := e.c.keep.held()
+	b, done, ok := f.BorrowPages(2<<20+8192, 2<<20, crcs)
+	if !ok || len(b) != 1<<20-8192 {
+		t.Fatalf("borrowed %d bytes (ok %v), want the rest of block 2", len(b), ok)
+	}
+	check(b, 2<<20+8192)
+	if got := e.c.ctr.ramHitBytes.Load(); got != 1<<20-8192 {
+		t.Fatalf("%d bytes counted from RAM", got)
+	}
+	done()
+	if e.c.keep.held() != held-1<<20 {
+		t.Fatal("a block read to its end is still kept")
+	}
+	// Not a multiple of 4 KiB, or no fetch holding the bytes: nothing.
+	if _, _, ok := f.BorrowPages(3<<20+1, 4096, crcs); ok {
+		t.Fatal("lent at an unaligned offset")
+	}
+	if _, _, ok := f.BorrowPages(0, 4096, crcs); ok {
+		t.Fatal("lent bytes on disk only")
+	}
+	// Fetches in flight: the borrower waits for them. One at the end of
+	// the file lends only to a borrower asking no further than the end,
+	// which must learn of the end from a read.
+	e.up.delay = 200 * time.Millisecond
+	defer func() { e.up.delay = 0 }()
+	for _, off := range []int64{7 << 20, 8 << 20} {
+		g := e.open("/store/k")
+		go func() {
+			defer g.Close()
+			g.ReadAt(make([]byte, 4096), off)
+		}()
+		for inflight := false; !inflight; time.Sleep(time.Millisecond) {
+			f.e.mu.Lock()
+			inflight = f.e.inflight[int(off/checkPage)] != nil
+			f.e.mu.Unlock()
+		}
+		if off == 8<<20 {
+			if _, _, ok := f.BorrowPages(off, 8192, crcs); ok {
+				t.Fatal("lent a piece ending the file short of what was asked")
+			}
+		}
+		b, done, ok := f.BorrowPages(off, 1<<20, crcs)
+		if off == 8<<20 {
+			b, done, ok = f.BorrowPages(off, size-8<<20, crcs)
+		}
+		if !ok || len(b) != min(checkPage, size-int(off)) {
+			t.Fatalf("borrowed %d bytes at %d (ok %v), want the fetch's page", len(b), off, ok)
+		}
+		check(b, off)
+		done()
+	}
+	e.settle()
+	if used := e.c.budget.inUse(); used != e.c.keep.held() {
+		t.Fatalf("%d bytes of RAM in use, %d kept", used, e.c.keep.held())
 	}
 }

@@ -62,3 +62,61 @@ func TestPgreadLentPages(t *testing.T) {
 		t.Fatal("no pgread frame was lent")
 	}
 }
+
+// pageBorrowingStore's files lend bytes (pageBorrower) in pieces ending
+// at the next multiple of 100 KiB, as a cache lends a fetch's buffer up
+// to its block's end, and never a piece that ends the file short of what
+// was asked.
+type pageBorrowingStore struct {
+	store.Store
+	data          []byte
+	lends, giving atomic.Int64
+}
+
+func (s *pageBorrowingStore) Open(ctx context.Context, name string) (store.File, error) {
+	f, err := s.Store.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return &pageBorrowingFile{File: f, s: s}, nil
+}
+
+type pageBorrowingFile struct {
+	store.File
+	s *pageBorrowingStore
+}
+
+func (f *pageBorrowingFile) BorrowPages(off int64, n int, crcs []uint32) ([]byte, func(), bool) {
+	const piece = 100 << 10
+	size := int64(len(f.s.data))
+	end := min(off+int64(n), (off/piece+1)*piece)
+	if off%proto.PgPageSize != 0 || off >= size || end > size || end < off+int64(n) && end == size {
+		return nil, nil, false
+	}
+	for i, p := 0, off; p < end; i, p = i+1, p+proto.PgPageSize {
+		crcs[i] = proto.CRC32C(f.s.data[p:min(p+proto.PgPageSize, end)])
+	}
+	f.s.lends.Add(1)
+	f.s.giving.Add(1)
+	return f.s.data[off:end:end], func() { f.s.giving.Add(-1) }, true
+}
+
+// A pgread of a file that lends pieces shorter than asked sends them in
+// frames of their own, goes on after each, ends with the file, and gives
+// every piece back.
+func TestPgreadBorrowedPages(t *testing.T) {
+	data := patterned(1<<20 + 777)
+	st, dir := newOriginStore(t, true)
+	writeTestFile(t, dir+"/f", data)
+	bs := &pageBorrowingStore{Store: st, data: data}
+	r := login(t, startServer(t, Config{MaxReadChunk: 1 << 20}, bs))
+	h := r.open("/f", proto.OpenRead)
+	size := int64(len(data))
+	pgreadEach(t, r, h, data, []int64{0, 1, 4096, 100 << 10, size - 777, size})
+	if bs.lends.Load() == 0 {
+		t.Fatal("no pgread frame was borrowed")
+	}
+	if n := bs.giving.Load(); n != 0 {
+		t.Fatalf("%d borrowed pieces never given back", n)
+	}
+}

@@ -26,6 +26,15 @@ type pageViewer interface {
 	ViewPages(off int64, n int, crcs []uint32) (b []byte, ok bool)
 }
 
+// pageBorrower is a file that lends bytes it holds in its own memory (a
+// cache's fetch buffers) with their pgread CRCs, for as long as the
+// caller holds them: done gives them back. It may lend fewer bytes than
+// asked, but only where the file goes on: end of file is learnt from a
+// read. off must be a multiple of 4 KiB.
+type pageBorrower interface {
+	BorrowPages(off int64, n int, crcs []uint32) (b []byte, done func(), ok bool)
+}
+
 // doPgread answers kXR_pgread: the data in kXR_status frames, each page's
 // CRC32C in front of the page. The first page runs from the offset to the
 // next 4 KiB boundary, so an unaligned read starts with a short page.
@@ -55,16 +64,22 @@ func (s *session) doPgread(req *proto.Request) error {
 	if s.plain == nil || s.tlsw != nil {
 		pv = nil
 	}
+	pb, _ := of.f.(pageBorrower)
 	var sums []uint32
-	if known || pv != nil {
+	if known || pv != nil || pb != nil {
 		sums = make([]uint32, maxPages)
 	}
 	parts := make([][]byte, 0, 1+2*maxPages)
 	var prefix [proto.StatusPrefixLen + 8]byte
 	for {
 		want := min(rlen, int64(len(buf.b)-int(off%proto.PgPageSize)))
-		data, lent := []byte(nil), false
-		if pv != nil && off%proto.PgPageSize == 0 {
+		data, lent, borrowed := []byte(nil), false, false
+		var giveBack func()
+		if pb != nil && off%proto.PgPageSize == 0 {
+			data, giveBack, borrowed = pb.BorrowPages(off, int(want), sums)
+			lent = borrowed
+		}
+		if !lent && pv != nil && off%proto.PgPageSize == 0 {
 			data, lent = pv.ViewPages(off, int(want), sums)
 		}
 		if !lent {
@@ -80,7 +95,9 @@ func (s *session) doPgread(req *proto.Request) error {
 			data = buf.b[:n]
 		}
 		n := len(data)
-		final := int64(n) < want || int64(n) == rlen
+		// Borrowed bytes may stop short of want at the lender's buffer's
+		// end; only the file's end does otherwise.
+		final := int64(n) < want && !borrowed || int64(n) == rlen
 		given := sums
 		if !known && !lent {
 			given = nil
@@ -94,7 +111,11 @@ func (s *session) doPgread(req *proto.Request) error {
 		}
 		dataLen := n + 4*(len(parts)-1)/2
 		parts[0] = proto.PutStatus(prefix[:], req.Stream, proto.ReqPgread, rt, info[:], dataLen)
-		if err := s.write(parts...); err != nil {
+		err := s.write(parts...)
+		if giveBack != nil {
+			giveBack()
+		}
+		if err != nil {
 			return err
 		}
 		s.moved(of, false, n)
