@@ -196,8 +196,8 @@ func siteboxDiagnosis(stateDir string) func(context.Context) string {
 		if err != nil {
 			return "cache stats: " + err.Error()
 		}
-		return fmt.Sprintf("cache: served hit %s miss %s bypass %s; upstream %s (%d errors); %d coalesced, %d read-ahead blocks, %d writes dropped; written %s",
-			sitebench.MB(st.HitBytes), sitebench.MB(st.MissBytes), sitebench.MB(st.BypassBytes), sitebench.MB(st.UpstreamBytes), st.UpstreamErrors,
+		return fmt.Sprintf("cache: served hit %s (%s from RAM) miss %s bypass %s; upstream %s (%d errors); %d coalesced, %d read-ahead blocks, %d writes dropped; written %s",
+			sitebench.MB(st.HitBytes), sitebench.MB(st.RAMHitBytes), sitebench.MB(st.MissBytes), sitebench.MB(st.BypassBytes), sitebench.MB(st.UpstreamBytes), st.UpstreamErrors,
 			st.CoalescedWaits, st.ReadAheadBlocks, st.WritesDropped, sitebench.MB(st.WrittenBytes))
 	}
 }
