@@ -93,7 +93,7 @@ func (e *entry) plan(off, end int64, fill bool) (slots []slot, fresh []*fetch) {
 		case kept != nil:
 			// On disk too, and still in RAM for the reader it was
 			// fetched ahead of.
-			for q < pb && q%ppb != 0 && e.kept[q] == kept && m.hasPage(q) {
+			for q < pb && q%ppb != 0 && q < kept.p0+kept.pagesOf(ps) && m.hasPage(q) {
 				q++
 			}
 			s.f, s.kept = kept, true
@@ -292,7 +292,7 @@ func (e *entry) readSlot(s slot, dst []byte, depth int, pg *pgOut) error {
 		c.ctr.missBytes.Add(int64(len(dst)))
 	}
 	pg.fill(s.off, dst, s.f.subs, s.f.off, s.f.end())
-	s.f.readFrom(c, s.end)
+	s.f.readFrom(e, s.end)
 	return nil
 }
 

@@ -51,7 +51,7 @@ func (f *File) BorrowPages(off int64, n int, crcs []uint32) (b []byte, done func
 	} else {
 		c.ctr.missBytes.Add(end - off)
 	}
-	fe.readFrom(c, end)
+	fe.readFrom(e, end)
 	return fe.buf[off-fe.off : end-fe.off : end-fe.off], func() { fe.unref(c) }, true
 }
 

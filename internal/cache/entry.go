@@ -38,7 +38,7 @@ type entry struct {
 	mm       *mapping // data's file mapped, for lending its pages (view.go); nil until needed
 	sdata    *os.File // streams' reader of data's file (stream.go); nil until needed
 	inflight map[int]*fetch
-	kept     map[int]*fetch // pages on disk whose fetch is still kept in RAM (keep.go)
+	kept     map[int]*fetch // by block: a fetch of its pages kept in RAM after its write (keep.go)
 	// carried are the checked bits the index kept for the file, until its
 	// block map is loaded and takes them.
 	carried *carriedChecks

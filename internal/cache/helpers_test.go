@@ -283,11 +283,13 @@ func (e *env) forgetIdle() int {
 	}
 }
 
-// settle waits until no fetch or disk write is pending.
+// settle waits until no fetch or disk write is pending, and every
+// buffer not kept for a reader is back (a writer gives its buffer back a
+// moment after its fetch leaves the table busyFetches counts).
 func (e *env) settle() {
 	e.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for e.c.busyFetches() > 0 || len(e.c.writeQ) > 0 {
+	for e.c.busyFetches() > 0 || len(e.c.writeQ) > 0 || e.c.budget.inUse() > e.c.keep.held() {
 		if time.Now().After(deadline) {
 			e.t.Fatal("cache did not settle")
 		}

@@ -82,7 +82,9 @@ func (k *keeper) held() int64 {
 // keepLocked keeps f, just written with O_DIRECT, for its reader, unless
 // a reader has read it to its end already. Called with e.mu held, with
 // the writer's reference, which the keeper takes over; it reports
-// whether it did.
+// whether it did. A block has one kept fetch at most (a fetch never
+// crosses a block), so the entry's table of them stays as small as its
+// block count however long a stream runs.
 func (e *entry) keepLocked(f *fetch) bool {
 	c := e.c
 	if c.keep.limit < int64(cap(f.buf)) || f.readTo.Load() >= f.end() {
@@ -91,15 +93,18 @@ func (e *entry) keepLocked(f *fetch) bool {
 	if e.kept == nil {
 		e.kept = map[int]*fetch{}
 	}
-	for p := f.p0; p < f.p0+f.pagesOf(e.m.pageSize); p++ {
-		e.kept[p] = f
+	b := f.p0 / e.m.pagesPerBlock()
+	if old := e.kept[b]; old != nil {
+		c.keep.remove(c, old)
 	}
+	e.kept[b] = f
 	c.keep.add(c, f)
 	// A reader that finished f meanwhile saw it not yet kept (it marks
 	// readTo before looking at kept, and add marks kept before this looks
 	// at readTo): let it go here.
 	if f.readTo.Load() >= f.end() {
 		c.keep.remove(c, f)
+		delete(e.kept, b)
 	}
 	return true
 }
@@ -107,12 +112,14 @@ func (e *entry) keepLocked(f *fetch) bool {
 // keptLocked returns the kept fetch holding page p of the current copy,
 // with a reference for the caller, or nil. Called with e.mu held.
 func (e *entry) keptLocked(p int) *fetch {
-	f := e.kept[p]
-	if f == nil {
+	b := p / e.m.pagesPerBlock()
+	f := e.kept[b]
+	if f == nil || p < f.p0 || p >= f.p0+f.pagesOf(e.m.pageSize) {
 		return nil
 	}
+	// One let go since (pushed out by newer ones) is forgotten here.
 	if f.gen != e.gen || !f.kept.Load() || !f.tryRef() {
-		delete(e.kept, p)
+		delete(e.kept, b)
 		return nil
 	}
 	return f
@@ -127,18 +134,26 @@ func (e *entry) unkeepLocked() {
 	e.kept = nil
 }
 
-// readFrom records that a reader read f up to end, and lets f go if kept
-// and read to its end.
-func (f *fetch) readFrom(c *Cache, end int64) {
+// readFrom records that a reader of e read f up to end, and lets f go if
+// kept and read to its end.
+func (f *fetch) readFrom(e *entry, end int64) {
 	for {
 		prev := f.readTo.Load()
 		if end <= prev || f.readTo.CompareAndSwap(prev, end) {
 			break
 		}
 	}
-	if end >= f.end() && f.kept.Load() {
-		c.keep.remove(c, f)
+	if end < f.end() || !f.kept.Load() {
+		return
 	}
+	e.c.keep.remove(e.c, f)
+	e.mu.Lock()
+	if e.m != nil {
+		if b := f.p0 / e.m.pagesPerBlock(); e.kept[b] == f {
+			delete(e.kept, b)
+		}
+	}
+	e.mu.Unlock()
 }
 
 // tryRef takes a reference unless the last one is gone (the buffer may
