@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -55,54 +56,22 @@ func (s *session) doPgread(req *proto.Request) error {
 		return err
 	}
 	defer buf.release()
-	maxPages := len(buf.b)/proto.PgPageSize + 1
-	crcs := make([]byte, 4*maxPages)
-	pr, known := of.f.(pageCRCReader)
-	// Lent bytes may only reach the kernel: not a TLS connection (see
-	// sendReadv).
-	pv, _ := of.f.(pageViewer)
-	if s.plain == nil || s.tlsw != nil {
-		pv = nil
-	}
-	pb, _ := of.f.(pageBorrower)
-	var sums []uint32
-	if known || pv != nil || pb != nil {
-		sums = make([]uint32, maxPages)
-	}
-	parts := make([][]byte, 0, 1+2*maxPages)
+	src := s.pgSourceOf(of, buf.b)
+	pages := len(buf.b)/proto.PgPageSize + 1
+	crcs := make([]byte, 4*pages)
+	parts := make([][]byte, 0, 1+2*pages)
 	var prefix [proto.StatusPrefixLen + 8]byte
 	for {
 		want := min(rlen, int64(len(buf.b)-int(off%proto.PgPageSize)))
-		data, lent, borrowed := []byte(nil), false, false
-		var giveBack func()
-		if pb != nil && off%proto.PgPageSize == 0 {
-			data, giveBack, borrowed = pb.BorrowPages(off, int(want), sums)
-			lent = borrowed
+		fr, err := src.frame(off, want)
+		if err != nil {
+			return err
 		}
-		if !lent && pv != nil && off%proto.PgPageSize == 0 {
-			data, lent = pv.ViewPages(off, int(want), sums)
-		}
-		if !lent {
-			var n int
-			if known {
-				n, err = pr.ReadPagesAt(buf.b[:want], off, sums)
-			} else {
-				n, err = of.f.ReadAt(buf.b[:want], off)
-			}
-			if err != nil && !errors.Is(err, io.EOF) {
-				return err
-			}
-			data = buf.b[:n]
-		}
-		n := len(data)
+		n := len(fr.data)
 		// Borrowed bytes may stop short of want at the lender's buffer's
 		// end; only the file's end does otherwise.
-		final := int64(n) < want && !borrowed || int64(n) == rlen
-		given := sums
-		if !known && !lent {
-			given = nil
-		}
-		parts = pgreadPages(parts[:1], crcs, data, off, given)
+		final := int64(n) < want && fr.giveBack == nil || int64(n) == rlen
+		parts = pgreadPages(parts[:1], crcs, fr.data, off, fr.sums)
 		var info [8]byte
 		binary.BigEndian.PutUint64(info[:], uint64(off))
 		rt := proto.RespPartial
@@ -111,9 +80,9 @@ func (s *session) doPgread(req *proto.Request) error {
 		}
 		dataLen := n + 4*(len(parts)-1)/2
 		parts[0] = proto.PutStatus(prefix[:], req.Stream, proto.ReqPgread, rt, info[:], dataLen)
-		err := s.write(parts...)
-		if giveBack != nil {
-			giveBack()
+		err = s.write(parts...)
+		if fr.giveBack != nil {
+			fr.giveBack()
 		}
 		if err != nil {
 			return err
@@ -125,6 +94,76 @@ func (s *session) doPgread(req *proto.Request) error {
 		off += int64(n)
 		rlen -= int64(n)
 	}
+}
+
+// pgSource is where a pgread's frames come from: what the file lends
+// (borrowed from its memory, or lent from the page cache), else a read
+// into buf, with the CRCs the file computes when it can.
+type pgSource struct {
+	f     store.File
+	pr    pageCRCReader // nil unless the file computes CRCs as it reads
+	pv    pageViewer    // nil unless the file lends mapped pages and the connection allows it
+	pb    pageBorrower  // nil unless the file lends its own buffers
+	buf   []byte
+	sums  []uint32 // CRCs from the file, room for a frame's pages
+	given bool     // sums are set by reads too (pr), not only by lending
+}
+
+func (s *session) pgSourceOf(of *openFile, buf []byte) *pgSource {
+	src := &pgSource{f: of.f, buf: buf}
+	src.pr, src.given = of.f.(pageCRCReader)
+	src.pb, _ = of.f.(pageBorrower)
+	// Mapped pages may only reach the kernel: not a TLS connection (see
+	// sendReadv).
+	if s.plain != nil && s.tlsw == nil {
+		src.pv, _ = of.f.(pageViewer)
+	}
+	if src.pr != nil || src.pv != nil || src.pb != nil {
+		src.sums = make([]uint32, len(buf)/proto.PgPageSize+1)
+	}
+	return src
+}
+
+// pgFrame is one frame's bytes: sums are their CRCs when the file gave
+// them (else nil: computed from the bytes), giveBack returns borrowed
+// bytes after the write.
+type pgFrame struct {
+	data     []byte
+	sums     []uint32
+	giveBack func()
+}
+
+// frame gets up to want bytes at off: borrowed or lent where the file can
+// (off on a page boundary), else read. Fewer than want means end of file
+// unless borrowed.
+func (src *pgSource) frame(off, want int64) (pgFrame, error) {
+	if off%proto.PgPageSize == 0 && src.sums != nil {
+		if src.pb != nil {
+			if b, done, ok := src.pb.BorrowPages(off, int(want), src.sums); ok {
+				return pgFrame{data: b, sums: src.sums, giveBack: done}, nil
+			}
+		}
+		if src.pv != nil {
+			if b, ok := src.pv.ViewPages(off, int(want), src.sums); ok {
+				return pgFrame{data: b, sums: src.sums}, nil
+			}
+		}
+	}
+	var n int
+	var err error
+	if src.pr != nil {
+		n, err = src.pr.ReadPagesAt(src.buf[:want], off, src.sums)
+	} else {
+		n, err = src.f.ReadAt(src.buf[:want], off)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return pgFrame{}, err
+	}
+	fr := pgFrame{data: src.buf[:n]}
+	if src.given {
+		fr.sums = src.sums
+	}
+	return fr, nil
 }
 
 // pgreadPages appends the pages of data, which starts at file offset off,
