@@ -305,3 +305,15 @@ func parallel(n int, fn func(i int)) {
 	}
 	wg.Wait()
 }
+
+// readWanting reads n bytes at off through f, wanting want's bytes there.
+func readWanting(t *testing.T, f *File, want []byte, off int64, n int) {
+	t.Helper()
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, off); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf, want[off:off+int64(n)]) {
+		t.Fatalf("wrong bytes at %d", off)
+	}
+}

@@ -53,16 +53,7 @@ func TestStreamReadsKeptBlocks(t *testing.T) {
 	want := e.file("k", size)
 	f := e.open("/store/k")
 	defer f.Close()
-	read := func(off int64, n int) {
-		t.Helper()
-		buf := make([]byte, n)
-		if _, err := f.ReadAt(buf, off); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(buf, want[off:off+int64(n)]) {
-			t.Fatalf("wrong bytes at %d", off)
-		}
-	}
+	read := func(off int64, n int) { t.Helper(); readWanting(t, f, want, off, n) }
 	// Two blocks in a row earn read-ahead of blocks 2 to 5.
 	read(0, 1<<20)
 	read(1<<20, 1<<20)

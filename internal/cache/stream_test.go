@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"bytes"
 	"testing"
 )
 
@@ -16,13 +15,7 @@ func TestStreamReadForgetsChecksAhead(t *testing.T) {
 	defer f.Close()
 	read := func(off int64, n int) {
 		t.Helper()
-		buf := make([]byte, n)
-		if _, err := f.ReadAt(buf, off); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(buf, want[off:off+int64(n)]) {
-			t.Fatalf("wrong bytes at %d", off)
-		}
+		readWanting(t, f, want, off, n)
 		e.settle()
 	}
 	checked := func(p int) bool {

@@ -63,27 +63,32 @@ func TestPgreadLentPages(t *testing.T) {
 	}
 }
 
-// pageBorrowingStore's files lend bytes (pageBorrower) in pieces ending
-// at the next multiple of 100 KiB, as a cache lends a fetch's buffer up
-// to its block's end, and never a piece that ends the file short of what
-// was asked.
-type pageBorrowingStore struct {
+// wrapStore opens its files through Store and hands them to wrap.
+type wrapStore struct {
 	store.Store
-	data          []byte
-	lends, giving atomic.Int64
+	wrap func(store.File) store.File
 }
 
-func (s *pageBorrowingStore) Open(ctx context.Context, name string) (store.File, error) {
+func (s wrapStore) Open(ctx context.Context, name string) (store.File, error) {
 	f, err := s.Store.Open(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	return &pageBorrowingFile{File: f, s: s}, nil
+	return s.wrap(f), nil
 }
 
+// pageBorrowingFile lends bytes (pageBorrower) in pieces ending at the
+// next multiple of 100 KiB, as a cache lends a fetch's buffer up to its
+// block's end, and never a piece that ends the file short of what was
+// asked.
 type pageBorrowingFile struct {
 	store.File
-	s *pageBorrowingStore
+	s *borrowCounts
+}
+
+type borrowCounts struct {
+	data          []byte
+	lends, giving atomic.Int64
 }
 
 func (f *pageBorrowingFile) BorrowPages(off int64, n int, crcs []uint32) ([]byte, func(), bool) {
@@ -108,8 +113,9 @@ func TestPgreadBorrowedPages(t *testing.T) {
 	data := patterned(1<<20 + 777)
 	st, dir := newOriginStore(t, true)
 	writeTestFile(t, dir+"/f", data)
-	bs := &pageBorrowingStore{Store: st, data: data}
-	r := login(t, startServer(t, Config{MaxReadChunk: 1 << 20}, bs))
+	bs := &borrowCounts{data: data}
+	ws := wrapStore{Store: st, wrap: func(f store.File) store.File { return &pageBorrowingFile{File: f, s: bs} }}
+	r := login(t, startServer(t, Config{MaxReadChunk: 1 << 20}, ws))
 	h := r.open("/f", proto.OpenRead)
 	size := int64(len(data))
 	pgreadEach(t, r, h, data, []int64{0, 1, 4096, 100 << 10, size - 777, size})
