@@ -10,7 +10,9 @@ import (
 // a disk read and a page-cache fill for bytes the cache held a moment
 // before. A cold xrdcp through the cache read over a third of its bytes
 // that way, and on a virtual machine the reads cost a fifth of the
-// cache's CPU. So such a block's buffer is kept after the write until a
+// cache's CPU; they also filled the page cache with what the O_DIRECT
+// writes keep out of it (what analysis jobs read stays there). So such a
+// block's buffer is kept after the write until a
 // reader has read to its end (a stream reads each block once), the file
 // goes idle or is dropped, or newer kept blocks push it out: at most
 // keepShare of the RAM budget is held so, oldest first out, so fetches
