@@ -55,10 +55,18 @@ func (l *LogBuffer) String() string {
 // on Linux): a port the kernel hands out for ":0" is also what it hands
 // to outgoing connections, so a busy test run (many xrdcp clients) could
 // take it as a client's local port before the server binds it.
+//
+// A port is handed out once per process: a caller asking for two ports
+// before it binds either (a server's root:// and https:// addresses)
+// must not get the same one twice, which a random draw allows (seen:
+// both of a test server's addresses on one port).
 func FreePort() (int, error) {
 	const lo, hi = 10000, 32000
 	for range 200 {
 		port := lo + mrand.IntN(hi-lo)
+		if !handedOut.claim(port) {
+			continue
+		}
 		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
 			continue
@@ -72,6 +80,27 @@ func FreePort() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// handedOut is every port FreePort has returned in this process: ports
+// are the process's (indeed the machine's) to share, so the record is
+// too.
+var handedOut = &portSet{ports: map[int]bool{}}
+
+type portSet struct {
+	mu    sync.Mutex
+	ports map[int]bool
+}
+
+// claim records port as handed out, reporting false if it already was.
+func (s *portSet) claim(port int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ports[port] {
+		return false
+	}
+	s.ports[port] = true
+	return true
 }
 
 // start runs cmd in its own process group and waits until every port in
