@@ -285,12 +285,7 @@ func (e *entry) readSlot(s slot, dst []byte, depth int, pg *pgOut) error {
 		return s.f.err
 	}
 	copy(dst, s.f.buf[s.off-s.f.off:])
-	if s.kept {
-		c.ctr.hitBytes.Add(int64(len(dst)))
-		c.ctr.ramHitBytes.Add(int64(len(dst)))
-	} else {
-		c.ctr.missBytes.Add(int64(len(dst)))
-	}
+	c.ctr.servedFromFetch(s.kept, int64(len(dst)))
 	pg.fill(s.off, dst, s.f.subs, s.f.off, s.f.end())
 	s.f.readFrom(e, s.end)
 	return nil

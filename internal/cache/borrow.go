@@ -16,8 +16,8 @@ package cache
 // goes on; it lends nothing that would stop short of n at the file's
 // end, which a reader must learn as end of file (from ReadPagesAt). ok
 // is false when no fetch holds the bytes at off, or it failed: the
-// caller then reads them with ReadPagesAt. off must be a multiple of 4 KiB; crcs must have room for
-// n's pages.
+// caller then reads them with ReadPagesAt. off must be a multiple of 4
+// KiB; crcs must have room for n's pages.
 func (f *File) BorrowPages(off int64, n int, crcs []uint32) (b []byte, done func(), ok bool) {
 	if f.closed.Load() || off < 0 || off%pgPage != 0 || n <= 0 || len(crcs) < pgPages(off, int64(n)) {
 		return nil, nil, false
@@ -33,9 +33,8 @@ func (f *File) BorrowPages(off int64, n int, crcs []uint32) (b []byte, done func
 		return nil, nil, false
 	}
 	// Read-ahead starts before waiting for the fetch, as for ReadAt.
-	if stream, ahead := f.observe(off, end); stream && ahead {
-		bs := c.cfg.BlockSize
-		e.fetchAhead(int((end+bs-1)/bs), c.cfg.ReadAhead)
+	if _, ahead := f.observe(off, end); ahead {
+		f.readAheadFrom(end)
 	}
 	<-fe.done
 	if fe.err != nil || len(fe.subs) < pgPages(fe.off, int64(len(fe.buf))) {
@@ -46,11 +45,8 @@ func (f *File) BorrowPages(off int64, n int, crcs []uint32) (b []byte, done func
 	copy(crcs, fe.subs[first:first+int64(pgPages(off, end-off))])
 	if kept {
 		c.ctr.hitRequests.Add(1)
-		c.ctr.hitBytes.Add(end - off)
-		c.ctr.ramHitBytes.Add(end - off)
-	} else {
-		c.ctr.missBytes.Add(end - off)
 	}
+	c.ctr.servedFromFetch(kept, end-off)
 	fe.readFrom(e, end)
 	return fe.buf[off-fe.off : end-fe.off : end-fe.off], func() { fe.unref(c) }, true
 }

@@ -66,8 +66,7 @@ func (f *File) read(p []byte, off int64, pg *pgOut) (int, error) {
 	slots, fresh := e.plan(off, end, stream)
 	e.launch(fresh)
 	if ahead {
-		bs := f.c.cfg.BlockSize
-		e.fetchAhead(int((end+bs-1)/bs), f.c.cfg.ReadAhead)
+		f.readAheadFrom(end)
 	}
 	if err := e.readSlots(slots, p[:end-off], off, 0, pg); err != nil {
 		return 0, err
@@ -119,6 +118,13 @@ func (f *File) observe(off, end int64) (stream, ahead bool) {
 	// ahead would be fetched again when the reader gets there.
 	ahead = stream && end-f.runStart.Load() >= 2*bs && f.c.cfg.ReadAhead > 0 && f.c.disk.healthy()
 	return stream, ahead
+}
+
+// readAheadFrom starts read-ahead from the block after a read ending at
+// end (one the access pattern says earned it, see observe).
+func (f *File) readAheadFrom(end int64) {
+	bs := f.c.cfg.BlockSize
+	f.e.fetchAhead(int((end+bs-1)/bs), f.c.cfg.ReadAhead)
 }
 
 // fetchAhead starts fetches of the missing pages of up to n blocks from

@@ -68,6 +68,17 @@ type counters struct {
 	corruptBlocks, upstreamErrors    atomic.Int64
 }
 
+// servedFromFetch counts n bytes served from a fetch's buffer: a hit
+// from RAM when the fetch was kept after its write, else a miss.
+func (c *counters) servedFromFetch(kept bool, n int64) {
+	if kept {
+		c.hitBytes.Add(n)
+		c.ramHitBytes.Add(n)
+		return
+	}
+	c.missBytes.Add(n)
+}
+
 func (c *counters) snapshot(s *Stats) {
 	s.HitBytes = c.hitBytes.Load()
 	s.RAMHitBytes = c.ramHitBytes.Load()

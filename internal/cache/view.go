@@ -80,15 +80,13 @@ func (f *File) lend(off int64, n int, crcs []uint32) ([]byte, bool) {
 	if f.closed.Load() || off < 0 || n <= 0 || off > math.MaxInt64-int64(n) {
 		return nil, false
 	}
-	e := f.e
 	end := off + int64(n)
 	mp := f.lendable(off, end, crcs)
 	if mp == nil {
 		return nil, false
 	}
-	if stream, ahead := f.observe(off, end); stream && ahead {
-		bs := f.c.cfg.BlockSize
-		e.fetchAhead(int((end+bs-1)/bs), f.c.cfg.ReadAhead)
+	if _, ahead := f.observe(off, end); ahead {
+		f.readAheadFrom(end)
 	}
 	f.c.ctr.hitRequests.Add(1)
 	f.c.ctr.hitBytes.Add(int64(n))
