@@ -165,11 +165,15 @@ func (s *session) close() {
 func (s *session) run() {
 	defer close(s.done)
 	defer func() {
+		// A substream frees its path id before its connection closes: a
+		// client that sees the close may bind again at once.
+		if s.parent != nil {
+			s.parent.subs.drop(s)
+		}
 		s.close()
 		s.endSubstreams() // bind.go
 		s.wg.Wait()
 		if s.parent != nil { // the files are the main session's
-			s.parent.subs.drop(s)
 			return
 		}
 		for range s.files.closeAll(s.log, s.logTransfer) {
