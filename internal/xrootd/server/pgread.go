@@ -100,18 +100,17 @@ func (s *session) doPgread(req *proto.Request) error {
 // (borrowed from its memory, or lent from the page cache), else a read
 // into buf, with the CRCs the file computes when it can.
 type pgSource struct {
-	f     store.File
-	pr    pageCRCReader // nil unless the file computes CRCs as it reads
-	pv    pageViewer    // nil unless the file lends mapped pages and the connection allows it
-	pb    pageBorrower  // nil unless the file lends its own buffers
-	buf   []byte
-	sums  []uint32 // CRCs from the file, room for a frame's pages
-	given bool     // sums are set by reads too (pr), not only by lending
+	f    store.File
+	pr   pageCRCReader // nil unless the file computes CRCs as it reads
+	pv   pageViewer    // nil unless the file lends mapped pages and the connection allows it
+	pb   pageBorrower  // nil unless the file lends its own buffers
+	buf  []byte
+	sums []uint32 // CRCs from the file, room for a frame's pages
 }
 
 func (s *session) pgSourceOf(of *openFile, buf []byte) *pgSource {
 	src := &pgSource{f: of.f, buf: buf}
-	src.pr, src.given = of.f.(pageCRCReader)
+	src.pr, _ = of.f.(pageCRCReader)
 	src.pb, _ = of.f.(pageBorrower)
 	// Mapped pages may only reach the kernel: not a TLS connection (see
 	// sendReadv).
@@ -160,7 +159,7 @@ func (src *pgSource) frame(off, want int64) (pgFrame, error) {
 		return pgFrame{}, err
 	}
 	fr := pgFrame{data: src.buf[:n]}
-	if src.given {
+	if src.pr != nil { // the read set sums too
 		fr.sums = src.sums
 	}
 	return fr, nil
