@@ -201,3 +201,39 @@ func planChecked(t *testing.T, name string, size int, off, end int64) (*env, *en
 	}
 	return e, f.e, slots, want
 }
+
+// A copy dropped while a reader has the file open (found bad, or changed
+// upstream) takes its pages' presence and checks with it: the reader's
+// next read fetches them again, rather than reading the new, empty data
+// file and taking its zeros for cached bytes.
+func TestDroppedCopyIsFetchedAgain(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
+	want := e.file("k", 256<<10)
+	f := e.open("/store/k")
+	defer f.Close()
+	buf := make([]byte, 1000)
+	const off = 64<<10 + 100
+	for range 2 { // a miss, then a checked hit
+		if _, err := f.ReadAt(buf, off); err != nil || !bytes.Equal(buf, want[off:off+1000]) {
+			t.Fatalf("before the drop: %v or wrong bytes", err)
+		}
+		e.settle()
+	}
+	f.e.mu.Lock()
+	f.e.dropLocked()
+	present := f.e.m.hasPage(pageAt64K) || f.e.m.checkedRun(pageAt64K, pageAt64K+1)
+	f.e.mu.Unlock()
+	if present {
+		t.Fatal("the dropped copy's page still counts as present or checked")
+	}
+	before := e.up.bytes.Load()
+	if _, err := f.ReadAt(buf, off); err != nil || !bytes.Equal(buf, want[off:off+1000]) {
+		t.Fatalf("after the drop: %v or wrong bytes", err)
+	}
+	if e.up.bytes.Load() == before {
+		t.Fatal("the page was not fetched again")
+	}
+	if c := e.c.Stats().CorruptBlocks; c != 0 {
+		t.Fatalf("corrupt = %d: the read took the empty data file for the copy", c)
+	}
+}

@@ -130,11 +130,17 @@ func (e *entry) closeLocked(files ...**os.File) {
 
 // dropLocked forgets every cached block (the upstream file changed, or the
 // data on disk is unusable) and removes the files. Fetches in flight see
-// the new generation and discard their data. Called with e.mu held.
+// the new generation and discard their data. The map forgets its pages
+// and their checks with the files: a reader still open must fetch them
+// again, and a page once checked must not pass for checked in the new,
+// empty data file (its zeros, once in the page cache, would be served
+// unchecked). Called with e.mu held.
 func (e *entry) dropLocked() int64 {
 	var freed int64
-	if e.m != nil {
-		freed = e.m.cachedBytes()
+	if m := e.m; m != nil {
+		freed = m.cachedBytes()
+		e.m = newBlockMap(m.blockSize, m.size, m.mtime)
+		e.m.validated, e.m.lastAccess = m.validated, m.lastAccess
 	}
 	e.gen++
 	e.inflight = nil
