@@ -58,7 +58,11 @@ func Start(t *testing.T, slots []string, mut func(*jobs.Config, *jobs.Deps)) *En
 		for _, j := range s.List(func(j *jobs.Job) bool { return !j.State.Final() }) {
 			s.Cancel(ctx, j.ID, j.Principal())
 		}
-		waitUntil(20*time.Second, func() bool { return len(s.List(func(j *jobs.Job) bool { return !j.State.Final() })) == 0 })
+		// A cancelled job ends at once; its supervisor goes on a moment
+		// (killing the job, writing its exit report into the test's
+		// directory) and the job's Pid stays set until it has gone.
+		running := func(j *jobs.Job) bool { return !j.State.Final() || j.Pid != 0 }
+		waitUntil(20*time.Second, func() bool { return len(s.List(running)) == 0 })
 		end()
 		<-ran
 		s.Close()
