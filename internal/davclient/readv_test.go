@@ -295,3 +295,15 @@ func TestReadAtHugeOffset(t *testing.T) {
 		t.Errorf("negative offset: %v, want ErrInvalid", err)
 	}
 }
+
+// A read of no bytes sends nothing: "bytes=1000-999" is not a range, and
+// io.ReaderAt lets an empty read succeed.
+func TestReadAtEmpty(t *testing.T) {
+	f, rc := rangeOrigin(t, randomData(100), func(w http.ResponseWriter, rs [][2]int64) { t.Errorf("request for %v", rs) })
+	if n, err := f.ReadAtContext(context.Background(), nil, 10); n != 0 || err != nil {
+		t.Errorf("empty read: %d, %v", n, err)
+	}
+	if n := rc.gets(); n != 0 {
+		t.Errorf("%d GETs sent", n)
+	}
+}
