@@ -19,7 +19,20 @@ package cache
 // caller then reads them with ReadPagesAt. off must be a multiple of 4
 // KiB; crcs must have room for n's pages.
 func (f *File) BorrowPages(off int64, n int, crcs []uint32) (b []byte, done func(), ok bool) {
-	if f.closed.Load() || off < 0 || off%pgPage != 0 || n <= 0 || len(crcs) < pgPages(off, int64(n)) {
+	if off%pgPage != 0 || n <= 0 || len(crcs) < pgPages(off, int64(n)) {
+		return nil, nil, false
+	}
+	return f.borrow(off, n, crcs)
+}
+
+// Borrow is BorrowPages for a plain read (kXR_read): any offset, no CRCs.
+func (f *File) Borrow(off int64, n int) (b []byte, done func(), ok bool) {
+	return f.borrow(off, n, nil)
+}
+
+// borrow is Borrow, and BorrowPages when crcs is not nil.
+func (f *File) borrow(off int64, n int, crcs []uint32) (b []byte, done func(), ok bool) {
+	if f.closed.Load() || off < 0 || n <= 0 {
 		return nil, nil, false
 	}
 	e, c := f.e, f.c
@@ -37,12 +50,14 @@ func (f *File) BorrowPages(off int64, n int, crcs []uint32) (b []byte, done func
 		f.readAheadFrom(end)
 	}
 	<-fe.done
-	if fe.err != nil || len(fe.subs) < pgPages(fe.off, int64(len(fe.buf))) {
+	if fe.err != nil || crcs != nil && len(fe.subs) < pgPages(fe.off, int64(len(fe.buf))) {
 		fe.unref(c)
 		return nil, nil, false
 	}
-	first := (off - fe.off) / pgPage
-	copy(crcs, fe.subs[first:first+int64(pgPages(off, end-off))])
+	if crcs != nil {
+		first := (off - fe.off) / pgPage
+		copy(crcs, fe.subs[first:first+int64(pgPages(off, end-off))])
+	}
 	if kept {
 		c.ctr.hitRequests.Add(1)
 	}

@@ -259,6 +259,15 @@ func TestBorrowPages(t *testing.T) {
 	if _, _, ok := f.BorrowPages(0, 4096, crcs); ok {
 		t.Fatal("lent bytes on disk only")
 	}
+	// A plain read's borrow (kXR_read) lends at any offset.
+	if b, done, ok := f.Borrow(3<<20+1, 5000); !ok || !bytes.Equal(b, want[3<<20+1:3<<20+5001]) {
+		t.Fatalf("Borrow at an unaligned offset: %d bytes (ok %v), or wrong ones", len(b), ok)
+	} else {
+		done()
+	}
+	if _, _, ok := f.Borrow(0, 4096); ok {
+		t.Fatal("Borrow lent bytes on disk only")
+	}
 	// Fetches in flight: the borrower waits for them. One at the end of
 	// the file lends only to a borrower asking no further than the end,
 	// which must learn of the end from a read.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"sync/atomic"
 	"testing"
@@ -121,6 +122,69 @@ func TestPgreadBorrowedPages(t *testing.T) {
 	pgreadEach(t, r, h, data, []int64{0, 1, 4096, 100 << 10, size - 777, size})
 	if bs.lends.Load() == 0 {
 		t.Fatal("no pgread frame was borrowed")
+	}
+	if n := bs.giving.Load(); n != 0 {
+		t.Fatalf("%d borrowed pieces never given back", n)
+	}
+}
+
+// readLendingFile lends bytes to kXR_read as a cache does: Borrow in pieces
+// ending at the next multiple of 100 KiB (a fetch's buffer up to its
+// block's end), never one ending the file short of what was asked; View
+// every other call where Borrow would not, all asked or nothing.
+type readLendingFile struct {
+	store.File
+	s     *borrowCounts
+	views atomic.Int64
+	calls atomic.Int64
+}
+
+func (f *readLendingFile) Borrow(off int64, n int) ([]byte, func(), bool) {
+	const piece = 100 << 10
+	size := int64(len(f.s.data))
+	end := min(off+int64(n), (off/piece+1)*piece)
+	if f.calls.Add(1)%3 == 0 || off >= size || end > size || end < off+int64(n) && end == size {
+		return nil, nil, false
+	}
+	f.s.lends.Add(1)
+	f.s.giving.Add(1)
+	return f.s.data[off:end:end], func() { f.s.giving.Add(-1) }, true
+}
+
+func (f *readLendingFile) View(off int64, n int) ([]byte, bool) {
+	end := off + int64(n)
+	if f.calls.Add(1)%2 == 0 || end > int64(len(f.s.data)) {
+		return nil, false
+	}
+	f.views.Add(1)
+	return f.s.data[off:end:end], true
+}
+
+// A kXR_read of a file that lends its bytes (borrowed or mapped) sends
+// them in frames of their own where they stop short, goes on after each,
+// ends with the file, falls back to reading where the file does not lend,
+// and gives every borrowed piece back.
+func TestReadLentBytes(t *testing.T) {
+	data := patterned(1<<20 + 777)
+	st, dir := newOriginStore(t, true)
+	writeTestFile(t, dir+"/f", data)
+	bs := &borrowCounts{data: data}
+	var lf *readLendingFile
+	ws := wrapStore{Store: st, wrap: func(f store.File) store.File { lf = &readLendingFile{File: f, s: bs}; return lf }}
+	r := login(t, startServer(t, Config{MaxReadChunk: 256 << 10}, ws))
+	h := r.open("/f", proto.OpenRead)
+	size := int64(len(data))
+	for _, off := range []int64{0, 1, 4096, 100<<10 - 10, size - 777, size - 1, size} {
+		for _, n := range []int32{1, 4096, 10000, 300 << 10, 2<<20 + 1} {
+			st, got := r.call(proto.ReqRead, readBody(h, off, n), nil)
+			lo, hi := min(off, size), min(off+int64(n), size)
+			if st != proto.StatusOK || !bytes.Equal(got, data[lo:hi]) {
+				t.Fatalf("read %d at %d: status %d, %d bytes, want %d", n, off, st, len(got), hi-lo)
+			}
+		}
+	}
+	if bs.lends.Load() == 0 || lf.views.Load() == 0 {
+		t.Fatalf("%d frames borrowed, %d lent from mappings: want some of each", bs.lends.Load(), lf.views.Load())
 	}
 	if n := bs.giving.Load(); n != 0 {
 		t.Fatalf("%d borrowed pieces never given back", n)

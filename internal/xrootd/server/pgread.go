@@ -123,10 +123,10 @@ func (s *session) pgSourceOf(of *openFile, buf []byte) *pgSource {
 	return src
 }
 
-// pgFrame is one frame's bytes: sums are their CRCs when the file gave
-// them (else nil: computed from the bytes), giveBack returns borrowed
-// bytes after the write.
-type pgFrame struct {
+// dataFrame is one frame's bytes (a read's or a pgread's): sums are their
+// pgread CRCs when the file gave them (else nil: computed from the
+// bytes), giveBack returns borrowed bytes after the write.
+type dataFrame struct {
 	data     []byte
 	sums     []uint32
 	giveBack func()
@@ -135,16 +135,16 @@ type pgFrame struct {
 // frame gets up to want bytes at off: borrowed or lent where the file can
 // (off on a page boundary), else read. Fewer than want means end of file
 // unless borrowed.
-func (src *pgSource) frame(off, want int64) (pgFrame, error) {
+func (src *pgSource) frame(off, want int64) (dataFrame, error) {
 	if off%proto.PgPageSize == 0 && src.sums != nil {
 		if src.pb != nil {
 			if b, done, ok := src.pb.BorrowPages(off, int(want), src.sums); ok {
-				return pgFrame{data: b, sums: src.sums, giveBack: done}, nil
+				return dataFrame{data: b, sums: src.sums, giveBack: done}, nil
 			}
 		}
 		if src.pv != nil {
 			if b, ok := src.pv.ViewPages(off, int(want), src.sums); ok {
-				return pgFrame{data: b, sums: src.sums}, nil
+				return dataFrame{data: b, sums: src.sums}, nil
 			}
 		}
 	}
@@ -156,9 +156,9 @@ func (src *pgSource) frame(off, want int64) (pgFrame, error) {
 		n, err = src.f.ReadAt(src.buf[:want], off)
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
-		return pgFrame{}, err
+		return dataFrame{}, err
 	}
-	fr := pgFrame{data: src.buf[:n]}
+	fr := dataFrame{data: src.buf[:n]}
 	if src.pr != nil { // the read set sums too
 		fr.sums = src.sums
 	}

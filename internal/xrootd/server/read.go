@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 
+	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -102,33 +103,90 @@ func (s *session) sendfileFrame(tc *net.TCPConn, hdr []byte, fd int, off int64, 
 	return nil
 }
 
-// readBuffered reads through a pooled buffer, one chunk per frame. The
-// frame length is what was actually read, so a file shrinking meanwhile
-// just ends the answer early.
+// borrower is a file that lends bytes it holds in its own memory (a
+// cache's fetch buffers) until done is called: pageBorrower for a plain
+// read, at any offset.
+type borrower interface {
+	Borrow(off int64, n int) (b []byte, done func(), ok bool)
+}
+
+// readBuffered sends the answer one chunk per frame: bytes the file lends
+// (its own buffers, or pages in the page cache: one copy, into the
+// socket, instead of two) or else read into a pooled buffer. The frame
+// length is what was actually read, so a file shrinking meanwhile just
+// ends the answer early.
 func (s *session) readBuffered(stream proto.StreamID, of *openFile, off, rlen int64) error {
 	buf, err := s.getBuf()
 	if err != nil {
 		return err
 	}
 	defer buf.release()
+	src := readSource{f: of.f, buf: buf.b}
+	src.b, _ = of.f.(borrower)
+	// Mapped pages may only reach the kernel: not a TLS connection (see
+	// sendReadv).
+	if s.plain != nil && s.tlsw == nil {
+		src.v, _ = of.f.(store.Viewer)
+	}
 	for {
 		want := min(rlen, int64(len(buf.b)))
-		n, err := of.f.ReadAt(buf.b[:want], off)
-		if err != nil && !errors.Is(err, io.EOF) {
+		fr, err := src.frame(off, want)
+		if err != nil {
 			return err
 		}
-		rlen -= int64(n)
-		off += int64(n)
-		if rlen == 0 || int64(n) < want {
-			err := s.sendOK(stream, buf.b[:n])
-			if err == nil {
-				s.moved(of, false, n)
-			}
+		n := int64(len(fr.data))
+		// Lent bytes may stop short of want where the lender's buffer
+		// ends; only the file's end does otherwise.
+		final := n < want && fr.giveBack == nil || n == rlen
+		status := proto.StatusOKSoFar
+		if final {
+			status = proto.StatusOK
+		}
+		if n == 0 {
+			err = s.sendFrame(stream, status)
+		} else {
+			err = s.sendFrame(stream, status, fr.data)
+		}
+		if fr.giveBack != nil {
+			fr.giveBack()
+		}
+		if err != nil {
 			return err
 		}
-		if err := s.sendFrame(stream, proto.StatusOKSoFar, buf.b[:n]); err != nil {
-			return err
+		s.moved(of, false, int(n))
+		if final {
+			return nil
 		}
-		s.moved(of, false, n)
+		rlen -= n
+		off += n
 	}
+}
+
+// readSource is where a kXR_read's frames come from: the file's own
+// buffers, its pages in the page cache, else a read into buf.
+type readSource struct {
+	f   store.File
+	b   borrower     // nil unless the file lends its buffers
+	v   store.Viewer // nil unless the file lends mapped pages and the connection allows it
+	buf []byte
+}
+
+// frame gets up to want bytes at off (want > 0). Fewer than want means
+// end of file unless borrowed.
+func (src *readSource) frame(off, want int64) (dataFrame, error) {
+	if src.b != nil {
+		if b, done, ok := src.b.Borrow(off, int(want)); ok {
+			return dataFrame{data: b, giveBack: done}, nil
+		}
+	}
+	if src.v != nil {
+		if b, ok := src.v.View(off, int(want)); ok {
+			return dataFrame{data: b}, nil
+		}
+	}
+	n, err := src.f.ReadAt(src.buf[:want], off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return dataFrame{}, err
+	}
+	return dataFrame{data: src.buf[:n]}, nil
 }
