@@ -190,3 +190,44 @@ func TestReadLentBytes(t *testing.T) {
 		t.Fatalf("%d borrowed pieces never given back", n)
 	}
 }
+
+// emptyLender lends nothing while saying it lent (as no lender should):
+// every Borrow, BorrowPages, View and ViewPages answers ok with no bytes.
+type emptyLender struct {
+	store.File
+	loans, givenBack atomic.Int64
+}
+
+func (f *emptyLender) loan() ([]byte, func(), bool) {
+	f.loans.Add(1)
+	return []byte{}, func() { f.givenBack.Add(1) }, true
+}
+
+func (f *emptyLender) Borrow(off int64, n int) ([]byte, func(), bool) { return f.loan() }
+func (f *emptyLender) BorrowPages(off int64, n int, crcs []uint32) ([]byte, func(), bool) {
+	return f.loan()
+}
+func (f *emptyLender) View(off int64, n int) ([]byte, bool) { return []byte{}, true }
+func (f *emptyLender) ViewPages(off int64, n int, crcs []uint32) ([]byte, bool) {
+	return []byte{}, true
+}
+
+// A loan of no bytes is given back and the bytes are read instead: a
+// read or pgread of such a file answers in full rather than asking for
+// the same bytes forever.
+func TestEmptyLoanIsRead(t *testing.T) {
+	data := patterned(300<<10 + 5)
+	st, dir := newOriginStore(t, true)
+	writeTestFile(t, dir+"/f", data)
+	var lf *emptyLender
+	ws := wrapStore{Store: st, wrap: func(f store.File) store.File { lf = &emptyLender{File: f}; return lf }}
+	r := login(t, startServer(t, Config{MaxReadChunk: 128 << 10}, ws))
+	h := r.open("/f", proto.OpenRead)
+	if st, got := r.call(proto.ReqRead, readBody(h, 4096, 200<<10), nil); st != proto.StatusOK || !bytes.Equal(got, data[4096:4096+200<<10]) {
+		t.Fatalf("read: status %d, %d bytes", st, len(got))
+	}
+	pgreadEach(t, r, h, data, []int64{0, 8192})
+	if lf.loans.Load() == 0 || lf.givenBack.Load() != lf.loans.Load() {
+		t.Fatalf("%d empty loans, %d given back", lf.loans.Load(), lf.givenBack.Load())
+	}
+}

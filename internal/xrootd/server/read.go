@@ -175,12 +175,12 @@ type readSource struct {
 // end of file unless borrowed.
 func (src *readSource) frame(off, want int64) (dataFrame, error) {
 	if src.b != nil {
-		if b, done, ok := src.b.Borrow(off, int(want)); ok {
+		if b, done, ok := src.b.Borrow(off, int(want)); loaned(b, done, ok) {
 			return dataFrame{data: b, giveBack: done}, nil
 		}
 	}
 	if src.v != nil {
-		if b, ok := src.v.View(off, int(want)); ok {
+		if b, ok := src.v.View(off, int(want)); ok && len(b) > 0 {
 			return dataFrame{data: b}, nil
 		}
 	}
