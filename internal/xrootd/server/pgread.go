@@ -138,12 +138,12 @@ type dataFrame struct {
 func (src *pgSource) frame(off, want int64) (dataFrame, error) {
 	if off%proto.PgPageSize == 0 && src.sums != nil {
 		if src.pb != nil {
-			if b, done, ok := src.pb.BorrowPages(off, int(want), src.sums); loaned(b, done, ok) {
+			if b, done, ok := src.pb.BorrowPages(off, int(want), src.sums); loaned(b, done, ok, want) {
 				return dataFrame{data: b, sums: src.sums, giveBack: done}, nil
 			}
 		}
 		if src.pv != nil {
-			if b, ok := src.pv.ViewPages(off, int(want), src.sums); ok && len(b) > 0 {
+			if b, ok := src.pv.ViewPages(off, int(want), src.sums); viewed(b, ok, want) {
 				return dataFrame{data: b, sums: src.sums}, nil
 			}
 		}
@@ -163,17 +163,6 @@ func (src *pgSource) frame(off, want int64) (dataFrame, error) {
 		fr.sums = src.sums
 	}
 	return fr, nil
-}
-
-// loaned reports whether a lender's answer can be sent: lent, and at
-// least a byte. A frame of none would not move the answer on, so an empty
-// loan (which no lender should make) is given back and the bytes are read
-// instead, rather than asked for again forever.
-func loaned(b []byte, done func(), ok bool) bool {
-	if ok && len(b) == 0 && done != nil {
-		done()
-	}
-	return ok && len(b) > 0
 }
 
 // pgreadPages appends the pages of data, which starts at file offset off,

@@ -110,6 +110,27 @@ type borrower interface {
 	Borrow(off int64, n int) (b []byte, done func(), ok bool)
 }
 
+// What a lender hands back is checked in one place before it is framed:
+// a frame promises its length, and a loan of no bytes would not move an
+// answer on (the same bytes asked for again forever) or would read as the
+// end of the file. No lender should make such a loan; one that does is
+// given back and the bytes are read instead.
+
+// viewed reports whether a view (store.Viewer, pageViewer: all of the n
+// bytes asked or nothing) can be sent.
+func viewed(b []byte, ok bool, n int64) bool { return ok && int64(len(b)) == n }
+
+// loaned reports whether a borrowed loan (borrower, pageBorrower: at
+// least a byte, at most the n asked) can be sent, giving back one that
+// cannot.
+func loaned(b []byte, done func(), ok bool, n int64) bool {
+	good := ok && len(b) > 0 && int64(len(b)) <= n
+	if ok && !good && done != nil {
+		done()
+	}
+	return good
+}
+
 // readBuffered sends the answer one chunk per frame: bytes the file lends
 // (its own buffers, or pages in the page cache: one copy, into the
 // socket, instead of two) or else read into a pooled buffer. The frame
@@ -175,12 +196,12 @@ type readSource struct {
 // end of file unless borrowed.
 func (src *readSource) frame(off, want int64) (dataFrame, error) {
 	if src.b != nil {
-		if b, done, ok := src.b.Borrow(off, int(want)); loaned(b, done, ok) {
+		if b, done, ok := src.b.Borrow(off, int(want)); loaned(b, done, ok, want) {
 			return dataFrame{data: b, giveBack: done}, nil
 		}
 	}
 	if src.v != nil {
-		if b, ok := src.v.View(off, int(want)); ok && len(b) > 0 {
+		if b, ok := src.v.View(off, int(want)); viewed(b, ok, want) {
 			return dataFrame{data: b}, nil
 		}
 	}

@@ -124,7 +124,7 @@ func (s *session) sendReadv(req *proto.Request, elems []proto.ReadListElem, file
 		f := files[which[i]]
 		proto.PutReadListElem(fr.buf[fr.pos:], e)
 		if lend && f.view != nil {
-			if data, ok := f.view.View(e.Offset, int(e.Len)); ok {
+			if data, ok := f.view.View(e.Offset, int(e.Len)); viewed(data, ok, int64(e.Len)) {
 				fr.add(proto.ReadvElemLen)
 				fr.lend(data)
 				read[which[i]] += int(e.Len)
