@@ -22,9 +22,9 @@ if ((${#need_apt[@]})); then
 fi
 
 # Jobs never run as the box's user: the tests run them as these slot users
-# (sbxslot1-3 and 13-16 the job packages' tests, 4-9 and 17-20 the interop tests,
-# 10-12 the benchmarks), unprivileged system accounts with no home and no login.
-for i in $(seq 1 20); do
+# (sbxslot1-3, 13-16 and 21 the job packages' tests, 4-9, 17-20 and 22 the
+# interop tests, 10-12 the benchmarks), unprivileged system accounts with no home and no login.
+for i in $(seq 1 22); do
   id -u "sbxslot$i" >/dev/null 2>&1 && continue
   echo "setup: creating slot user sbxslot$i"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
