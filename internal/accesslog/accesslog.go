@@ -54,6 +54,12 @@ type Sink interface {
 	Transfer(e Entry)
 }
 
+// SinkFunc makes a function a Sink.
+type SinkFunc func(e Entry)
+
+// Transfer calls f(e).
+func (f SinkFunc) Transfer(e Entry) { f(e) }
+
 // reopenCheck is how often the file's name is checked for a rotation.
 const reopenCheck = time.Second
 

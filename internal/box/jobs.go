@@ -9,31 +9,38 @@ import (
 	"sync"
 	"time"
 
+	"sitebox/internal/accesslog"
 	"sitebox/internal/jobs"
 	jobsapi "sitebox/internal/jobs/api"
 	"sitebox/internal/jobs/backend/htcondor"
 	"sitebox/internal/jobs/backend/partner"
 	"sitebox/internal/jobs/backend/slurm"
 	"sitebox/internal/jobs/local"
+	"sitebox/internal/jobs/staging"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
-	"sitebox/internal/transfer"
 )
 
 // buildJobs makes the job router when [jobs] is enabled: the local
-// domain on this box's cores, the other configured domains, staging
-// through the site cache with the box's own token.
+// domain on this box's cores, the other configured domains, and staging
+// that acts as each job's owner (internal/jobs/staging).
 func (b *Box) buildJobs() error {
 	jc := b.cfg.Jobs
 	if !jc.Enabled {
 		return nil
 	}
-	st := &jobs.TransferStager{Cache: jc.Cache, Opts: transfer.Options{CAFile: jc.StageCA}}
+	st := &staging.Stager{Local: b.store, Self: b.isSelf, Cache: jc.Cache, Policy: b.policy, Allow: b.cfg.TPC.Policy(),
+		CAFile: jc.StageCA, Log: b.log.With("component", "staging"), Access: accesslog.SinkFunc(b.accessLine)}
+	if b.director != nil && b.dirStore == nil {
+		// The box's namespace is its director's, which answers with
+		// redirects: staging follows them over the network instead.
+		st.Local, st.Self = nil, nil
+	}
 	if jc.StageTokenFile != "" {
 		if _, err := readToken(jc.StageTokenFile); err != nil {
 			return fmt.Errorf("jobs.stage_token_file: %w", err)
 		}
-		st.Opts.TokenFunc = tokenFile(jc.StageTokenFile, b.log)
+		st.Token = tokenFile(jc.StageTokenFile, b.log)
 	}
 	deps := jobs.Deps{Log: b.log.With("component", "jobs"), StateDir: b.cfg.Server.StateDir, Stager: st, Backend: b.jobBackend}
 	if b.issuer != nil {
@@ -46,6 +53,14 @@ func (b *Box) buildJobs() error {
 	b.jobs = svc
 	b.closers = append(b.closers, svc.Close)
 	return nil
+}
+
+// accessLine writes e to the access log, once the frontends have opened
+// it.
+func (b *Box) accessLine(e accesslog.Entry) {
+	if b.access != nil {
+		b.access.Transfer(e)
+	}
 }
 
 func (b *Box) jobBackend(d jobs.DomainConfig) (jobs.Backend, error) {

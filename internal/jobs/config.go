@@ -57,12 +57,14 @@ type Config struct {
 	// for `sitebox fetch`) is kept before it is removed (default "168h";
 	// "forever" keeps them).
 	SandboxRetention string `toml:"sandbox_retention"`
-	// Cache is where inputs named by federation path are read from, the
-	// site cache, e.g. "root://127.0.0.1:1094"; URLs are read through it
-	// too when set.
+	// Cache is the site cache when it is another server, e.g.
+	// "roots://t3-cache.example.org:1094": federation paths are read
+	// there, and URLs too, by their path. Unset (or naming the box
+	// itself), the box's own namespace is the site's.
 	Cache string `toml:"cache"`
-	// StageTokenFile is the box's own bearer token for fetching inputs and
-	// writing outputs.
+	// StageTokenFile is the box's own bearer token for Cache (roots:// or
+	// https:// only), used for a job only where the box's namespace
+	// rules let the job's owner reach the path.
 	StageTokenFile string `toml:"stage_token_file"`
 	// StageCA is an extra CA for https:// and roots:// staging.
 	StageCA string `toml:"stage_ca"`

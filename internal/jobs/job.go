@@ -16,9 +16,11 @@
 package jobs
 
 import (
+	"slices"
 	"time"
 
 	"sitebox/internal/jobs/spec"
+	"sitebox/internal/store"
 )
 
 // State is where a job is in its life.
@@ -49,11 +51,16 @@ type Job struct {
 	// Issuer is the owner's token issuer: a job belongs to the pair
 	// (Issuer, Owner), so two issuers' "alice" never share jobs.
 	Issuer string `json:"issuer,omitempty"`
-	VO     string `json:"vo"`     // from the token's groups
-	Grid   bool   `json:"grid"`   // from outside the site (behind local users)
-	State  State  `json:"state"`  // current state
-	Reason string `json:"reason"` // why it waits or why it ended, in words
-	Domain string `json:"domain,omitempty"`
+	VO     string `json:"vo"` // from the token's groups
+	// Rights are what the token the job was submitted with allows: its
+	// staging reads and writes exactly what that token would as a client
+	// of the box, never what the box's own credentials could. Nil on
+	// records from before rights were kept: public data only.
+	Rights *Rights `json:"rights,omitempty"`
+	Grid   bool    `json:"grid"`   // from outside the site (behind local users)
+	State  State   `json:"state"`  // current state
+	Reason string  `json:"reason"` // why it waits or why it ended, in words
+	Domain string  `json:"domain,omitempty"`
 	// Remote is the job's id in its domain's system (Slurm job id, the
 	// other box's id).
 	Remote string `json:"remote,omitempty"`
@@ -109,6 +116,47 @@ func (p Principal) key() string {
 		return p.Subject
 	}
 	return p.Issuer + " " + p.Subject
+}
+
+// Rights are the groups and scopes of a token, kept with a job (no
+// secret: the token itself is not kept).
+type Rights struct {
+	Groups []string      `json:"groups,omitempty"`
+	Scopes []store.Scope `json:"scopes,omitempty"`
+}
+
+// RightsOf are id's groups and scopes.
+func RightsOf(id *store.Identity) *Rights {
+	if id == nil {
+		return nil
+	}
+	return &Rights{Groups: slices.Clone(id.Groups), Scopes: slices.Clone(id.Scopes)}
+}
+
+// Submitter is who submits jobs: their owner, the VO they count for in
+// fair share, whether they come from outside the site (grid jobs queue
+// behind local users), and the rights their staging acts with.
+type Submitter struct {
+	Owner  Principal
+	VO     string
+	Grid   bool
+	Rights *Rights
+}
+
+// StageOwner is whom a staging transfer acts for: the job, and its
+// owner's identity with the rights the job was submitted with.
+type StageOwner struct {
+	Job      string
+	Identity *store.Identity
+}
+
+// StageOwner is the job as its staging acts: its owner with its rights.
+func (j *Job) StageOwner() StageOwner {
+	id := &store.Identity{Subject: j.Owner, Issuer: j.Issuer}
+	if j.Rights != nil {
+		id.Groups, id.Scopes = slices.Clone(j.Rights.Groups), slices.Clone(j.Rights.Scopes)
+	}
+	return StageOwner{Job: j.ID, Identity: id}
 }
 
 // ownerKey is j's owner as fair share counts: the (issuer, subject) pair.

@@ -68,11 +68,14 @@ type Domain struct {
 	Attributes map[string]any
 }
 
-// Stager moves job data between the federation and sandboxes.
+// Stager moves job data between the federation and sandboxes, acting
+// for the job's owner with the owner's rights (never the box's own).
 type Stager interface {
-	Fetch(ctx context.Context, in spec.Input, dst string) error
-	// Deliver writes src as name (a relative path) under destDir.
-	Deliver(ctx context.Context, src, destDir, name string) error
+	// Fetch copies input in to the local file dst.
+	Fetch(ctx context.Context, as StageOwner, in spec.Input, dst string) error
+	// Deliver writes the local file src as name (a relative path) under
+	// destDir.
+	Deliver(ctx context.Context, as StageOwner, src, destDir, name string) error
 }
 
 // Service is the job router of one box. Safe for concurrent use.

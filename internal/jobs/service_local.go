@@ -20,10 +20,9 @@ func (s *Service) startLocal(ctx context.Context, j *Job, slot local.Slot) {
 	s.dirty[j.ID] = true
 	sctx, cancel := context.WithCancel(ctx)
 	s.staging[j.ID] = cancel
-	spec := j.Spec
-	dir := j.SandboxDir
+	spec, dir, as := j.Spec, j.SandboxDir, j.StageOwner()
 	go func() {
-		err := s.stage(sctx, spec, dir)
+		err := s.stage(sctx, as, spec, dir)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		delete(s.staging, j.ID)
@@ -65,8 +64,8 @@ func (s *Service) startLocal(ctx context.Context, j *Job, slot local.Slot) {
 	}()
 }
 
-// stage makes the sandbox and fetches the inputs into it.
-func (s *Service) stage(ctx context.Context, sp spec.Spec, dir string) error {
+// stage makes the sandbox and fetches the inputs into it as their owner.
+func (s *Service) stage(ctx context.Context, as StageOwner, sp spec.Spec, dir string) error {
 	// The box's alone until the job starts (claimSandbox). A requeued
 	// job starts afresh: what an earlier attempt left (links included)
 	// is never written through.
@@ -94,7 +93,7 @@ func (s *Service) stage(ctx context.Context, sp spec.Spec, dir string) error {
 		if s.cfg.Stager == nil {
 			return fmt.Errorf("input %s: no stager configured to fetch it", in.From)
 		}
-		if err := s.cfg.Stager.Fetch(ctx, in, dst); err != nil {
+		if err := s.cfg.Stager.Fetch(ctx, as, in, dst); err != nil {
 			return fmt.Errorf("input %s: %w", in.From, err)
 		}
 	}

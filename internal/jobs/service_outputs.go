@@ -108,11 +108,11 @@ func (s *Service) deliverAsync(j *Job) {
 	}
 	j.Reason = "delivering outputs"
 	s.dirty[j.ID] = true
-	spec, dir := j.Spec, j.SandboxDir
+	spec, dir, as := j.Spec, j.SandboxDir, j.StageOwner()
 	// Not bound to Run's ctx: a delivery under way when the box stops
 	// finishes, as the job it completes did.
 	go func() {
-		err := s.deliver(context.Background(), spec, dir)
+		err := s.deliver(context.Background(), as, spec, dir)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if err != nil {
@@ -141,7 +141,7 @@ func missingOutputs(sp spec.Spec, dir string) []string {
 	return out
 }
 
-func (s *Service) deliver(ctx context.Context, sp spec.Spec, dir string) error {
+func (s *Service) deliver(ctx context.Context, as StageOwner, sp spec.Spec, dir string) error {
 	if s.cfg.Stager == nil {
 		return fmt.Errorf("no stager configured to deliver to %s", sp.OutputDestination)
 	}
@@ -149,7 +149,7 @@ func (s *Service) deliver(ctx context.Context, sp spec.Spec, dir string) error {
 		if err := local.CheckSandboxFile(dir, o); err != nil {
 			return fmt.Errorf("%s: %w", o, err)
 		}
-		if err := s.cfg.Stager.Deliver(ctx, dir+"/"+o, sp.OutputDestination, sp.OutputName(o)); err != nil {
+		if err := s.cfg.Stager.Deliver(ctx, as, dir+"/"+o, sp.OutputDestination, sp.OutputName(o)); err != nil {
 			return fmt.Errorf("%s: %w", o, err)
 		}
 	}

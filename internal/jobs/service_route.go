@@ -152,12 +152,12 @@ func (s *Service) routeTo(ctx context.Context, j *Job, d *Domain) {
 	s.dirty[j.ID] = true
 	sctx, cancel := context.WithCancel(ctx)
 	s.staging[j.ID] = cancel
-	spec, dir := j.Spec, j.SandboxDir
+	spec, dir, as := j.Spec, j.SandboxDir, j.StageOwner()
 	_, selfStaging := d.Backend.(interface{ StagesItself() })
 	go func() {
 		var err error
 		if !selfStaging {
-			err = s.stage(sctx, spec, dir)
+			err = s.stage(sctx, as, spec, dir)
 		} else {
 			err = os.MkdirAll(dir, 0o755)
 		}

@@ -21,21 +21,17 @@ func (s *Service) sharedDir() string { return filepath.Join(s.cfg.Dir, ".shared"
 
 func (s *Service) sharedPath(ref string) string { return filepath.Join(s.sharedDir(), ref) }
 
-// SubmitShared is Submit with the files the specs name by Ref.
-func (s *Service) SubmitShared(owner Principal, vo string, grid bool, specs []spec.Spec, shared map[string][]byte) ([]*Job, error) {
-	return s.SubmitKeyed(owner, vo, grid, "", specs, shared)
-}
-
-// SubmitKeyed is SubmitShared with the submitter's key for the jobs
-// (Job.Key), recorded with them in one commit.
-func (s *Service) SubmitKeyed(owner Principal, vo string, grid bool, key string, specs []spec.Spec, shared map[string][]byte) ([]*Job, error) {
+// SubmitKeyed is Submit with the files the specs name by Ref and the
+// submitter's key for the jobs (Job.Key, "" for none), recorded with
+// them in one commit.
+func (s *Service) SubmitKeyed(who Submitter, key string, specs []spec.Spec, shared map[string][]byte) ([]*Job, error) {
 	if len(key) > 200 {
 		return nil, fmt.Errorf("submission key is longer than 200 bytes")
 	}
 	if err := s.storeShared(specs, shared); err != nil {
 		return nil, err
 	}
-	return s.submit(owner, vo, grid, key, specs)
+	return s.submit(who, key, specs)
 }
 
 // storeShared checks that every Ref is sent and is the hash of its bytes

@@ -12,13 +12,14 @@ import (
 	"sitebox/internal/jobs/spec"
 )
 
-// Submit queues specs as one cluster for owner; each spec is validated
+// Submit queues specs as one cluster for who; each spec is validated
 // again (the API's input is untrusted). It returns the new jobs.
-func (s *Service) Submit(owner Principal, vo string, grid bool, specs []spec.Spec) ([]*Job, error) {
-	return s.submit(owner, vo, grid, "", specs)
+func (s *Service) Submit(who Submitter, specs []spec.Spec) ([]*Job, error) {
+	return s.submit(who, "", specs)
 }
 
-func (s *Service) submit(owner Principal, vo string, grid bool, key string, specs []spec.Spec) ([]*Job, error) {
+func (s *Service) submit(who Submitter, key string, specs []spec.Spec) ([]*Job, error) {
+	owner := who.Owner
 	if owner.Subject == "" || owner.Issuer == "" {
 		return nil, errors.New("a job needs an owner (the token's issuer and subject)")
 	}
@@ -44,7 +45,7 @@ func (s *Service) submit(owner Principal, vo string, grid bool, key string, spec
 			sp.Cluster, sp.Process = cluster, i
 			expandCluster(&sp, cluster)
 			id := strconv.FormatInt(cluster, 10) + "." + strconv.Itoa(i)
-			out[i] = &Job{ID: id, Spec: sp, Owner: owner.Subject, Issuer: owner.Issuer, VO: vo, Grid: grid, State: Idle,
+			out[i] = &Job{ID: id, Spec: sp, Owner: owner.Subject, Issuer: owner.Issuer, VO: who.VO, Grid: who.Grid, Rights: who.Rights, State: Idle,
 				Reason: "queued", Submitted: now, SandboxDir: filepath.Join(s.cfg.Dir, id), Key: key}
 		}
 		return putJobs(tx, out...)
@@ -92,9 +93,19 @@ func (s *Service) validate(sp *spec.Spec) error {
 			return fmt.Errorf("transfer_output_remaps: %s", msg)
 		}
 	}
+	if d := sp.OutputDestination; d != "" {
+		if msg := spec.CheckDestination(d); msg != "" {
+			return fmt.Errorf("output_destination %s", msg)
+		}
+	}
 	for _, in := range sp.Inputs {
 		if msg := spec.SandboxPathProblem(inputName(in)); msg != "" {
 			return fmt.Errorf("input %s", msg)
+		}
+		if in.From != "" && in.Data == nil && in.Ref == "" {
+			if msg := spec.CheckSource(in.From); msg != "" {
+				return fmt.Errorf("input %s", msg)
+			}
 		}
 		if in.Ref != "" {
 			if _, err := os.Stat(s.sharedPath(filepath.Base(in.Ref))); err != nil || filepath.Base(in.Ref) != in.Ref {

@@ -8,6 +8,7 @@ import (
 	"sitebox/internal/jobs/local"
 	"sitebox/internal/jobs/local/localtest"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,10 +34,22 @@ func testSlots(t *testing.T, names ...string) []local.Slot {
 	return localtest.Slots(t, names...)
 }
 
-// fakeStager copies local files for inputs and outputs.
-type fakeStager struct{ outDir string }
+// fakeStager copies local files for inputs and outputs, and remembers
+// whom it staged for.
+type fakeStager struct {
+	outDir string
+	mu     sync.Mutex
+	as     []StageOwner
+}
 
-func (f *fakeStager) Fetch(_ context.Context, in spec.Input, dst string) error {
+func (f *fakeStager) saw(as StageOwner) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.as = append(f.as, as)
+}
+
+func (f *fakeStager) Fetch(_ context.Context, as StageOwner, in spec.Input, dst string) error {
+	f.saw(as)
 	b, err := os.ReadFile(in.From)
 	if err != nil {
 		return err
@@ -44,7 +57,8 @@ func (f *fakeStager) Fetch(_ context.Context, in spec.Input, dst string) error {
 	return os.WriteFile(dst, b, 0o644)
 }
 
-func (f *fakeStager) Deliver(_ context.Context, src, _, name string) error {
+func (f *fakeStager) Deliver(_ context.Context, as StageOwner, src, _, name string) error {
+	f.saw(as)
 	b, err := os.ReadFile(src)
 	if err != nil {
 		return err
@@ -127,7 +141,7 @@ func (e *svcEnv) stop() {
 
 func (e *svcEnv) submit(owner string, specs ...spec.Spec) []*Job {
 	e.t.Helper()
-	js, err := e.s.Submit(as(owner), "cms", false, specs)
+	js, err := e.s.Submit(Submitter{Owner: as(owner), VO: "cms"}, specs)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -378,7 +392,7 @@ func TestSubmitValidation(t *testing.T) {
 		{"input named outside the sandbox", spec.Spec{Executable: "x", Inputs: []spec.Input{{From: "/store/f", As: "/etc/passwd"}}}, "not an absolute path"},
 		{"too big for local", spec.Spec{Executable: "x", CPUs: 64}, "asks for 64 CPUs"},
 	} {
-		if _, err := e.s.Submit(as("alice"), "", false, []spec.Spec{c.sp}); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := e.s.Submit(Submitter{Owner: as("alice")}, []spec.Spec{c.sp}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}
@@ -386,7 +400,7 @@ func TestSubmitValidation(t *testing.T) {
 	// runtime exists (here: none on the box).
 	if local.ContainerRuntime() == "" {
 		sp := spec.Spec{Executable: "x", Container: "/cvmfs/img"}
-		if _, err := e.s.Submit(as("alice"), "", false, []spec.Spec{sp}); err == nil || !strings.Contains(err.Error(), "domain local has no container runtime (apptainer is not installed on the box)") {
+		if _, err := e.s.Submit(Submitter{Owner: as("alice")}, []spec.Spec{sp}); err == nil || !strings.Contains(err.Error(), "domain local has no container runtime (apptainer is not installed on the box)") {
 			t.Errorf("container job without a runtime: %v", err)
 		}
 	}

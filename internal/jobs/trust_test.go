@@ -222,16 +222,16 @@ func TestSharedInputChecked(t *testing.T) {
 	e := newSvc(t, nil)
 	sp := sh("cat in.txt")
 	sp.Inputs = []spec.Input{{As: "in.txt", Ref: strings.Repeat("ab", 32)}}
-	if _, err := e.s.SubmitShared(as("alice"), "cms", false, []spec.Spec{sp}, nil); err == nil {
+	if _, err := e.s.SubmitKeyed(Submitter{Owner: as("alice"), VO: "cms"}, "", []spec.Spec{sp}, nil); err == nil {
 		t.Error("a Ref not in the submission was accepted")
 	}
-	if _, err := e.s.SubmitShared(as("alice"), "cms", false, []spec.Spec{sp}, map[string][]byte{strings.Repeat("ab", 32): []byte("x")}); err == nil || !strings.Contains(err.Error(), "SHA-256") {
+	if _, err := e.s.SubmitKeyed(Submitter{Owner: as("alice"), VO: "cms"}, "", []spec.Spec{sp}, map[string][]byte{strings.Repeat("ab", 32): []byte("x")}); err == nil || !strings.Contains(err.Error(), "SHA-256") {
 		t.Errorf("a file under another hash: %v", err)
 	}
 	sum := sha256.Sum256([]byte("shared\n"))
 	ref := hex.EncodeToString(sum[:])
 	sp.Inputs[0].Ref = ref
-	js, err := e.s.SubmitShared(as("alice"), "cms", false, []spec.Spec{sp, sp}, map[string][]byte{ref: []byte("shared\n")})
+	js, err := e.s.SubmitKeyed(Submitter{Owner: as("alice"), VO: "cms"}, "", []spec.Spec{sp, sp}, map[string][]byte{ref: []byte("shared\n")})
 	if err != nil {
 		t.Fatal(err)
 	}

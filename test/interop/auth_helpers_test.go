@@ -37,7 +37,13 @@ func startIssuerNode(t *testing.T, name, site, conf string) *issuerNode {
 // other VOs are ignored.
 func startIssuerNodeVOs(t *testing.T, name, site string, vos []string, conf string) *issuerNode {
 	t.Helper()
-	spec := prepareNode(t, 0)
+	return prepareNode(t, 0).startIssuer(t, name, site, vos, conf)
+}
+
+// startIssuer starts a site-issuer node on the ports spec chose, for a
+// config that names them.
+func (spec nodeSpec) startIssuer(t *testing.T, name, site string, vos []string, conf string) *issuerNode {
+	t.Helper()
 	run(t, false, siteboxBin, "token", "keygen", "--state-dir", spec.state)
 	iss := spec.httpsURL()
 	auth := "[auth]\nsite_issuer = true\nissuer_url = \"" + iss + "\"\n"

@@ -37,6 +37,8 @@ func startFedNodeAt(t *testing.T, name, site, conf string, rp int) *fedNode {
 type nodeSpec struct {
 	state  string
 	rp, hp int
+	// server holds more lines of the [server] table (access_log = …).
+	server string
 }
 
 // prepareNode picks the ports (rp 0: a free one) and a state dir.
@@ -56,7 +58,7 @@ func (n nodeSpec) start(t *testing.T, name, site, conf string) *fedNode {
 	state, rp, hp := n.state, n.rp, n.hp
 	var cfg strings.Builder
 	cfg.WriteString("[server]\nname = " + strconv.Quote(name) + "\nsite = " + strconv.Quote(site) +
-		"\nstate_dir = " + strconv.Quote(state) + "\nlog_level = \"debug\"\n")
+		"\nstate_dir = " + strconv.Quote(state) + "\nlog_level = \"debug\"\n" + n.server)
 	cfg.WriteString("[root]\naddr = \"127.0.0.1:" + strconv.Itoa(rp) + "\"\n")
 	cfg.WriteString("[https]\naddr = \"127.0.0.1:" + strconv.Itoa(hp) + "\"\n")
 	cfg.WriteString(conf)

@@ -121,7 +121,10 @@ func TestJobFederationData(t *testing.T) {
 	cacheDir := t.TempDir()
 	cache := startFedNode(t, "cache", "T3", "[cache]\ndir = "+strconv.Quote(cacheDir)+
 		"\n[[cache.route]]\nprefix = \"/store\"\nupstreams = [\""+origin.rootURL+"\"]\n")
-	box := startIssuerNode(t, "jobs", "T3", jobsConf(t, []string{"sbxslot4", "sbxslot5"}, "cpus = 2\ncache = \""+cache.rootURL+"\"\n"))
+	// The origin is at a loopback address, which staging (as third-party
+	// copy) reaches only when the operator lists it.
+	box := startIssuerNode(t, "jobs", "T3", jobsConf(t, []string{"sbxslot4", "sbxslot5"}, "cpus = 2\ncache = \""+cache.rootURL+"\"\n")+
+		"[tpc]\nallow = [\"*\", \"127.0.0.1\"]\n")
 	u := &jobUser{t: t, n: box, token: box.token(t, "alice", "/cms", "storage.read:/store,"+computeScopes), dir: t.TempDir()}
 
 	ids := u.submit("analysis.sub", `

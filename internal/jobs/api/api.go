@@ -173,7 +173,8 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) {
 	if vos := id.VOs(); len(vos) > 0 {
 		vo = vos[0]
 	}
-	js, err := a.Svc.SubmitKeyed(principal(id), vo, !a.Local(id), sub.Key, sub.Specs, sub.Shared)
+	who := jobs.Submitter{Owner: principal(id), VO: vo, Grid: !a.Local(id), Rights: jobs.RightsOf(id)}
+	js, err := a.Svc.SubmitKeyed(who, sub.Key, sub.Specs, sub.Shared)
 	if err != nil {
 		Error(w, http.StatusBadRequest, "%v", err)
 		return

@@ -70,6 +70,13 @@ func TestAPIScopesAndOwners(t *testing.T) {
 	if len(js) != 1 || js[0].Issuer != jobstest.Issuer || js[0].Owner != "alice" {
 		t.Fatalf("recorded %+v", js)
 	}
+	// Its staging acts with exactly the token's rights, kept with it.
+	if r := js[0].Rights; r == nil || len(r.Scopes) != len(compute) || r.Scopes[0] != compute[0] {
+		t.Errorf("the job keeps the rights %+v; want its token's %v", r, compute)
+	}
+	if as := js[0].StageOwner(); as.Identity.Subject != "alice" || as.Identity.Issuer != jobstest.Issuer || len(as.Identity.Scopes) != len(compute) {
+		t.Errorf("staging would act as %+v", as.Identity)
+	}
 	id := js[0].ID
 	e.WaitState(id, jobs.Running, 20*time.Second)
 	for _, c := range []struct{ method, path string }{{"GET", Prefix + "/" + id}, {"GET", Prefix + "/" + id + "/logs"}, {"GET", Prefix + "/" + id + "/outputs"}, {"DELETE", Prefix + "/" + id}} {

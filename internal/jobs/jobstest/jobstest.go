@@ -83,7 +83,7 @@ func waitUntil(within time.Duration, done func() bool) bool {
 // Submit submits specs as the test issuer's owner, of the cms VO.
 func (e *Env) Submit(owner string, specs ...spec.Spec) []*jobs.Job {
 	e.T.Helper()
-	js, err := e.S.Submit(As(owner), "cms", false, specs)
+	js, err := e.S.Submit(jobs.Submitter{Owner: As(owner), VO: "cms"}, specs)
 	if err != nil {
 		e.T.Fatal(err)
 	}

@@ -255,8 +255,21 @@ func SandboxPathProblem(n string) string {
 	return ""
 }
 
-// checkDestination says what is wrong with an output_destination, or "".
-func checkDestination(d string) string {
+// CheckSource says what is wrong with an input's source as the box
+// fetches it (a URL of a supported scheme or a federation path), or "".
+func CheckSource(from string) string {
+	in, msg := classifyInput(from)
+	if msg != "" {
+		return msg
+	}
+	if strings.HasPrefix(in.From, LocalInputPrefix) {
+		return fmt.Sprintf("%q must be a federation URL (root://, roots://, https://) or an absolute path; a local file is sent with the submission", from)
+	}
+	return ""
+}
+
+// CheckDestination says what is wrong with an output_destination, or "".
+func CheckDestination(d string) string {
 	in, msg := classifyInput(d)
 	if msg != "" {
 		return msg

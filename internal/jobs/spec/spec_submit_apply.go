@@ -83,7 +83,7 @@ func (p *submitParser) apply(st submitStmt, v string) {
 		}
 	case "output_destination":
 		if s, ok := p.plain(st, v); ok {
-			if msg := checkDestination(s); msg != "" {
+			if msg := CheckDestination(s); msg != "" {
 				add("%s", msg)
 			} else {
 				p.spec.OutputDestination = s

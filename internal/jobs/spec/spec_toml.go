@@ -254,7 +254,7 @@ func (r *tomlJobReader) read() specDraft {
 		s.Outputs = outs
 	}
 	if v, ok := r.str("output_destination"); ok {
-		if msg := checkDestination(v); msg != "" {
+		if msg := CheckDestination(v); msg != "" {
 			r.bad("output_destination", "%s", msg)
 		}
 		s.OutputDestination = v
