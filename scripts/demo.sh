@@ -6,12 +6,12 @@
 # then a federation: the site's box — origin, cache, site director and job
 # router in one process, from one config — sending clients to its origin,
 # or through its cache to an origin at another site that joined it.
-# Installs what it needs (scripts/setup.sh; SITEBOX_DEMO_SETUP=no skips it
-# when everything is there, SITEBOX_BIN names the binary to run).
+# Installs what it needs (scripts/setup.sh --demo) and runs the binary it
+# builds; the steps below change directories, so it is named absolutely.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ "${SITEBOX_DEMO_SETUP:-yes}" = no ] || bash scripts/setup.sh >/dev/null
-sitebox=${SITEBOX_BIN:-bin/sitebox}
+bash scripts/setup.sh --demo >/dev/null
+sitebox="$PWD/bin/sitebox"
 export XRD_REQUESTTIMEOUT=30 XRD_CONNECTIONRETRY=1
 
 work=$(mktemp -d /tmp/sitebox-demo.XXXXXX)

@@ -5,9 +5,12 @@
 # (the Kerberos tests run a throwaway realm), gfal2 + davix + litmus (the
 # third-party-copy and WebDAV peers), slot users for test jobs, Chromium (the dashboard test), a
 # Python venv with uproot, Go modules, Toxiproxy, and builds bin/sitebox.
-# Fast when all is present.
+# Fast when all is present. With --demo, only what scripts/demo.sh uses:
+# no Python venv, benchmark tool or Toxiproxy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+demo=no
+[ "${1:-}" = --demo ] && demo=yes
 
 need_apt=()
 for pkg in xrootd-server xrootd-server-plugins xrootd-client python3-xrootd python3-venv curl openssl slurm-wlm munge chromium krb5-kdc krb5-admin-server krb5-user \
@@ -31,6 +34,10 @@ for i in $(seq 1 22); do
   $SUDO useradd --system --no-create-home --user-group --home-dir /nonexistent --shell /usr/sbin/nologin "sbxslot$i"
 done
 
+go mod download
+go build -o bin/sitebox ./cmd/sitebox
+[ "$demo" = yes ] && exit 0
+
 # Debian's XRootD 5.5 bindings live in the system Python; the venv sees them.
 # htcondor: HTCondor's own submit-file parser (htcondor2.Submit), which the
 # job tests compare the box's reading with. pytest runs the upstream suites
@@ -41,8 +48,6 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import uproot, awkward, a
   .venv/bin/pip install -q uproot awkward numpy fsspec-xrootd aiohttp requests htcondor pytest
 fi
 
-go mod download
-go build -o bin/sitebox ./cmd/sitebox
 # The comparison benchmarks (against xrootd, XCache, cmsd, Slurm) are a
 # separate tool that serves with the sitebox next to it.
 go build -o bin/sitebox-bench ./cmd/sitebox-bench
