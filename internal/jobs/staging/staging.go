@@ -76,36 +76,38 @@ var _ jobs.Stager = (*Stager)(nil)
 
 // Fetch copies input in to the local file dst as its job's owner.
 func (s *Stager) Fetch(ctx context.Context, as jobs.StageOwner, in spec.Input, dst string) error {
-	start := time.Now()
 	pl, err := s.input(in.From)
-	if err != nil {
-		return err
-	}
-	ctx, r, err := s.reach(ctx, as, pl, store.ScopeRead)
-	var n int64
-	if err == nil {
-		n, err = transfer.Get(ctx, &r.Remote, dst, nil)
-		r.Close()
-	}
-	s.record(as, "stage-in", pl, n, start, err)
-	return owned(as, err)
+	return s.move(ctx, as, "stage-in", in.From, pl, err, store.ScopeRead, func(ctx context.Context, r *target) (int64, error) {
+		return transfer.Get(ctx, &r.Remote, dst, nil)
+	})
 }
 
 // Deliver writes the local file src as name under destDir as its job's
 // owner.
 func (s *Stager) Deliver(ctx context.Context, as jobs.StageOwner, src, destDir, name string) error {
-	start := time.Now()
 	pl, err := s.output(destDir, name)
-	if err != nil {
-		return err
-	}
-	ctx, r, err := s.reach(ctx, as, pl, store.ScopeModify)
+	return s.move(ctx, as, "stage-out", destDir, pl, err, store.ScopeModify, func(ctx context.Context, r *target) (int64, error) {
+		return transfer.Put(ctx, src, &r.Remote, r.replace, nil)
+	})
+}
+
+// move reaches pl (unless naming it failed: err) for scope and runs the
+// transfer there, then records it, under asked when pl has no path.
+func (s *Stager) move(ctx context.Context, as jobs.StageOwner, op, asked string, pl place, err error, scope string,
+	transfer func(context.Context, *target) (int64, error)) error {
+	start := time.Now()
 	var n int64
 	if err == nil {
-		n, err = transfer.Put(ctx, src, &r.Remote, r.replace, nil)
-		r.Close()
+		var r *target
+		if ctx, r, err = s.reach(ctx, as, pl, scope); err == nil {
+			n, err = transfer(ctx, r)
+			r.Close()
+		}
 	}
-	s.record(as, "stage-out", pl, n, start, err)
+	if pl.Path == "" {
+		pl.Path = asked
+	}
+	s.record(as, op, pl, n, start, err)
 	return owned(as, err)
 }
 
