@@ -93,6 +93,44 @@ echo looked`)
 	}
 }
 
+// A slot whose cleanup failed goes to no job until a later cleanup
+// succeeds: here alice's job leaves a file in someone else's directory
+// that is made read-only before her job ends, so the slot user cannot
+// remove it. Bob's job waits, saying why, and runs once the directory
+// is writable again and the retried cleanup has removed the file.
+func TestSlotHeldBackUntilCleanedUp(t *testing.T) {
+	slots := testSlots(t, slotFilesSlot)
+	sl := slots[0]
+	e := newSvc(t, func(c *settings) { c.Slots = slots; c.ReleaseRetry = 100 * time.Millisecond })
+	u := uniqueName(t, sl)
+	dir := "/tmp/" + u + ".closing"
+	mustMkdirOwned(t, dir, 0o1777, local.Slot{})
+	a := e.submit("alice", sh(`echo alice-secret > `+dir+`/x; echo written; while [ -w `+dir+` ]; do sleep 0.05; done`))[0]
+	e.waitOutput(a.ID, "written", 30*time.Second)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.waitState(a.ID, Completed, 30*time.Second)
+
+	b := e.submit("bob", sh(`cat `+dir+`/x 2>/dev/null || echo nothing`))[0]
+	time.Sleep(time.Second) // cleanups are retried every 100 ms meanwhile
+	j, _ := e.s.Get(b.ID)
+	t.Logf("bob's job while the slot's cleanup fails: %s, %q", j.State, j.Reason)
+	if j.State != Idle || !strings.Contains(j.Reason, "held back") {
+		t.Error("bob's job did not wait for the slot's cleanup")
+	}
+	if err := os.Chmod(dir, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	e.waitState(b.ID, Completed, 30*time.Second)
+	if out := stdout(t, e, b.ID); out != "nothing\n" {
+		t.Errorf("bob's job found what alice's left: %q", out)
+	}
+	if _, err := os.Lstat(dir + "/x"); err == nil {
+		t.Errorf("%s/x survived the retried cleanup", dir)
+	}
+}
+
 // uniqueName is a name no other run uses, whose leftovers (under /tmp,
 // /var/tmp and /dev/shm, and the slot's SysV IPC objects) are removed
 // at the end of the test, whatever the code under test did.
