@@ -131,6 +131,20 @@ func TestSlotHeldBackUntilCleanedUp(t *testing.T) {
 	}
 }
 
+// A job's files are its own: what it writes in /tmp while it runs is
+// not readable by the jobs of other owners running beside it as other
+// slot users.
+func TestJobFilesArePrivate(t *testing.T) {
+	slots := testSlots(t, slotFilesSlot)
+	e := newSvc(t, func(c *settings) { c.Slots = slots })
+	f := "/tmp/" + uniqueName(t, slots[0])
+	j := e.submit("alice", sh(`umask; echo alice-secret > `+f+`; stat -c %a `+f))[0]
+	e.waitState(j.ID, Completed, 30*time.Second)
+	if out := stdout(t, e, j.ID); out != "0077\n600\n" {
+		t.Errorf("the job's umask and the mode of its file in /tmp: %q, want 0077 and 600", out)
+	}
+}
+
 // uniqueName is a name no other run uses, whose leftovers (under /tmp,
 // /var/tmp and /dev/shm, and the slot's SysV IPC objects) are removed
 // at the end of the test, whatever the code under test did.
