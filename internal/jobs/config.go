@@ -30,7 +30,8 @@ type Config struct {
 	// SlotUsers are the unprivileged accounts local jobs run as, one
 	// running job each (HTCondor's slot users); required. Make them with
 	// useradd --system, use them for nothing else, and give each box its
-	// own: whatever a slot user runs is killed when its job ends.
+	// own: whatever a slot user runs is killed, and whatever it owns in
+	// /tmp, /var/tmp, /dev/shm and the like removed, when its job ends.
 	SlotUsers []string `toml:"slot_users"`
 	// CPUs and Memory of the local domain (defaults: all cores, 80 % of RAM).
 	CPUs   int    `toml:"cpus"`

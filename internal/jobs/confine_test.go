@@ -36,10 +36,11 @@ func TestJobConfined(t *testing.T) {
 
 	bob := e.submit("bob", sh(`echo bob-secret > secret; echo ready; sleep 30`))[0]
 	e.waitOutput(bob.ID, "ready", 20*time.Second)
+	bobRun, _ := e.s.Get(bob.ID) // on whichever slot was cleaned up first
 	peek := sh(`id -u; grep -E '^Cap(Eff|Prm|Amb|Inh)' /proc/self/status; ` +
 		`cat ` + key + ` || echo KEY-DENIED; ls ` + state + ` || echo STATE-DENIED; ` +
 		`cat ../` + bob.ID + `/secret || echo SANDBOX-DENIED; ls ../` + bob.ID + ` || echo LIST-DENIED; ` +
-		`p=$(pgrep -u ` + e.cfg.Slots[0].Name + ` sleep | head -1); echo "BOBPID=$p"; kill -0 $p 2>/dev/null && echo SIGNALLED || echo SIGNAL-DENIED`)
+		`p=$(pgrep -u ` + bobRun.Slot + ` sleep | head -1); echo "BOBPID=$p"; kill -0 $p 2>/dev/null && echo SIGNALLED || echo SIGNAL-DENIED`)
 	alice := e.submit("alice", peek)[0]
 	j := e.waitState(alice.ID, Completed, 20*time.Second)
 	out := stdout(t, e, alice.ID)

@@ -54,6 +54,9 @@ type settings struct {
 	// Retention is how long an ended job's sandbox (its logs and outputs
 	// for `sitebox fetch`) is kept (default 7 days; negative: forever).
 	Retention time.Duration
+	// ReleaseRetry is how often the cleanup of a slot held back after a
+	// failed one is tried again (default 10 s).
+	ReleaseRetry time.Duration
 }
 
 // Domain is a non-local domain: its backend and the router's caps on it.
@@ -97,9 +100,14 @@ type Service struct {
 	// unsure are jobs whose submission to a domain was under way when
 	// the box stopped and the domain could not yet say whether it got
 	// them: asked again at each poll.
-	unsure  map[string]*Domain
-	kick    chan struct{}
-	lastRun time.Time
+	unsure map[string]*Domain
+	// held are the slots given to no job until a cleanup after their
+	// last one succeeds (heldSlot); retrying counts the cleanups under
+	// way, which Run waits for.
+	held     map[string]*heldSlot
+	retrying sync.WaitGroup
+	kick     chan struct{}
+	lastRun  time.Time
 }
 
 // localRun is a job on the box's cores.
@@ -137,6 +145,9 @@ func newService(cfg settings, log *slog.Logger) (*Service, error) {
 	if cfg.Retention == 0 {
 		cfg.Retention = 7 * 24 * time.Hour
 	}
+	if cfg.ReleaseRetry <= 0 {
+		cfg.ReleaseRetry = 10 * time.Second
+	}
 	if len(cfg.Slots) == 0 {
 		return nil, local.ErrNoSlots
 	}
@@ -152,7 +163,8 @@ func newService(cfg settings, log *slog.Logger) (*Service, error) {
 		exec: local.NewExec(cfg.Self, log, cfg.PreemptGrace),
 		jobs: map[string]*Job{}, local: map[string]*localRun{}, remote: map[string]*Domain{},
 		domains: map[string]*Domain{}, outcome: map[string][]outcome{}, dirty: map[string]bool{},
-		staging: map[string]context.CancelFunc{}, unsure: map[string]*Domain{}, kick: make(chan struct{}, 1),
+		staging: map[string]context.CancelFunc{}, unsure: map[string]*Domain{}, held: map[string]*heldSlot{},
+		kick: make(chan struct{}, 1),
 	}
 	for i := range cfg.Domains {
 		s.domains[cfg.Domains[i].Name] = &cfg.Domains[i]
@@ -165,6 +177,7 @@ func newService(cfg settings, log *slog.Logger) (*Service, error) {
 		d.close()
 		return nil, err
 	}
+	s.holdIdleSlots()
 	return s, nil
 }
 

@@ -119,8 +119,9 @@ func (s *Service) watchLocal(ctx context.Context, id string, r *local.Running) {
 	s.finishLocal(j, rep, err)
 }
 
-// releaseLocked ends what the job's slot user still runs and takes its
-// sandbox back, before the slot goes to another job.
+// releaseLocked ends what the job's slot user still runs, removes what
+// it left in the shared places and takes its sandbox back, before the
+// slot goes to another job; a slot whose release failed is held back.
 func (s *Service) releaseLocked(j *Job) {
 	if j.Slot == "" {
 		return // recorded before jobs had slot users
@@ -131,7 +132,7 @@ func (s *Service) releaseLocked(j *Job) {
 		return
 	}
 	if err := s.exec.Release(j.SandboxDir, sl); err != nil {
-		s.log.Error("cannot release the job's slot user", "job", j.ID, "slot", j.Slot, "err", err)
+		s.holdSlotLocked(sl.Name, j.SandboxDir, j.ID, err)
 	}
 }
 

@@ -27,6 +27,7 @@ func (s *Service) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
+			s.retrying.Wait() // no cleanup outlives the service
 			return nil
 		case <-t.C:
 		case <-s.kick:
@@ -34,6 +35,7 @@ func (s *Service) Run(ctx context.Context) error {
 		now := time.Now()
 		s.mu.Lock()
 		s.accrueLocked(now)
+		s.retryHeldLocked(now)
 		s.scheduleLocked(ctx, now)
 		if now.Sub(lastUsage) > 30*time.Second {
 			s.saveUsageLocked(now)
@@ -138,9 +140,8 @@ func (s *Service) scheduleLocked(ctx context.Context, now time.Time) {
 		j := s.jobs[sj.ID]
 		slot, ok := s.freeSlotLocked()
 		if !ok {
-			// Stays Idle, first in line next round.
-			j.Reason = fmt.Sprintf("waiting for a free slot user (all %d run jobs)", len(s.cfg.Slots))
-			s.dirty[j.ID] = true
+			// Stays Idle, first in line next round; routing records why.
+			out.Waiting[j.ID] = s.noSlotWhyLocked()
 			continue
 		}
 		s.startLocal(ctx, j, slot) // no longer Idle: not routed

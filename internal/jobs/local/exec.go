@@ -1,7 +1,8 @@
 // Package local runs jobs on the box's own cores: as unprivileged slot
 // users, each under a supervisor (`sitebox job-exec`) that outlives a
 // restart of the box, in sandboxes the slot user owns only while its job
-// runs, with whatever the slot user left behind reaped (`sitebox job-reap`).
+// runs, with whatever the slot user left behind reaped (`sitebox job-reap`):
+// its processes, and its files in the machine's shared places.
 package local
 
 import (
@@ -195,11 +196,16 @@ func (x *Exec) Stop(r *Running, grace time.Duration) {
 	}()
 }
 
-// Release kills whatever the job's slot user still runs (the supervisor
-// does so too, but it may itself have been killed) and gives the sandbox
-// back to the box: only then may another job have the slot.
+// Release kills whatever the job's slot user still runs and removes what
+// it left in the machine's shared places (the supervisor does so too,
+// but it may itself have been killed), and gives the sandbox back to the
+// box (none: "", a slot cleaned up with no job of its own): only when it
+// succeeds may another job have the slot.
 func (x *Exec) Release(sandbox string, sl Slot) error {
 	err := reapSlot(sl, false)
+	if sandbox == "" {
+		return err
+	}
 	if rerr := sl.ReclaimSandbox(sandbox); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 		err = errors.Join(err, rerr)
 	}

@@ -1,5 +1,7 @@
 package local
 
+import "time"
+
 // What the external tests (package local_test) reach inside.
 type ExecPlan = execPlan
 
@@ -10,3 +12,12 @@ var (
 )
 
 const ExecFile = execFile
+
+// SweepFiles sweeps what uid owns in places, within the bounds given.
+func SweepFiles(uid, gid uint32, maxEntries int, within time.Duration, places []string) error {
+	return newSweeper(uid, gid, maxEntries, within).run(places)
+}
+
+var SweepSysV = sweepSysV
+
+const SweepMaxDepth = sweepMaxDepth

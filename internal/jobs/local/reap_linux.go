@@ -26,11 +26,13 @@ const reapWithin = 10 * time.Second
 
 // RunReaper is the main of the hidden `sitebox job-reap` command, started
 // with a slot user's credentials (reapSlot). It returns 0 once no process
-// of its user is left alive.
+// of its user is left alive and nothing the user owns is left in the
+// machine's shared writable places (sweepSlot).
 func RunReaper() int {
-	// kill(-1) acts with the calling thread's credentials: this thread
-	// must hold no capability (CAP_KILL would reach every process on the
-	// machine), whatever the box's unit grants.
+	// kill(-1) and the sweep act with the calling thread's credentials:
+	// this thread must hold no capability (CAP_KILL would reach every
+	// process on the machine, CAP_FOWNER or CAP_DAC_OVERRIDE every file),
+	// whatever the box's unit grants. Everything below runs on it.
 	runtime.LockOSThread()
 	if err := dropThreadCaps(true); err != nil {
 		fmt.Fprintln(os.Stderr, "sitebox job-reap:", err)
@@ -41,6 +43,21 @@ func RunReaper() int {
 		fmt.Fprintln(os.Stderr, "sitebox job-reap: refusing to run as root (it would end every process)")
 		return 2
 	}
+	if err := killAllOf(uid); err != nil {
+		fmt.Fprintln(os.Stderr, "sitebox job-reap:", err)
+		return 1
+	}
+	// Nothing of the uid runs any more to add to what it owns.
+	if err := sweepSlot(uid, uint32(os.Getgid())); err != nil {
+		fmt.Fprintln(os.Stderr, "sitebox job-reap:", err)
+		return 1
+	}
+	return 0
+}
+
+// killAllOf kills every process the caller may signal, which are those
+// of its uid, until none of uid is left but the caller.
+func killAllOf(uid uint32) error {
 	me := os.Getpid()
 	deadline := time.Now().Add(reapWithin)
 	for {
@@ -48,17 +65,17 @@ func RunReaper() int {
 		left := 0
 		eachProcOfUID(uid, me, func(int) { left++ })
 		if left == 0 {
-			return 0
+			return nil
 		}
 		if time.Now().After(deadline) {
-			fmt.Fprintf(os.Stderr, "sitebox job-reap: %d process(es) of uid %d survive SIGKILL\n", left, uid)
-			return 1
+			return fmt.Errorf("%d process(es) of uid %d survive SIGKILL", left, uid)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-// reapSlot kills every process of slot sl by running `sitebox job-reap`
+// reapSlot kills every process of slot sl, and removes what it left in
+// the shared places, by running `sitebox job-reap`
 // as that user: the running binary itself, through /proc/self/exe, which
 // the slot user may run even where it could not reach the binary's
 // directory. A subreaper (the supervisor) also collects the orphans the
@@ -76,12 +93,12 @@ func reapSlot(sl Slot, subreaper bool) error {
 	if !subreaper {
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("kill the processes of slot user %s: %v: %s", sl.Name, err, strings.TrimSpace(stderr.String()))
+			return fmt.Errorf("reap slot user %s: %v: %s", sl.Name, err, strings.TrimSpace(stderr.String()))
 		}
 		return nil
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("kill the processes of slot user %s: %w", sl.Name, err)
+		return fmt.Errorf("reap slot user %s: %w", sl.Name, err)
 	}
 	for {
 		var ws unix.WaitStatus
@@ -90,7 +107,7 @@ func reapSlot(sl Slot, subreaper bool) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("kill the processes of slot user %s: wait: %w", sl.Name, err)
+			return fmt.Errorf("reap slot user %s: wait: %w", sl.Name, err)
 		}
 		if pid == cmd.Process.Pid {
 			// Everything the kill reached is a zombie now: collect the
@@ -101,7 +118,7 @@ func reapSlot(sl Slot, subreaper bool) error {
 				}
 			}
 			if ws.ExitStatus() != 0 || ws.Signaled() {
-				return fmt.Errorf("kill the processes of slot user %s: the reaper ended with %v", sl.Name, ws)
+				return fmt.Errorf("reap slot user %s: the reaper ended with %v", sl.Name, ws)
 			}
 			return nil
 		}

@@ -143,6 +143,13 @@ func supervise(sandbox string, p *execPlan) ExitReport {
 	if err := setThreadNice(p.Nice); err != nil {
 		return fail(127, "cannot set nice %d: %v", p.Nice, err)
 	}
+	// The job's files are its owner's alone unless it says otherwise: with
+	// the box's umask (often 022; the packaged unit sets 077) what it
+	// writes in /tmp while it runs would be readable by the jobs of other
+	// owners running beside it as other slot users. Set after the supervisor has opened the job's stdout and
+	// stderr, which the job may read by name; the supervisor writes only
+	// its exit report after this, into the box's own control directory.
+	unix.Umask(0o077)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(errf, "sitebox: cannot start %s: %v\n", p.Executable, err)
 		return fail(127, "cannot start %s: %v", p.Executable, err)

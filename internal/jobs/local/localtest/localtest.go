@@ -29,9 +29,11 @@ func Main(m *testing.M) {
 // package uses its own (a job's end kills whatever its slot user runs,
 // and packages are tested in parallel): sbxslot1-2 internal/jobs,
 // sbxslot3 the Slurm account, sbxslot13 internal/jobs/api, sbxslot14 the
-// router-with-Slurm test, sbxslot15-16 internal/jobs/local. Running
-// jobs as them needs root; under CI=true their absence fails the test,
-// else it skips it.
+// router-with-Slurm test, sbxslot15-16 internal/jobs/local, sbxslot21
+// the tests of what a slot user leaves behind (internal/jobs, and
+// internal/jobs/local's sweep, which never starts a process as it).
+// Running jobs as them needs root; under CI=true their absence fails
+// the test, else it skips it.
 func Slots(t *testing.T, names ...string) []local.Slot {
 	t.Helper()
 	sl, err := local.LookupSlots(names)
