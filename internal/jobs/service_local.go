@@ -109,12 +109,19 @@ func (s *Service) watchLocal(ctx context.Context, id string, r *local.Running) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	j := s.jobs[id]
 	if j == nil {
+		s.mu.Unlock()
 		return
 	}
-	s.releaseLocked(j)
+	slot, sandbox := j.Slot, j.SandboxDir
+	s.mu.Unlock()
+	// The cleanup may take seconds (a job that left many files): not
+	// under the lock, which would stall every other job and the API. The
+	// job still holds its slot meanwhile (s.local), so no job gets it.
+	s.release(j.ID, slot, sandbox)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	rep, err := s.exec.Finish(j.ID, j.SandboxDir)
 	s.finishLocal(j, rep, err)
 }
@@ -123,17 +130,31 @@ func (s *Service) watchLocal(ctx context.Context, id string, r *local.Running) {
 // it left in the shared places and takes its sandbox back, before the
 // slot goes to another job; a slot whose release failed is held back.
 func (s *Service) releaseLocked(j *Job) {
-	if j.Slot == "" {
-		return // recorded before jobs had slot users
+	if err := s.releaseErr(j.ID, j.Slot, j.SandboxDir); err != nil {
+		s.holdSlotLocked(j.Slot, j.SandboxDir, j.ID, err)
 	}
-	sl, ok := s.slotNamed(j.Slot)
+}
+
+// release is releaseLocked for a caller that does not hold the lock.
+func (s *Service) release(id, slot, sandbox string) {
+	if err := s.releaseErr(id, slot, sandbox); err != nil {
+		s.mu.Lock()
+		s.holdSlotLocked(slot, sandbox, id, err)
+		s.mu.Unlock()
+	}
+}
+
+// releaseErr releases the slot user of job id, whose sandbox it was.
+func (s *Service) releaseErr(id, slot, sandbox string) error {
+	if slot == "" {
+		return nil // recorded before jobs had slot users
+	}
+	sl, ok := s.slotNamed(slot)
 	if !ok {
-		s.log.Warn("the job's slot user is no longer configured; its processes are not reaped", "job", j.ID, "slot", j.Slot)
-		return
+		s.log.Warn("the job's slot user is no longer configured; its processes are not reaped", "job", id, "slot", slot)
+		return nil
 	}
-	if err := s.exec.Release(j.SandboxDir, sl); err != nil {
-		s.holdSlotLocked(sl.Name, j.SandboxDir, j.ID, err)
-	}
+	return s.exec.Release(sandbox, sl)
 }
 
 // finishLocal records a local job's end: requeued after a preemption,
