@@ -60,7 +60,7 @@ func (w *Writers) LockWriter(name string, owner any) (unlock func(), err error) 
 		wl = &writerLock{owner: owner}
 		w.held[name] = wl
 	case wl.owner != owner:
-		return nil, &PathError{Op: "open for writing", Path: name, Err: fmt.Errorf("%w; try again when it is done", ErrLocked)}
+		return nil, &PathError{Op: "open for writing", Path: name, Err: fmt.Errorf("%w; try again when it is done, or write another name (any open that may create or change a file is a writer here, ROOT's RECREATE and NEW included)", ErrLocked)}
 	}
 	wl.n++
 	var once sync.Once

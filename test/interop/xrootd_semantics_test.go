@@ -3,6 +3,7 @@ package interop
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,5 +108,62 @@ func TestXrootdSemantics(t *testing.T) {
 				t.Errorf("error text lost its end: %q", msg)
 			}
 		})
+	}
+}
+
+// recreateProbe opens a file with kXR_delete, as ROOT's RECREATE does,
+// prints the outcome and, with "hold", keeps it open until its input
+// ends: two of them are two jobs RECREATE-ing one output (one process's
+// files would share a session).
+const recreateProbe = `
+import json, sys
+from XRootD import client
+from XRootD.client.flags import OpenFlags
+f = client.File()
+s, _ = f.open("root://%s/%s/recreated.root" % (sys.argv[1], sys.argv[2]), OpenFlags.DELETE)
+print(json.dumps({"ok": s.ok, "errno": s.errno, "message": s.message}), flush=True)
+if sys.argv[3] == "hold":
+    sys.stdin.read()
+f.close()
+`
+
+type openOutcome struct {
+	OK      bool
+	Errno   int
+	Message string
+}
+
+// Two RECREATE opens of one file: xrootd 5.5 lets both write it; sitebox
+// counts every open that may create or change a file as a writer and
+// refuses the second with 3003, saying what to do instead.
+func TestRecreateIsAWriter(t *testing.T) {
+	testpeers.Require(t, "xrootd")
+	py := python(t)
+	xhost := startXrootdOrigin(t, t.TempDir())
+	b := startBox(t, 1)
+	for _, s := range []struct{ name, host, prefix string }{{"xrootd", xhost, ""}, {"sitebox", b.rootHost, "/store"}} {
+		first := exec.Command(py, "-c", recreateProbe, s.host, s.prefix, "hold")
+		hold, _ := first.StdinPipe()
+		out, _ := first.StdoutPipe()
+		if err := first.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var a, b openOutcome
+		if err := json.NewDecoder(out).Decode(&a); err != nil || !a.OK {
+			t.Fatalf("%s: the first RECREATE: %+v %v", s.name, a, err)
+		}
+		line, _ := run(t, false, py, "-c", recreateProbe, s.host, s.prefix, "once")
+		hold.Close()
+		first.Wait()
+		if err := json.Unmarshal([]byte(line[strings.LastIndex(line, "{"):]), &b); err != nil {
+			t.Fatalf("%s: probe: %v\n%s", s.name, err, line)
+		}
+		t.Logf("%s: second RECREATE: %+v", s.name, b)
+		switch {
+		case s.name == "xrootd" && !b.OK:
+			t.Errorf("xrootd refused the second RECREATE (errno %d): the documented difference is gone", b.Errno)
+		case s.name == "sitebox" && (b.OK || b.Errno != 3003 || !strings.Contains(b.Message, "write another name")):
+			t.Errorf("sitebox's second RECREATE: %+v; want 3003 saying to wait or write another name", b)
+		}
 	}
 }
