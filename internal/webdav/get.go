@@ -59,6 +59,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, name string) error
 		defer func() { obs.Transferred(store.RequestFrom(r.Context()), name, false, cw.n) }()
 		w = cw
 	}
+	normalizeRange(r, fi.Size)
 	http.ServeContent(w, r, "", fi.ModTime, content)
 	return nil
 }

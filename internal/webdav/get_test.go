@@ -31,6 +31,15 @@ func TestGetRanges(t *testing.T) {
 		{"past end clipped", "bytes=990-5000", 206, string(data[990:]), "bytes 990-999/1000"},
 		{"unsatisfiable", "bytes=2000-3000", 416, "", "bytes */1000"},
 		{"query ignored", "", 200, string(data), ""},
+		// RFC 9110 §14.1.1: a suffix of no bytes is unsatisfiable.
+		{"empty suffix", "bytes=-0", 416, "", "bytes */1000"},
+		{"empty suffix among others", "bytes=-0,5-6", 206, string(data[5:7]), "bytes 5-6/1000"},
+		// §14.2: a unit the server does not understand is ignored.
+		{"unknown unit", "items=0-5", 200, string(data), ""},
+		// Positions past any int64: to the end; from past any end.
+		{"huge last", "bytes=0-18446744073709551615", 206, string(data), "bytes 0-999/1000"},
+		{"huge suffix", "bytes=-18446744073709551615", 206, string(data), "bytes 0-999/1000"},
+		{"huge first", "bytes=18446744073709551615-", 416, "", "bytes */1000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url := u
@@ -70,6 +79,18 @@ func TestGetRanges(t *testing.T) {
 			t.Fatalf("parts %q, want %q", got, want)
 		}
 	})
+}
+
+// A Range on HEAD is ignored (RFC 9110 §14.2: only GET defines range
+// handling): 200 with the whole length, as for GET without it.
+func TestHeadIgnoresRange(t *testing.T) {
+	srv, dir := newServer(t, Config{})
+	writeFile(t, dir, "f", testData())
+	resp, _ := do(t, "HEAD", srv.URL+"/store/f", nil, "Range", "bytes=0-9")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Length") != "1000" || resp.Header.Get("Content-Range") != "" {
+		t.Errorf("HEAD with Range: %d, length %s, Content-Range %q; want 200 with the whole length",
+			resp.StatusCode, resp.Header.Get("Content-Length"), resp.Header.Get("Content-Range"))
+	}
 }
 
 func TestConditionalAndHead(t *testing.T) {

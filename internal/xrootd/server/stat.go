@@ -65,7 +65,9 @@ func (s *session) appendStat(b []byte, fi store.FileInfo) []byte {
 	if fi.ModTime.IsZero() {
 		mtime = 0
 	}
-	b = strconv.AppendInt(b, int64(fi.ID), 10)
+	// Unsigned, as xrootd writes it: an ID with its top bit set (device
+	// and inode mixed) would read as a negative number.
+	b = strconv.AppendUint(b, fi.ID, 10)
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, fi.Size, 10)
 	b = append(b, ' ')
