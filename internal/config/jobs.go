@@ -7,5 +7,5 @@ func (c *Config) validateJobs() []Problem {
 	for _, p := range c.Jobs.Validate(c.Server.StateDir) {
 		ps = append(ps, Problem{Key: "jobs." + p.Key, Msg: p.Msg})
 	}
-	return ps
+	return append(ps, c.JobReadable()...)
 }
