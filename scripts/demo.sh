@@ -80,6 +80,7 @@ echo "10. What the operator sees:"
 # origin at site B joins its director.
 dir_root=$(free_port); dir_https=$(free_port); t3_root=$(free_port); t3_https=$(free_port)
 mkdir -p "$work/t3" "$work/t3-pool/user" "$work/b-pool"
+chmod 750 "$work/t3-pool" # a box with jobs refuses a pool its jobs could read
 head -c $((8 << 20)) /dev/urandom > "$work/t3-pool/user/local.root"
 head -c $((32 << 20)) /dev/urandom > "$work/b-pool/remote.root"
 jobs=""

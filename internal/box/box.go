@@ -98,6 +98,9 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 	if err = b.buildJobs(); err != nil {
 		return nil, err
 	}
+	if err = b.refuseJobReadable(); err != nil {
+		return nil, err
+	}
 	if err = b.buildOps(); err != nil {
 		return nil, err
 	}

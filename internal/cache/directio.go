@@ -41,7 +41,7 @@ func (d *disk) probeDirect() bool {
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	name := "tmp/direct-" + hex.EncodeToString(rnd[:])
-	f, err := d.root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_DIRECT, 0o644)
+	f, err := d.root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_DIRECT, cacheFileMode)
 	if err != nil {
 		return false
 	}

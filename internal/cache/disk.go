@@ -44,10 +44,24 @@ type disk struct {
 	retry time.Duration
 }
 
+// The cache is the box's private copy: whatever the client that asked
+// for a file was allowed, the files on disk are the box's alone (no job
+// running on the box as a slot user may read them). The explicit modes
+// hold whatever the process umask, which can only take bits away.
+const (
+	cacheDirMode  = 0o700
+	cacheFileMode = 0o600
+)
+
 func openDisk(dir string, direct bool, retry time.Duration, log *slog.Logger) (*disk, error) {
 	for _, sub := range []string{"data", "meta", "tmp"} {
-		if err := os.MkdirAll(path.Join(dir, sub), 0o755); err != nil {
+		p := path.Join(dir, sub)
+		if err := os.MkdirAll(p, cacheDirMode); err != nil {
 			return nil, fmt.Errorf("cache directory: %w", err)
+		}
+		// A tree made by an earlier version was open to everyone.
+		if err := os.Chmod(p, cacheDirMode); err != nil {
+			log.Warn("cannot make the cache directory the box's alone", "dir", p, "err", err)
 		}
 	}
 	root, err := os.OpenRoot(dir)
@@ -56,7 +70,7 @@ func openDisk(dir string, direct bool, retry time.Duration, log *slog.Logger) (*
 	}
 	// Block maps half-written when the process died are garbage.
 	if err := root.RemoveAll("tmp"); err == nil {
-		root.Mkdir("tmp", 0o755)
+		root.Mkdir("tmp", cacheDirMode)
 	}
 	d := &disk{dir: dir, root: root, log: log, retry: retry, streamReach: streamReach(dir)}
 	if direct {
@@ -79,10 +93,10 @@ func (d *disk) openData(p string) (*os.File, error) {
 	if d.direct {
 		flags |= syscall.O_DIRECT
 	}
-	f, err := d.root.OpenFile(name, flags, 0o644)
+	f, err := d.root.OpenFile(name, flags, cacheFileMode)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err = d.root.MkdirAll(path.Dir(name), 0o755); err == nil {
-			f, err = d.root.OpenFile(name, flags, 0o644)
+		if err = d.root.MkdirAll(path.Dir(name), cacheDirMode); err == nil {
+			f, err = d.root.OpenFile(name, flags, cacheFileMode)
 		}
 	}
 	if err == nil && !d.direct {
@@ -112,7 +126,7 @@ func (d *disk) saveMap(p string, m *blockMap) error {
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	tmp := "tmp/" + hex.EncodeToString(rnd[:])
-	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, cacheFileMode)
 	if err != nil {
 		return err
 	}
@@ -126,7 +140,7 @@ func (d *disk) saveMap(p string, m *blockMap) error {
 	if err == nil {
 		name := metaName(p)
 		if err = d.root.Rename(tmp, name); errors.Is(err, fs.ErrNotExist) {
-			if err = d.root.MkdirAll(path.Dir(name), 0o755); err == nil {
+			if err = d.root.MkdirAll(path.Dir(name), cacheDirMode); err == nil {
 				err = d.root.Rename(tmp, name)
 			}
 		}

@@ -19,7 +19,7 @@ func (c *Config) validateJobs() []Problem {
 			ps = append(ps, Problem{Key: "jobs.stage_token_file", Msg: msg})
 		}
 	}
-	return ps
+	return append(ps, c.JobReadable()...)
 }
 
 // stageTokenProblem says why the box's stage token could not be used as

@@ -11,6 +11,13 @@ import (
 	"sitebox/internal/store"
 )
 
+// withoutOthers is perm with the owner's and group's bits only. The
+// box's jobs run on the same machine as unprivileged accounts (slot
+// users): a pool file readable by "others" would be readable by any job,
+// whatever the token it was submitted with allows. The explicit mode
+// holds whatever the process umask, which can only take bits away.
+func withoutOthers(perm fs.FileMode) fs.FileMode { return perm.Perm() &^ 0o007 }
+
 // writable resolves name for a change, refusing read-only exports and the
 // virtual directories above the exports.
 func (o *Origin) writable(op, name string) (string, *export, string, error) {
@@ -38,6 +45,7 @@ func (o *Origin) Create(ctx context.Context, name string, opts store.CreateOptio
 	if perm == 0 {
 		perm = 0o644
 	}
+	perm = withoutOthers(perm)
 	p, fi, err := ex.find(rel)
 	switch {
 	case err == nil && fi.IsDir():
@@ -74,7 +82,7 @@ func (o *Origin) Create(ctx context.Context, name string, opts store.CreateOptio
 	if parent != "." {
 		// The parent exists in the merged namespace (or MkParents asked for
 		// it) but perhaps not on the chosen pool.
-		if err := p.dirRoot().MkdirAll(parent, 0o755); err != nil {
+		if err := p.dirRoot().MkdirAll(parent, withoutOthers(0o755)); err != nil {
 			return nil, wrap("create", name, err)
 		}
 	}
@@ -126,7 +134,7 @@ func (o *Origin) Mkdir(ctx context.Context, name string, perm fs.FileMode, paren
 			return wrap("mkdir", name, store.ErrNotDir)
 		}
 	}
-	return wrap("mkdir", name, ex.emptiest().dirRoot().MkdirAll(rel, perm.Perm()))
+	return wrap("mkdir", name, ex.emptiest().dirRoot().MkdirAll(rel, withoutOthers(perm)))
 }
 
 // Remove deletes a file from every pool holding it.
@@ -227,7 +235,7 @@ func (o *Origin) Rename(ctx context.Context, from, to string) error {
 		if !pfi.IsDir() {
 			return wrap("mv", to, store.ErrNotDir)
 		}
-		if err := src.dirRoot().MkdirAll(parent, 0o755); err != nil {
+		if err := src.dirRoot().MkdirAll(parent, withoutOthers(0o755)); err != nil {
 			return wrap("mv", to, err)
 		}
 	}
@@ -247,7 +255,8 @@ func (o *Origin) Rename(ctx context.Context, from, to string) error {
 	return wrap("mv", from, src.dirRoot().Rename(rel, rel2))
 }
 
-// Chmod changes permissions on every pool holding name.
+// Chmod changes permissions on every pool holding name; like every mode
+// the origin sets, it gives others nothing (see withoutOthers).
 func (o *Origin) Chmod(ctx context.Context, name string, perm fs.FileMode) error {
 	name, ex, rel, err := o.writable("chmod", name)
 	if err != nil {
@@ -255,7 +264,7 @@ func (o *Origin) Chmod(ctx context.Context, name string, perm fs.FileMode) error
 	}
 	changed := false
 	for _, p := range ex.pools {
-		err := p.dirRoot().Chmod(rel, perm.Perm())
+		err := p.dirRoot().Chmod(rel, withoutOthers(perm))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

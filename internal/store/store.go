@@ -135,7 +135,7 @@ func Discard(ctx context.Context, f File, ns Namespace, name string) error {
 
 // CreateOptions says how Create treats an existing file and missing parents.
 type CreateOptions struct {
-	Perm fs.FileMode // permissions of a new file (0 means 0644)
+	Perm fs.FileMode // permissions of a new file (0 means 0644); an origin gives others none
 	// Exclusive fails with ErrExist if the file exists (kXR_new, PUT with
 	// If-None-Match: *).
 	Exclusive bool

@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,6 +56,17 @@ func (n nodeSpec) httpsURL() string { return "https://127.0.0.1:" + strconv.Itoa
 
 func (n nodeSpec) start(t *testing.T, name, site, conf string) *fedNode {
 	t.Helper()
+	node, err := n.tryStart(t, name, site, conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return node
+}
+
+// tryStart is start for a test that expects the box may refuse to start:
+// its error holds the box's log.
+func (n nodeSpec) tryStart(t *testing.T, name, site, conf string) (*fedNode, error) {
+	t.Helper()
 	state, rp, hp := n.state, n.rp, n.hp
 	var cfg strings.Builder
 	cfg.WriteString("[server]\nname = " + strconv.Quote(name) + "\nsite = " + strconv.Quote(site) +
@@ -69,7 +81,7 @@ func (n nodeSpec) start(t *testing.T, name, site, conf string) *fedNode {
 	approveAdvertising(t, file, conf)
 	p, err := testpeers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, "serve", "--config", file)
 	if err != nil {
-		t.Fatalf("start %s: %v\n%s", name, err, cfg.String())
+		return nil, fmt.Errorf("start %s: %w\n%s", name, err, cfg.String())
 	}
 	t.Cleanup(func() {
 		p.Stop()
@@ -84,7 +96,7 @@ func (n nodeSpec) start(t *testing.T, name, site, conf string) *fedNode {
 		certFile: filepath.Join(state, "tls", "cert.pem"),
 		state:    state,
 		proc:     p,
-	}, name: name, site: site}
+	}, name: name, site: site}, nil
 }
 
 // advertiseTo is the [advertise] table for a node reporting to dir every

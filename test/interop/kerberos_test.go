@@ -34,6 +34,7 @@ func kerberosBox(t *testing.T, kdc *testKDC, keytab, realm, extra string) (*fedN
 	}
 	os.WriteFile(filepath.Join(pool, "data", "run1.root"), []byte("cms data\n"), 0o644)
 	os.WriteFile(filepath.Join(pool, "user", "bob", "secret.txt"), []byte("bob's\n"), 0o644)
+	os.Chmod(pool, 0o750) // a t.TempDir is 0755 below a private parent, which jobs open
 	s = strings.NewReplacer("/etc/sitebox/krb5.keytab", keytab, "t3.example.org", "localhost", "/data/pool1", pool).Replace(s)
 	if realm != "" {
 		s = strings.Replace(s, "name = \""+krbRealm+"\"", "name = \""+realm+"\"", 1)

@@ -20,8 +20,14 @@ import (
 // jobs are added by the caller.
 func siteBoxConf(t *testing.T, pool string, dirRoot, dirHTTPS int, advertise string) string {
 	t.Helper()
+	// Its job router opens t.TempDir's private parent to slot users: the
+	// pool and cache dir (0755 below it) must be closed to them.
+	cacheDir := t.TempDir()
+	for _, d := range []string{pool, cacheDir} {
+		os.Chmod(d, 0o750)
+	}
 	return "[[export]]\nprefix = \"/local\"\npools = [" + quote(pool) + "]\n" +
-		"[cache]\ndir = " + quote(t.TempDir()) + "\nram = \"256MiB\"\ntrusted_redirects = [\"127.0.0.1\"]\n" +
+		"[cache]\ndir = " + quote(cacheDir) + "\nram = \"256MiB\"\ntrusted_redirects = [\"127.0.0.1\"]\n" +
 		"[[cache.route]]\nprefix = \"/store\"\nupstreams = [\"root://127.0.0.1:" + strconv.Itoa(dirRoot) + "\"]\n" +
 		"[director]\nenabled = true\nroot_addr = \"127.0.0.1:" + strconv.Itoa(dirRoot) + "\"\nhttps_addr = \"127.0.0.1:" + strconv.Itoa(dirHTTPS) + "\"\n" +
 		"startup_wait = \"2s\"\n" + advertise
