@@ -59,10 +59,14 @@ func jobsBoxConfig(t *testing.T) (cfg *config.Config, pool, cacheDir, token stri
 			{Prefix: "/remote", Upstreams: []string{"root://127.0.0.1:1"}},
 		}},
 		Server: config.Server{StateDir: state},
-		Auth:   auth.Settings{SiteIssuer: true, IssuerURL: "https://box.example:8443"},
-		Root:   xrdserver.Settings{Addr: "127.0.0.1:0"},
-		HTTPS:  webdav.Settings{Addr: "127.0.0.1:0"},
-		Jobs:   jobs.Config{Enabled: true, SlotUsers: []string{jobsSlot}, CPUs: 1, StageTokenFile: token},
+		// The stage token is for a site cache on another server, judged
+		// by namespace rules (see config's stage token checks).
+		Auth: auth.Settings{SiteIssuer: true, IssuerURL: "https://box.example:8443",
+			Namespaces: []auth.NamespaceEntry{{Prefix: "/store"}}},
+		Root:  xrdserver.Settings{Addr: "127.0.0.1:0"},
+		HTTPS: webdav.Settings{Addr: "127.0.0.1:0"},
+		Jobs: jobs.Config{Enabled: true, SlotUsers: []string{jobsSlot}, CPUs: 1, StageTokenFile: token,
+			Cache: "roots://t3-cache.example.org:1094"},
 	}
 	cfg.ApplyDefaults("test", true)
 	return cfg, pool, cacheDir, token
