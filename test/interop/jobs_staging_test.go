@@ -39,6 +39,7 @@ func TestJobStagingActsAsOwner(t *testing.T) {
 	testpeers.Require(t, "curl")
 	foreign := newForeignIssuer(t, "https://foreign.example")
 	pool := t.TempDir()
+	os.Chmod(pool, 0o750) // the box refuses pools its jobs could read
 	writeFile(t, filepath.Join(pool, "user/alice/private.txt"), "alice-private-data\n")
 	writeFile(t, filepath.Join(pool, "jobsout/alice/result.txt"), "alice-result\n")
 
