@@ -3,7 +3,9 @@ package auth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"path"
 
 	"sitebox/internal/store"
 )
@@ -32,6 +34,7 @@ var (
 	_ store.Namespace     = (*guard)(nil)
 	_ store.SpaceReporter = (*guard)(nil)
 	_ store.Router        = (*guard)(nil)
+	_ store.Prechecker    = (*guard)(nil)
 )
 
 // guard checks the policy before each call reaches inner. Paths come
@@ -49,6 +52,14 @@ type guard struct {
 func (g *guard) As(target any) bool {
 	if l, ok := target.(*store.Locator); ok {
 		*l = g
+		return true
+	}
+	if pc, ok := target.(*store.Prechecker); ok {
+		// The policy has its say on every change inner can make.
+		if _, changes := store.As[store.Namespace](g.inner); !changes {
+			return false
+		}
+		*pc = g
 		return true
 	}
 	return store.Offer[store.Creator](g.inner, target, g) ||
@@ -137,7 +148,7 @@ func (g *guard) Open(ctx context.Context, name string) (store.File, error) {
 // ask inner whether the file exists, and then we make the create
 // exclusive so a file appearing meanwhile is not overwritten on a
 // create-only scope. A file certainly new comes back able to discard
-// itself (see createdFile).
+// itself and to land at its final name (see createdFile).
 func (g *guard) Create(ctx context.Context, name string, opts store.CreateOptions) (store.WritableFile, error) {
 	c, ok := store.As[store.Creator](g.inner)
 	if !ok {
@@ -148,7 +159,7 @@ func (g *guard) Create(ctx context.Context, name string, opts store.CreateOption
 		return nil, err
 	}
 	if fresh {
-		w = g.created(w, name)
+		w = g.created(w, name, opts.Final)
 	}
 	if g.p.Protection(name) != LevelIntegrity || store.RequestFrom(ctx).TLS {
 		return w, nil
@@ -159,6 +170,9 @@ func (g *guard) Create(ctx context.Context, name string, opts store.CreateOption
 // create checks and creates; fresh reports that the file is certainly
 // new (an exclusive create).
 func (g *guard) create(ctx context.Context, c store.Creator, p string, opts store.CreateOptions) (w store.WritableFile, fresh bool, err error) {
+	if opts.Final != "" {
+		return g.createTemporary(ctx, c, p, opts)
+	}
 	r := store.RequestFrom(ctx)
 	if opts.Exclusive {
 		if err := g.p.Check(r, store.ScopeCreate, p); err != nil {
@@ -183,5 +197,22 @@ func (g *guard) create(ctx context.Context, c store.Creator, p string, opts stor
 	}
 	opts.Exclusive, opts.Truncate = true, false
 	w, err = c.Create(ctx, p, opts)
+	return w, true, err
+}
+
+// createTemporary creates an upload's temporary tmp, which is to land at
+// opts.Final: the policy is asked about the final name, as the landing
+// will be (so a scope for exactly that file suffices, and a refusal
+// names it), and the temporary is made new, the request's own.
+func (g *guard) createTemporary(ctx context.Context, c store.Creator, tmp string, opts store.CreateOptions) (store.WritableFile, bool, error) {
+	if path.Dir(opts.Final) != path.Dir(tmp) || opts.Final == tmp {
+		return nil, false, &store.PathError{Op: "create", Path: opts.Final,
+			Err: fmt.Errorf("%w: an upload's temporary must be a new name in the directory of its final name", store.ErrInvalid)}
+	}
+	if err := g.landRule(ctx, "create", opts.Final); err != nil {
+		return nil, false, err
+	}
+	opts.Exclusive, opts.Truncate, opts.Update = true, false, false
+	w, err := c.Create(ctx, tmp, opts)
 	return w, true, err
 }

@@ -29,6 +29,24 @@ func TestGuardOps(t *testing.T) {
 	create := func(name string, o store.CreateOptions) call {
 		return func(ctx context.Context, s store.Store) error { _, err := store.Create(ctx, s, name, o); return err }
 	}
+	// land uploads to the temporary tmp and lands it at final (or at, if
+	// given), as PUT does.
+	land := func(tmp, final, at string) call {
+		return func(ctx context.Context, s store.Store) error {
+			f, err := store.Create(ctx, s, tmp, store.CreateOptions{Exclusive: true, Final: final})
+			if err != nil {
+				return err
+			}
+			if at == "" {
+				at = final
+			}
+			n, _ := store.As[store.Namespace](s)
+			return store.Land(ctx, f, n, tmp, at)
+		}
+	}
+	precheck := func(c store.Call) call {
+		return func(ctx context.Context, s store.Store) error { return store.Precheck(ctx, s, c) }
+	}
 	tests := []struct {
 		name      string
 		req       *store.Request
@@ -109,15 +127,31 @@ func TestGuardOps(t *testing.T) {
 		{"rmdir with modify scope", modifier, ns(func(ctx context.Context, n store.Namespace) error { return n.Rmdir(ctx, "/store/user/d") }), "", []string{"rmdir"}, nil},
 		{"chmod with create scope", creator, ns(func(ctx context.Context, n store.Namespace) error { return n.Chmod(ctx, "/store/user/f", 0o600) }), "no storage.modify scope", nil, nil},
 		{"chmod with modify scope", modifier, ns(func(ctx context.Context, n store.Namespace) error { return n.Chmod(ctx, "/store/user/f", 0o600) }), "", []string{"chmod"}, nil},
-		// WLCG: storage.create includes renaming onto a name that does not
-		// exist yet (how an upload lands), never onto an existing file.
+		// storage.create alone moves no existing file away (it could then
+		// write at its name); an upload lands its own temporary (Land).
 		{"mv with create only onto a new name", creator, ns(func(ctx context.Context, n store.Namespace) error {
 			return n.Rename(ctx, "/store/user/f", "/store/user/g")
-		}), "", []string{"stat", "mv"}, nil},
+		}), "mv /store/user/f: token has no storage.modify scope for /store/user/f (its storage.create scope allows only new files", nil, nil},
 		{"mv with create only onto an existing file", creator, ns(func(ctx context.Context, n store.Namespace) error {
 			return n.Rename(ctx, "/store/user/a/f", "/store/user/f")
 		}),
-			"mv /store/user/f: token has no storage.modify scope", []string{"stat"}, nil},
+			"mv /store/user/a/f: token has no storage.modify scope", nil, nil},
+		{"upload lands with create only", creator, land("/store/user/.tmp1", "/store/user/new", ""),
+			"", []string{"stat", "create", "stat", "mv"}, &store.CreateOptions{Exclusive: true, Final: "/store/user/new"}},
+		{"upload lands with a scope for exactly the file", &store.Request{Identity: ident(nil, "create:/store/user/new")},
+			land("/store/user/.tmp1", "/store/user/new", ""), "", []string{"stat", "create", "stat", "mv"}, nil},
+		{"upload refused names the final name", reader, land("/store/user/.tmp1", "/store/user/new", ""),
+			"create /store/user/new: read scope used for a write: no storage.create scope for /store/user/new", nil, nil},
+		{"upload with create only over an existing file", creator, land("/store/user/.tmp1", "/store/user/f", ""),
+			"create /store/user/f: token has no storage.modify scope for /store/user/f", []string{"stat"}, nil},
+		{"upload over an existing file, modify", modifier, land("/store/user/.tmp1", "/store/user/f", ""),
+			"", []string{"create", "mv"}, nil},
+		{"precheck a move, create only", creator, precheck(store.Call{Op: "mv", Path: "/store/user/f", To: "/store/user/g"}),
+			"mv /store/user/f: token has no storage.modify scope", nil, nil},
+		{"precheck a move onto an existing file", &store.Request{Identity: ident(nil, "modify:/store/user/a", "create:/store/user")},
+			precheck(store.Call{Op: "mv", Path: "/store/user/a/f", To: "/store/user/f"}), "mv /store/user/f: token has no storage.modify scope", []string{"stat"}, nil},
+		{"precheck a removal", creator, precheck(store.Call{Op: "rm", Path: "/store/user/f"}), "rm /store/user/f: token has no storage.modify scope", nil, nil},
+		{"precheck allowed", modifier, precheck(store.Call{Op: "mv", Path: "/store/user/f", To: "/store/user/g"}), "", nil, nil},
 		{"mv modify source, create new destination", &store.Request{Identity: ident(nil, "modify:/store/user/a", "create:/store/user/b")},
 			ns(func(ctx context.Context, n store.Namespace) error {
 				return n.Rename(ctx, "/store/user/a/f", "/store/user/b/g")
@@ -161,6 +195,24 @@ func TestGuardOps(t *testing.T) {
 				t.Errorf("inner Create options %+v, want %+v", inner.opts, *tc.wantOpts)
 			}
 		})
+	}
+}
+
+// An upload's temporary is checked for its final name, so the guard holds
+// the frontends to that name: the temporary next to it, landing there.
+func TestGuardUploadMisuse(t *testing.T) {
+	ctx := reqCtx(&store.Request{Identity: ident(nil, "create:/store/user/new")})
+	g := NewGuard(newMemStore(), testPolicy(t), nil)
+	if _, err := store.Create(ctx, g, "/store/user/a/.tmp1", store.CreateOptions{Final: "/store/user/new"}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("a temporary in another directory: %v", err)
+	}
+	f, err := store.Create(ctx, g, "/store/user/.tmp1", store.CreateOptions{Final: "/store/user/new"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := store.As[store.Namespace](g)
+	if err := store.Land(ctx, f, n, "/store/user/.tmp1", "/store/user/other"); !errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), "lands at /store/user/new") {
+		t.Errorf("landing elsewhere: %v", err)
 	}
 }
 

@@ -227,7 +227,8 @@ func checkScope(id *store.Identity, op, name string) error {
 		return nil
 	}
 	if op == store.ScopeModify && id.Allows(store.ScopeCreate, name) {
-		return deny("token has no storage.modify scope for %s (its storage.create scope allows only new files)", name)
+		return deny("token has no storage.modify scope for %s (its storage.create scope allows only new files: "+
+			"replacing, moving or deleting one needs storage.modify)", name)
 	}
 	if op != store.ScopeRead && id.Allows(store.ScopeRead, name) {
 		return deny("read scope used for a write: no storage.%s scope for %s", op, name)

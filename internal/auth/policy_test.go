@@ -67,7 +67,7 @@ func TestPolicyCheck(t *testing.T) {
 		{"scope /a on /a/b", &store.Request{Identity: ident(nil, "read:/store/user/a")}, "read", "/store/user/a/b", ""},
 		{"read scope used for a write", &store.Request{Identity: ident(nil, "read:/store/user")}, "create", "/store/user/f", "read scope used for a write: no storage.create scope for /store/user/f"},
 		{"modify grants create", &store.Request{Identity: ident(nil, "modify:/store/user")}, "create", "/store/user/f", ""},
-		{"create does not grant modify", &store.Request{Identity: ident(nil, "create:/store/user/x")}, "modify", "/store/user/x/f", "token has no storage.modify scope for /store/user/x/f (its storage.create scope allows only new files)"},
+		{"create does not grant modify", &store.Request{Identity: ident(nil, "create:/store/user/x")}, "modify", "/store/user/x/f", "token has no storage.modify scope for /store/user/x/f (its storage.create scope allows only new files"},
 		{"stage does not grant read", &store.Request{Identity: ident(nil, "stage:/store/user")}, "read", "/store/user/f", "no storage.read scope"},
 		{"write anonymous", &store.Request{}, "modify", "/store/user/f", "no token: /store/user/f requires a bearer token (modify)"},
 		{"token read plus VO", &store.Request{Identity: ident([]string{"/cms"}, "read:/store/atlas")}, "read", "/store/atlas/f", "VO cms may not read /store/atlas/f (allowed: atlas)"},

@@ -350,3 +350,9 @@ func (c *Cache) Rename(ctx context.Context, from, to string) error {
 func (c *Cache) Chmod(ctx context.Context, name string, perm fs.FileMode) error {
 	return readOnly("chmod", name)
 }
+
+// Precheck refuses every change up front (store.Prechecker), so a MOVE,
+// COPY or DELETE touching a cached path changes nothing elsewhere first.
+func (c *Cache) Precheck(ctx context.Context, call store.Call) error {
+	return readOnly(call.Op, call.Path)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -39,16 +40,33 @@ func (o *Origin) Attrs(ctx context.Context, name string, q store.AttrQuery) ([]s
 			return nil, wrap(op, name, fmt.Errorf("%w: the directories above the exports keep no attributes", store.ErrUnsupported))
 		}
 	}
-	p, fi, err := ex.find(rel)
+	// A change goes through no link (nolinks.go); a read follows them.
+	changes := q.Op.Changes()
+	find := ex.find
+	if changes {
+		find = ex.findNoLinks
+	}
+	p, fi, err := find(rel)
 	if err != nil {
 		return nil, wrap(op, name, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, wrap(op, name, &linkAt{why: whyThrough})
 	}
 	if !fi.Mode().IsRegular() && !fi.IsDir() {
 		// Opening a device or a FIFO could have effects of its own.
 		return nil, wrap(op, name, fmt.Errorf("%w: only files and directories have attributes", store.ErrUnsupported))
 	}
 	// O_NONBLOCK: a FIFO someone made in a pool must not hold the request.
-	f, err := p.dirRoot().OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	var f *os.File
+	switch {
+	case changes && rel == ".":
+		f, err = openDirNoLinks(p.dirRoot(), rel)
+	case changes:
+		f, err = openFileNoLinks(p.dirRoot(), rel, os.O_RDONLY|syscall.O_NONBLOCK, 0, whyThrough)
+	default:
+		f, err = p.dirRoot().OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	}
 	if err != nil {
 		return nil, wrap(op, name, err)
 	}

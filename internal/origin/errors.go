@@ -18,6 +18,10 @@ func wrap(op, name string, err error) error {
 	if err == nil {
 		return nil
 	}
+	var la *linkAt
+	if errors.As(err, &la) {
+		return &store.PathError{Op: op, Path: name, Err: linkError(name, la)}
+	}
 	return &store.PathError{Op: op, Path: name, Err: classify(err)}
 }
 

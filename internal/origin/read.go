@@ -11,6 +11,8 @@ import (
 	"sort"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"sitebox/internal/cksum"
 	"sitebox/internal/nbio"
 	"sitebox/internal/store"
@@ -25,11 +27,54 @@ func (o *Origin) Stat(ctx context.Context, name string) (store.FileInfo, error) 
 		}
 		return store.FileInfo{}, wrap("stat", name, fs.ErrNotExist)
 	}
-	_, fi, err := ex.find(rel)
+	_, fi, err := ex.lookup(ctx, rel)
 	if err != nil {
 		return store.FileInfo{}, wrap("stat", name, err)
 	}
 	return ex.info(fi, path.Base(name)), nil
+}
+
+// dirNoLinks checks that rel is a directory, reached through no link
+// and no link itself.
+func (ex *export) dirNoLinks(rel string) error {
+	_, fi, err := ex.findNoLinks(rel)
+	switch {
+	case err != nil:
+		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return &linkAt{why: whyThrough}
+	case !fi.IsDir():
+		return store.ErrNotDir
+	}
+	return nil
+}
+
+// lookup is find, or findNoLinks for a tree walk (store.NoFollow).
+func (ex *export) lookup(ctx context.Context, rel string) (*pool, fs.FileInfo, error) {
+	if store.FollowsLinks(ctx) {
+		return ex.find(rel)
+	}
+	return ex.findNoLinks(rel)
+}
+
+// findNoLinks is find without following links (nolinks.go): the entry
+// itself, a link described as one. A link on the way is refused at once,
+// whichever pool holds it.
+func (ex *export) findNoLinks(rel string) (*pool, fs.FileInfo, error) {
+	var firstErr error
+	for _, p := range ex.pools {
+		fi, err := lstatNoLinks(p.dirRoot(), rel)
+		if err == nil {
+			return p, fi, nil
+		}
+		if la := (*linkAt)(nil); errors.As(err, &la) {
+			return nil, nil, err
+		}
+		if firstErr == nil || errors.Is(firstErr, fs.ErrNotExist) {
+			firstErr = err
+		}
+	}
+	return nil, nil, firstErr
 }
 
 // find returns the first pool holding rel and its stat. Missing entries on
@@ -57,7 +102,10 @@ func (ex *export) info(fi fs.FileInfo, name string) store.FileInfo {
 		ModTime:  fi.ModTime(),
 		Writable: !ex.readOnly,
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+	switch st := fi.Sys().(type) {
+	case *syscall.Stat_t:
+		out.ID = st.Ino ^ uint64(st.Dev)<<48
+	case *unix.Stat_t: // lstatInfo
 		out.ID = st.Ino ^ uint64(st.Dev)<<48
 	}
 	if fi.IsDir() {
@@ -75,21 +123,58 @@ func (o *Origin) Open(ctx context.Context, name string) (store.File, error) {
 		}
 		return nil, wrap("open", name, fs.ErrNotExist)
 	}
-	p, fi, err := ex.find(rel)
+	p, fi, err := ex.lookup(ctx, rel)
+	if err == nil {
+		err = openable(fi)
+	}
 	if err != nil {
 		return nil, wrap("open", name, err)
 	}
-	if fi.IsDir() {
-		return nil, wrap("open", name, store.ErrIsDir)
+	var f *os.File
+	if store.FollowsLinks(ctx) {
+		f, err = p.dirRoot().OpenFile(rel, os.O_RDONLY, 0)
+	} else {
+		f, err = openRegularNoLinks(p.dirRoot(), rel)
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, wrap("open", name, fmt.Errorf("%w: not a regular file", store.ErrInvalid))
-	}
-	f, err := p.dirRoot().OpenFile(rel, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, wrap("open", name, err)
 	}
 	return &file{f: f, ex: ex, name: name}, nil
+}
+
+// openable refuses to open what is not a regular file.
+func openable(fi fs.FileInfo) error {
+	switch {
+	case fi.IsDir():
+		return store.ErrIsDir
+	case fi.Mode()&fs.ModeSymlink != 0: // described as itself: a tree walk
+		return &linkAt{why: whyTree}
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%w: not a regular file", store.ErrInvalid)
+	}
+	return nil
+}
+
+// openRegularNoLinks opens the regular file rel for reading without
+// following links; O_NONBLOCK so that a FIFO swapped in after the stat
+// cannot hold the call, and a check of what was opened.
+func openRegularNoLinks(root *os.Root, rel string) (*os.File, error) {
+	f, err := openFileNoLinks(root, rel, os.O_RDONLY|unix.O_NONBLOCK, 0, whyTree)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		err = openable(fi)
+	}
+	if err == nil {
+		err = unix.SetNonblock(int(f.Fd()), false)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // List merges the directory's entries across pools; where two pools hold
@@ -114,8 +199,12 @@ func (o *Origin) List(ctx context.Context, name string) ([]store.FileInfo, error
 	merged := map[string]store.FileInfo{}
 	found := false
 	var lastErr error
+	list := readDir
+	if !store.FollowsLinks(ctx) {
+		list = readDirNoLinks
+	}
 	for _, p := range ex.pools {
-		entries, err := readDir(p.dirRoot(), rel)
+		entries, err := list(p.dirRoot(), rel)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				lastErr = err

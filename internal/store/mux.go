@@ -27,6 +27,7 @@ var (
 	_ Router        = (*Mux)(nil)
 	_ Attributer    = (*Mux)(nil)
 	_ WriterLocker  = (*Mux)(nil)
+	_ Prechecker    = (*Mux)(nil)
 )
 
 // NewMux mounts each store at its (clean) prefix.
@@ -202,6 +203,39 @@ func (m *Mux) Rename(ctx context.Context, from, to string) error {
 		return &PathError{Op: "mv", Path: pf, Err: fmt.Errorf("%w: %s is served by another store than %s", ErrUnsupported, pt, pf)}
 	}
 	return nsf.Rename(ctx, pf, pt)
+}
+
+// Precheck refuses what the change would meet here (a path no store
+// below can change, a move between stores), then asks the store mounted
+// over the path.
+func (m *Mux) Precheck(ctx context.Context, c Call) error {
+	p, s, err := m.pick(c.Op, c.Path)
+	if err != nil {
+		return err
+	}
+	if c.Op == "create" {
+		if s == nil {
+			return &PathError{Op: "create", Path: p, Err: ErrIsDir}
+		}
+		if _, ok := As[Creator](s); !ok {
+			return &PathError{Op: "create", Path: p, Err: fmt.Errorf("%w: this path cannot be changed here", ErrReadOnly)}
+		}
+		return Precheck(ctx, s, c)
+	}
+	_, nsf, err := m.namespace(c.Op, c.Path)
+	if err != nil {
+		return err
+	}
+	if c.Op == "mv" {
+		_, nst, err := m.namespace(c.Op, c.To)
+		if err != nil {
+			return err
+		}
+		if nsf != nst {
+			return &PathError{Op: "mv", Path: c.Path, Err: fmt.Errorf("%w: %s is served by another store than %s", ErrUnsupported, c.To, c.Path)}
+		}
+	}
+	return Precheck(ctx, s, c)
 }
 
 func (m *Mux) Space(ctx context.Context, name string) (Space, error) {

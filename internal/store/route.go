@@ -22,12 +22,13 @@ func (ep Endpoint) String() string {
 	return ep.HTTPS
 }
 
-// Call is a request a Router is asked about: Op ("stat", "open",
-// "checksum", "create") on the clean path Path, with the options of a
-// create.
+// Call is a request a Router (or a Prechecker) is asked about: Op
+// ("stat", "open", "checksum", "create", "mv", …) on the clean path
+// Path, with the options of a create or the new name of a move.
 type Call struct {
 	Op, Path string
 	Create   CreateOptions
+	To       string // the new name of an "mv" (for a Prechecker)
 }
 
 // Route is a Router's answer for one Call. The zero Route serves it here;

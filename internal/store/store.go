@@ -91,6 +91,10 @@ type FileInfo struct {
 // IsDir reports whether the entry is a directory.
 func (fi FileInfo) IsDir() bool { return fi.Mode.IsDir() }
 
+// IsLink reports whether the entry is a symbolic link (described as
+// itself, under NoFollow).
+func (fi FileInfo) IsLink() bool { return fi.Mode&fs.ModeSymlink != 0 }
+
 // File is an open file for ranged reads. ReadAt may be called concurrently,
 // as io.ReaderAt allows; it returns io.EOF at or past the end like os.File.
 type File interface {
@@ -146,6 +150,11 @@ type CreateOptions struct {
 	Update bool
 	// MkParents creates missing parent directories (kXR_mkpath).
 	MkParents bool
+	// Final, when set, says the file is an upload's temporary that will
+	// be given the name Final (in the same directory) once all of it
+	// arrived (see Land): the policy is asked about Final, the name the
+	// client asked for, and a refusal names it.
+	Final string
 }
 
 // Location is one place holding a file, as answered by Locate.

@@ -97,31 +97,24 @@ func localSink(ctx context.Context, st store.Store, ns store.Namespace, name str
 	if err != nil {
 		return Sink{}, false, err
 	}
-	f, err := store.Create(ctx, st, tmp, store.CreateOptions{Exclusive: true, MkParents: opts.MkParents})
+	named := func(err error) error { return store.Renamed(err, "", tmp, name) }
+	f, err := store.Create(ctx, st, tmp, store.CreateOptions{Exclusive: true, MkParents: opts.MkParents, Final: name})
 	if err != nil {
-		return Sink{}, false, renamed(err, name, tmp)
+		return Sink{}, false, named(err)
 	}
 	return Sink{
-		File:     f,
-		Checksum: func(ctx context.Context) (string, error) { return store.Checksum(ctx, st, tmp, ChecksumAlgo) },
-		Commit: func(ctx context.Context) error {
-			return renamed(ns.Rename(ctx, tmp, name), name, tmp)
+		File: f,
+		Checksum: func(ctx context.Context) (string, error) {
+			sum, err := store.Checksum(ctx, st, tmp, ChecksumAlgo)
+			return sum, named(err)
 		},
+		Commit: func(ctx context.Context) error { return store.Land(ctx, f, ns, tmp, name) },
 		Abort: func(ctx context.Context) {
 			f.Close() // may be closed already: the error says nothing new
-			if err := ns.Remove(ctx, tmp); err != nil && !errors.Is(err, store.ErrNotFound) && log != nil {
+			if err := store.Discard(ctx, f, ns, tmp); err != nil && !errors.Is(err, store.ErrNotFound) && log != nil {
 				log.Warn("cannot remove failed copy", "path", tmp, "err", err)
 			}
 		},
+		NameErrors: named,
 	}, existed, nil
-}
-
-// renamed makes errors about the temporary speak of the name the client
-// asked for: clients never see internal names.
-func renamed(err error, name, tmp string) error {
-	var pe *store.PathError
-	if errors.As(err, &pe) && pe.Path == tmp {
-		return &store.PathError{Op: pe.Op, Path: name, Err: pe.Err}
-	}
-	return err
 }

@@ -92,6 +92,9 @@ type Sink struct {
 	// it runs without the request's context so that a client gone
 	// mid-copy still leaves nothing behind.
 	Abort func(ctx context.Context)
+	// NameErrors, if set, makes an error of the copy speak of the name
+	// the client asked for (a local sink never names its temporary).
+	NameErrors func(error) error
 }
 
 // Job is one prepared copy: both ends are open, nothing moved yet.
@@ -120,6 +123,9 @@ func (j *Job) Run(ctx context.Context) (err error) {
 		// cleanly would look complete to the server receiving it.
 		if err != nil && j.Dst.Abort != nil {
 			j.Dst.Abort(context.WithoutCancel(ctx))
+		}
+		if err != nil && j.Dst.NameErrors != nil {
+			err = j.Dst.NameErrors(err)
 		}
 	}()
 	if err = j.copy(ctx); err != nil {

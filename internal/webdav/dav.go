@@ -1,6 +1,7 @@
 package webdav
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 )
 
 // delete removes a file, or a directory with everything in it (RFC 4918).
+// A symbolic link is removed itself, never what it leads to (tree.go).
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request, name string) error {
 	if name == "/" {
 		return &httpError{http.StatusForbidden, "delete /: the namespace root cannot be deleted"}
@@ -21,16 +23,22 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request, name string) er
 	if err != nil {
 		return err
 	}
-	fi, err := h.store.Stat(r.Context(), name)
+	ctx := store.NoFollow(r.Context())
+	fi, err := h.store.Stat(ctx, name)
 	if err != nil {
 		return err
 	}
 	if fi.IsDir() {
 		if err = deleteDepth(r); err == nil {
-			err = removeTree(r.Context(), h.store, ns, name, 0) // tree.go
+			// Refused as a whole (read-only, no right to delete the
+			// collection itself) before any member goes.
+			err = store.Precheck(ctx, h.store, store.Call{Op: "rm", Path: name})
+		}
+		if err == nil {
+			err = removeTree(ctx, h.store, ns, name, 0) // tree.go
 		}
 	} else {
-		err = ns.Remove(r.Context(), name)
+		err = ns.Remove(ctx, name)
 	}
 	if err != nil {
 		return err
@@ -71,7 +79,8 @@ func (h *Handler) mkcol(w http.ResponseWriter, r *http.Request, name string) err
 // move renames within this server. Destination may be an absolute URL (its
 // host must be this server's) or an absolute path; Overwrite: F refuses an
 // existing destination with 412. 201 when the destination is new, 204 when
-// it was replaced.
+// it was replaced. Everything that refuses the move is asked before the
+// destination is replaced, so a refused MOVE changes nothing.
 func (h *Handler) move(w http.ResponseWriter, r *http.Request, name string) error {
 	if answered, err := h.route(w, r, store.Call{Op: "mv", Path: name}); answered || err != nil {
 		return err
@@ -84,45 +93,79 @@ func (h *Handler) move(w http.ResponseWriter, r *http.Request, name string) erro
 	if err != nil {
 		return err
 	}
-	overwrite := true
-	switch strings.ToUpper(strings.TrimSpace(r.Header.Get("Overwrite"))) {
-	case "", "T":
-	case "F":
-		overwrite = false
-	default:
-		return badRequest("Overwrite header must be T or F")
+	overwrite, err := overwriteHeader(r)
+	if err != nil {
+		return err
 	}
 	if name == "/" || to == "/" {
 		return &httpError{http.StatusForbidden, "move: the namespace root cannot be moved or replaced"}
 	}
-	if to == name {
-		return &httpError{http.StatusForbidden, "move " + name + ": source and destination are the same"}
-	}
-	if _, err := h.store.Stat(r.Context(), name); err != nil {
+	if err := overlap("move", name, to); err != nil {
 		return err
 	}
-	_, statErr := h.store.Stat(r.Context(), to)
-	existed := statErr == nil
-	if existed && !overwrite {
-		return &httpError{http.StatusPreconditionFailed, "move " + name + ": " + to + " exists and Overwrite is F"}
+	ctx := store.NoFollow(r.Context())
+	src, err := h.store.Stat(ctx, name)
+	if err != nil {
+		return err
 	}
-	if existed && overwrite {
+	dst, existed, err := h.destinationInfo(ctx, to, overwrite, "move "+name)
+	if err != nil {
+		return err
+	}
+	replace := existed && needsReplacing(src, dst)
+	if err := h.precheckPlacing(ctx, store.Call{Op: "mv", Path: name, To: to}, to, replace); err != nil {
+		return movedErr(err, name, to)
+	}
+	if replace {
 		// RFC 4918 section 9.9.3: the destination is deleted first, as
 		// DELETE would (a collection with all its members).
-		if err := h.replaceTarget(r.Context(), ns, name, to); err != nil {
+		if err := h.replaceTarget(ctx, ns, to, dst); err != nil {
 			return err
 		}
 	}
-	if err := ns.Rename(r.Context(), name, to); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			// The source was statted above: what is missing is the
-			// destination's parent (RFC 4918 section 9.9.4: 409).
-			return &httpError{http.StatusConflict, "move " + name + ": parent of " + to + " does not exist"}
-		}
-		return err
+	if err := ns.Rename(ctx, name, to); err != nil {
+		return movedErr(err, name, to)
 	}
 	answerStored(w, existed)
 	return nil
+}
+
+// destinationInfo stats the destination of a MOVE or COPY (not following
+// a link: replacing one replaces the link): 412 when it exists and
+// Overwrite is F.
+func (h *Handler) destinationInfo(ctx context.Context, to string, overwrite bool, what string) (store.FileInfo, bool, error) {
+	fi, err := h.store.Stat(ctx, to)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return store.FileInfo{}, false, nil
+	case err != nil:
+		return store.FileInfo{}, false, err
+	case !overwrite:
+		return fi, true, &httpError{http.StatusPreconditionFailed, what + ": " + to + " exists and Overwrite is F"}
+	}
+	return fi, true, nil
+}
+
+// precheckPlacing asks the store about every change a MOVE or COPY will
+// make, before the first: deleting the destination it replaces, then
+// putting the source there (c).
+func (h *Handler) precheckPlacing(ctx context.Context, c store.Call, to string, replace bool) error {
+	if replace {
+		if err := store.Precheck(ctx, h.store, store.Call{Op: "rm", Path: to}); err != nil {
+			return err
+		}
+	}
+	return store.Precheck(ctx, h.store, c)
+}
+
+// movedErr answers a refused or failed rename: the source was statted, so
+// what is missing is the destination's parent (RFC 4918 section 9.9.4:
+// 409).
+func movedErr(err error, name, to string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return &httpError{http.StatusConflict, "move " + name + ": parent of " + to + " does not exist"}
+	}
+	return err
 }
 
 // destination returns the cleaned namespace path of the Destination header.

@@ -73,13 +73,13 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, name string) error
 	if err != nil {
 		return err
 	}
-	f, err := store.Create(r.Context(), h.store, tmp, store.CreateOptions{Exclusive: true, MkParents: true})
+	f, err := store.Create(r.Context(), h.store, tmp, store.CreateOptions{Exclusive: true, MkParents: true, Final: name})
 	if err != nil {
 		return withPath(err, "put", name, tmp)
 	}
 	n, err := h.receiveBody(w, r, f, name)
 	if err == nil {
-		err = ns.Rename(r.Context(), tmp, name)
+		err = store.Land(r.Context(), f, ns, tmp, name)
 	}
 	if err != nil {
 		// The client may be gone and its context cancelled: clean up anyway.
@@ -130,11 +130,7 @@ func tempName(name string) (string, error) {
 // withPath makes store errors about the temporary name speak of the name
 // the client asked for, so clients never see our internal file names.
 func withPath(err error, op, name, tmp string) error {
-	var pe *store.PathError
-	if errors.As(err, &pe) && pe.Path == tmp {
-		return &store.PathError{Op: op, Path: name, Err: pe.Err}
-	}
-	return err
+	return store.Renamed(err, op, tmp, name)
 }
 
 // copyBody writes all of r's body to f from offset 0, reading with a

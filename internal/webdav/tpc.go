@@ -229,7 +229,9 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // localCopy is RFC 4918 COPY within this server (tree.go does
 // collections): 201 when the destination is new, 204 when it was
 // replaced, 412 with Overwrite: F and an existing destination, 409 when
-// the destination's parent is missing.
+// the destination's parent is missing. Everything that refuses the copy
+// as a whole (the paths, the source's shape, the rights to replace and
+// write the destination) is asked before the first change.
 func (h *Handler) localCopy(w http.ResponseWriter, r *http.Request, name string, overwrite bool) error {
 	ns, err := h.namespace("copy", name)
 	if err != nil {
@@ -239,36 +241,62 @@ func (h *Handler) localCopy(w http.ResponseWriter, r *http.Request, name string,
 	if err != nil {
 		return err
 	}
-	if to == name || strings.HasPrefix(to, strings.TrimSuffix(name, "/")+"/") {
-		return &httpError{http.StatusForbidden, "copy " + name + ": the destination is the source or inside it"}
+	if err := overlap("copy", name, to); err != nil {
+		return err
 	}
-	fi, err := h.store.Stat(r.Context(), name)
+	ctx := store.NoFollow(r.Context())
+	src, err := h.store.Stat(ctx, name)
 	if err != nil {
 		return err
 	}
-	_, statErr := h.store.Stat(r.Context(), to)
-	existed := statErr == nil
-	if existed && !overwrite {
-		return &httpError{http.StatusPreconditionFailed, "copy " + name + ": " + to + " exists and Overwrite is F"}
-	}
-	if existed {
-		if err := h.replaceTarget(r.Context(), ns, name, to); err != nil {
+	shallow := false
+	switch {
+	case src.IsLink():
+		return copyLinkError(name)
+	case src.IsDir():
+		if shallow, err = copyDepth(r); err == nil && !shallow {
+			err = h.checkTree(ctx, name, 0)
+		}
+		if err != nil {
 			return err
 		}
 	}
-	if fi.IsDir() {
-		err = h.copyTree(r, ns, name, to)
+	dst, existed, err := h.destinationInfo(ctx, to, overwrite, "copy "+name)
+	if err != nil {
+		return err
+	}
+	replace := existed && needsReplacing(src, dst)
+	place := store.Call{Op: "create", Path: to, Create: store.CreateOptions{Truncate: true}}
+	if src.IsDir() {
+		place = store.Call{Op: "mkdir", Path: to}
+	}
+	if err := h.precheckPlacing(ctx, place, to, replace); err != nil {
+		return copiedErr(err, name, to)
+	}
+	if replace {
+		if err := h.replaceTarget(ctx, ns, to, dst); err != nil {
+			return err
+		}
+	}
+	if src.IsDir() {
+		err = h.copyDir(ctx, ns, name, to, shallow, 0)
 	} else {
-		err = h.copyOne(r.Context(), name, to)
+		err = h.copyOne(ctx, name, to)
 	}
 	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return &httpError{http.StatusConflict, "copy " + name + ": parent of " + to + " does not exist"}
-		}
-		return err
+		return copiedErr(err, name, to)
 	}
 	answerStored(w, existed)
 	return nil
+}
+
+// copiedErr answers a refused or failed copy: the source was statted, so
+// what is missing is the destination's parent (409).
+func copiedErr(err error, name, to string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return &httpError{http.StatusConflict, "copy " + name + ": parent of " + to + " does not exist"}
+	}
+	return err
 }
 
 // copyOne copies one file within the store through a temporary.

@@ -53,7 +53,7 @@ func (s *session) createPosc(ctx context.Context, ns store.Namespace, name strin
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	tmp := path.Join(path.Dir(name), uploadPrefix+hex.EncodeToString(rnd[:]))
-	co.Exclusive, co.Truncate, co.Update = true, false, false
+	co.Exclusive, co.Truncate, co.Update, co.Final = true, false, false, name
 	w, err := store.Create(ctx, s.srv.store, tmp, co)
 	if err != nil {
 		return nil, nil, renamedErr(err, name, tmp)
@@ -85,9 +85,9 @@ func (p *posc) commit(log *slog.Logger, f store.File) error {
 		p.remove(log, "close failed: "+cerr.Error())
 		return renamedErr(cerr, p.final, p.tmp)
 	}
-	if err := p.ns.Rename(p.ctx, p.tmp, p.final); err != nil {
+	if err := store.Land(p.ctx, p.w, p.ns, p.tmp, p.final); err != nil {
 		p.remove(log, "rename failed: "+err.Error())
-		return renamedErr(err, p.final, p.tmp)
+		return err
 	}
 	return nil
 }
@@ -108,11 +108,7 @@ func (p *posc) remove(log *slog.Logger, why string) {
 // renamedErr makes store errors about the temporary name speak of the name
 // the client asked for: clients never see the temporary names.
 func renamedErr(err error, name, tmp string) error {
-	var pe *store.PathError
-	if errors.As(err, &pe) && pe.Path == tmp {
-		return &store.PathError{Op: pe.Op, Path: name, Err: pe.Err}
-	}
-	return err
+	return store.Renamed(err, "", tmp, name)
 }
 
 // writeFailed notes a failed change of of (for kXR_posc) and returns err,
