@@ -168,7 +168,7 @@ func TestVerify(t *testing.T) {
 			return sign(t, "RS256", "a1", f.rsaA, with(claimsFor(web), "exp", float64(hour)+0.5))
 		}},
 		{name: "lifetime over the maximum", token: func() string {
-			return sign(t, "RS256", "a1", f.rsaA, with(claimsFor(web), "exp", now.Add(30*24*time.Hour).Unix()))
+			return sign(t, "RS256", "a1", f.rsaA, with(claimsFor(web), "iat", now.Unix(), "exp", now.Add(30*24*time.Hour).Unix()))
 		}, wantErr: "token lifetime 720h0m0s (iat to exp) is over the 168h0m0s this box accepts"},
 		{name: "no iat, valid for longer than the maximum", token: func() string {
 			return sign(t, "RS256", "a1", f.rsaA, with(claimsFor(web), "iat", nil, "nbf", nil, "exp", now.Add(100*365*24*time.Hour).Unix()))
