@@ -129,11 +129,15 @@ func CheckJoinHosts(m Member) (notes []string, err error) {
 func (d *Settings) StaticMembers() []Member {
 	var out []Member
 	for _, m := range d.Members {
-		mem := Member{Name: m.Name, Site: m.Site, Key: m.Key, Roles: m.Roles, Prefixes: m.Prefixes,
-			Root: EndpointOf(m.Root).Root, HTTPS: strings.TrimSuffix(m.HTTPS, "/")}
-		if mem.Check() == nil {
+		if mem := m.member(); mem.Check() == nil {
 			out = append(out, mem)
 		}
 	}
 	return out
+}
+
+// member is the record a [[director.member]] entry stands for.
+func (m MemberEntry) member() Member {
+	return Member{Name: m.Name, Site: m.Site, Key: m.Key, Roles: m.Roles, Prefixes: m.Prefixes,
+		Root: EndpointOf(m.Root).Root, HTTPS: strings.TrimSuffix(m.HTTPS, "/")}
 }
