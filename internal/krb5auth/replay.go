@@ -48,7 +48,7 @@ type replayEntry struct {
 // skew, so that each is accepted once (RFC 4120 3.2.3). It lives in a
 // file in the state dir, as MIT's acceptor keeps its rcache, so a restart
 // forgets none: an authenticator is written and synced before it is
-// accepted, so not even a crash forgets one. A damaged file is set aside
+// accepted, so not even a crash forgets one. A damaged file is replaced
 // and every authenticator made before this start refused, which is safe
 // whatever it held. It is safe for concurrent use.
 type replayCache struct {
@@ -62,7 +62,7 @@ type replayCache struct {
 	entries   map[replayTag]replayEntry
 	perClient map[clientTag]int
 	notBefore int64     // authenticators of earlier times are refused (µs)
-	damage    error     // why the file was set aside at open, if it was
+	damage    error     // why the file was replaced at open, if it was
 	nextSweep time.Time // when expired entries are dropped next
 	written   uint64    // records written so far
 	closed    bool

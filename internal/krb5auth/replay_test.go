@@ -106,7 +106,7 @@ func TestReplayCacheExpires(t *testing.T) {
 }
 
 // A torn last record (a crash mid-write) is ignored; a file that is no
-// replay cache is set aside, and then authenticators made before the
+// replay cache is replaced, and then authenticators made before the
 // start are refused, since the file may have held them.
 func TestReplayCacheDamagedFile(t *testing.T) {
 	clk := newClock()
