@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"crypto"
 	"errors"
 	"fmt"
 	"io"
@@ -195,7 +194,6 @@ func confirm(cmd *cobra.Command, yes bool, name string) error {
 // issueCert has the federation CA sign the approved box's certificate and
 // tells the operator how to hand it over.
 func issueCert(cmd *cobra.Command, stateDir string, ca *director.CA, r director.Request, m director.Member) error {
-	var pub crypto.PublicKey
 	pub, err := r.TLSPublicKey()
 	if err != nil {
 		return fmt.Errorf("approved, but no certificate: %w", err)
