@@ -113,7 +113,7 @@ printf '[server]\nname = "b-origin"\nsite = "B"\nstate_dir = "%s"\nlog_level = "
   "$work/b-origin" "$b_root" "$b_https" "$work/b-pool" "$dir_https" "$work/t3/tls/cert.pem" > "$work/b-origin/sitebox.toml"
 echo "12. An origin at site B joins the T3 director: \`sitebox federation join\` prints a request, the T3 operator approves it"
 req=$("$sitebox" federation join "https://127.0.0.1:$dir_https" --config "$work/b-origin/sitebox.toml" 2>/dev/null | awk '{print $4}')
-"$sitebox" federation approve "$req" --config "$work/t3/sitebox.toml" | sed 's/^/   /'
+"$sitebox" federation approve "$req" --config "$work/t3/sitebox.toml" --yes --allow-loopback | sed 's/^/   /'
 "$sitebox" serve --config "$work/b-origin/sitebox.toml" &
 pids+=($!)
 wait_port "$b_root"; wait_port "$b_https"

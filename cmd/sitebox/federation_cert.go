@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,31 +13,6 @@ import (
 	"sitebox/internal/box"
 	"sitebox/internal/director"
 )
-
-// issueCert has the federation CA sign the approved box's certificate and
-// tells the operator how to hand it over.
-func issueCert(cmd *cobra.Command, stateDir, name string, r director.Request, m director.Member) error {
-	pub, err := r.TLSPublicKey()
-	if err != nil {
-		return fmt.Errorf("approved, but no certificate: %w", err)
-	}
-	ca, err := director.LoadOrCreateCA(stateDir, name)
-	if err != nil {
-		return fmt.Errorf("approved, but no certificate: %w", err)
-	}
-	hosts := m.Hosts()
-	chain, err := ca.Issue(pub, m.Name, hosts)
-	if err != nil {
-		return fmt.Errorf("approved, but no certificate: %w", err)
-	}
-	path, err := director.WriteIssued(stateDir, m.Name, chain)
-	if err != nil {
-		return fmt.Errorf("approved, but no certificate: %w", err)
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "certificate for %s (%s) signed by the federation CA: %s\n", m.Name, strings.Join(hosts, ", "), path)
-	fmt.Fprintf(cmd.ErrOrStderr(), "Copy it to the box and run there:\n\n  sitebox federation install-cert %s\n", path)
-	return nil
-}
 
 func installCertCommand() *cobra.Command {
 	var af adminFlags
@@ -78,6 +54,49 @@ set) and trusts the federation CA when it advertises. FILE "-" is stdin.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: [https] cert is set: the box serves that one; remove cert and key to serve this one\n")
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "Restart the box to serve it (systemctl restart sitebox).\n")
+			return nil
+		},
+	}
+	af.add(cmd)
+	return cmd
+}
+
+func reissueCACommand() *cobra.Command {
+	var af adminFlags
+	cmd := &cobra.Command{
+		Use:   "reissue-ca",
+		Short: "Re-issue the federation CA certificate with [director] ca_domains and ca_networks (same key)",
+		Long: `Replace the federation CA certificate of this director (run on its host) with
+one of the same key, subject and expiry that carries the name constraints of
+[director] ca_domains and ca_networks (none when both are empty). A CA made
+before they were set does not carry them, and approve and the director refuse
+to sign under constraints the certificate does not hold until this is run.
+It refuses, naming them, when a certificate the CA issued names a host
+outside the new constraints. Members keep their certificates. Afterwards,
+restart the director (it re-issues its own certificate at start) and have
+users download ca.pem again: only that copy holds the constraints. The old
+CA certificate has the same key, so whoever keeps it still trusts anything
+the key signs; to bind everyone, start a new CA instead (move
+state_dir/federation/ca.pem and ca-key.pem away and approve every member
+again).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := af.resolveConfig(cmd)
+			if err != nil {
+				return err
+			}
+			if !cfg.Director.CA {
+				return errors.New("reissue-ca: this director is no CA ([director] ca = true)")
+			}
+			nc, err := cfg.Director.NameConstraints()
+			if err != nil {
+				return fmt.Errorf("reissue-ca: [director] %w", err)
+			}
+			if _, err := director.ReissueCA(cfg.Server.StateDir, nc); err != nil {
+				return fmt.Errorf("reissue-ca: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "re-issued the federation CA %s with name constraints: %s\n", director.CAFile(cfg.Server.StateDir), nc)
+			fmt.Fprintf(cmd.ErrOrStderr(), "Restart the director, and have users download %s again.\n", director.CAPath)
 			return nil
 		},
 	}

@@ -17,7 +17,7 @@ import (
 // members|revoke`: joining is two steps, the box's operator runs join and
 // sends the line it prints, the director's operator runs approve with it.
 func addMembershipCommands(fed *cobra.Command) {
-	fed.AddCommand(joinCommand(), approveCommand(), membersCommand(), revokeCommand(), removeCommand(), installCertCommand())
+	fed.AddCommand(joinCommand(), approveCommand(), membersCommand(), revokeCommand(), removeCommand(), installCertCommand(), reissueCACommand())
 }
 
 func joinCommand() *cobra.Command {
@@ -51,6 +51,10 @@ on (add the director to [advertise] to).`,
 			fmt.Fprintf(e, "Request to join %s as %q (site %s): roles %s, prefixes %s, root %s, https %s\nkey %s (%s)\n",
 				args[0], r.Name, orDash(r.Site), strings.Join(r.Roles, ","), strings.Join(r.Prefixes, ","), orDash(r.Root), orDash(r.HTTPS),
 				r.Key, director.KeyFile(cfg.Server.StateDir))
+			notes, _ := director.CheckJoinHosts(r.Member)
+			for _, n := range notes {
+				fmt.Fprintf(e, "note: %s\n", n)
+			}
 			if !slices.Contains(cfg.Advertise.To, args[0]) {
 				fmt.Fprintf(e, "note: %s is not in [advertise] to yet; add it so the box advertises there\n", args[0])
 			}
@@ -69,78 +73,6 @@ func checkDirectorURL(u string) string {
 		return fmt.Sprintf("%q is not a director URL like https://host:8443", u)
 	}
 	return ""
-}
-
-func approveCommand() *cobra.Command {
-	var af adminFlags
-	var prefixes []string
-	var replace bool
-	cmd := &cobra.Command{
-		Use:   "approve REQUEST",
-		Short: "Approve a box's join request (run on the director host)",
-		Long: `Record the box of a join request (printed by "sitebox federation join") as a
-member of this director's federation, optionally narrowing its prefixes.
-The running director picks it up within a second or two, without a restart.
-A director with [director] ca = true also issues the box's TLS certificate,
-signed by the federation CA, for the host names of its endpoints, and writes
-it to a file for the box's "sitebox federation install-cert".`,
-		Example: `  sitebox federation approve sbxjoin1.eyJ… -c /etc/sitebox/sitebox.toml
-  sitebox federation approve sbxjoin1.eyJ… --prefix /store/t3`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := director.DecodeRequest(args[0])
-			if err != nil {
-				return err
-			}
-			m, err := r.Approve(prefixes, time.Now())
-			if err != nil {
-				return err
-			}
-			cfg, err := af.resolveConfig(cmd)
-			if err != nil {
-				return err
-			}
-			if !cfg.Director.Enabled {
-				fmt.Fprintln(cmd.ErrOrStderr(), "note: this config has no [director] enabled = true; the member is recorded for when it has")
-			}
-			for _, s := range cfg.Director.Members {
-				if s.Name == m.Name {
-					return fmt.Errorf("%q is a member in the config ([[director.member]]); change it there", m.Name)
-				}
-			}
-			path := director.MembersFile(cfg.Server.StateDir)
-			err = director.UpdateMembers(path, func(ms []director.Member) ([]director.Member, error) {
-				for i, old := range ms {
-					if old.Name == m.Name+"-cache" || m.Name == old.Name+"-cache" {
-						// A box's cache advertises as NAME-cache: the names would clash.
-						return nil, fmt.Errorf("%q clashes with member %q (a box's cache advertises as NAME-cache)", m.Name, old.Name)
-					}
-					if old.Name != m.Name {
-						continue
-					}
-					if old.Key != m.Key && !replace {
-						return nil, fmt.Errorf("%q is already a member with another key (%s): a different box, or a new key? Approve with --replace to give the name to this key", m.Name, old.Key)
-					}
-					ms[i] = m
-					return ms, nil
-				}
-				return append(ms, m), nil
-			})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "approved %s (site %s): roles %s, prefixes %s, root %s, https %s\n",
-				m.Name, orDash(m.Site), strings.Join(m.Roles, ","), strings.Join(m.Prefixes, ","), orDash(m.Root), orDash(m.HTTPS))
-			if cfg.Director.CA {
-				return issueCert(cmd, cfg.Server.StateDir, cfg.Server.Name, r, m)
-			}
-			return nil
-		},
-	}
-	af.add(cmd)
-	cmd.Flags().StringArrayVar(&prefixes, "prefix", nil, "grant only this prefix (repeatable; each at or below a requested one)")
-	cmd.Flags().BoolVar(&replace, "replace", false, "give the name to the request's key even if a member of that name has another")
-	return cmd
 }
 
 func membersCommand() *cobra.Command {

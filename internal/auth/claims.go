@@ -2,7 +2,9 @@ package auth
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,8 +15,15 @@ import (
 
 // claims are the parts of a WLCG or SciTokens payload sitebox uses.
 // jwt.ClaimStrings accepts a string or an array, which real issuers mix.
+// The dates are numericDate, not jwt.NumericDate: that one also takes a
+// string holding a number, which RFC 7519 does not allow.
 type claims struct {
-	jwt.RegisteredClaims
+	Issuer     string           `json:"iss"`
+	Subject    string           `json:"sub"`
+	Audience   jwt.ClaimStrings `json:"aud"`
+	ExpiresAt  numericDate      `json:"exp"`
+	NotBefore  numericDate      `json:"nbf"`
+	IssuedAt   numericDate      `json:"iat"`
 	Scope      jwt.ClaimStrings `json:"scope"`
 	Ver        string           `json:"ver"`      // SciTokens: "scitoken:2.0"
 	WLCGVer    string           `json:"wlcg.ver"` // WLCG: "1.0"
@@ -22,20 +31,17 @@ type claims struct {
 	Groups     jwt.ClaimStrings `json:"groups"`
 }
 
+// limits are the verifier's bounds on a token's dates.
+type limits struct {
+	skew        time.Duration // tolerance on exp, nbf and iat
+	maxLifetime time.Duration // longest validity accepted
+}
+
 // identity checks the time, audience and subject claims of a token whose
 // signature is already verified, and builds the identity it proves.
-func (c *claims) identity(is *issuer, now time.Time, skew time.Duration) (*store.Identity, error) {
-	if c.ExpiresAt == nil {
-		return nil, deny("token has no expiry (exp)")
-	}
-	if now.After(c.ExpiresAt.Add(skew)) {
-		return nil, deny("token expired at %s", c.ExpiresAt.UTC().Format(time.RFC3339))
-	}
-	if c.NotBefore != nil && now.Add(skew).Before(c.NotBefore.Time) {
-		return nil, deny("token not valid before %s", c.NotBefore.UTC().Format(time.RFC3339))
-	}
-	if c.IssuedAt != nil && now.Add(skew).Before(c.IssuedAt.Time) {
-		return nil, deny("token issued in the future (iat %s)", c.IssuedAt.UTC().Format(time.RFC3339))
+func (c *claims) identity(is *issuer, now time.Time, lim limits) (*store.Identity, error) {
+	if err := c.checkDates(now, lim); err != nil {
+		return nil, err
 	}
 	if !is.acceptsAudience(c.Audience) {
 		return nil, deny("token audience %q is not accepted here", []string(c.Audience))
@@ -54,6 +60,98 @@ func (c *claims) identity(is *issuer, now time.Time, skew time.Duration) (*store
 		}
 	}
 	return id, nil
+}
+
+// checkDates applies exp, nbf and iat, and the longest lifetime this box
+// accepts: tokens cannot be revoked, so one valid for years is a leak
+// that never heals. The lifetime counts from iat (else nbf) to exp, and
+// what is left of it from now, so a token without iat is bounded too.
+func (c *claims) checkDates(now time.Time, lim limits) error {
+	for _, d := range []struct {
+		name string
+		date numericDate
+	}{{"exp", c.ExpiresAt}, {"nbf", c.NotBefore}, {"iat", c.IssuedAt}} {
+		if d.date.invalid {
+			return deny("token claim %q is not a NumericDate (a JSON number of seconds): %s", d.name, d.date.raw)
+		}
+	}
+	if !c.ExpiresAt.set {
+		return deny("token has no expiry (exp)")
+	}
+	exp := c.ExpiresAt.Time
+	if now.After(exp.Add(lim.skew)) {
+		return deny("token expired at %s", exp.UTC().Format(time.RFC3339))
+	}
+	if c.NotBefore.set && now.Add(lim.skew).Before(c.NotBefore.Time) {
+		return deny("token not valid before %s", c.NotBefore.UTC().Format(time.RFC3339))
+	}
+	if c.IssuedAt.set && now.Add(lim.skew).Before(c.IssuedAt.Time) {
+		return deny("token issued in the future (iat %s)", c.IssuedAt.UTC().Format(time.RFC3339))
+	}
+	start, from := c.IssuedAt, "iat"
+	if !start.set {
+		start, from = c.NotBefore, "nbf"
+	}
+	if life := exp.Sub(start.Time); start.set && life > lim.maxLifetime {
+		return deny("token lifetime %v (%s to exp) is over the %v this box accepts ([auth] max_token_lifetime)",
+			life.Round(time.Second), from, lim.maxLifetime)
+	}
+	if left := exp.Sub(now); left > lim.maxLifetime+lim.skew {
+		return deny("token is valid for another %v, over the %v this box accepts ([auth] max_token_lifetime)",
+			left.Round(time.Minute), lim.maxLifetime)
+	}
+	return nil
+}
+
+// numericDate is an RFC 7519 NumericDate: a JSON number of seconds since
+// 1970, possibly with a fraction. Anything else (a string, null, a
+// number beyond year 9999) is kept as invalid, for identity to refuse
+// with the claim's name: services must not differ on what a token says.
+type numericDate struct {
+	time.Time
+	set, invalid bool
+	raw          string // an invalid value as sent, shortened
+}
+
+// maxNumericDate is 9999-12-31T23:59:59Z.
+const maxNumericDate = 253402300799
+
+func (d *numericDate) UnmarshalJSON(b []byte) error {
+	*d = numericDate{set: true}
+	if len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9') {
+		// Valid JSON starting so is a JSON number, which ParseFloat reads.
+		if f, err := strconv.ParseFloat(string(b), 64); err == nil && f >= 0 && f <= maxNumericDate {
+			sec, frac := math.Modf(f)
+			d.Time = time.Unix(int64(sec), int64(frac*1e9))
+			return nil
+		}
+	}
+	d.invalid, d.raw = true, abbrev(string(b), 40)
+	return nil
+}
+
+// abbrev shortens s to n bytes for a message.
+func abbrev(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// The jwt.Claims methods. The parser is told not to validate (identity
+// does), so they only make claims acceptable to it.
+func (c *claims) GetExpirationTime() (*jwt.NumericDate, error) { return c.ExpiresAt.jwt(), nil }
+func (c *claims) GetNotBefore() (*jwt.NumericDate, error)      { return c.NotBefore.jwt(), nil }
+func (c *claims) GetIssuedAt() (*jwt.NumericDate, error)       { return c.IssuedAt.jwt(), nil }
+func (c *claims) GetIssuer() (string, error)                   { return c.Issuer, nil }
+func (c *claims) GetSubject() (string, error)                  { return c.Subject, nil }
+func (c *claims) GetAudience() (jwt.ClaimStrings, error)       { return c.Audience, nil }
+
+func (d numericDate) jwt() *jwt.NumericDate {
+	if !d.set || d.invalid {
+		return nil
+	}
+	return jwt.NewNumericDate(d.Time)
 }
 
 // keepAuthoritativeGroups removes from id the groups whose VO the issuer

@@ -20,6 +20,9 @@ type Settings struct {
 	Issuers []IssuerEntry `toml:"issuer"`
 	// ClockSkew allowed on exp, nbf and iat (default "60s").
 	ClockSkew string `toml:"clock_skew"`
+	// MaxTokenLifetime is the longest validity of a token accepted
+	// (default "168h"; the WLCG profile's default maximum is "6h").
+	MaxTokenLifetime string `toml:"max_token_lifetime"`
 	// CA is a PEM file of extra CA certificates trusted when fetching
 	// issuers' keys over https (another box's self-signed certificate).
 	CA string `toml:"ca"`
@@ -95,6 +98,9 @@ func (a *Settings) Defaults() {
 	if a.ClockSkew == "" {
 		a.ClockSkew = "60s"
 	}
+	if a.MaxTokenLifetime == "" {
+		a.MaxTokenLifetime = DefaultMaxLifetime.String()
+	}
 	for i := range a.Issuers {
 		if a.Issuers[i].BasePath == "" {
 			a.Issuers[i].BasePath = "/"
@@ -124,6 +130,11 @@ func (a *Settings) Validate() []problem.Problem {
 	if a.ClockSkew != "" {
 		if d, err := time.ParseDuration(a.ClockSkew); err != nil || d < 0 || d > time.Hour {
 			add("clock_skew", "%q is not a duration between 0 and 1h", a.ClockSkew)
+		}
+	}
+	if a.MaxTokenLifetime != "" {
+		if d, err := time.ParseDuration(a.MaxTokenLifetime); err != nil || d < time.Minute || d > maxMaxLifetime {
+			add("max_token_lifetime", "%q is not a duration between 1m and %v", a.MaxTokenLifetime, maxMaxLifetime)
 		}
 	}
 	if a.CA != "" {
@@ -283,6 +294,22 @@ func (a *Settings) Policy() (*Policy, error) {
 	return p, nil
 }
 
+// maxMaxLifetime bounds [auth] max_token_lifetime: a token valid for
+// longer than a year is a credential that never expires in practice.
+const maxMaxLifetime = 365 * 24 * time.Hour
+
+// MaxLifetime is [auth] max_token_lifetime (its default when unset).
+func (a *Settings) MaxLifetime() (time.Duration, error) {
+	if a.MaxTokenLifetime == "" {
+		return DefaultMaxLifetime, nil
+	}
+	d, err := time.ParseDuration(a.MaxTokenLifetime)
+	if err != nil {
+		return 0, fmt.Errorf("auth.max_token_lifetime: %w", err)
+	}
+	return d, nil
+}
+
 // VerifierConfig is the verifier's config for the trusted issuers, all
 // but the site issuer, which the box adds once its key is loaded.
 func (a *Settings) VerifierConfig() (VerifierConfig, error) {
@@ -290,6 +317,9 @@ func (a *Settings) VerifierConfig() (VerifierConfig, error) {
 	var err error
 	if vc.ClockSkew, err = time.ParseDuration(a.ClockSkew); err != nil {
 		return VerifierConfig{}, fmt.Errorf("auth.clock_skew: %w", err)
+	}
+	if vc.MaxLifetime, err = a.MaxLifetime(); err != nil {
+		return VerifierConfig{}, err
 	}
 	if a.CA != "" {
 		if vc.HTTPClient, err = tlsutil.HTTPClient(a.CA, false, 10*time.Second); err != nil {

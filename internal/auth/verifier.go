@@ -28,6 +28,7 @@ const AnyAudience = "https://wlcg.cern.ch/jwt/v1/any"
 // Defaults of VerifierConfig's zero fields.
 const (
 	DefaultClockSkew    = 60 * time.Second
+	DefaultMaxLifetime  = 7 * 24 * time.Hour
 	DefaultMaxTokenSize = 16 << 10
 	DefaultRefresh      = time.Hour
 	DefaultMinRefetch   = 30 * time.Second
@@ -40,6 +41,11 @@ type VerifierConfig struct {
 	Issuers []IssuerConfig
 	// ClockSkew is the tolerance on exp, nbf and iat (default 60 s).
 	ClockSkew time.Duration
+	// MaxLifetime is the longest validity of a token accepted, from its
+	// iat (else nbf) to its exp, and from now to its exp (default 7
+	// days: the WLCG profile's default maximum for access tokens is 6 h,
+	// but VOs run transfer and pilot workflows with tokens of days).
+	MaxLifetime time.Duration
 	// MaxTokenSize bounds a token's length in bytes (default 16 KiB);
 	// longer tokens are refused before any decoding.
 	MaxTokenSize int
@@ -113,6 +119,9 @@ func NewVerifier(cfg VerifierConfig, log *slog.Logger) (*Verifier, error) {
 	if cfg.ClockSkew == 0 {
 		cfg.ClockSkew = DefaultClockSkew
 	}
+	if cfg.MaxLifetime == 0 {
+		cfg.MaxLifetime = DefaultMaxLifetime
+	}
 	if cfg.MaxTokenSize <= 0 {
 		cfg.MaxTokenSize = DefaultMaxTokenSize
 	}
@@ -127,6 +136,9 @@ func NewVerifier(cfg VerifierConfig, log *slog.Logger) (*Verifier, error) {
 	}
 	if cfg.ClockSkew < 0 {
 		return nil, fmt.Errorf("new verifier: negative clock skew %v", cfg.ClockSkew)
+	}
+	if cfg.MaxLifetime < 0 {
+		return nil, fmt.Errorf("new verifier: negative maximum token lifetime %v", cfg.MaxLifetime)
 	}
 	if len(cfg.Issuers) == 0 {
 		return nil, errors.New("new verifier: no issuers configured")
@@ -255,7 +267,7 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*store.Identity, err
 			return nil, deny("token is not acceptable: %v", err)
 		}
 	}
-	id, err := c.identity(is, v.now(), v.cfg.ClockSkew)
+	id, err := c.identity(is, v.now(), limits{skew: v.cfg.ClockSkew, maxLifetime: v.cfg.MaxLifetime})
 	if err != nil {
 		return nil, err
 	}

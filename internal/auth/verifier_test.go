@@ -5,10 +5,12 @@ import (
 	"crypto/ecdsa"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -146,7 +148,34 @@ func TestVerify(t *testing.T) {
 			return a[0] + ".!!!." + a[2]
 		}, wantErr: "token is malformed: could not base64 decode claim"},
 		{name: "exp not a number", token: func() string { return sign(t, "RS256", "a1", f.rsaA, with(claimsFor(web), "exp", "tomorrow")) },
-			wantErr: "token is malformed"},
+			wantErr: `token claim "exp" is not a NumericDate (a JSON number of seconds): "tomorrow"`},
+		// RFC 7519 NumericDate is a JSON number: a string that reads as
+		// one is no date, nor is null.
+		{name: "exp as a string", token: func() string {
+			return sign(t, "RS256", "a1", f.rsaA, with(claimsFor(web), "exp", strconv.FormatInt(hour, 10)))
+		}, wantErr: `token claim "exp" is not a NumericDate (a JSON number of seconds)`},
+		{name: "nbf as a string", token: func() string {
+			return sign(t, "RS256", "a1", f.rsaA, with(claimsFor(web), "nbf", strconv.FormatInt(now.Unix(), 10)))
+		}, wantErr: `token claim "nbf" is not a NumericDate`},
+		{name: "iat as a string", token: func() string {
+			return sign(t, "RS256", "a1", f.rsaA, with(claimsFor(web), "iat", strconv.FormatInt(now.Unix(), 10)))
+		}, wantErr: `token claim "iat" is not a NumericDate`},
+		{name: "exp null", token: func() string {
+			return sign(t, "RS256", "a1", f.rsaA, with(claimsFor(web), "exp", json.RawMessage("null")))
+		},
+			wantErr: `token claim "exp" is not a NumericDate`},
+		{name: "exp as a fraction", token: func() string {
+			return sign(t, "RS256", "a1", f.rsaA, with(claimsFor(web), "exp", float64(hour)+0.5))
+		}},
+		{name: "lifetime over the maximum", token: func() string {
+			return sign(t, "RS256", "a1", f.rsaA, with(claimsFor(web), "iat", now.Unix(), "exp", now.Add(30*24*time.Hour).Unix()))
+		}, wantErr: "token lifetime 720h0m0s (iat to exp) is over the 168h0m0s this box accepts"},
+		{name: "no iat, valid for longer than the maximum", token: func() string {
+			return sign(t, "RS256", "a1", f.rsaA, with(claimsFor(web), "iat", nil, "nbf", nil, "exp", now.Add(100*365*24*time.Hour).Unix()))
+		}, wantErr: "token is valid for another 876000h0m0s, over the 168h0m0s this box accepts"},
+		{name: "iat long ago, exp within the maximum from now", token: func() string {
+			return sign(t, "RS256", "a1", f.rsaA, with(claimsFor(web), "iat", now.Add(-30*24*time.Hour).Unix(), "nbf", nil))
+		}, wantErr: "(iat to exp) is over the"},
 		{name: "1 MB", token: func() string { return strings.Repeat("A", 1<<20) },
 			wantErr: "token is 1048576 bytes, over the 16384-byte limit"},
 	}

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"sitebox/internal/atomicfile"
 	"sitebox/internal/config"
@@ -120,7 +121,11 @@ func (b *Box) federationTLS(hosts []string) (*tls.Config, error) {
 // for the local names and the endpoints it would advertise.
 func (b *Box) issueOwnCert(hosts []string) error {
 	state := b.cfg.Server.StateDir
-	ca, err := director.LoadOrCreateCA(state, b.cfg.Server.Name)
+	nc, err := b.cfg.Director.NameConstraints()
+	if err != nil {
+		return fmt.Errorf("[director] %w", err)
+	}
+	ca, err := director.LoadOrCreateCA(state, b.cfg.Server.Name, nc)
 	if err != nil {
 		return err
 	}
@@ -134,6 +139,16 @@ func (b *Box) issueOwnCert(hosts []string) error {
 				hosts = append(hosts, u.Hostname())
 			}
 		}
+	}
+	// Under name constraints, names outside them (localhost, a bare
+	// hostname) would make the certificate fail to verify at all.
+	if within := ca.Within(hosts); len(within) < len(hosts) {
+		if len(within) == 0 {
+			return fmt.Errorf("none of the director's names (%s) is within the federation's names (%s): set [director] https_url (or [advertise] https_url) to one that is",
+				strings.Join(hosts, ", "), ca.Constraints())
+		}
+		b.log.Info("the director's certificate leaves out names outside the federation's", "names", within, "constraints", ca.Constraints().String())
+		hosts = within
 	}
 	chain, err := ca.Issue(&key.PublicKey, b.cfg.Server.Name, hosts)
 	if err != nil {

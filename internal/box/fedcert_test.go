@@ -21,7 +21,7 @@ func TestInstallCert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca, err := director.LoadOrCreateCA(t.TempDir(), "region")
+	ca, err := director.LoadOrCreateCA(t.TempDir(), "region", director.NameConstraints{})
 	if err != nil {
 		t.Fatal(err)
 	}

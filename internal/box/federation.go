@@ -49,6 +49,11 @@ func JoinRequest(cfg *config.Config, directorURL string, prefixes []string) (dir
 	if r.Root, r.HTTPS, err = configEndpoints(cfg); err != nil {
 		return r, "", err
 	}
+	// What no director would approve is said now, to the box's operator,
+	// rather than by the director's after a round trip.
+	if _, err := director.CheckJoinHosts(r.Member); err != nil {
+		return r, "", fmt.Errorf("%w (a director sends clients to these endpoints: set [advertise] root_url and https_url to names clients elsewhere reach)", err)
+	}
 	key, err := director.LoadOrCreateKey(director.KeyFile(cfg.Server.StateDir))
 	if err != nil {
 		return r, "", err

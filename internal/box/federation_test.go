@@ -51,6 +51,14 @@ func TestJoinRequestMatchesTheAds(t *testing.T) {
 			Exports:  []origin.Export{{Prefix: "/store"}}, Root: xrdserver.Settings{Addr: "127.0.0.1:1094"}},
 			err: "set [director] root_url"},
 		{name: "no role", cfg: config.Config{Root: xrdserver.Settings{Addr: "127.0.0.1:1"}}, err: "no role"},
+		{name: "a wildcard endpoint, refused at join", cfg: config.Config{
+			Exports:   []origin.Export{{Prefix: "/store"}},
+			Advertise: config.Advertise{RootURL: "root://*.example.org:1094"}},
+			err: "is a wildcard"},
+		{name: "the unspecified address, refused at join", cfg: config.Config{
+			Exports:   []origin.Export{{Prefix: "/store"}},
+			Advertise: config.Advertise{RootURL: "root://[::]:1094"}},
+			err: "unspecified address"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

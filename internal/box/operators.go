@@ -11,8 +11,8 @@ import (
 
 // dashboardViewer decides who sees the dashboard's names: a request with
 // a bearer token this box verifies, whose (issuer, subject) is listed in
-// [[auth.operator]]. Refusals are logged with their reason and who
-// asked, never the token.
+// [[auth.operator]]; any other valid identity sees the anonymous view.
+// Refusals are logged with their reason and who asked, never the token.
 func (b *Box) dashboardViewer() web.Viewer {
 	log := b.log.With("component", "dashboard")
 	return web.ViewerFunc(func(r *http.Request) (string, error) {
@@ -32,7 +32,7 @@ func (b *Box) dashboardViewer() web.Viewer {
 		}
 		if !b.isOperator(id) {
 			err := fmt.Errorf("%w: subject %q of issuer %s is not listed in [[auth.operator]]", web.ErrNotOperator, id.Subject, id.Issuer)
-			log.Info("dashboard token refused", "client", r.RemoteAddr, "issuer", id.Issuer, "subject", id.Subject, "reason", err.Error())
+			log.Info("dashboard names hidden from a token that is no operator's", "client", r.RemoteAddr, "issuer", id.Issuer, "subject", id.Subject, "reason", err.Error())
 			return "", err
 		}
 		log.Debug("dashboard names shown", "client", r.RemoteAddr, "issuer", id.Issuer, "subject", id.Subject)

@@ -100,3 +100,32 @@ func TestDashboardOperator(t *testing.T) {
 		})
 	}
 }
+
+// A valid token of a user who is no operator gets the anonymous
+// dashboard view, with the reason, not a refusal; a bad token is 401.
+func TestDashboardNonOperatorSeesAnonymousView(t *testing.T) {
+	b := siteIssuerBox(t)
+	src := web.SourceFunc(func() web.Snapshot {
+		return web.Snapshot{Transfers: web.Transfers{Files: []web.Top{{Name: "/store/thesis.root", Bytes: 1}}}}
+	})
+	h := web.Handler(src, nil, b.dashboardViewer())
+	for _, tc := range []struct {
+		name, token string
+		code        int
+		has, lacks  string
+	}{
+		{"user", b.mint(t, "alice", "/cms"), 200, `"names_hidden_why":"not a dashboard operator: subject \"alice\"`, "thesis"},
+		{"operator", b.mint(t, "ops"), 200, "thesis.root", "names_hidden_why"},
+		{"bad token", "abc", 401, "token is malformed", "thesis"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", web.SnapshotPath, nil)
+			r.Header.Set("Authorization", "Bearer "+tc.token)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if got := w.Body.String(); w.Code != tc.code || !strings.Contains(got, tc.has) || strings.Contains(got, tc.lacks) {
+				t.Errorf("%d %s; want %d with %q, without %q", w.Code, got, tc.code, tc.has, tc.lacks)
+			}
+		})
+	}
+}

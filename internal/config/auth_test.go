@@ -68,3 +68,26 @@ subject = "root"
 		t.Fatalf("fixed config: %v", err)
 	}
 }
+
+// TestMaxTokenLifetime: [auth] max_token_lifetime defaults to a week and
+// refuses what is no duration, or one beyond a year.
+func TestMaxTokenLifetime(t *testing.T) {
+	dir := t.TempDir()
+	base := "[[export]]\nprefix = \"/store\"\npools = [\"" + dir + "\"]\n[auth]\nsite_issuer = true\n"
+	cfg, _, err := Parse("site.toml", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := cfg.Auth.MaxLifetime(); err != nil || d.Hours() != 168 {
+		t.Errorf("default max_token_lifetime = %v, %v; want 168h", d, err)
+	}
+	for _, bad := range []string{"forever", "0s", "9000h"} {
+		_, _, err := Parse("site.toml", []byte(base+"max_token_lifetime = \""+bad+"\"\n"))
+		if err == nil || !strings.Contains(err.Error(), "auth.max_token_lifetime") {
+			t.Errorf("max_token_lifetime = %q: %v, want a problem naming the key", bad, err)
+		}
+	}
+	if _, _, err := Parse("site.toml", []byte(base+"max_token_lifetime = \"6h\"\n")); err != nil {
+		t.Errorf("max_token_lifetime = 6h: %v", err)
+	}
+}

@@ -55,22 +55,22 @@ type CA struct {
 }
 
 // LoadOrCreateCA reads the federation CA from stateDir, making it on
-// first use (the key 0600); a lock keeps a starting director and an
-// operator's approve from making two.
-func LoadOrCreateCA(stateDir, name string) (*CA, error) {
-	dir := filepath.Dir(CAFile(stateDir))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("federation CA: %w", err)
-	}
-	lock, err := os.OpenFile(filepath.Join(dir, "ca.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+// first use (the key 0600) with the name constraints nc; a lock keeps a
+// starting director and an operator's approve from making two. An
+// existing CA whose constraints are not nc is an error wrapping
+// ErrCAConstraints: signing under constraints other than the configured
+// ones would promise what the certificate does not hold.
+func LoadOrCreateCA(stateDir, name string, nc NameConstraints) (*CA, error) {
+	unlock, err := lockCA(stateDir)
 	if err != nil {
-		return nil, fmt.Errorf("federation CA: %w", err)
+		return nil, err
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return nil, fmt.Errorf("federation CA: lock: %w", err)
-	}
+	defer unlock()
 	ca, err := loadCA(stateDir)
+	if err == nil && !nc.carriedBy(ca.cert) {
+		return nil, fmt.Errorf("%w: the CA %s has %s, the config %s: run `sitebox federation reissue-ca` on this host to re-issue it (same key) with the configured ones",
+			ErrCAConstraints, CAFile(stateDir), constraintsOf(ca.cert), nc)
+	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return ca, err
 	}
@@ -89,6 +89,7 @@ func LoadOrCreateCA(stateDir, name string) (*CA, error) {
 		IsCA:                  true,
 		MaxPathLenZero:        true,
 	}
+	nc.apply(tmpl)
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		return nil, fmt.Errorf("federation CA: %w", err)
@@ -105,6 +106,23 @@ func LoadOrCreateCA(stateDir, name string) (*CA, error) {
 		return nil, err
 	}
 	return loadCA(stateDir)
+}
+
+// lockCA takes the CA's lock, for making or changing it.
+func lockCA(stateDir string) (unlock func(), err error) {
+	dir := filepath.Dir(CAFile(stateDir))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("federation CA: %w", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "ca.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("federation CA: %w", err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("federation CA: lock: %w", err)
+	}
+	return func() { lock.Close() }, nil
 }
 
 func loadCA(stateDir string) (*CA, error) {
@@ -149,11 +167,14 @@ func (c *CA) Issue(pub crypto.PublicKey, name string, hosts []string) ([]byte, e
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: hosts[0], Organization: []string{"sitebox federation"}, OrganizationalUnit: []string{name}},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(certValidity),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		// The names are in the SANs only: OpenSSL checks a common name
+		// that looks like a host name against the CA's name constraints
+		// as a DNS name, so "127.0.0.1" there fails under ca_networks.
+		Subject:     pkix.Name{CommonName: name + " (sitebox federation member)", Organization: []string{"sitebox federation"}, OrganizationalUnit: []string{name}},
+		NotBefore:   now.Add(-time.Hour),
+		NotAfter:    now.Add(certValidity),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {

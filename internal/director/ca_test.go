@@ -24,11 +24,11 @@ func TestCAIssue(t *testing.T) {
 	if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), "ca = true") {
 		t.Errorf("no CA yet: %d %q", rec.Code, rec.Body)
 	}
-	ca, err := LoadOrCreateCA(state, "region")
+	ca, err := LoadOrCreateCA(state, "region", NameConstraints{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := LoadOrCreateCA(state, "region")
+	again, err := LoadOrCreateCA(state, "region", NameConstraints{})
 	if err != nil || string(again.PEM()) != string(ca.PEM()) {
 		t.Fatalf("second load made another CA: %v", err)
 	}

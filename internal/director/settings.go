@@ -73,6 +73,18 @@ type Settings struct {
 	// certificate (unless [https] cert is set) and, at approval, each
 	// member's; GET /.sitebox/ca.pem serves the CA file users trust.
 	CA bool `toml:"ca"`
+	// CADomains and CANetworks are the federation's names: the CA
+	// certificate carries them as X.509 name constraints (permitted DNS
+	// subtrees, address ranges) and approve refuses member names outside
+	// them. Empty: no constraints. A CA made before they were set keeps
+	// its own until `sitebox federation reissue-ca`.
+	CADomains  []string `toml:"ca_domains"`
+	CANetworks []string `toml:"ca_networks"`
+}
+
+// NameConstraints are CADomains and CANetworks, read.
+func (d *Settings) NameConstraints() (NameConstraints, error) {
+	return ParseNameConstraints(d.CADomains, d.CANetworks)
 }
 
 // MemberEntry is a box the director accepts advertisements from, as
@@ -186,6 +198,13 @@ func (d *Settings) Validate() []problem.Problem {
 		add("max_servers", "%d: must be positive", d.MaxServers)
 	}
 	d.validateMembers(add)
+	if _, err := d.NameConstraints(); err != nil {
+		key, msg, _ := strings.Cut(err.Error(), ": ")
+		add(key, "%s", msg)
+	}
+	if (len(d.CADomains) > 0 || len(d.CANetworks) > 0) && !d.CA {
+		add("ca_domains", "the federation's names constrain its CA: set ca = true too")
+	}
 	return ps.All
 }
 

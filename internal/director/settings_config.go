@@ -3,7 +3,6 @@ package director
 import (
 	"fmt"
 	"net/url"
-	"strings"
 	"time"
 
 	"sitebox/internal/store"
@@ -39,8 +38,7 @@ func (d *Settings) Config(name, site, stateDir string) (Config, error) {
 	}
 	c.MembersFile, c.MaxServers = MembersFile(stateDir), d.MaxServers
 	for _, m := range d.Members {
-		mem := Member{Name: m.Name, Site: m.Site, Key: m.Key, Roles: m.Roles, Prefixes: m.Prefixes,
-			Root: EndpointOf(m.Root).Root, HTTPS: strings.TrimSuffix(m.HTTPS, "/")}
+		mem := m.member()
 		if err := mem.Check(); err != nil {
 			return Config{}, fmt.Errorf("director.member: %w", err)
 		}

@@ -38,6 +38,11 @@ type Config struct {
 	// ClockSkew is the largest clock difference accepted with a client
 	// (default 5 minutes, Kerberos' usual).
 	ClockSkew time.Duration
+	// ReplayCache is the file the authenticators accepted within the
+	// clock skew are kept in (ReplayCacheFile in a box's state dir), so
+	// a restart cannot be used to replay one; "" keeps them in memory
+	// only, for tools that never serve.
+	ReplayCache string
 }
 
 // Realm says how a realm's principals become local users and what they

@@ -11,8 +11,8 @@ import (
 
 	"github.com/jcmturner/gokrb5/v8/keytab"
 	"github.com/jcmturner/gokrb5/v8/messages"
-	"github.com/jcmturner/gokrb5/v8/service"
 	"github.com/jcmturner/gokrb5/v8/spnego"
+	"github.com/jcmturner/gokrb5/v8/types"
 
 	"sitebox/internal/store"
 )
@@ -25,11 +25,13 @@ var ErrRefused = errors.New("kerberos authentication refused")
 const MaxAPReq = 64 << 10
 
 // Authenticator verifies Kerberos credentials with the box's keytab. It
-// is immutable after New and safe for concurrent use.
+// is safe for concurrent use; Close releases its replay cache.
 type Authenticator struct {
-	settings   *service.Settings
+	keytab     *keytab.Keytab
+	skew       time.Duration
 	principals []string // as configured, "xrootd/host@REALM"
 	realms     map[string]*mapper
+	replay     *replayCache
 	log        *slog.Logger
 }
 
@@ -56,9 +58,8 @@ func New(cfg Config, log *slog.Logger) (*Authenticator, error) {
 		skew = 5 * time.Minute
 	}
 	a := &Authenticator{
-		// No PAC decoding: MIT realms carry none that matters here, and
-		// groups come from the configuration, never from the ticket.
-		settings:   service.NewSettings(kt, service.MaxClockSkew(skew), service.DecodePAC(false)),
+		keytab:     kt,
+		skew:       skew,
 		principals: slices.Clone(cfg.Principals),
 		realms:     map[string]*mapper{},
 		log:        log.With("component", "kerberos"),
@@ -70,8 +71,19 @@ func New(cfg Config, log *slog.Logger) (*Authenticator, error) {
 		}
 		a.realms[r.Name] = m
 	}
+	if a.replay, err = openReplayCache(cfg.ReplayCache, skew, time.Now); err != nil {
+		return nil, err
+	}
+	if a.replay.damage != nil {
+		a.log.Warn("kerberos replay cache damaged: started afresh, refusing authenticators made before this start",
+			"file", cfg.ReplayCache, "reason", a.replay.damage.Error())
+	}
 	return a, nil
 }
+
+// Close releases the replay cache (its file and lock); credentials are
+// refused from then on.
+func (a *Authenticator) Close() error { return a.replay.close() }
 
 func hasPrincipal(kt *keytab.Keytab, comps []string, realm string) bool {
 	for _, e := range kt.Entries {
@@ -108,11 +120,18 @@ func (a *Authenticator) VerifyAPReq(raw []byte, svc string) (*store.Identity, er
 	if !a.serves(req.Ticket.SName.NameString, req.Ticket.Realm, svc) {
 		return nil, fmt.Errorf("%w: ticket is for %s, not a %s principal of this box (%s)", ErrRefused, sname, svc, strings.Join(a.principals, ", "))
 	}
-	ok, creds, err := service.VerifyAPREQ(&req, a.settings)
+	// Verify decrypts the ticket and the authenticator and checks their
+	// times and names; no addresses are required (tickets are
+	// addressless by default), no PAC is read (groups come from the
+	// configuration, never from the ticket).
+	ok, err := req.Verify(a.keytab, a.skew, types.HostAddress{}, nil)
 	if err != nil || !ok {
 		return nil, fmt.Errorf("%w: ticket for %s: %s", ErrRefused, sname, reason(err))
 	}
-	id, err := a.identity(creds.CName().NameString, creds.Domain(), req.Ticket.DecryptedEncPart.EndTime)
+	if err := a.replay.add(authenticatorTag(&req), clientTagOf(req.Authenticator), authenticatorTime(req.Authenticator)); err != nil {
+		return nil, fmt.Errorf("%w: ticket for %s: %v", ErrRefused, sname, err)
+	}
+	id, err := a.identity(req.Authenticator.CName.NameString, req.Authenticator.CRealm, req.Ticket.DecryptedEncPart.EndTime)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}

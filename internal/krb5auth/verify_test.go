@@ -168,10 +168,13 @@ func TestMapFileRefusesBadLines(t *testing.T) {
 }
 
 // An AP-REQ seen once is refused the second time: one captured on plain
-// root:// cannot be replayed within the clock skew.
+// root:// cannot be replayed within the clock skew, by SPNEGO on https://
+// either, nor once the authenticator is made again (a restart).
 func TestVerifyAPReqRefusesReplay(t *testing.T) {
-	realm := newFakeRealm(t, xrdPrinc)
-	a, err := New(Config{Keytab: realm.ktFile, Principals: []string{xrdPrinc}, Realms: []Realm{{Name: "EXAMPLE.ORG"}}}, nil)
+	realm := newFakeRealm(t, xrdPrinc, httpPrinc)
+	cfg := Config{Keytab: realm.ktFile, Principals: []string{xrdPrinc, httpPrinc}, Realms: []Realm{{Name: "EXAMPLE.ORG"}},
+		ReplayCache: ReplayCacheFile(t.TempDir())}
+	a, err := New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,5 +184,28 @@ func TestVerifyAPReqRefusesReplay(t *testing.T) {
 	}
 	if _, err := a.VerifyAPReq(raw, "xrootd"); err == nil || !strings.Contains(err.Error(), "replay") {
 		t.Errorf("replayed AP-REQ: %v, want a replay refusal", err)
+	}
+	tk := aliceTicket()
+	tk.service = "HTTP/box.example.org"
+	neg := realm.negotiate(t, tk)
+	if _, err := a.VerifyNegotiate(neg); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.VerifyAPReq(realm.apReq(t, aliceTicket()), "xrootd"); err == nil {
+		t.Error("a closed authenticator accepted a credential")
+	}
+	b, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.VerifyAPReq(raw, "xrootd"); err == nil || !strings.Contains(err.Error(), "replay") {
+		t.Errorf("AP-REQ replayed after a restart: %v, want a replay refusal", err)
+	}
+	if _, err := b.VerifyNegotiate(neg); err == nil || !strings.Contains(err.Error(), "replay") {
+		t.Errorf("Negotiate token replayed after a restart: %v, want a replay refusal", err)
 	}
 }

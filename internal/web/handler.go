@@ -56,9 +56,11 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; connect-sr
 //
 // rec may be nil (no rate history). The snapshot shows file names and
 // user subjects only to a request v says is an operator's (v nil: to
-// nobody); a request whose token v refuses gets 401 (403 for a valid
-// identity that is no operator) with the reason. Any other path below
-// Prefix is 404, any other method 405.
+// nobody). A valid identity that is no operator gets what an anonymous
+// visitor gets, with the reason the names stay hidden: a user's token
+// sent along with the request takes nothing away. A request whose token
+// v refuses gets 401 with the reason. Any other path below Prefix is
+// 404, any other method 405.
 func Handler(src Source, rec *Recorder, v Viewer) http.Handler {
 	mux := http.NewServeMux()
 	for name, ctype := range assetTypes {
@@ -75,10 +77,14 @@ func Handler(src Source, rec *Recorder, v Viewer) http.Handler {
 		mux.Handle(pattern, a)
 	}
 	mux.HandleFunc("GET "+SnapshotPath, func(w http.ResponseWriter, r *http.Request) {
-		operator := ""
+		operator, hiddenWhy := "", ""
 		if v != nil {
 			var err error
-			if operator, err = v.Operator(r); err != nil {
+			operator, err = v.Operator(r)
+			switch {
+			case errors.Is(err, ErrNotOperator):
+				operator, hiddenWhy = "", err.Error()
+			case err != nil:
 				refuse(w, err)
 				return
 			}
@@ -86,6 +92,7 @@ func Handler(src Source, rec *Recorder, v Viewer) http.Handler {
 		snap := src.Snapshot()
 		if operator == "" {
 			snap.hideNames()
+			snap.NamesHiddenWhy = hiddenWhy
 		}
 		snap.Operator = operator
 		if rec != nil {
@@ -108,17 +115,13 @@ func Handler(src Source, rec *Recorder, v Viewer) http.Handler {
 	return secure(mux)
 }
 
-// refuse answers a snapshot request whose token does not make it an
-// operator's, with the reason as JSON for the page to show.
+// refuse answers a snapshot request whose token is refused, with the
+// reason as JSON for the page to show.
 func refuse(w http.ResponseWriter, err error) {
-	code := http.StatusForbidden
-	if !errors.Is(err, ErrNotOperator) {
-		code = http.StatusUnauthorized
-		w.Header().Set("WWW-Authenticate", `Bearer realm="sitebox dashboard", error="invalid_token"`)
-	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="sitebox dashboard", error="invalid_token"`)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
+	w.WriteHeader(http.StatusUnauthorized)
 	json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
 }
 

@@ -24,6 +24,9 @@ type Snapshot struct {
 	// NamesHidden says the snapshot was served to an anonymous visitor:
 	// file names and user subjects are left out (see Viewer).
 	NamesHidden bool `json:"names_hidden"`
+	// NamesHiddenWhy says why a request with a valid token still got the
+	// anonymous view (its identity is no operator's).
+	NamesHiddenWhy string `json:"names_hidden_why,omitempty"`
 	// Operator is who the names are shown to, when they are.
 	Operator   string      `json:"operator,omitempty"`
 	Box        BoxInfo     `json:"box"`

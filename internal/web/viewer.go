@@ -15,8 +15,8 @@ type Viewer interface {
 	// to be ("alice (https://issuer)"), "" with a nil error for a request
 	// without credentials, or an error saying why the credentials it
 	// carries do not make it an operator. An error wrapping
-	// ErrNotOperator is a valid identity that is no operator (403); any
-	// other a refused token (401).
+	// ErrNotOperator is a valid identity that is no operator (the
+	// anonymous view, with the reason); any other a refused token (401).
 	Operator(r *http.Request) (string, error)
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -254,6 +255,12 @@ print("same", len(want))
 			{"alg none", algNone(o.claims("eve", "", "storage.read:/store", nil)), "none", target},
 			{"scope for /store/tok/a used on /store/tok/ab", o.token(t, "eve", "", "storage.read:/store/tok/a"), "/store/tok/ab", target},
 			{"../ escaping a scope", o.forge(t, o.claims("eve", "", "storage.read:/store/tok/a/../ab", nil), nil), "..", target},
+			{"exp as a string", o.forge(t, o.claims("eve", "", "storage.read:/store", func(c jwt.MapClaims) {
+				c["exp"] = strconv.FormatInt(now.Add(time.Hour).Unix(), 10)
+			}), nil), "is not a NumericDate", target},
+			{"valid for ten years", o.forge(t, o.claims("eve", "", "storage.read:/store", func(c jwt.MapClaims) {
+				c["exp"] = now.Add(10 * 365 * 24 * time.Hour).Unix()
+			}), nil), "max_token_lifetime", target},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {

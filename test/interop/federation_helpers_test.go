@@ -139,7 +139,8 @@ func approveAdvertising(t *testing.T, file, conf string) {
 }
 
 // approveJoin runs join with args and approves its request at the
-// director with config dirConf (extra: approve's flags).
+// director with config dirConf (extra: approve's flags), without asking
+// (--yes) and for a test federation on this machine (--allow-loopback).
 func approveJoin(t *testing.T, joinArgs []string, dirConf string, extra ...string) string {
 	t.Helper()
 	cmd := exec.Command(siteboxBin, joinArgs...)
@@ -150,7 +151,7 @@ func approveJoin(t *testing.T, joinArgs []string, dirConf string, extra ...strin
 	if err != nil || len(fields) != 4 {
 		t.Fatalf("sitebox %s: %v\n%s%s", strings.Join(joinArgs, " "), err, out, stderr.String())
 	}
-	ok, _ := run(t, false, siteboxBin, append([]string{"federation", "approve", fields[3], "--config", dirConf}, extra...)...)
+	ok, _ := run(t, false, siteboxBin, append([]string{"federation", "approve", fields[3], "--config", dirConf, "--yes", "--allow-loopback"}, extra...)...)
 	return ok
 }
 

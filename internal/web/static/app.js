@@ -187,7 +187,7 @@
   // Authorization header; "#token=…" in the address (never sent to the
   // box) is taken into sessionStorage and removed from the address bar.
   const TOKEN_KEY = 'sitebox-dashboard-token';
-  let refusal = ''; // why the box refused the last token
+  let refusal = ''; // why the last token sent showed no names
   function token() { return sessionStorage.getItem(TOKEN_KEY) || ''; }
   function takeTokenFromAddress() {
     const m = /(?:^#|&)token=([^&]*)/.exec(location.hash);
@@ -202,7 +202,7 @@
       add(text, el('span', '', 'File names and user names are hidden from anonymous visitors. ' +
         'An operator (listed as [[auth.operator]] in the box\'s configuration) sees them: ' +
         'paste an operator\'s token — it stays in this browser tab and is sent to this box only.'));
-      if (refusal) add(text, el('span', 'refused', ' Token refused: ' + refusal));
+      if (refusal) add(text, el('span', 'refused', ' ' + refusal));
     } else {
       add(text, el('span', '', 'Names shown to operator ' + (s.operator || '') + '.'));
     }
@@ -314,18 +314,24 @@
   }
   // fetchSnapshot asks with the operator token, if any; a refused token
   // is forgotten (its reason shown) and the snapshot asked for again
-  // without it.
+  // without it. A valid token that is no operator's gets the anonymous
+  // view with the reason: it is forgotten too, as it shows nothing more.
   async function fetchSnapshot() {
     const tok = token();
     const resp = await fetch('api/snapshot', { cache: 'no-store', headers: tok ? { Authorization: 'Bearer ' + tok } : {} });
-    if (tok && (resp.status === 401 || resp.status === 403)) {
+    if (tok && resp.status === 401) {
       const body = await resp.json().catch(() => ({}));
-      refusal = body.error || (resp.status + ' ' + resp.statusText);
+      refusal = 'Token refused: ' + (body.error || (resp.status + ' ' + resp.statusText));
       sessionStorage.removeItem(TOKEN_KEY);
       return fetchSnapshot();
     }
     if (!resp.ok) throw new Error(resp.status + ' ' + resp.statusText);
-    return resp.json();
+    const snap = await resp.json();
+    if (tok && snap.names_hidden_why) {
+      refusal = 'The token shows no names: ' + snap.names_hidden_why;
+      sessionStorage.removeItem(TOKEN_KEY);
+    }
+    return snap;
   }
   async function update() {
     try {
