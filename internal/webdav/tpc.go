@@ -154,7 +154,7 @@ func (h *Handler) tpcPull(w http.ResponseWriter, r *http.Request, name, src stri
 		sink.Abort(context.WithoutCancel(ctx))
 		return err
 	}
-	job := &tpc.Job{Src: source, Dst: sink, Streams: streams, Log: h.log}
+	job := &tpc.Job{Src: source, Dst: sink, Streams: streams, Buffers: h.cfg.CopyBuffers, Log: h.log}
 	h.runTPC(w, r, job, "pull", name, u)
 	return nil
 }
@@ -183,7 +183,7 @@ func (h *Handler) tpcPush(w http.ResponseWriter, r *http.Request, name, dest str
 		source.Close()
 		return err
 	}
-	job := &tpc.Job{Src: source, Dst: sink, Log: h.log}
+	job := &tpc.Job{Src: source, Dst: sink, Buffers: h.cfg.CopyBuffers, Log: h.log}
 	h.runTPC(w, r, job, "push", name, u)
 	return nil
 }
@@ -282,5 +282,5 @@ func (h *Handler) copyOne(ctx context.Context, name, to string) error {
 		source.Close()
 		return err
 	}
-	return (&tpc.Job{Src: source, Dst: sink, Log: h.log}).Run(ctx)
+	return (&tpc.Job{Src: source, Dst: sink, Buffers: h.cfg.CopyBuffers, Log: h.log}).Run(ctx)
 }

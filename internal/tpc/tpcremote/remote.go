@@ -129,6 +129,7 @@ func sink(ctx context.Context, u *remote.URL, opts remote.Options) (tpc.Sink, er
 	return tpc.Sink{
 		File:       f,
 		Sequential: true,
+		Cancel:     cancel,
 		Checksum:   func(ctx context.Context) (string, error) { return store.Checksum(ctx, c, u.Path, tpc.ChecksumAlgo) },
 		Commit: func(context.Context) error {
 			cancel()

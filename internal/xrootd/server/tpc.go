@@ -309,7 +309,11 @@ func (s *session) syncTPC(req *proto.Request, of *openFile) error {
 	d.mu.Unlock()
 	if err != nil {
 		s.log.Warn("tpc failed", "path", of.path, "source", d.src.Host+d.src.Path, "err", err)
-		return errorf(proto.ErrIOError, "tpc %s from %s: %v", of.path, d.src.Host+d.src.Path, err)
+		code := int32(proto.ErrIOError)
+		if errors.Is(err, tpc.ErrBuffersFull) {
+			code = proto.ErrOverloaded // the box's [tpc] buffer_memory: a later try may run
+		}
+		return errorf(code, "tpc %s from %s: %v", of.path, d.src.Host+d.src.Path, err)
 	}
 	s.log.Info("tpc done", "path", of.path, "source", d.src.Host+d.src.Path, "seconds", time.Since(start).Seconds())
 	return s.sendOK(req.Stream, nil)
@@ -322,7 +326,7 @@ func (s *session) runTPC(ctx context.Context, of *openFile) error {
 		d.sink.Abort(context.WithoutCancel(ctx))
 		return err
 	}
-	return (&tpc.Job{Src: source, Dst: d.sink, Streams: 4, Log: s.log}).Run(ctx)
+	return (&tpc.Job{Src: source, Dst: d.sink, Streams: 4, Buffers: s.srv.cfg.CopyBuffers, Log: s.log}).Run(ctx)
 }
 
 // closeTPC closes a destination handle; a copy that never ran is
