@@ -47,9 +47,22 @@ const ChecksumAlgo = "adler32"
 type Where struct {
 	Raw                string // the URL as given, for the Remote that parsed it
 	Scheme, Host, Path string
+	// TLS: the Remote reaches the server encrypted, and follows no
+	// redirect to a plain one.
+	TLS bool
 }
 
 func (w Where) String() string { return w.Scheme + "://" + w.Host + w.Path }
+
+// WithPeer returns ctx with its store.Request naming w as the other
+// server of the copy, for the calls that open the copy's local end
+// (LocalSource, LocalSink): the namespace policy then refuses a copy
+// that would move a protected namespace's bytes unencrypted.
+func WithPeer(ctx context.Context, w Where) context.Context {
+	r := *store.RequestFrom(ctx)
+	r.CopyPeer = &store.CopyPeer{URL: w.String(), TLS: w.TLS}
+	return store.WithRequest(ctx, &r)
+}
 
 // Remote reaches the other server of a copy. The box hands one to the
 // frontends (tpcremote.Dialer), so they never dial servers themselves;

@@ -259,7 +259,9 @@ func (s *session) openTPCDest(ctx context.Context, req *proto.Request, path stri
 	if err != nil {
 		return err
 	}
-	sink, _, err := tpc.LocalSink(ctx, s.srv.store, path, tpc.SinkOptions{Overwrite: opts&proto.OpenDelete != 0, MkParents: true, Owner: s}, s.log)
+	// The guard judges the target with the source's connection too: a
+	// protected namespace takes no data over plain root://.
+	sink, _, err := tpc.LocalSink(tpc.WithPeer(ctx, src), s.srv.store, path, tpc.SinkOptions{Overwrite: opts&proto.OpenDelete != 0, MkParents: true, Owner: s}, s.log)
 	if err != nil {
 		release()
 		return err
