@@ -18,7 +18,7 @@ func NewCopyBufferCollector(stats func() tpc.BudgetStats) prometheus.Collector {
 		inUse:   d("buffer_bytes", "Memory copies hold in buffers now."),
 		waiting: d("copies_waiting", "Copies waiting for buffer memory."),
 		refused: d("copies_refused_total", "Copies refused because buffer memory stayed in use by others."),
-		cut:     d("copies_cut_total", "Copies cut off because a 4 MiB chunk took over 30 s while others waited for buffer memory."),
+		cut:     d("chunks_cut_total", "Chunks cut off, each failing its copy, because they held their buffer over 30 s while copies waited for memory."),
 	}
 }
 

@@ -73,7 +73,7 @@ type Budget struct {
 
 	mu      sync.Mutex
 	used    int64
-	queue   []*seatWaiter  // in arrival order; see next
+	queue   []*seatWaiter  // in arrival order; grantLocked picks among them
 	seats   map[string]int // seats held, by client address
 	moving  map[*chunkRun]struct{}
 	refused uint64
@@ -104,7 +104,7 @@ type BudgetStats struct {
 	InUse   int64  // bytes held by copies now
 	Waiting int    // copies waiting for a seat
 	Refused uint64 // copies refused for want of memory so far
-	Cut     uint64 // copies cut off as too slow while others waited
+	Cut     uint64 // chunks cut off (each failing its copy) as too slow while others waited
 }
 
 // Stats returns a snapshot.

@@ -145,8 +145,8 @@ func TestHTTPTPCPullMemoryBounded(t *testing.T) {
 	if !strings.HasSuffix(out, "success: Created\n") || took > 45*time.Second {
 		t.Errorf("a copy during the attack: %q after %v, want success within the 30 s a stalled chunk may hold memory", out, took)
 	}
-	if cut := value(scrape(t, metrics), "sitebox_tpc_copies_cut_total", nil); cut < 1 {
-		t.Errorf("sitebox_tpc_copies_cut_total = %v after the attacker's chunks stalled", cut)
+	if cut := value(scrape(t, metrics), "sitebox_tpc_chunks_cut_total", nil); cut < 1 {
+		t.Errorf("sitebox_tpc_chunks_cut_total = %v after the attacker's chunks stalled", cut)
 	}
 	sameFile(t, filepath.Join(b.pools[0], "good.bin"), good)
 
