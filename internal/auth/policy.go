@@ -163,6 +163,9 @@ func (p *Policy) Check(r *store.Request, op, name string) error {
 		d.Cause = store.ErrInsecure
 		return d
 	}
+	if err := checkCopyPeer(r.CopyPeer, n); err != nil {
+		return err
+	}
 	id := r.Identity
 	if op == store.ScopeRead {
 		switch n.Read {
@@ -199,6 +202,29 @@ func (p *Policy) Check(r *store.Request, op, name string) error {
 		return err
 	}
 	return checkScope(id, op, name)
+}
+
+// checkCopyPeer refuses the local end of a third-party copy whose other
+// server is reached unencrypted when n is protected. Privacy: the bytes
+// never travel in clear. Integrity: a copy has no per-page checksums
+// (HTTP has none, and the box's root:// client reads with kXR_read), and
+// the adler32 it compares at the end comes over the same plain
+// connection, so only TLS keeps the bytes from being altered unseen.
+func checkCopyPeer(peer *store.CopyPeer, n Namespace) error {
+	if peer == nil || peer.TLS || n.Protection == LevelNone {
+		return nil
+	}
+	d := deny("%s requires %s: a third-party copy with %s would move its data unencrypted; use an https:// or roots:// URL for the other server",
+		n.Prefix, protectionName(n.Protection), peer.URL)
+	d.Cause = store.ErrInsecure
+	return d
+}
+
+func protectionName(l Level) string {
+	if l == LevelPrivacy {
+		return "TLS (privacy)"
+	}
+	return "integrity protection"
 }
 
 // checkVO requires one of the token's VOs to be in n.VOs, if set.

@@ -248,3 +248,42 @@ func TestScopesStayUnderBasePath(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyCopyPeer: the local end of a third-party copy in a privacy
+// or integrity namespace is refused when the other server is reached
+// unencrypted — whichever way the data goes, and over a client
+// connection with TLS — naming the server; over TLS it is judged as any
+// call. Unprotected namespaces do not care.
+func TestPolicyCopyPeer(t *testing.T) {
+	p := testPolicy(t)
+	user := ident(nil, "read:/", "create:/", "modify:/")
+	plain := &store.CopyPeer{URL: "http://other.example:8080/data/f"}
+	secure := &store.CopyPeer{URL: "https://other.example/data/f", TLS: true}
+	tests := []struct {
+		name string
+		peer *store.CopyPeer
+		path string
+		ok   bool
+	}{
+		{"privacy, plain peer", plain, "/store/secret/f", false},
+		{"privacy, root:// peer", &store.CopyPeer{URL: "root://other.example:1094//f"}, "/store/secret/f", false},
+		{"privacy, TLS peer", secure, "/store/secret/f", true},
+		{"integrity, plain peer", plain, "/store/integ/f", false},
+		{"integrity, TLS peer", secure, "/store/integ/f", true},
+		{"none, plain peer", plain, "/store/user/f", true},
+		{"privacy, no copy", nil, "/store/secret/f", true},
+	}
+	for _, tc := range tests {
+		for _, op := range []string{store.ScopeRead, store.ScopeCreate} {
+			t.Run(tc.name+" "+op, func(t *testing.T) {
+				err := p.Check(&store.Request{Identity: user, TLS: true, CopyPeer: tc.peer}, op, tc.path)
+				if (err == nil) != tc.ok {
+					t.Fatalf("Check: %v, want ok=%v", err, tc.ok)
+				}
+				if err != nil && (!errors.Is(err, store.ErrInsecure) || !strings.Contains(err.Error(), tc.peer.URL) || !strings.Contains(err.Error(), "https:// or roots://")) {
+					t.Errorf("refusal %q: want ErrInsecure naming %s and the way out", err, tc.peer.URL)
+				}
+			})
+		}
+	}
+}

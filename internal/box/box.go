@@ -26,6 +26,7 @@ import (
 	"sitebox/internal/krb5auth"
 	"sitebox/internal/metrics"
 	"sitebox/internal/store"
+	"sitebox/internal/tpc"
 	"sitebox/internal/web"
 )
 
@@ -47,6 +48,7 @@ type Box struct {
 	digest     atomic.Pointer[string] // of the config in force, advertised (a reload changes it)
 	prober     *fleet.Prober
 	transfers  *metrics.Transfers
+	copies     *tpc.Budget    // the memory of every copy's buffers, whichever frontend runs it
 	dirRates   *web.Recorder  // the director's decisions over time, for the dashboard
 	parts      []role         // started by Run
 	closers    []func() error // in the order to undo: the last first
@@ -101,6 +103,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 	if err = b.refuseJobReadable(); err != nil {
 		return nil, err
 	}
+	b.copies = tpc.NewBudget(cfg.TPC.BufferBytes(hostMemory()))
 	if err = b.buildOps(); err != nil {
 		return nil, err
 	}

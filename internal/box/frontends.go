@@ -95,7 +95,7 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		if b.tokens != nil {
 			rc.Tokens = b.tokens
 		}
-		rc.TPC, rc.AccessLog = tpcremote.Dialer{Allow: tpcAllow}, access
+		rc.TPC, rc.CopyBuffers, rc.AccessLog = tpcremote.Dialer{Allow: tpcAllow}, b.copies, access
 		b.withKerberos(&rc, nil)
 		fe.root = xrdserver.New(rc, st, b.log.With("component", strings.TrimSpace(what+"root")))
 	}
@@ -108,7 +108,7 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		if b.tokens != nil {
 			wc.Tokens = b.tokens
 		}
-		wc.TPC, wc.AccessLog = tpcremote.Dialer{Allow: tpcAllow}, access
+		wc.TPC, wc.CopyBuffers, wc.AccessLog = tpcremote.Dialer{Allow: tpcAllow}, b.copies, access
 		b.withKerberos(nil, &wc)
 		log := b.log.With("component", strings.TrimSpace(what+"https"))
 		h := webdav.New(wc, st, log)

@@ -31,6 +31,7 @@ func (b *Box) buildOps() error {
 	if b.jobs != nil {
 		reg.MustRegister(metrics.NewJobsCollector(b.jobs))
 	}
+	reg.MustRegister(metrics.NewCopyBufferCollector(b.copies.Stats))
 	b.transfers = metrics.NewTransfers(reg, b.namespaces())
 	b.admin = admin.New(reg, b.cache, b.log)
 	if b.director != nil {

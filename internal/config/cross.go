@@ -41,6 +41,7 @@ func (c *Config) crossProblems() []Problem {
 			}
 		}
 	}
+	ps = append(ps, c.protectedRouteProblems()...)
 	return append(ps, c.listenerClashes()...)
 }
 

@@ -1,6 +1,10 @@
 package config
 
-import "sitebox/internal/tpc/tpcallow"
+import (
+	"sitebox/internal/tpc"
+	"sitebox/internal/tpc/tpcallow"
+	"sitebox/internal/units"
+)
 
 // TPC holds the settings of third-party copies (HTTP-TPC COPY and
 // root:// TPC), whichever frontend receives them.
@@ -12,6 +16,12 @@ type TPC struct {
 	// as an address or range. Checked when connecting, after DNS. Default
 	// ["*"]: any public server; [] refuses every copy.
 	Allow []string `toml:"allow"`
+	// BufferMemory bounds the memory all copies of the box (HTTP-TPC pull
+	// and push, root:// TPC, WebDAV COPY within the box) hold in buffers
+	// at once ("512MiB"; at least 4MiB, one chunk). Default: a sixteenth
+	// of the machine's memory (or of the service's cgroup limit), between
+	// 64MiB and 1GiB.
+	BufferMemory string `toml:"buffer_memory"`
 }
 
 func (t *TPC) applyDefaults() {
@@ -28,4 +38,24 @@ func (t *TPC) Policy() *tpcallow.Policy {
 		return &tpcallow.Policy{}
 	}
 	return p
+}
+
+// BufferBytes is BufferMemory in bytes, or the default for a machine
+// with total bytes of memory (0: unknown) when it is not set.
+func (t *TPC) BufferBytes(total int64) int64 {
+	if n, err := units.ParseSize(t.BufferMemory); t.BufferMemory != "" && err == nil {
+		return n
+	}
+	return tpc.BufferMemoryFor(total)
+}
+
+func (t *TPC) validate(add func(key, format string, args ...any)) {
+	if _, err := tpcallow.Parse(t.Allow); err != nil {
+		add("tpc.allow", "%v", err)
+	}
+	if t.BufferMemory != "" {
+		if n, err := units.ParseSize(t.BufferMemory); err != nil || n < tpc.MinBudget {
+			add("tpc.buffer_memory", "%q is not a size of at least %s (one copy chunk)", t.BufferMemory, units.FormatSize(tpc.MinBudget))
+		}
+	}
 }

@@ -40,3 +40,36 @@ func TestTPCAllow(t *testing.T) {
 		t.Error("allow = [] allows a copy")
 	}
 }
+
+func TestTPCBufferMemory(t *testing.T) {
+	dir := t.TempDir()
+	base := "[[export]]\nprefix = \"/store\"\npools = [\"" + dir + "\"]\n"
+	c, _, err := Parse("site.toml", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ total, want int64 }{
+		{0, 256 << 20},        // unknown
+		{512 << 20, 64 << 20}, // small machine: the floor
+		{8 << 30, 512 << 20},  // a sixteenth
+		{256 << 30, 1 << 30},  // large machine: the ceiling
+	} {
+		if got := c.TPC.BufferBytes(tc.total); got != tc.want {
+			t.Errorf("default buffer memory with %d MiB: %d MiB, want %d MiB", tc.total>>20, got>>20, tc.want>>20)
+		}
+	}
+	c, _, err = Parse("site.toml", []byte(base+"\n[tpc]\nbuffer_memory = \"96MiB\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.TPC.BufferBytes(8 << 30); got != 96<<20 {
+		t.Errorf("buffer_memory = 96MiB gives %d", got)
+	}
+	for _, bad := range []string{"lots", "1MiB", "-5"} {
+		_, _, err = Parse("site.toml", []byte(base+"\n[tpc]\nbuffer_memory = \""+bad+"\"\n"))
+		var ps *Problems
+		if !errors.As(err, &ps) || len(ps.List) != 1 || ps.List[0].Key != "tpc.buffer_memory" || !strings.Contains(ps.List[0].Msg, bad) || !strings.Contains(ps.List[0].Msg, "4.0 MiB") {
+			t.Errorf("buffer_memory = %q: %v, want one problem naming it and the minimum", bad, err)
+		}
+	}
+}

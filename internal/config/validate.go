@@ -10,7 +10,6 @@ import (
 
 	"sitebox/internal/origin"
 	"sitebox/internal/problem"
-	"sitebox/internal/tpc/tpcallow"
 )
 
 // Validate returns every problem in c (with defaults applied or not). It
@@ -42,9 +41,7 @@ func (c *Config) Validate() []Problem {
 	if p := c.Server.AccessLog; p != "" && p != "stderr" && !filepath.IsAbs(p) {
 		add("server.access_log", "%q: give an absolute file path or \"stderr\"", p)
 	}
-	if _, err := tpcallow.Parse(c.TPC.Allow); err != nil {
-		add("tpc.allow", "%v", err)
-	}
+	c.TPC.validate(add)
 	if msg := checkAddr(c.Server.MetricsAddr); msg != "" {
 		add("server.metrics_addr", "%s", msg)
 	}

@@ -26,7 +26,8 @@ const DefaultMaxWait = 60 * time.Second
 
 // send makes one request, following redirects and waits by itself rather
 // than through http.Client: Go turns a 302 to PROPFIND into a GET, cannot
-// resend a streamed PUT body, and knows nothing of Retry-After. Headers
+// resend a streamed PUT body, and knows nothing of Retry-After. A client
+// made for https:// follows no redirect to plain http://. Headers
 // (Range, Depth, Want-Digest, If-None-Match) go to every hop; the bearer
 // token only to hops that keep it private and need it (tokenFor); a
 // redirect the client's RedirectTo refuses is never followed. The
@@ -57,6 +58,11 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 			drain(resp)
 			if err != nil || (next.Scheme != "https" && next.Scheme != "http") || next.Host == "" {
 				return nil, fmt.Errorf("%s %s: redirected to a bad Location %q", method, target, loc)
+			}
+			if f.base.Scheme == "https" && next.Scheme != "https" {
+				// What was asked over TLS stays over TLS: data and headers
+				// would otherwise travel in clear behind the caller's back.
+				return nil, fmt.Errorf("%w: %s %s: redirected from https:// to plain %s; refused", store.ErrPermission, method, redactString(target), redact(next))
 			}
 			if err := f.mayFollow(next); err != nil {
 				return nil, fmt.Errorf("%w: %s: %w", store.ErrPermission, method, err)

@@ -203,22 +203,38 @@ func TestRedirectOneHop(t *testing.T) {
 	}
 }
 
-// The token goes to https hops but never in clear to another http host.
-func TestTokenNotSentToPlainHTTPElsewhere(t *testing.T) {
+// A client made for https:// follows no redirect to plain http://: the
+// request (and its token, and a copy's data) would travel in clear. The
+// plain server sees nothing, and the refusal names where it pointed.
+func TestNoRedirectFromHTTPSToHTTP(t *testing.T) {
 	var rb recorder
 	b := httptest.NewServer(rb.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "nothing", http.StatusNotFound)
 	})))
 	t.Cleanup(b.Close)
 	a := tlsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, strings.Replace(b.URL, "127.0.0.1", "localhost", 1)+r.URL.Path, http.StatusTemporaryRedirect)
+		http.Redirect(w, r, strings.Replace(b.URL, "127.0.0.1", "localhost", 1)+r.URL.Path+"?authz=secret", http.StatusTemporaryRedirect)
 	}))
 	fs := client(t, a.URL, "tok123")
-	if _, err := fs.Stat(context.Background(), "/store/x"); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("stat: %v", err)
+	_, err := fs.Stat(context.Background(), "/store/x")
+	if !errors.Is(err, store.ErrPermission) || !strings.Contains(err.Error(), "from https:// to plain http://localhost") || strings.Contains(err.Error(), "secret") {
+		t.Fatalf("stat redirected to http: %v, want a refusal naming the plain URL without its query", err)
+	}
+	if len(rb.reqs) != 0 {
+		t.Fatalf("the plain server was asked: %q", rb.reqs)
+	}
+
+	// Between plain servers redirects are followed as before, without
+	// the token for another host.
+	c := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, strings.Replace(b.URL, "127.0.0.1", "localhost", 1)+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(c.Close)
+	if _, err := client(t, c.URL, "tok123").Stat(context.Background(), "/store/x"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("stat via a plain redirect: %v", err)
 	}
 	if !rb.saw("PROPFIND /store/x range= auth=") || rb.saw("PROPFIND /store/x range= auth=Bearer") {
-		t.Fatalf("token leaked to plain http: %q", rb.reqs)
+		t.Fatalf("token leaked to another plain host: %q", rb.reqs)
 	}
 }
 

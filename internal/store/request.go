@@ -38,6 +38,19 @@ type Request struct {
 	// namespace policy denies such a request with it rather than treat
 	// the client as anonymous.
 	AuthError error
+	// CopyPeer, when set, says the call opens the local end of a
+	// third-party copy: the file's bytes travel between the box and that
+	// server, not over the client's connection, so protected namespaces
+	// judge that leg too.
+	CopyPeer *CopyPeer
+}
+
+// CopyPeer is the other server of a third-party copy.
+type CopyPeer struct {
+	URL string // scheme://host/path, without its query (it may hold a token)
+	// TLS is set when the box reaches it encrypted (https://, davs://,
+	// roots://), redirects included.
+	TLS bool
 }
 
 // ClientVO is the VO a request acts for: an explicit ?vo=, else the

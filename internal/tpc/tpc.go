@@ -18,8 +18,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"sitebox/internal/store"
 )
 
@@ -28,7 +26,7 @@ import (
 const TempPrefix = ".sitebox-upload-"
 
 // chunk is the size of one read+write; each stream moves one chunk at a
-// time, so memory is streams × chunk.
+// time into a buffer held against the box's Budget.
 const chunk = 4 << 20
 
 // chunkTimeout bounds the move of one chunk, so a source or destination
@@ -49,9 +47,22 @@ const ChecksumAlgo = "adler32"
 type Where struct {
 	Raw                string // the URL as given, for the Remote that parsed it
 	Scheme, Host, Path string
+	// TLS: the Remote reaches the server encrypted, and follows no
+	// redirect to a plain one.
+	TLS bool
 }
 
 func (w Where) String() string { return w.Scheme + "://" + w.Host + w.Path }
+
+// WithPeer returns ctx with its store.Request naming w as the other
+// server of the copy, for the calls that open the copy's local end
+// (LocalSource, LocalSink): the namespace policy then refuses a copy
+// that would move a protected namespace's bytes unencrypted.
+func WithPeer(ctx context.Context, w Where) context.Context {
+	r := *store.RequestFrom(ctx)
+	r.CopyPeer = &store.CopyPeer{URL: w.String(), TLS: w.TLS}
+	return store.WithRequest(ctx, &r)
+}
 
 // Remote reaches the other server of a copy. The box hands one to the
 // frontends (tpcremote.Dialer), so they never dial servers themselves;
@@ -86,6 +97,9 @@ type Sink struct {
 	Sequential bool
 	// Checksum gives the written data's checksum once File is closed.
 	Checksum func(ctx context.Context) (string, error)
+	// Cancel, if set, makes a write blocked on File return (an upload to
+	// a server that stopped reading); the copy then fails.
+	Cancel func()
 	// Commit makes the data visible under the final name (after Close).
 	Commit func(ctx context.Context) error
 	// Abort discards whatever was written (closing File if still open);
@@ -102,6 +116,9 @@ type Job struct {
 	Src     Source
 	Dst     Sink
 	Streams int
+	// Buffers is the box's budget for copy buffers, shared by every
+	// copy; a Job without one fails.
+	Buffers *Budget
 	Log     *slog.Logger
 	moved   atomic.Int64
 }
@@ -143,39 +160,27 @@ func (j *Job) Run(ctx context.Context) (err error) {
 	return err
 }
 
-// copy moves the data with Streams workers over disjoint chunks, or in
-// order when the sink needs it.
-func (j *Job) copy(ctx context.Context) error {
-	streams := min(max(j.Streams, 1), MaxStreams)
-	if j.Dst.Sequential {
-		streams = 1
+// moveChunk copies [off, off+chunk) of the source, short at the end,
+// within chunkTimeout, or less when the budget cuts it off (cutStale).
+func (j *Job) moveChunk(ctx context.Context, buf []byte, off int64) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	ctx, stop := context.WithTimeout(ctx, chunkTimeout)
+	defer stop()
+	defer j.Buffers.track(cancel)()
+	if j.Dst.Cancel != nil {
+		// A write blocked on a destination that stopped taking data
+		// returns when the sink is cancelled.
+		defer context.AfterFunc(ctx, j.Dst.Cancel)()
 	}
-	var next atomic.Int64
-	g, gctx := errgroup.WithContext(ctx)
-	for range streams {
-		g.Go(func() error {
-			buf := make([]byte, min(chunk, max(j.Src.Size, 1)))
-			for {
-				if err := gctx.Err(); err != nil {
-					return err
-				}
-				off := next.Add(chunk) - chunk
-				if off >= j.Src.Size {
-					return nil
-				}
-				if err := j.moveChunk(gctx, buf, off); err != nil {
-					return err
-				}
-			}
-		})
+	err := j.readWrite(ctx, buf, off)
+	if cause := context.Cause(ctx); err != nil && errors.Is(cause, ErrTooSlow) {
+		return fmt.Errorf("%w (at %d)", cause, off)
 	}
-	return g.Wait()
+	return err
 }
 
-// moveChunk copies [off, off+chunk) of the source, short at the end.
-func (j *Job) moveChunk(ctx context.Context, buf []byte, off int64) error {
-	ctx, cancel := context.WithTimeout(ctx, chunkTimeout)
-	defer cancel()
+func (j *Job) readWrite(ctx context.Context, buf []byte, off int64) error {
 	want := int(min(int64(len(buf)), j.Src.Size-off))
 	var n int
 	var err error

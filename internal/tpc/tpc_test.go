@@ -80,7 +80,7 @@ func TestCopy(t *testing.T) {
 			if existed != tc.exists {
 				t.Errorf("existed %v, want %v", existed, tc.exists)
 			}
-			err = (&tpc.Job{Src: src, Dst: sink, Streams: tc.streams}).Run(ctx)
+			err = (&tpc.Job{Src: src, Dst: sink, Streams: tc.streams, Buffers: tpc.NewBudget(64 << 20)}).Run(ctx)
 			got, rerr := os.ReadFile(filepath.Join(dir, "out", tc.name))
 			if tc.wantErr {
 				if err == nil {
@@ -124,7 +124,7 @@ func TestChecksumMismatchAborts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := (&tpc.Job{Src: src, Dst: sink}).Run(ctx); !errors.Is(err, tpc.ErrChecksum) {
+	if err := (&tpc.Job{Src: src, Dst: sink, Buffers: tpc.NewBudget(64 << 20)}).Run(ctx); !errors.Is(err, tpc.ErrChecksum) {
 		t.Fatalf("err %v, want ErrChecksum", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "dst")); err == nil {

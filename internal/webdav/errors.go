@@ -6,12 +6,18 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 
 	"sitebox/internal/cksum"
 	"sitebox/internal/store"
+	"sitebox/internal/tpc"
 	"sitebox/internal/tpc/tpcallow"
 )
+
+// copyRetryAfter is the Retry-After (seconds) of a copy refused for want
+// of buffer memory: about the time copies take to give some back.
+const copyRetryAfter = 30
 
 // httpError carries a status for failures that are not store errors (bad
 // headers, refused methods). Its message goes to the client as is.
@@ -66,6 +72,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, store.ErrDown):
 		return http.StatusServiceUnavailable // a director's answer, naming the server
+	case errors.Is(err, tpc.ErrBuffersFull):
+		return http.StatusServiceUnavailable // a copy refused for want of memory: later it may run
 	case errors.Is(err, store.ErrUnavailable):
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
 			return http.StatusGatewayTimeout
@@ -118,6 +126,9 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if code == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", allowed)
+	}
+	if errors.Is(err, tpc.ErrBuffersFull) {
+		w.Header().Set("Retry-After", strconv.Itoa(copyRetryAfter))
 	}
 	http.Error(w, message(err, code), code)
 }

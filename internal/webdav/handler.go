@@ -40,6 +40,11 @@ type Config struct {
 	// Source: or a Destination: elsewhere). Nil: such copies are refused
 	// with 400, from which gfal2 falls back to streaming.
 	TPC tpc.Remote
+	// CopyBuffers bounds the memory of the copies this handler runs
+	// (third-party and within the store); the box gives every frontend
+	// the same one, so the bound is box-wide. Nil: a budget of this
+	// handler's own (tpc.BufferMemoryFor(0)).
+	CopyBuffers *tpc.Budget
 }
 
 // Handler is an http.Handler over a store. Safe for concurrent use.
@@ -57,6 +62,9 @@ func New(cfg Config, st store.Store, log *slog.Logger) *Handler {
 	}
 	if cfg.BodyTimeout <= 0 {
 		cfg.BodyTimeout = defaultBodyTimeout
+	}
+	if cfg.CopyBuffers == nil {
+		cfg.CopyBuffers = tpc.NewBudget(tpc.BufferMemoryFor(0))
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -169,8 +169,12 @@ func (p *Policy) CheckAddr(host string, a netip.Addr) error {
 }
 
 // special names the kind of address a that is not public unicast, or
-// returns "".
+// returns "". An IPv6 address that carries an IPv4 one the kernel, a
+// tunnel or a gateway would deliver to (IPv4-mapped, IPv4-compatible,
+// IPv4-translated, NAT64, 6to4, Teredo) is judged by that IPv4 address
+// too, so [::127.0.0.1] is loopback as 127.0.0.1 is.
 func special(a netip.Addr) string {
+	a = a.Unmap()
 	switch {
 	case a.IsLoopback():
 		return "loopback"
@@ -183,22 +187,51 @@ func special(a netip.Addr) string {
 	case a.IsMulticast() || a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast():
 		return "multicast"
 	}
+	for _, e := range embedded {
+		if !e.pfx.Contains(a) {
+			continue
+		}
+		for _, v4 := range e.v4(a.As16()) {
+			if kind := special(v4); kind != "" {
+				return kind + " (through " + e.via + ")"
+			}
+		}
+		if e.never {
+			return e.via
+		}
+	}
 	for _, r := range reserved {
 		if r.pfx.Contains(a) {
 			return r.kind
 		}
 	}
-	if nat64.Contains(a) {
-		// A NAT64 gateway turns 64:ff9b::a.b.c.d into a.b.c.d: judge that.
-		b := a.As16()
-		if kind := special(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})); kind != "" {
-			return kind + " (through NAT64)"
-		}
-	}
 	return ""
 }
 
-var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+// embedded are the IPv6 forms that carry an IPv4 address. never marks
+// the forms that are no public address whatever they carry: the
+// deprecated IPv4-compatible form (which the kernel sends through a
+// tunnel to the IPv4 address) and SIIT's translated form.
+var embedded = []struct {
+	pfx   netip.Prefix
+	via   string
+	never bool
+	v4    func(b [16]byte) []netip.Addr
+}{
+	{netip.MustParsePrefix("::/96"), "an IPv4-compatible address", true, last4},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "an IPv4-translated address", true, last4},
+	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64", false, last4},
+	{netip.MustParsePrefix("2002::/16"), "6to4", false, func(b [16]byte) []netip.Addr {
+		return []netip.Addr{netip.AddrFrom4([4]byte(b[2:6]))}
+	}},
+	{netip.MustParsePrefix("2001::/32"), "Teredo", false, func(b [16]byte) []netip.Addr {
+		// The Teredo server's address, then the client's, stored inverted.
+		client := [4]byte{^b[12], ^b[13], ^b[14], ^b[15]}
+		return []netip.Addr{netip.AddrFrom4([4]byte(b[4:8])), netip.AddrFrom4(client)}
+	}},
+}
+
+func last4(b [16]byte) []netip.Addr { return []netip.Addr{netip.AddrFrom4([4]byte(b[12:16]))} }
 
 // reserved are further ranges that are not the public Internet
 // (RFC 6890 and its updates).
@@ -213,6 +246,8 @@ var reserved = []struct {
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "local NAT64"},
 	{netip.MustParsePrefix("fec0::/10"), "site-local"},
+	{netip.MustParsePrefix("100::/64"), "discard-only"},
+	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
 }
 
 // DialContext connects as net.Dialer does after checking the host name,

@@ -119,3 +119,72 @@ func TestSpecialAddresses(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbeddedIPv4 covers every IPv6 form a dialer would deliver to an
+// IPv4 address: each that carries a special IPv4 address is that kind,
+// at CheckHost (a literal in the URL) and at CheckAddr (what a name
+// resolved to), and the refusal says which kind.
+func TestEmbeddedIPv4(t *testing.T) {
+	refusedForms := map[string]string{
+		"::ffff:127.0.0.1":                     "loopback",   // IPv4-mapped
+		"::127.0.0.1":                          "loopback",   // IPv4-compatible (deprecated)
+		"::7f00:1":                             "loopback",   // the same, written in hex
+		"::10.0.0.5":                           "private",    // IPv4-compatible
+		"::169.254.169.254":                    "link-local", // cloud metadata, IPv4-compatible
+		"::8.8.8.8":                            "IPv4-compatible",
+		"::ffff:0:127.0.0.1":                   "loopback", // IPv4-translated (SIIT)
+		"::ffff:0:8.8.8.8":                     "IPv4-translated",
+		"64:ff9b::127.0.0.1":                   "loopback", // NAT64
+		"64:ff9b::10.0.0.5":                    "private",
+		"2002:7f00:1::1":                       "loopback", // 6to4 of 127.0.0.1
+		"2002:a9fe:a9fe::1":                    "link-local",
+		"2001:0:7f00:1::":                      "loopback", // Teredo server 127.0.0.1
+		"2001:0:4136:e378:8000:63bf:f5ff:fffa": "private",  // Teredo client 10.0.0.5 (inverted)
+		"100::1":                               "discard-only",
+		"2001:db8::1":                          "documentation",
+	}
+	p, _ := Parse([]string{"*"})
+	for addr, kind := range refusedForms {
+		err := p.CheckHost("[" + addr + "]:1094")
+		if err == nil || !strings.Contains(err.Error(), kind) {
+			t.Errorf("CheckHost([%s]): %v, want a refusal naming %q", addr, err, kind)
+		}
+		err = p.CheckAddr("data.example.org", netip.MustParseAddr(addr))
+		if err == nil || !strings.Contains(err.Error(), kind) || !strings.Contains(err.Error(), "data.example.org is at") {
+			t.Errorf("CheckAddr(data.example.org, %s): %v, want a refusal naming the host and %q", addr, err, kind)
+		}
+	}
+	// Forms that carry a public IPv4 address, through a gateway or tunnel
+	// that reaches the Internet, stay public.
+	for _, addr := range []string{"::ffff:8.8.8.8", "64:ff9b::8.8.8.8", "2002:808:808::1", "2001:0:4136:e378:8000:63bf:f7f7:f7f7"} {
+		if err := p.CheckHost("[" + addr + "]:1094"); err != nil {
+			t.Errorf("CheckHost([%s]): %v, want allowed (public)", addr, err)
+		}
+	}
+	// A listed range opens its own addresses only: 127.0.0.0/8 is not
+	// ::127.0.0.1.
+	p, _ = Parse([]string{"*", "127.0.0.0/8"})
+	if err := p.CheckHost("[::ffff:127.0.0.1]:1094"); err != nil {
+		t.Errorf("mapped 127.0.0.1 with 127.0.0.0/8 listed: %v", err)
+	}
+	if err := p.CheckHost("[::127.0.0.1]:1094"); err == nil {
+		t.Error("IPv4-compatible ::127.0.0.1 allowed by 127.0.0.0/8")
+	}
+}
+
+// TestDialRefusesEmbeddedLoopback dials the forms through DialContext,
+// which judges the address the kernel is asked to connect to.
+func TestDialRefusesEmbeddedLoopback(t *testing.T) {
+	p, _ := Parse([]string{"*"})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, host := range []string{"[::127.0.0.1]", "[::ffff:127.0.0.1]", "[::ffff:0:127.0.0.1]", "[2002:7f00:1::1]", "127.0.0.1."} {
+		c, err := p.DialContext(ctx, "tcp", host+":1")
+		if c != nil {
+			c.Close()
+		}
+		if !errors.Is(err, ErrRefused) {
+			t.Errorf("dial %s: %v, want a refusal", host, err)
+		}
+	}
+}

@@ -34,7 +34,7 @@ func (d Dialer) Parse(raw string) (tpc.Where, error) {
 	if err := d.allow().CheckHost(u.Host); err != nil {
 		return tpc.Where{}, err
 	}
-	return tpc.Where{Raw: raw, Scheme: u.Scheme, Host: u.Host, Path: u.Path}, nil
+	return tpc.Where{Raw: raw, Scheme: u.Scheme, Host: u.Host, Path: u.Path, TLS: remote.Encrypted(u.Scheme)}, nil
 }
 
 func (d Dialer) allow() *tpcallow.Policy {
@@ -129,6 +129,7 @@ func sink(ctx context.Context, u *remote.URL, opts remote.Options) (tpc.Sink, er
 	return tpc.Sink{
 		File:       f,
 		Sequential: true,
+		Cancel:     cancel,
 		Checksum:   func(ctx context.Context) (string, error) { return store.Checksum(ctx, c, u.Path, tpc.ChecksumAlgo) },
 		Commit: func(context.Context) error {
 			cancel()

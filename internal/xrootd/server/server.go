@@ -42,6 +42,10 @@ type Config struct {
 	// the destination of. Nil: such copies are refused and query config
 	// answers tpc 0.
 	TPC tpc.Remote
+	// CopyBuffers bounds the memory of the copies this server runs; the
+	// box gives every frontend the same one, so the bound is box-wide.
+	// Nil: a budget of this server's own (tpc.BufferMemoryFor(0)).
+	CopyBuffers *tpc.Budget
 	// MaxReadChunk is the size of the pooled transfer buffers and so the
 	// largest data frame of a buffered read, pgread or readv response;
 	// bigger reads go out as several frames (kXR_oksofar or partial
@@ -139,6 +143,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxBufferMemory <= 0 {
 		c.MaxBufferMemory = 32 << 20
+	}
+	if c.CopyBuffers == nil {
+		c.CopyBuffers = tpc.NewBudget(tpc.BufferMemoryFor(0))
 	}
 	if c.ServerName == "" {
 		c.ServerName = "sitebox"

@@ -259,7 +259,9 @@ func (s *session) openTPCDest(ctx context.Context, req *proto.Request, path stri
 	if err != nil {
 		return err
 	}
-	sink, _, err := tpc.LocalSink(ctx, s.srv.store, path, tpc.SinkOptions{Overwrite: opts&proto.OpenDelete != 0, MkParents: true, Owner: s}, s.log)
+	// The guard judges the target with the source's connection too: a
+	// protected namespace takes no data over plain root://.
+	sink, _, err := tpc.LocalSink(tpc.WithPeer(ctx, src), s.srv.store, path, tpc.SinkOptions{Overwrite: opts&proto.OpenDelete != 0, MkParents: true, Owner: s}, s.log)
 	if err != nil {
 		release()
 		return err
@@ -309,7 +311,11 @@ func (s *session) syncTPC(req *proto.Request, of *openFile) error {
 	d.mu.Unlock()
 	if err != nil {
 		s.log.Warn("tpc failed", "path", of.path, "source", d.src.Host+d.src.Path, "err", err)
-		return errorf(proto.ErrIOError, "tpc %s from %s: %v", of.path, d.src.Host+d.src.Path, err)
+		code := int32(proto.ErrIOError)
+		if errors.Is(err, tpc.ErrBuffersFull) {
+			code = proto.ErrOverloaded // the box's [tpc] buffer_memory: a later try may run
+		}
+		return errorf(code, "tpc %s from %s: %v", of.path, d.src.Host+d.src.Path, err)
 	}
 	s.log.Info("tpc done", "path", of.path, "source", d.src.Host+d.src.Path, "seconds", time.Since(start).Seconds())
 	return s.sendOK(req.Stream, nil)
@@ -322,7 +328,7 @@ func (s *session) runTPC(ctx context.Context, of *openFile) error {
 		d.sink.Abort(context.WithoutCancel(ctx))
 		return err
 	}
-	return (&tpc.Job{Src: source, Dst: d.sink, Streams: 4, Log: s.log}).Run(ctx)
+	return (&tpc.Job{Src: source, Dst: d.sink, Streams: 4, Buffers: s.srv.cfg.CopyBuffers, Log: s.log}).Run(ctx)
 }
 
 // closeTPC closes a destination handle; a copy that never ran is
