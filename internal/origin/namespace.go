@@ -276,7 +276,7 @@ func (mv *renamePlan) do() error {
 	root := mv.src.dirRoot()
 	if mv.parentRel2 != "." {
 		// The parent exists in the merged namespace, perhaps not here.
-		if err := mkdirAllNoLinks(root, mv.parentRel2, withoutOthers(0o755)); err != nil {
+		if err := mkdirAllNoLinks(root, mv.parentRel2, newDirMode(0o755)); err != nil {
 			return wrap("mv", mv.to, childOf(err))
 		}
 	}

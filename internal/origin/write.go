@@ -18,6 +18,13 @@ import (
 // holds whatever the process umask, which can only take bits away.
 func withoutOthers(perm fs.FileMode) fs.FileMode { return perm.Perm() &^ 0o007 }
 
+// newFileMode and newDirMode are the modes the origin gives what it
+// creates: the client's, with the owner's rights added as xrootd adds
+// them (read and write on a file, everything on a directory: a directory
+// made rw-r--r-- could hold nothing) and none for others.
+func newFileMode(perm fs.FileMode) fs.FileMode { return withoutOthers(perm | 0o600) }
+func newDirMode(perm fs.FileMode) fs.FileMode  { return withoutOthers(perm | 0o700) }
+
 // writable resolves name for a change, refusing read-only exports and the
 // virtual directories above the exports.
 func (o *Origin) writable(op, name string) (string, *export, string, error) {
@@ -47,7 +54,7 @@ func (o *Origin) Create(ctx context.Context, name string, opts store.CreateOptio
 	if perm == 0 {
 		perm = 0o644
 	}
-	perm = withoutOthers(perm)
+	perm = newFileMode(perm)
 	p, fi, err := ex.findNoLinks(rel)
 	switch {
 	case err == nil && fi.IsDir():
@@ -88,7 +95,7 @@ func (o *Origin) createNew(ex *export, name, rel string, perm fs.FileMode, mkPar
 	if parent != "." {
 		// The parent exists in the merged namespace (or MkParents asked for
 		// it) but perhaps not on the chosen pool.
-		if err := mkdirAllNoLinks(p.dirRoot(), parent, withoutOthers(0o755)); err != nil {
+		if err := mkdirAllNoLinks(p.dirRoot(), parent, newDirMode(0o755)); err != nil {
 			return nil, wrap("create", name, childOf(err))
 		}
 	}
@@ -150,7 +157,7 @@ func (o *Origin) Mkdir(ctx context.Context, name string, perm fs.FileMode, paren
 			return wrap("mkdir", name, childOf(err))
 		}
 	}
-	return wrap("mkdir", name, mkdirAllNoLinks(ex.emptiest().dirRoot(), rel, withoutOthers(perm.Perm())))
+	return wrap("mkdir", name, mkdirAllNoLinks(ex.emptiest().dirRoot(), rel, newDirMode(perm)))
 }
 
 // LockWriter implements store.WriterLocker: one writer per file for

@@ -184,9 +184,9 @@ func createOptions(mode, opts uint16) store.CreateOptions {
 	default:
 		co.Update = true
 	}
-	if co.Perm == 0 {
-		co.Perm = 0o644
-	}
+	// The owner may always read and write what it creates, as xrootd
+	// adds those bits: a raw client's mode 0 makes an rw------- file.
+	co.Perm |= 0o600
 	return co
 }
 
