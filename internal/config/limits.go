@@ -29,6 +29,7 @@ func (c *Config) validateLimits() []Problem {
 	for _, d := range []struct{ key, v string }{
 		{"root.request_timeout", c.Root.RequestTimeout},
 		{"root.write_timeout", c.Root.WriteTimeout},
+		{"root.idle_timeout", c.Root.IdleTimeout},
 		{"https.header_timeout", c.HTTPS.HeaderTimeout},
 		{"https.body_timeout", c.HTTPS.BodyTimeout},
 	} {

@@ -45,6 +45,10 @@ type Settings struct {
 	// WriteTimeout is how long a client may leave an answer unread before
 	// it is disconnected, freeing the buffer it holds (default "1m").
 	WriteTimeout string `toml:"write_timeout"`
+	// IdleTimeout is how long a session may hold no open file and have no
+	// request in flight before it is closed (see Config.IdleTimeout for
+	// the default).
+	IdleTimeout string `toml:"idle_timeout"`
 	// DrainRedirect (root://host:port) is where this server sends new
 	// requests while it drains on a graceful stop: the director it
 	// belongs to. Unset: the root:// address the director in [advertise]
@@ -67,7 +71,8 @@ func (r *Settings) Defaults() {
 // Config is the server's Config for these settings (limits and timeouts;
 // the box adds the rest). Durations have been validated; one unset is 0.
 func (r *Settings) Config() Config {
-	return Config{RequestTimeout: duration(r.RequestTimeout), WriteTimeout: duration(r.WriteTimeout), DrainTo: drainHost(r.DrainRedirect),
+	return Config{RequestTimeout: duration(r.RequestTimeout), WriteTimeout: duration(r.WriteTimeout), IdleTimeout: duration(r.IdleTimeout),
+		DrainTo: drainHost(r.DrainRedirect),
 		Limits: Limits{Sessions: r.MaxSessions, SessionsPerClient: r.MaxSessionsPerClient,
 			OpenFiles: r.MaxOpenFiles, OpenFilesPerClient: r.MaxOpenFilesPerClient, OpenFilesPerSession: r.MaxOpenFilesPerSession,
 			SubstreamsPerSession: r.MaxSubstreamsPerSession}}
