@@ -98,6 +98,19 @@ func (t *fileTable) count() int {
 	return len(t.files)
 }
 
+// summary returns how many files are open and whether all of them are
+// open for reading only.
+func (t *fileTable) summary() (n int, readOnly bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, f := range t.files {
+		if f.w != nil {
+			return len(t.files), false
+		}
+	}
+	return len(t.files), true
+}
+
 func (t *fileTable) add(f *openFile) ([4]byte, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -105,7 +118,7 @@ func (t *fileTable) add(f *openFile) ([4]byte, error) {
 		t.files = map[uint32]*openFile{}
 	}
 	if exceeds(len(t.files), t.max) {
-		return [4]byte{}, &limitError{"open files", inSession, t.max}
+		return [4]byte{}, &limitError{whatFiles, inSession, t.max}
 	}
 	for t.files[t.next] != nil {
 		t.next++

@@ -195,11 +195,11 @@ func createOptions(mode, opts uint16) store.CreateOptions {
 // file (doClose, the session's end) does too.
 func (s *session) reserveFile() (release func(), err error) {
 	if n := s.files.count(); exceeds(n, s.files.max) {
-		le := &limitError{"open files", inSession, s.files.max}
-		s.srv.limits.refusedSession(s.clientIP, le)
+		le := &limitError{whatFiles, inSession, s.files.max}
+		s.srv.limits.refuse(s.clientIP, le)
 		return nil, le
 	}
-	if err := s.srv.limits.addFile(s.clientIP); err != nil {
+	if err := s.srv.admitFile(s); err != nil {
 		return nil, err
 	}
 	return func() { s.srv.limits.dropFile(s.clientIP) }, nil

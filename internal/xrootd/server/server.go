@@ -111,9 +111,13 @@ type Config struct {
 	// (default 30 seconds).
 	HandshakeTimeout time.Duration
 	// IdleTimeout closes a connection that has no open files and no
-	// requests in flight for this long (default 20 minutes, longer than
-	// the XRootD client's own 5-minute idle disconnect), so abandoned
-	// connections do not hold descriptors for ever.
+	// requests in flight for this long, so abandoned connections do not
+	// hold descriptors for ever; a connection whose files, all open for
+	// reading, have been untouched this long may be closed when others
+	// need its place (reclaim.go). Default 6 minutes (21 for a Manager):
+	// a minute longer than the XRootD client keeps a connection it does
+	// not use (XrdCl's DataServerTTL of 5 minutes; LoadBalancerTTL, 20,
+	// for a redirector), so that the client closes it first.
 	IdleTimeout time.Duration
 	// AccessLog takes one line per file, from open to close. Nil: none.
 	AccessLog accesslog.Sink
@@ -124,6 +128,10 @@ type Config struct {
 	// DrainWait is the kXR_wait a draining server answers with when it
 	// has no DrainTo (default 3 s).
 	DrainWait time.Duration
+	// setupGrace is how long a new session is safe from being closed for
+	// a newcomer from its own address (default defaultSetupGrace; tests
+	// shorten it).
+	setupGrace time.Duration
 }
 
 func (c *Config) defaults() {
@@ -157,10 +165,16 @@ func (c *Config) defaults() {
 		c.HandshakeTimeout = 30 * time.Second
 	}
 	if c.IdleTimeout <= 0 {
-		c.IdleTimeout = 20 * time.Minute
+		c.IdleTimeout = defaultIdleTimeout
+		if c.Manager {
+			c.IdleTimeout = defaultManagerIdleTimeout
+		}
 	}
 	if c.DrainWait <= 0 {
 		c.DrainWait = defaultDrainWait
+	}
+	if c.setupGrace <= 0 {
+		c.setupGrace = defaultSetupGrace
 	}
 }
 
@@ -180,11 +194,18 @@ type Server struct {
 	tpc      tpcGrants  // root:// third-party copy grants (tpc.go)
 	prepIDs  prepareIDs // request ids of prepare -s (stats.go)
 
+	// reclaimMu lets one open at a time close silent sessions to make
+	// room for it (reclaim.go).
+	reclaimMu sync.Mutex
+
 	mu       sync.Mutex
 	ln       net.Listener
 	sessions map[*session]struct{}
-	closed   bool
-	wg       sync.WaitGroup
+	// noSilentBefore is when the next session may have been silent for
+	// the idle timeout, the earliest (reclaim.go).
+	noSilentBefore time.Time
+	closed         bool
+	wg             sync.WaitGroup
 	// draining is set by Drain: new work is diverted (drain.go).
 	draining atomic.Bool
 	// drainTo is where a draining server sends new requests (host:port;
@@ -243,7 +264,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		delay = 0
 		sess := newSession(s, c)
-		if err := s.limits.addSession(sess.clientIP); err != nil {
+		if err := s.admit(sess); err != nil {
 			select {
 			case s.refusing <- struct{}{}:
 				sess.refusal = err
@@ -277,6 +298,14 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
+// The default idle timeouts: a minute longer than XrdCl keeps an unused
+// connection to a data server (DataServerTTL, 300 s) and to a redirector
+// (LoadBalancerTTL, 1200 s).
+const (
+	defaultIdleTimeout        = 6 * time.Minute
+	defaultManagerIdleTimeout = 21 * time.Minute
+)
+
 // maxRefusing bounds the connections being refused at once (see refuse).
 const maxRefusing = 64
 
@@ -285,6 +314,9 @@ func (s *Server) endSession(sess *session) {
 	if sess.refusal != nil {
 		<-s.refusing
 		return
+	}
+	if sess.evicted.Load() {
+		return // its place was given back when it was closed (reclaim.go)
 	}
 	s.limits.dropSession(sess.clientIP)
 }
