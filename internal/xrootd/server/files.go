@@ -41,6 +41,9 @@ type openFile struct {
 	// unlock gives back the writer lock of a file opened for writing
 	// (writers.go).
 	unlock func()
+	// withdraw ends the third-party copy grant the open made, if any
+	// (tpcgrants.go).
+	withdraw func()
 
 	mu  sync.Mutex
 	bad map[int64]int // pgwrite pages awaiting a good copy: offset → length
@@ -176,6 +179,7 @@ func (t *fileTable) closeAll(log *slog.Logger, closed func(*openFile, error)) in
 			log.Warn("close at disconnect", "path", f.path, "err", err)
 		}
 		f.unlockWriter()
+		f.dropGrant()
 		closed(f, errLeftOpen)
 		delete(t.files, k)
 	}

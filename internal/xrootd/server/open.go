@@ -56,18 +56,19 @@ func (s *session) doOpen(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx := s.reqCtx(cgi)
-	if q := tpcCGI(cgi); q != nil { // third-party copy (tpc.go)
-		var handled bool
-		if ctx, handled, err = s.openTPC(ctx, req, path, q); handled || err != nil {
-			return err
-		}
-	}
 	// Creating or truncating always writes; update, write-only and append
 	// write unless kXR_open_read says otherwise, which XRootD puts first.
 	create := opts&(proto.OpenNew|proto.OpenDelete) != 0
 	update := opts&(proto.OpenUpdate|proto.OpenWriteOnly|proto.OpenAppend) != 0 && opts&proto.OpenRead == 0
 	write := create || update
+	ctx := s.reqCtx(cgi)
+	var grant *pendingGrant
+	if q := tpcCGI(cgi); q != nil { // third-party copy (tpc.go)
+		var handled bool
+		if ctx, grant, handled, err = s.openTPC(ctx, req, path, q, write); handled || err != nil {
+			return err
+		}
+	}
 	if write && s.srv.cfg.ReadOnly {
 		return errReadOnly("open for writing", path)
 	}
@@ -105,6 +106,13 @@ func (s *session) doOpen(req *proto.Request) error {
 			return err
 		}
 		stat = s.statLine(fi)
+	}
+	if grant != nil { // only an open that succeeded grants a copy of its file
+		if err := s.grantTPC(of, grant); err != nil {
+			s.discard(of, "tpc grant refused")
+			release()
+			return err
+		}
 	}
 	h, err := s.files.add(of)
 	if err != nil {
@@ -208,6 +216,7 @@ func (s *session) reserveFile() (release func(), err error) {
 // discard closes a file that never made it into the table.
 func (s *session) discard(of *openFile, why string) {
 	defer of.unlockWriter()
+	of.dropGrant()
 	if of.posc != nil {
 		of.posc.abort(s.log, of.f, why)
 		return
@@ -241,8 +250,9 @@ func (s *session) doClose(req *proto.Request) (err error) {
 		err = of.f.Close()
 	}
 	// The place (and the file, for another writer) is free before the
-	// client hears of the close.
+	// client hears of the close, and a copy it granted can no longer start.
 	of.unlockWriter()
+	of.dropGrant()
 	s.srv.limits.dropFile(s.clientIP)
 	if err != nil {
 		return err
