@@ -14,8 +14,10 @@ func (c *Config) validateLimits() []Problem {
 	}{
 		{"root.max_sessions", c.Root.MaxSessions},
 		{"root.max_sessions_per_client", c.Root.MaxSessionsPerClient},
+		{"root.max_sessions_per_network", c.Root.MaxSessionsPerNetwork},
 		{"root.max_open_files", c.Root.MaxOpenFiles},
 		{"root.max_open_files_per_client", c.Root.MaxOpenFilesPerClient},
+		{"root.max_open_files_per_network", c.Root.MaxOpenFilesPerNetwork},
 		{"root.max_open_files_per_session", c.Root.MaxOpenFilesPerSession},
 		{"https.max_conns_per_client", c.HTTPS.MaxConnsPerClient},
 	} {
