@@ -1,6 +1,7 @@
 package box
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -17,6 +18,7 @@ import (
 
 	"sitebox/internal/accesslog"
 	"sitebox/internal/config"
+	"sitebox/internal/metrics"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
 	"sitebox/internal/tpc/tpcremote"
@@ -98,6 +100,10 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		rc.TPC, rc.AccessLog = tpcremote.Dialer{Allow: tpcAllow}, access
 		b.withKerberos(&rc, nil)
 		fe.root = xrdserver.New(rc, st, b.log.With("component", strings.TrimSpace(what+"root")))
+		if b.registry != nil {
+			listener := cmp.Or(strings.TrimSpace(what), "data")
+			b.registry.MustRegister(metrics.NewRootCollector(listener, fe.root.LimitStats))
+		}
 	}
 	if addrs.https != config.Off {
 		if fe.httpsLn, err = net.Listen("tcp", addrs.https); err != nil {

@@ -3,11 +3,13 @@ package interop
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"sitebox/internal/testpeers"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -32,7 +34,8 @@ func TestDoSIdleSessions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b := startBox(t, 1, "--config", dosConfig(t, tc.config))
+			mp, _ := testpeers.FreePort()
+			b := startBox(t, 1, "--config", dosConfig(t, tc.config), "--metrics-addr", "127.0.0.1:"+strconv.Itoa(mp))
 			writeRandom(t, filepath.Join(b.pools[0], "f"), 100)
 			busy, err := rootLoginFrom(b.rootHost, "127.0.0.1")
 			if err != nil {
@@ -69,6 +72,13 @@ func TestDoSIdleSessions(t *testing.T) {
 			}
 			if log := b.proc.Log.String(); !strings.Contains(log, "limit reached; idle session closed to admit a new one") {
 				t.Errorf("no idle session closed, or not logged:\n%s", log)
+			}
+			fams := scrape(t, "http://127.0.0.1:"+strconv.Itoa(mp)+"/metrics")
+			reclaimed := value(fams, "sitebox_root_reclaimed_sessions_total", map[string]string{"listener": "data", "reason": "idle"})
+			perNetwork := value(fams, "sitebox_root_limit", map[string]string{"listener": "data", "limit": "sessions_per_network"})
+			t.Logf("metrics: %v idle sessions reclaimed, sessions_per_network %v", reclaimed, perNetwork)
+			if reclaimed < 1 || perNetwork != 625 {
+				t.Errorf("metrics: %v idle sessions reclaimed, sessions_per_network %v; want some and 625", reclaimed, perNetwork)
 			}
 		})
 	}

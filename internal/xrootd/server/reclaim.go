@@ -193,3 +193,31 @@ func (s *session) holding(now time.Time, idleAfter time.Duration) (holding, time
 	}
 	return holdsReadOnly, last
 }
+
+// LimitStats is what the limits count, for metrics.
+type LimitStats struct {
+	// Sessions and OpenFiles are held now; TPCGrants are the third-party
+	// copy grants waiting for their destination.
+	Sessions, OpenFiles, TPCGrants int
+	// Limits are the limits in force, defaults filled (-1: none).
+	Limits Limits
+	// TPCGrantLimits are the grant table's limits: per client, per
+	// network, in total.
+	TPCGrantLimits [3]int
+	// Refused counts the refusals past each limit since the start, by
+	// its name: sessions, sessions_per_client, sessions_per_network,
+	// open_files…, open_files_per_session, tpc_grants….
+	Refused map[string]int64
+	// Reclaimed counts the sessions closed to make room for others, by
+	// why: "idle" (they held nothing) or "silent" (they held only files
+	// open for reading, untouched for the idle timeout).
+	Reclaimed map[string]int64
+}
+
+// LimitStats returns what the limits count now.
+func (s *Server) LimitStats() LimitStats {
+	c := s.limits.counts()
+	return LimitStats{Sessions: c.sessions, OpenFiles: c.files, TPCGrants: s.tpc.count(), Limits: s.limits.lim,
+		TPCGrantLimits: [3]int{maxTPCGrantsPerClient, maxTPCGrantsPerNetwork, maxTPCGrants},
+		Refused:        c.refusals, Reclaimed: c.reclaims}
+}
