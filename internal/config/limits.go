@@ -20,6 +20,7 @@ func (c *Config) validateLimits() []Problem {
 		{"root.max_open_files_per_network", c.Root.MaxOpenFilesPerNetwork},
 		{"root.max_open_files_per_session", c.Root.MaxOpenFilesPerSession},
 		{"https.max_conns_per_client", c.HTTPS.MaxConnsPerClient},
+		{"https.max_conns_per_network", c.HTTPS.MaxConnsPerNetwork},
 	} {
 		if l.v < -1 {
 			ps = append(ps, Problem{Key: l.key, Msg: fmt.Sprintf("%d is not a limit (a positive number; 0 for the default, -1 for none)", l.v)})
