@@ -16,7 +16,8 @@
 // are. A session holds at most two of them; when slow or hostile clients
 // hold the whole pool, others get small spare buffers rather than wait
 // (bufpool.go), and limits.go bounds sessions and open files per client
-// address and in total.
+// address, per client network and in total, closing idle sessions to make
+// room before refusing a newcomer (reclaim.go).
 package server
 
 import (
