@@ -88,10 +88,11 @@ func (f *openFile) release() { f.refs.Done() }
 
 // fileTable maps the 4-byte handles a session hands out to open files.
 type fileTable struct {
-	max   int // Limits.OpenFilesPerSession; negative: no limit
-	mu    sync.Mutex
-	next  uint32
-	files map[uint32]*openFile
+	max     int // Limits.OpenFilesPerSession; negative: no limit
+	mu      sync.Mutex
+	next    uint32
+	files   map[uint32]*openFile
+	writers int // files open for writing
 }
 
 // count returns how many files are open.
@@ -106,12 +107,7 @@ func (t *fileTable) count() int {
 func (t *fileTable) summary() (n int, readOnly bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, f := range t.files {
-		if f.w != nil {
-			return len(t.files), false
-		}
-	}
-	return len(t.files), true
+	return len(t.files), t.writers == 0
 }
 
 func (t *fileTable) add(f *openFile) ([4]byte, error) {
@@ -129,6 +125,9 @@ func (t *fileTable) add(f *openFile) ([4]byte, error) {
 	k := t.next
 	t.next++
 	t.files[k] = f
+	if f.w != nil {
+		t.writers++
+	}
 	var h [4]byte
 	binary.BigEndian.PutUint32(h[:], k)
 	return h, nil
@@ -158,6 +157,9 @@ func (t *fileTable) remove(h [4]byte) (*openFile, error) {
 		return nil, errorf(proto.ErrFileNotOpen, "file handle %x does not refer to an open file", h)
 	}
 	delete(t.files, k)
+	if f.w != nil {
+		t.writers--
+	}
 	t.mu.Unlock()
 	f.refs.Wait()
 	return f, nil
@@ -183,6 +185,7 @@ func (t *fileTable) closeAll(log *slog.Logger, closed func(*openFile, error)) in
 		closed(f, errLeftOpen)
 		delete(t.files, k)
 	}
+	t.writers = 0
 	return n
 }
 

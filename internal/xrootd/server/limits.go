@@ -142,20 +142,6 @@ func (s limitScope) String() string {
 	return "on this server"
 }
 
-// covers reports whether the sessions of the client address addr count
-// under s (a session's own scope covers no other).
-func (s limitScope) covers(addr string) bool {
-	switch s.kind {
-	case scopeAddress:
-		return addr == s.key
-	case scopeNetwork:
-		return clientnet.Of(addr) == s.key
-	case scopeServer:
-		return true
-	}
-	return false
-}
-
 // label names the limit for metrics: "sessions_per_client" and so on.
 func (s limitScope) label(what string) string {
 	base := map[string]string{whatSessions: "sessions", whatFiles: "open_files", whatGrants: "tpc_grants"}[what]

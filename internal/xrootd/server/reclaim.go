@@ -8,7 +8,8 @@ import (
 // client out: before refusing a session or an open past a limit shared
 // with others (an address's, a network's, the server's), the server
 // closes a session counted under that limit that it can take back
-// without loss, the one silent longest first, and admits the newcomer.
+// without loss, the one silent longest first (of the first 32 found, when
+// there are many), and admits the newcomer.
 // Such a session either
 //
 //   - holds nothing: no open file and no request in flight (for a limit
@@ -91,6 +92,21 @@ func (s *Server) admitFile(sess *session) error {
 	return refused
 }
 
+// reclaimSample is how many sessions that may be taken back a search
+// looks at before it closes the one of them silent longest: with many
+// idle sessions it need not look at every session to find one.
+const reclaimSample = 32
+
+// maxExamined bounds the sessions one search looks at, so that a client
+// keeping all but one busy does not make each of its connections cost a
+// look at every session: the sessions looked at are a random sample
+// (map order), and one idle in 16 is found with near certainty.
+const maxExamined = 256
+
+// idleRecheck is how long a search that found nothing to take back under
+// a limit is not repeated for that limit: refusals meanwhile cost nothing.
+const idleRecheck = 100 * time.Millisecond
+
 // reclaim closes the session that may be taken back under limit (see
 // above) and has been silent longest, for a client of addr, and returns
 // it; nil if there is none.
@@ -98,53 +114,140 @@ func (s *Server) reclaim(limit *limitError, addr string) *session {
 	if limit.scope.kind == scopeSession || limit.what == whatGrants {
 		return nil // only the client's own closes help there
 	}
-	files := limit.what == whatFiles
+	key := reclaimKey{limit.scope, limit.what}
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if files && now.Before(s.noSilentBefore) {
-		return nil // nobody can have been silent long enough yet
+	if now.Before(s.noVictimBefore[key]) {
+		return nil // nothing under the limit can be taken back yet
 	}
-	idleAfter := s.cfg.IdleTimeout
-	nextSilent := now.Add(idleAfter)
-	var victim *session
-	var victimHolds holding
-	var victimLast time.Time
-	for sess := range s.sessions {
-		if sess.parent != nil || sess.refusal != nil || sess.evicted.Load() {
-			continue // a substream goes with its session; a refused one counts nothing
-		}
-		if sess.clientIP == addr && now.Sub(sess.born) < s.cfg.setupGrace {
-			continue // perhaps the newcomer's own session, binding it
-		}
-		h, last := sess.holding(now, idleAfter)
-		if h == holdsReadOnly {
-			nextSilent = earlier(nextSilent, last.Add(idleAfter))
-		}
-		if !limit.scope.covers(sess.clientIP) || h == holdsBusy || h == holdsReadOnly || files && h == holdsNothing {
-			continue
-		}
-		// What holds nothing goes before what holds files, the one silent
-		// longest first.
-		if victim == nil || h < victimHolds || h == victimHolds && last.Before(victimLast) {
-			victim, victimHolds, victimLast = sess, h, last
-		}
-	}
+	victim, holds, last, next := s.pickVictim(limit, addr, now)
 	if victim == nil {
-		if files {
-			s.noSilentBefore = nextSilent
-		}
+		s.noVictimUntil(key, next, now)
 		return nil
 	}
 	why := reclaimIdle
-	if victimHolds == holdsSilent {
+	if holds == holdsSilent {
 		why = reclaimSilent
 	}
 	victim.evicted.Store(true)
 	s.limits.dropSession(victim.clientIP)
-	s.limits.reclaimed(why, victim.clientIP, now.Sub(victimLast), addr, limit)
+	s.limits.reclaimed(why, victim.clientIP, now.Sub(last), addr, limit)
 	victim.close()
 	return victim
+}
+
+// pickVictim finds the main session under limit that may be taken back
+// for a client of addr — one that holds nothing before one silent with
+// files open for reading (for a limit on files, only such a one), the one
+// silent longest of the first reclaimSample found — with what it holds
+// and when it was last heard from. When there is none, next is when the
+// search is worth making again. s.mu is held.
+func (s *Server) pickVictim(limit *limitError, addr string, now time.Time) (victim *session, holds holding, last, next time.Time) {
+	files := limit.what == whatFiles
+	idleAfter, grace := s.cfg.IdleTimeout, s.cfg.setupGrace
+	next = now.Add(idleAfter) // for files: when the next reader may have been silent long enough
+	if !files {
+		next = now.Add(idleRecheck)
+	}
+	found, examined := 0, 0
+	for sess := range s.sessionsUnder(limit.scope) {
+		if examined++; examined > maxExamined {
+			if victim == nil {
+				next = now.Add(idleRecheck) // not all looked at: look again soon
+			}
+			break
+		}
+		if sess.parent != nil || sess.refusal != nil || sess.evicted.Load() {
+			continue // a substream goes with its session; a refused one counts nothing
+		}
+		h, t := sess.holding(now, idleAfter)
+		eligible := now
+		if sess.clientIP == addr {
+			eligible = sess.born.Add(grace) // perhaps the newcomer's own session, binding to it
+		}
+		if files && (h == holdsReadOnly || h == holdsSilent && now.Before(eligible)) {
+			next = earlier(next, later(t.Add(idleAfter), eligible))
+		}
+		if now.Before(eligible) || h == holdsBusy || h == holdsReadOnly || files && h == holdsNothing {
+			continue
+		}
+		if victim == nil || h < holds || h == holds && t.Before(last) {
+			victim, holds, last = sess, h, t
+		}
+		if found++; found >= reclaimSample && (holds == holdsNothing || files) {
+			break
+		}
+	}
+	return victim, holds, last, next
+}
+
+// sessionsUnder returns the sessions counted under scope. s.mu is held.
+func (s *Server) sessionsUnder(scope limitScope) map[*session]struct{} {
+	if scope.kind == scopeServer {
+		return s.sessions
+	}
+	return s.under[scope]
+}
+
+// index adds sess to (or, with add false, removes it from) the sessions
+// under its address's and its network's limits. s.mu is held.
+func (s *Server) index(sess *session, add bool) {
+	if sess.refusal != nil {
+		return // counted under no limit
+	}
+	if s.under == nil {
+		s.under = map[limitScope]map[*session]struct{}{}
+	}
+	for _, scope := range []limitScope{fromAddress(sess.clientIP), {scopeNetwork, sess.network}} {
+		m := s.under[scope]
+		switch {
+		case add && m == nil:
+			s.under[scope] = map[*session]struct{}{sess: {}}
+		case add:
+			m[sess] = struct{}{}
+		default:
+			delete(m, sess)
+			if len(m) == 0 {
+				delete(s.under, scope)
+			}
+		}
+	}
+}
+
+// reclaimKey names a limit for the searches: its scope and what it counts.
+type reclaimKey struct {
+	scope limitScope
+	what  string
+}
+
+// maxVictimNotes bounds the limits whose next search time is noted.
+const maxVictimNotes = 1024
+
+// noVictimUntil notes that nothing under the limit key can be taken back
+// before t, so that refusals meanwhile do not search again. s.mu is held.
+func (s *Server) noVictimUntil(key reclaimKey, t, now time.Time) {
+	if s.noVictimBefore == nil {
+		s.noVictimBefore = map[reclaimKey]time.Time{}
+	}
+	if len(s.noVictimBefore) >= maxVictimNotes {
+		for k, v := range s.noVictimBefore {
+			if !now.Before(v) {
+				delete(s.noVictimBefore, k)
+			}
+		}
+		if len(s.noVictimBefore) >= maxVictimNotes {
+			clear(s.noVictimBefore) // refusals under very many limits: search again
+		}
+	}
+	s.noVictimBefore[key] = t
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func earlier(a, b time.Time) time.Time {

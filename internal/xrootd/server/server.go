@@ -202,11 +202,14 @@ type Server struct {
 	mu       sync.Mutex
 	ln       net.Listener
 	sessions map[*session]struct{}
-	// noSilentBefore is when the next session may have been silent for
-	// the idle timeout, the earliest (reclaim.go).
-	noSilentBefore time.Time
-	closed         bool
-	wg             sync.WaitGroup
+	// noVictimBefore is, for a limit, when a session under it may next be
+	// taken back to make room (reclaim.go).
+	noVictimBefore map[reclaimKey]time.Time
+	// under holds the sessions counted under each address and network
+	// limit, so a search for one to take back looks at no other.
+	under  map[limitScope]map[*session]struct{}
+	closed bool
+	wg     sync.WaitGroup
 	// draining is set by Drain: new work is diverted (drain.go).
 	draining atomic.Bool
 	// drainTo is where a draining server sends new requests (host:port;
@@ -282,6 +285,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			return nil
 		}
 		s.sessions[sess] = struct{}{}
+		s.index(sess, true)
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() {
@@ -293,6 +297,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			sess.run()
 			s.mu.Lock()
 			delete(s.sessions, sess)
+			s.index(sess, false)
 			s.mu.Unlock()
 			s.endSession(sess)
 		}()

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"sitebox/internal/clientnet"
 	"sitebox/internal/nbio"
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
@@ -42,8 +43,9 @@ type session struct {
 	ctx    context.Context // ends when the session does
 	cancel context.CancelFunc
 	sessID [16]byte
-	// clientIP is the client's address as stores see it (store.Request).
-	clientIP string
+	// clientIP is the client's address as stores see it (store.Request),
+	// network its network for the limits (clientnet).
+	clientIP, network string
 
 	wmu sync.Mutex // serialises frames on conn
 	// files is the session's file table; a bound substream shares its
@@ -138,6 +140,7 @@ func newSession(s *Server, c net.Conn) *session {
 		done:     make(chan struct{}),
 		born:     time.Now(),
 	}
+	sess.network = clientnet.Of(sess.clientIP)
 	if tc, ok := c.(*net.TCPConn); ok && nbio.Supported {
 		sess.plain, _ = tc.SyscallConn()
 	}
