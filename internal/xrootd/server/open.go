@@ -84,15 +84,7 @@ func (s *session) doOpen(req *proto.Request) error {
 		release()
 		return err
 	}
-	var of *openFile
-	if write {
-		of, err = s.lockedWrite(ctx, path, call.Create, opts)
-	} else {
-		var f store.File
-		if f, err = s.srv.store.Open(ctx, path); err == nil {
-			of = newOpenFile(path, f, nil, store.RequestFrom(ctx))
-		}
-	}
+	of, err := s.openInStore(ctx, path, write, call.Create, opts)
 	if err != nil {
 		release()
 		return err
@@ -128,6 +120,19 @@ func (s *session) doOpen(req *proto.Request) error {
 	var head [12]byte
 	copy(head[:4], h[:])
 	return s.sendFrame(req.Stream, proto.StatusOK, head[:], []byte(stat), []byte{0})
+}
+
+// openInStore opens path in the store: for writing (co, opts) under the
+// path's writer lock, or for reading.
+func (s *session) openInStore(ctx context.Context, path string, write bool, co store.CreateOptions, opts uint16) (*openFile, error) {
+	if write {
+		return s.lockedWrite(ctx, path, co, opts)
+	}
+	f, err := s.srv.store.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return newOpenFile(path, f, nil, store.RequestFrom(ctx)), nil
 }
 
 // openWrite creates or opens path for writing. With kXR_posc a created

@@ -21,8 +21,8 @@ import (
 //     tpc.key=K&tpc.src=[user@]host:port&tpc.lfn=/path&tpc.stage=copy;
 //  2. its first kXR_sync on that handle is the rendezvous;
 //  3. it opens the source for reading with tpc.key=K&tpc.dst=desthost,
-//     which grants the destination the right to read that file with K
-//     for a short time;
+//     which grants the destination the right to read that file with K,
+//     once, while the client keeps it open (tpcgrants.go);
 //  4. its second kXR_sync makes the destination open the source with
 //     tpc.key=K&tpc.org=user.pid@clienthost and pull the file; the sync
 //     answers when the copy has ended, and kXR_stat on the handle shows
