@@ -1,7 +1,10 @@
 package interop
 
 import (
+	"bufio"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -219,4 +222,60 @@ func hasPrefixKey(m map[string]int, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// A real client whose idle connection was closed to make room goes on
+// working: XrdCl keeps its connection to a data server for 5 minutes after
+// its last use and, finding it closed, connects again on its next request
+// (taking the place of another idle session).
+func TestDoSReclaimedClientReconnects(t *testing.T) {
+	py := python(t)
+	b := startBox(t, 1, "--config", dosConfig(t, "[root]\nmax_sessions = 8\nmax_sessions_per_client = 8\nmax_sessions_per_network = 8\n"))
+	data := writeRandom(t, filepath.Join(b.pools[0], "f"), 1000)
+	script := `
+import sys
+from XRootD import client
+url = sys.argv[1]
+fs = client.FileSystem(url)
+st, _ = fs.stat('/store/f')
+print('first', st.ok, flush=True)
+sys.stdin.readline()
+st, info = fs.stat('/store/f')
+print('second', st.ok, info.size if st.ok else st.message, flush=True)
+`
+	cmd := exec.Command(py, "-c", script, b.rootURL)
+	cmd.Env = append(os.Environ(), "XRD_REQUESTTIMEOUT=20", "XRD_CONNECTIONRETRY=2")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() || lines.Text() != "first True" {
+		t.Fatalf("the client's first stat: %q", lines.Text())
+	}
+	// Seven sessions from elsewhere fill the server's limit; the eighth
+	// takes the place of the client's, idle longest.
+	var conns []*rootConn
+	defer func() { closeAll(conns) }()
+	for i := range 8 {
+		r, err := rootLoginFrom(b.rootHost, fmt.Sprintf("127.0.%d.2", i+1))
+		if err != nil {
+			t.Fatalf("session %d: %v", i+1, err)
+		}
+		conns = append(conns, r)
+	}
+	fmt.Fprintln(stdin)
+	if !lines.Scan() || lines.Text() != "second True "+strconv.Itoa(len(data)) {
+		t.Fatalf("the client's stat after its connection was closed: %q", lines.Text())
+	}
+	closed := false
+	for _, line := range strings.Split(b.proc.Log.String(), "\n") {
+		closed = closed || strings.Contains(line, "idle session closed to admit a new one") && strings.Contains(line, " client=127.0.0.1 ")
+	}
+	if !closed {
+		t.Errorf("the client's session was not the one closed:\n%s", b.proc.Log.String())
+	}
 }
