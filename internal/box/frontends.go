@@ -1,6 +1,7 @@
 package box
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -17,6 +18,7 @@ import (
 
 	"sitebox/internal/accesslog"
 	"sitebox/internal/config"
+	"sitebox/internal/metrics"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
 	"sitebox/internal/tpc/tpcremote"
@@ -98,6 +100,10 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		rc.TPC, rc.CopyBuffers, rc.AccessLog = tpcremote.Dialer{Allow: tpcAllow}, b.copies, access
 		b.withKerberos(&rc, nil)
 		fe.root = xrdserver.New(rc, st, b.log.With("component", strings.TrimSpace(what+"root")))
+		if b.registry != nil {
+			listener := cmp.Or(strings.TrimSpace(what), "data")
+			b.registry.MustRegister(metrics.NewRootCollector(listener, fe.root.LimitStats))
+		}
 	}
 	if addrs.https != config.Off {
 		if fe.httpsLn, err = net.Listen("tcp", addrs.https); err != nil {
@@ -112,13 +118,15 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		b.withKerberos(nil, &wc)
 		log := b.log.With("component", strings.TrimSpace(what+"https"))
 		h := webdav.New(wc, st, log)
-		fe.httpsLn = webdav.LimitListener(fe.httpsLn, b.cfg.HTTPS.ConnsPerClient(), log)
+		conns := webdav.NewConnLimiter(b.cfg.HTTPS.ConnsPerClient(), b.cfg.HTTPS.ConnsPerNetwork(), log)
+		fe.httpsLn = conns.Listener(fe.httpsLn)
 		// No ReadTimeout or WriteTimeout: transfers take as long as they
 		// keep moving. Headers have HeaderTimeout, upload bodies the
 		// handler's BodyTimeout on progress, and an idle keep-alive
 		// connection is closed after IdleTimeout.
 		fe.https = &http.Server{Handler: handler(h), ReadHeaderTimeout: b.cfg.HTTPS.ReadHeaderTimeout(), IdleTimeout: 2 * time.Minute,
-			ErrorLog: slog.NewLogLogger(b.log.Handler(), slog.LevelDebug), ConnState: b.connStates}
+			ErrorLog:  slog.NewLogLogger(b.log.Handler(), slog.LevelDebug),
+			ConnState: func(c net.Conn, st http.ConnState) { b.connStates(c, st); conns.ConnState(c, st) }}
 		if !b.cfg.HTTPS.PlainHTTP {
 			fe.https.TLSConfig = tc
 		}

@@ -14,10 +14,13 @@ func (c *Config) validateLimits() []Problem {
 	}{
 		{"root.max_sessions", c.Root.MaxSessions},
 		{"root.max_sessions_per_client", c.Root.MaxSessionsPerClient},
+		{"root.max_sessions_per_network", c.Root.MaxSessionsPerNetwork},
 		{"root.max_open_files", c.Root.MaxOpenFiles},
 		{"root.max_open_files_per_client", c.Root.MaxOpenFilesPerClient},
+		{"root.max_open_files_per_network", c.Root.MaxOpenFilesPerNetwork},
 		{"root.max_open_files_per_session", c.Root.MaxOpenFilesPerSession},
 		{"https.max_conns_per_client", c.HTTPS.MaxConnsPerClient},
+		{"https.max_conns_per_network", c.HTTPS.MaxConnsPerNetwork},
 	} {
 		if l.v < -1 {
 			ps = append(ps, Problem{Key: l.key, Msg: fmt.Sprintf("%d is not a limit (a positive number; 0 for the default, -1 for none)", l.v)})
@@ -29,6 +32,7 @@ func (c *Config) validateLimits() []Problem {
 	for _, d := range []struct{ key, v string }{
 		{"root.request_timeout", c.Root.RequestTimeout},
 		{"root.write_timeout", c.Root.WriteTimeout},
+		{"root.idle_timeout", c.Root.IdleTimeout},
 		{"https.header_timeout", c.HTTPS.HeaderTimeout},
 		{"https.body_timeout", c.HTTPS.BodyTimeout},
 	} {

@@ -1,74 +1,191 @@
 package webdav
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"net"
+	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"sitebox/internal/clientnet"
 )
 
-// LimitListener bounds the connections one client address may hold open
-// at once (perClient; zero or negative: no limit). A connection past the
-// limit is closed at once, before any TLS handshake, so a single host
-// cannot take the server's descriptors; refusals are logged once per
-// client and minute. The returned listener is safe for concurrent use.
-func LimitListener(ln net.Listener, perClient int, log *slog.Logger) net.Listener {
-	if perClient <= 0 {
-		return ln
-	}
+// ConnLimiter bounds the connections one client address and one client
+// network (IPv4 /24, IPv6 /64) may hold open at once, so a single host or
+// a network's worth of them cannot take the server's descriptors. A
+// connection past a limit is closed at once, before any TLS handshake —
+// unless a connection counted under that limit is idle between requests
+// (a keep-alive its client holds for later, which it reopens when it
+// needs it): the one idle longest is closed instead and the newcomer let
+// in. Refusals are logged once per client and minute. Safe for
+// concurrent use.
+type ConnLimiter struct {
+	perClient, perNetwork int // 0: no limit
+	log                   *slog.Logger
+
+	mu        sync.Mutex
+	byAddress map[string]int
+	byNetwork map[string]int
+	idle      map[*countedConn]time.Time // idle between requests, since
+	logged    map[string]time.Time       // address → last refusal logged
+}
+
+// NewConnLimiter bounds the connections per address and per network
+// (zero or negative: no limit).
+func NewConnLimiter(perClient, perNetwork int, log *slog.Logger) *ConnLimiter {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &limitListener{Listener: ln, max: perClient, log: log, open: map[string]int{}, logged: map[string]time.Time{}}
+	return &ConnLimiter{perClient: max(perClient, 0), perNetwork: max(perNetwork, 0), log: log,
+		byAddress: map[string]int{}, byNetwork: map[string]int{}, idle: map[*countedConn]time.Time{}, logged: map[string]time.Time{}}
+}
+
+// LimitListener is NewConnLimiter(perClient, 0, log).Listener(ln).
+func LimitListener(ln net.Listener, perClient int, log *slog.Logger) net.Listener {
+	return NewConnLimiter(perClient, 0, log).Listener(ln)
+}
+
+// Listener returns ln with the limits applied to what it accepts.
+func (l *ConnLimiter) Listener(ln net.Listener) net.Listener {
+	if l.perClient == 0 && l.perNetwork == 0 {
+		return ln
+	}
+	return &limitListener{Listener: ln, l: l}
+}
+
+// ConnState is for http.Server.ConnState: it tells the limiter which
+// connections are idle between requests.
+func (l *ConnLimiter) ConnState(c net.Conn, st http.ConnState) {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	cc, ok := c.(*countedConn)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if st == http.StateIdle && !cc.released.Load() {
+		l.idle[cc] = time.Now()
+		cc.idle.Store(true)
+	} else {
+		l.busy(cc)
+	}
+}
+
+// busy notes that cc is no longer idle. l.mu is held.
+func (l *ConnLimiter) busy(cc *countedConn) {
+	cc.idle.Store(false)
+	delete(l.idle, cc)
 }
 
 type limitListener struct {
 	net.Listener
-	max int
-	log *slog.Logger
-
-	mu     sync.Mutex
-	open   map[string]int       // address → open connections
-	logged map[string]time.Time // address → last refusal logged
+	l *ConnLimiter
 }
 
-func (l *limitListener) Accept() (net.Conn, error) {
+func (ll *limitListener) Accept() (net.Conn, error) {
 	for {
-		c, err := l.Listener.Accept()
+		c, err := ll.Listener.Accept()
 		if err != nil {
 			return nil, err
 		}
-		host := remoteHost(c)
-		if l.admit(host) {
-			return &countedConn{Conn: c, release: func() { l.release(host) }}, nil
+		cc := &countedConn{Conn: c, l: ll.l, host: remoteHost(c)}
+		if ll.l.admit(cc.host) {
+			return cc, nil
 		}
 		c.Close()
 	}
 }
 
-func (l *limitListener) admit(host string) bool {
+// admit counts a connection from host, closing idle ones in the way, and
+// reports whether it may stay.
+func (l *ConnLimiter) admit(host string) bool {
+	network := clientnet.Of(host)
+	var victims []*countedConn
+	defer func() {
+		for _, v := range victims { // outside the lock: Close may block
+			v.Conn.Close()
+		}
+	}()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.open[host] < l.max {
-		l.open[host]++
-		return true
-	}
-	now := time.Now()
-	if now.Sub(l.logged[host]) >= time.Minute {
-		if len(l.logged) > 4096 {
-			clear(l.logged) // a flood from many addresses: start over
+	for {
+		full, limit := l.full(host, network)
+		if !full {
+			l.byAddress[host]++
+			l.byNetwork[network]++
+			return true
 		}
-		l.logged[host] = now
-		l.log.Warn("too many connections from one client; refusing", "client", host, "limit", l.max)
+		v := l.oldestIdle(func(c *countedConn) bool {
+			return c.host == host || limit == "network" && clientnet.Of(c.host) == network
+		})
+		if v == nil {
+			l.refused(host, network, limit)
+			return false
+		}
+		v.released.Store(true)
+		l.busy(v)
+		l.releaseLocked(v.host)
+		victims = append(victims, v)
 	}
-	return false
 }
 
-func (l *limitListener) release(host string) {
+// full says whether host (of network) is at a limit, and which: "client"
+// or "network".
+func (l *ConnLimiter) full(host, network string) (bool, string) {
+	switch {
+	case l.perClient > 0 && l.byAddress[host] >= l.perClient:
+		return true, "client"
+	case l.perNetwork > 0 && l.byNetwork[network] >= l.perNetwork:
+		return true, "network"
+	}
+	return false, ""
+}
+
+// oldestIdle is the connection idle longest among those in, nil if none.
+func (l *ConnLimiter) oldestIdle(in func(*countedConn) bool) *countedConn {
+	var oldest *countedConn
+	var since time.Time
+	for c, t := range l.idle {
+		if in(c) && (oldest == nil || t.Before(since)) {
+			oldest, since = c, t
+		}
+	}
+	return oldest
+}
+
+func (l *ConnLimiter) refused(host, network, limit string) {
+	now := time.Now()
+	if now.Sub(l.logged[host]) < time.Minute {
+		return
+	}
+	if len(l.logged) > 4096 {
+		clear(l.logged) // a flood from many addresses: start over
+	}
+	l.logged[host] = now
+	if limit == "network" {
+		l.log.Warn("too many connections from one client network; refusing", "client", host, "network", network, "limit", l.perNetwork)
+		return
+	}
+	l.log.Warn("too many connections from one client; refusing", "client", host, "limit", l.perClient)
+}
+
+func (l *ConnLimiter) release(host string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.open[host]--; l.open[host] <= 0 {
-		delete(l.open, host)
+	l.releaseLocked(host)
+}
+
+func (l *ConnLimiter) releaseLocked(host string) {
+	if l.byAddress[host]--; l.byAddress[host] <= 0 {
+		delete(l.byAddress, host)
+	}
+	network := clientnet.Of(host)
+	if l.byNetwork[network]--; l.byNetwork[network] <= 0 {
+		delete(l.byNetwork, network)
 	}
 }
 
@@ -83,14 +200,33 @@ func remoteHost(c net.Conn) string {
 	return host
 }
 
-// countedConn gives its place back once, on the first Close.
+// countedConn gives its place back once, on the first Close or when the
+// limiter closes it to make room.
 type countedConn struct {
 	net.Conn
-	once    sync.Once
-	release func()
+	l        *ConnLimiter
+	host     string
+	released atomic.Bool
+	// idle is set while the server waits for the next request and nothing
+	// of it has come: http.Server reports a keep-alive connection active
+	// only once a request's headers are in.
+	idle atomic.Bool
+}
+
+func (c *countedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && c.idle.Load() {
+		c.l.mu.Lock()
+		c.l.busy(c)
+		c.l.mu.Unlock()
+	}
+	return n, err
 }
 
 func (c *countedConn) Close() error {
-	c.once.Do(c.release)
+	if c.released.CompareAndSwap(false, true) {
+		c.l.release(c.host)
+		c.l.ConnState(c, http.StateClosed)
+	}
 	return c.Conn.Close()
 }

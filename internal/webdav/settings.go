@@ -25,8 +25,13 @@ type Settings struct {
 	HeaderTimeout string `toml:"header_timeout"`
 	BodyTimeout   string `toml:"body_timeout"`
 	// MaxConnsPerClient bounds the connections one address may hold open
-	// (default 512; -1: no limit); more are closed at once.
-	MaxConnsPerClient int `toml:"max_conns_per_client"`
+	// (default 512; -1: no limit), MaxConnsPerNetwork those of one network,
+	// an IPv4 /24 or IPv6 /64 (default 1024, and no less than
+	// MaxConnsPerClient; no limit when that has none). More are closed at
+	// once, unless a connection counted under the limit is idle between
+	// requests: the one idle longest is closed instead.
+	MaxConnsPerClient  int `toml:"max_conns_per_client"`
+	MaxConnsPerNetwork int `toml:"max_conns_per_network"`
 }
 
 // Defaults fills unset fields with their documented defaults; the
@@ -52,8 +57,24 @@ func (h *Settings) ReadHeaderTimeout() time.Duration {
 	return 30 * time.Second
 }
 
+// ConnsPerNetwork is max_conns_per_network with its default, for
+// NewConnLimiter: 0 means no limit.
+func (h *Settings) ConnsPerNetwork() int {
+	perClient := h.ConnsPerClient()
+	switch n := h.MaxConnsPerNetwork; {
+	case n == 0 && perClient == 0:
+		return 0
+	case n == 0:
+		return max(1024, perClient)
+	case n < 0:
+		return 0
+	default:
+		return n
+	}
+}
+
 // ConnsPerClient is max_conns_per_client with its default (512, as
-// root://'s sessions per client), for LimitListener: 0 means no limit.
+// root://'s sessions per client), for NewConnLimiter: 0 means no limit.
 func (h *Settings) ConnsPerClient() int {
 	switch n := h.MaxConnsPerClient; {
 	case n == 0:

@@ -66,6 +66,17 @@ func (t *substreams) drop(sub *session) {
 	}
 }
 
+// each calls f for each bound substream, under the table's lock.
+func (t *substreams) each(f func(*session)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range t.paths {
+		if s != nil {
+			f(s)
+		}
+	}
+}
+
 // all returns the bound substreams.
 func (t *substreams) all() []*session {
 	t.mu.Lock()

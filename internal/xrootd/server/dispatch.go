@@ -177,6 +177,11 @@ func (s *session) serveInline(req *proto.Request, ranges map[[4]byte][][2]int64)
 
 // serve runs one handler, answering its error and containing its panic.
 func (s *session) serve(h handler, req *proto.Request) {
+	s.serving.Add(1)
+	defer func() {
+		s.touch()
+		s.serving.Add(-1)
+	}()
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("request panicked", "req", req.Name(), "panic", r)

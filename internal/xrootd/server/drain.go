@@ -63,8 +63,12 @@ func (s *session) divertDraining(req *proto.Request) bool {
 
 // idle reports whether the session holds nothing: no open file and no
 // request executing.
-func (s *session) idle() bool {
-	return s.files.count() == 0 && len(s.slots) == 0 && len(s.dataQ) == 0 && len(s.parked) == 0 && len(s.readyQ) == 0
+func (s *session) idle() bool { return s.files.count() == 0 && s.quiet() }
+
+// quiet reports whether the session has no request executing or waiting
+// to be served.
+func (s *session) quiet() bool {
+	return len(s.slots) == 0 && len(s.dataQ) == 0 && len(s.parked) == 0 && len(s.readyQ) == 0 && s.serving.Load() == 0
 }
 
 // drain closes sessions as they become idle until none is left (true) or

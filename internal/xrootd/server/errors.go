@@ -32,7 +32,7 @@ func toXrd(err error) (int32, string) {
 	}
 	var le *limitError
 	if errors.As(err, &le) {
-		return le.code(), le.Error()
+		return le.code(), err.Error()
 	}
 	msg := err.Error()
 	switch {

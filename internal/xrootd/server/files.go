@@ -41,6 +41,9 @@ type openFile struct {
 	// unlock gives back the writer lock of a file opened for writing
 	// (writers.go).
 	unlock func()
+	// withdraw ends the third-party copy grant the open made, if any
+	// (tpcgrants.go).
+	withdraw func()
 
 	mu  sync.Mutex
 	bad map[int64]int // pgwrite pages awaiting a good copy: offset → length
@@ -85,10 +88,11 @@ func (f *openFile) release() { f.refs.Done() }
 
 // fileTable maps the 4-byte handles a session hands out to open files.
 type fileTable struct {
-	max   int // Limits.OpenFilesPerSession; negative: no limit
-	mu    sync.Mutex
-	next  uint32
-	files map[uint32]*openFile
+	max     int // Limits.OpenFilesPerSession; negative: no limit
+	mu      sync.Mutex
+	next    uint32
+	files   map[uint32]*openFile
+	writers int // files open for writing
 }
 
 // count returns how many files are open.
@@ -98,6 +102,14 @@ func (t *fileTable) count() int {
 	return len(t.files)
 }
 
+// summary returns how many files are open and whether all of them are
+// open for reading only.
+func (t *fileTable) summary() (n int, readOnly bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.files), t.writers == 0
+}
+
 func (t *fileTable) add(f *openFile) ([4]byte, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -105,7 +117,7 @@ func (t *fileTable) add(f *openFile) ([4]byte, error) {
 		t.files = map[uint32]*openFile{}
 	}
 	if exceeds(len(t.files), t.max) {
-		return [4]byte{}, &limitError{"open files", inSession, t.max}
+		return [4]byte{}, &limitError{whatFiles, inSession, t.max}
 	}
 	for t.files[t.next] != nil {
 		t.next++
@@ -113,6 +125,9 @@ func (t *fileTable) add(f *openFile) ([4]byte, error) {
 	k := t.next
 	t.next++
 	t.files[k] = f
+	if f.w != nil {
+		t.writers++
+	}
 	var h [4]byte
 	binary.BigEndian.PutUint32(h[:], k)
 	return h, nil
@@ -142,6 +157,9 @@ func (t *fileTable) remove(h [4]byte) (*openFile, error) {
 		return nil, errorf(proto.ErrFileNotOpen, "file handle %x does not refer to an open file", h)
 	}
 	delete(t.files, k)
+	if f.w != nil {
+		t.writers--
+	}
 	t.mu.Unlock()
 	f.refs.Wait()
 	return f, nil
@@ -163,9 +181,11 @@ func (t *fileTable) closeAll(log *slog.Logger, closed func(*openFile, error)) in
 			log.Warn("close at disconnect", "path", f.path, "err", err)
 		}
 		f.unlockWriter()
+		f.dropGrant()
 		closed(f, errLeftOpen)
 		delete(t.files, k)
 	}
+	t.writers = 0
 	return n
 }
 

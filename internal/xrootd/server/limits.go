@@ -2,34 +2,47 @@ package server
 
 import (
 	"fmt"
-	"log/slog"
-	"sync"
-	"time"
 
+	"sitebox/internal/clientnet"
 	"sitebox/internal/xrootd/proto"
 )
 
-// Limits bound what one client address, one session and all clients
-// together may hold, so that a handful of connections cannot take the
-// server's descriptors from everyone else. Zero fields take the defaults
-// noted; a negative field means no limit. Where the process may open
-// fewer descriptors than the defaults need, the default totals shrink to
-// fit: sessions to an eighth, open files to half of them.
+// Limits bound what one client address, one client network (IPv4 /24,
+// IPv6 /64), one session and all clients together may hold, so that a
+// handful of connections cannot take the server's descriptors from
+// everyone else. Zero fields take the defaults noted; a negative field
+// means no limit. Where the process may open fewer descriptors than the
+// default totals need, they shrink to fit: sessions to an eighth, open
+// files to half of them.
+//
+// A limit on sessions reached by sessions that hold nothing does not
+// lock a new client out, nor does a limit on open files reached by
+// sessions silent for the idle timeout with only files open for reading:
+// the server closes the one of them silent longest (reclaim.go) and lets
+// the newcomer in.
 type Limits struct {
 	// Sessions bounds the connections of all clients together (default
 	// 4096: with OpenFiles, well under a common descriptor limit of 65536).
 	Sessions int
 	// SessionsPerClient bounds the connections from one address (default
-	// 512). XrdCl shares one connection per server among all the files a
-	// process opens, but every job on a batch farm behind NAT arrives from
-	// the same address, so this is generous.
+	// an eighth of Sessions, at most 512). XrdCl shares one connection per
+	// server among all the files a process opens, but every job on a
+	// batch farm behind NAT arrives from the same address.
 	SessionsPerClient int
+	// SessionsPerNetwork bounds the connections from one network (default
+	// a quarter of Sessions, at most 1024, and no less than
+	// SessionsPerClient; no limit when SessionsPerClient has none).
+	SessionsPerNetwork int
 	// OpenFiles bounds the files open by all sessions together (default
 	// 32768).
 	OpenFiles int
 	// OpenFilesPerClient bounds the files open by the sessions of one
-	// address (default 4096).
+	// address (default an eighth of OpenFiles, at most 4096).
 	OpenFilesPerClient int
+	// OpenFilesPerNetwork bounds the files open by the sessions of one
+	// network (default a quarter of OpenFiles, at most 8192, and no less
+	// than OpenFilesPerClient; no limit when OpenFilesPerClient has none).
+	OpenFilesPerNetwork int
 	// OpenFilesPerSession bounds one session's file table (default 1024; a
 	// ROOT job rarely keeps more than a few dozen files open).
 	OpenFilesPerSession int
@@ -49,24 +62,106 @@ func (l *Limits) defaultsFor(fds int) {
 	if fds > 0 {
 		sessions, files = max(min(sessions, fds/8), 1), max(min(files, fds/2), 1)
 	}
-	set := func(v *int, def int) {
-		if *v == 0 {
-			*v = def
-		}
-	}
-	set(&l.Sessions, sessions)
-	set(&l.SessionsPerClient, min(512, sessions))
-	set(&l.OpenFiles, files)
-	set(&l.OpenFilesPerClient, min(4096, files))
-	set(&l.OpenFilesPerSession, min(1024, files))
+	setDefault(&l.Sessions, sessions)
+	setDefault(&l.OpenFiles, files)
+	// No address may take more than an eighth of a total, no network more
+	// than a quarter: a few clients cannot take it all.
+	setDefault(&l.SessionsPerClient, share(l.Sessions, 8, 512))
+	setDefault(&l.SessionsPerNetwork, networkShare(l.Sessions, l.SessionsPerClient, 1024))
+	setDefault(&l.OpenFilesPerClient, share(l.OpenFiles, 8, 4096))
+	setDefault(&l.OpenFilesPerNetwork, networkShare(l.OpenFiles, l.OpenFilesPerClient, 8192))
+	setDefault(&l.OpenFilesPerSession, share(l.OpenFiles, 1, 1024))
 	if l.SubstreamsPerSession <= 0 || l.SubstreamsPerSession > maxSubstreams {
 		l.SubstreamsPerSession = maxSubstreams
 	}
 }
 
+func setDefault(v *int, def int) {
+	if *v == 0 {
+		*v = def
+	}
+}
+
+// share is 1/div of total, at least 1 and at most most (most when total
+// has no limit).
+func share(total, div, most int) int {
+	if total < 0 {
+		return most
+	}
+	return max(min(most, total/div), 1)
+}
+
+// networkShare is a network's default: a quarter of total, at most most,
+// but never less than what one address of it may hold, and no limit when
+// an address has none (an operator who lifted the one meant the other).
+func networkShare(total, perClient, most int) int {
+	if perClient < 0 {
+		return -1
+	}
+	return max(share(total, 4, most), perClient)
+}
+
 // exceeds reports whether n more than held reaches past limit (negative:
 // unlimited).
 func exceeds(held, limit int) bool { return limit >= 0 && held >= limit }
+
+// scopeKind is where a limit applies.
+type scopeKind int
+
+const (
+	scopeAddress scopeKind = iota
+	scopeNetwork
+	scopeServer
+	scopeSession
+)
+
+// limitScope is where one limit applies: an address, a network, the
+// server or one session.
+type limitScope struct {
+	kind scopeKind
+	key  string // the address or network
+}
+
+var (
+	onServer  = limitScope{kind: scopeServer}
+	inSession = limitScope{kind: scopeSession}
+)
+
+func fromAddress(addr string) limitScope { return limitScope{scopeAddress, addr} }
+func fromNetwork(addr string) limitScope { return limitScope{scopeNetwork, clientnet.Of(addr)} }
+
+func (s limitScope) String() string {
+	switch s.kind {
+	case scopeAddress:
+		return "from " + s.key
+	case scopeNetwork:
+		return "from network " + s.key
+	case scopeSession:
+		return "in this session"
+	}
+	return "on this server"
+}
+
+// label names the limit for metrics: "sessions_per_client" and so on.
+func (s limitScope) label(what string) string {
+	base := map[string]string{whatSessions: "sessions", whatFiles: "open_files", whatGrants: "tpc_grants"}[what]
+	switch s.kind {
+	case scopeAddress:
+		return base + "_per_client"
+	case scopeNetwork:
+		return base + "_per_network"
+	case scopeSession:
+		return base + "_per_session"
+	}
+	return base
+}
+
+// What a limit counts.
+const (
+	whatSessions = "sessions"
+	whatFiles    = "open files"
+	whatGrants   = "third-party copy grants"
+)
 
 // limitError is the refusal of a session or an open past a limit. Its
 // message names the limit; its code is kXR_Overloaded, which XRootD
@@ -75,8 +170,8 @@ func exceeds(held, limit int) bool { return limit >= 0 && held >= limit }
 // XRootD refuses with kXR_NoMemory, as nothing but the client's own closes
 // can help there.
 type limitError struct {
-	what  string // "sessions", "open files"
-	scope string // "from 192.0.2.1", "on this server", "in this session"
+	what  string // whatSessions, whatFiles, whatGrants
+	scope limitScope
 	limit int
 }
 
@@ -85,199 +180,8 @@ func (e *limitError) Error() string {
 }
 
 func (e *limitError) code() int32 {
-	if e.scope == inSession {
+	if e.scope.kind == scopeSession {
 		return proto.ErrNoMemory
 	}
 	return proto.ErrOverloaded
-}
-
-// inSession is the scope of the per-session open-file limit.
-const inSession = "in this session"
-
-// limiter counts sessions and open files per client address and in total.
-// Safe for concurrent use.
-type limiter struct {
-	lim Limits
-	log *slog.Logger
-
-	mu       sync.Mutex
-	sessions int
-	files    int
-	clients  map[string]*clientUse // address → use; dropped when it holds nothing
-	notes    refusalNotes
-}
-
-// clientUse is what one client address holds.
-type clientUse struct{ sessions, files, buffers int }
-
-func newLimiter(lim Limits, log *slog.Logger) *limiter {
-	lim.defaults()
-	return &limiter{lim: lim, log: log, clients: map[string]*clientUse{}}
-}
-
-// addSession counts a new session from addr, or says which limit refuses
-// it (logged once per address and burst).
-func (l *limiter) addSession(addr string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c := l.use(addr)
-	var err *limitError
-	switch {
-	case exceeds(c.sessions, l.lim.SessionsPerClient):
-		err = &limitError{"sessions", "from " + addr, l.lim.SessionsPerClient}
-	case exceeds(l.sessions, l.lim.Sessions):
-		err = &limitError{"sessions", "on this server", l.lim.Sessions}
-	default:
-		c.sessions++
-		l.sessions++
-		return nil
-	}
-	l.refused(addr, err)
-	l.drop(addr, c)
-	return err
-}
-
-// dropSession forgets a session counted by addSession.
-func (l *limiter) dropSession(addr string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c := l.use(addr)
-	c.sessions--
-	l.sessions--
-	l.drop(addr, c)
-}
-
-// addFile counts a file about to be opened by a session of addr.
-func (l *limiter) addFile(addr string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c := l.use(addr)
-	var err *limitError
-	switch {
-	case exceeds(c.files, l.lim.OpenFilesPerClient):
-		err = &limitError{"open files", "from " + addr, l.lim.OpenFilesPerClient}
-	case exceeds(l.files, l.lim.OpenFiles):
-		err = &limitError{"open files", "on this server", l.lim.OpenFiles}
-	default:
-		c.files++
-		l.files++
-		return nil
-	}
-	l.refused(addr, err)
-	l.drop(addr, c)
-	return err
-}
-
-// dropFile forgets a file counted by addFile.
-func (l *limiter) dropFile(addr string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c := l.use(addr)
-	c.files--
-	l.files--
-	l.drop(addr, c)
-}
-
-// takeBuffer counts a pooled buffer for addr if the address holds fewer
-// than max (or always, with force) and reports whether it did.
-func (l *limiter) takeBuffer(addr string, max int, force bool) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c := l.use(addr)
-	if !force && c.buffers >= max {
-		l.drop(addr, c)
-		return false
-	}
-	c.buffers++
-	return true
-}
-
-// dropBuffer forgets a buffer counted by takeBuffer.
-func (l *limiter) dropBuffer(addr string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	c := l.use(addr)
-	c.buffers--
-	l.drop(addr, c)
-}
-
-// refusedSession notes a refusal made outside the counters (a session's
-// own file table), for the once-per-burst log.
-func (l *limiter) refusedSession(addr string, err *limitError) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.refused(addr, err)
-}
-
-func (l *limiter) use(addr string) *clientUse {
-	c := l.clients[addr]
-	if c == nil {
-		c = &clientUse{}
-		l.clients[addr] = c
-	}
-	return c
-}
-
-func (l *limiter) drop(addr string, c *clientUse) {
-	if c.sessions <= 0 && c.files <= 0 && c.buffers <= 0 {
-		delete(l.clients, addr)
-	}
-}
-
-// refused logs a refusal unless the same one was logged for addr within
-// the last burst window; the next log line says how many were not logged.
-// l.mu is held.
-func (l *limiter) refused(addr string, err *limitError) {
-	if n, ok := l.notes.note(addr+" "+err.what+" "+err.scope, time.Now()); ok {
-		l.log.Warn("limit reached; refusing", "client", addr, "err", err.Error(), "refused_since_last_log", n)
-	}
-}
-
-// refusalBurst is how long repeated refusals of one kind for one client
-// are logged once.
-const refusalBurst = time.Minute
-
-// maxRefusalNotes bounds the memory of the once-per-burst log when
-// refusals come from very many addresses.
-const maxRefusalNotes = 4096
-
-// refusalNotes remembers when each kind of refusal was last logged. Not
-// safe for concurrent use (the limiter's lock guards it).
-type refusalNotes struct {
-	m map[string]*refusalNote
-}
-
-type refusalNote struct {
-	logged     time.Time
-	suppressed int
-}
-
-// note records one refusal under key and reports whether to log it, with
-// the number of refusals left unlogged since the last time.
-func (r *refusalNotes) note(key string, now time.Time) (int, bool) {
-	if r.m == nil {
-		r.m = map[string]*refusalNote{}
-	}
-	n := r.m[key]
-	if n != nil && now.Sub(n.logged) < refusalBurst {
-		n.suppressed++
-		return 0, false
-	}
-	if n == nil && len(r.m) >= maxRefusalNotes {
-		for k, v := range r.m {
-			if now.Sub(v.logged) >= refusalBurst {
-				delete(r.m, k)
-			}
-		}
-		if len(r.m) >= maxRefusalNotes {
-			return 0, false // a flood from many addresses: the first ones were logged
-		}
-	}
-	if n == nil {
-		n = &refusalNote{}
-		r.m[key] = n
-	}
-	s := n.suppressed
-	n.logged, n.suppressed = now, 0
-	return s, true
 }

@@ -56,18 +56,19 @@ func (s *session) doOpen(req *proto.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx := s.reqCtx(cgi)
-	if q := tpcCGI(cgi); q != nil { // third-party copy (tpc.go)
-		var handled bool
-		if ctx, handled, err = s.openTPC(ctx, req, path, q); handled || err != nil {
-			return err
-		}
-	}
 	// Creating or truncating always writes; update, write-only and append
 	// write unless kXR_open_read says otherwise, which XRootD puts first.
 	create := opts&(proto.OpenNew|proto.OpenDelete) != 0
 	update := opts&(proto.OpenUpdate|proto.OpenWriteOnly|proto.OpenAppend) != 0 && opts&proto.OpenRead == 0
 	write := create || update
+	ctx := s.reqCtx(cgi)
+	var grant *pendingGrant
+	if q := tpcCGI(cgi); q != nil { // third-party copy (tpc.go)
+		var handled bool
+		if ctx, grant, handled, err = s.openTPC(ctx, req, path, q, write); handled || err != nil {
+			return err
+		}
+	}
 	if write && s.srv.cfg.ReadOnly {
 		return errReadOnly("open for writing", path)
 	}
@@ -83,15 +84,7 @@ func (s *session) doOpen(req *proto.Request) error {
 		release()
 		return err
 	}
-	var of *openFile
-	if write {
-		of, err = s.lockedWrite(ctx, path, call.Create, opts)
-	} else {
-		var f store.File
-		if f, err = s.srv.store.Open(ctx, path); err == nil {
-			of = newOpenFile(path, f, nil, store.RequestFrom(ctx))
-		}
-	}
+	of, err := s.openInStore(ctx, path, write, call.Create, opts)
 	if err != nil {
 		release()
 		return err
@@ -105,6 +98,13 @@ func (s *session) doOpen(req *proto.Request) error {
 			return err
 		}
 		stat = s.statLine(fi)
+	}
+	if grant != nil { // only an open that succeeded grants a copy of its file
+		if err := s.grantTPC(of, grant); err != nil {
+			s.discard(of, "tpc grant refused")
+			release()
+			return err
+		}
 	}
 	h, err := s.files.add(of)
 	if err != nil {
@@ -120,6 +120,19 @@ func (s *session) doOpen(req *proto.Request) error {
 	var head [12]byte
 	copy(head[:4], h[:])
 	return s.sendFrame(req.Stream, proto.StatusOK, head[:], []byte(stat), []byte{0})
+}
+
+// openInStore opens path in the store: for writing (co, opts) under the
+// path's writer lock, or for reading.
+func (s *session) openInStore(ctx context.Context, path string, write bool, co store.CreateOptions, opts uint16) (*openFile, error) {
+	if write {
+		return s.lockedWrite(ctx, path, co, opts)
+	}
+	f, err := s.srv.store.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return newOpenFile(path, f, nil, store.RequestFrom(ctx)), nil
 }
 
 // openWrite creates or opens path for writing. With kXR_posc a created
@@ -195,11 +208,11 @@ func createOptions(mode, opts uint16) store.CreateOptions {
 // file (doClose, the session's end) does too.
 func (s *session) reserveFile() (release func(), err error) {
 	if n := s.files.count(); exceeds(n, s.files.max) {
-		le := &limitError{"open files", inSession, s.files.max}
-		s.srv.limits.refusedSession(s.clientIP, le)
+		le := &limitError{whatFiles, inSession, s.files.max}
+		s.srv.limits.refuse(s.clientIP, le)
 		return nil, le
 	}
-	if err := s.srv.limits.addFile(s.clientIP); err != nil {
+	if err := s.srv.admitFile(s); err != nil {
 		return nil, err
 	}
 	return func() { s.srv.limits.dropFile(s.clientIP) }, nil
@@ -208,6 +221,7 @@ func (s *session) reserveFile() (release func(), err error) {
 // discard closes a file that never made it into the table.
 func (s *session) discard(of *openFile, why string) {
 	defer of.unlockWriter()
+	of.dropGrant()
 	if of.posc != nil {
 		of.posc.abort(s.log, of.f, why)
 		return
@@ -241,8 +255,9 @@ func (s *session) doClose(req *proto.Request) (err error) {
 		err = of.f.Close()
 	}
 	// The place (and the file, for another writer) is free before the
-	// client hears of the close.
+	// client hears of the close, and a copy it granted can no longer start.
 	of.unlockWriter()
+	of.dropGrant()
 	s.srv.limits.dropFile(s.clientIP)
 	if err != nil {
 		return err

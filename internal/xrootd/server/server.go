@@ -16,7 +16,8 @@
 // are. A session holds at most two of them; when slow or hostile clients
 // hold the whole pool, others get small spare buffers rather than wait
 // (bufpool.go), and limits.go bounds sessions and open files per client
-// address and in total.
+// address, per client network and in total, closing idle sessions to make
+// room before refusing a newcomer (reclaim.go).
 package server
 
 import (
@@ -115,9 +116,13 @@ type Config struct {
 	// (default 30 seconds).
 	HandshakeTimeout time.Duration
 	// IdleTimeout closes a connection that has no open files and no
-	// requests in flight for this long (default 20 minutes, longer than
-	// the XRootD client's own 5-minute idle disconnect), so abandoned
-	// connections do not hold descriptors for ever.
+	// requests in flight for this long, so abandoned connections do not
+	// hold descriptors for ever; a connection whose files, all open for
+	// reading, have been untouched this long may be closed when others
+	// need its place (reclaim.go). Default 6 minutes (21 for a Manager):
+	// a minute longer than the XRootD client keeps a connection it does
+	// not use (XrdCl's DataServerTTL of 5 minutes; LoadBalancerTTL, 20,
+	// for a redirector), so that the client closes it first.
 	IdleTimeout time.Duration
 	// AccessLog takes one line per file, from open to close. Nil: none.
 	AccessLog accesslog.Sink
@@ -128,6 +133,10 @@ type Config struct {
 	// DrainWait is the kXR_wait a draining server answers with when it
 	// has no DrainTo (default 3 s).
 	DrainWait time.Duration
+	// setupGrace is how long a new session is safe from being closed for
+	// a newcomer from its own address (default defaultSetupGrace; tests
+	// shorten it).
+	setupGrace time.Duration
 }
 
 func (c *Config) defaults() {
@@ -164,10 +173,16 @@ func (c *Config) defaults() {
 		c.HandshakeTimeout = 30 * time.Second
 	}
 	if c.IdleTimeout <= 0 {
-		c.IdleTimeout = 20 * time.Minute
+		c.IdleTimeout = defaultIdleTimeout
+		if c.Manager {
+			c.IdleTimeout = defaultManagerIdleTimeout
+		}
 	}
 	if c.DrainWait <= 0 {
 		c.DrainWait = defaultDrainWait
+	}
+	if c.setupGrace <= 0 {
+		c.setupGrace = defaultSetupGrace
 	}
 }
 
@@ -187,11 +202,21 @@ type Server struct {
 	tpc      tpcGrants  // root:// third-party copy grants (tpc.go)
 	prepIDs  prepareIDs // request ids of prepare -s (stats.go)
 
+	// reclaimMu lets one open at a time close silent sessions to make
+	// room for it (reclaim.go).
+	reclaimMu sync.Mutex
+
 	mu       sync.Mutex
 	ln       net.Listener
 	sessions map[*session]struct{}
-	closed   bool
-	wg       sync.WaitGroup
+	// noVictimBefore is, for a limit, when a session under it may next be
+	// taken back to make room (reclaim.go).
+	noVictimBefore map[reclaimKey]time.Time
+	// under holds the sessions counted under each address and network
+	// limit, so a search for one to take back looks at no other.
+	under  map[limitScope]map[*session]struct{}
+	closed bool
+	wg     sync.WaitGroup
 	// draining is set by Drain: new work is diverted (drain.go).
 	draining atomic.Bool
 	// drainTo is where a draining server sends new requests (host:port;
@@ -250,7 +275,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		delay = 0
 		sess := newSession(s, c)
-		if err := s.limits.addSession(sess.clientIP); err != nil {
+		if err := s.admit(sess); err != nil {
 			select {
 			case s.refusing <- struct{}{}:
 				sess.refusal = err
@@ -267,6 +292,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			return nil
 		}
 		s.sessions[sess] = struct{}{}
+		s.index(sess, true)
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() {
@@ -278,11 +304,20 @@ func (s *Server) Serve(ln net.Listener) error {
 			sess.run()
 			s.mu.Lock()
 			delete(s.sessions, sess)
+			s.index(sess, false)
 			s.mu.Unlock()
 			s.endSession(sess)
 		}()
 	}
 }
+
+// The default idle timeouts: a minute longer than XrdCl keeps an unused
+// connection to a data server (DataServerTTL, 300 s) and to a redirector
+// (LoadBalancerTTL, 1200 s).
+const (
+	defaultIdleTimeout        = 6 * time.Minute
+	defaultManagerIdleTimeout = 21 * time.Minute
+)
 
 // maxRefusing bounds the connections being refused at once (see refuse).
 const maxRefusing = 64
@@ -292,6 +327,9 @@ func (s *Server) endSession(sess *session) {
 	if sess.refusal != nil {
 		<-s.refusing
 		return
+	}
+	if sess.evicted.Load() {
+		return // its place was given back when it was closed (reclaim.go)
 	}
 	s.limits.dropSession(sess.clientIP)
 }

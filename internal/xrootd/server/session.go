@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"sitebox/internal/clientnet"
 	"sitebox/internal/nbio"
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
@@ -42,8 +43,9 @@ type session struct {
 	ctx    context.Context // ends when the session does
 	cancel context.CancelFunc
 	sessID [16]byte
-	// clientIP is the client's address as stores see it (store.Request).
-	clientIP string
+	// clientIP is the client's address as stores see it (store.Request),
+	// network its network for the limits (clientnet).
+	clientIP, network string
 
 	wmu sync.Mutex // serialises frames on conn
 	// files is the session's file table; a bound substream shares its
@@ -104,6 +106,17 @@ type session struct {
 	pathID byte
 	// done is closed when run has returned and released everything.
 	done chan struct{}
+	// active is when a request of the session last arrived or ended (Unix
+	// nanoseconds): how long it has been silent, for reclaim.go.
+	active atomic.Int64
+	// serving counts the requests being served (serve), the data lane's
+	// included, which no queue or slot shows.
+	serving atomic.Int32
+	// born is when the connection was accepted.
+	born time.Time
+	// evicted is set when the server closed the session to make room
+	// for another (reclaim.go); its place was given back then.
+	evicted atomic.Bool
 	// appidLogged is set once kXR_set appid was logged (set.go).
 	appidLogged atomic.Bool
 }
@@ -125,7 +138,9 @@ func newSession(s *Server, c net.Conn) *session {
 		bufShare: make(chan struct{}, 2),
 		files:    &fileTable{max: s.cfg.Limits.OpenFilesPerSession},
 		done:     make(chan struct{}),
+		born:     time.Now(),
 	}
+	sess.network = clientnet.Of(sess.clientIP)
 	if tc, ok := c.(*net.TCPConn); ok && nbio.Supported {
 		sess.plain, _ = tc.SyscallConn()
 	}
@@ -133,6 +148,7 @@ func newSession(s *Server, c net.Conn) *session {
 	sess.writeDL.set = func(t time.Time) error { return sess.conn.SetWriteDeadline(t) }
 	sess.br = bufio.NewReaderSize(timedReader{sess}, 16<<10)
 	rand.Read(sess.sessID[:])
+	sess.touch()
 	return sess
 }
 
@@ -204,6 +220,7 @@ func (s *session) serveNext() bool {
 	}
 	// The request has begun: the rest of it must keep coming.
 	s.readWait = s.srv.cfg.RequestTimeout
+	s.touch()
 	if _, err := io.ReadFull(s.br, s.hdr[:]); err != nil {
 		s.logReadErr(err)
 		return false
@@ -271,11 +288,17 @@ func (s *session) awaitRequest() error {
 		if err == nil || !errors.As(err, &ne) || !ne.Timeout() {
 			return err
 		}
-		if len(s.slots) == 0 && s.files.count() == 0 {
+		if s.idle() {
 			return fmt.Errorf("%w for %v with no open files", errIdle, s.srv.cfg.IdleTimeout)
 		}
 	}
 }
+
+// touch notes that a request arrived or ended now.
+func (s *session) touch() { s.active.Store(time.Now().UnixNano()) }
+
+// lastActive is when a request last arrived or ended.
+func (s *session) lastActive() time.Time { return time.Unix(0, s.active.Load()) }
 
 func (s *session) logReadErr(err error) {
 	if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) {

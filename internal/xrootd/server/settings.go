@@ -19,19 +19,27 @@ type Settings struct {
 	// the descriptors everyone needs. 0 takes the default, -1 means no
 	// limit. A client over a limit gets kXR_Overloaded (a session's own
 	// file table: kXR_NoMemory, as XRootD) naming it, logged once per
-	// client and minute.
+	// client and minute. A client is an address; a network is an IPv4
+	// /24 or IPv6 /64.
 	//
-	// MaxSessions (default 4096) and MaxSessionsPerClient (default 512:
-	// a batch farm behind NAT arrives from one address) bound connections;
-	// MaxOpenFiles (default 32768), MaxOpenFilesPerClient (default 4096)
-	// and MaxOpenFilesPerSession (default 1024) bound open files. The
+	// MaxSessions (default 4096), MaxSessionsPerClient (default an eighth
+	// of MaxSessions, at most 512: a batch farm behind NAT arrives from
+	// one address) and MaxSessionsPerNetwork (a quarter, at most 1024,
+	// and no less than MaxSessionsPerClient) bound connections;
+	// MaxOpenFiles (default 32768), MaxOpenFilesPerClient (an eighth, at
+	// most 4096), MaxOpenFilesPerNetwork (a quarter, at most 8192) and
+	// MaxOpenFilesPerSession (default 1024) bound open files. The
 	// defaults stay well inside the descriptors of the packaged unit
 	// (LimitNOFILE) and of a common 65536 limit, with room for https; a
 	// process allowed fewer descriptors gets smaller default totals.
+	// Idle sessions are closed to let a new client in rather than have
+	// it refused (see Limits).
 	MaxSessions            int `toml:"max_sessions"`
 	MaxSessionsPerClient   int `toml:"max_sessions_per_client"`
+	MaxSessionsPerNetwork  int `toml:"max_sessions_per_network"`
 	MaxOpenFiles           int `toml:"max_open_files"`
 	MaxOpenFilesPerClient  int `toml:"max_open_files_per_client"`
+	MaxOpenFilesPerNetwork int `toml:"max_open_files_per_network"`
 	MaxOpenFilesPerSession int `toml:"max_open_files_per_session"`
 	// MaxSubstreamsPerSession bounds the connections a client may bind
 	// to one session for parallel data streams (`xrdcp -S N`): default
@@ -45,6 +53,13 @@ type Settings struct {
 	// WriteTimeout is how long a client may leave an answer unread before
 	// it is disconnected, freeing the buffer it holds (default "1m").
 	WriteTimeout string `toml:"write_timeout"`
+	// IdleTimeout is how long a session may hold no open file and have no
+	// request in flight before it is closed, and how long a session with
+	// files open only for reading must have been silent before it may be
+	// closed when the open-file limits are reached (default "6m", "21m"
+	// on a director: a minute longer than the XRootD client keeps an
+	// unused connection).
+	IdleTimeout string `toml:"idle_timeout"`
 	// DrainRedirect (root://host:port) is where this server sends new
 	// requests while it drains on a graceful stop: the director it
 	// belongs to. Unset: the root:// address the director in [advertise]
@@ -67,9 +82,11 @@ func (r *Settings) Defaults() {
 // Config is the server's Config for these settings (limits and timeouts;
 // the box adds the rest). Durations have been validated; one unset is 0.
 func (r *Settings) Config() Config {
-	return Config{RequestTimeout: duration(r.RequestTimeout), WriteTimeout: duration(r.WriteTimeout), DrainTo: drainHost(r.DrainRedirect),
-		Limits: Limits{Sessions: r.MaxSessions, SessionsPerClient: r.MaxSessionsPerClient,
-			OpenFiles: r.MaxOpenFiles, OpenFilesPerClient: r.MaxOpenFilesPerClient, OpenFilesPerSession: r.MaxOpenFilesPerSession,
+	return Config{RequestTimeout: duration(r.RequestTimeout), WriteTimeout: duration(r.WriteTimeout), IdleTimeout: duration(r.IdleTimeout),
+		DrainTo: drainHost(r.DrainRedirect),
+		Limits: Limits{Sessions: r.MaxSessions, SessionsPerClient: r.MaxSessionsPerClient, SessionsPerNetwork: r.MaxSessionsPerNetwork,
+			OpenFiles: r.MaxOpenFiles, OpenFilesPerClient: r.MaxOpenFilesPerClient, OpenFilesPerNetwork: r.MaxOpenFilesPerNetwork,
+			OpenFilesPerSession:  r.MaxOpenFilesPerSession,
 			SubstreamsPerSession: r.MaxSubstreamsPerSession}}
 }
 

@@ -21,8 +21,8 @@ import (
 //     tpc.key=K&tpc.src=[user@]host:port&tpc.lfn=/path&tpc.stage=copy;
 //  2. its first kXR_sync on that handle is the rendezvous;
 //  3. it opens the source for reading with tpc.key=K&tpc.dst=desthost,
-//     which grants the destination the right to read that file with K
-//     for a short time;
+//     which grants the destination the right to read that file with K,
+//     once, while the client keeps it open (tpcgrants.go);
 //  4. its second kXR_sync makes the destination open the source with
 //     tpc.key=K&tpc.org=user.pid@clienthost and pull the file; the sync
 //     answers when the copy has ended, and kXR_stat on the handle shows
@@ -32,67 +32,12 @@ import (
 // after a complete, checksum-verified copy (tpc.LocalSink), so a refused
 // or failed copy leaves nothing under the final name.
 
-// tpcTTL is how long a source keeps the grant of step 3 (XRootD's default
-// is 15 s; the destination normally comes within milliseconds).
-const tpcTTL = 30 * time.Second
-
 // tpcWaitGrant bounds how long a destination's open waits for the client
 // to make its grant (step 3 may race step 4's open).
 const tpcWaitGrant = 5 * time.Second
 
-// maxTPCGrants bounds the grants alive at once: an open with tpc.dst is
-// cheap to send, and a flood of them must not grow the table without end.
-const maxTPCGrants = 4096
-
 // maxTPCKey bounds a tpc.key (xrdcp's are 24 hex digits).
 const maxTPCKey = 128
-
-// tpcGrants are the source side's grants. The zero value is ready.
-type tpcGrants struct {
-	mu sync.Mutex
-	m  map[string]tpcGrant // by key
-}
-
-type tpcGrant struct {
-	// who is the granting client's identity (its token), nil if
-	// anonymous: the destination reads with it, as XRootD lets a
-	// destination read what the client could.
-	who     *store.Identity
-	path    string
-	org     string // user.pid of the client that made it
-	dst     string // the destination host as the client named it
-	expires time.Time
-}
-
-func (g *tpcGrants) add(key string, gr tpcGrant) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.m == nil {
-		g.m = make(map[string]tpcGrant)
-	}
-	now := time.Now()
-	for k, old := range g.m { // few entries live at once: sweep on add
-		if now.After(old.expires) {
-			delete(g.m, k)
-		}
-	}
-	if len(g.m) >= maxTPCGrants {
-		return errorf(proto.ErrNoMemory, "open %s: too many third-party copies pending (%d); try again later", gr.path, maxTPCGrants)
-	}
-	g.m[key] = gr
-	return nil
-}
-
-func (g *tpcGrants) get(key string) (tpcGrant, bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	gr, ok := g.m[key]
-	if ok && time.Now().After(gr.expires) {
-		delete(g.m, key)
-		return tpcGrant{}, false
-	}
-	return gr, ok
-}
 
 // tpcCGI returns the tpc.* keys of an open's CGI, nil if there are none.
 func tpcCGI(cgi string) url.Values {
@@ -106,45 +51,68 @@ func tpcCGI(cgi string) url.Values {
 	return q
 }
 
+// pendingGrant is the grant an open with tpc.dst asks for, made once the
+// open has succeeded (tpcgrants.go).
+type pendingGrant struct {
+	key   string
+	grant *tpcGrant
+}
+
 // openTPC handles the tpc.* CGI of an open. handled is true when the
 // open was answered here (a destination's); otherwise the open goes on
 // as usual with the returned context once err is nil (a source's, steps
-// 3 and 4: a granted destination reads as the client that granted it).
-func (s *session) openTPC(ctx context.Context, req *proto.Request, path string, q url.Values) (context.Context, bool, error) {
+// 3 and 4: a granted destination reads as the client that granted it),
+// making the returned grant if it succeeds. A grant is for reading only.
+func (s *session) openTPC(ctx context.Context, req *proto.Request, path string, q url.Values, write bool) (context.Context, *pendingGrant, bool, error) {
 	key := q.Get("tpc.key")
 	if len(key) > maxTPCKey {
-		return ctx, false, errorf(proto.ErrArgTooLong, "open %s: tpc.key longer than %d bytes", path, maxTPCKey)
+		return ctx, nil, false, errorf(proto.ErrArgTooLong, "open %s: tpc.key longer than %d bytes", path, maxTPCKey)
 	}
 	switch {
 	case q.Get("tpc.src") != "":
-		return ctx, true, s.openTPCDest(ctx, req, path, q)
+		return ctx, nil, true, s.openTPCDest(ctx, req, path, q)
+	case write && (q.Get("tpc.org") != "" || q.Get("tpc.dst") != ""):
+		return ctx, nil, false, errorf(proto.ErrNotAuthorized, "open %s: a third-party copy source is opened for reading only", path)
 	case q.Get("tpc.org") != "":
 		who, err := s.checkTPCGrant(ctx, path, key, q.Get("tpc.org"))
 		if err != nil {
-			return ctx, false, err
+			return ctx, nil, false, err
 		}
 		r := *store.RequestFrom(ctx)
 		r.Identity, r.AuthError = who, nil
-		return store.WithRequest(ctx, &r), false, nil
+		return store.WithRequest(ctx, &r), nil, false, nil
 	case q.Get("tpc.dst") != "":
 		// The grant carries the client's identity, so the destination can
 		// read no more than the client could.
-		err := s.srv.tpc.add(key, tpcGrant{who: store.RequestFrom(ctx).Identity, path: path, org: s.login,
-			dst: q.Get("tpc.dst"), expires: time.Now().Add(tpcTTL)})
-		s.log.Debug("tpc grant", "path", path, "dst", q.Get("tpc.dst"), "err", err)
-		return ctx, false, err
+		gr := &tpcGrant{who: store.RequestFrom(ctx).Identity, path: path, org: s.login,
+			dst: q.Get("tpc.dst"), expires: time.Now().Add(tpcTTL), addr: s.clientIP}
+		return ctx, &pendingGrant{key: key, grant: gr}, false, nil
 	}
-	return ctx, false, errorf(proto.ErrArgInvalid, "open %s: tpc.key needs tpc.src, tpc.dst or tpc.org", path)
+	return ctx, nil, false, errorf(proto.ErrArgInvalid, "open %s: tpc.key needs tpc.src, tpc.dst or tpc.org", path)
+}
+
+// grantTPC makes the grant p for the file of, open for the client, which
+// it lasts as long as (at most tpcTTL).
+func (s *session) grantTPC(of *openFile, p *pendingGrant) error {
+	err := s.srv.tpc.add(p.key, p.grant)
+	s.log.Debug("tpc grant", "path", of.path, "dst", p.grant.dst, "err", err)
+	if le := (*limitError)(nil); errors.As(err, &le) {
+		s.srv.limits.refuse(s.clientIP, le)
+	}
+	if err != nil {
+		return err
+	}
+	of.withdraw = func() { s.srv.tpc.withdraw(p.key, p.grant) }
+	return nil
 }
 
 // checkTPCGrant lets a destination read path only with a key the client
-// granted for it, from the host the client named; it returns the
-// granting client's identity.
+// granted for it, from the host the client named, and only once; it
+// returns the granting client's identity.
 func (s *session) checkTPCGrant(ctx context.Context, path, key, org string) (*store.Identity, error) {
 	deadline := time.Now().Add(tpcWaitGrant)
 	for {
-		gr, ok := s.srv.tpc.get(key)
-		if ok {
+		if gr := s.srv.tpc.lookup(key); gr != nil {
 			user, _, _ := strings.Cut(org, "@")
 			if gr.path != path || (gr.org != "" && user != gr.org) {
 				return nil, errorf(proto.ErrNotAuthorized, "open %s: tpc.key was granted for another file or client", path)
@@ -152,10 +120,13 @@ func (s *session) checkTPCGrant(ctx context.Context, path, key, org string) (*st
 			if !hostIs(ctx, gr.dst, s.clientIP) {
 				return nil, errorf(proto.ErrNotAuthorized, "open %s: tpc granted to %s, not to this host", path, gr.dst)
 			}
+			if !s.srv.tpc.take(key, gr) {
+				return nil, errorf(proto.ErrNotAuthorized, "open %s: the tpc grant for this key was used already", path)
+			}
 			return gr.who, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, errorf(proto.ErrNotAuthorized, "open %s: no tpc grant for this key (expired or never made)", path)
+			return nil, errorf(proto.ErrNotAuthorized, "open %s: no tpc grant for this key (a grant is used once, and ends when the client closes the source or after %v)", path, tpcTTL)
 		}
 		select {
 		case <-ctx.Done():
