@@ -115,6 +115,9 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 			wc.Tokens = b.tokens
 		}
 		wc.TPC, wc.CopyBuffers, wc.AccessLog = tpcremote.Dialer{Allow: tpcAllow}, b.copies, access
+		if what == "" {
+			wc.Self = b.isSelf // a Destination naming the box's data listeners by another name
+		}
 		b.withKerberos(nil, &wc)
 		log := b.log.With("component", strings.TrimSpace(what+"https"))
 		h := webdav.New(wc, st, log)

@@ -3,6 +3,7 @@ package webdav
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -89,7 +90,7 @@ func (h *Handler) move(w http.ResponseWriter, r *http.Request, name string) erro
 	if err != nil {
 		return err
 	}
-	to, err := destination(r)
+	to, err := h.destination(r)
 	if err != nil {
 		return err
 	}
@@ -169,7 +170,7 @@ func movedErr(err error, name, to string) error {
 }
 
 // destination returns the cleaned namespace path of the Destination header.
-func destination(r *http.Request) (string, error) {
+func (h *Handler) destination(r *http.Request) (string, error) {
 	dest := strings.TrimSpace(r.Header.Get("Destination"))
 	if dest == "" {
 		return "", badRequest("MOVE needs a Destination header")
@@ -178,7 +179,7 @@ func destination(r *http.Request) (string, error) {
 	if err != nil {
 		return "", badRequest("bad Destination header: not a URL or path")
 	}
-	if !destHere(r, u) {
+	if !h.destHere(r, u) {
 		return "", &httpError{http.StatusBadGateway, "Destination " + u.Host + " is another server; MOVE works within one server"}
 	}
 	if u.Opaque != "" {
@@ -194,20 +195,35 @@ func destination(r *http.Request) (string, error) {
 const destHereKey = "sbx.dest"
 
 // destHere reports whether the Destination URL u names this server: no
-// host, the request's own host, or the director that sent the request.
-func destHere(r *http.Request, u *url.URL) bool {
-	return u.Host == "" || strings.EqualFold(u.Host, r.Host) || r.URL.Query().Get(destHereKey) == "here"
+// host, the request's own host, another of this server's names (Self),
+// or the director that sent the request.
+func (h *Handler) destHere(r *http.Request, u *url.URL) bool {
+	switch {
+	case u.Host == "", strings.EqualFold(u.Host, r.Host), r.URL.Query().Get(destHereKey) == "here":
+		return true
+	case h.cfg.Self == nil:
+		return false
+	}
+	host := u.Host
+	if u.Port() == "" {
+		port := "443"
+		if u.Scheme == "http" {
+			port = "80"
+		}
+		host = net.JoinHostPort(u.Hostname(), port)
+	}
+	return h.cfg.Self(host)
 }
 
 // destOpaque is the CGI a director adds to a redirected MOVE or COPY
 // whose Destination names the director, so the server it goes to takes
 // the Destination as its own path (destHere).
-func destOpaque(r *http.Request) string {
+func (h *Handler) destOpaque(r *http.Request) string {
 	if r.Method != "MOVE" && r.Method != "COPY" || r.Header.Get("Source") != "" {
 		return ""
 	}
 	u, err := url.Parse(strings.TrimSpace(r.Header.Get("Destination")))
-	if err != nil || !destHere(r, u) {
+	if err != nil || !h.destHere(r, u) {
 		return ""
 	}
 	return destHereKey + "=here"

@@ -36,6 +36,11 @@ type Config struct {
 	// minute without a byte); a stalled upload is abandoned with 408 and
 	// leaves nothing behind.
 	BodyTimeout time.Duration
+	// Self reports whether a host:port names this server by another name
+	// than the one a request came with (its listeners' addresses, names
+	// resolving to them): a MOVE or COPY Destination naming it is a path
+	// here, not another server. Nil: only the request's own host is.
+	Self func(hostport string) bool
 	// TPC reaches the other server of a third-party copy (COPY with
 	// Source: or a Destination: elsewhere). Nil: such copies are refused
 	// with 400, from which gfal2 falls back to streaming.

@@ -141,7 +141,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, c store.Call) (a
 		http.Error(w, fmt.Sprintf("%s: %s; retry in %d s", c.Path, reason, secs), http.StatusServiceUnavailable)
 		return true, nil
 	}
-	if extra := destOpaque(r); extra != "" { // dav.go
+	if extra := h.destOpaque(r); extra != "" { // dav.go
 		rt.Opaque = strings.TrimPrefix(rt.Opaque+"&"+extra, "&")
 	}
 	t := redirectTarget(c.Path, r.URL.RawQuery, rt)

@@ -50,7 +50,7 @@ func (h *Handler) copyFile(w http.ResponseWriter, r *http.Request, name string) 
 	if answered, err := h.route(w, r, store.Call{Op: "copy", Path: name}); answered || err != nil {
 		return err
 	}
-	if u, err := url.Parse(dest); err == nil && !destHere(r, u) {
+	if u, err := url.Parse(dest); err == nil && !h.destHere(r, u) {
 		return h.tpcPush(w, r, name, dest)
 	}
 	return h.localCopy(w, r, name, overwrite)
@@ -240,7 +240,7 @@ func (h *Handler) localCopy(w http.ResponseWriter, r *http.Request, name string,
 	if err != nil {
 		return err
 	}
-	to, err := destination(r)
+	to, err := h.destination(r)
 	if err != nil {
 		return err
 	}

@@ -66,3 +66,23 @@ func TestCurl(t *testing.T) {
 		t.Error("read-only PUT wrote a file")
 	}
 }
+
+// curl MOVE and COPY whose Destination names the box as localhost while
+// the request went to 127.0.0.1 are a move and a copy on the box (the
+// certificate is for both names), not 502 or a copy to itself.
+func TestDestinationByAnotherName(t *testing.T) {
+	testpeers.Require(t, "curl")
+	b := startBox(t, 1)
+	os.WriteFile(filepath.Join(b.pools[0], "a"), []byte("data"), 0o644)
+	other := strings.Replace(b.httpsURL, "127.0.0.1", "localhost", 1)
+	for _, c := range []struct{ method, from, to string }{{"COPY", "/store/a", "/store/b"}, {"MOVE", "/store/b", "/store/c"}} {
+		code, _ := run(t, true, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", b.certFile, "-X", c.method,
+			"-H", "Destination: "+other+c.to, b.httpsURL+c.from)
+		if code != "201" {
+			t.Errorf("%s %s to %s%s: %s, want 201", c.method, c.from, other, c.to, code)
+		}
+	}
+	if got, err := os.ReadFile(filepath.Join(b.pools[0], "c")); err != nil || string(got) != "data" {
+		t.Errorf("after COPY and MOVE: %q %v", got, err)
+	}
+}
