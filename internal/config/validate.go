@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"sitebox/internal/cksum"
 	"sitebox/internal/origin"
 	"sitebox/internal/problem"
 	"sitebox/internal/tpc/tpcallow"
@@ -41,6 +42,9 @@ func (c *Config) Validate() []Problem {
 	}
 	if p := c.Server.AccessLog; p != "" && p != "stderr" && !filepath.IsAbs(p) {
 		add("server.access_log", "%q: give an absolute file path or \"stderr\"", p)
+	}
+	if _, err := cksum.NewOffered(c.Server.Checksums); err != nil {
+		add("server.checksums", "%v", err)
 	}
 	if _, err := tpcallow.Parse(c.TPC.Allow); err != nil {
 		add("tpc.allow", "%v", err)

@@ -255,10 +255,10 @@ func (f *FS) Checksum(ctx context.Context, name, algo string) (string, error) {
 	}
 	resp.Body.Close()
 	for _, d := range strings.Split(resp.Header.Get("Digest"), ",") {
-		k, v, _ := strings.Cut(strings.TrimSpace(d), "=")
+		k, v, _ := strings.Cut(strings.TrimSpace(d), "=") // base64 may end in "="
 		if strings.EqualFold(k, algo) {
-			if n, err := strconv.ParseUint(v, 16, 32); err == nil {
-				return cksum.Format(uint32(n)), nil
+			if sum, err := cksum.FromDigest(algo, v); err == nil {
+				return sum, nil
 			}
 		}
 	}

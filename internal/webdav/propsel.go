@@ -131,13 +131,8 @@ func (h *Handler) liveProp(ctx context.Context, name string, fi store.FileInfo, 
 		if fi.IsDir() {
 			return p, false
 		}
-		sum, err := store.Checksum(ctx, h.store, name, "adler32")
-		if err != nil {
-			h.log.Debug("propfind checksum", "path", name, "err", err)
-			return p, false
-		}
-		p.Text = "adler32=" + sum
-		return p, true
+		p.Text = h.checksums(ctx, name)
+		return p, p.Text != ""
 	}
 	if n.Space != "DAV:" {
 		return p, false
