@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what sitebox's demo and tests need on Debian 12, idempotently:
-# XRootD 5.5 (server, client, Python bindings), curl, openssl, Slurm and
+# XRootD 5.5 (server, client, Python bindings, and the client headers with
+# g++ for a test client of XrdCl calls no tool exposes), curl, openssl, Slurm and
 # munge (the job router's site domain), an MIT Kerberos KDC and client tools
 # (the Kerberos tests run a throwaway realm), gfal2 + davix + litmus (the
 # third-party-copy and WebDAV peers), slot users for test jobs, Chromium (the dashboard test), a
@@ -14,7 +15,8 @@ demo=no
 
 need_apt=()
 for pkg in xrootd-server xrootd-server-plugins xrootd-client python3-xrootd python3-venv curl openssl slurm-wlm munge chromium krb5-kdc krb5-admin-server krb5-user \
-  gfal2-util-scripts python3-gfal2-util python3-gfal2 gfal2-plugin-http gfal2-plugin-xrootd davix litmus iproute2 util-linux; do
+  gfal2-util-scripts python3-gfal2-util python3-gfal2 gfal2-plugin-http gfal2-plugin-xrootd davix litmus iproute2 util-linux \
+  g++ libxrootd-client-dev; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
 done
 if ((${#need_apt[@]})); then

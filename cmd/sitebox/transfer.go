@@ -164,7 +164,7 @@ func cksumCommand(rf *remoteFlags) *cobra.Command {
 	var algo string
 	ck := &cobra.Command{
 		Use:   "cksum URL",
-		Short: "Print a remote file's checksum (adler32 or crc32c)",
+		Short: "Print a remote file's checksum (adler32, crc32c, or md5 where the server offers it)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return rf.onRemote("cksum", args[0], func(ctx context.Context, r *transfer.Remote) error {
@@ -177,7 +177,7 @@ func cksumCommand(rf *remoteFlags) *cobra.Command {
 			})
 		},
 	}
-	ck.Flags().StringVar(&algo, "type", "adler32", "checksum algorithm: adler32 or crc32c")
+	ck.Flags().StringVar(&algo, "type", "adler32", "checksum algorithm: adler32, crc32c or md5")
 	return ck
 }
 

@@ -91,6 +91,7 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		}
 		rc := b.cfg.Root.Config()
 		rc.ServerName, rc.Manager, rc.Observer = b.cfg.Server.Name, manager, b.transfers
+		rc.Checksums = b.cfg.Server.Offered()
 		if b.cfg.Root.TLSEnabled() {
 			rc.TLS = tc
 		}

@@ -19,7 +19,7 @@ func (b *Box) buildStores() (store.Store, error) {
 	var only store.Store
 	if len(b.cfg.Exports) > 0 {
 		exports := b.cfg.Exports
-		o, err := origin.New(origin.Config{Exports: exports}, b.log) // origin adds its component
+		o, err := origin.New(origin.Config{Exports: exports, Checksums: b.cfg.Server.Offered()}, b.log) // origin adds its component
 		if err != nil {
 			return nil, err
 		}
@@ -67,6 +67,7 @@ func newCache(cc *cache.Settings, b *Box) (*cache.Cache, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.Checksums = b.cfg.Server.Offered()
 	opts := cache.DialOptions{Streams: cc.Streams, Options: remote.Options{CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure}}
 	if cc.UpstreamTokenFile != "" {
 		if _, err := readToken(cc.UpstreamTokenFile); err != nil {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"sitebox/internal/cksum"
 	"sitebox/internal/store"
 )
 
@@ -312,8 +313,16 @@ func (c *Cache) List(ctx context.Context, name string) (fis []store.FileInfo, er
 	return fis, err
 }
 
-// Checksum asks the upstream, which computes and keeps it.
+// Checksum asks the upstream, which computes and keeps it: the origin's
+// sum is the one the file was written with, and it needs no whole copy
+// here. Algorithms the cache does not offer are refused before asking.
 func (c *Cache) Checksum(ctx context.Context, name, algo string) (sum string, err error) {
+	if a, err := cksum.Normalize(algo); err != nil || !c.cfg.Checksums.Has(a) {
+		if err == nil {
+			err = c.cfg.Checksums.Refusal(a)
+		}
+		return "", &store.PathError{Op: "checksum", Path: name, Err: fmt.Errorf("%w: %v", store.ErrUnsupported, err)}
+	}
 	p, r, err := c.routeOf(ctx, "checksum", name)
 	if err != nil {
 		return "", err

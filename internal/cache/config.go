@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"time"
 
+	"sitebox/internal/cksum"
 	"sitebox/internal/store"
 )
 
@@ -32,6 +33,9 @@ type Config struct {
 	Dir string
 	// Routes map namespace prefixes to upstreams, longest prefix first.
 	Routes []Route
+	// Checksums are the algorithms the cache answers checksum requests
+	// for (asking its upstream); the zero value offers adler32 and crc32c.
+	Checksums cksum.Offered
 	// BlockSize is the unit of caching for sequential readers (default
 	// DefaultBlockSize; a power of two from 64 KiB to 64 MiB); scattered
 	// reads fetch 32 KiB pages of it (checkPage).

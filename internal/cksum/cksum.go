@@ -4,6 +4,8 @@
 package cksum
 
 import (
+	"crypto/md5"
+	"encoding/hex"
 	"fmt"
 	"hash"
 	"hash/adler32"
@@ -17,6 +19,7 @@ import (
 const (
 	Adler32 = "adler32"
 	CRC32C  = "crc32c"
+	MD5     = "md5"
 )
 
 // Default is the algorithm used when a client names none, as in XRootD.
@@ -25,13 +28,14 @@ const Default = Adler32
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // ErrUnknownAlgorithm is returned for algorithms sitebox does not compute.
-var ErrUnknownAlgorithm = fmt.Errorf("unknown checksum algorithm (supported: %s, %s)", Adler32, CRC32C)
+var ErrUnknownAlgorithm = fmt.Errorf("unknown checksum algorithm (known: %s, %s, %s)", Adler32, CRC32C, MD5)
 
 // Normalize returns the canonical lower-case name of algo, or an error
-// wrapping ErrUnknownAlgorithm.
+// wrapping ErrUnknownAlgorithm. A known algorithm need not be offered:
+// see Offered.
 func Normalize(algo string) (string, error) {
 	switch a := strings.ToLower(strings.TrimSpace(algo)); a {
-	case Adler32, CRC32C:
+	case Adler32, CRC32C, MD5:
 		return a, nil
 	case "":
 		return Default, nil
@@ -41,12 +45,14 @@ func Normalize(algo string) (string, error) {
 }
 
 // New returns a fresh hash for a canonical algorithm name.
-func New(algo string) (hash.Hash32, error) {
+func New(algo string) (hash.Hash, error) {
 	switch algo {
 	case Adler32:
 		return adler32.New(), nil
 	case CRC32C:
 		return crc32.New(castagnoli), nil
+	case MD5:
+		return md5.New(), nil
 	}
 	return nil, fmt.Errorf("%q: %w", algo, ErrUnknownAlgorithm)
 }
@@ -55,7 +61,8 @@ func New(algo string) (hash.Hash32, error) {
 // digits, zero padded.
 func Format(sum uint32) string { return fmt.Sprintf("%08x", sum) }
 
-// Compute reads r to the end and returns the formatted checksum.
+// Compute reads r to the end and returns the formatted checksum: the
+// digest in lower-case hex, 8 digits for the 32-bit sums, 32 for md5.
 func Compute(r io.Reader, algo string) (string, error) {
 	algo, err := Normalize(algo)
 	if err != nil {
@@ -69,7 +76,7 @@ func Compute(r io.Reader, algo string) (string, error) {
 	if _, err := io.CopyBuffer(h, r, buf); err != nil {
 		return "", fmt.Errorf("checksum %s: %w", algo, err)
 	}
-	return Format(h.Sum32()), nil
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // CRC32COf returns the Castagnoli CRC of b, as used per page by pgread and

@@ -18,14 +18,16 @@ func TestKnownSums(t *testing.T) {
 		{"adler32", "Wikipedia", "11e60398"},
 		{"crc32c", "123456789", "e3069283"},
 		{"ADLER32", "", "00000001"},
+		{"md5", "hello world\n", "6f5902ac237024bdd0c176cb93063dc4"},
+		{"MD5", "", "d41d8cd98f00b204e9800998ecf8427e"},
 	} {
 		got, err := Compute(strings.NewReader(c.in), c.algo)
 		if err != nil || got != c.want {
 			t.Errorf("%s(%q) = %q, %v; want %q", c.algo, c.in, got, err, c.want)
 		}
 	}
-	if _, err := Normalize("md5"); err == nil {
-		t.Error("md5 accepted")
+	if _, err := Normalize("sha1"); !errors.Is(err, ErrUnknownAlgorithm) {
+		t.Errorf("sha1: %v", err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,10 +19,22 @@ const xattrPrefix = "user.sitebox.cksum."
 
 // Keeper computes checksums of open files and keeps them in an extended
 // attribute of the file. On filesystems without user xattrs it falls back to
-// an in-memory table keyed the same way. Safe for concurrent use.
+// an in-memory table keyed the same way. Requests for the sum of one
+// version of a file share one computation, and at most MaxComputing
+// computations run at once: a client asking for the md5 of a huge file
+// again and again, or of many files at once, reads each once and holds
+// no more of the disk than that. Safe for concurrent use; the zero value
+// is ready.
 type Keeper struct {
-	mu  sync.Mutex
-	mem map[memKey]string // fallback when xattrs are unsupported
+	// MaxComputing bounds the computations running at once (default 4,
+	// as xrootd's chksum max); more wait their turn.
+	MaxComputing int
+
+	mu      sync.Mutex
+	mem     map[memKey]string  // fallback when xattrs are unsupported
+	flights map[memKey]*flight // computations running or waiting
+	turns   chan struct{}      // one token per running computation
+	runs    atomic.Int64       // computations started, for tests
 }
 
 type memKey struct {
@@ -31,8 +44,9 @@ type memKey struct {
 }
 
 // Sum returns the checksum of f (opened for reading) with algorithm algo,
-// computing it only when no valid kept value exists. Cancelling ctx stops a
-// computation in progress (a client that gave up on a large file).
+// computing it only when no valid kept value exists. Cancelling ctx stops
+// waiting; the computation itself stops when no one waits for it any
+// more (a client that gave up on a large file).
 func (k *Keeper) Sum(ctx context.Context, f *os.File, algo string) (string, error) {
 	algo, err := Normalize(algo)
 	if err != nil {
@@ -46,12 +60,11 @@ func (k *Keeper) Sum(ctx context.Context, f *os.File, algo string) (string, erro
 	if v, ok := k.lookup(f, st, algo, version); ok {
 		return v, nil
 	}
-	sum, err := Compute(&sectionAll{ctx: ctx, f: f}, algo)
+	fl, err := k.join(f, keyOf(st, algo))
 	if err != nil {
 		return "", err
 	}
-	k.keep(f, st, algo, version, sum)
-	return sum, nil
+	return k.wait(ctx, fl)
 }
 
 func (k *Keeper) lookup(f *os.File, st unix.Stat_t, algo, version string) (string, bool) {

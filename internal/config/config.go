@@ -8,6 +8,7 @@ import (
 
 	"sitebox/internal/auth"
 	"sitebox/internal/cache"
+	"sitebox/internal/cksum"
 	"sitebox/internal/director"
 	"sitebox/internal/jobs"
 	"sitebox/internal/origin"
@@ -65,6 +66,20 @@ type Server struct {
 	AccessLog string `toml:"access_log"`
 	// AccessLogFormat is "text" (default: key=value) or "json".
 	AccessLogFormat string `toml:"access_log_format"`
+	// Checksums names the checksum algorithms offered besides adler32 and
+	// crc32c, which every box computes: ["md5"] serves md5 on root://
+	// (query checksum, xrdcp --cksum md5) and https:// (Want-Digest: md5),
+	// through a cache too. md5 costs a read of the whole file at a few
+	// hundred MB/s per core the first time it is asked for each version
+	// of a file, like xrootd's xrootd.chksum md5.
+	Checksums []string `toml:"checksums"`
+}
+
+// Offered is the checksum algorithms the box offers; Validate has
+// checked the names.
+func (s *Server) Offered() cksum.Offered {
+	o, _ := cksum.NewOffered(s.Checksums)
+	return o
 }
 
 // DashboardEnabled reports whether the dashboard is served.

@@ -79,3 +79,17 @@ func TestValidMinimal(t *testing.T) {
 		t.Fatalf("defaults not applied: %+v", cfg)
 	}
 }
+
+func TestChecksumsSetting(t *testing.T) {
+	dir := t.TempDir()
+	exports := "\n[[export]]\nprefix = \"/store\"\npools = [\"" + dir + "\"]\n"
+	cfg, _, err := Parse("site.toml", []byte("[server]\nchecksums = [\"md5\"]\n"+exports))
+	if err != nil || !cfg.Server.Offered().Has("md5") {
+		t.Fatalf("md5: %v, offered %v", err, cfg.Server.Offered().Names())
+	}
+	_, _, err = Parse("site.toml", []byte("[server]\nchecksums = [\"sha1\"]\n"+exports))
+	var ps *Problems
+	if !errors.As(err, &ps) || len(ps.List) != 1 || ps.List[0].Key != "server.checksums" || ps.List[0].Line != 2 {
+		t.Fatalf("sha1: %v", err)
+	}
+}

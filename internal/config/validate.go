@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"sitebox/internal/cksum"
 	"sitebox/internal/origin"
 	"sitebox/internal/problem"
 )
@@ -42,6 +43,9 @@ func (c *Config) Validate() []Problem {
 		add("server.access_log", "%q: give an absolute file path or \"stderr\"", p)
 	}
 	c.TPC.validate(add)
+	if _, err := cksum.NewOffered(c.Server.Checksums); err != nil {
+		add("server.checksums", "%v", err)
+	}
 	if msg := checkAddr(c.Server.MetricsAddr); msg != "" {
 		add("server.metrics_addr", "%s", msg)
 	}

@@ -192,11 +192,7 @@ func (f *FS) propfind(ctx context.Context, name, depth string) ([]store.FileInfo
 	}
 	var out []store.FileInfo
 	for _, r := range ms.Responses {
-		href, _ := url.PathUnescape(r.Href)
-		if u, err := url.Parse(href); err == nil && u.Path != "" {
-			href = u.Path
-		}
-		fi := store.FileInfo{Name: path.Base(strings.TrimRight(href, "/")), Mode: 0o644}
+		fi := store.FileInfo{Name: hrefName(r.Href), Mode: 0o644}
 		fi.Size, _ = strconv.ParseInt(r.Prop.Length, 10, 64)
 		fi.ModTime, _ = http.ParseTime(r.Prop.LastModified)
 		if r.Prop.Type.Collection != nil {
@@ -205,6 +201,19 @@ func (f *FS) propfind(ctx context.Context, name, depth string) ([]store.FileInfo
 		out = append(out, fi)
 	}
 	return out, at, nil
+}
+
+// hrefName is the name an href of a listing stands for. The href is a
+// URL (RFC 4918: absolute, or a path), decoded exactly once: a name
+// holding "%41" arrives as "%2541" and stays "%41". One that does not
+// parse as a URL (XrdHttp sends names unescaped: "100%" is not a URL) is
+// taken as it is.
+func hrefName(href string) string {
+	p := href
+	if u, err := url.Parse(href); err == nil && u.Path != "" {
+		p = u.Path
+	}
+	return path.Base(strings.TrimRight(p, "/"))
 }
 
 // Stat uses PROPFIND with depth 0.
@@ -246,10 +255,10 @@ func (f *FS) Checksum(ctx context.Context, name, algo string) (string, error) {
 	}
 	resp.Body.Close()
 	for _, d := range strings.Split(resp.Header.Get("Digest"), ",") {
-		k, v, _ := strings.Cut(strings.TrimSpace(d), "=")
+		k, v, _ := strings.Cut(strings.TrimSpace(d), "=") // base64 may end in "="
 		if strings.EqualFold(k, algo) {
-			if n, err := strconv.ParseUint(v, 16, 32); err == nil {
-				return cksum.Format(uint32(n)), nil
+			if sum, err := cksum.FromDigest(algo, v); err == nil {
+				return sum, nil
 			}
 		}
 	}

@@ -32,6 +32,9 @@ type Export struct {
 // takes precedence inside a shorter one ("/store/user" inside "/store").
 type Config struct {
 	Exports []Export
+	// Checksums are the algorithms computed for clients; the zero value
+	// offers adler32 and crc32c.
+	Checksums cksum.Offered
 }
 
 // Validate reports the first problem in c without touching the disk.
@@ -66,6 +69,7 @@ func (c Config) Validate() error {
 type Origin struct {
 	exports store.PrefixTable[*export]
 	sums    cksum.Keeper
+	offered cksum.Offered
 	log     *slog.Logger
 	// writers lets one client at a time write a file, whichever
 	// frontend it comes through (store.WriterLocker).
@@ -98,7 +102,7 @@ func New(cfg Config, log *slog.Logger) (*Origin, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	o := &Origin{log: log.With("component", "origin")}
+	o := &Origin{log: log.With("component", "origin"), offered: cfg.Checksums}
 	for _, e := range cfg.Exports {
 		ex := &export{prefix: e.Prefix, readOnly: e.ReadOnly}
 		for _, dir := range e.Pools {

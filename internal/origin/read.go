@@ -264,10 +264,14 @@ func readDir(root *os.Root, rel string) ([]fs.FileInfo, error) {
 }
 
 // Checksum returns the file's checksum, computed once per version of the
-// file and kept in an extended attribute.
+// file and kept in an extended attribute, for the algorithms offered.
 func (o *Origin) Checksum(ctx context.Context, name, algo string) (string, error) {
-	if _, err := cksum.Normalize(algo); err != nil {
+	algo, err := cksum.Normalize(algo)
+	if err != nil {
 		return "", wrap("checksum", name, fmt.Errorf("%w: %v", store.ErrUnsupported, err))
+	}
+	if !o.offered.Has(algo) {
+		return "", wrap("checksum", name, fmt.Errorf("%w: %v", store.ErrUnsupported, o.offered.Refusal(algo)))
 	}
 	f, err := o.Open(ctx, name)
 	if err != nil {

@@ -1,6 +1,7 @@
 package webdav
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"sort"
@@ -53,8 +54,9 @@ func wantDigest(header string) []string {
 
 // digest answers a Want-Digest header with the value of a Digest header:
 // "adler32=<8 hex>" or "crc32c=<8 hex>", lower-case hex as XrdHttp sends
-// for these two (it uses base64 only for md5). It returns "" when no
-// requested algorithm is one we compute: RFC 3230 says to omit Digest then.
+// for these two, or "md5=<base64>" (RFC 3230) where md5 is offered. It
+// returns "" when no requested algorithm is one the store computes: RFC
+// 3230 says to omit Digest then.
 func (h *Handler) digest(r *http.Request, name string) (string, error) {
 	want := r.Header.Values("Want-Digest")
 	if len(want) == 0 {
@@ -68,7 +70,23 @@ func (h *Handler) digest(r *http.Request, name string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return algo + "=" + sum, nil
+		return algo + "=" + cksum.DigestValue(algo, sum), nil
 	}
 	return "", nil
+}
+
+// checksums is the value of dCache's Checksums property for a file: its
+// adler32 and, where offered, md5, as a comma-separated list of RFC 3230
+// Digest values ("adler32=0a1b2c3d,md5=<base64>"); "" when there are none.
+func (h *Handler) checksums(ctx context.Context, name string) string {
+	var vals []string
+	for _, algo := range []string{cksum.Adler32, cksum.MD5} {
+		sum, err := store.Checksum(ctx, h.store, name, algo)
+		if err != nil {
+			h.log.Debug("propfind checksum", "path", name, "algo", algo, "err", err)
+			continue
+		}
+		vals = append(vals, algo+"="+cksum.DigestValue(algo, sum))
+	}
+	return strings.Join(vals, ",")
 }

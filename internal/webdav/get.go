@@ -5,7 +5,6 @@ import (
 	"html"
 	"io"
 	"net/http"
-	"net/url"
 	"path"
 	"strings"
 
@@ -120,7 +119,7 @@ func (h *Handler) listing(w http.ResponseWriter, r *http.Request, name string) e
 		if hidden(e.Name) {
 			continue
 		}
-		label, href := e.Name, (&url.URL{Path: path.Join(name, e.Name)}).EscapedPath()
+		label, href := e.Name, escapePath(path.Join(name, e.Name))
 		if e.IsDir() {
 			label += "/"
 			href += "/"

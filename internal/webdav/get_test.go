@@ -168,7 +168,8 @@ func TestWantDigestParse(t *testing.T) {
 		{"adler32;q=bogus, crc32c", "[crc32c]"},
 		{"adler32;q=2", "[]"},
 		{"adler32, adler32;q=0.1", "[adler32]"},
-		{"md5,unixcksum", "[]"},
+		{"md5,unixcksum", "[md5]"}, // known; the store says whether it offers it
+		{"sha1,unixcksum", "[]"},
 	} {
 		if got := fmt.Sprint(wantDigest(tc.in)); got != tc.want {
 			t.Errorf("wantDigest(%q) = %s, want %s", tc.in, got, tc.want)

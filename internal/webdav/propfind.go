@@ -5,7 +5,6 @@ import (
 	"encoding/xml"
 	"io"
 	"net/http"
-	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -145,14 +144,18 @@ type resourceType struct {
 }
 
 // propResponse describes one entry. Collections get a trailing slash on
-// their href, as davix and gfal expect when they list.
+// their href, as davix and gfal expect when they list, and the size of
+// their directory as getcontentlength, as XrdHttp sends it: gfal-ls -l
+// shows it as it shows a directory's size for a local one.
 func propResponse(name string, fi store.FileInfo) response {
-	href := (&url.URL{Path: name}).EscapedPath()
+	href := escapePath(name)
+	size := fi.Size
 	p := prop{
-		DisplayName:  path.Base(name),
-		LastModified: fi.ModTime.UTC().Format(http.TimeFormat),
-		CreationDate: fi.ModTime.UTC().Format(time.RFC3339),
-		ETag:         etag(fi),
+		DisplayName:   path.Base(name),
+		ContentLength: &size,
+		LastModified:  fi.ModTime.UTC().Format(http.TimeFormat),
+		CreationDate:  fi.ModTime.UTC().Format(time.RFC3339),
+		ETag:          etag(fi),
 	}
 	if name == "/" {
 		p.DisplayName = ""
@@ -163,8 +166,6 @@ func propResponse(name string, fi store.FileInfo) response {
 			href += "/"
 		}
 	} else {
-		size := fi.Size
-		p.ContentLength = &size
 		p.ContentType = "application/octet-stream"
 	}
 	return response{Href: href, Propstat: propstat{Prop: p, Status: "HTTP/1.1 200 OK"}}

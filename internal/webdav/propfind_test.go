@@ -78,7 +78,7 @@ func TestPropfind(t *testing.T) {
 	_, body := do(t, "PROPFIND", srv.URL+"/store/d", nil, "Depth", "1")
 	rs := parseMultistatus(t, body)
 	dirp, file := rs[0], rs[1]
-	if dirp.Props.Collection == nil || dirp.Props.DisplayName != "d" || dirp.Status != "HTTP/1.1 200 OK" {
+	if dirp.Props.Collection == nil || dirp.Props.DisplayName != "d" || dirp.Status != "HTTP/1.1 200 OK" || dirp.Props.ContentLength == "" {
 		t.Errorf("directory props: %+v", dirp)
 	}
 	if file.Props.Collection != nil || file.Props.ContentLength != "5" || file.Props.DisplayName != "f1" || file.Props.ETag == "" {
@@ -90,5 +90,37 @@ func TestPropfind(t *testing.T) {
 	resp, _ := do(t, "HEAD", srv.URL+"/store/d/f1", nil)
 	if resp.Header.Get("ETag") != file.Props.ETag {
 		t.Errorf("PROPFIND etag %s, HEAD etag %s", file.Props.ETag, resp.Header.Get("ETag"))
+	}
+}
+
+// TestPropfindHrefs: hrefs escape what RFC 3986 requires in a path and
+// nothing more, so clients that show them as they come (davix, gfal2)
+// show names with sub-delims as they are.
+func TestPropfindHrefs(t *testing.T) {
+	srv, dir := newServer(t, Config{})
+	names := map[string]string{ // name → its href's last segment
+		"it's (1)!*.txt":  "it's%20(1)!*.txt",
+		"a+b,c;d=e&f$g":   "a+b,c;d=e&f$g",
+		"x:y@z~_-.txt":    "x:y@z~_-.txt",
+		"bü 100%.txt":     "b%C3%BC%20100%25.txt",
+		"q?h#[b]{c}|^`\\": "q%3Fh%23%5Bb%5D%7Bc%7D%7C%5E%60%5C",
+		`"<>`:             "%22%3C%3E",
+	}
+	for n := range names {
+		writeFile(t, dir, "h/"+n, []byte("x"))
+	}
+	_, body := do(t, "PROPFIND", srv.URL+"/store/h", nil, "Depth", "1")
+	got := map[string]bool{}
+	for _, r := range parseMultistatus(t, body) {
+		got[r.Href] = true
+	}
+	for n, seg := range names {
+		if !got["/store/h/"+seg] {
+			t.Errorf("%q: no href /store/h/%s in %v", n, seg, got)
+		}
+		// The href leads back to the file.
+		if resp, _ := do(t, "HEAD", srv.URL+"/store/h/"+seg, nil); resp.StatusCode != 200 {
+			t.Errorf("HEAD of the href of %q: %d", n, resp.StatusCode)
+		}
 	}
 }

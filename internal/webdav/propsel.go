@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/xml"
 	"net/http"
-	"net/url"
 	"path"
 	"strconv"
 	"time"
@@ -95,7 +94,7 @@ type anyProp struct {
 // selectedResponse answers req for one entry: the properties it has with
 // 200, the others with 404 (RFC 4918 section 9.1).
 func (h *Handler) selectedResponse(ctx context.Context, name string, fi store.FileInfo, req propRequest) selResponse {
-	href := (&url.URL{Path: name}).EscapedPath()
+	href := escapePath(name)
 	if fi.IsDir() && href != "/" {
 		href += "/"
 	}
@@ -132,13 +131,8 @@ func (h *Handler) liveProp(ctx context.Context, name string, fi store.FileInfo, 
 		if fi.IsDir() {
 			return p, false
 		}
-		sum, err := store.Checksum(ctx, h.store, name, "adler32")
-		if err != nil {
-			h.log.Debug("propfind checksum", "path", name, "err", err)
-			return p, false
-		}
-		p.Text = "adler32=" + sum
-		return p, true
+		p.Text = h.checksums(ctx, name)
+		return p, p.Text != ""
 	}
 	if n.Space != "DAV:" {
 		return p, false
@@ -148,14 +142,13 @@ func (h *Handler) liveProp(ctx context.Context, name string, fi store.FileInfo, 
 		if name != "/" {
 			p.Text = path.Base(name)
 		}
-	case "getcontentlength", "getcontenttype":
+	case "getcontentlength": // a collection's too (see propResponse)
+		p.Text = strconv.FormatInt(fi.Size, 10)
+	case "getcontenttype":
 		if fi.IsDir() {
 			return p, false
 		}
-		p.Text = strconv.FormatInt(fi.Size, 10)
-		if n.Local == "getcontenttype" {
-			p.Text = "application/octet-stream"
-		}
+		p.Text = "application/octet-stream"
 	case "getlastmodified":
 		p.Text = fi.ModTime.UTC().Format(http.TimeFormat)
 	case "creationdate":

@@ -39,7 +39,7 @@ type target struct {
 // registry entry costs an alternative, never a broken Location.
 func redirectTarget(name, rawQuery string, rt store.Route) target {
 	var t target
-	suffix := (&url.URL{Path: name}).EscapedPath()
+	suffix := escapePath(name)
 	if q := mergeQuery(rawQuery, rt.Opaque); q != "" {
 		suffix += "?" + q
 	}

@@ -64,6 +64,13 @@ type xrdHTTP struct {
 // the copies it drives.
 func startXrdHTTP(t *testing.T, cert, key string, trusted ...string) *xrdHTTP {
 	t.Helper()
+	return startXrdHTTPConf(t, cert, key, nil, trusted...)
+}
+
+// startXrdHTTPConf is startXrdHTTP with more lines of xrootd config,
+// which override the ones before.
+func startXrdHTTPConf(t *testing.T, cert, key string, extra []string, trusted ...string) *xrdHTTP {
+	t.Helper()
 	testpeers.Require(t, "xrootd")
 	testpeers.Require(t, "openssl")
 	work := t.TempDir()
@@ -94,13 +101,13 @@ func startXrdHTTP(t *testing.T, cert, key string, trusted ...string) *xrdHTTP {
 	hp, _ := testpeers.FreePort()
 	p, err := testpeers.StartXrootd(context.Background(), testpeers.XrootdConfig{
 		DataDir: data, Port: rp, Name: "tpc-" + strconv.Itoa(hp), WorkDir: xwork,
-		Extra: []string{
+		Extra: append([]string{
 			"xrd.tls " + filepath.Join(xwork, "cert.pem") + " " + filepath.Join(xwork, "key.pem"),
 			"xrd.tlsca certdir " + caDir,
 			"xrd.protocol XrdHttp:" + strconv.Itoa(hp) + " libXrdHttp.so",
 			"http.exthandler xrdtpc libXrdHttpTPC.so",
 			"xrootd.chksum adler32",
-		},
+		}, extra...),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -150,8 +150,9 @@ func (f *FS) Checksum(ctx context.Context, name, algo string) (string, error) {
 		return "", pathOp("checksum", r.path, fmt.Errorf("%w: server answered %q for %s", store.ErrIO, resp, algo))
 	}
 	// XRootD servers may drop leading zeros; normalise to 8 hex digits.
-	if v, err := strconv.ParseUint(val, 16, 32); err == nil {
-		val = cksum.Format(uint32(v))
+	val, err = cksum.Hex(algo, val)
+	if err != nil {
+		return "", pathOp("checksum", r.path, fmt.Errorf("%w: %v", store.ErrIO, err))
 	}
 	return val, nil
 }

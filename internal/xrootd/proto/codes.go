@@ -257,6 +257,14 @@ const (
 	ReadvMaxElemLen = 2097136 // XRootD's readv_ior_max: 2 MiB minus a 16-byte header
 )
 
+// kXR_writev: a write_list element has a read_list element's layout, and
+// XRootD caps the list as it caps a readv's (XrdProto::maxWvecsz). Option
+// WritevSync asks for each file to be synced once its segments are written.
+const (
+	WritevMaxElems      = ReadvMaxElems
+	WritevSync     byte = 0x01
+)
+
 // Handshake: a client opens with 20 bytes (0,0,0,0, 0,0,0,0, 0,0,0,4, 0,0,7,0xdc)
 // usually followed at once by a kXR_protocol request.
 const (

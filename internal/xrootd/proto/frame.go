@@ -157,13 +157,20 @@ type ReadListElem struct {
 }
 
 // ParseReadList decodes a kXR_readv payload.
-func ParseReadList(data []byte) ([]ReadListElem, error) {
+func ParseReadList(data []byte) ([]ReadListElem, error) { return parseList("readv", data) }
+
+// ParseWriteList decodes a kXR_writev request's write_list: elements of
+// the same 16 bytes as a read_list's (handle, length, offset), at most
+// WritevMaxElems of them. The data follows the request, outside its dlen.
+func ParseWriteList(data []byte) ([]ReadListElem, error) { return parseList("writev", data) }
+
+func parseList(what string, data []byte) ([]ReadListElem, error) {
 	if len(data)%ReadvElemLen != 0 {
-		return nil, fmt.Errorf("readv list of %d bytes is not a multiple of %d", len(data), ReadvElemLen)
+		return nil, fmt.Errorf("%s list of %d bytes is not a multiple of %d", what, len(data), ReadvElemLen)
 	}
 	n := len(data) / ReadvElemLen
 	if n > ReadvMaxElems {
-		return nil, fmt.Errorf("readv with %d elements exceeds the limit of %d", n, ReadvMaxElems)
+		return nil, fmt.Errorf("%s with %d elements exceeds the limit of %d", what, n, ReadvMaxElems)
 	}
 	out := make([]ReadListElem, n)
 	for i := range out {

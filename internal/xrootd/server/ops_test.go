@@ -242,8 +242,6 @@ func TestSessionRequests(t *testing.T) {
 	}
 	st, body = r.call(9999, [16]byte{}, nil)
 	r.wantErr("unknown request", st, body, proto.ErrInvalidRequest)
-	st, body = r.call(proto.ReqWritev, [16]byte{}, make([]byte, 32))
-	r.wantErr("writev", st, body, proto.ErrInvalidRequest)
 
 	// A second connection ends the first one's session, as a reconnecting
 	// client does; unknown sessions are reported as not found.

@@ -42,7 +42,7 @@ func (s *session) queryChecksum(req *proto.Request) error {
 	}
 	algo, err := cksum.Normalize(cgiValue(cgi, "cks.type"))
 	if err != nil {
-		return errorf(proto.ErrUnsupported, "%s checksum not supported (this server computes %s and %s)", cgiValue(cgi, "cks.type"), cksum.Adler32, cksum.CRC32C)
+		return errorf(proto.ErrUnsupported, "%s checksum not supported (this server computes %s)", cgiValue(cgi, "cks.type"), strings.Join(s.srv.cfg.Checksums.Names(), ", "))
 	}
 	ctx := s.reqCtx(cgi)
 	if done, err := s.routed(ctx, req, store.Call{Op: "checksum", Path: path}); done || err != nil {
@@ -82,7 +82,16 @@ func (s *session) configValue(key string) string {
 		// announces them; "0 0" would say attributes are not supported.
 		return strconv.Itoa(store.MaxAttrNameLen) + " " + strconv.Itoa(store.MaxAttrValueLen)
 	case "chksum":
-		return "0:" + cksum.Adler32 + ",1:" + cksum.CRC32C
+		// "0:adler32,1:crc32c[,2:md5]", the default first, as xrootd
+		// lists its xrootd.chksum algorithms.
+		var b strings.Builder
+		for i, a := range cfg.Checksums.Names() {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(i) + ":" + a)
+		}
+		return b.String()
 	case "pio_max":
 		return strconv.Itoa(maxPio)
 	case "readv_ior_max":

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"sitebox/internal/accesslog"
+	"sitebox/internal/cksum"
 	"sitebox/internal/store"
 	"sitebox/internal/tpc"
 	"sitebox/internal/xrootd/proto"
@@ -68,6 +69,10 @@ type Config struct {
 	// two; when all are in use, requests use 64 KiB spare buffers instead
 	// of waiting (readv with larger segments waits for the pool).
 	MaxBufferMemory int
+	// Checksums are the algorithms the box offers, which query config
+	// chksum lists; the store computes them (and refuses the others).
+	// The zero value: adler32 and crc32c.
+	Checksums cksum.Offered
 	// ReadOnly refuses every change (kXR_fsReadOnly) even where the store
 	// allows it.
 	ReadOnly bool

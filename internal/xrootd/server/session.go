@@ -252,6 +252,14 @@ func (s *session) serveNext() bool {
 		}
 		return true
 	}
+	if req.ID == proto.ReqWritev {
+		// The same, for the data that follows a writev's list.
+		if err := s.serveWritev(&req, int(dlen)); err != nil {
+			s.logReadErr(err)
+			return false
+		}
+		return true
+	}
 	if dlen > maxArgLen {
 		if _, err := io.CopyN(io.Discard, s.br, int64(dlen)); err != nil {
 			s.logReadErr(err)
