@@ -216,7 +216,10 @@ func (o *Origin) Rename(ctx context.Context, from, to string) error {
 	if err != nil {
 		return wrap("mv", from, err)
 	}
-	if store.HasPrefix(to, from) && to != from {
+	if to == from {
+		return nil // rename(2) onto itself does nothing, and succeeds
+	}
+	if store.HasPrefix(to, from) {
 		return wrap("mv", from, fmt.Errorf("%w: cannot move a directory into itself", store.ErrInvalid))
 	}
 	if parent := path.Dir(rel2); parent != "." {
