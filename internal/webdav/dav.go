@@ -127,21 +127,27 @@ func (h *Handler) move(w http.ResponseWriter, r *http.Request, name string) erro
 
 // destination returns the cleaned namespace path of the Destination header.
 func destination(r *http.Request) (string, error) {
+	n, err := destinationName(r)
+	return n.Path, err
+}
+
+// destinationName is the Destination header's name on this server.
+func destinationName(r *http.Request) (store.Name, error) {
 	dest := strings.TrimSpace(r.Header.Get("Destination"))
 	if dest == "" {
-		return "", badRequest("MOVE needs a Destination header")
+		return store.Name{}, badRequest("MOVE needs a Destination header")
 	}
 	u, err := url.Parse(dest)
 	if err != nil {
-		return "", badRequest("bad Destination header: not a URL or path")
+		return store.Name{}, badRequest("bad Destination header: not a URL or path")
 	}
 	if !destHere(r, u) {
-		return "", &httpError{http.StatusBadGateway, "Destination " + u.Host + " is another server; MOVE works within one server"}
+		return store.Name{}, &httpError{http.StatusBadGateway, "Destination " + u.Host + " is another server; MOVE works within one server"}
 	}
 	if u.Opaque != "" {
-		return "", badRequest("bad Destination header: not a URL or path")
+		return store.Name{}, badRequest("bad Destination header: not a URL or path")
 	}
-	return pathFromURL(u)
+	return nameFromURL(u)
 }
 
 // destHereKey marks a MOVE or COPY a director sent on whose Destination
