@@ -44,6 +44,14 @@ func (h *Handler) checkMove(r *http.Request, n store.Name) error {
 		}
 		return n.Check(ctx, h.store, op, in)
 	}
+	if to.Dir && !to.Dot {
+		// A collection's URL ends in "/" (RFC 4918 section 5.2); naming an
+		// existing one so says nothing more, and MOVE or COPY replaces it
+		// with whatever the source is (Overwrite: T; F is refused later).
+		if fi, err := h.store.Stat(ctx, to.Path); err == nil && fi.IsDir() {
+			to.Dir = false
+		}
+	}
 	return store.CheckMove(ctx, h.store, op, n, to, r.Method == "MOVE")
 }
 

@@ -30,6 +30,7 @@ func TestTrailingSlash(t *testing.T) {
 		{"MOVE", "/f/", []string{"Destination", base + "/g"}, http.StatusConflict},
 		{"MOVE", "/f", []string{"Destination", base + "/g/"}, http.StatusConflict},
 		{"COPY", "/f", []string{"Destination", base + "/g/"}, http.StatusConflict},
+		{"MOVE", "/f", []string{"Destination", base + "/g/."}, http.StatusBadRequest},
 		{http.MethodDelete, "/d/.", nil, http.StatusBadRequest},
 		{http.MethodGet, "/nx/", nil, http.StatusNotFound},
 		{"PROPFIND", "/d/", []string{"Depth", "1"}, http.StatusMultiStatus},
