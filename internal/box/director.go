@@ -51,7 +51,7 @@ func (b *Box) httpsHandler(ns http.Handler) http.Handler {
 	}
 	b.withIssuer(mux)
 	mux.Handle("/", ns)
-	return mux
+	return namespaceFirst(mux, ns) // nsmux.go
 }
 
 // newAdvertiser announces this box to the directors in [advertise].

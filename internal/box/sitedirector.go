@@ -39,7 +39,7 @@ func (b *Box) directorHandler(ns http.Handler) http.Handler {
 	mux.Handle("GET "+fleet.ProbePath, fleet.NewProbeHandler())
 	b.withDirectorAPI(mux)
 	mux.Handle("/", ns)
-	return mux
+	return namespaceFirst(mux, ns) // nsmux.go
 }
 
 // withDirectorAPI mounts the director's API (advertisements, federation,

@@ -402,3 +402,32 @@ func TestDowntimeRoutesAround(t *testing.T) {
 		t.Errorf("sent to %s with a's downtime not started yet", to)
 	}
 }
+
+// A client back from the only server holding a path, refused there with
+// a file system error (a 3005: "not a directory", "not empty"), gets an
+// answer, not the same server again until the redirect limit.
+func TestRefusedByEveryHolder(t *testing.T) {
+	p := &fakeProber{files: map[string][]string{"h:1": {"/store/f"}, "g:1": {"/store/g"}, "h:2": {"/store/g"}}}
+	d := newTestDirector(t, Config{Site: "X"}, p)
+	d.Advertise(ad("a", "X", RoleOrigin, "h:1", "/store"))
+	d.Advertise(ad("b", "X", RoleOrigin, "g:1", "/store"))
+	d.Advertise(ad("c", "X", RoleOrigin, "h:2", "/store"))
+	for _, c := range []store.Call{
+		{Op: "stat", Path: "/store/f"},
+		{Op: "rm", Path: "/store/f"},
+		{Op: "create", Path: "/store/new", Create: store.CreateOptions{Truncate: true}}, // an upload
+	} {
+		_, err := d.Route(reqCtx("tried=h,g&triedrc=fserr"), c)
+		if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "refused it with a file system error") {
+			t.Errorf("%s back from every server it could go to: %v", c.Op, err)
+		}
+	}
+	// Another host holds it: the client goes there.
+	if _, to := redirectOf(t, d.routeT(reqCtx("tried=h&triedrc=fserr"), "open", "/store/g")); to != "g:1" {
+		t.Errorf("back from h with another holder: sent to %s, want g:1", to)
+	}
+	// A server that failed (not one that answered) may be asked again.
+	if _, to := redirectOf(t, d.routeT(reqCtx("tried=h&triedrc=ioerr"), "open", "/store/f")); to != "h:1" {
+		t.Errorf("back from an i/o error: sent to %s, want h:1 again", to)
+	}
+}

@@ -55,6 +55,10 @@ func (d *Director) uploadRoute(ctx context.Context, op, name string) (store.Rout
 	if len(origins) == 0 {
 		return store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: no origin at site %q exports %s for uploads", store.ErrUnsupported, d.cfg.Site, name)}
 	}
+	if err := refusedByAll(op, name, store.RequestFrom(ctx), origins); err != nil {
+		d.stats.count("not_found")
+		return store.Route{}, err
+	}
 	sort.SliceStable(origins, func(i, j int) bool { return origins[i].Free > origins[j].Free })
 	d.loc.forget(name)
 	why := "upload to the origin with most free space"
@@ -156,8 +160,40 @@ func (d *Director) ask(ctx context.Context, op, name string) (*query, store.Rout
 		d.stats.count("wait")
 		return nil, store.Route{Retry: true, Wait: time.Second, Reason: "searching the federation"}, nil
 	}
+	if err := refusedByAll(op, name, req, holders); err != nil {
+		d.stats.count("not_found")
+		return nil, store.Route{}, err
+	}
 	return &query{req: req, hops: hops, tried: tried, origins: origins, holders: holders}, store.Route{}, nil
 }
+
+// refusedByAll answers a client back from a server that refused its
+// request with a file system error (XrdCl sends tried=HOST&triedrc=fserr
+// after a 3005: "not a directory", "not empty") when every server it
+// could be sent to is on a host it tried. Sent there again it would only
+// hear the same refusal, and come back, until the redirect limit.
+// XRootD's manager answers such a client that no server is available
+// (3011), and so does a director.
+func refusedByAll(op, name string, req *store.Request, servers []Server) error {
+	t := triedSet(req.Opaque.Get("tried"))
+	if req.Opaque.Get("triedrc") != "fserr" || len(servers) == 0 {
+		return nil
+	}
+	for _, s := range servers {
+		if !t.has(s.Root) && !t.hostTried(s.Root) {
+			return nil
+		}
+	}
+	return &store.PathError{Op: op, Path: name, Err: &refusedError{fmt.Sprintf(
+		"no server can take the request: the one at %s refused it with a file system error (fserr); ask it directly for the reason", req.Opaque.Get("tried"))}}
+}
+
+// refusedError is refusedByAll's answer: "not found" to the protocols (3011,
+// 404), in words of its own.
+type refusedError struct{ msg string }
+
+func (e *refusedError) Error() string        { return e.msg }
+func (e *refusedError) Is(target error) bool { return target == store.ErrNotFound }
 
 // holders asks the usable origins covering name (and not tried) which
 // hold it; done is false while the answer is still being looked for.

@@ -56,7 +56,9 @@ func classify(err error) error {
 			return store.ErrReadOnly
 		case syscall.ELOOP:
 			return fmt.Errorf("%w: too many symbolic links", store.ErrInvalid)
-		case syscall.ENAMETOOLONG, syscall.EINVAL:
+		case syscall.ENAMETOOLONG:
+			return store.ErrNameTooLong
+		case syscall.EINVAL:
 			return fmt.Errorf("%w: %s", store.ErrInvalid, errno.Error())
 		case syscall.EXDEV:
 			return fmt.Errorf("%w: cannot move across storage pools", store.ErrUnsupported)

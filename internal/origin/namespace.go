@@ -211,6 +211,9 @@ func (o *Origin) Rename(ctx context.Context, from, to string) error {
 	if err != nil {
 		return err
 	}
+	if mv.from == mv.to {
+		return nil // rename(2) onto itself changes nothing, and succeeds
+	}
 	return mv.do()
 }
 

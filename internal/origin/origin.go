@@ -12,6 +12,7 @@ package origin
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -74,6 +75,7 @@ type Origin struct {
 	// writers lets one client at a time write a file, whichever
 	// frontend it comes through (store.WriterLocker).
 	writers store.Writers
+	umask   fs.FileMode // the process's, read once (umask.go)
 }
 
 type export struct {
@@ -102,7 +104,7 @@ func New(cfg Config, log *slog.Logger) (*Origin, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	o := &Origin{log: log.With("component", "origin"), offered: cfg.Checksums}
+	o := &Origin{log: log.With("component", "origin"), offered: cfg.Checksums, umask: processUmask()}
 	for _, e := range cfg.Exports {
 		ex := &export{prefix: e.Prefix, readOnly: e.ReadOnly}
 		for _, dir := range e.Pools {

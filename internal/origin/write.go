@@ -146,6 +146,12 @@ func (o *Origin) Mkdir(ctx context.Context, name string, perm fs.FileMode, paren
 	switch {
 	case err == nil && parents && fi.IsDir():
 		return nil
+	case err == nil && fi.IsDir() && fi.Mode().Perm() == o.madeDirMode(perm):
+		// A repeat of the mkdir that made it, as XRootD answers it
+		// (XrdOssSys::Mkdir): a client resending its mkdir after a
+		// reconnect does not fail; someone else's directory, made with
+		// other permissions, still exists.
+		return nil
 	case err == nil:
 		return wrap("mkdir", name, store.ErrExist)
 	case !errors.Is(err, fs.ErrNotExist):

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 )
 
@@ -37,6 +38,10 @@ var (
 	// wrapped together with ErrPermission, so a frontend can point the
 	// client at how to send one.
 	ErrNoToken = errors.New("no token")
+	// ErrNameTooLong: a path element longer than MaxNameLen or a path
+	// longer than MaxPathLen (ENAMETOOLONG); an ErrInvalid too, so a
+	// frontend without a code of its own for it answers "bad argument".
+	ErrNameTooLong = fmt.Errorf("%w: name too long", ErrInvalid)
 )
 
 // IsAnswer reports whether err is a definite answer about the request (not

@@ -10,18 +10,25 @@ import (
 // before any filesystem call (PATH_MAX on Linux is 4096).
 const MaxPathLen = 4096
 
+// MaxNameLen bounds one element of a path (NAME_MAX on Linux): no POSIX
+// filesystem holds a longer name, so every store gets the same answer
+// for one, whether it would ask a disk or an upstream server.
+const MaxNameLen = 255
+
 // CleanPath turns a client-supplied path into the canonical namespace form:
 // absolute, slash-separated, no empty, "." or ".." elements, no trailing
 // slash (except the root "/"). Repeated slashes collapse ("//store" is
 // "/store"). ".." is refused rather than resolved so that no spelling of a
 // path can climb out of an export, and NUL or other control bytes are
-// refused because the OS would truncate or misread them.
+// refused because the OS would truncate or misread them. A path longer
+// than MaxPathLen, or with an element longer than MaxNameLen, is
+// ErrNameTooLong.
 func CleanPath(p string) (string, error) {
 	if p == "" {
 		return "", &PathError{Op: "path", Path: p, Err: fmt.Errorf("%w: empty path", ErrInvalid)}
 	}
 	if len(p) > MaxPathLen {
-		return "", &PathError{Op: "path", Path: p[:64] + "…", Err: fmt.Errorf("%w: path longer than %d bytes", ErrInvalid, MaxPathLen)}
+		return "", &PathError{Op: "path", Path: p[:64] + "…", Err: fmt.Errorf("%w: path longer than %d bytes", ErrNameTooLong, MaxPathLen)}
 	}
 	for i := 0; i < len(p); i++ {
 		if c := p[i]; c < 0x20 || c == 0x7f {
@@ -36,6 +43,9 @@ func CleanPath(p string) (string, error) {
 			continue
 		case "..":
 			return "", &PathError{Op: "path", Path: p, Err: fmt.Errorf("%w: '..' is not allowed in paths", ErrInvalid)}
+		}
+		if len(elem) > MaxNameLen {
+			return "", &PathError{Op: "path", Path: elem[:64] + "…", Err: fmt.Errorf("%w: a name of %d bytes (the limit is %d)", ErrNameTooLong, len(elem), MaxNameLen)}
 		}
 		b.WriteByte('/')
 		b.WriteString(elem)

@@ -16,7 +16,10 @@
 // send redirects and waits themselves, they are not errors.
 //
 // Paths are absolute, slash-separated and cleaned once, by the frontend,
-// with CleanPath; every store below trusts them. Who asks travels as an
+// with ParseName (CleanPath); every store below trusts them. What the
+// clean form drops, a trailing "/" or "/." saying "a directory or
+// nothing", the frontend enforces with Name.Check before it calls a
+// store. Who asks travels as an
 // immutable *Request in the context (WithRequest, RequestFrom); what a
 // proxy asks of its upstream, as its own Request (WithUpstream).
 package store

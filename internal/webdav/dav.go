@@ -171,21 +171,27 @@ func movedErr(err error, name, to string) error {
 
 // destination returns the cleaned namespace path of the Destination header.
 func (h *Handler) destination(r *http.Request) (string, error) {
+	n, err := h.destinationName(r)
+	return n.Path, err
+}
+
+// destinationName is the Destination header's name on this server.
+func (h *Handler) destinationName(r *http.Request) (store.Name, error) {
 	dest := strings.TrimSpace(r.Header.Get("Destination"))
 	if dest == "" {
-		return "", badRequest("MOVE needs a Destination header")
+		return store.Name{}, badRequest("MOVE needs a Destination header")
 	}
 	u, err := url.Parse(dest)
 	if err != nil {
-		return "", badRequest("bad Destination header: not a URL or path")
+		return store.Name{}, badRequest("bad Destination header: not a URL or path")
 	}
 	if !h.destHere(r, u) {
-		return "", &httpError{http.StatusBadGateway, "Destination " + u.Host + " is another server; MOVE works within one server"}
+		return store.Name{}, &httpError{http.StatusBadGateway, "Destination " + u.Host + " is another server; MOVE works within one server"}
 	}
 	if u.Opaque != "" {
-		return "", badRequest("bad Destination header: not a URL or path")
+		return store.Name{}, badRequest("bad Destination header: not a URL or path")
 	}
-	return pathFromURL(u)
+	return nameFromURL(u)
 }
 
 // destHereKey marks a MOVE or COPY a director sent on whose Destination

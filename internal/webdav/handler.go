@@ -87,12 +87,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.options(w)
 		return
 	}
-	name, err := requestPath(r)
+	n, err := requestName(r)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	r = h.withRequest(r) // before any store call: directors route on it, policy checks it
+	// A path ending in "/" names a directory or nothing (names.go).
+	if err := h.checkName(r, n); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	name := n.Path
 	w, r, logTransfer := h.logged(w, r, name)
 	defer logTransfer()
 	switch r.Method {
@@ -128,30 +134,31 @@ func (h *Handler) options(w http.ResponseWriter) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// requestPath takes the namespace path from the URL. The escaped path is
+// requestName takes the namespace name from the URL. The escaped path is
 // decoded exactly once here, so "%2e%2e" and "%00" meet the same checks as
 // ".." and NUL in store.CleanPath; the query string (XRootD-style opaque
-// data, tokens) is never part of the path.
-func requestPath(r *http.Request) (string, error) {
-	return pathFromURL(r.URL)
+// data, tokens) is never part of the path. The name keeps a trailing "/"
+// or "/." (store.Name), which checkName enforces.
+func requestName(r *http.Request) (store.Name, error) {
+	return nameFromURL(r.URL)
 }
 
-func pathFromURL(u *url.URL) (string, error) {
+func nameFromURL(u *url.URL) (store.Name, error) {
 	raw := u.EscapedPath()
 	if raw == "" {
 		raw = "/"
 	}
 	if !strings.HasPrefix(raw, "/") {
-		return "", fmt.Errorf("%w: path %q does not start with /", store.ErrInvalid, raw)
+		return store.Name{}, fmt.Errorf("%w: path %q does not start with /", store.ErrInvalid, raw)
 	}
 	if err := refuseEncodedSlash(raw); err != nil { // slash.go
-		return "", err
+		return store.Name{}, err
 	}
 	p, err := url.PathUnescape(raw)
 	if err != nil {
-		return "", fmt.Errorf("%w: bad percent-escape in path", store.ErrInvalid)
+		return store.Name{}, fmt.Errorf("%w: bad percent-escape in path", store.ErrInvalid)
 	}
-	return store.CleanPath(p)
+	return store.ParseName(p)
 }
 
 // namespace returns the store's namespace operations for a modifying

@@ -124,7 +124,8 @@ func retryAfter(d time.Duration) int {
 // client itself: a redirect, an "only over root://" 502 or a 503 with
 // Retry-After. answered reports that it did; err is the call's own
 // answer (found nowhere, a redirect loop), for the caller to treat as the
-// call's error. The Location is built from the request path.
+// call's error. The Location is built from the request path, ending as
+// the client's did.
 func (h *Handler) route(w http.ResponseWriter, r *http.Request, c store.Call) (answered bool, err error) {
 	rt, err := store.RouteOf(r.Context(), h.store, c)
 	if err != nil || rt.Here() {
@@ -144,7 +145,7 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request, c store.Call) (a
 	if extra := h.destOpaque(r); extra != "" { // dav.go
 		rt.Opaque = strings.TrimPrefix(rt.Opaque+"&"+extra, "&")
 	}
-	t := redirectTarget(c.Path, r.URL.RawQuery, rt)
+	t := redirectTarget(spelled(r, c.Path), r.URL.RawQuery, rt) // names.go
 	if t.location == "" {
 		h.log.Warn("redirect has no https endpoint", "method", r.Method, "path", c.Path, "to", rt.To, "reason", rt.Reason)
 		msg := fmt.Sprintf("%s is only reachable over root:// at %s (root://%s/%s)", c.Path, t.rootOnly, t.rootOnly, c.Path)

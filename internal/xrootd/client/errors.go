@@ -38,7 +38,9 @@ func (e *Error) Unwrap() error {
 		return store.ErrNoSpace
 	case proto.ErrUnsupported:
 		return store.ErrUnsupported
-	case proto.ErrArgInvalid, proto.ErrArgMissing, proto.ErrArgTooLong:
+	case proto.ErrArgTooLong:
+		return store.ErrNameTooLong
+	case proto.ErrArgInvalid, proto.ErrArgMissing:
 		return store.ErrInvalid
 	case proto.ErrIOError:
 		return store.ErrIO

@@ -25,10 +25,11 @@ const dstatLead = ".\n0 0 0 0\n"
 // ("[ adler32:hex ]", algorithm from the cks.type CGI). The last line ends
 // with a NUL instead of a newline.
 func (s *session) doDirlist(req *proto.Request) error {
-	path, cgi, err := argPath(req.Data)
+	name, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
+	path := name.Path
 	opts := req.Body[15]
 	withStat := opts&(proto.DirlistDstat|proto.DirlistDcksm) != 0
 	algo := ""
@@ -38,6 +39,9 @@ func (s *session) doDirlist(req *proto.Request) error {
 		}
 	}
 	ctx := s.reqCtx(cgi)
+	if err := name.Check(ctx, s.srv.store, "dirlist", store.Inspect); err != nil {
+		return err
+	}
 	if done, err := s.routed(ctx, req, store.Call{Op: "list", Path: path}); done || err != nil {
 		return err
 	}
@@ -111,11 +115,14 @@ func cgiValue(cgi, key string) string {
 // A leading '*' (all servers, as xrdfs ls asks) is accepted.
 func (s *session) doLocate(req *proto.Request) error {
 	data := bytes.TrimPrefix(req.Data, []byte{'*'})
-	path, cgi, err := argPath(data)
+	name, cgi, err := argPath(data)
 	if err != nil {
 		return err
 	}
-	ctx := s.reqCtx(cgi)
+	path, ctx := name.Path, s.reqCtx(cgi)
+	if err := name.Check(ctx, s.srv.store, "locate", store.Inspect); err != nil {
+		return err
+	}
 	if done, err := s.routed(ctx, req, store.Call{Op: "locate", Path: path}); done || err != nil {
 		return err
 	}

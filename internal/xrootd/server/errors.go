@@ -54,6 +54,8 @@ func toXrd(err error) (int32, string) {
 		return proto.ErrNoSpace, msg
 	case errors.Is(err, cksum.ErrUnknownAlgorithm), errors.Is(err, store.ErrUnsupported):
 		return proto.ErrUnsupported, msg
+	case errors.Is(err, store.ErrNameTooLong):
+		return proto.ErrArgTooLong, msg // ENAMETOOLONG in XRootD's mapping
 	case errors.Is(err, store.ErrInvalid):
 		return proto.ErrArgInvalid, msg
 	case errors.Is(err, store.ErrNotDir), errors.Is(err, store.ErrNotEmpty):

@@ -44,10 +44,11 @@ func (s *session) doFattr(req *proto.Request) error {
 	if end < 0 {
 		end = len(req.Data)
 	}
-	path, cgi, err := argPath(req.Data[:end])
+	name, cgi, err := argPath(req.Data[:end])
 	if err != nil {
 		return err
 	}
+	path := name.Path
 	if q.Op.Changes() && s.srv.cfg.ReadOnly {
 		return errReadOnly(q.Op.String(), path)
 	}
@@ -56,6 +57,9 @@ func (s *session) doFattr(req *proto.Request) error {
 		return err
 	}
 	ctx := s.reqCtx(cgi)
+	if err := name.Check(ctx, s.srv.store, q.Op.String(), store.Inspect); err != nil {
+		return err
+	}
 	if done, err := s.routed(ctx, req, store.Call{Op: q.Op.String(), Path: path}); done || err != nil {
 		return err
 	}
@@ -209,11 +213,14 @@ func (s *session) sendAttrs(req *proto.Request, q store.AttrQuery, nvec []byte, 
 // all on a writable export, "lr" — lookup, read — on a read-only one).
 // The store keeps one time per file, so oss.ct and oss.at repeat oss.mt.
 func (s *session) queryXattr(req *proto.Request) error {
-	path, cgi, err := argPath(req.Data)
+	name, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
-	ctx := s.reqCtx(cgi)
+	path, ctx := name.Path, s.reqCtx(cgi)
+	if err := name.Check(ctx, s.srv.store, "stat", store.Inspect); err != nil {
+		return err
+	}
 	if done, err := s.routed(ctx, req, store.Call{Op: "stat", Path: path}); done || err != nil {
 		return err
 	}

@@ -25,13 +25,22 @@ func (s *session) namespace(op, path string) (store.Namespace, error) {
 }
 
 // doMkdir creates a directory; kXR_mkdirpath creates missing parents and
-// accepts an existing directory, like mkdir -p.
+// accepts an existing directory, like mkdir -p. Without it an existing
+// directory is accepted only as XRootD does (mkdirAgain).
 func (s *session) doMkdir(req *proto.Request) error {
-	path, cgi, err := argPath(req.Data)
+	name, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
+	path, parents := name.Path, req.Body[0]&proto.MkdirPath != 0
 	ctx := s.reqCtx(cgi)
+	if name.Dot && !parents {
+		// "d/." resolves through d, so d must already be there: mkdir(2)
+		// answers ENOENT, and XRootD with it.
+		if err := name.Check(ctx, s.srv.store, "mkdir", store.Inspect); err != nil {
+			return err
+		}
+	}
 	if done, err := s.routed(ctx, req, store.Call{Op: "mkdir", Path: path}); done || err != nil {
 		return err
 	}
@@ -43,7 +52,7 @@ func (s *session) doMkdir(req *proto.Request) error {
 	if perm == 0 {
 		perm = 0o755
 	}
-	if err := ns.Mkdir(ctx, path, perm, req.Body[0]&proto.MkdirPath != 0); err != nil {
+	if err := ns.Mkdir(ctx, path, perm, parents); err != nil {
 		return err
 	}
 	return s.sendOK(req.Stream, nil)
@@ -51,11 +60,14 @@ func (s *session) doMkdir(req *proto.Request) error {
 
 // doRm removes a file.
 func (s *session) doRm(req *proto.Request) error {
-	path, cgi, err := argPath(req.Data)
+	name, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
-	ctx := s.reqCtx(cgi)
+	path, ctx := name.Path, s.reqCtx(cgi)
+	if err := name.Check(ctx, s.srv.store, "rm", store.Unlink); err != nil {
+		return err
+	}
 	if done, err := s.routed(ctx, req, store.Call{Op: "rm", Path: path}); done || err != nil {
 		return err
 	}
@@ -77,11 +89,14 @@ func (s *session) doRm(req *proto.Request) error {
 
 // doRmdir removes an empty directory.
 func (s *session) doRmdir(req *proto.Request) error {
-	path, cgi, err := argPath(req.Data)
+	name, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
-	ctx := s.reqCtx(cgi)
+	path, ctx := name.Path, s.reqCtx(cgi)
+	if err := name.Check(ctx, s.srv.store, "rmdir", store.Unlink); err != nil {
+		return err
+	}
 	if done, err := s.routed(ctx, req, store.Call{Op: "rmdir", Path: path}); done || err != nil {
 		return err
 	}
@@ -117,17 +132,21 @@ func (s *session) doMv(req *proto.Request) error {
 	if len(to) == 0 || len(to) == 1 && to[0] == 0 {
 		return errorf(proto.ErrArgMissing, "mv: no new path given")
 	}
-	src, srcCGI, err := argPath(from)
+	srcName, srcCGI, err := argPath(from)
 	if err != nil {
 		return err
 	}
-	dst, dstCGI, err := argPath(to)
+	dstName, dstCGI, err := argPath(to)
 	if err != nil {
 		return err
 	}
+	src, dst := srcName.Path, dstName.Path
 	// XrdCl appends a redirect's CGI to the new path of a resent mv, while
 	// a caller may have put its own on either: the store sees both.
 	ctx := s.reqCtx(joinCGI(srcCGI, dstCGI))
+	if err := store.CheckMove(ctx, s.srv.store, "mv", srcName, dstName, true); err != nil {
+		return err
+	}
 	if done, err := s.routed(ctx, req, store.Call{Op: "mv", Path: src}); done || err != nil {
 		return err
 	}
@@ -153,11 +172,14 @@ func (s *session) doMv(req *proto.Request) error {
 
 // doChmod changes permissions.
 func (s *session) doChmod(req *proto.Request) error {
-	path, cgi, err := argPath(req.Data)
+	name, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
-	ctx := s.reqCtx(cgi)
+	path, ctx := name.Path, s.reqCtx(cgi)
+	if err := name.Check(ctx, s.srv.store, "chmod", store.Inspect); err != nil {
+		return err
+	}
 	if done, err := s.routed(ctx, req, store.Call{Op: "chmod", Path: path}); done || err != nil {
 		return err
 	}
@@ -183,12 +205,12 @@ func (s *session) doPrepare(req *proto.Request) error {
 			if len(l) == 0 {
 				continue
 			}
-			path, cgi, err := argPath(l)
+			name, cgi, err := argPath(l)
 			if err != nil {
 				return err
 			}
 			ctx := s.reqCtx(cgi)
-			if done, err := s.routed(ctx, req, store.Call{Op: "stat", Path: path}); done || err != nil {
+			if done, err := s.routed(ctx, req, store.Call{Op: "stat", Path: name.Path}); done || err != nil {
 				return err
 			}
 		}

@@ -11,31 +11,33 @@ import (
 	"sitebox/internal/xrootd/proto"
 )
 
-// argPath turns a request payload into a clean namespace path and its CGI.
+// argPath turns a request payload into a namespace name and its CGI.
 // The "?cgi" part never becomes part of the path; a trailing NUL, which
 // some clients send, is dropped, while one inside the path is refused by
-// CleanPath like every other control byte and any "..".
-func argPath(data []byte) (path, opaque string, err error) {
+// CleanPath like every other control byte and any "..". The name keeps
+// whether the path ended in "/" or "/." (store.Name), which every
+// request but a mkdir checks before it acts (store.Name.Check).
+func argPath(data []byte) (name store.Name, opaque string, err error) {
 	if n := len(data); n > 0 && data[n-1] == 0 {
 		data = data[:n-1]
 	}
 	if len(data) == 0 {
-		return "", "", errorf(proto.ErrArgMissing, "no path given")
+		return store.Name{}, "", errorf(proto.ErrArgMissing, "no path given")
 	}
 	p, cgi := store.SplitOpaque(string(data))
 	if len(p) > store.MaxPathLen {
-		return "", "", errorf(proto.ErrArgTooLong, "path of %d bytes exceeds the limit of %d", len(p), store.MaxPathLen)
+		return store.Name{}, "", errorf(proto.ErrArgTooLong, "path of %d bytes exceeds the limit of %d", len(p), store.MaxPathLen)
 	}
 	if hasParentRef(p) {
 		// XRootD refuses relative paths as a permission problem (3010),
 		// not a bad argument; clients and scripts check the code.
-		return "", "", errorf(proto.ErrNotAuthorized, "%s: a path with '..' is not allowed", p)
+		return store.Name{}, "", errorf(proto.ErrNotAuthorized, "%s: a path with '..' is not allowed", p)
 	}
-	clean, err := store.CleanPath(p)
+	name, err = store.ParseName(p)
 	if err != nil {
-		return "", "", err
+		return store.Name{}, "", err
 	}
-	return clean, cgi, nil
+	return name, cgi, nil
 }
 
 func hasParentRef(p string) bool {
@@ -52,16 +54,24 @@ func modeFromXrd(m uint16) fs.FileMode { return fs.FileMode(m & 0o777) }
 func (s *session) doOpen(req *proto.Request) error {
 	mode := req.U16(0)
 	opts := req.U16(2)
-	path, cgi, err := argPath(req.Data)
+	name, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
+	path := name.Path
 	// Creating or truncating always writes; update, write-only and append
 	// write unless kXR_open_read says otherwise, which XRootD puts first.
 	create := opts&(proto.OpenNew|proto.OpenDelete) != 0
 	update := opts&(proto.OpenUpdate|proto.OpenWriteOnly|proto.OpenAppend) != 0 && opts&proto.OpenRead == 0
 	write := create || update
 	ctx := s.reqCtx(cgi)
+	use := store.Inspect
+	if create {
+		use = store.CreateFile
+	}
+	if err := name.Check(ctx, s.srv.store, "open", use); err != nil {
+		return err
+	}
 	var grant *pendingGrant
 	if q := tpcCGI(cgi); q != nil { // third-party copy (tpc.go)
 		var handled bool

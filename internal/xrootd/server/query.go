@@ -36,15 +36,19 @@ func (s *session) doQuery(req *proto.Request) error {
 // queryChecksum answers "<algo> <hex>", the algorithm named by the
 // cks.type CGI or adler32 by default.
 func (s *session) queryChecksum(req *proto.Request) error {
-	path, cgi, err := argPath(req.Data)
+	name, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
+	path := name.Path
 	algo, err := cksum.Normalize(cgiValue(cgi, "cks.type"))
 	if err != nil {
 		return errorf(proto.ErrUnsupported, "%s checksum not supported (this server computes %s)", cgiValue(cgi, "cks.type"), strings.Join(s.srv.cfg.Checksums.Names(), ", "))
 	}
 	ctx := s.reqCtx(cgi)
+	if err := name.Check(ctx, s.srv.store, "checksum", store.Inspect); err != nil {
+		return err
+	}
 	if done, err := s.routed(ctx, req, store.Call{Op: "checksum", Path: path}); done || err != nil {
 		return err
 	}
@@ -116,10 +120,11 @@ func (s *session) configValue(key string) string {
 
 // querySpace answers in XRootD's oss format for the space holding path.
 func (s *session) querySpace(req *proto.Request) error {
-	path, cgi, err := argPath(req.Data)
+	name, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
+	path := name.Path // of the space holding it, as XRootD: "/" or not
 	sr, ok := store.As[store.SpaceReporter](s.srv.store)
 	if !ok {
 		return fmt.Errorf("query space %s: %w", path, store.ErrUnsupported)

@@ -115,13 +115,16 @@ func (s *session) doStat(req *proto.Request) error {
 		}
 		return s.sendString(req.Stream, s.statLine(fi))
 	}
-	path, cgi, err := argPath(req.Data)
+	name, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
-	ctx := s.reqCtx(cgi)
+	path, ctx := name.Path, s.reqCtx(cgi)
 	if req.Body[0]&proto.StatVFS != 0 {
-		return s.statVFS(ctx, req, path)
+		return s.statVFS(ctx, req, path) // of the space holding path, as XRootD: "/" or not
+	}
+	if err := name.Check(ctx, s.srv.store, "stat", store.Inspect); err != nil {
+		return err
 	}
 	if done, err := s.routed(ctx, req, store.Call{Op: "stat", Path: path}); done || err != nil {
 		return err
@@ -162,11 +165,14 @@ func (s *session) doStatx(req *proto.Request) error {
 	lines := bytes.Split(bytes.TrimRight(req.Data, "\x00\n"), []byte{'\n'})
 	out := make([]byte, 0, len(lines))
 	for _, l := range lines {
-		path, cgi, err := argPath(l)
+		name, cgi, err := argPath(l)
 		if err != nil {
 			return err
 		}
-		ctx := s.reqCtx(cgi)
+		path, ctx := name.Path, s.reqCtx(cgi)
+		if err := name.Check(ctx, s.srv.store, "stat", store.Inspect); err != nil {
+			return err
+		}
 		if done, err := s.routed(ctx, req, store.Call{Op: "stat", Path: path}); done || err != nil {
 			return err
 		}

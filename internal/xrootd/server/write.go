@@ -280,14 +280,18 @@ func (s *session) doTruncate(req *proto.Request) error {
 		}
 		return s.sendOK(req.Stream, nil)
 	}
-	path, cgi, err := argPath(req.Data)
+	name, cgi, err := argPath(req.Data)
 	if err != nil {
 		return err
 	}
+	path := name.Path
 	if s.srv.cfg.ReadOnly {
 		return errReadOnly("truncate", path)
 	}
 	ctx, co := s.reqCtx(cgi), store.CreateOptions{Update: true}
+	if err := name.Check(ctx, s.srv.store, "truncate", store.Inspect); err != nil {
+		return err
+	}
 	if done, err := s.routed(ctx, req, store.Call{Op: "create", Path: path, Create: co}); done || err != nil {
 		return err
 	}
