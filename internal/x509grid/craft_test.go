@@ -173,15 +173,16 @@ func wrapACs(t *testing.T, acs ...[]byte) []byte {
 	return out
 }
 
-// targetsExtension is an idceTargets extension naming hosts, as RFC
-// 5755 encodes it.
+// targetsExtension is an idceTargets extension naming hosts, as VOMS
+// encodes it: each Target wrapped in a SEQUENCE of its own (RFC 5755
+// has none), which is what libvomsapi parses.
 func targetsExtension(t *testing.T, hosts ...string) pkix.Extension {
 	t.Helper()
 	var targets []asn1.RawValue
 	for _, h := range hosts {
-		uri := asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 6, Bytes: []byte(h)}
-		u, _ := asn1.Marshal(uri)
-		targets = append(targets, asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, IsCompound: true, Bytes: u})
+		uri, _ := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 6, Bytes: []byte(h)})
+		name, _ := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, IsCompound: true, Bytes: uri})
+		targets = append(targets, asn1.RawValue{Class: asn1.ClassUniversal, Tag: asn1.TagSequence, IsCompound: true, Bytes: name})
 	}
 	inner, err := asn1.Marshal(targets)
 	if err != nil {

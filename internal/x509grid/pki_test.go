@@ -265,6 +265,12 @@ func (b *builder) installCA(dir string, cas []*testCA, crls ...string) {
 	}
 }
 
+func (b *builder) mkdir(dir string) {
+	if b.err == nil {
+		b.err = os.MkdirAll(dir, 0o755)
+	}
+}
+
 func (b *builder) copyTo(src, dst string) {
 	if b.err != nil {
 		return
