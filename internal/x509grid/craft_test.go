@@ -19,7 +19,7 @@ import (
 // These helpers take credentials the tools made and change one thing,
 // re-signing with the real keys, so only that thing is wrong.
 
-func loadKey(t *testing.T, path string) crypto.Signer {
+func loadKey(t testing.TB, path string) crypto.Signer {
 	t.Helper()
 	data := readPEM(t, path)
 	for {
@@ -36,7 +36,7 @@ func loadKey(t *testing.T, path string) crypto.Signer {
 	}
 }
 
-func loadCerts(t *testing.T, path string) []*x509.Certificate {
+func loadCerts(t testing.TB, path string) []*x509.Certificate {
 	t.Helper()
 	certs, err := parseCertsPEM(readPEM(t, path), 20, 1<<20)
 	if err != nil || len(certs) == 0 {
@@ -47,7 +47,7 @@ func loadCerts(t *testing.T, path string) []*x509.Certificate {
 
 // vomsExtension returns the VOMS extension of a proxy file's first
 // certificate.
-func vomsExtension(t *testing.T, proxyFile string) []byte {
+func vomsExtension(t testing.TB, proxyFile string) []byte {
 	t.Helper()
 	for _, e := range loadCerts(t, proxyFile)[0].Extensions {
 		if e.Id.String() == oidVOMSACs {
@@ -193,4 +193,34 @@ func targetsExtension(t *testing.T, hosts ...string) pkix.Extension {
 		t.Fatal(err)
 	}
 	return pkix.Extension{Id: asn1.ObjectIdentifier{2, 5, 29, 55}, Critical: true, Value: value}
+}
+
+// vomsAttributesDER is an AC's attributes: VOMS' one attribute with the
+// policy authority uri ("vo://host:port") and the FQANs.
+func vomsAttributesDER(t *testing.T, uri string, fqans []string) asn1.RawValue {
+	t.Helper()
+	gn, _ := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 6, Bytes: []byte(uri)})
+	syntax := struct {
+		Authority asn1.RawValue
+		Values    []asn1.RawValue
+	}{Authority: asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, IsCompound: true, Bytes: gn}}
+	for _, f := range fqans {
+		syntax.Values = append(syntax.Values, asn1.RawValue{Tag: asn1.TagOctetString, Bytes: []byte(f)})
+	}
+	s, err := asn1.Marshal(syntax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attr, err := asn1.Marshal(struct {
+		Type   asn1.ObjectIdentifier
+		Values []asn1.RawValue `asn1:"set"`
+	}{asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 8005, 100, 100, 4}, []asn1.RawValue{{FullBytes: s}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, err := asn1.Marshal([]asn1.RawValue{{FullBytes: attr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return asn1.RawValue{FullBytes: seq}
 }

@@ -63,7 +63,7 @@ func TestMain(m *testing.M) {
 }
 
 // sharedFixture builds the shared PKI on first use.
-func sharedFixture(t *testing.T) *fixture {
+func sharedFixture(t testing.TB) *fixture {
 	t.Helper()
 	requireTools(t, "openssl", "voms-proxy-fake", "grid-proxy-init", "python3")
 	shared.once.Do(func() {
@@ -132,7 +132,7 @@ func (fx *fixture) verifier(t *testing.T, edit ...func(*Config)) *Verifier {
 }
 
 // scratch is a directory for one test's own credentials.
-func (fx *fixture) scratch(t *testing.T) *builder {
+func (fx *fixture) scratch(t testing.TB) *builder {
 	t.Helper()
 	// Only letters and digits: openssl's -CApath splits at ':'.
 	safe := strings.Map(func(r rune) rune {

@@ -270,8 +270,9 @@ func sameName(a, b []byte) bool {
 // SlashName renders a raw name in the slash form grid tools print and
 // grid-mapfiles, VOMS .lsc files and xrootd use
 // ("/DC=org/DC=example/CN=Alice"), as OpenSSL's X509_NAME_oneline does:
-// short attribute names, bytes outside printable ASCII as \xHH. Attribute
-// types OpenSSL would name but this table does not appear as dotted OIDs.
+// short attribute names, bytes outside printable ASCII as \xHH, the
+// values of a multi-valued RDN joined by '+'. Attribute types OpenSSL
+// would name but this table does not appear as dotted OIDs.
 func SlashName(rawName []byte) (string, error) {
 	n, err := parseName(rawName)
 	if err != nil {
@@ -283,8 +284,13 @@ func SlashName(rawName []byte) (string, error) {
 func (n name) slash() string {
 	var b strings.Builder
 	for _, rdn := range n {
-		for _, a := range rdn {
-			b.WriteByte('/')
+		for i, a := range rdn {
+			// Values of one RDN are joined with '+', as OpenSSL 3 does.
+			if i == 0 {
+				b.WriteByte('/')
+			} else {
+				b.WriteByte('+')
+			}
 			b.WriteString(shortName(a.oid))
 			b.WriteByte('=')
 			for _, c := range a.value {

@@ -242,7 +242,7 @@ func (b *builder) crl(ca *testCA, extra ...string) string {
 // subjectOf is the first certificate's subject in slash form, as
 // OpenSSL's X509_NAME_oneline writes it.
 func (b *builder) subjectOf(file string) string {
-	out := strings.TrimSpace(b.run("openssl", "x509", "-in", file, "-noout", "-subject", "-nameopt", "compat"))
+	out := strings.TrimSuffix(b.run("openssl", "x509", "-in", file, "-noout", "-subject", "-nameopt", "compat"), "\n")
 	return strings.TrimPrefix(out, "subject=")
 }
 
@@ -346,6 +346,15 @@ func requireTools(t testing.TB, tools ...string) {
 			t.Skipf("%s is missing: run scripts/setup.sh", tool)
 		}
 	}
+}
+
+func toolsPresent(tools ...string) bool {
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // readPEM reads a test file.
