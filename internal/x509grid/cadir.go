@@ -149,7 +149,14 @@ func (d *caDir) loadCertFile(path string, hash uint32, lim Limits) {
 		return
 	}
 	for _, c := range certs {
-		if h, err := SubjectHash(c.RawSubject); err != nil || h != hash {
+		h, err := SubjectHash(c.RawSubject)
+		switch {
+		case err != nil:
+			d.warnf("%s: %v", base, err)
+			continue
+		case h != hash && SubjectHashOld(c.RawSubject) == hash:
+			continue // the same CA linked under its pre-1.0 hash: read under the new one
+		case h != hash:
 			d.warnf("%s: a certificate whose subject hash is %08x, not the file's name: skipped", base, h)
 			continue
 		}

@@ -26,8 +26,6 @@ type crlSet struct {
 	unusable string
 }
 
-func (s *crlSet) usable() bool { return !s.nextUpdate.IsZero() || !s.thisUpdate.IsZero() }
-
 // loadCRLFile reads one <hash>.rN file (PEM or DER) and files it under
 // its issuer; a CRL no CA of the directory signed is recorded as
 // unusable for the CA it names, so the CRL policy decides.
@@ -113,11 +111,9 @@ func (v *Verifier) checkRevocation(cert *x509.Certificate, ca *caCert, at time.T
 	}
 	set := v.cas.crls[ca.key]
 	switch {
-	case set != nil && set.unusable != "" && !set.usable():
-		return "", reason(ErrCRL, "the CRL of %s is not usable (%s)", ca.subject, set.unusable)
 	case set != nil && set.unusable != "":
-		// One file of the CA verified and another did not: refuse, as
-		// xrootd refuses an invalid CRL, rather than guess which is right.
+		// Even if another file of the CA verified: refuse, as xrootd
+		// refuses an invalid CRL, rather than guess which is right.
 		return "", reason(ErrCRL, "a CRL of %s is not usable (%s)", ca.subject, set.unusable)
 	case set == nil && mode == CRLTry:
 		return "", nil

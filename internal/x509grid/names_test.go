@@ -42,12 +42,16 @@ func TestNamesAgreeWithOpenSSL(t *testing.T) {
 			}
 			b.run("openssl", args...)
 			wantHash := b.hash("x509", cert)
+			wantOld := strings.TrimSpace(b.run("openssl", "x509", "-subject_hash_old", "-noout", "-in", cert))
 			wantSlash := b.subjectOf(cert)
 			b.ok(t)
 			c := loadCerts(t, cert)[0]
 			h, err := SubjectHash(c.RawSubject)
 			if err != nil || fmt.Sprintf("%08x", h) != wantHash {
 				t.Errorf("hash %08x (%v), openssl %s", h, err, wantHash)
+			}
+			if h := SubjectHashOld(c.RawSubject); fmt.Sprintf("%08x", h) != wantOld {
+				t.Errorf("old hash %08x, openssl %s", h, wantOld)
 			}
 			if s, err := SlashName(c.RawSubject); err != nil || s != wantSlash {
 				t.Errorf("slash name %q (%v), openssl %q", s, err, wantSlash)
@@ -180,6 +184,8 @@ func TestLoadWarnings(t *testing.T) {
 	b.copyTo(fx.alice.cert, filepath.Join(caDir, "00000000.0"))
 	b.write("certificates/deadbeef.r0", "not a CRL")
 	b.copyTo(fx.root.cert, filepath.Join(caDir, "Test-Root.pem"))
+	oldHash := strings.TrimSpace(b.run("openssl", "x509", "-subject_hash_old", "-noout", "-in", fx.root.cert))
+	b.copyTo(fx.root.cert, filepath.Join(caDir, oldHash+".0"))
 	b.lsc(vomsDir, testVO, vomsHost, vomsDN, rootDN)
 	b.write("vomsdir/"+testVO+"/broken.lsc", "/DC=only/CN=one\n")
 	b.write("vomsdir/"+testVO+"/README", "hello")
@@ -196,8 +202,8 @@ func TestLoadWarnings(t *testing.T) {
 			t.Errorf("warnings lack %q:\n%s", want, w)
 		}
 	}
-	if strings.Contains(w, "Test-Root.pem") {
-		t.Errorf("a file not named by hash was read:\n%s", w)
+	if strings.Contains(w, "Test-Root.pem") || strings.Contains(w, oldHash) {
+		t.Errorf("a file not named by hash, or a link under the old hash, was read:\n%s", w)
 	}
 	if v.CAs() != 2 {
 		t.Errorf("%d CAs, want 2", v.CAs())

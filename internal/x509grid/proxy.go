@@ -3,7 +3,6 @@ package x509grid
 import (
 	"crypto/x509"
 	"encoding/asn1"
-	"fmt"
 	"math"
 	"math/big"
 )
@@ -178,17 +177,4 @@ func proxyPathLength(proxies []*link) int {
 		}
 	}
 	return -1
-}
-
-// proxyKindName names a proxy kind in messages.
-func proxyKindName(k proxyKind) string {
-	switch k {
-	case proxyGT2:
-		return "legacy Globus GT2 proxy"
-	case proxyGT3:
-		return "Globus GT3 draft proxy"
-	case proxyRFC3820:
-		return "RFC 3820 proxy"
-	}
-	return fmt.Sprintf("proxyKind(%d)", int(k))
 }
