@@ -42,10 +42,10 @@ type attributeCertificate struct {
 
 // acHolder names the user an AC was issued to: by the user
 // certificate's serial and a name (VOMS writes the certificate's issuer,
-// voms-proxy-fake its subject), or by the user's name alone.
+// voms-proxy-fake its subject), and optionally also by the user's name.
 type acHolder struct {
-	serial     *big.Int // nil when baseCertificateID is absent
-	serialName []byte   // raw Name of baseCertificateID
+	serial     *big.Int
+	serialName []byte // raw Name of baseCertificateID
 	hasUID     bool
 	entityName []byte // raw Name of entityName, nil when absent
 }
@@ -138,8 +138,10 @@ func parseHolder(raw asn1.RawValue) (acHolder, error) {
 			return h, acErr("holder by object digest is not supported")
 		}
 	}
-	if h.serial == nil && h.entityName == nil {
-		return h, acErr("holder names no certificate")
+	// A name alone would let any certificate of that name, from any CA,
+	// use the AC; VOMS always writes (and reads only) baseCertificateID.
+	if h.serial == nil {
+		return h, acErr("holder names no certificate (baseCertificateID)")
 	}
 	return h, nil
 }

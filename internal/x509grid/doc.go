@@ -65,7 +65,8 @@
 // are to their issuers. The VOMS server's certificate must chain to the
 // CA directory (and pass its CRLs) like a user's; the AC must be signed
 // by it, valid, issued to the chain's end-entity certificate (by its
-// serial and its issuer's or its own name, or by its name), carry
+// serial and its issuer's or its own name: a name alone, which any CA
+// could issue, is refused, as VOMS refuses it), carry
 // noRevAvail and authorityKeyIdentifier and no other critical extension
 // than targets, which must then name one of Config.Hostnames; its FQANs
 // must all be of its VO.

@@ -123,20 +123,19 @@ func (v *Verifier) checkACFields(ac *attributeCertificate, eec *x509.Certificate
 }
 
 // checkHolder requires the AC to name the chain's end-entity
-// certificate: by its serial and issuer (or subject) name, or by its
-// subject name.
+// certificate: by its serial and its issuer's name, or its own name as
+// voms-proxy-fake writes it (VOMS accepts both), and by its subject if
+// the holder also gives a name (entityName).
 func checkHolder(h acHolder, eec *x509.Certificate) error {
 	if h.hasUID {
 		return acErr("holder issuerUID is not supported")
 	}
-	if h.serial != nil {
-		if h.serial.Cmp(eec.SerialNumber) != 0 {
-			return reason(ErrHolder, "the holder is certificate serial %s, the user's is %s", serialHex(h.serial), serialHex(eec.SerialNumber))
-		}
-		if !sameName(h.serialName, eec.RawIssuer) && !sameName(h.serialName, eec.RawSubject) {
-			holder, _ := SlashName(h.serialName)
-			return reason(ErrHolder, "the holder's certificate is of %s", holder)
-		}
+	if h.serial.Cmp(eec.SerialNumber) != 0 {
+		return reason(ErrHolder, "the holder is certificate serial %s, the user's is %s", serialHex(h.serial), serialHex(eec.SerialNumber))
+	}
+	if !sameName(h.serialName, eec.RawIssuer) && !sameName(h.serialName, eec.RawSubject) {
+		holder, _ := SlashName(h.serialName)
+		return reason(ErrHolder, "the holder's certificate is of %s", holder)
 	}
 	if h.entityName != nil && !sameName(h.entityName, eec.RawSubject) {
 		holder, _ := SlashName(h.entityName)

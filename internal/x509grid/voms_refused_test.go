@@ -66,6 +66,17 @@ func refusedACs() []acCase {
 				return withVOMSExtension(t, b, p.chain, fx.alice, ext)
 			},
 			want: ErrHolder, wantText: "the holder's certificate is of " + bobDN},
+		{name: "holder named by the user's name alone",
+			make: func(t *testing.T, fx *fixture, b *builder) string {
+				p := vomsProxyOf(fx, b, fx.alice)
+				b.ok(t)
+				user := loadCerts(t, fx.alice.cert)[0]
+				ext := resignedAC(t, vomsExtension(t, p.chain), fx.voms.key, func(a *acParts) {
+					a.Holder = holderEntityName(t, user.RawSubject)
+				})
+				return withVOMSExtension(t, b, p.chain, fx.alice, ext)
+			},
+			want: errAC, wantText: "holder names no certificate"},
 		{name: "expired AC",
 			make: func(t *testing.T, fx *fixture, b *builder) string {
 				return b.vomsProxy(fx.alice, fx.voms, fx.caDir, testVO, vomsHost, []string{testFQAN}, "-vomslife", "1", "-pastac", "2:00").chain
@@ -188,6 +199,20 @@ func holderIssuerSerial(t *testing.T, name []byte, serial *big.Int) asn1.RawValu
 		t.Fatal(err)
 	}
 	return asn1.RawValue{Class: asn1.ClassUniversal, Tag: asn1.TagSequence, IsCompound: true, Bytes: base}
+}
+
+// holderEntityName is a Holder naming the user by name (entityName).
+func holderEntityName(t *testing.T, name []byte) asn1.RawValue {
+	t.Helper()
+	gn, err := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 4, IsCompound: true, Bytes: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entity, err := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 1, IsCompound: true, Bytes: gn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return asn1.RawValue{Class: asn1.ClassUniversal, Tag: asn1.TagSequence, IsCompound: true, Bytes: entity}
 }
 
 func validity(t *testing.T, from, to time.Time) asn1.RawValue {

@@ -231,3 +231,33 @@ func libVOMSHostUnknown() string {
 	}
 	return "libvomsapi knows its host name only when the NIS domain name is unset"
 }
+
+// TestVOMSProxyInfoShowsTheSame compares what this package reads from an
+// accepted VOMS proxy with what voms-proxy-info prints of it. (It prints
+// unverified attributes too, so it judges reading, not trust.)
+func TestVOMSProxyInfoShowsTheSame(t *testing.T) {
+	fx := sharedFixture(t)
+	b := fx.scratch(t)
+	p := vomsProxyOf(fx, b, fx.carol)
+	b.ok(t)
+	res, err := fx.verifier(t).VerifyPEM(readPEM(t, p.chain), time.Now())
+	if err != nil || len(res.VOs) != 1 {
+		t.Fatalf("%v %v", err, res)
+	}
+	vo := res.VOs[0]
+	var fqans []string
+	for _, f := range vo.FQANs {
+		fqans = append(fqans, f.Value)
+	}
+	for opt, ours := range map[string]string{
+		"-identity": res.Subject, "-acsubject": res.Subject, "-acissuer": vo.Server,
+		"-vo": vo.Name, "-uri": vo.URI, "-fqan": strings.Join(fqans, "\n"),
+	} {
+		cmd := exec.Command("voms-proxy-info", "-file", p.chain, opt)
+		cmd.Env = append(os.Environ(), "X509_CERT_DIR="+fx.caDir, "X509_VOMS_DIR="+fx.vomsDir)
+		out, err := cmd.Output()
+		if got := strings.TrimSuffix(string(out), "\n"); err != nil || got != ours {
+			t.Errorf("voms-proxy-info %s: %q (%v), this package %q", opt, got, err, ours)
+		}
+	}
+}
