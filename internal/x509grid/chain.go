@@ -81,7 +81,7 @@ func (v *Verifier) Verify(chain []*x509.Certificate, at time.Time) (*Result, err
 		}
 	}
 	if k := proxyPathLength(proxies); k >= 0 {
-		return nil, proxies[k].fail(reason(ErrPathLength, "more proxies follow its issuer than the issuer's proxyCertInfo allows"))
+		return nil, proxies[k].fail(reason(ErrPathLength, "one proxy more than the proxyCertInfo path lengths above it allow"))
 	}
 	res := newResult(links[:ee+1], path, warnings)
 	v.addVOMS(res, links[:ee+1], at)

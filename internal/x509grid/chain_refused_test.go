@@ -52,7 +52,7 @@ func refusedChains() []chainCase {
 			make: func(fx *fixture, b *builder) string {
 				return b.opensslProxy(b.opensslProxy(fx.alice, "proxy_pathlen0"), "proxy").chain
 			},
-			want: ErrPathLength, wantPos: 0, wantText: "more proxies follow"},
+			want: ErrPathLength, wantPos: 0, wantText: "one proxy more than the proxyCertInfo path lengths above it allow"},
 		{name: "CA certificate issuing a proxy",
 			make: func(fx *fixture, b *builder) string {
 				ca := cred{cert: fx.root.cert, key: fx.root.key, chain: fx.root.cert, subject: rootDN}

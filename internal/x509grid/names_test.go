@@ -220,3 +220,31 @@ func TestLoadWarnings(t *testing.T) {
 	out, _ := exec.Command("ls", "-l", caDir).Output()
 	t.Logf("%s", out)
 }
+
+// TestProxyPathLength: each proxy's path length bounds the proxies
+// below it, the tightest one above counting.
+func TestProxyPathLength(t *testing.T) {
+	for _, c := range []struct {
+		lens []int // leaf first, as presented
+		want int
+	}{
+		{[]int{-1}, -1},
+		{[]int{0}, -1},
+		{[]int{-1, 0}, 0},
+		{[]int{-1, -1, 1}, 0},
+		{[]int{-1, 1}, -1},
+		{[]int{-1, 2, 0}, 1},
+		{[]int{-1, 0, 5}, 0},
+		{[]int{3, 2, 1, -1}, 0},
+		{[]int{0, 1, 2, -1}, -1},
+		{[]int{-1, -1, -1, 1, -1}, 1},
+	} {
+		var proxies []*link
+		for _, l := range c.lens {
+			proxies = append(proxies, &link{proxy: proxyInfo{kind: proxyRFC3820, pathLen: l}})
+		}
+		if got := proxyPathLength(proxies); got != c.want {
+			t.Errorf("%v: %d, want %d", c.lens, got, c.want)
+		}
+	}
+}
