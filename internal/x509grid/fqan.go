@@ -26,6 +26,8 @@ type vomsAttributes struct {
 //	    values SEQUENCE OF OCTET STRING }
 //
 // requiring, as VOMS does, one URI policy authority and FQANs of the VO.
+// On a refusal it still returns the VO and server, once read, to name
+// them.
 func readVOMSAttributes(attrs []acAttribute, lim Limits) (*vomsAttributes, error) {
 	var found *acAttribute
 	for i := range attrs {
@@ -54,24 +56,24 @@ func readVOMSAttributes(attrs []acAttribute, lim Limits) (*vomsAttributes, error
 		return nil, err
 	}
 	if len(syntax.Values) == 0 {
-		return nil, acErr("no FQAN")
+		return va, acErr("no FQAN")
 	}
 	if len(syntax.Values) > lim.MaxFQANs {
-		return nil, acErr("%d FQANs (limit %d)", len(syntax.Values), lim.MaxFQANs)
+		return va, acErr("%d FQANs (limit %d)", len(syntax.Values), lim.MaxFQANs)
 	}
 	for _, raw := range syntax.Values {
 		if raw.Class != asn1.ClassUniversal || raw.Tag != asn1.TagOctetString || raw.IsCompound {
-			return nil, acErr("an FQAN is not an OCTET STRING")
+			return va, acErr("an FQAN is not an OCTET STRING")
 		}
 		if len(raw.Bytes) > lim.MaxFQANLength {
-			return nil, acErr("an FQAN of %d bytes (limit %d)", len(raw.Bytes), lim.MaxFQANLength)
+			return va, acErr("an FQAN of %d bytes (limit %d)", len(raw.Bytes), lim.MaxFQANLength)
 		}
 		f, err := ParseFQAN(string(raw.Bytes))
 		if err != nil {
-			return nil, acErr("%v", err)
+			return va, acErr("%v", err)
 		}
 		if vo, _, _ := strings.Cut(strings.TrimPrefix(f.Group, "/"), "/"); vo != va.vo {
-			return nil, acErr("FQAN %q is not of VO %s", f.Value, va.vo)
+			return va, acErr("FQAN %q is not of VO %s", f.Value, va.vo)
 		}
 		va.fqans = append(va.fqans, f)
 	}

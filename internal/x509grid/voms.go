@@ -83,10 +83,12 @@ func (v *Verifier) verifyAC(der []byte, eec *x509.Certificate, at time.Time) (VO
 	vo := VO{NotBefore: ac.notBefore, NotAfter: ac.notAfter}
 	vo.Server, _ = SlashName(ac.issuer)
 	attrs, err := readVOMSAttributes(ac.attributes, v.lim)
+	if attrs != nil {
+		vo.Name, vo.URI, vo.FQANs = attrs.vo, attrs.uri, attrs.fqans
+	}
 	if err != nil {
 		return vo, nil, err
 	}
-	vo.Name, vo.URI, vo.FQANs = attrs.vo, attrs.uri, attrs.fqans
 	if err := v.checkACFields(ac, eec, at); err != nil {
 		return vo, nil, err
 	}
