@@ -5,6 +5,8 @@ import (
 	"time"
 )
 
+// refusedChains are chains refused for their proxies and end-entity
+// certificates.
 func refusedChains() []chainCase {
 	return []chainCase{
 		{name: "unknown CA",
@@ -90,6 +92,12 @@ func refusedChains() []chainCase {
 			make:   func(fx *fixture, b *builder) string { return b.globusProxy(fx.alice, fx.caDir, "-draft").chain },
 			config: func(c *Config) { c.AllowLegacyProxies = true },
 			want:   ErrLegacyProxy, wantPos: 0, wantText: "GT3"},
+	}
+}
+
+// refusedByTrust are chains refused for their CAs and CRLs.
+func refusedByTrust() []chainCase {
+	return []chainCase{
 		{name: "no CRL, crl = use",
 			make:   func(fx *fixture, b *builder) string { return b.opensslProxy(fx.alice, "proxy").chain },
 			caDir:  noCRLDir,

@@ -2,6 +2,7 @@ package x509grid
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ type chainCase struct {
 
 func TestChains(t *testing.T) {
 	fx := sharedFixture(t)
-	for _, c := range append(acceptedChains(), refusedChains()...) {
+	for _, c := range slices.Concat(acceptedChains(), acceptedByCRLPolicy(), refusedChains(), refusedByTrust()) {
 		t.Run(c.name, func(t *testing.T) {
 			b := fx.scratch(t)
 			file := c.make(fx, b)
@@ -173,6 +174,12 @@ func acceptedChains() []chainCase {
 			config:  func(c *Config) { c.AllowLegacyProxies = true },
 			check:   func(t *testing.T, fx *fixture, r *Result) { want(t, r.Limited, true, "limited") },
 			differs: map[string]string{peerOpenSSL: "OpenSSL knows no Globus GT2 proxies"}},
+	}
+}
+
+// acceptedByCRLPolicy are chains the CRL policy lets through.
+func acceptedByCRLPolicy() []chainCase {
+	return []chainCase{
 		{name: "revoked user when CRLs are ignored",
 			make:         func(fx *fixture, b *builder) string { return b.opensslProxy(fx.mallory, "proxy").chain },
 			config:       func(c *Config) { c.CRL = CRLIgnore },

@@ -10,6 +10,8 @@ import (
 
 const elsewhereDN = "/DC=org/DC=elsewhere/CN=Elsewhere Root CA"
 
+// refusedACs are ACs whose VOMS server the vomsdir does not list for
+// their VO.
 func refusedACs() []acCase {
 	return []acCase{
 		{name: "VOMS server listed for another VO",
@@ -41,6 +43,12 @@ func refusedACs() []acCase {
 			},
 			want: ErrUntrustedVOMS, wantText: "the vomsdir lists no VOMS server",
 			differs: "VOMS trusts a certificate at the vomsdir's top for every VO; here a VOMS server counts only for the VOs whose directories list it"},
+	}
+}
+
+// invalidACs are ACs of a listed VOMS server, refused for what they say.
+func invalidACs() []acCase {
+	return []acCase{
 		{name: "broken AC signature",
 			make: func(t *testing.T, fx *fixture, b *builder) string {
 				// Signed with another key than its VOMS server certificate's.
@@ -77,6 +85,12 @@ func refusedACs() []acCase {
 				return withVOMSExtension(t, b, p.chain, fx.alice, ext)
 			},
 			want: errAC, wantText: "holder names no certificate"},
+	}
+}
+
+// badFieldACs are ACs refused for their validity, extensions or FQANs.
+func badFieldACs() []acCase {
+	return []acCase{
 		{name: "expired AC",
 			make: func(t *testing.T, fx *fixture, b *builder) string {
 				return b.vomsProxy(fx.alice, fx.voms, fx.caDir, testVO, vomsHost, []string{testFQAN}, "-vomslife", "1", "-pastac", "2:00").chain
@@ -122,6 +136,13 @@ func refusedACs() []acCase {
 				return b.vomsProxy(fx.alice, fx.voms, fx.caDir, testVO, vomsHost, []string{testFQAN, otherFQAN}).chain
 			},
 			want: errAC, wantText: `FQAN "/othervo/Role=NULL/Capability=NULL" is not of VO testvo`},
+	}
+}
+
+// badServerACs are ACs refused for their VOMS server certificate, and
+// the ACs of a box without vomsdir.
+func badServerACs() []acCase {
+	return []acCase{
 		{name: "VOMS server certificate of an unknown CA",
 			make: func(t *testing.T, fx *fixture, b *builder) string {
 				// An RSA CA: voms-proxy-fake signs an AC with the digest of

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ type acCase struct {
 
 func TestVOMS(t *testing.T) {
 	fx := sharedFixture(t)
-	for _, c := range append(acceptedACs(), refusedACs()...) {
+	for _, c := range slices.Concat(acceptedACs(), refusedACs(), invalidACs(), badFieldACs(), badServerACs()) {
 		t.Run(c.name, func(t *testing.T) {
 			b := fx.scratch(t)
 			file := c.make(t, fx, b)
