@@ -16,7 +16,7 @@ demo=no
 need_apt=()
 for pkg in xrootd-server xrootd-server-plugins xrootd-client python3-xrootd python3-venv curl openssl slurm-wlm munge chromium krb5-kdc krb5-admin-server krb5-user \
   gfal2-util-scripts python3-gfal2-util python3-gfal2 gfal2-plugin-http gfal2-plugin-xrootd davix litmus iproute2 util-linux \
-  g++ libxrootd-client-dev; do
+  g++ libxrootd-client-dev voms-clients globus-proxy-utils xrootd-voms-plugins; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
 done
 if ((${#need_apt[@]})); then

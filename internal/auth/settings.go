@@ -44,6 +44,9 @@ type Settings struct {
 	Namespaces []NamespaceEntry `toml:"namespace"`
 	// Kerberos takes campus users' Kerberos tickets (see kerberos_settings.go).
 	Kerberos KerberosSettings `toml:"kerberos"`
+	// X509 locates the CA directory and vomsdir for X.509 proxies; nil
+	// without [auth.x509] (see x509_settings.go).
+	X509 *X509Settings `toml:"x509"`
 }
 
 // IssuerEntry is one trusted token issuer.
@@ -95,6 +98,7 @@ func (a *Settings) Enabled() bool { return len(a.Issuers) > 0 || a.SiteIssuer }
 
 // Defaults fills unset fields with their documented defaults.
 func (a *Settings) Defaults() {
+	a.X509.defaults(os.Getenv)
 	if a.ClockSkew == "" {
 		a.ClockSkew = "60s"
 	}
@@ -165,6 +169,7 @@ func (a *Settings) Validate() []problem.Problem {
 	}
 	ps = append(ps, a.validateVOs()...)
 	ps = append(ps, a.Kerberos.validate()...)
+	ps = append(ps, a.X509.validate(os.Getenv)...)
 	ps = append(ps, a.validateOperators()...)
 	seen := map[string]bool{}
 	for i, n := range a.Namespaces {
