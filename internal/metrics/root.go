@@ -12,11 +12,15 @@ import (
 // listener names the server ("data", or "director" for a director's own
 // listener).
 func NewRootCollector(listener string, stats func() xrdserver.LimitStats) prometheus.Collector {
+	// The listener is a constant label: a box with a director on
+	// listeners of its own registers one collector per root:// server,
+	// and the registry takes same-named metrics apart by their constant
+	// labels.
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName(Namespace, "root", name), help,
-			append([]string{"listener"}, labels...), nil)
+			labels, prometheus.Labels{"listener": listener})
 	}
-	return &rootCollector{listener: listener, stats: stats,
+	return &rootCollector{stats: stats,
 		sessions:  d("sessions", "root:// sessions held (each bound substream is one)."),
 		files:     d("open_files", "Files open on root:// sessions."),
 		grants:    d("tpc_grants", "root:// third-party copy grants waiting for their destination."),
@@ -27,7 +31,6 @@ func NewRootCollector(listener string, stats func() xrdserver.LimitStats) promet
 }
 
 type rootCollector struct {
-	listener                                           string
 	stats                                              func() xrdserver.LimitStats
 	sessions, files, grants, limit, refused, reclaimed *prometheus.Desc
 }
@@ -41,7 +44,7 @@ func (c *rootCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *rootCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.stats()
 	gauge := func(d *prometheus.Desc, v int, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), append([]string{c.listener}, labels...)...)
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
 	}
 	gauge(c.sessions, st.Sessions)
 	gauge(c.files, st.OpenFiles)
@@ -55,10 +58,10 @@ func (c *rootCollector) Collect(ch chan<- prometheus.Metric) {
 	} {
 		gauge(c.limit, v, name)
 		if name != "substreams_per_session" {
-			ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(st.Refused[name]), c.listener, name)
+			ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(st.Refused[name]), name)
 		}
 	}
 	for _, why := range []string{"idle", "silent"} {
-		ch <- prometheus.MustNewConstMetric(c.reclaimed, prometheus.CounterValue, float64(st.Reclaimed[why]), c.listener, why)
+		ch <- prometheus.MustNewConstMetric(c.reclaimed, prometheus.CounterValue, float64(st.Reclaimed[why]), why)
 	}
 }

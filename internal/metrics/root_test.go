@@ -84,3 +84,19 @@ func collected(t *testing.T, c prometheus.Collector, name, limit string) float64
 	t.Fatalf("no series %s{limit=%q}", name, limit)
 	return 0
 }
+
+// A box with a director on listeners of its own runs two root:// servers:
+// both collectors register in one registry, told apart by listener.
+func TestRootCollectorsOfTwoListeners(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(NewRootCollector("data", sampleRootStats)); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Register(NewRootCollector("director", sampleRootStats)); err != nil {
+		t.Fatalf("the director's root:// collector beside the data one: %v", err)
+	}
+	n, err := testutil.GatherAndCount(reg, "sitebox_root_sessions")
+	if err != nil || n != 2 {
+		t.Errorf("sitebox_root_sessions series: %d (%v), want one per listener", n, err)
+	}
+}
