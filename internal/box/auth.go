@@ -26,6 +26,9 @@ func (b *Box) buildAuth() error {
 		return err
 	}
 	b.policy = p
+	if b.x509, err = a.X509.X509(); err != nil {
+		return err
+	}
 	if !a.Enabled() {
 		return nil
 	}

@@ -72,6 +72,9 @@ type Box struct {
 
 	// krb5 takes Kerberos tickets; nil without [auth.kerberos].
 	krb5 *krb5auth.Authenticator
+	// x509 takes grid credentials (proxies, VOMS); nil without
+	// [auth.x509].
+	x509 *auth.X509
 }
 
 // New builds the roles and binds the listeners, so that address problems
