@@ -200,8 +200,8 @@ func (a *Settings) Validate() []problem.Problem {
 			add(key+".protection", "%q is not a protection level (use none, integrity or privacy)", n.Protection)
 		}
 	}
-	if len(a.Namespaces) > 0 && !a.Enabled() && !a.Kerberos.Enabled() {
-		add("issuer", "namespace policies need a trusted issuer ([[auth.issuer]]), site_issuer = true or [auth.kerberos]")
+	if len(a.Namespaces) > 0 && !a.Enabled() && !a.Kerberos.Enabled() && a.X509 == nil {
+		add("issuer", "namespace policies need a trusted issuer ([[auth.issuer]]), site_issuer = true, [auth.kerberos] or [auth.x509]")
 	}
 	return ps
 }
@@ -231,12 +231,15 @@ func (a *Settings) validateVOs() []problem.Problem {
 	}
 	check("auth.site_issuer_vos", a.SiteIssuerVOs)
 	check("auth.kerberos.realm.groups", a.Kerberos.kerberosVOs())
+	for _, vo := range a.X509.assertedVOs() {
+		asserted[vo] = true // the rules' groups are checked with the rules
+	}
 	// A namespace's VOs gate reads (read = "vo") and token access alike.
 	for i, n := range a.Namespaces {
 		for _, vo := range n.VOs {
 			if !asserted[vo] && !strings.Contains(vo, "/") {
 				ps = append(ps, problem.Problem{Key: fmt.Sprintf("auth.namespace[%d].vos", i+1),
-					Msg: fmt.Sprintf("no trusted issuer may assert VO %q, so no token of that VO reaches %s: add vos = [%q] to the issuer that speaks for it (or site_issuer_vos)", vo, n.Prefix, vo)})
+					Msg: fmt.Sprintf("no trusted issuer may assert VO %q, so no token of that VO reaches %s: add vos = [%q] to the issuer that speaks for it (or site_issuer_vos)%s", vo, n.Prefix, vo, a.X509.missingVOHint(vo))})
 			}
 		}
 	}
