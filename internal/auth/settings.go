@@ -258,8 +258,10 @@ func (a *Settings) validateOperators() []problem.Problem {
 		switch {
 		case op.Issuer == "" && !a.SiteIssuer:
 			ps = append(ps, problem.Problem{Key: key + ".issuer", Msg: "missing: the operator's token issuer (empty means this box's site issuer, but site_issuer is not set)"})
-		case op.Issuer != "" && !a.trusts(op.Issuer):
-			ps = append(ps, problem.Problem{Key: key + ".issuer", Msg: fmt.Sprintf("%q is not a trusted issuer: list it as an [[auth.issuer]] url (or leave it empty for the site issuer)", op.Issuer)})
+		case strings.HasPrefix(op.Issuer, X509IssuerPrefix) && a.X509 == nil:
+			ps = append(ps, problem.Problem{Key: key + ".issuer", Msg: fmt.Sprintf("%q names an X.509 user's CA, but this box takes no X.509 credentials ([auth.x509])", op.Issuer)})
+		case op.Issuer != "" && !strings.HasPrefix(op.Issuer, X509IssuerPrefix) && !a.trusts(op.Issuer):
+			ps = append(ps, problem.Problem{Key: key + ".issuer", Msg: fmt.Sprintf("%q is not a trusted issuer: list it as an [[auth.issuer]] url, leave it empty for the site issuer, or for an X.509 user write \"x509:\" and the user's CA DN", op.Issuer)})
 		}
 	}
 	return ps

@@ -75,6 +75,9 @@ func (a *X509) Refresh() time.Duration { return a.refresh }
 // reading skipped, and why.
 func (a *X509) Warnings() []string { return a.state.Load().v.Warnings() }
 
+// Status is the state of the CA directory as last read, judged at at.
+func (a *X509) Status(at time.Time) x509grid.Status { return a.state.Load().v.Status(at) }
+
 // Identify verifies chain (as presented, leaf first) at time at and
 // returns the identity it proves, with the verification's result. The
 // caller must have proven that the client holds the leaf's key (the TLS
