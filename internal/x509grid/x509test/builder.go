@@ -23,8 +23,19 @@ import (
 type Builder struct {
 	// Dir holds every file the builder makes.
 	Dir string
-	err error
-	n   int // for unique file names
+	// Bits is the size of the RSA keys made (default 1024, which keeps
+	// the tests fast; OpenSSL's TLS at its default security level wants
+	// 2048 for certificates it presents or verifies in a handshake).
+	Bits int
+	err  error
+	n    int // for unique file names
+}
+
+func (b *Builder) bits() string {
+	if b.Bits == 0 {
+		return "1024"
+	}
+	return fmt.Sprint(b.Bits)
 }
 
 // NewBuilder makes files in dir (which must exist), starting with

@@ -109,14 +109,13 @@ copy_extensions = none
 commonName = supplied
 ` + ExtensionsConf
 
-// NewKey makes a key: RSA (what the grid tools expect; 1024 bits to keep
-// the tests fast on a busy machine), or P-256.
+// NewKey makes a key: RSA of Bits (what the grid tools expect), or P-256.
 func (b *Builder) NewKey(name string, ec bool) string {
 	key := b.Path(name + ".key")
 	if ec {
 		b.Run("openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-out", key)
 	} else {
-		b.Run("openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024", "-out", key)
+		b.Run("openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:"+b.bits(), "-out", key)
 	}
 	return key
 }

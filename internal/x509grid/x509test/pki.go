@@ -54,9 +54,11 @@ type PKI struct {
 	CADir, VOMSDir       string
 }
 
-// NewPKI builds the PKI in dir, which must exist.
-func NewPKI(dir string) (*PKI, error) {
+// NewPKI builds the PKI in dir, which must exist, with RSA keys of bits
+// (0: the Builder's default).
+func NewPKI(dir string, bits int) (*PKI, error) {
 	b := NewBuilder(dir)
+	b.Bits = bits
 	p := &PKI{Builder: b}
 	p.Root = b.NewRootCA("root", RootDN, false)
 	p.Inter = b.NewSubCA(p.Root, "inter", InterDN)
@@ -116,13 +118,17 @@ func (p *PKI) Scratch(t testing.TB) *Builder {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	return NewBuilder(dir)
+	sb := NewBuilder(dir)
+	sb.Bits = p.Bits
+	return sb
 }
 
 // Shared is one PKI a test binary builds on first use and shares between
 // its tests (making one takes seconds). The zero value is ready; the
 // package's TestMain calls Remove after m.Run.
 type Shared struct {
+	// Bits is the size of the PKI's RSA keys (0: the Builder's default).
+	Bits int
 	once sync.Once
 	pki  *PKI
 	dir  string
@@ -136,7 +142,7 @@ func (s *Shared) Get(t testing.TB) *PKI {
 	RequireTools(t, Tools()...)
 	s.once.Do(func() {
 		if s.dir, s.err = os.MkdirTemp("", "x509test-"); s.err == nil {
-			s.pki, s.err = NewPKI(s.dir)
+			s.pki, s.err = NewPKI(s.dir, s.Bits)
 		}
 	})
 	if s.err != nil {

@@ -31,7 +31,7 @@ func (b *Builder) OpenSSLProxy(issuer Cred, profile string, subject ...string) C
 // extra are further options (-limited, -valid H:M).
 func (b *Builder) GlobusProxy(user Cred, caDir, mode string, extra ...string) Cred {
 	out := b.Path(b.Unique("globus") + ".pem")
-	args := append([]string{"-q", mode, "-cert", user.Cert, "-key", user.Key, "-certdir", caDir, "-bits", "1024", "-out", out}, extra...)
+	args := append([]string{"-q", mode, "-cert", user.Cert, "-key", user.Key, "-certdir", caDir, "-bits", b.bits(), "-out", out}, extra...)
 	b.Run("grid-proxy-init", args...)
 	return Cred{Chain: out, Cert: out, Key: out, Subject: b.SubjectOf(out)}
 }
@@ -42,7 +42,7 @@ func (b *Builder) GlobusProxy(user Cred, caDir, mode string, extra ...string) Cr
 func (b *Builder) VOMSProxy(user, server Cred, caDir, vo, host string, fqans []string, extra ...string) Cred {
 	out := b.Path(b.Unique("voms") + ".pem")
 	args := []string{"-q", "-rfc", "-cert", user.Cert, "-key", user.Key, "-certdir", caDir,
-		"-hostcert", server.Cert, "-hostkey", server.Key, "-voms", vo, "-uri", host + ":15000", "-bits", "1024", "-out", out}
+		"-hostcert", server.Cert, "-hostkey", server.Key, "-voms", vo, "-uri", host + ":15000", "-bits", b.bits(), "-out", out}
 	for _, f := range fqans {
 		args = append(args, "-fqan", f)
 	}
