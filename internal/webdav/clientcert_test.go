@@ -1,9 +1,15 @@
 package webdav
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -184,5 +190,89 @@ func TestClientCertificateExpiresOnConnection(t *testing.T) {
 	}
 	if n := cb.ids.n.Load(); n != 2 {
 		t.Errorf("%d verifications, want 2 (the second after expiry)", n)
+	}
+}
+
+// selfSigned is a small certificate of its own key.
+func selfSigned(t *testing.T, cn string) ([]byte, *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der, key
+}
+
+// A client presenting hundreds of certificates is refused at once by
+// the chain limit, and one past TLS's bound for a certificate message
+// (256 KiB in Go) fails its handshake; other clients are served
+// meanwhile.
+func TestClientCertificateFlood(t *testing.T) {
+	p := pki.Get(t)
+	b := p.Scratch(t)
+	vp := p.VOMSProxyOf(b, p.Alice, nil)
+	b.OK(t)
+	cb := newCertBox(t, p)
+	leaf, key := selfSigned(t, "flood")
+	junk, _ := selfSigned(t, "junk")
+	flood := func(n int) *http.Client {
+		chain := [][]byte{leaf}
+		for range n {
+			chain = append(chain, junk)
+		}
+		c := cb.client(t, "")
+		c.Transport.(*http.Transport).TLSClientConfig.Certificates = []tls.Certificate{{Certificate: chain, PrivateKey: key}}
+		return c
+	}
+	start := time.Now()
+	code, body := get(t, flood(400), cb.srv.URL+"/store/vo/f")
+	if code != 403 || !strings.Contains(body, "401 certificates (limit 12)") {
+		t.Errorf("400 certificates: %d %q", code, body)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("400 certificates took %v", took)
+	}
+	if _, err := flood(2000).Get(cb.srv.URL + "/store/vo/f"); err == nil {
+		t.Error("a certificate message over 256 KiB was accepted")
+	}
+	if code, _ := get(t, cb.client(t, vp.Chain), cb.srv.URL+"/store/vo/f"); code != 200 {
+		t.Errorf("a VOMS proxy after the floods: %d", code)
+	}
+}
+
+// A client presenting someone's proxy without its key cannot complete
+// the handshake: TLS checks the CertificateVerify signature with the
+// leaf's public key, the leaf ClientCerts then verifies.
+func TestClientCertificateWithoutItsKey(t *testing.T) {
+	p := pki.Get(t)
+	b := p.Scratch(t)
+	vp := p.VOMSProxyOf(b, p.Alice, nil)
+	b.OK(t)
+	cb := newCertBox(t, p)
+	stolen, err := tls.LoadX509KeyPair(vp.Chain, vp.Chain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A key of the same kind, so the handshake gets as far as checking
+	// the signature.
+	otherKey, err := rsa.GenerateKey(rand.Reader, stolen.Leaf.PublicKey.(*rsa.PublicKey).N.BitLen())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stolen.PrivateKey = otherKey
+	c := cb.client(t, "")
+	c.Transport.(*http.Transport).TLSClientConfig.Certificates = []tls.Certificate{stolen}
+	if resp, err := c.Get(cb.srv.URL + "/store/vo/f"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a proxy presented without its key: %s", resp.Status)
+	}
+	if n := cb.ids.n.Load(); n != 0 {
+		t.Errorf("%d verifications of a chain whose key was not proven", n)
 	}
 }
