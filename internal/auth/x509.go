@@ -108,13 +108,6 @@ func (a *X509) SiteUser(id *store.Identity) (string, bool) {
 	return u, u != ""
 }
 
-// VOs are the VOs X.509 users may be members of: those of the vomsdir
-// and those the rules' groups name.
-func (a *X509) VOs() []string {
-	st := a.state.Load()
-	return append(st.v.VOs(), st.m.vos()...)
-}
-
 // IsX509 reports whether id was proven with an X.509 credential.
 func IsX509(id *store.Identity) bool {
 	return id != nil && strings.HasPrefix(id.Issuer, X509IssuerPrefix)

@@ -161,12 +161,7 @@ func (x *X509Settings) assertedVOs() []string {
 	eff := *x
 	eff.defaults(os.Getenv)
 	vos, _ := x509grid.VOMSDirVOs(eff.VOMSDir) // an unreadable vomsdir is a problem of its own
-	for _, e := range x.Maps {
-		for _, g := range e.Groups {
-			vos = append(vos, groupVO(g))
-		}
-	}
-	return vos
+	return append(vos, x.ruleVOs()...)
 }
 
 // missingVOHint completes the refusal of a namespace whose VO nobody may

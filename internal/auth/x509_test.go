@@ -136,3 +136,58 @@ func TestX509Reload(t *testing.T) {
 		t.Errorf("after revocation and reload: %v", err)
 	}
 }
+
+// What makes the trust stores refuse credentials is named, severe when
+// every user of a CA (or of all) is refused: config check warns of it,
+// the doctor reports it.
+func TestX509Findings(t *testing.T) {
+	p := pki.Get(t)
+	b := p.Scratch(t)
+	empty := b.Path("empty")
+	b.Mkdir(empty)
+	noCRL := b.Path("nocrl")
+	p.InstallCADir(noCRL)
+	stale := b.Path("stale")
+	p.InstallCADir(stale, b.CRL(p.Root, "-crl_lastupdate", x509test.Ago(48*time.Hour), "-crl_nextupdate", x509test.Ago(24*time.Hour)), b.CRL(p.Inter))
+	b.OK(t)
+	vo := []NamespaceEntry{{Prefix: "/store/vo", Read: ReadVO, VOs: []string{x509test.TestVO}}}
+	for _, c := range []struct {
+		name  string
+		x     X509Settings
+		ns    []NamespaceEntry
+		want  []string // key: message part
+		worst bool
+	}{
+		{"all well", X509Settings{CertDir: p.CADir, VOMSDir: p.VOMSDir}, vo, nil, false},
+		{"no CA", X509Settings{CertDir: empty, VOMSDir: p.VOMSDir}, nil, []string{"auth.x509.cert_dir: holds no CA certificate"}, true},
+		{"stale CRL, crl = try", X509Settings{CertDir: stale, VOMSDir: p.VOMSDir}, nil, []string{"auth.x509.crl: 1 CRL(s) out of date"}, false},
+		{"stale CRL, crl = require", X509Settings{CertDir: stale, VOMSDir: p.VOMSDir, CRL: "require"}, nil, []string{`auth.x509.crl: under crl = "require" every user of 1 CA(s) is refused: the CRL of ` + x509test.RootDN + " expired"}, true},
+		{"no CRL, crl = try", X509Settings{CertDir: noCRL, VOMSDir: p.VOMSDir}, nil, nil, false},
+		{"no CRL, crl = use", X509Settings{CertDir: noCRL, VOMSDir: p.VOMSDir, CRL: "use"}, nil, []string{`auth.x509.crl: under crl = "use" every user of 2 CA(s) is refused: ` + x509test.InterDN + ": no CRL (crl = use)"}, true},
+		{"a VO the vomsdir lacks", X509Settings{CertDir: p.CADir, VOMSDir: empty},
+			[]NamespaceEntry{{Prefix: "/store/cms", Read: ReadVO, VOs: []string{"cms"}}},
+			[]string{"auth.x509.voms_dir: VOMS proxies of cms are refused on /store/cms: " + empty + " lists no VOMS server for cms"}, false},
+		{"a VO a rule grants", X509Settings{CertDir: p.CADir, VOMSDir: empty, Maps: []X509MapEntry{{FQAN: "/x", Groups: []string{"/cms"}}}},
+			[]NamespaceEntry{{Prefix: "/store/cms", Read: ReadVO, VOs: []string{"cms"}}}, nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &Settings{X509: &c.x, Namespaces: c.ns}
+			fs := s.X509Findings(time.Now())
+			var got []string
+			worst := false
+			for _, f := range fs {
+				got = append(got, f.Key+": "+f.Msg)
+				worst = worst || f.Severe
+			}
+			if len(got) != len(c.want) || worst != c.worst {
+				t.Fatalf("findings %q (severe %v), want %q (severe %v)", got, worst, c.want, c.worst)
+			}
+			for i, w := range c.want {
+				key, msg, _ := strings.Cut(w, ": ")
+				if fs[i].Key != key || !strings.Contains(fs[i].Msg, msg) || fs[i].Fix == "" {
+					t.Errorf("finding %q (fix %q), want %q", got[i], fs[i].Fix, w)
+				}
+			}
+		})
+	}
+}

@@ -161,15 +161,3 @@ func (m *x509Mapping) identity(res *x509grid.Result) *store.Identity {
 	}
 	return id
 }
-
-// vos are the VOs the rules' groups name: groups a rule grants count as
-// a token issuer's for its VOs.
-func (m *x509Mapping) vos() []string {
-	var out []string
-	for _, r := range m.rules {
-		for _, g := range r.groups {
-			out = append(out, groupVO(g))
-		}
-	}
-	return out
-}

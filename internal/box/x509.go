@@ -51,20 +51,13 @@ func (b *Box) reloadX509() {
 	b.reportX509()
 }
 
-// reportX509 logs what of the trust stores refuses credentials or was
-// skipped: an empty CA directory, CRLs that refuse every user of a CA,
-// unreadable files.
+// reportX509 logs what of the trust stores refuses credentials (an
+// empty CA directory, CRLs that refuse every user of a CA, a VO a
+// namespace needs missing from the vomsdir) or was skipped.
 func (b *Box) reportX509() {
 	log := b.log.With("component", "x509")
-	st := b.x509.Status(time.Now())
-	if st.CAs == 0 {
-		log.Warn("the CA directory holds no CA certificate: every X.509 credential is refused (install the IGTF CAs, ca-policy-egi-core or igtf-policy-classic)")
-	}
-	for _, r := range st.RefusingCRLs {
-		log.Warn("every certificate of a CA is refused", "reason", r)
-	}
-	for _, w := range b.x509.Warnings() {
-		log.Warn("X.509 trust store file skipped", "reason", w)
+	for _, f := range b.x509.Findings(b.cfg.Auth.Namespaces, time.Now()) {
+		log.Warn(f.Msg, "key", f.Key, "fix", f.Fix)
 	}
 }
 
