@@ -231,13 +231,14 @@ func (a *Settings) validateVOs() []problem.Problem {
 	}
 	check("auth.site_issuer_vos", a.SiteIssuerVOs)
 	check("auth.kerberos.realm.groups", a.Kerberos.kerberosVOs())
-	for _, vo := range a.X509.assertedVOs() {
+	x509VOs, known := a.X509.assertedVOs()
+	for _, vo := range x509VOs {
 		asserted[vo] = true // the rules' groups are checked with the rules
 	}
 	// A namespace's VOs gate reads (read = "vo") and token access alike.
 	for i, n := range a.Namespaces {
 		for _, vo := range n.VOs {
-			if !asserted[vo] && !strings.Contains(vo, "/") {
+			if !asserted[vo] && !strings.Contains(vo, "/") && known {
 				ps = append(ps, problem.Problem{Key: fmt.Sprintf("auth.namespace[%d].vos", i+1),
 					Msg: fmt.Sprintf("no trusted issuer may assert VO %q, so no token of that VO reaches %s: add vos = [%q] to the issuer that speaks for it (or site_issuer_vos)%s", vo, n.Prefix, vo, a.X509.missingVOHint(vo))})
 			}

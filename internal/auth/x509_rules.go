@@ -1,7 +1,9 @@
 package auth
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"sitebox/internal/krb5auth"
@@ -35,8 +37,13 @@ func (x *X509Settings) mapping() (*x509Mapping, []problem.Problem) {
 			continue
 		}
 		lines, err := readMapfile(f.path)
-		if err != nil {
-			add(f.key, "%v", problem.PathCause(err))
+		var pe *fs.PathError
+		switch {
+		case errors.As(err, &pe):
+			add(f.key, "cannot read %s: %v", f.path, pe.Err)
+			continue
+		case err != nil:
+			add(f.key, "%v", err) // names the file and line
 			continue
 		}
 		m.addLines(lines)

@@ -153,15 +153,17 @@ func (x *X509Settings) Verifier() (*x509grid.Verifier, error) {
 }
 
 // assertedVOs are the VOs X.509 users may be members of: the vomsdir's
-// (defaults applied) and those the rules' groups name.
-func (x *X509Settings) assertedVOs() []string {
+// (defaults applied) and those the rules' groups name. known is false
+// when the vomsdir cannot be read (a problem of its own), so any VO may
+// turn out to be listed.
+func (x *X509Settings) assertedVOs() (vos []string, known bool) {
 	if x == nil {
-		return nil
+		return nil, true
 	}
 	eff := *x
 	eff.defaults(os.Getenv)
-	vos, _ := x509grid.VOMSDirVOs(eff.VOMSDir) // an unreadable vomsdir is a problem of its own
-	return append(vos, x.ruleVOs()...)
+	vos, err := x509grid.VOMSDirVOs(eff.VOMSDir)
+	return append(vos, x.ruleVOs()...), err == nil
 }
 
 // missingVOHint completes the refusal of a namespace whose VO nobody may
