@@ -28,6 +28,7 @@ import (
 	"sitebox/internal/store"
 	"sitebox/internal/tpc"
 	"sitebox/internal/web"
+	"sitebox/internal/webdav"
 )
 
 // Box is a running set of roles and listeners.
@@ -75,6 +76,9 @@ type Box struct {
 	// x509 takes grid credentials (proxies, VOMS); nil without
 	// [auth.x509].
 	x509 *auth.X509
+	// certs verifies https clients' certificates with x509, once per
+	// connection; nil without [auth.x509].
+	certs *webdav.ClientCerts
 }
 
 // New builds the roles and binds the listeners, so that address problems
@@ -94,6 +98,9 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 		return nil, err
 	}
 	if err = b.buildKerberos(); err != nil {
+		return nil, err
+	}
+	if err = b.buildX509(); err != nil {
 		return nil, err
 	}
 	if b.store, err = b.buildStores(); err != nil {
