@@ -27,7 +27,7 @@ const maxTokenLen = 16 << 10
 // session is refused with it, as a refused authz= token is.
 func (s *session) doAuth(req *proto.Request) {
 	credType := string(trimNUL(req.Body[12:16]))
-	if s.srv.cfg.Tokens == nil && s.srv.cfg.Kerberos == nil || !s.authNeeded {
+	if s.srv.cfg.Tokens == nil && s.srv.cfg.Kerberos == nil && s.srv.cfg.GSI == nil || !s.authNeeded {
 		s.sendOK(req.Stream, nil)
 		return
 	}
@@ -42,6 +42,8 @@ func (s *session) doAuth(req *proto.Request) {
 		s.sendOK(req.Stream, nil)
 	case "krb5":
 		s.authKrb5(req)
+	case "gsi":
+		s.authGSI(req)
 	case "ztn":
 		if s.srv.cfg.Tokens == nil {
 			s.sendError(req.Stream, proto.ErrAuthFailed, "security protocol \"ztn\" is not offered here")
@@ -62,7 +64,7 @@ func (s *session) doAuth(req *proto.Request) {
 		s.log.Info("authentication failed", "protocol", "ztn", "reason", err.Error())
 		s.sendError(req.Stream, proto.ErrAuthFailed, "ztn: "+err.Error())
 	default:
-		s.sendError(req.Stream, proto.ErrAuthFailed, fmt.Sprintf("security protocol %q is not supported (use ztn with a bearer token, or unix)", credType))
+		s.sendError(req.Stream, proto.ErrAuthFailed, fmt.Sprintf("security protocol %q is not supported (use ztn with a bearer token, krb5 or gsi where offered, or unix)", credType))
 	}
 }
 

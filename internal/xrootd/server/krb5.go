@@ -26,8 +26,11 @@ const krb5Service = "xrootd"
 // securityProtocols is the login answer's list of security protocols,
 // "" when the client need not authenticate: ztn over TLS when tokens are
 // verified, krb5 with the service principal when Kerberos is configured
-// (plain or TLS: the AP-REQ is safe to send in clear), and unix, the
-// anonymous fallback XrdCl takes when it has neither.
+// (plain or TLS: the AP-REQ is safe to send in clear), gsi with the host
+// certificate's CA when X.509 proxies are taken (plain or TLS: the
+// exchange agrees a key of its own), and unix, the anonymous fallback
+// XrdCl takes when it has none of them. XrdCl tries them in this order,
+// skipping those it has no credential for.
 func (s *session) securityProtocols() string {
 	var b bytes.Buffer
 	if s.tls && s.srv.cfg.Tokens != nil {
@@ -37,6 +40,9 @@ func (s *session) securityProtocols() string {
 		if p := k.Principal(krb5Service); p != "" {
 			b.WriteString("&P=krb5," + p)
 		}
+	}
+	if g := s.srv.cfg.GSI; g != nil {
+		b.WriteString("&P=" + g.Offer())
 	}
 	if b.Len() == 0 {
 		return ""
