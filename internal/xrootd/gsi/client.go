@@ -25,6 +25,10 @@ type ClientConfig struct {
 	// ServerName the host name (or address) it must be for.
 	Roots      *x509.CertPool
 	ServerName string
+	// WeakDH accepts DH parameters from 512 bits, as xrootd ≤ 5.5
+	// servers generate them (XrdCl does); by default a group under 2048
+	// bits is refused. A key agreed on such a group can be broken.
+	WeakDH bool
 }
 
 // Client is the client side of one exchange, as XRootD's XrdSecgsi
@@ -155,7 +159,11 @@ func (c *Client) agree(buf *Buffer) (key, blob []byte, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("the server's DH value: %w", err)
 	}
-	grp, err := parseDHParams(peerBlob)
+	minBits := 2048
+	if c.cfg.WeakDH {
+		minBits = 512
+	}
+	grp, err := parseDHParams(peerBlob, minBits)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -173,7 +181,7 @@ func (c *Client) agree(buf *Buffer) (key, blob []byte, err error) {
 }
 
 // parseDHParams reads the PEM "DH PARAMETERS" at a blob's head.
-func parseDHParams(blob []byte) (*dhGroup, error) {
+func parseDHParams(blob []byte, minBits int) (*dhGroup, error) {
 	block, _ := pem.Decode(blob)
 	if block == nil || block.Type != "DH PARAMETERS" {
 		return nil, fmt.Errorf("%w: no DH parameters in the server's DH value", ErrMalformed)
@@ -182,8 +190,8 @@ func parseDHParams(blob []byte) (*dhGroup, error) {
 	if _, err := asn1.Unmarshal(block.Bytes, &params); err != nil {
 		return nil, fmt.Errorf("%w: DH parameters: %v", ErrMalformed, err)
 	}
-	if params.P.BitLen() < 2048 || params.P.BitLen() > 8192 || params.G.Cmp(big.NewInt(1)) <= 0 || params.G.Cmp(params.P) >= 0 {
-		return nil, fmt.Errorf("DH parameters of %d bits refused (2048 to 8192 taken)", params.P.BitLen())
+	if params.P.BitLen() < minBits || params.P.BitLen() > 8192 || params.G.Cmp(big.NewInt(1)) <= 0 || params.G.Cmp(params.P) >= 0 {
+		return nil, fmt.Errorf("DH parameters of %d bits refused (%d to 8192 taken)", params.P.BitLen(), minBits)
 	}
 	return &dhGroup{p: params.P, g: params.G, pem: pem.EncodeToMemory(block)}, nil
 }
