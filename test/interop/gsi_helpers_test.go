@@ -25,12 +25,17 @@ import (
 // vo/f.txt and pub/p.txt.
 func gsiBox(t *testing.T, g *gridPKI, extra string) (*fedNode, string) {
 	t.Helper()
+	return gsiBoxAt(t, g, prepareNode(t, 0), extra)
+}
+
+// gsiBoxAt is gsiBox with the node's ports chosen beforehand.
+func gsiBoxAt(t *testing.T, g *gridPKI, spec nodeSpec, extra string) (*fedNode, string) {
+	t.Helper()
 	pool := t.TempDir()
 	for name, data := range map[string]string{"vo/f.txt": "vo data\n", "pub/p.txt": "public data\n"} {
 		os.MkdirAll(filepath.Join(pool, filepath.Dir(name)), 0o755)
 		os.WriteFile(filepath.Join(pool, name), []byte(data), 0o644)
 	}
-	spec := prepareNode(t, 0)
 	run(t, false, siteboxBin, "token", "keygen", "--state-dir", spec.state)
 	conf := "cert = " + strconv.Quote(g.host.cert) + "\nkey = " + strconv.Quote(g.host.key) + "\n" +
 		"[[export]]\nprefix = \"/store\"\npools = [" + strconv.Quote(pool) + "]\n" +
@@ -179,27 +184,102 @@ func outcome(st uint16, body []byte, err error) gsiOutcome {
 // answer to the last step sent.
 func (r *gsiConn) exchange(t *testing.T, g *gridPKI, proxyFile string) gsiOutcome {
 	t.Helper()
+	return newGSIClientRun(t, g, r, proxyFile).finish()
+}
+
+// gsiClientRun is one exchange driven by hand on a connection, with
+// the chain and key of a proxy file (or, to see it refused, a key of
+// another).
+type gsiClientRun struct {
+	t     *testing.T
+	g     *gridPKI
+	c     *gsiConn
+	chain []*x509.Certificate
+	key   *rsa.PrivateKey
+	cl    *gsi.Client
+}
+
+func newGSIClientRun(t *testing.T, g *gridPKI, c *gsiConn, proxyFile string) *gsiClientRun {
+	t.Helper()
 	chain, key := readProxy(t, proxyFile)
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM([]byte(mustRead(t, g.ca.cert)))
-	// WeakDH: xrootd 5.5 agrees keys on 512-bit groups.
-	c, err := gsi.NewClient(gsi.ClientConfig{Chain: chain, Key: key, Roots: roots, ServerName: "localhost", WeakDH: true})
-	if err != nil {
-		t.Fatal(err)
+	return &gsiClientRun{t: t, g: g, c: c, chain: chain, key: key}
+}
+
+// withKeyOf signs with the key of another proxy file.
+func (r *gsiClientRun) withKeyOf(proxyFile string) *gsiClientRun {
+	_, r.key = readProxy(r.t, proxyFile)
+	return r
+}
+
+func (r *gsiClientRun) client() *gsi.Client {
+	r.t.Helper()
+	if r.cl == nil {
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM([]byte(mustRead(r.t, r.g.ca.cert)))
+		// WeakDH: xrootd 5.5 agrees keys on 512-bit groups.
+		cl, err := gsi.NewClient(gsi.ClientConfig{Chain: r.chain, Key: r.key, Roots: roots, ServerName: "localhost", WeakDH: true})
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		r.cl = cl
 	}
-	m1, err := c.Start(r.offer)
+	return r.cl
+}
+
+// first is step 1000 for the connection's offer, unsent.
+func (r *gsiClientRun) first() []byte {
+	r.t.Helper()
+	m1, err := r.client().Start(r.c.offer)
 	if err != nil {
-		t.Fatal(err)
+		r.t.Fatal(err)
 	}
-	st, body, err := r.auth(m1)
+	return m1
+}
+
+// firstWithTag is step 1000 carrying tag as the client's challenge.
+func (r *gsiClientRun) firstWithTag(tag []byte) []byte {
+	r.t.Helper()
+	b, err := gsi.ParseBuffer(r.first())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	main := &gsi.Buffer{Protocol: "gsi", Step: gsi.StepCertReq}
+	main.Add(gsi.BucketRandomTag, tag)
+	for i := range b.Buckets {
+		if b.Buckets[i].Type == gsi.BucketMain {
+			b.Buckets[i].Data = main.Marshal()
+		}
+	}
+	return b.Marshal()
+}
+
+// second sends step 1000 and returns step 1001, unsent.
+func (r *gsiClientRun) second() []byte {
+	r.t.Helper()
+	st, body, err := r.c.auth(r.first())
+	if err != nil || st != proto.StatusAuthMore {
+		r.t.Fatalf("step 1000: %+v", outcome(st, body, err))
+	}
+	m2, err := r.client().Continue(body)
+	if err != nil {
+		r.t.Fatalf("the client refused the server's step 2001: %v", err)
+	}
+	return m2
+}
+
+// finish runs the exchange and returns the answer to the last step
+// sent.
+func (r *gsiClientRun) finish() gsiOutcome {
+	r.t.Helper()
+	st, body, err := r.c.auth(r.first())
 	if err != nil || st != proto.StatusAuthMore {
 		return outcome(st, body, err)
 	}
-	m2, err := c.Continue(body)
+	m2, err := r.client().Continue(body)
 	if err != nil {
-		t.Fatalf("the client refused the server's step 2001: %v", err)
+		r.t.Fatalf("the client refused the server's step 2001: %v", err)
 	}
-	return outcome(r.auth(m2))
+	return outcome(r.c.auth(m2))
 }
 
 // readProxy reads a proxy file: its certificates in order, and the key.

@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"sitebox/internal/testpeers"
+	"sitebox/internal/xrootd/gsi"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -181,5 +183,144 @@ func TestGSIRefusals(t *testing.T) {
 				t.Errorf("the box log lacks %q", c.want)
 			}
 		})
+	}
+}
+
+// Hostile kXR_auth exchanges, driven by hand against the box and
+// against xrootd: each is refused (by the box with kXR_AuthFailed and
+// the reason; a credential over the request limit with kXR_ArgTooLong),
+// nothing crashes, and a client stalled between the two steps holds up
+// no one. A client's challenge shaped as a DigestInfo is where the two
+// differ on purpose: xrootd 5.5 signs it with its host key.
+func TestGSIHostile(t *testing.T) {
+	g := newGSIGrid(t)
+	servers := map[string]string{"box": g.box.rootHost, "xrootd": "127.0.0.1:" + strconv.Itoa(g.xrdPort)}
+	alice, bobKey := g.proxies["voms"], g.otherKey
+	start := func(t *testing.T, c *gsiConn, proxy string) *gsiClientRun {
+		return newGSIClientRun(t, g.gridPKI, c, proxy)
+	}
+	padded := func(n int) []byte {
+		b := &gsi.Buffer{Protocol: "gsi", Step: gsi.StepCertReq}
+		b.Add(gsi.BucketMain, make([]byte, n))
+		return b.Marshal()
+	}
+	probes := []struct {
+		name string
+		run  func(t *testing.T, c *gsiConn) gsiOutcome
+		code int32  // the box's
+		want string // in the box's message
+	}{
+		{"garbage", func(t *testing.T, c *gsiConn) gsiOutcome { return outcome(c.auth([]byte("\xde\xad\xbe\xef garbage"))) },
+			proto.ErrAuthFailed, "malformed gsi buffer"},
+		{"truncated first step", func(t *testing.T, c *gsiConn) gsiOutcome {
+			m1 := start(t, c, alice).first()
+			return outcome(c.auth(m1[:len(m1)/2]))
+		}, proto.ErrAuthFailed, "malformed gsi buffer"},
+		{"oversized bucket", func(t *testing.T, c *gsiConn) gsiOutcome { return outcome(c.auth(padded(200 << 10))) },
+			proto.ErrAuthFailed, "gsi buffer too large"},
+		{"credential over the request limit", func(t *testing.T, c *gsiConn) gsiOutcome { return outcome(c.auth(padded(300 << 10))) },
+			proto.ErrArgTooLong, "exceeds the limit"},
+		{"second step first", func(t *testing.T, c *gsiConn) gsiOutcome {
+			return outcome(c.auth((&gsi.Buffer{Protocol: "gsi", Step: gsi.StepCert}).Marshal()))
+		}, proto.ErrAuthFailed, "came before the certificate request"},
+		{"another session's second step", func(t *testing.T, c *gsiConn) gsiOutcome {
+			other := dialGSI(t, c.c.RemoteAddr().String())
+			recorded := start(t, other, alice).second()
+			start(t, c, alice).second() // this session's first step, answered
+			return outcome(c.auth(recorded))
+		}, proto.ErrAuthFailed, "does not decrypt"},
+		{"chain whose end key differs from the signing key", func(t *testing.T, c *gsiConn) gsiOutcome {
+			return start(t, c, alice).withKeyOf(bobKey).finish()
+		}, proto.ErrAuthFailed, "the public key the client sent is not its certificate's"},
+	}
+	for _, p := range probes {
+		t.Run(p.name, func(t *testing.T) {
+			box := p.run(t, dialGSI(t, servers["box"]))
+			if box.status != proto.StatusError || box.code != p.code || !strings.Contains(box.msg, p.want) {
+				t.Errorf("box: %+v, want %d naming %q", box, p.code, p.want)
+			}
+			xrd := p.run(t, dialGSI(t, servers["xrootd"]))
+			if xrd.status == proto.StatusOK || xrd.status == proto.StatusAuthMore {
+				t.Errorf("xrootd took it: %+v", xrd)
+			}
+			t.Logf("xrootd: status %d, %d %q", xrd.status, xrd.code, xrd.msg)
+		})
+	}
+	t.Run("a DigestInfo as the challenge", func(t *testing.T) {
+		digestInfo := append([]byte{0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20},
+			make([]byte, 32)...)
+		for name, addr := range servers {
+			c := dialGSI(t, addr)
+			m1 := start(t, c, alice).firstWithTag(digestInfo)
+			o := outcome(c.auth(m1))
+			t.Logf("%s: status %d, %d %q", name, o.status, o.code, o.msg)
+			if name == "box" && (o.status != proto.StatusError || !strings.Contains(o.msg, "refused to sign")) {
+				t.Errorf("box: %+v, want refused to sign", o)
+			}
+		}
+	})
+	t.Run("stalled client", func(t *testing.T) {
+		stalled := dialGSI(t, servers["box"])
+		start(t, stalled, alice).second() // and nothing more
+		began := time.Now()
+		out, err := runEnv(t, gsiEnv(g.gridPKI, alice, "gsi"), "xrdcp", "-f", gsiURL("root", g.boxPort, "/store/vo/f.txt"), filepath.Join(t.TempDir(), "f"))
+		if err != nil || time.Since(began) > 10*time.Second {
+			t.Errorf("a client beside a stalled one: %v after %s\n%s", err, time.Since(began), out)
+		}
+	})
+	select {
+	case <-g.box.proc.Exited():
+		t.Errorf("the box exited")
+	default:
+	}
+}
+
+// Writing takes a token scope on a box, which an X.509 identity does not
+// carry yet: full and limited proxies alike are refused, as xrootd's
+// authorization database (read-only for the VO) refuses them.
+func TestGSIWrite(t *testing.T) {
+	g := newGSIGrid(t)
+	src := filepath.Join(t.TempDir(), "up.txt")
+	os.WriteFile(src, []byte("up\n"), 0o644)
+	for _, kind := range []string{"voms", "limited"} {
+		env := gsiEnv(g.gridPKI, g.proxies[kind], "gsi")
+		out, err := runEnv(t, env, "xrdcp", "-f", src, gsiURL("root", g.boxPort, "/store/vo/up.txt"))
+		if err == nil || !strings.Contains(out, "[3010]") || !strings.Contains(out, "no storage.create scope for /store/vo/up.txt") {
+			t.Errorf("box, %s proxy: %v\n%s", kind, err, out)
+		}
+		out, err = runEnv(t, env, "xrdcp", "-f", src, gsiURL("root", g.xrdPort, "/store/vo/up.txt"))
+		if err == nil || !strings.Contains(out, "[3010]") {
+			t.Errorf("xrootd, %s proxy: %v\n%s", kind, err, out)
+		}
+	}
+}
+
+// A director with no X.509 trust of its own redirects a gsi user to
+// the box holding the file, and the client authenticates there.
+func TestGSIDirector(t *testing.T) {
+	testpeers.Require(t, "xrdcp")
+	g := &gsiGrid{gridPKI: newGridPKI(t)}
+	alice := g.user("alice", "Alice")
+	proxy := g.vomsProxy(alice, g.vomsServer(gridVO), gridVO)
+	region := startFedNode(t, "region", "R", "[director]\nenabled = true\n")
+	// The box sends clients to the name its host certificate holds:
+	// XrdCl checks it against the host it was redirected to.
+	spec := prepareNode(t, 0)
+	box, _ := gsiBoxAt(t, g.gridPKI, spec, advertiseTo(region, "500ms")+"root_url = \"root://localhost:"+strconv.Itoa(spec.rp)+"\"\n")
+	waitFor(t, 15*time.Second, "the box in the director's registry", func() bool {
+		out, _ := runEnv(t, nil, siteboxBin, "federation", region.httpsURL, "--ca", region.certFile, "--json")
+		return strings.Contains(out, `"gsi"`)
+	})
+	authed := func() int { return strings.Count(box.proc.Log.String(), "protocol=gsi issuer=") }
+	before := authed()
+	dst := filepath.Join(t.TempDir(), "p.txt")
+	// The director locates files anonymously, so the file is public;
+	// what counts is that the redirected client authenticates at the box.
+	out, err := runEnv(t, gsiEnv(g.gridPKI, proxy, "gsi"), "xrdcp", "-f", "root://localhost:"+strconv.Itoa(portOf(region.rootHost))+"//store/pub/p.txt", dst)
+	if b, _ := os.ReadFile(dst); err != nil || string(b) != "public data\n" {
+		t.Fatalf("through the director: %v\n%s", err, out)
+	}
+	if authed() == before {
+		t.Errorf("the redirected client did not authenticate at the box with gsi")
 	}
 }
