@@ -186,15 +186,16 @@ func TestGSIRefusals(t *testing.T) {
 	}
 }
 
-// Hostile kXR_auth exchanges, driven by hand against the box and
-// against xrootd: each is refused (by the box with kXR_AuthFailed and
-// the reason; a credential over the request limit with kXR_ArgTooLong),
-// nothing crashes, and a client stalled between the two steps holds up
-// no one. A client's challenge shaped as a DigestInfo is where the two
-// differ on purpose: xrootd 5.5 signs it with its host key.
-func TestGSIHostile(t *testing.T) {
-	g := newGSIGrid(t)
-	servers := map[string]string{"box": g.box.rootHost, "xrootd": "127.0.0.1:" + strconv.Itoa(g.xrdPort)}
+// gsiProbe is one hostile exchange, run on a fresh connection to each
+// server; code and want are what the box must answer.
+type gsiProbe struct {
+	name string
+	run  func(t *testing.T, c *gsiConn) gsiOutcome
+	code int32
+	want string
+}
+
+func hostileProbes(g *gsiGrid) []gsiProbe {
 	alice, bobKey := g.proxies["voms"], g.otherKey
 	start := func(t *testing.T, c *gsiConn, proxy string) *gsiClientRun {
 		return newGSIClientRun(t, g.gridPKI, c, proxy)
@@ -204,12 +205,7 @@ func TestGSIHostile(t *testing.T) {
 		b.Add(gsi.BucketMain, make([]byte, n))
 		return b.Marshal()
 	}
-	probes := []struct {
-		name string
-		run  func(t *testing.T, c *gsiConn) gsiOutcome
-		code int32  // the box's
-		want string // in the box's message
-	}{
+	return []gsiProbe{
 		{"garbage", func(t *testing.T, c *gsiConn) gsiOutcome { return outcome(c.auth([]byte("\xde\xad\xbe\xef garbage"))) },
 			proto.ErrAuthFailed, "malformed gsi buffer"},
 		{"truncated first step", func(t *testing.T, c *gsiConn) gsiOutcome {
@@ -233,6 +229,22 @@ func TestGSIHostile(t *testing.T) {
 			return start(t, c, alice).withKeyOf(bobKey).finish()
 		}, proto.ErrAuthFailed, "the public key the client sent is not its certificate's"},
 	}
+}
+
+// Hostile kXR_auth exchanges, driven by hand against the box and
+// against xrootd: each is refused (by the box with kXR_AuthFailed and
+// the reason; a credential over the request limit with kXR_ArgTooLong),
+// nothing crashes, and a client stalled between the two steps holds up
+// no one. A client's challenge shaped as a DigestInfo is where the two
+// differ on purpose: xrootd 5.5 signs it with its host key.
+func TestGSIHostile(t *testing.T) {
+	g := newGSIGrid(t)
+	servers := map[string]string{"box": g.box.rootHost, "xrootd": "127.0.0.1:" + strconv.Itoa(g.xrdPort)}
+	alice := g.proxies["voms"]
+	start := func(t *testing.T, c *gsiConn, proxy string) *gsiClientRun {
+		return newGSIClientRun(t, g.gridPKI, c, proxy)
+	}
+	probes := hostileProbes(g)
 	for _, p := range probes {
 		t.Run(p.name, func(t *testing.T) {
 			box := p.run(t, dialGSI(t, servers["box"]))
