@@ -16,16 +16,18 @@ import (
 // before they are parsed.
 const maxTokenLen = 16 << 10
 
-// doAuth answers kXR_auth. Without token verification configured every
-// credential is accepted, as XRootD does with no security layer. Otherwise
-// "ztn" carries a bearer token (verified: the session acts for it), and
-// "unix" is the anonymous fallback XrdCl takes when it has no token.
+// doAuth answers kXR_auth. Without token verification, Kerberos or gsi
+// configured every credential is accepted, as XRootD does with no
+// security layer. Otherwise "ztn" carries a bearer token (verified: the
+// session acts for it), "krb5" a Kerberos ticket (krb5.go), "gsi" one
+// step of the X.509 proxy exchange (gsi.go), and "unix" is the anonymous
+// fallback XrdCl takes when it has none of them.
 //
-// XrdCl answers a refused ztn by trying the next protocol the login
-// offered (unix), and shows the refusal only in its debug log; its user
-// would then read "no token" from the first request that needs one. So
-// the refusal is kept on the session (authErr) and every request of the
-// session is refused with it, as a refused authz= token is.
+// XrdCl answers a refused ztn (krb5, gsi) by trying the next protocol the
+// login offered (unix), and shows the refusal only in its debug log; its
+// user would then read "no token" from the first request that needs one.
+// So the refusal is kept on the session (authErr) and every request of
+// the session is refused with it, as a refused authz= token is.
 func (s *session) doAuth(req *proto.Request) {
 	credType := string(trimNUL(req.Body[12:16]))
 	if s.srv.cfg.Tokens == nil && s.srv.cfg.Kerberos == nil && s.srv.cfg.GSI == nil || !s.authNeeded {
