@@ -224,7 +224,7 @@ func hostileProbes(g *gsiGrid) []gsiProbe {
 			recorded := start(t, other, alice).second()
 			start(t, c, alice).second() // this session's first step, answered
 			return outcome(c.auth(recorded))
-		}, proto.ErrAuthFailed, "does not decrypt"},
+		}, proto.ErrAuthFailed, "random tag mismatch"},
 		{"chain whose end key differs from the signing key", func(t *testing.T, c *gsiConn) gsiOutcome {
 			return start(t, c, alice).withKeyOf(bobKey).finish()
 		}, proto.ErrAuthFailed, "the public key the client sent is not its certificate's"},

@@ -2,7 +2,6 @@ package gsi
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,8 +11,9 @@ import (
 // certificate: its version, crypto module, CA hashes and delegation
 // options, and inside an unencrypted main buffer its challenge. The
 // answer (2001) carries the challenge signed with the host key, a new
-// challenge, a fresh DH value signed with the host key, the cipher and
-// digest lists, and the host certificate. Delegation options are read
+// challenge, the server's DH value signed with the host key (a key of
+// the last few seconds, dhshare.go), the cipher and digest lists, and
+// the host certificate. Delegation options are read
 // past: the server never asks for a proxy (step 2002), so a client that
 // would forward one simply finishes after step 1001.
 func (h *Handshake) certReq(ctx context.Context, buf *Buffer) (Outcome, error) {
@@ -43,17 +43,17 @@ func (h *Handshake) certReq(ctx context.Context, buf *Buffer) (Outcome, error) {
 		if p.tag, err = newTag(); err != nil {
 			return err
 		}
-		if p.dh, err = h.srv.grp.generate(rand.Reader); err != nil {
-			return err
-		}
 		if signedTag, err = signRaw(h.srv.cfg.Key, clientTag); err != nil {
 			return err
 		}
-		signedDH, err = signRaw(h.srv.cfg.Key, p.dh.blob())
-		return err
+		share, err := h.srv.dhShareAt(h.srv.cfg.Now())
+		if err != nil {
+			return err
+		}
+		p.dh, signedDH = share.key, share.signed
+		return nil
 	})
 	if err != nil {
-		p.forget()
 		return Outcome{}, fmt.Errorf("answer the certificate request: %w", err)
 	}
 	inner := &Buffer{Protocol: protocolName, Step: StepServerCert}

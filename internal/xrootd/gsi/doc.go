@@ -40,14 +40,16 @@
 // sent is that certificate's, the DH value the session key comes from is
 // signed with it, and this exchange's challenge comes back signed with it
 // (so a step recorded from another session cannot be replayed: its
-// challenge and DH value are that session's). Only then is the chain
+// challenge is that session's). Only then is the chain
 // verified, by the caller's VerifyFunc (sitebox: x509grid, through
 // auth.X509). Challenges are signed only in their one shape (8
 // characters), never as arbitrary bytes: raw PKCS #1 signatures of
 // client-chosen data would sign digests for anyone. Buffers are parsed
-// strictly, with limits on sizes and counts; each step costs a bounded
-// number of RSA and DH operations, which wait for a slot of the server's
-// budget (Config.Concurrency). Clients older than version 10400, whose
+// strictly, with limits on sizes and counts. The server's DH key and
+// its signature serve the exchanges of ten seconds (dhshare.go), so a
+// certificate request costs one RSA signature, and the second step one
+// DH exponentiation besides the public-key checks; the work waits for a
+// slot of the server's budget (Config.Concurrency). Clients older than version 10400, whose
 // DH values are unsigned, are refused. Delegation (step 2002) is never
 // asked for.
 package gsi

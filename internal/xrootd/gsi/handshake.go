@@ -32,8 +32,8 @@ type Handshake struct {
 // pending is what the server keeps between the client's two steps.
 type pending struct {
 	tag    []byte // the challenge sent, which must come back signed
-	dh     *dhKey
-	padded bool // the shared secret is padded to the size of p
+	dh     *dhKey // the server's key offered in the answer (dhshare.go)
+	padded bool   // the shared secret is padded to the size of p
 	sent   time.Time
 }
 
@@ -49,9 +49,8 @@ func (s *Server) Handshake() *Handshake { return &Handshake{srv: s} }
 
 // Step answers one kXR_auth credential of type gsi. An error is the
 // refusal to send the client (it holds no secret); the exchange is then
-// over, and a new one starts with step 1000. Whatever a step holds
-// (the DH key, the challenge) is used by the next step only, so a step
-// can never be replayed.
+// over, and a new one starts with step 1000. The challenge a step sends
+// is checked by the next step only, so a step can never be replayed.
 func (h *Handshake) Step(ctx context.Context, cred []byte) (Outcome, error) {
 	p := h.pending
 	h.pending = nil
@@ -60,12 +59,10 @@ func (h *Handshake) Step(ctx context.Context, cred []byte) (Outcome, error) {
 		err = fmt.Errorf("%w: protocol %q, not gsi", ErrMalformed, buf.Protocol)
 	}
 	if err != nil {
-		p.forget()
 		return Outcome{}, err
 	}
 	switch buf.Step {
 	case StepCertReq:
-		p.forget()
 		if h.starts++; h.starts > maxStarts {
 			return Outcome{}, fmt.Errorf("more than %d gsi exchanges on one connection", maxStarts)
 		}
@@ -74,24 +71,14 @@ func (h *Handshake) Step(ctx context.Context, cred []byte) (Outcome, error) {
 		if p == nil {
 			return Outcome{}, errors.New("protocol error: the certificate step (1001) came before the certificate request (1000)")
 		}
-		defer p.forget()
 		if age := h.srv.cfg.Now().Sub(p.sent); age > h.srv.cfg.Timeout {
 			return Outcome{}, fmt.Errorf("the exchange expired: the certificate step came %s after the request (limit %s)", age.Round(time.Second), h.srv.cfg.Timeout)
 		}
 		return h.cert(ctx, buf, p)
 	case StepSigPxy:
-		p.forget()
 		return Outcome{}, errors.New("protocol error: a delegated proxy (step 1002) was not asked for: this server takes no delegation")
 	}
-	p.forget()
 	return Outcome{}, fmt.Errorf("protocol error: unknown step %d", buf.Step)
-}
-
-// forget wipes the DH key of an exchange that will not go on.
-func (p *pending) forget() {
-	if p != nil && p.dh != nil {
-		p.dh.forget()
-	}
 }
 
 // A challenge is what XRootD's XrdSutRndm::GetRndmTag makes: 8

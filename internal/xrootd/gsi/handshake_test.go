@@ -86,7 +86,7 @@ func TestExchangeReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := p.verifiedCount()
-	if _, err := second.Step(ctx, m2a); err == nil || !strings.Contains(err.Error(), "does not decrypt") {
+	if _, err := second.Step(ctx, m2a); err == nil || !strings.Contains(err.Error(), "random tag mismatch") {
 		t.Errorf("another session's step 1001: %v, want refused", err)
 	}
 	if p.verifiedCount() != before {
@@ -343,5 +343,72 @@ func TestVerifierRefuses(t *testing.T) {
 	p := sharedPKI(t)
 	if _, err := exchange(t, p.server(t), p.clientWith(t, p.chain()[:1], p.proxyKey)); err == nil || !strings.Contains(err.Error(), "not Alice's chain") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// BenchmarkServerExchange is the server's share of one exchange (both
+// steps, the chain check a stand-in), the client's work not timed.
+func BenchmarkServerExchange(b *testing.B) {
+	p := sharedPKI(b)
+	srv := p.server(b)
+	ctx := context.Background()
+	for b.Loop() {
+		b.StopTimer()
+		c := p.client(b)
+		m1, _ := c.Start(srv.Offer())
+		h := srv.Handshake()
+		b.StartTimer()
+		out, err := h.Step(ctx, m1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		m2, err := c.Continue(out.Reply)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if out, err = h.Step(ctx, m2); err != nil || out.Identity == nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// One DH key serves the exchanges of a while; an exchange that began
+// with the last key ends with it after the next one is made.
+func TestDHShareRotates(t *testing.T) {
+	p := sharedPKI(t)
+	now := time.Now()
+	srv := p.server(t, func(c *Config) { c.Now = func() time.Time { return now } })
+	ctx := context.Background()
+	begin := func(c *Client) (*Handshake, []byte) {
+		h := srv.Handshake()
+		m1, _ := c.Start(srv.Offer())
+		out, err := h.Step(ctx, m1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m2, err := c.Continue(out.Reply)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h, m2
+	}
+	early, m2early := begin(p.client(t))
+	first := srv.share
+	if _, m2 := begin(p.client(t)); srv.share != first || m2 == nil {
+		t.Errorf("a second exchange within %s made a new DH key", dhShareLifetime)
+	}
+	now = now.Add(dhShareLifetime)
+	late, _ := begin(p.client(t))
+	if srv.share == first || srv.share.key.y.Cmp(first.key.y) == 0 {
+		t.Fatalf("no new DH key after %s", dhShareLifetime)
+	}
+	if out, err := early.Step(ctx, m2early); err != nil || out.Identity == nil {
+		t.Errorf("the exchange begun with the last key: %v", err)
+	}
+	// A step answering the last key's exchange does not open under the new.
+	if _, err := late.Step(ctx, m2early); err == nil || !strings.Contains(err.Error(), "does not decrypt") {
+		t.Errorf("a step of the last key's exchange: %v", err)
 	}
 }

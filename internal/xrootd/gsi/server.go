@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"time"
 
 	"sitebox/internal/store"
@@ -67,14 +68,17 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Server answers the gsi exchanges of many sessions. It is immutable
-// and safe for concurrent use; each session has a Handshake of its own.
+// Server answers the gsi exchanges of many sessions. It is safe for
+// concurrent use; each session has a Handshake of its own.
 type Server struct {
 	cfg     Config
 	grp     *dhGroup
 	offer   string
 	certPEM []byte
 	slots   chan struct{}
+
+	shareMu sync.Mutex // protects share
+	share   *dhShare   // the DH key offered now (dhshare.go)
 }
 
 // New checks the credential and builds a server.
