@@ -210,3 +210,17 @@ func TestParseClientKey(t *testing.T) {
 		}
 	}
 }
+
+// The blinded exponentiation is the plain one, for any peer value.
+func TestBlindedExp(t *testing.T) {
+	grp := newDHGroup()
+	k, _ := grp.generate(rand.Reader)
+	other, _ := grp.generate(rand.Reader)
+	pMinus1 := new(big.Int).Sub(grp.p, big.NewInt(1))
+	for _, y := range []*big.Int{other.y, big.NewInt(2), big.NewInt(3), new(big.Int).Sub(pMinus1, big.NewInt(1))} {
+		got, err := k.blindedExp(y)
+		if want := new(big.Int).Exp(y, k.x, grp.p); err != nil || got.Cmp(want) != 0 {
+			t.Errorf("y = %.16s…: blinded %v, want the plain power", y.Text(16), err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package gsi
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/asn1"
 	"encoding/pem"
 	"errors"
@@ -67,13 +68,16 @@ func newDHGroup() *dhGroup {
 // size is the byte length of p, to which shared secrets are padded.
 func (grp *dhGroup) size() int { return (grp.p.BitLen() + 7) / 8 }
 
-// dhKey is one side's ephemeral key, used for one handshake.
+// dhKey is one side's key: a client's serves one exchange, a server's
+// the exchanges of a few seconds (dhshare.go).
 //
-// math/big is not constant-time. The exponent is fresh for each
-// handshake and used for two exponentiations only, and Go's Montgomery
-// exponentiation does the same sequence of multiplications whatever the
-// exponent's bits (a fixed 4-bit window, zero windows included), as
-// golang.org/x/crypto/ssh relies on for its DH key exchanges.
+// math/big is not constant-time. Go's Montgomery exponentiation does the
+// same sequence of multiplications whatever the exponent's bits (a fixed
+// 4-bit window, zero windows included), as golang.org/x/crypto/ssh relies
+// on for its DH key exchanges, but its reductions depend on the data. So
+// the private exponent never meets a base the peer chose: the shared
+// secret is computed on a blinded base (blindedExp), and the public value
+// is g's power, which no one chooses.
 type dhKey struct {
 	grp  *dhGroup
 	x, y *big.Int
@@ -138,7 +142,10 @@ func (grp *dhGroup) peerValue(blob []byte) (*big.Int, error) {
 // p when padded (XRootD ≥ 10400 without "nopad"), else written without
 // leading zeros, as OpenSSL derives it in either mode.
 func (k *dhKey) sessionKey(peer *big.Int, padded bool) ([]byte, error) {
-	z := new(big.Int).Exp(peer, k.x, k.grp.p)
+	z, err := k.blindedExp(peer)
+	if err != nil {
+		return nil, err
+	}
 	var secret []byte
 	if padded {
 		secret = z.FillBytes(make([]byte, k.grp.size()))
@@ -151,6 +158,32 @@ func (k *dhKey) sessionKey(peer *big.Int, padded bool) ([]byte, error) {
 		return nil, errDHValue
 	}
 	return bytes.Clone(secret[:aesKeySize]), nil
+}
+
+// dhBlindBits is the size of the random exponent that blinds a peer's
+// value: the base the private exponent meets is unpredictable to the
+// peer, and making and removing the blind costs two short powers.
+const dhBlindBits = 128
+
+// blindedExp is y^x computed as (y·g^r)^x · Y^-r (Y = g^x), which are
+// equal for every y, with a fresh random r: a peer sending chosen values
+// many times to one server key cannot correlate what it sent with the
+// timing of the exponentiation that uses the secret.
+func (k *dhKey) blindedExp(y *big.Int) (*big.Int, error) {
+	p := k.grp.p
+	rb := make([]byte, dhBlindBits/8)
+	if _, err := io.ReadFull(rand.Reader, rb); err != nil {
+		return nil, fmt.Errorf("DH blind: %w", err)
+	}
+	r := new(big.Int).SetBytes(rb)
+	base := new(big.Int).Exp(k.grp.g, r, p)
+	base.Mul(base, y).Mod(base, p)
+	z := new(big.Int).Exp(base, k.x, p)
+	unblind := new(big.Int).Exp(k.y, r, p)
+	if unblind.ModInverse(unblind, p) == nil {
+		return nil, errDHValue // p is prime and Y is not 0: cannot happen
+	}
+	return z.Mul(z, unblind).Mod(z, p), nil
 }
 
 // forget wipes the private exponent once the session key is derived.

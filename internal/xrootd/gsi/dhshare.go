@@ -19,7 +19,9 @@ import (
 // for its challenge). The key protects only the client's chain and
 // signed challenge in transit, public data, and it is safe to reuse:
 // the group is a safe prime, whose one small subgroup ({1, p-1}) the
-// peer value check excludes.
+// peer value check excludes, and the private exponent only ever meets
+// blinded values (dhKey.blindedExp), so timing many exchanges with it
+// teaches a peer nothing.
 const dhShareLifetime = 10 * time.Second
 
 // dhShare is a DH key offered to the exchanges of a while, with its
