@@ -29,6 +29,7 @@ import (
 	"sitebox/internal/tpc"
 	"sitebox/internal/web"
 	"sitebox/internal/webdav"
+	"sitebox/internal/xrootd/gsi"
 )
 
 // Box is a running set of roles and listeners.
@@ -79,6 +80,9 @@ type Box struct {
 	// certs verifies https clients' certificates with x509, once per
 	// connection; nil without [auth.x509].
 	certs *webdav.ClientCerts
+	// gsi answers XRootD's gsi protocol on root://; nil without
+	// [auth.x509] or without a host certificate it can use (gsi.go).
+	gsi *gsi.Server
 }
 
 // New builds the roles and binds the listeners, so that address problems
@@ -103,6 +107,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 	if err = b.buildX509(); err != nil {
 		return nil, err
 	}
+	b.buildGSI()
 	if b.store, err = b.buildStores(); err != nil {
 		return nil, err
 	}

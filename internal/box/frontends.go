@@ -100,6 +100,7 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		}
 		rc.TPC, rc.CopyBuffers, rc.AccessLog = tpcremote.Dialer{Allow: tpcAllow}, b.copies, access
 		b.withKerberos(&rc, nil)
+		b.withGSI(&rc)
 		fe.root = xrdserver.New(rc, st, b.log.With("component", strings.TrimSpace(what+"root")))
 		if b.registry != nil {
 			listener := cmp.Or(strings.TrimSpace(what), "data")
