@@ -69,6 +69,29 @@ func TestReopenAfterRotation(t *testing.T) {
 	}
 }
 
+// An X.509 client's line names its DN under x509:<CA> and its FQANs,
+// comma-separated (quoted, as they hold '=').
+func TestFormatsX509(t *testing.T) {
+	e := entry("/store/a.bin")
+	e.Issuer, e.Subject, e.VO = "x509:/DC=org/DC=example/CN=Test CA", "/DC=org/DC=example/CN=Alice", "cms"
+	e.FQANs = []string{"/cms/Role=NULL/Capability=NULL", "/cms/prod/Role=production/Capability=NULL"}
+	for format, want := range map[string]string{
+		"text": `issuer="x509:/DC=org/DC=example/CN=Test CA" subject="/DC=org/DC=example/CN=Alice" vo=cms fqans="/cms/Role=NULL/Capability=NULL,/cms/prod/Role=production/Capability=NULL" path=/store/a.bin`,
+		"json": `"issuer":"x509:/DC=org/DC=example/CN=Test CA","subject":"/DC=org/DC=example/CN=Alice","vo":"cms","fqans":["/cms/Role=NULL/Capability=NULL","/cms/prod/Role=production/Capability=NULL"],"path":"/store/a.bin"`,
+	} {
+		file := filepath.Join(t.TempDir(), "access.log")
+		l, err := Open(file, format, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Transfer(e)
+		l.Close()
+		if b, _ := os.ReadFile(file); !strings.Contains(string(b), want) {
+			t.Errorf("%s: got %q, want it to contain %q", format, b, want)
+		}
+	}
+}
+
 func TestBadFormat(t *testing.T) {
 	if _, err := Open("stderr", "xml", nil); err == nil || !strings.Contains(err.Error(), "xml") {
 		t.Errorf("format xml: %v", err)

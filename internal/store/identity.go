@@ -19,6 +19,11 @@ type Identity struct {
 	// already joined to the issuer's base path.
 	Scopes  []Scope
 	Expires time.Time
+	// FQANs are an X.509 identity's VOMS attributes as the VOMS server
+	// wrote them ("/cms/Role=production/Capability=NULL"), the primary
+	// first: what the access log records beside the DN, as roles are
+	// not groups. Tokens have none.
+	FQANs []string
 }
 
 // TokenVerifier checks a bearer token and says who it identifies; the
