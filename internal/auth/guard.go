@@ -83,11 +83,11 @@ func (g *guard) check(ctx context.Context, opName, op, p string) error {
 
 func (g *guard) denied(ctx context.Context, opName, p string, err error) error {
 	r := store.RequestFrom(ctx)
-	var sub, iss string
+	var sub, iss, how string
 	if r.Identity != nil {
-		sub, iss = r.Identity.Subject, r.Identity.Issuer
+		sub, iss, how = r.Identity.Subject, r.Identity.Issuer, r.Identity.Method
 	}
-	g.log.Info("access denied", "op", opName, "path", p, "subject", sub, "issuer", iss,
+	g.log.Info("access denied", "op", opName, "path", p, "subject", sub, "issuer", iss, "auth", how,
 		"client", r.Client, "tls", r.TLS, "reason", err.Error())
 	return &store.PathError{Op: opName, Path: p, Err: err}
 }

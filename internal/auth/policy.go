@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"sitebox/internal/krb5auth"
 	"sitebox/internal/store"
 )
 
@@ -239,7 +238,7 @@ func checkVO(id *store.Identity, n Namespace, verb, name string) error {
 			return nil
 		}
 	}
-	if len(vos) == 0 && IsX509(id) {
+	if len(vos) == 0 && id.Is(store.MethodX509) {
 		return deny("certificate of %s has no VOMS attributes of %s, which alone may %s %s (a VOMS proxy is needed: voms-proxy-init --voms %s, "+
 			"its attribute certificate from a VOMS server the box's vomsdir lists for the VO)", id.Subject, strings.Join(n.VOs, " or "), verb, name, n.VOs[0])
 	}
@@ -274,7 +273,7 @@ func checkScope(id *store.Identity, op, name string) error {
 	if len(have) > 0 {
 		has = "it has " + strings.Join(have, ", ")
 	}
-	if IsX509(id) {
+	if id.Is(store.MethodX509) {
 		return deny("no [auth.x509] mapping gives %s the storage.%s scope for %s (%s; a limited proxy has read scopes only)", id.Subject, op, name, has)
 	}
 	return deny("token has no storage.%s scope for %s (%s)", op, name, has)
@@ -285,5 +284,5 @@ func checkScope(id *store.Identity, op, name string) error {
 // a token's holder chose to delegate: such scopes are grants beside the
 // groups, never a narrowing of what the groups allow.
 func siteMapped(id *store.Identity) bool {
-	return IsX509(id) || strings.HasPrefix(id.Issuer, krb5auth.IssuerPrefix)
+	return id.Is(store.MethodX509) || id.Is(store.MethodKrb5)
 }

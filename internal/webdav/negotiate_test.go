@@ -13,8 +13,15 @@ import (
 	"sitebox/internal/store"
 )
 
-// fakeNegotiate accepts the SPNEGO token "alice-ticket" as alice.
+// fakeNegotiate accepts the SPNEGO token "alice-ticket" as alice (and
+// no AP-REQ: root:// is not served here).
 type fakeNegotiate struct{}
+
+func (fakeNegotiate) Principal(string) string { return "" }
+
+func (fakeNegotiate) VerifyAPReq([]byte, string) (*store.Identity, error) {
+	return nil, errors.New("kerberos authentication refused: not an HTTP credential")
+}
 
 func (fakeNegotiate) VerifyNegotiate(tok string) (*store.Identity, error) {
 	if tok != "alice-ticket" {
@@ -33,7 +40,7 @@ func TestNegotiate(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := auth.NewPolicy([]auth.Namespace{{Prefix: "/store", Read: auth.ReadToken, Write: auth.WriteToken}})
-	srv := httptest.NewServer(New(Config{Tokens: fakeTokens{}, Kerberos: fakeNegotiate{}}, auth.NewGuard(o, p, nil), nil))
+	srv := httptest.NewServer(New(Config{Auth: auth.NewAuthenticator(auth.Verifiers{Tokens: fakeTokens{}, Kerberos: fakeNegotiate{}}, nil)}, auth.NewGuard(o, p, nil), nil))
 	t.Cleanup(func() { srv.Close(); o.Close() })
 	writeFile(t, dir, "f", []byte("data"))
 
