@@ -104,12 +104,6 @@ func (a *Authenticator) Takes(method string) bool {
 	return false
 }
 
-// Any reports whether any credential is taken: a box that takes none
-// runs without a security layer.
-func (a *Authenticator) Any() bool {
-	return a.Takes(store.MethodToken) || a.Takes(store.MethodKrb5) || a.Takes(store.MethodX509)
-}
-
 // KerberosPrincipal is the principal root:// announces for service svc
 // ("xrootd"), "" when the box takes no Kerberos tickets for it.
 func (a *Authenticator) KerberosPrincipal(svc string) string {

@@ -115,14 +115,14 @@ func TestAuthenticate(t *testing.T) {
 // the Kerberos principal root:// announces.
 func TestAuthenticatorTakes(t *testing.T) {
 	a := NewAuthenticator(Verifiers{Kerberos: fakeKerberos{}}, nil)
-	if a.Takes(store.MethodToken) || !a.Takes(store.MethodKrb5) || a.Takes(store.MethodX509) || a.Takes("unix") || !a.Any() {
-		t.Errorf("Kerberos only: takes token %v, krb5 %v, x509 %v, any %v", a.Takes(store.MethodToken), a.Takes(store.MethodKrb5), a.Takes(store.MethodX509), a.Any())
+	if a.Takes(store.MethodToken) || !a.Takes(store.MethodKrb5) || a.Takes(store.MethodX509) || a.Takes("unix") {
+		t.Errorf("Kerberos only: takes token %v, krb5 %v, x509 %v", a.Takes(store.MethodToken), a.Takes(store.MethodKrb5), a.Takes(store.MethodX509))
 	}
 	if p := a.KerberosPrincipal("xrootd"); p != "xrootd/box.example.org@EXAMPLE.ORG" {
 		t.Errorf("principal %q", p)
 	}
 	var nilAuth *Authenticator
-	if nilAuth.Any() || nilAuth.KerberosPrincipal("xrootd") != "" || NewAuthenticator(Verifiers{}, nil).Any() {
+	if nilAuth.Takes(store.MethodToken) || nilAuth.KerberosPrincipal("xrootd") != "" || NewAuthenticator(Verifiers{}, nil).Takes(store.MethodX509) {
 		t.Error("an authenticator without verifiers takes something")
 	}
 }

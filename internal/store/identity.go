@@ -49,8 +49,8 @@ const (
 func (id *Identity) Is(method string) bool { return id != nil && id.Method == method }
 
 // TokenVerifier checks a bearer token and says who it identifies; the
-// error names why a token is refused. The frontends take one to verify
-// the tokens their clients present.
+// error names why a token is refused. The authenticator (auth) takes one
+// to verify the tokens clients present.
 type TokenVerifier interface {
 	Verify(ctx context.Context, raw string) (*Identity, error)
 }

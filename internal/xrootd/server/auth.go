@@ -31,7 +31,8 @@ const maxTokenLen = 16 << 10
 // the session is refused with it, as a refused authz= token is.
 func (s *session) doAuth(req *proto.Request) {
 	credType := string(trimNUL(req.Body[12:16]))
-	if !s.srv.cfg.Auth.Any() && s.srv.cfg.GSI == nil || !s.authNeeded {
+	a := s.srv.cfg.Auth
+	if !a.Takes(store.MethodToken) && !a.Takes(store.MethodKrb5) && s.srv.cfg.GSI == nil || !s.authNeeded {
 		s.sendOK(req.Stream, nil)
 		return
 	}
