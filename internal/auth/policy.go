@@ -143,9 +143,9 @@ func (p *Policy) Protection(name string) Level {
 // op is store.ScopeRead, store.ScopeCreate (a new file or directory) or
 // store.ScopeModify (change, overwrite, delete, rename, chmod). WLCG
 // makes storage.modify a superset of storage.create, so a modify scope
-// also grants create. Only the token's groups count for VO checks, never
-// the client-chosen ?vo=. A request whose token was refused (AuthError)
-// is denied everything with that reason. A refusal is a *Denied saying
+// also grants create. Only the identity's groups count for VO checks,
+// never the client-chosen ?vo=. A request whose credential was refused
+// (AuthError) is denied everything with that reason. A refusal is a *Denied saying
 // why.
 func (p *Policy) Check(r *store.Request, op, name string) error {
 	if p.AllowsAll() {
@@ -227,7 +227,8 @@ func protectionName(l Level) string {
 	return "integrity protection"
 }
 
-// checkVO requires one of the token's VOs to be in n.VOs, if set.
+// checkVO requires one of the identity's VOs to be in n.VOs, if set;
+// the refusal speaks of what the identity was proven with.
 func checkVO(id *store.Identity, n Namespace, verb, name string) error {
 	if len(n.VOs) == 0 {
 		return nil
@@ -251,7 +252,8 @@ func checkVO(id *store.Identity, n Namespace, verb, name string) error {
 	return deny("VO %s may not %s %s (allowed: %s)", strings.Join(vos, ","), verb, name, strings.Join(n.VOs, ", "))
 }
 
-// checkScope requires a token scope granting op on name.
+// checkScope requires a scope granting op on name: a token's, or one a
+// site mapping grants (the refusal says which).
 func checkScope(id *store.Identity, op, name string) error {
 	if id.Allows(op, name) || op == store.ScopeCreate && id.Allows(store.ScopeModify, name) {
 		return nil

@@ -122,7 +122,7 @@ func TestAPIClientCertificate(t *testing.T) {
 	const dn, iss = "/DC=org/DC=example/CN=Alice", "x509:/DC=org/DC=example/CN=CA"
 	compute := []store.Scope{{Op: store.ScopeComputeCreate}, {Op: store.ScopeComputeRead}, {Op: store.ScopeComputeCancel}}
 	certs := map[string]*store.Identity{
-		"mapped":   {Method: store.MethodX509, Issuer: iss, Subject: dn, Scopes: compute, Groups: []string{"/testvo"}},
+		"mapped":   {Method: store.MethodX509, Issuer: iss, Subject: dn, Scopes: compute, Groups: []string{"/testvo"}, FQANs: []string{"/testvo/Role=NULL/Capability=NULL"}},
 		"unmapped": {Method: store.MethodX509, Issuer: iss, Subject: dn, Groups: []string{"/testvo"}},
 	}
 	api := &API{Svc: e.S, Local: func(*store.Identity) bool { return false },
@@ -180,6 +180,13 @@ func TestAPIClientCertificate(t *testing.T) {
 	js := e.S.List(nil)
 	if len(js) != 1 || js[0].Issuer != iss || js[0].Owner != dn || js[0].VO != "testvo" {
 		t.Fatalf("recorded %+v", js)
+	}
+	// The job keeps how its owner proved who they are, and the FQANs.
+	if js[0].Auth != store.MethodX509 || len(js[0].FQANs) != 1 || js[0].FQANs[0] != "/testvo/Role=NULL/Capability=NULL" {
+		t.Errorf("recorded credential %q %q, want x509 with the FQAN", js[0].Auth, js[0].FQANs)
+	}
+	if so := js[0].StageOwner().Identity; !so.Is(store.MethodX509) || so.Subject != dn {
+		t.Errorf("staging acts as %+v, want the X.509 owner", so)
 	}
 	if code, body := call("mapped", "", "GET", ""); code != 200 || !strings.Contains(body, js[0].ID) {
 		t.Errorf("the owner lists: %d %s", code, body)
