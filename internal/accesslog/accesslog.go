@@ -28,7 +28,7 @@ type Entry struct {
 	Proto    string    // "root" or "https"
 	Op       string    // "read", "write" (root://), "GET", "PUT" (https)
 	Client   string    // the client's address
-	Auth     string    // how the identity was proven (store.Method*; "" anonymous)
+	Auth     string    // how the identity was proven (auth.Method*; "" anonymous)
 	Issuer   string    // of the client's identity ("" anonymous)
 	Subject  string    // token sub, Kerberos user, X.509 DN
 	VO       string

@@ -10,6 +10,13 @@ import (
 	"sitebox/internal/x509grid"
 )
 
+// How an identity was proven (store.Identity.Method).
+const (
+	MethodToken = "token" // a bearer token (ztn, Authorization: Bearer, authz=)
+	MethodKrb5  = "krb5"  // a Kerberos ticket (krb5, SPNEGO)
+	MethodX509  = "x509"  // an X.509 chain (gsi, a TLS client certificate)
+)
+
 // Credential is what a client presented, as its frontend's handshake
 // left it: a Token, a KerberosTicket, a Negotiate value or a verified
 // Chain. A nil Credential is no credential (anonymous). The set is
@@ -40,10 +47,10 @@ type Chain struct {
 	At    time.Time
 }
 
-func (Token) method() string          { return store.MethodToken }
-func (KerberosTicket) method() string { return store.MethodKrb5 }
-func (Negotiate) method() string      { return store.MethodKrb5 }
-func (Chain) method() string          { return store.MethodX509 }
+func (Token) method() string          { return MethodToken }
+func (KerberosTicket) method() string { return MethodKrb5 }
+func (Negotiate) method() string      { return MethodKrb5 }
+func (Chain) method() string          { return MethodX509 }
 
 // Kerberos verifies Kerberos credentials (krb5auth.Authenticator).
 type Kerberos interface {
@@ -86,7 +93,7 @@ func NewAuthenticator(v Verifiers, log *slog.Logger) *Authenticator {
 	return &Authenticator{v: v, log: log.With("component", "auth"), now: time.Now}
 }
 
-// Takes reports whether credentials proven by method (store.Method*)
+// Takes reports whether credentials proven by method (Method*)
 // are verified here, for the frontends to offer (root://'s security
 // protocols, https' challenges).
 func (a *Authenticator) Takes(method string) bool {
@@ -94,11 +101,11 @@ func (a *Authenticator) Takes(method string) bool {
 		return false
 	}
 	switch method {
-	case store.MethodToken:
+	case MethodToken:
 		return a.v.Tokens != nil
-	case store.MethodKrb5:
+	case MethodKrb5:
 		return a.v.Kerberos != nil
-	case store.MethodX509:
+	case MethodX509:
 		return a.v.X509 != nil
 	}
 	return false
@@ -107,7 +114,7 @@ func (a *Authenticator) Takes(method string) bool {
 // KerberosPrincipal is the principal root:// announces for service svc
 // ("xrootd"), "" when the box takes no Kerberos tickets for it.
 func (a *Authenticator) KerberosPrincipal(svc string) string {
-	if !a.Takes(store.MethodKrb5) {
+	if !a.Takes(MethodKrb5) {
 		return ""
 	}
 	return a.v.Kerberos.Principal(svc)
@@ -176,11 +183,11 @@ func (a *Authenticator) chain(c Chain) (*store.Identity, error) {
 // notTaken refuses a credential of a kind the box has no verifier for.
 func notTaken(method string) error {
 	switch method {
-	case store.MethodToken:
+	case MethodToken:
 		return deny("this box takes no bearer tokens")
-	case store.MethodKrb5:
+	case MethodKrb5:
 		return deny("this box takes no Kerberos tickets")
-	case store.MethodX509:
+	case MethodX509:
 		return deny("this box takes no X.509 credentials")
 	}
 	return deny("credential of kind %q is not taken here", method)

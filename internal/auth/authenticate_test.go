@@ -60,12 +60,12 @@ func TestAuthenticate(t *testing.T) {
 		refusal string // part of the error; "" for none
 	}{
 		{"no credential", nil, "", "", ""},
-		{"token", Token("good"), store.MethodToken, "alice", ""},
+		{"token", Token("good"), MethodToken, "alice", ""},
 		{"refused token", Token("forged"), "", "", "token signature invalid"},
-		{"kerberos ticket", KerberosTicket{APReq: []byte("good"), Service: "xrootd"}, store.MethodKrb5, "alice", ""},
+		{"kerberos ticket", KerberosTicket{APReq: []byte("good"), Service: "xrootd"}, MethodKrb5, "alice", ""},
 		{"ticket for another service", KerberosTicket{APReq: []byte("good"), Service: "HTTP"}, "", "", "ticket expired"},
 		{"refused ticket", KerberosTicket{APReq: []byte("stale"), Service: "xrootd"}, "", "", "kerberos authentication refused: ticket expired"},
-		{"negotiate", Negotiate("spnego-good"), store.MethodKrb5, "alice", ""},
+		{"negotiate", Negotiate("spnego-good"), MethodKrb5, "alice", ""},
 		{"refused negotiate", Negotiate("garbage"), "", "", "no Kerberos mechanism token"},
 		{"chain on a box without X.509", Chain{}, "", "", "this box takes no X.509 credentials"},
 	} {
@@ -115,14 +115,14 @@ func TestAuthenticate(t *testing.T) {
 // the Kerberos principal root:// announces.
 func TestAuthenticatorTakes(t *testing.T) {
 	a := NewAuthenticator(Verifiers{Kerberos: fakeKerberos{}}, nil)
-	if a.Takes(store.MethodToken) || !a.Takes(store.MethodKrb5) || a.Takes(store.MethodX509) || a.Takes("unix") {
-		t.Errorf("Kerberos only: takes token %v, krb5 %v, x509 %v", a.Takes(store.MethodToken), a.Takes(store.MethodKrb5), a.Takes(store.MethodX509))
+	if a.Takes(MethodToken) || !a.Takes(MethodKrb5) || a.Takes(MethodX509) || a.Takes("unix") {
+		t.Errorf("Kerberos only: takes token %v, krb5 %v, x509 %v", a.Takes(MethodToken), a.Takes(MethodKrb5), a.Takes(MethodX509))
 	}
 	if p := a.KerberosPrincipal("xrootd"); p != "xrootd/box.example.org@EXAMPLE.ORG" {
 		t.Errorf("principal %q", p)
 	}
 	var nilAuth *Authenticator
-	if nilAuth.Takes(store.MethodToken) || nilAuth.KerberosPrincipal("xrootd") != "" || NewAuthenticator(Verifiers{}, nil).Takes(store.MethodX509) {
+	if nilAuth.Takes(MethodToken) || nilAuth.KerberosPrincipal("xrootd") != "" || NewAuthenticator(Verifiers{}, nil).Takes(MethodX509) {
 		t.Error("an authenticator without verifiers takes something")
 	}
 }
@@ -133,7 +133,7 @@ func TestAuthenticateCopies(t *testing.T) {
 	shared := &store.Identity{Subject: "alice", Issuer: "https://issuer"}
 	a := NewAuthenticator(Verifiers{Tokens: TokenFunc(func(context.Context, string) (*store.Identity, error) { return shared, nil })}, nil)
 	id, err := a.Authenticate(context.Background(), Token("t"))
-	if err != nil || id == shared || id.Method != store.MethodToken || shared.Method != "" {
+	if err != nil || id == shared || id.Method != MethodToken || shared.Method != "" {
 		t.Errorf("identity %+v (shared %+v), %v", id, shared, err)
 	}
 	nothing := NewAuthenticator(Verifiers{Tokens: TokenFunc(func(context.Context, string) (*store.Identity, error) { return nil, nil })}, nil)
@@ -169,7 +169,7 @@ func TestAuthenticateChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id.Method != store.MethodX509 || id.Subject != x509test.AliceDN || id.Issuer != X509IssuerPrefix+x509test.RootDN ||
+	if id.Method != MethodX509 || id.Subject != x509test.AliceDN || id.Issuer != X509IssuerPrefix+x509test.RootDN ||
 		!slices.Equal(id.FQANs, []string{x509test.ProdFQAN, x509test.TestFQAN}) || len(id.Ignored) != 0 {
 		t.Errorf("VOMS proxy: %+v", id)
 	}

@@ -21,7 +21,7 @@
 //	nil             no credential               → nil identity (anonymous)
 //
 // The result says how it was proven: Identity.Method is
-// store.MethodToken, MethodKrb5 or MethodX509, stamped by the entry
+// MethodToken, MethodKrb5 or MethodX509, stamped by the entry
 // point, not by the verifier, on a copy of the verifier's identity. Code
 // that treats credentials differently (the policy's grants for
 // site-mapped users, refusal wording, the jobs' local class, operator
@@ -43,6 +43,8 @@
 // as in the access log, where "method" would be HTTP's).
 //
 // Adding a credential kind is a Credential type and a verifier field
-// here, a case in Authenticate, a Method constant in store, and the
-// handshake in the frontends that speak it: nothing else changes.
+// here, a case in Authenticate, a Method constant, and the handshake in
+// the frontends that speak it: nothing else changes (store.Identity
+// carries the method as a string; the logs, the access log and the jobs
+// show it as it is).
 package auth

@@ -239,7 +239,7 @@ func checkVO(id *store.Identity, n Namespace, verb, name string) error {
 			return nil
 		}
 	}
-	if len(vos) == 0 && id.Is(store.MethodX509) {
+	if len(vos) == 0 && id.Is(MethodX509) {
 		return deny("certificate of %s has no VOMS attributes of %s, which alone may %s %s (a VOMS proxy is needed: voms-proxy-init --voms %s, "+
 			"its attribute certificate from a VOMS server the box's vomsdir lists for the VO)", id.Subject, strings.Join(n.VOs, " or "), verb, name, n.VOs[0])
 	}
@@ -275,7 +275,7 @@ func checkScope(id *store.Identity, op, name string) error {
 	if len(have) > 0 {
 		has = "it has " + strings.Join(have, ", ")
 	}
-	if id.Is(store.MethodX509) {
+	if id.Is(MethodX509) {
 		return deny("no [auth.x509] mapping gives %s the storage.%s scope for %s (%s; a limited proxy has read scopes only)", id.Subject, op, name, has)
 	}
 	return deny("token has no storage.%s scope for %s (%s)", op, name, has)
@@ -286,5 +286,5 @@ func checkScope(id *store.Identity, op, name string) error {
 // a token's holder chose to delegate: such scopes are grants beside the
 // groups, never a narrowing of what the groups allow.
 func siteMapped(id *store.Identity) bool {
-	return id.Is(store.MethodX509) || id.Is(store.MethodKrb5)
+	return id.Is(MethodX509) || id.Is(MethodKrb5)
 }

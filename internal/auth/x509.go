@@ -100,7 +100,7 @@ func (a *X509) Identify(chain []*x509.Certificate, at time.Time) (*store.Identit
 // for an X.509 identity: a person the site knows by name, whose jobs are
 // a local user's, not a grid user's.
 func (a *X509) SiteUser(id *store.Identity) (string, bool) {
-	if !id.Is(store.MethodX509) {
+	if !id.Is(MethodX509) {
 		return "", false
 	}
 	u := a.state.Load().m.userByDN(id.Subject)

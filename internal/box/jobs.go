@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"sitebox/internal/accesslog"
+	"sitebox/internal/auth"
 	"sitebox/internal/jobs"
 	jobsapi "sitebox/internal/jobs/api"
 	"sitebox/internal/jobs/backend/htcondor"
@@ -156,7 +157,7 @@ func (b *Box) jobsAPI() http.Handler {
 	}
 	api := &jobsapi.API{Svc: b.jobs, Auth: b.authn, Certificate: b.jobsCertificate(), Log: b.log.With("component", "jobs"),
 		Local: func(id *store.Identity) bool {
-			return id.Is(store.MethodKrb5) || b.isSiteUser(id) || local[strings.TrimSuffix(id.Issuer, "/")]
+			return id.Is(auth.MethodKrb5) || b.isSiteUser(id) || local[strings.TrimSuffix(id.Issuer, "/")]
 		}}
 	return api.Handler()
 }

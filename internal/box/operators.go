@@ -23,7 +23,7 @@ func (b *Box) dashboardViewer() web.Viewer {
 		if tok == "" {
 			return b.certificateOperator(r, log)
 		}
-		if !b.authn.Takes(store.MethodToken) {
+		if !b.authn.Takes(auth.MethodToken) {
 			err := fmt.Errorf("%w: this box verifies no tokens (configure [[auth.issuer]] or site_issuer, and [[auth.operator]])", web.ErrNotOperator)
 			log.Info("dashboard token refused", "client", r.RemoteAddr, "reason", err.Error())
 			return "", err

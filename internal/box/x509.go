@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/store"
 	"sitebox/internal/webdav"
 )
@@ -120,7 +121,7 @@ func (b *Box) certificateViewer(r *http.Request) (*store.Identity, error) {
 // x509Operator says how an operator entry names an X.509 user, for
 // messages.
 func x509Operator(id *store.Identity) string {
-	if !id.Is(store.MethodX509) {
+	if !id.Is(auth.MethodX509) {
 		return ""
 	}
 	return fmt.Sprintf(" (as [[auth.operator]] issuer = %q, subject = %q)", id.Issuer, strings.TrimSpace(id.Subject))

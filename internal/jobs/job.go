@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/jobs/spec"
 	"sitebox/internal/store"
 )
@@ -53,7 +54,7 @@ type Job struct {
 	// Owner), so two issuers' "alice" never share jobs.
 	Issuer string `json:"issuer,omitempty"`
 	// Auth is how the owner proved who they are at submission
-	// (store.Method*): "token", "krb5", "x509". Empty on records from
+	// (auth.Method*): "token", "krb5", "x509". Empty on records from
 	// before it was kept (see StageOwner).
 	Auth string `json:"auth,omitempty"`
 	// FQANs are an X.509 owner's VOMS attributes at submission.
@@ -145,7 +146,7 @@ func RightsOf(id *store.Identity) *Rights {
 // behind local users), and the rights their staging acts with.
 type Submitter struct {
 	Owner Principal
-	// Method is how the owner proved who they are (store.Method*), and
+	// Method is how the owner proved who they are (auth.Method*), and
 	// FQANs an X.509 owner's VOMS attributes: kept with the job, shown
 	// with its owner.
 	Method string
@@ -180,11 +181,11 @@ func (j *Job) authMethod() string {
 	case j.Auth != "":
 		return j.Auth
 	case strings.HasPrefix(j.Issuer, "krb5:"):
-		return store.MethodKrb5
+		return auth.MethodKrb5
 	case strings.HasPrefix(j.Issuer, "x509:"):
-		return store.MethodX509
+		return auth.MethodX509
 	case j.Issuer != "":
-		return store.MethodToken
+		return auth.MethodToken
 	}
 	return ""
 }

@@ -3,7 +3,7 @@ package jobs
 import (
 	"testing"
 
-	"sitebox/internal/store"
+	"sitebox/internal/auth"
 )
 
 // A job's staging acts with the method its owner proved themselves by,
@@ -15,11 +15,11 @@ func TestStageOwnerMethod(t *testing.T) {
 		job  Job
 		want string
 	}{
-		{"kept", Job{Owner: "alice", Issuer: "krb5:EXAMPLE.ORG", Auth: store.MethodKrb5}, store.MethodKrb5},
-		{"kept over the issuer's form", Job{Owner: "alice", Issuer: "x509:/CN=CA", Auth: store.MethodToken}, store.MethodToken},
-		{"legacy Kerberos", Job{Owner: "alice", Issuer: "krb5:EXAMPLE.ORG"}, store.MethodKrb5},
-		{"legacy X.509", Job{Owner: "/CN=Alice", Issuer: "x509:/CN=CA"}, store.MethodX509},
-		{"legacy token", Job{Owner: "alice", Issuer: "https://issuer"}, store.MethodToken},
+		{"kept", Job{Owner: "alice", Issuer: "krb5:EXAMPLE.ORG", Auth: auth.MethodKrb5}, auth.MethodKrb5},
+		{"kept over the issuer's form", Job{Owner: "alice", Issuer: "x509:/CN=CA", Auth: auth.MethodToken}, auth.MethodToken},
+		{"legacy Kerberos", Job{Owner: "alice", Issuer: "krb5:EXAMPLE.ORG"}, auth.MethodKrb5},
+		{"legacy X.509", Job{Owner: "/CN=Alice", Issuer: "x509:/CN=CA"}, auth.MethodX509},
+		{"legacy token", Job{Owner: "alice", Issuer: "https://issuer"}, auth.MethodToken},
 		{"no issuer", Job{Owner: "alice"}, ""},
 	} {
 		if got := c.job.StageOwner().Identity.Method; got != c.want {

@@ -12,9 +12,10 @@ import (
 // the Request; the namespace policy, the director's VO fallback, the
 // logs and the jobs read it. A nil *Identity is an anonymous client.
 type Identity struct {
-	// Method is how the identity was proven (MethodToken, MethodKrb5,
-	// MethodX509): code that treats credentials differently asks it,
-	// never the form of the issuer.
+	// Method is how the identity was proven (auth.MethodToken,
+	// MethodKrb5, MethodX509, set by auth.Authenticator): code that
+	// treats credentials differently asks it, never the form of the
+	// issuer.
 	Method  string
 	Subject string // the token's sub, the mapped Kerberos user, the X.509 DN
 	// Issuer vouches for Subject: the token's iss, "krb5:" and the realm,
@@ -36,13 +37,6 @@ type Identity struct {
 	Scopes  []Scope
 	Expires time.Time
 }
-
-// How an identity was proven (Identity.Method).
-const (
-	MethodToken = "token" // a bearer token (ztn, Authorization: Bearer, authz=)
-	MethodKrb5  = "krb5"  // a Kerberos ticket (krb5, SPNEGO)
-	MethodX509  = "x509"  // an X.509 chain (gsi, a TLS client certificate)
-)
 
 // Is reports whether id was proven with method; a nil id (anonymous)
 // was proven with none.

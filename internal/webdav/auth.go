@@ -34,7 +34,7 @@ func (h *Handler) authenticate(r *http.Request, req *store.Request) (note string
 	if h.negotiate(r, req) {
 		return ""
 	}
-	if tok := bearerToken(r, req); tok != "" && h.cfg.Auth.Takes(store.MethodToken) {
+	if tok := bearerToken(r, req); tok != "" && h.cfg.Auth.Takes(auth.MethodToken) {
 		h.verifyToken(r, req, tok)
 		return ""
 	}
@@ -66,7 +66,7 @@ func (h *Handler) verifyToken(r *http.Request, req *store.Request, tok string) {
 // with a Bearer challenge when the client presented no usable token (RFC
 // 6750), 403 when its token does not grant the request.
 func (h *Handler) authStatus(w http.ResponseWriter, r *http.Request, err error, code int) int {
-	if !h.cfg.Auth.Takes(store.MethodToken) && !h.cfg.Auth.Takes(store.MethodKrb5) || code != http.StatusForbidden || !errors.Is(err, store.ErrPermission) || errors.Is(err, store.ErrInsecure) || errors.Is(err, tpcallow.ErrRefused) {
+	if !h.cfg.Auth.Takes(auth.MethodToken) && !h.cfg.Auth.Takes(auth.MethodKrb5) || code != http.StatusForbidden || !errors.Is(err, store.ErrPermission) || errors.Is(err, store.ErrInsecure) || errors.Is(err, tpcallow.ErrRefused) {
 		return code // a TLS requirement or the site's TPC peers are no token's business: 403
 	}
 	req := store.RequestFrom(r.Context())

@@ -24,7 +24,7 @@ func negotiateToken(r *http.Request) string {
 // request's AuthError: the namespace policy denies with its reason.
 func (h *Handler) negotiate(r *http.Request, req *store.Request) bool {
 	tok := negotiateToken(r)
-	if tok == "" || !h.cfg.Auth.Takes(store.MethodKrb5) {
+	if tok == "" || !h.cfg.Auth.Takes(auth.MethodKrb5) {
 		return false
 	}
 	id, err := h.cfg.Auth.Authenticate(r.Context(), auth.Negotiate(tok))
@@ -42,10 +42,10 @@ func (h *Handler) negotiate(r *http.Request, req *store.Request) bool {
 // tokens are taken, Negotiate when Kerberos is (curl --negotiate and
 // browsers answer only a Negotiate challenge).
 func (h *Handler) challenge(w http.ResponseWriter, bearer string) {
-	if h.cfg.Auth.Takes(store.MethodToken) {
+	if h.cfg.Auth.Takes(auth.MethodToken) {
 		w.Header().Add("WWW-Authenticate", bearer)
 	}
-	if h.cfg.Auth.Takes(store.MethodKrb5) {
+	if h.cfg.Auth.Takes(auth.MethodKrb5) {
 		w.Header().Add("WWW-Authenticate", "Negotiate")
 	}
 }

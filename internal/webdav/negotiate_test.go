@@ -101,7 +101,7 @@ func TestAccessLogNamesTheMethod(t *testing.T) {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
-	want := map[string]string{"alice": store.MethodKrb5, "bob": store.MethodToken, "": ""}
+	want := map[string]string{"alice": auth.MethodKrb5, "bob": auth.MethodToken, "": ""}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		mu.Lock()

@@ -103,7 +103,7 @@ func (a *API) refuse(w http.ResponseWriter, r *http.Request, id *store.Identity,
 		attrs = append(attrs, "sub", id.Subject, "issuer", id.Issuer, "auth", id.Method)
 	}
 	log.Warn("job API request refused", attrs...)
-	if code == http.StatusUnauthorized && a.Auth.Takes(store.MethodKrb5) {
+	if code == http.StatusUnauthorized && a.Auth.Takes(auth.MethodKrb5) {
 		w.Header().Add("WWW-Authenticate", "Negotiate")
 	}
 	Error(w, code, "%s", msg)
@@ -128,7 +128,7 @@ func (a *API) allowed(w http.ResponseWriter, r *http.Request, op string) (*store
 func (a *API) who(w http.ResponseWriter, r *http.Request) (*store.Identity, bool) {
 	h := r.Header.Get("Authorization")
 	scheme, tok, ok := strings.Cut(h, " ")
-	if ok && a.Auth.Takes(store.MethodKrb5) && strings.EqualFold(scheme, "Negotiate") {
+	if ok && a.Auth.Takes(auth.MethodKrb5) && strings.EqualFold(scheme, "Negotiate") {
 		return a.negotiated(w, r)
 	}
 	if h == "" && a.Certificate != nil {
@@ -189,7 +189,7 @@ func (a *API) negotiated(w http.ResponseWriter, r *http.Request) (*store.Identit
 // credential names what proved id in refusals: an X.509 identity's
 // compute scopes come from the box's mapping rules, not a token.
 func credential(id *store.Identity) string {
-	if id.Is(store.MethodX509) {
+	if id.Is(auth.MethodX509) {
 		return "the certificate's mapping ([auth.x509])"
 	}
 	return "token"

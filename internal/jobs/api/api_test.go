@@ -122,8 +122,8 @@ func TestAPIClientCertificate(t *testing.T) {
 	const dn, iss = "/DC=org/DC=example/CN=Alice", "x509:/DC=org/DC=example/CN=CA"
 	compute := []store.Scope{{Op: store.ScopeComputeCreate}, {Op: store.ScopeComputeRead}, {Op: store.ScopeComputeCancel}}
 	certs := map[string]*store.Identity{
-		"mapped":   {Method: store.MethodX509, Issuer: iss, Subject: dn, Scopes: compute, Groups: []string{"/testvo"}, FQANs: []string{"/testvo/Role=NULL/Capability=NULL"}},
-		"unmapped": {Method: store.MethodX509, Issuer: iss, Subject: dn, Groups: []string{"/testvo"}},
+		"mapped":   {Method: auth.MethodX509, Issuer: iss, Subject: dn, Scopes: compute, Groups: []string{"/testvo"}, FQANs: []string{"/testvo/Role=NULL/Capability=NULL"}},
+		"unmapped": {Method: auth.MethodX509, Issuer: iss, Subject: dn, Groups: []string{"/testvo"}},
 	}
 	api := &API{Svc: e.S, Local: func(*store.Identity) bool { return false },
 		Auth: auth.NewAuthenticator(auth.Verifiers{Tokens: auth.TokenFunc(func(_ context.Context, raw string) (*store.Identity, error) {
@@ -182,10 +182,10 @@ func TestAPIClientCertificate(t *testing.T) {
 		t.Fatalf("recorded %+v", js)
 	}
 	// The job keeps how its owner proved who they are, and the FQANs.
-	if js[0].Auth != store.MethodX509 || len(js[0].FQANs) != 1 || js[0].FQANs[0] != "/testvo/Role=NULL/Capability=NULL" {
+	if js[0].Auth != auth.MethodX509 || len(js[0].FQANs) != 1 || js[0].FQANs[0] != "/testvo/Role=NULL/Capability=NULL" {
 		t.Errorf("recorded credential %q %q, want x509 with the FQAN", js[0].Auth, js[0].FQANs)
 	}
-	if so := js[0].StageOwner().Identity; !so.Is(store.MethodX509) || so.Subject != dn {
+	if so := js[0].StageOwner().Identity; !so.Is(auth.MethodX509) || so.Subject != dn {
 		t.Errorf("staging acts as %+v, want the X.509 owner", so)
 	}
 	if code, body := call("mapped", "", "GET", ""); code != 200 || !strings.Contains(body, js[0].ID) {

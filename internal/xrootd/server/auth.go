@@ -32,7 +32,7 @@ const maxTokenLen = 16 << 10
 func (s *session) doAuth(req *proto.Request) {
 	credType := string(trimNUL(req.Body[12:16]))
 	a := s.srv.cfg.Auth
-	if !a.Takes(store.MethodToken) && !a.Takes(store.MethodKrb5) && s.srv.cfg.GSI == nil || !s.authNeeded {
+	if !a.Takes(auth.MethodToken) && !a.Takes(auth.MethodKrb5) && s.srv.cfg.GSI == nil || !s.authNeeded {
 		s.sendOK(req.Stream, nil)
 		return
 	}
@@ -50,7 +50,7 @@ func (s *session) doAuth(req *proto.Request) {
 	case "gsi":
 		s.authGSI(req)
 	case "ztn":
-		if !s.srv.cfg.Auth.Takes(store.MethodToken) {
+		if !s.srv.cfg.Auth.Takes(auth.MethodToken) {
 			s.sendError(req.Stream, proto.ErrAuthFailed, "security protocol \"ztn\" is not offered here")
 			return
 		}
@@ -83,7 +83,7 @@ func (s *session) doAuth(req *proto.Request) {
 // skipping those it has no credential for.
 func (s *session) securityProtocols() string {
 	var b bytes.Buffer
-	if s.tls && s.srv.cfg.Auth.Takes(store.MethodToken) {
+	if s.tls && s.srv.cfg.Auth.Takes(auth.MethodToken) {
 		b.WriteString("&P=ztn,0:" + strconv.Itoa(maxTokenLen) + ":")
 	}
 	if p := s.srv.cfg.Auth.KerberosPrincipal(krb5Service); p != "" {

@@ -18,7 +18,7 @@ const krb5Service = "xrootd"
 // ztn token is (see doAuth), so the client learns its reason.
 func (s *session) authKrb5(req *proto.Request) {
 	a := s.srv.cfg.Auth
-	if !a.Takes(store.MethodKrb5) {
+	if !a.Takes(auth.MethodKrb5) {
 		s.sendError(req.Stream, proto.ErrAuthFailed, "security protocol \"krb5\" is not offered here")
 		return
 	}

@@ -31,7 +31,7 @@ func (s *session) reqCtx(cgi string) context.Context {
 	r.Proto = "root"
 	r.TLS = s.tls
 	r.Identity, r.AuthError = s.identity, s.authErr
-	if tok := r.AuthzToken(); tok != "" && s.srv.cfg.Auth.Takes(store.MethodToken) {
+	if tok := r.AuthzToken(); tok != "" && s.srv.cfg.Auth.Takes(auth.MethodToken) {
 		id, err := s.srv.cfg.Auth.Authenticate(s.ctx, auth.Token(tok))
 		if err != nil {
 			r.Identity, r.AuthError = nil, err
