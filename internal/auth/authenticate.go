@@ -81,7 +81,6 @@ type Verifiers struct {
 type Authenticator struct {
 	v   Verifiers
 	log *slog.Logger
-	now func() time.Time
 }
 
 // NewAuthenticator takes the credentials v has verifiers for; log (nil:
@@ -90,7 +89,7 @@ func NewAuthenticator(v Verifiers, log *slog.Logger) *Authenticator {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Authenticator{v: v, log: log.With("component", "auth"), now: time.Now}
+	return &Authenticator{v: v, log: log.With("component", "auth")}
 }
 
 // Takes reports whether credentials proven by method (Method*)
@@ -163,7 +162,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, c Credential) (*store.
 func (a *Authenticator) chain(c Chain) (*store.Identity, error) {
 	at := c.At
 	if at.IsZero() {
-		at = a.now()
+		at = time.Now()
 	}
 	id, res, err := a.v.X509.Identify(c.Certs, at)
 	if err != nil {
