@@ -29,10 +29,10 @@ type Authenticator interface {
 // itself (Go's TLS refuses proxy certificates); TLS has proven that the
 // client holds the leaf's key (its CertificateVerify is checked against
 // the leaf's public key, in TLS 1.2 and 1.3), and the chain is verified
-// by the authenticator (auth.Chain), once per connection: ConnContext gives each connection its slot,
-// so a keep-alive connection's requests reuse the first verification
-// until the identity expires, and the memory is the connection's,
-// released with it. Go's TLS server never renegotiates, so a
+// by the authenticator (auth.Chain), once per connection: ConnContext
+// gives each connection its slot, so a keep-alive connection's requests
+// reuse the first verification until the identity expires, and the
+// memory is the connection's, released with it. Go's TLS server never renegotiates, so a
 // connection's chain cannot change. Safe for concurrent use.
 type ClientCerts struct {
 	id  Authenticator
