@@ -141,6 +141,13 @@ func (m *x509Mapping) identity(res *x509grid.Result) *store.Identity {
 			id.FQANs = append(id.FQANs, f.Value)
 		}
 	}
+	if len(res.RejectedACs) > 0 {
+		var why []string
+		for _, ac := range res.RejectedACs {
+			why = append(why, ac.Error())
+		}
+		id.Ignored = []string{"VOMS attributes not accepted: " + strings.Join(why, "; ")}
+	}
 	h := holderOf(res)
 	user := m.localUser(h)
 	var scopes []scopeTemplate
