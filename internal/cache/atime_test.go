@@ -12,7 +12,7 @@ func (e *env) diskAccess(p string) time.Time {
 	if err != nil {
 		e.t.Fatalf("map of %s: %v", p, err)
 	}
-	return m.lastAccess
+	return m.LastAccess
 }
 
 // ageAccess moves p's last access back an hour, in memory and on disk, as
@@ -23,9 +23,9 @@ func (e *env) ageAccess(p string) time.Time {
 	en := e.c.entries[p]
 	e.c.mu.Unlock()
 	en.mu.Lock()
-	en.m.lastAccess = time.Now().Add(-time.Hour)
+	en.m.LastAccess = time.Now().Add(-time.Hour)
 	en.dirty = true
-	old := en.m.lastAccess
+	old := en.m.LastAccess
 	en.mu.Unlock()
 	if err := en.flush(); err != nil {
 		e.t.Fatal(err)

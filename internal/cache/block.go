@@ -4,11 +4,11 @@ import (
 	"container/list"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"sync/atomic"
 
+	"sitebox/internal/cache/blockmap"
 	"sitebox/internal/store"
 )
 
@@ -68,43 +68,43 @@ func (e *entry) plan(off, end int64, fill bool) (slots []slot, fresh []*fetch) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	m := e.m
-	if m == nil || end > m.size {
+	if m == nil || end > m.Size() {
 		return []slot{{off: off, end: end, changed: true}}, nil
 	}
-	ps := m.pageSize
+	ps := m.PageSize()
 	pa, pb := int(off/ps), int((end-1)/ps)+1
 	fa, fb := pa, pb
 	if fill {
-		fa, _ = m.blockPages(pa / m.pagesPerBlock())
-		_, fb = m.blockPages((pb - 1) / m.pagesPerBlock())
+		fa, _ = m.BlockPages(pa / m.PagesPerBlock())
+		_, fb = m.BlockPages((pb - 1) / m.PagesPerBlock())
 	}
 	fresh = e.fetchMissingLocked(fa, fb)
 	e.c.ctr.missRequests.Add(int64(len(fresh)))
-	ppb := m.pagesPerBlock()
+	ppb := m.PagesPerBlock()
 	for p := pa; p < pb; {
 		q := p + 1
 		s := slot{off: max(off, int64(p)*ps), gen: e.gen, page: ps, p0: p}
 		f := e.inflight[p]
 		var kept *fetch
-		if f == nil && m.hasPage(p) {
+		if f == nil && m.Has(p) {
 			kept = e.keptLocked(p)
 		}
 		switch {
 		case kept != nil:
 			// On disk too, and still in RAM for the reader it was
 			// fetched ahead of.
-			for q < pb && q%ppb != 0 && q < kept.p0+kept.pagesOf(ps) && m.hasPage(q) {
+			for q < pb && q%ppb != 0 && q < kept.p0+kept.pagesOf(ps) && m.Has(q) {
 				q++
 			}
 			s.f, s.kept = kept, true
 			e.c.ctr.hitRequests.Add(1)
-		case m.hasPage(p):
+		case m.Has(p):
 			s.disk = true
-			for q < pb && q%ppb != 0 && m.hasPage(q) {
+			for q < pb && q%ppb != 0 && m.Has(q) {
 				q++
 			}
-			s.crcs = append([]uint32(nil), m.crcs[p:q]...)
-			s.checked, s.forgets = m.checkedRun(p, q), m.forgets
+			s.crcs = m.CRCs(p, q)
+			s.checked, s.forgets = m.Checked(p, q), m.Forgets()
 			e.c.ctr.hitRequests.Add(1)
 		case f != nil:
 			for q < pb && e.inflight[q] == f {
@@ -116,7 +116,7 @@ func (e *entry) plan(off, end int64, fill bool) (slots []slot, fresh []*fetch) {
 				e.c.ctr.coalescedWaits.Add(1)
 			}
 		default: // no RAM for a fetch: read through
-			for q < pb && !m.hasPage(q) && e.inflight[q] == nil {
+			for q < pb && !m.Has(q) && e.inflight[q] == nil {
 				q++
 			}
 		}
@@ -142,15 +142,15 @@ func isFresh(fresh []*fetch, f *fetch) bool {
 // with e.mu held.
 func (e *entry) fetchMissingLocked(from, to int) []*fetch {
 	m := e.m
-	ppb := m.pagesPerBlock()
+	ppb := m.PagesPerBlock()
 	var fresh []*fetch
-	for p := from; p < to && p < m.pages(); {
-		if m.hasPage(p) || e.inflight[p] != nil {
+	for p := from; p < to && p < m.Pages(); {
+		if m.Has(p) || e.inflight[p] != nil {
 			p++
 			continue
 		}
 		q := p + 1
-		for q < to && q < m.pages() && q%ppb != 0 && !m.hasPage(q) && e.inflight[q] == nil {
+		for q < to && q < m.Pages() && q%ppb != 0 && !m.Has(q) && e.inflight[q] == nil {
 			q++
 		}
 		f := e.newFetchLocked(p, q)
@@ -167,8 +167,8 @@ func (e *entry) fetchMissingLocked(from, to int) []*fetch {
 // launch, with one reference (the writer's). Called with e.mu held.
 func (e *entry) newFetchLocked(p0, p1 int) *fetch {
 	m := e.m
-	off := int64(p0) * m.pageSize
-	n := min(int64(p1)*m.pageSize, m.size) - off
+	off := int64(p0) * m.PageSize()
+	n := min(int64(p1)*m.PageSize(), m.Size()) - off
 	buf := e.c.budget.get(n)
 	if buf == nil {
 		return nil
@@ -195,7 +195,7 @@ func (e *entry) fetched(f *fetch) {
 	c := e.c
 	e.fetching.Add(-1) // done with the upstream; the disk write may take longer
 	if f.err == nil {
-		f.subs = subPageCRCs(f.subs[:0], f.buf)
+		f.subs = blockmap.SubCRCs(f.subs[:0], f.buf)
 	}
 	close(f.done)
 	if f.err != nil || !c.writeBehind(e, f) {
@@ -211,18 +211,18 @@ func (e *entry) fetched(f *fetch) {
 func (e *entry) finishFetch(f *fetch, written, buffered bool, crcs []uint32) {
 	e.mu.Lock()
 	if e.m != nil {
-		for p := f.p0; p < f.p0+f.pagesOf(e.m.pageSize); p++ {
+		for p := f.p0; p < f.p0+f.pagesOf(e.m.PageSize()); p++ {
 			if e.inflight[p] == f {
 				delete(e.inflight, p)
 			}
 		}
 	}
 	kept := false
-	if written && e.gen == f.gen && e.m != nil && f.p0+len(crcs) <= e.m.pages() {
-		e.m.setPages(f.p0, crcs)
+	if written && e.gen == f.gen && e.m != nil && f.p0+len(crcs) <= e.m.Pages() {
+		e.m.SetPages(f.p0, crcs)
 		if buffered {
-			e.m.markChecked(f.p0, f.p0+len(crcs))
-			e.m.keepSubs(e.c.subs, f.p0, f.subs)
+			e.m.MarkChecked(f.p0, f.p0+len(crcs))
+			e.m.KeepSubs(e.c.subs, f.p0, f.subs)
 		} else {
 			kept = e.keepLocked(f)
 		}
@@ -346,7 +346,7 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 		}
 		buf = buf[:min(int64(n), hi-lo)]
 	}
-	bad, nbad, subs := checkPages(s, buf, err, pg != nil)
+	bad, nbad, subs := blockmap.Verify(s.crcs, s.page, buf, err, pg != nil)
 	if nbad == 0 && int64(len(buf)) == hi-lo {
 		if !whole {
 			copy(dst, buf[s.off-lo:])
@@ -366,42 +366,13 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 	e.mu.Lock()
 	for i, b := range bad {
 		p := s.p0 + i
-		if b && e.gen == s.gen && e.m != nil && p < e.m.pages() && e.m.hasPage(p) && e.m.crcs[p] == s.crcs[i] {
-			e.m.clearPage(p)
+		if b && e.gen == s.gen && e.m != nil && p < e.m.Pages() && e.m.Has(p) && e.m.CRC(p) == s.crcs[i] {
+			e.m.Clear(p)
 			e.dirty = true
 		}
 	}
 	e.mu.Unlock()
 	return false, nil
-}
-
-// checkPages checks the CRC32C of each of the slot's pages read into buf
-// (all bad when the read failed with readErr) and reports which are bad.
-// With pgCRCs, it computes them per pgPage and combines them, returning
-// the pgPage CRCs a pgread sends.
-func checkPages(s slot, buf []byte, readErr error, pgCRCs bool) (bad []bool, nbad int, subs []uint32) {
-	bad = make([]bool, len(s.crcs))
-	for i := range s.crcs {
-		a := int64(i) * s.page
-		if readErr != nil || a >= int64(len(buf)) {
-			bad[i] = true
-			nbad++
-			continue
-		}
-		page := buf[a:min(a+s.page, int64(len(buf)))]
-		var crc uint32
-		if pgCRCs && s.page%pgPage == 0 {
-			n := len(subs)
-			subs = subPageCRCs(subs, page)
-			crc = combinePages(subs[n:], int64(len(page)))
-		} else {
-			crc = crc32.Checksum(page, castagnoli)
-		}
-		if bad[i] = crc != s.crcs[i]; bad[i] {
-			nbad++
-		}
-	}
-	return bad, nbad, subs
 }
 
 // diskReader returns the descriptor to read n bytes of slot s with: the
@@ -429,14 +400,14 @@ func (e *entry) markChecked(s slot, subs []uint32) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	m := e.m
-	if e.gen != s.gen || m == nil || s.p0+len(s.crcs) > m.pages() {
+	if e.gen != s.gen || m == nil || s.p0+len(s.crcs) > m.Pages() {
 		return
 	}
 	for i, crc := range s.crcs {
-		if p := s.p0 + i; !m.hasPage(p) || m.crcs[p] != crc {
+		if p := s.p0 + i; !m.Has(p) || m.CRC(p) != crc {
 			return
 		}
 	}
-	m.markChecked(s.p0, s.p0+len(s.crcs))
-	m.keepSubs(e.c.subs, s.p0, subs)
+	m.MarkChecked(s.p0, s.p0+len(s.crcs))
+	m.KeepSubs(e.c.subs, s.p0, subs)
 }

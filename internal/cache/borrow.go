@@ -72,18 +72,18 @@ func (e *entry) borrowFetch(off int64) (f *fetch, kept bool, size int64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	m := e.m
-	if m == nil || off >= m.size {
+	if m == nil || off >= m.Size() {
 		return nil, false, 0
 	}
-	p := int(off / m.pageSize)
+	p := int(off / m.PageSize())
 	if f = e.inflight[p]; f != nil {
 		f.refs.Add(1)
 		e.c.ctr.coalescedWaits.Add(1)
-		return f, false, m.size
+		return f, false, m.Size()
 	}
-	if m.hasPage(p) {
+	if m.Has(p) {
 		if f = e.keptLocked(p); f != nil {
-			return f, true, m.size
+			return f, true, m.Size()
 		}
 	}
 	return nil, false, 0

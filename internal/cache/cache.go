@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"sitebox/internal/cache/blockmap"
 	"sitebox/internal/cksum"
 	"sitebox/internal/store"
 )
@@ -42,10 +43,10 @@ type Cache struct {
 	idx     index             // every other cached file, in a compact record
 	idle    idleHandles       // entries whose upstream handles no one uses
 
-	withData entrySet     // entries with an open data file, for the flusher
-	touched  entrySet     // entries whose last access waits for the flusher to save it
-	mappings atomic.Int64 // data files mapped for lending (view.go)
-	subs     *subsKeeper  // bounds the pgread CRCs kept (pgsubs.go)
+	withData entrySet         // entries with an open data file, for the flusher
+	touched  entrySet         // entries whose last access waits for the flusher to save it
+	mappings atomic.Int64     // data files mapped for lending (view.go)
+	subs     *blockmap.Keeper // bounds the pgread CRCs kept (pgsubs.go)
 
 	purgeCh   chan struct{}
 	connectCh chan *upstream // upstreams whose streams to dial (connect.go)
@@ -59,6 +60,11 @@ type Cache struct {
 }
 
 var _ store.Store = (*Cache)(nil)
+
+// subsBudget is the memory the 4 KiB CRCs kept with checked pages may
+// take (blockmap.Keeper): 8,192 chunks of 64 pages of 32 KiB, the CRCs
+// of 16 GiB of checked pages.
+const subsBudget = 16 << 20
 
 // New opens the cache directory. Run starts the disk writers, the
 // flusher, the purger and the scan that registers what the cache holds.
@@ -83,7 +89,7 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 		disk:      d,
 		routes:    newRoutes(cfg.Routes),
 		budget:    newBudget(cfg.RAM, cfg.BlockSize),
-		writeQ:    make(chan writeJob, max(cfg.RAM/min(cfg.BlockSize, checkPage)/2, 1)), // a job per fetch, a page or more
+		writeQ:    make(chan writeJob, max(cfg.RAM/min(cfg.BlockSize, blockmap.CheckPage)/2, 1)), // a job per fetch, a page or more
 		ctx:       ctx,
 		cancel:    cancel,
 		entries:   map[string]*entry{},
@@ -91,7 +97,7 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 		purgeCh:   make(chan struct{}, 1),
 		connectCh: make(chan *upstream, 4),
 		scanned:   make(chan struct{}),
-		subs:      newSubsKeeper(subsBudget),
+		subs:      blockmap.NewKeeper(subsBudget),
 	}
 	c.keep.limit = cfg.RAM / keepShare
 	c.blockPool.New = func() any { b := alignedBuf(cfg.BlockSize); return &b }
@@ -202,7 +208,7 @@ func (c *Cache) release(e *entry) {
 	}
 	e.idleData()
 	e.mu.Lock()
-	empty := e.m == nil || e.m.count() == 0
+	empty := e.m == nil || e.m.Count() == 0
 	if empty && c.entries[e.path] == e {
 		delete(c.entries, e.path)
 		e.dropLocked()
@@ -284,8 +290,8 @@ func (c *Cache) Stat(ctx context.Context, name string) (store.FileInfo, error) {
 	if e != nil {
 		e.mu.Lock()
 		m := e.m
-		if m != nil && time.Since(m.validated) < c.cfg.Revalidate {
-			fi := store.FileInfo{Name: path.Base(p), Size: m.size, Mode: 0o444, ModTime: m.mtime}
+		if m != nil && time.Since(m.Validated) < c.cfg.Revalidate {
+			fi := store.FileInfo{Name: path.Base(p), Size: m.Size(), Mode: 0o444, ModTime: m.MTime()}
 			e.mu.Unlock()
 			return fi, nil
 		}

@@ -37,66 +37,6 @@ import (
 // again does not) and are cleared whenever a page is dropped or
 // replaced.
 
-// checkedRun reports whether pages [p, q) all passed a check since they
-// were last written.
-func (m *blockMap) checkedRun(p, q int) bool {
-	if m.checked == nil {
-		return false
-	}
-	for ; p < q; p++ {
-		if m.checked[p/64]&(1<<(p%64)) == 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// markChecked records that pages [p, q) passed their check.
-func (m *blockMap) markChecked(p, q int) {
-	if m.checked == nil {
-		m.checked = make([]uint64, len(m.present))
-	}
-	for ; p < q; p++ {
-		m.checked[p/64] |= 1 << (p % 64)
-	}
-}
-
-// carriedChecks are the checked bits of a file that was idle, and the
-// version (upstream size and mtime) they belong to.
-type carriedChecks struct {
-	size, mtime int64
-	bits        []uint64
-}
-
-// carryChecked takes the checked bits an idle file's index record kept,
-// for the pages present (a page dropped meanwhile is not checked).
-func (m *blockMap) carryChecked(bits []uint64) {
-	if len(bits) != len(m.present) {
-		return
-	}
-	m.checked = bits
-	for i := range bits {
-		bits[i] &= m.present[i]
-	}
-}
-
-// uncheckRange forgets the checks of pages [p, q).
-func (m *blockMap) uncheckRange(p, q int) {
-	for ; p < q; p++ {
-		m.uncheck(p)
-	}
-}
-
-// uncheck forgets page p's check, and the pgread CRCs kept with it: its
-// bytes were dropped or replaced.
-func (m *blockMap) uncheck(p int) {
-	if m.checked != nil && m.checked[p/64]&(1<<(p%64)) != 0 {
-		m.checked[p/64] &^= 1 << (p % 64)
-		m.forgets++
-	}
-	m.forgetSubs(p)
-}
-
 // stillChecked reports whether no check of the file was forgotten since
 // slot s was planned: pages it found checked were not read from disk
 // meanwhile (a read from disk forgets their checks first), so bytes
@@ -104,7 +44,7 @@ func (m *blockMap) uncheck(p int) {
 func (e *entry) stillChecked(s slot) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.gen == s.gen && e.m != nil && e.m.forgets == s.forgets
+	return e.gen == s.gen && e.m != nil && e.m.Forgets() == s.forgets
 }
 
 // readResident reads len(dst) bytes at off from f only if the page cache
@@ -173,10 +113,10 @@ func (e *entry) residentNow(f *os.File, off, end int64) bool {
 func (e *entry) uncheckSlot(s slot) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.gen != s.gen || e.m == nil || s.p0+len(s.crcs) > e.m.pages() {
+	if e.gen != s.gen || e.m == nil || s.p0+len(s.crcs) > e.m.Pages() {
 		return
 	}
-	e.m.uncheckRange(s.p0, s.p0+len(s.crcs))
+	e.m.UncheckRange(s.p0, s.p0+len(s.crcs))
 }
 
 // adviseRandom tells the kernel not to read ahead on f: pages reach the

@@ -38,7 +38,7 @@ type Config struct {
 	Checksums cksum.Offered
 	// BlockSize is the unit of caching for sequential readers (default
 	// DefaultBlockSize; a power of two from 64 KiB to 64 MiB); scattered
-	// reads fetch 32 KiB pages of it (checkPage).
+	// reads fetch 32 KiB pages of it (blockmap.CheckPage).
 	BlockSize int64
 	// RAM bounds the memory of block buffers: fetches in flight, blocks
 	// waiting to be written, and blocks written but kept for the stream

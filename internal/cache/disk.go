@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"sitebox/internal/cache/blockmap"
 )
 
 // disk is the cache directory: data/ holds sparse data files at their
@@ -122,7 +124,7 @@ func (d *disk) openRead(p string) (*os.File, error) {
 
 // saveMap writes p's block map atomically: a crash leaves the old map or
 // the new one, never a mix.
-func (d *disk) saveMap(p string, m *blockMap) error {
+func (d *disk) saveMap(p string, m *blockmap.Map) error {
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	tmp := "tmp/" + hex.EncodeToString(rnd[:])
@@ -130,7 +132,7 @@ func (d *disk) saveMap(p string, m *blockMap) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(m.marshal())
+	_, err = f.Write(m.Marshal())
 	if err == nil {
 		err = f.Sync()
 	}
@@ -151,12 +153,12 @@ func (d *disk) saveMap(p string, m *blockMap) error {
 	return err
 }
 
-func (d *disk) loadMap(p string) (*blockMap, error) {
+func (d *disk) loadMap(p string) (*blockmap.Map, error) {
 	b, err := d.root.ReadFile(metaName(p))
 	if err != nil {
 		return nil, err
 	}
-	return unmarshalBlockMap(b)
+	return blockmap.Unmarshal(b)
 }
 
 // remove deletes p's map, then its data: a crash in between leaves data
@@ -196,7 +198,7 @@ func (d *disk) pruneDirs(p string) {
 // its path known (or remove it). Invalid maps and data files without a map
 // or an entry are removed. It runs while the cache serves, so it stops
 // when ctx ends.
-func (d *disk) scan(ctx context.Context, known func(p string) bool, fn func(p string, m *blockMap)) error {
+func (d *disk) scan(ctx context.Context, known func(p string) bool, fn func(p string, m *blockmap.Map)) error {
 	err := fs.WalkDir(d.root.FS(), "meta", func(name string, de fs.DirEntry, err error) error {
 		if err != nil || de.IsDir() {
 			return err

@@ -23,8 +23,8 @@ func (c *Cache) evictOldest(needBytes, needFiles int64) (freedBytes, freedFiles,
 	var live []cand
 	for _, e := range c.liveEntries() {
 		e.mu.Lock()
-		if e.m != nil && e.m.count() > 0 {
-			live = append(live, cand{e, e.m.lastAccess.UnixNano()})
+		if e.m != nil && e.m.Count() > 0 {
+			live = append(live, cand{e, e.m.LastAccess.UnixNano()})
 		}
 		e.mu.Unlock()
 	}
@@ -108,7 +108,7 @@ func (c *Cache) Evict(ctx context.Context, path string) error {
 			continue
 		}
 		e.mu.Lock()
-		has := e.m != nil && e.m.count() > 0
+		has := e.m != nil && e.m.Count() > 0
 		e.mu.Unlock()
 		if !has {
 			continue

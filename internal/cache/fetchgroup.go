@@ -152,7 +152,7 @@ func (c *Cache) readOnceMany(e *entry, ui int, u *upstream, bufs [][]byte, offs 
 // files large enough for their misses to spread, and not complete.
 func (c *Cache) preopen(e *entry, want int) {
 	e.mu.Lock()
-	skip := e.m == nil || e.m.complete() || e.m.size < 2*groupSpread*minGroupBytes
+	skip := e.m == nil || e.m.Complete() || e.m.Size() < 2*groupSpread*minGroupBytes
 	e.mu.Unlock()
 	if skip || len(e.route.ups) == 0 {
 		return

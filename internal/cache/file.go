@@ -133,9 +133,9 @@ func (f *File) readAheadFrom(end int64) {
 func (e *entry) fetchAhead(from, n int) int {
 	e.mu.Lock()
 	var fresh []*fetch
-	if from < e.m.blocks() {
-		first, _ := e.m.blockPages(from)
-		_, end := e.m.blockPages(min(from+n, e.m.blocks()) - 1)
+	if from < e.m.Blocks() {
+		first, _ := e.m.BlockPages(from)
+		_, end := e.m.BlockPages(min(from+n, e.m.Blocks()) - 1)
 		fresh = e.fetchMissingLocked(first, end)
 	}
 	e.mu.Unlock()
@@ -148,7 +148,7 @@ func (e *entry) fetchAhead(from, n int) int {
 // time, pausing while RAM is short.
 func (c *Cache) prefetch(e *entry) {
 	e.mu.Lock()
-	done := e.m.complete()
+	done := e.m.Complete()
 	e.mu.Unlock()
 	if done {
 		return
@@ -158,7 +158,7 @@ func (c *Cache) prefetch(e *entry) {
 		defer c.release(e)
 		const window = 8
 		e.mu.Lock()
-		gen, blocks := e.gen, e.m.blocks()
+		gen, blocks := e.gen, e.m.Blocks()
 		e.mu.Unlock()
 		for b := 0; b < blocks; {
 			if c.ctx.Err() != nil || !c.disk.healthy() {
@@ -188,7 +188,7 @@ func (c *Cache) prefetch(e *entry) {
 func (f *File) Stat() (store.FileInfo, error) {
 	f.e.mu.Lock()
 	defer f.e.mu.Unlock()
-	return store.FileInfo{Name: path.Base(f.e.path), Size: f.e.m.size, Mode: 0o444, ModTime: f.e.m.mtime}, nil
+	return store.FileInfo{Name: path.Base(f.e.path), Size: f.e.m.Size(), Mode: 0o444, ModTime: f.e.m.MTime()}, nil
 }
 
 // Close releases the file; its blocks stay cached.
@@ -229,11 +229,11 @@ func (f *File) WillNeed(ranges [][2]int64) {
 	e.mu.Lock()
 	if m := e.m; m != nil {
 		for _, r := range ranges {
-			off, end := r[0], min(r[0]+r[1], m.size)
+			off, end := r[0], min(r[0]+r[1], m.Size())
 			if off < 0 || off >= end {
 				continue
 			}
-			nf := e.fetchMissingLocked(int(off/m.pageSize), int((end-1)/m.pageSize)+1)
+			nf := e.fetchMissingLocked(int(off/m.PageSize()), int((end-1)/m.PageSize())+1)
 			fresh = append(fresh, nf...)
 			if e.c.budget.inUse() >= e.c.cfg.RAM {
 				break // out of RAM: the reads will go upstream uncached
@@ -255,8 +255,8 @@ func (f *File) Ready(ranges [][2]int64) <-chan struct{} {
 	e.mu.Lock()
 	if m := e.m; m != nil && len(e.inflight) > 0 {
 		for _, r := range ranges {
-			off, end := r[0], min(r[0]+r[1], m.size)
-			for p := int(max(off, 0) / m.pageSize); off < end && int64(p)*m.pageSize < end; p++ {
+			off, end := r[0], min(r[0]+r[1], m.Size())
+			for p := int(max(off, 0) / m.PageSize()); off < end && int64(p)*m.PageSize() < end; p++ {
 				if fl := e.inflight[p]; fl != nil && !slices.Contains(waits, fl) {
 					waits = append(waits, fl)
 				}

@@ -5,6 +5,8 @@ import (
 	"hash/maphash"
 	"strings"
 	"time"
+
+	"sitebox/internal/cache/blockmap"
 )
 
 // index holds what the cache must know about the cached files nobody is
@@ -56,17 +58,17 @@ type rec struct {
 func newIndex() index { return index{seed: maphash.MakeSeed(), checked: map[*rec][]uint64{}} }
 
 // recOf summarises the block map m of path p.
-func recOf(p string, m *blockMap) *rec {
+func recOf(p string, m *blockmap.Map) *rec {
 	return &rec{
-		path: p, size: m.size, cached: m.cachedBytes(), present: int32(m.count()),
-		mtime: m.mtime.UnixNano(), atime: m.lastAccess.UnixNano(), validated: m.validated.UnixNano(),
+		path: p, size: m.Size(), cached: m.CachedBytes(), present: int32(m.Count()),
+		mtime: m.MTime().UnixNano(), atime: m.LastAccess.UnixNano(), validated: m.Validated.UnixNano(),
 	}
 }
 
 func (r *rec) info(blockSize int64) EntryInfo {
 	return EntryInfo{
 		Path: r.path, Size: r.size, CachedBytes: r.cached,
-		Blocks: blocksOf(r.size, blockSize), Present: int(r.present),
+		Blocks: int((r.size + blockSize - 1) / blockSize), Present: int(r.present),
 		ModTime: time.Unix(0, r.mtime), LastAccess: time.Unix(0, r.atime),
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"sitebox/internal/cache/blockmap"
 	"sitebox/internal/store"
 )
 
@@ -262,8 +263,8 @@ func BenchmarkIndexMemory(b *testing.B) {
 		before := heapNow()
 		x := newIndex()
 		for i := range n {
-			m := newBlockMap(1<<20, 4096, now)
-			m.set(0, []uint32{1})
+			m := blockmap.New(1<<20, 4096, now)
+			m.SetPages(0, []uint32{1})
 			x.add(recOf(fmt.Sprintf("/store/d%03d/f%07d", i%1000, i), m))
 		}
 		b.ReportMetric(float64(heapNow()-before)/n, "B/record")
@@ -272,7 +273,7 @@ func BenchmarkIndexMemory(b *testing.B) {
 		es := map[string]*entry{}
 		for i := range n {
 			p := fmt.Sprintf("/store/d%03d/f%07d", i%1000, i)
-			es[p] = &entry{path: p, m: newBlockMap(1<<20, 4096, now)}
+			es[p] = &entry{path: p, m: blockmap.New(1<<20, 4096, now)}
 		}
 		b.ReportMetric(float64(heapNow()-before)/n, "B/entry")
 		runtime.KeepAlive(es)

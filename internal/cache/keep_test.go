@@ -2,12 +2,13 @@ package cache
 
 import (
 	"bytes"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"sitebox/internal/cache/blockmap"
 )
 
 // newKeepEnv is a cache whose stream blocks are written with O_DIRECT,
@@ -233,7 +234,7 @@ func TestBorrowPages(t *testing.T) {
 		}
 		for i := range pgPages(off, int64(len(b))) {
 			p := off + int64(i)*pgPage
-			if crcs[i] != crc32.Checksum(want[p:min(p+pgPage, off+int64(len(b)))], castagnoli) {
+			if crcs[i] != blockmap.Checksum(want[p:min(p+pgPage, off+int64(len(b)))]) {
 				t.Fatalf("wrong CRC for the page at %d", p)
 			}
 		}
@@ -282,7 +283,7 @@ func TestBorrowPages(t *testing.T) {
 		})
 		for inflight := false; !inflight; time.Sleep(time.Millisecond) {
 			f.e.mu.Lock()
-			inflight = f.e.inflight[int(off/checkPage)] != nil
+			inflight = f.e.inflight[int(off/blockmap.CheckPage)] != nil
 			f.e.mu.Unlock()
 		}
 		if off == 8<<20 {
@@ -294,7 +295,7 @@ func TestBorrowPages(t *testing.T) {
 		if off == 8<<20 {
 			b, done, ok = f.BorrowPages(off, size-8<<20, crcs)
 		}
-		if !ok || len(b) != min(checkPage, size-int(off)) {
+		if !ok || len(b) != min(blockmap.CheckPage, size-int(off)) {
 			t.Fatalf("borrowed %d bytes at %d (ok %v), want the fetch's page", len(b), off, ok)
 		}
 		check(b, off)

@@ -2,13 +2,12 @@ package cache
 
 import (
 	"bytes"
-	"hash/crc32"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
+
+	"sitebox/internal/cache/blockmap"
 )
 
 // pgCRCsOf are the pgread CRCs of want[off:end], 4 KiB at a time from an
@@ -16,7 +15,7 @@ import (
 func pgCRCsOf(want []byte, off, end int64) []uint32 {
 	var out []uint32
 	for p := off; p < end; p += pgPage {
-		out = append(out, crc32.Checksum(want[p:min(p+pgPage, end)], castagnoli))
+		out = append(out, blockmap.Checksum(want[p:min(p+pgPage, end)]))
 	}
 	return out
 }
@@ -65,17 +64,9 @@ func TestViewPagesLendsKeptCRCs(t *testing.T) {
 		t.Fatal("lent with no room for the CRCs")
 	}
 
-	// A kept CRC that no longer combines to its page's is never sent.
-	ent := f.e
-	ent.mu.Lock()
-	c := ent.m.pgSubs[0].Load()
-	c.subs[3] ^= 1
-	ent.mu.Unlock()
-	view("a kept CRC changed", 0, 64<<10, false)
+	// A kept CRC that no longer combines to its page's is never sent
+	// (blockmap's TestKeptCRCsAreBounded).
 	view("the next page", 64<<10, 64<<10, true)
-	ent.mu.Lock()
-	c.subs[3] ^= 1
-	ent.mu.Unlock()
 
 	df, err := os.Open(filepath.Join(e.dir, "data/store/p"))
 	if err != nil {
@@ -93,39 +84,4 @@ func TestViewPagesLendsKeptCRCs(t *testing.T) {
 		t.Fatal("lent through a closed handle")
 	}
 	e.forgetIdle()
-}
-
-// The kept CRCs are bounded across the cache: past the bound the oldest
-// chunks are dropped, and a page's are forgotten with its check.
-func TestKeptCRCsAreBounded(t *testing.T) {
-	const size = 256 * checkPage // 4 chunks
-	m := newBlockMap(1<<20, size, time.Time{})
-	per := int(checkPage / pgPage)
-	subs := make([]uint32, m.pages()*per)
-	crcs := make([]uint32, m.pages())
-	for p := range crcs {
-		for i := range per {
-			subs[p*per+i] = rand.Uint32()
-		}
-		crcs[p] = combinePages(subs[p*per:(p+1)*per], checkPage)
-	}
-	m.setPages(0, crcs)
-	k := newSubsKeeper(2 * 64 * per * 4) // room for two chunks
-	m.keepSubs(k, 0, subs)
-	dst := make([]uint32, per)
-	for p, kept := range map[int]bool{0: false, 100: false, 128: true, 255: true} {
-		off := int64(p) * checkPage
-		if got := m.subsOf(dst, off, off+checkPage); got != kept {
-			t.Errorf("page %d: kept %v, want %v", p, got, kept)
-		} else if got && !slices.Equal(dst, subs[p*per:(p+1)*per]) {
-			t.Errorf("page %d: CRCs differ", p)
-		}
-	}
-	m.uncheck(200)
-	if m.subsOf(dst, 200*checkPage, 201*checkPage) {
-		t.Error("CRCs of an unchecked page still kept")
-	}
-	if !m.subsOf(dst, 201*checkPage, 202*checkPage) {
-		t.Error("CRCs of the next page forgotten")
-	}
 }

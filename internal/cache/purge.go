@@ -117,8 +117,8 @@ func (c *Cache) usage() usage {
 	c.mu.Unlock()
 	for _, e := range c.liveEntries() {
 		e.mu.Lock()
-		if e.m != nil && e.m.count() > 0 {
-			u.bytes += e.m.cachedBytes()
+		if e.m != nil && e.m.Count() > 0 {
+			u.bytes += e.m.CachedBytes()
 			u.files++
 		}
 		e.mu.Unlock()

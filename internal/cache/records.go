@@ -36,11 +36,11 @@ func (c *Cache) forgetLocked(e *entry) {
 	}
 	delete(c.entries, e.path)
 	e.closeFilesLocked()
-	if e.m != nil && e.m.count() > 0 {
+	if e.m != nil && e.m.Count() > 0 {
 		r := recOf(e.path, e.m)
 		c.idx.add(r)
-		if slices.ContainsFunc(e.m.checked, func(w uint64) bool { return w != 0 }) {
-			c.idx.checked[r] = slices.Clone(e.m.checked)
+		if bits := e.m.CheckedBits(); bits != nil {
+			c.idx.checked[r] = bits
 		}
 	}
 }
@@ -69,13 +69,13 @@ func (c *Cache) liveEntries() []*entry {
 func (c *Cache) liveInfo(e *entry, opens int) (EntryInfo, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.m == nil || e.m.count() == 0 && opens == 0 {
+	if e.m == nil || e.m.Count() == 0 && opens == 0 {
 		return EntryInfo{}, false
 	}
 	return EntryInfo{
-		Path: e.path, Size: e.m.size, CachedBytes: e.m.cachedBytes(),
-		Blocks: e.m.blocks(), Present: e.m.count(),
-		ModTime: e.m.mtime, LastAccess: e.m.lastAccess, Open: opens,
+		Path: e.path, Size: e.m.Size(), CachedBytes: e.m.CachedBytes(),
+		Blocks: e.m.Blocks(), Present: e.m.Count(),
+		ModTime: e.m.MTime(), LastAccess: e.m.LastAccess, Open: opens,
 	}, true
 }
 

@@ -88,8 +88,8 @@ func (e *entry) streamFile() (*os.File, error) { return e.reader(&e.sdata, e.c.d
 // e.mu held.
 func (e *entry) uncheckAheadLocked(p int) {
 	m := e.m
-	if m == nil || m.checked == nil {
+	if m == nil {
 		return
 	}
-	m.uncheckRange(p, min(p+int((e.c.disk.streamReach+m.pageSize-1)/m.pageSize), m.pages()))
+	m.UncheckRange(p, min(p+int((e.c.disk.streamReach+m.PageSize()-1)/m.PageSize()), m.Pages()))
 }

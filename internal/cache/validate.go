@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"sitebox/internal/cache/blockmap"
 	"sitebox/internal/store"
 )
 
@@ -21,8 +22,8 @@ func (c *Cache) validate(ctx context.Context, e *entry) error {
 	defer e.openMu.Unlock()
 	c.loadEntryMap(e)
 	e.mu.Lock()
-	fresh := e.m != nil && time.Since(e.m.validated) < c.cfg.Revalidate
-	complete := e.m != nil && e.m.complete()
+	fresh := e.m != nil && time.Since(e.m.Validated) < c.cfg.Revalidate
+	complete := e.m != nil && e.m.Complete()
 	e.mu.Unlock()
 	if fresh {
 		return nil
@@ -59,14 +60,14 @@ func (c *Cache) validate(ctx context.Context, e *entry) error {
 func (c *Cache) checkVersionLocked(e *entry, fi store.FileInfo, err error) error {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		if e.m != nil && e.m.count() > 0 {
+		if e.m != nil && e.m.Count() > 0 {
 			c.log.Info("file gone upstream; dropping cached copy", "path", e.path)
 			e.dropLocked()
 			// Handles still open keep the old size and now fail upstream.
-			e.m = newBlockMap(c.cfg.BlockSize, e.m.size, e.m.mtime)
+			e.m = blockmap.New(c.cfg.BlockSize, e.m.Size(), e.m.MTime())
 		}
 		return err
-	case err != nil && e.m != nil && e.m.complete():
+	case err != nil && e.m != nil && e.m.Complete():
 		c.log.Warn("upstream unreachable; serving the complete cached copy", "path", e.path, "err", err)
 		return nil
 	case err != nil:
@@ -74,16 +75,16 @@ func (c *Cache) checkVersionLocked(e *entry, fi store.FileInfo, err error) error
 	case fi.IsDir():
 		return &store.PathError{Op: "open", Path: e.path, Err: store.ErrIsDir}
 	}
-	if e.m != nil && (e.m.size != fi.Size || !e.m.mtime.Equal(fi.ModTime)) {
+	if e.m != nil && (e.m.Size() != fi.Size || !e.m.MTime().Equal(fi.ModTime)) {
 		c.log.Info("file changed upstream; dropping cached copy", "path", e.path,
-			"old_size", e.m.size, "new_size", fi.Size, "old_mtime", e.m.mtime, "new_mtime", fi.ModTime)
+			"old_size", e.m.Size(), "new_size", fi.Size, "old_mtime", e.m.MTime(), "new_mtime", fi.ModTime)
 		e.dropLocked()
 		e.m = nil
 	}
-	if e.m == nil || e.m.validated.IsZero() && e.m.count() == 0 {
-		e.m = newBlockMap(c.cfg.BlockSize, fi.Size, fi.ModTime)
+	if e.m == nil || e.m.Validated.IsZero() && e.m.Count() == 0 {
+		e.m = blockmap.New(c.cfg.BlockSize, fi.Size, fi.ModTime)
 	}
-	e.m.validated = time.Now()
+	e.m.Validated = time.Now()
 	e.dirty = true
 	return nil
 }

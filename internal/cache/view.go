@@ -101,7 +101,7 @@ func (f *File) lendable(off, end int64, crcs []uint32) *mapping {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	mp := e.lendableLocked(off, end)
-	if mp == nil || crcs != nil && !e.m.subsOf(crcs, off, end) {
+	if mp == nil || crcs != nil && !e.m.SubsOf(crcs, off, end) {
 		return nil
 	}
 	if f.mm != mp {
@@ -125,16 +125,16 @@ func (f *File) lendable(off, end int64, crcs []uint32) *mapping {
 // Called with e.mu held.
 func (e *entry) lendableLocked(off, end int64) *mapping {
 	m := e.m
-	if m == nil || off < 0 || off >= end || end > m.size {
+	if m == nil || off < 0 || off >= end || end > m.Size() {
 		return nil
 	}
-	pa, pb := int(off/m.pageSize), int((end-1)/m.pageSize)+1
+	pa, pb := int(off/m.PageSize()), int((end-1)/m.PageSize())+1
 	for p := pa; p < pb; p++ {
-		if !m.hasPage(p) {
+		if !m.Has(p) {
 			return nil
 		}
 	}
-	if !m.checkedRun(pa, pb) {
+	if !m.Checked(pa, pb) {
 		return nil
 	}
 	if e.mm == nil {

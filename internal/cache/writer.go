@@ -2,10 +2,11 @@ package cache
 
 import (
 	"errors"
-	"hash/crc32"
 	"os"
 	"sync"
 	"sync/atomic"
+
+	"sitebox/internal/cache/blockmap"
 )
 
 // budget hands out fetch buffers up to the RAM limit. It never blocks: a
@@ -20,7 +21,7 @@ type budget struct {
 }
 
 func newBudget(ram, blockSize int64) *budget {
-	unit := min(int64(checkPage), blockSize)
+	unit := min(int64(blockmap.CheckPage), blockSize)
 	return &budget{limit: ram, unit: unit, pools: make([]sync.Pool, blockSize/unit)}
 }
 
@@ -88,7 +89,7 @@ func (e *entry) writeBlock(f *fetch) {
 	current := e.gen == f.gen && e.m != nil
 	var page int64
 	if current {
-		page = e.m.pageSize
+		page = e.m.PageSize()
 	}
 	var err error
 	data := e.data
@@ -127,24 +128,7 @@ func (e *entry) writeBlock(f *fetch) {
 	}
 	var crcs []uint32
 	if current {
-		crcs = pageCRCs(f, page)
+		crcs = blockmap.PageCRCs(f.buf, f.subs, page)
 	}
 	e.finishFetch(f, current, buffered, crcs)
-}
-
-// pageCRCs are the CRC32Cs of f's pages of the given size, combined from
-// the pgPage CRCs fetched computed (the bytes are not read again).
-func pageCRCs(f *fetch, page int64) []uint32 {
-	n := int64(len(f.buf))
-	crcs := make([]uint32, 0, (n+page-1)/page)
-	per := page / pgPage
-	for off := int64(0); off < n; off += page {
-		if page%pgPage != 0 || int64(len(f.subs)) != (n+pgPage-1)/pgPage {
-			crcs = append(crcs, crc32.Checksum(f.buf[off:min(off+page, n)], castagnoli))
-			continue
-		}
-		first := off / pgPage
-		crcs = append(crcs, combinePages(f.subs[first:min(first+per, int64(len(f.subs)))], min(page, n-off)))
-	}
-	return crcs
 }
