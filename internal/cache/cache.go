@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"sitebox/internal/cache/blockmap"
+	"sitebox/internal/cache/index"
 	"sitebox/internal/cksum"
 	"sitebox/internal/store"
 )
@@ -40,7 +41,7 @@ type Cache struct {
 
 	mu      sync.Mutex
 	entries map[string]*entry // the files in use or used in the last UpstreamIdle
-	idx     index             // every other cached file, in a compact record
+	idx     *index.Index      // every other cached file, in a compact record
 	idle    idleHandles       // entries whose upstream handles no one uses
 
 	withData entrySet         // entries with an open data file, for the flusher
@@ -93,7 +94,7 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 		ctx:       ctx,
 		cancel:    cancel,
 		entries:   map[string]*entry{},
-		idx:       newIndex(),
+		idx:       index.New(),
 		purgeCh:   make(chan struct{}, 1),
 		connectCh: make(chan *upstream, 4),
 		scanned:   make(chan struct{}),
@@ -229,11 +230,11 @@ func (c *Cache) entryFor(p string, r *route) *entry {
 		// block map from disk (validate, loadEntryMap) and returns to
 		// the index once idle again.
 		e = &entry{c: c, path: p, route: r}
-		if rc := c.idx.get(p); rc != nil {
-			if bits := c.idx.checked[rc]; bits != nil {
-				e.carried = &carriedChecks{size: rc.size, mtime: rc.mtime, bits: bits}
+		if rc := c.idx.Get(p); rc != nil {
+			if bits := c.idx.Checked(rc); bits != nil {
+				e.carried = &carriedChecks{size: rc.Size, mtime: rc.MTime, bits: bits}
 			}
-			c.idx.remove(rc)
+			c.idx.Remove(rc)
 		}
 		c.entries[p] = e
 	}
@@ -281,8 +282,8 @@ func (c *Cache) Stat(ctx context.Context, name string) (store.FileInfo, error) {
 	}
 	c.mu.Lock()
 	e := c.entries[p]
-	if rc := c.idx.get(p); e == nil && rc != nil && time.Since(time.Unix(0, rc.validated)) < c.cfg.Revalidate {
-		fi := store.FileInfo{Name: path.Base(p), Size: rc.size, Mode: 0o444, ModTime: time.Unix(0, rc.mtime)}
+	if rc := c.idx.Get(p); e == nil && rc != nil && time.Since(time.Unix(0, rc.Validated)) < c.cfg.Revalidate {
+		fi := store.FileInfo{Name: path.Base(p), Size: rc.Size, Mode: 0o444, ModTime: time.Unix(0, rc.MTime)}
 		c.mu.Unlock()
 		return fi, nil
 	}

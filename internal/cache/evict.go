@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"sitebox/internal/cache/index"
 	"sitebox/internal/store"
 )
 
@@ -31,8 +32,8 @@ func (c *Cache) evictOldest(needBytes, needFiles int64) (freedBytes, freedFiles,
 	slices.SortFunc(live, func(a, b cand) int { return cmp.Compare(a.access, b.access) })
 	for freedBytes < needBytes || freedFiles < needFiles {
 		c.mu.Lock()
-		r := c.idx.oldest()
-		if len(live) > 0 && (r == nil || live[0].access <= r.atime) {
+		r := c.idx.Oldest()
+		if len(live) > 0 && (r == nil || live[0].access <= r.ATime) {
 			c.mu.Unlock()
 			n, ok := c.evictEntry(live[0].e, false)
 			live = live[1:]
@@ -58,12 +59,12 @@ func (c *Cache) evictOldest(needBytes, needFiles int64) (freedBytes, freedFiles,
 // evictRecLocked removes an idle file's record and its files; it returns
 // the bytes freed. Called with c.mu held, so no client opens the file
 // between the two.
-func (c *Cache) evictRecLocked(r *rec) int64 {
-	c.idx.remove(r)
-	c.disk.remove(r.path)
-	c.ctr.evictedBytes.Add(r.cached)
+func (c *Cache) evictRecLocked(r *index.Record) int64 {
+	c.idx.Remove(r)
+	c.disk.remove(r.Path)
+	c.ctr.evictedBytes.Add(r.Cached)
 	c.ctr.evictedFiles.Add(1)
-	return r.cached
+	return r.Cached
 }
 
 // evictEntry removes e unless it is in use; it returns the bytes freed.
@@ -124,8 +125,8 @@ func (c *Cache) Evict(ctx context.Context, path string) error {
 		}
 		n := 0
 		c.mu.Lock()
-		var batch []*rec
-		c.idx.below(p, "", func(r *rec) bool {
+		var batch []*index.Record
+		c.idx.Below(p, "", func(r *index.Record) bool {
 			batch = append(batch, r)
 			return len(batch) < evictBatch
 		})

@@ -113,7 +113,7 @@ type usage struct {
 func (c *Cache) usage() usage {
 	var u usage
 	c.mu.Lock()
-	u.bytes, u.files = c.idx.bytes, int64(c.idx.len())
+	u.bytes, u.files = c.idx.Bytes(), int64(c.idx.Len())
 	c.mu.Unlock()
 	for _, e := range c.liveEntries() {
 		e.mu.Lock()

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"sitebox/internal/cache/blockmap"
+	"sitebox/internal/cache/index"
 	"sitebox/internal/store"
 )
 
@@ -37,11 +39,28 @@ func (c *Cache) forgetLocked(e *entry) {
 	delete(c.entries, e.path)
 	e.closeFilesLocked()
 	if e.m != nil && e.m.Count() > 0 {
-		r := recOf(e.path, e.m)
-		c.idx.add(r)
+		r := recordOf(e.path, e.m)
+		c.idx.Add(r)
 		if bits := e.m.CheckedBits(); bits != nil {
-			c.idx.checked[r] = bits
+			c.idx.KeepChecked(r, bits)
 		}
+	}
+}
+
+// recordOf summarises the block map m of path p for the index.
+func recordOf(p string, m *blockmap.Map) *index.Record {
+	return &index.Record{
+		Path: p, Size: m.Size(), Cached: m.CachedBytes(), Present: int32(m.Count()),
+		MTime: m.MTime().UnixNano(), ATime: m.LastAccess.UnixNano(), Validated: m.Validated.UnixNano(),
+	}
+}
+
+// recordInfo describes an idle file for `cache ls`.
+func recordInfo(r *index.Record, blockSize int64) EntryInfo {
+	return EntryInfo{
+		Path: r.Path, Size: r.Size, CachedBytes: r.Cached,
+		Blocks: int((r.Size + blockSize - 1) / blockSize), Present: int(r.Present),
+		ModTime: time.Unix(0, r.MTime), LastAccess: time.Unix(0, r.ATime),
 	}
 }
 
@@ -103,9 +122,9 @@ func (c *Cache) EntriesPage(prefix, after string, limit int) ([]EntryInfo, error
 			live = append(live, held{e, e.opens})
 		}
 	}
-	idle := make([]EntryInfo, 0, min(limit, c.idx.len()))
-	c.idx.below(p, after, func(r *rec) bool {
-		idle = append(idle, r.info(c.cfg.BlockSize))
+	idle := make([]EntryInfo, 0, min(limit, c.idx.Len()))
+	c.idx.Below(p, after, func(r *index.Record) bool {
+		idle = append(idle, recordInfo(r, c.cfg.BlockSize))
 		return len(idle) < limit
 	})
 	c.mu.Unlock()

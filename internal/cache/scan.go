@@ -22,7 +22,7 @@ func (c *Cache) scan(ctx context.Context) {
 	known := func(p string) bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		return c.entries[p] != nil || c.idx.get(p) != nil
+		return c.entries[p] != nil || c.idx.Get(p) != nil
 	}
 	n := 0
 	err := c.disk.scan(ctx, known, func(p string, m *blockmap.Map) {
@@ -34,12 +34,12 @@ func (c *Cache) scan(ctx context.Context) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		switch {
-		case c.entries[p] != nil || c.idx.get(p) != nil:
+		case c.entries[p] != nil || c.idx.Get(p) != nil:
 			// Opened meanwhile: its entry loaded the map itself.
 		case m.Count() == 0:
 			c.disk.remove(p) // nothing cached: a map saved before any block came
 		default:
-			c.idx.add(recOf(p, m))
+			c.idx.Add(recordOf(p, m))
 			n++
 		}
 	})
