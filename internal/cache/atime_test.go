@@ -109,7 +109,7 @@ func TestTouchedEntryStaysUntilSaved(t *testing.T) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		en := c.entries["/store/a"]
-		en.up.closeAll(nil)
+		en.up.CloseAll(nil)
 		c.markBusyLocked(en)
 		c.forgetLocked(en)
 		_, kept := c.entries["/store/a"]

@@ -272,7 +272,7 @@ func (e *entry) readSlot(s slot, dst []byte, depth int, pg *pgOut) error {
 		e.launch(fresh)
 		return e.readSlots(again, dst, s.off, depth+1, pg)
 	case s.f == nil:
-		if err := c.readUpstream(e, dst, s.off); err != nil {
+		if err := e.up.ReadAt(dst, s.off); err != nil {
 			return err
 		}
 		c.ctr.bypassBytes.Add(int64(len(dst)))

@@ -3,7 +3,6 @@ package cache
 import (
 	"context"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"path"
@@ -13,6 +12,7 @@ import (
 
 	"sitebox/internal/cache/blockmap"
 	"sitebox/internal/cache/index"
+	"sitebox/internal/cache/upstream"
 	"sitebox/internal/cksum"
 	"sitebox/internal/store"
 )
@@ -23,7 +23,7 @@ type Cache struct {
 	cfg    Config
 	log    *slog.Logger
 	disk   *disk
-	routes *store.PrefixTable[*route]
+	ups    *upstream.Set // the routes to upstream servers
 	budget *budget
 	keep   keeper // blocks kept in RAM for their readers (keep.go)
 	writeQ chan writeJob
@@ -49,9 +49,8 @@ type Cache struct {
 	mappings atomic.Int64     // data files mapped for lending (view.go)
 	subs     *blockmap.Keeper // bounds the pgread CRCs kept (pgsubs.go)
 
-	purgeCh   chan struct{}
-	connectCh chan *upstream // upstreams whose streams to dial (connect.go)
-	scanned   chan struct{}  // closed when the start-up scan has registered every cached file
+	purgeCh chan struct{}
+	scanned chan struct{} // closed when the start-up scan has registered every cached file
 	// purgeMu makes purge passes (the purger's, and tests' direct calls)
 	// one at a time; it guards purgeShort: the last purge could not reach
 	// the low marks.
@@ -85,20 +84,22 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Cache{
-		cfg:       cfg,
-		log:       log,
-		disk:      d,
-		routes:    newRoutes(cfg.Routes),
-		budget:    newBudget(cfg.RAM, cfg.BlockSize),
-		writeQ:    make(chan writeJob, max(cfg.RAM/min(cfg.BlockSize, blockmap.CheckPage)/2, 1)), // a job per fetch, a page or more
-		ctx:       ctx,
-		cancel:    cancel,
-		entries:   map[string]*entry{},
-		idx:       index.New(),
-		purgeCh:   make(chan struct{}, 1),
-		connectCh: make(chan *upstream, 4),
-		scanned:   make(chan struct{}),
-		subs:      blockmap.NewKeeper(subsBudget),
+		cfg:     cfg,
+		log:     log,
+		disk:    d,
+		budget:  newBudget(cfg.RAM, cfg.BlockSize),
+		writeQ:  make(chan writeJob, max(cfg.RAM/min(cfg.BlockSize, blockmap.CheckPage)/2, 1)), // a job per fetch, a page or more
+		ctx:     ctx,
+		cancel:  cancel,
+		entries: map[string]*entry{},
+		idx:     index.New(),
+		purgeCh: make(chan struct{}, 1),
+		scanned: make(chan struct{}),
+		subs:    blockmap.NewKeeper(subsBudget),
+	}
+	c.ups = upstream.NewSet(ctx, upstream.Options{FetchTimeout: cfg.FetchTimeout, Files: cfg.UpstreamFiles, Trim: c.trimHandles, Log: log})
+	for _, r := range cfg.Routes {
+		c.ups.Add(r.Prefix, r.Upstreams)
 	}
 	c.keep.limit = cfg.RAM / keepShare
 	c.blockPool.New = func() any { b := alignedBuf(cfg.BlockSize); return &b }
@@ -135,17 +136,9 @@ func (c *Cache) Close() error {
 	for _, e := range es {
 		e.flush()
 		e.closeData()
-		e.up.closeAll(nil)
+		e.up.CloseAll(nil)
 	}
-	for _, r := range c.routes.All() {
-		for _, u := range r.ups {
-			for _, s := range u.Streams {
-				if cl, ok := s.(io.Closer); ok {
-					cl.Close()
-				}
-			}
-		}
-	}
+	c.ups.Close()
 	return c.disk.close()
 }
 
@@ -161,15 +154,9 @@ func (c *Cache) busyFetches() int {
 	return n
 }
 
-// route returns the route serving p, or nil.
-func (c *Cache) route(p string) *route {
-	r, _ := c.routes.Lookup(p)
-	return r
-}
-
 // Prefixes lists the cached namespace prefixes.
 func (c *Cache) Prefixes() []string {
-	return c.routes.Prefixes()
+	return c.ups.Prefixes()
 }
 
 // acquire takes a reference on e, keeping it (and its data) from purges.
@@ -221,7 +208,7 @@ func (c *Cache) release(e *entry) {
 }
 
 // entryFor returns the entry for p with a reference held.
-func (c *Cache) entryFor(p string, r *route) *entry {
+func (c *Cache) entryFor(p string, r *upstream.Route) *entry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[p]
@@ -229,7 +216,8 @@ func (c *Cache) entryFor(p string, r *route) *entry {
 		// An idle cached file leaves the index: its entry loads the
 		// block map from disk (validate, loadEntryMap) and returns to
 		// the index once idle again.
-		e = &entry{c: c, path: p, route: r}
+		e = &entry{c: c, path: p}
+		e.up = r.File(p, e.wanted)
 		if rc := c.idx.Get(p); rc != nil {
 			if bits := c.idx.Checked(rc); bits != nil {
 				e.carried = &carriedChecks{size: rc.Size, mtime: rc.MTime, bits: bits}
@@ -298,7 +286,7 @@ func (c *Cache) Stat(ctx context.Context, name string) (store.FileInfo, error) {
 		}
 		e.mu.Unlock()
 	}
-	fi, err := c.upStat(ctx, r, p)
+	fi, err := r.Stat(ctx, p)
 	fi.Writable = false
 	return fi, err
 }
@@ -309,11 +297,7 @@ func (c *Cache) List(ctx context.Context, name string) (fis []store.FileInfo, er
 	if err != nil {
 		return nil, err
 	}
-	err = c.each(ctx, r, func(u *upstream) error {
-		var e error
-		fis, e = u.Streams[0].List(upCtx(ctx, u, store.RequestFrom(ctx).ClientVO()), r.upPath(u, p))
-		return e
-	})
+	fis, err = r.List(ctx, p)
 	for i := range fis {
 		fis[i].Writable = false
 	}
@@ -323,7 +307,7 @@ func (c *Cache) List(ctx context.Context, name string) (fis []store.FileInfo, er
 // Checksum asks the upstream, which computes and keeps it: the origin's
 // sum is the one the file was written with, and it needs no whole copy
 // here. Algorithms the cache does not offer are refused before asking.
-func (c *Cache) Checksum(ctx context.Context, name, algo string) (sum string, err error) {
+func (c *Cache) Checksum(ctx context.Context, name, algo string) (string, error) {
 	if a, err := cksum.Normalize(algo); err != nil || !c.cfg.Checksums.Has(a) {
 		if err == nil {
 			err = c.cfg.Checksums.Refusal(a)
@@ -334,12 +318,7 @@ func (c *Cache) Checksum(ctx context.Context, name, algo string) (sum string, er
 	if err != nil {
 		return "", err
 	}
-	err = c.each(ctx, r, func(u *upstream) error {
-		var e error
-		sum, e = store.Checksum(upCtx(ctx, u, store.RequestFrom(ctx).ClientVO()), u.Streams[0], r.upPath(u, p), algo)
-		return e
-	})
-	return sum, err
+	return r.Checksum(ctx, p, algo)
 }
 
 // Create refuses: the cache serves reads; writes go to an origin.

@@ -15,8 +15,8 @@ import (
 	"fmt"
 	"time"
 
+	"sitebox/internal/cache/upstream"
 	"sitebox/internal/cksum"
-	"sitebox/internal/store"
 )
 
 // DefaultBlockSize is 1 MiB: the fetch unit of sequential readers (and of
@@ -109,17 +109,17 @@ type Route struct {
 	Upstreams []Upstream
 }
 
-// Upstream is one remote server. Streams are independent clients of the
-// same server (one connection each); a file's blocks are spread over
-// them. PathPrefix is prepended to the path below the route's prefix (empty
-// keeps the path as the client asked for it).
-type Upstream struct {
-	Name       string // for logs and errors, e.g. the URL
-	PathPrefix string
-	Streams    []store.Store
-	// PassCGI appends the client's VO and the cache's mark to upstream
-	// paths (root:// upstreams, which may be directors; see upCtx).
-	PassCGI bool
+// Upstream is one remote server of a route: its name, where the route's
+// prefix maps to there, and its clients (see upstream.Config).
+type Upstream = upstream.Config
+
+// DialOptions are what upstream clients need besides the URL (see
+// upstream.DialOptions).
+type DialOptions = upstream.DialOptions
+
+// NewUpstream makes the clients for an upstream URL (see upstream.Dial).
+func NewUpstream(rawURL string, opts DialOptions) (Upstream, error) {
+	return upstream.Dial(rawURL, opts)
 }
 
 func (c *Config) defaults() error {

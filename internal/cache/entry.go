@@ -8,16 +8,16 @@ import (
 	"time"
 
 	"sitebox/internal/cache/blockmap"
+	"sitebox/internal/cache/upstream"
 )
 
 // entry is one cached file. The block map, data file and fetches in flight
 // are guarded by mu; refs (open handles, prefetchers and pending disk
 // writes) by the cache's mu, so an entry in use is never purged.
 type entry struct {
-	c     *Cache
-	path  string
-	route *route
-	up    upFiles
+	c    *Cache
+	path string
+	up   *upstream.File // its handles upstream
 
 	openMu sync.Mutex // serialises revalidation of this file
 	// saveMu serialises map saves, which run without mu: an fsync can take
@@ -27,7 +27,7 @@ type entry struct {
 
 	mu    sync.Mutex
 	m     *blockmap.Map // nil until the upstream has been asked
-	vo    string        // the client VO passed upstream (see upCtx)
+	vo    string        // the client VO passed upstream (see wanted)
 	gen   uint64        // bumped when the cached copy is dropped
 	dirty bool          // m's content changed since it was saved
 	// touched: only m's last access changed since it was saved. The
@@ -63,6 +63,19 @@ func (e *entry) size() int64 {
 		return 0
 	}
 	return e.m.Size()
+}
+
+// wanted is what the cached copy expects of the upstream file: its size
+// (a handle on another version is refused) and the VO of the client
+// that reaches the file, which fetches pass upstream (a director there
+// picks the VO's federation by it).
+func (e *entry) wanted() (size int64, vo string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m != nil {
+		size = e.m.Size()
+	}
+	return size, e.vo
 }
 
 // dataFile returns the open data file, opening or creating it. Called with
@@ -150,7 +163,7 @@ func (e *entry) dropLocked() int64 {
 	e.closeFilesLocked()
 	e.c.disk.remove(e.path)
 	e.dirty, e.touched = false, false
-	e.up.closeAll(nil)
+	e.up.CloseAll(nil)
 	return freed
 }
 

@@ -154,6 +154,7 @@ func (c *Cache) Evict(ctx context.Context, path string) error {
 func (c *Cache) Stats() Stats {
 	var s Stats
 	c.ctr.snapshot(&s)
+	s.UpstreamBytes, s.UpstreamErrors = c.ups.Bytes(), c.ups.Errors()
 	u := c.usage()
 	s.UsedBytes, s.Files = u.bytes, u.files
 	c.mu.Lock()

@@ -1,14 +1,7 @@
 package cache
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"slices"
-
-	"golang.org/x/sync/errgroup"
-
-	"sitebox/internal/store"
 )
 
 // maxGroupBytes bounds one upstream request of a group of fetches: about
@@ -28,11 +21,6 @@ const minGroupBytes = 256 << 10
 // its groups stay at least minGroupBytes).
 const groupSpread = 4
 
-// groupSlack is how many more requests in flight a stream holding the
-// file may have than the least busy stream before a group goes to a
-// stream that must open the file first (see streamCost).
-const groupSlack = 4
-
 // preopenStreams is how many streams a file is opened on once a reader
 // misses: the groups of a few readers' concurrent vector reads
 // (groupSpread each) then find the file open on a stream not busy with
@@ -41,15 +29,9 @@ const preopenStreams = 2 * groupSpread
 
 // preopenFirst is how many of them open as a client opens the file: its
 // first miss then finds one open (a group may queue there, see
-// groupSlack), and a reader whose reads all hit (an analysis job reading
+// upstream.GroupSlack), and a reader whose reads all hit (an analysis job reading
 // again what it read before) costs the upstream one open, not eight.
 const preopenFirst = 1
-
-// readVer is an upstream file that reads scattered ranges in one request
-// (root:// upstreams: kXR_readv).
-type readVer interface {
-	ReadV(ctx context.Context, bufs [][]byte, offs []int64) error
-}
 
 // launch starts the fetches a read (or read-ahead, or a readv's hint)
 // created (runs of pages: a scattered reader's misses are a page or two
@@ -79,69 +61,20 @@ func (e *entry) launch(fs []*fetch) {
 }
 
 func (e *entry) runGroup(fs []*fetch) {
-	c := e.c
 	var err error
 	if len(fs) == 1 {
-		err = c.readUpstream(e, fs[0].buf, fs[0].off)
+		err = e.up.ReadAt(fs[0].buf, fs[0].off)
 	} else {
 		bufs, offs := make([][]byte, len(fs)), make([]int64, len(fs))
 		for i, f := range fs {
 			bufs[i], offs[i] = f.buf, f.off
 		}
-		err = c.readUpstreamMany(e, bufs, offs)
+		err = e.up.ReadV(bufs, offs)
 	}
 	for _, f := range fs {
 		f.err = err
 		e.fetched(f)
 	}
-}
-
-// readUpstreamMany is readUpstream for several ranges: each upstream in
-// order, each twice, all ranges or an error.
-func (c *Cache) readUpstreamMany(e *entry, bufs [][]byte, offs []int64) error {
-	total := 0
-	for _, b := range bufs {
-		total += len(b)
-	}
-	closed, err := c.failover(e, total, func(ui int, u *upstream) error { return c.readOnceMany(e, ui, u, bufs, offs) })
-	if err != nil && !closed {
-		return &store.PathError{Op: "read", Path: e.path, Err: fmt.Errorf("%w (%w): no upstream could serve %d ranges from byte %d: %w", store.ErrIO, store.ErrUnavailable, len(bufs), offs[0], err)}
-	}
-	return err
-}
-
-// readOnceMany reads the ranges from upstream ui: one readv where the
-// upstream file has it, else a read per range, in parallel.
-func (c *Cache) readOnceMany(e *entry, ui int, u *upstream, bufs [][]byte, offs []int64) error {
-	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.FetchTimeout)
-	defer cancel()
-	// A group (a few hundred KiB) waits about a millisecond per request
-	// ahead of it on a stream, far less than the round trip of opening
-	// the file on another: it queues behind up to groupSlack of them.
-	si := u.take(e.streamCost(ui, u, groupSlack))
-	f, err := c.upFile(ctx, e, ui, u, si)
-	if err == nil {
-		if rv, ok := f.(readVer); ok {
-			err = rv.ReadV(ctx, bufs, offs)
-		} else {
-			err = errors.ErrUnsupported
-		}
-	}
-	u.done(si)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, errors.ErrUnsupported):
-		// An https upstream: the ranges go as parallel reads over the
-		// client's connection pool.
-		var g errgroup.Group
-		for i := range bufs {
-			g.Go(func() error { return c.readOnce(e, ui, u, bufs[i], offs[i]) })
-		}
-		return g.Wait()
-	}
-	e.up.dropUpstream(ui) // as readOnce: the retry re-opens
-	return err
 }
 
 // preopen opens e's file at its first upstream, in the background, until
@@ -154,31 +87,12 @@ func (c *Cache) preopen(e *entry, want int) {
 	e.mu.Lock()
 	skip := e.m == nil || e.m.Complete() || e.m.Size() < 2*groupSpread*minGroupBytes
 	e.mu.Unlock()
-	if skip || len(e.route.ups) == 0 {
+	if skip {
 		return
 	}
-	have := e.up.count()
-	if have >= want {
-		return
-	}
-	u := e.route.ups[0]
-	c.wantConnected(u)
-	for range min(want-have, len(u.Streams)-have) {
-		si := u.take(e.openCost(u))
+	// Each open holds a reference on e, keeping it from purges.
+	e.up.Preopen(want, func() func() {
 		c.acquire(e)
-		go func() {
-			defer c.release(e)
-			defer u.done(si)
-			ctx, cancel := context.WithTimeout(c.ctx, c.cfg.FetchTimeout)
-			defer cancel()
-			c.upFile(ctx, e, 0, u, si) // an error shows again on the first read
-		}()
-	}
-}
-
-// count is the number of handles open or opening.
-func (h *upFiles) count() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.handles)
+		return func() { c.release(e) }
+	})
 }

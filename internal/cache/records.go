@@ -18,7 +18,7 @@ import (
 // whose save failed is forgotten too: the one on disk is older but
 // consistent, and the file is served from it next time).
 func (c *Cache) forgetLocked(e *entry) {
-	if e.refs > 0 || e.opens > 0 || e.idle != nil || c.entries[e.path] != e || !e.up.none() {
+	if e.refs > 0 || e.opens > 0 || e.idle != nil || c.entries[e.path] != e || e.up.Handles() != 0 {
 		return
 	}
 	if !e.saveMu.TryLock() {
@@ -62,13 +62,6 @@ func recordInfo(r *index.Record, blockSize int64) EntryInfo {
 		Blocks: int((r.Size + blockSize - 1) / blockSize), Present: int(r.Present),
 		ModTime: time.Unix(0, r.MTime), LastAccess: time.Unix(0, r.ATime),
 	}
-}
-
-// none reports whether no upstream handle is open or opening.
-func (h *upFiles) none() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.handles) == 0
 }
 
 // liveEntries returns the entries in memory: the files in use or used

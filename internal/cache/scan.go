@@ -26,7 +26,7 @@ func (c *Cache) scan(ctx context.Context) {
 	}
 	n := 0
 	err := c.disk.scan(ctx, known, func(p string, m *blockmap.Map) {
-		r := c.route(p)
+		r := c.ups.Route(p)
 		if r == nil || m.BlockSize() != c.cfg.BlockSize {
 			c.disk.remove(p) // no longer cached here, or cached in another block size
 			return

@@ -61,11 +61,11 @@ type counters struct {
 	hitBytes, missBytes, bypassBytes atomic.Int64
 	ramHitBytes                      atomic.Int64
 	hitRequests, missRequests        atomic.Int64
-	upstreamBytes, coalescedWaits    atomic.Int64
+	coalescedWaits                   atomic.Int64
 	readAheadBlocks                  atomic.Int64
 	writtenBytes, evictedBytes       atomic.Int64
 	evictedFiles, writesDropped      atomic.Int64
-	corruptBlocks, upstreamErrors    atomic.Int64
+	corruptBlocks                    atomic.Int64
 }
 
 // servedFromFetch counts n bytes served from a fetch's buffer: a hit
@@ -86,7 +86,6 @@ func (c *counters) snapshot(s *Stats) {
 	s.BypassBytes = c.bypassBytes.Load()
 	s.HitRequests = c.hitRequests.Load()
 	s.MissRequests = c.missRequests.Load()
-	s.UpstreamBytes = c.upstreamBytes.Load()
 	s.CoalescedWaits = c.coalescedWaits.Load()
 	s.ReadAheadBlocks = c.readAheadBlocks.Load()
 	s.WrittenBytes = c.writtenBytes.Load()
@@ -94,5 +93,4 @@ func (c *counters) snapshot(s *Stats) {
 	s.EvictedFiles = c.evictedFiles.Load()
 	s.WritesDropped = c.writesDropped.Load()
 	s.CorruptBlocks = c.corruptBlocks.Load()
-	s.UpstreamErrors = c.upstreamErrors.Load()
 }
