@@ -100,4 +100,3 @@ func TestIndexBelowSkipsNeighbours(t *testing.T) {
 		t.Fatalf("below /a after /a/x: %v, want %v", seen, want)
 	}
 }
-
