@@ -8,7 +8,7 @@ import (
 // diskAccess returns the last access the block map on disk records for p.
 func (e *env) diskAccess(p string) time.Time {
 	e.t.Helper()
-	m, err := e.c.disk.loadMap(p)
+	m, err := e.c.disk.LoadMap(p)
 	if err != nil {
 		e.t.Fatalf("map of %s: %v", p, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"sitebox/internal/cache/blockmap"
+	"sitebox/internal/cache/disk"
 	"sitebox/internal/store"
 )
 
@@ -320,7 +321,7 @@ func (e *entry) readDisk(s slot, dst []byte, pg *pgOut) (bool, error) {
 	// (File.ViewPages, pgsubs.go).
 	if err == nil && s.checked && pg == nil {
 		if e.residentNow(data, s.off, s.end) {
-			ok, missing := c.disk.readResident(data, dst, s.off)
+			ok, missing := c.disk.ReadResident(data, dst, s.off)
 			if ok && e.stillChecked(s) {
 				c.ctr.hitBytes.Add(int64(len(dst)))
 				return true, nil
@@ -383,10 +384,10 @@ func (e *entry) diskReader(s slot, n int64) (*os.File, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch {
-	case n >= streamMin && c.disk.streamReach > 0:
+	case n >= disk.StreamMin && c.disk.StreamReach() > 0:
 		e.uncheckAheadLocked(s.p0 + len(s.crcs))
 		return e.streamFile()
-	case c.disk.direct:
+	case c.disk.Direct():
 		return e.readFile()
 	default:
 		return e.dataFile()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"sitebox/internal/cache/blockmap"
+	"sitebox/internal/cache/disk"
 	"sitebox/internal/cache/index"
 	"sitebox/internal/cache/upstream"
 	"sitebox/internal/cksum"
@@ -22,7 +23,7 @@ import (
 type Cache struct {
 	cfg    Config
 	log    *slog.Logger
-	disk   *disk
+	disk   *disk.Dir
 	ups    *upstream.Set // the routes to upstream servers
 	budget *budget
 	keep   keeper // blocks kept in RAM for their readers (keep.go)
@@ -46,7 +47,6 @@ type Cache struct {
 
 	withData entrySet         // entries with an open data file, for the flusher
 	touched  entrySet         // entries whose last access waits for the flusher to save it
-	mappings atomic.Int64     // data files mapped for lending (view.go)
 	subs     *blockmap.Keeper // bounds the pgread CRCs kept (pgsubs.go)
 
 	purgeCh chan struct{}
@@ -78,7 +78,7 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 	// O_DIRECT writes pay off for big blocks, which streaming readers fill
 	// (less CPU per byte); small blocks serve scattered reads, whose pages
 	// are best written where the next read finds them, the page cache.
-	d, err := openDisk(cfg.Dir, !cfg.PageCache && cfg.BlockSize >= 1<<20, cfg.DiskRetry, log)
+	d, err := disk.Open(cfg.Dir, !cfg.PageCache && cfg.BlockSize >= 1<<20, cfg.DiskRetry, log)
 	if err != nil {
 		return nil, err
 	}
@@ -102,8 +102,8 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 		c.ups.Add(r.Prefix, r.Upstreams)
 	}
 	c.keep.limit = cfg.RAM / keepShare
-	c.blockPool.New = func() any { b := alignedBuf(cfg.BlockSize); return &b }
-	d.onFailure = func() { c.kickPurge(-1) }
+	c.blockPool.New = func() any { b := disk.AlignedBuf(cfg.BlockSize); return &b }
+	d.OnFull(func() { c.kickPurge(-1) })
 	log.Info("cache ready; reading the block maps of cached files in the background", "dir", cfg.Dir, "block_size", cfg.BlockSize, "ram", cfg.RAM)
 	return c, nil
 }
@@ -139,7 +139,7 @@ func (c *Cache) Close() error {
 		e.up.CloseAll(nil)
 	}
 	c.ups.Close()
-	return c.disk.close()
+	return c.disk.Close()
 }
 
 func (c *Cache) busyFetches() int {
@@ -217,6 +217,7 @@ func (c *Cache) entryFor(p string, r *upstream.Route) *entry {
 		// block map from disk (validate, loadEntryMap) and returns to
 		// the index once idle again.
 		e = &entry{c: c, path: p}
+		e.data = c.disk.Data(p, func() { c.withData.add(e) })
 		e.up = r.File(p, e.wanted)
 		if rc := c.idx.Get(p); rc != nil {
 			if bits := c.idx.Checked(rc); bits != nil {

@@ -100,7 +100,7 @@ func TestCorruptBlockIsRefetched(t *testing.T) {
 
 func testCorruptBlockIsRefetched(t *testing.T, mincore bool) {
 	e := newEnv(t, nil)
-	e.c.disk.noCachestat.Store(mincore)
+	e.c.disk.AskMincore(mincore)
 	want := e.file("c", 300<<10)
 	e.read("/store/c", 64<<10)
 	e.settle()

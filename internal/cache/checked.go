@@ -1,12 +1,7 @@
 package cache
 
 import (
-	"errors"
 	"os"
-
-	"golang.org/x/sys/unix"
-
-	"sitebox/internal/nbio"
 )
 
 // Integrity checks once per trip from disk. A page's CRC32C is checked
@@ -47,36 +42,6 @@ func (e *entry) stillChecked(s slot) bool {
 	return e.gen == s.gen && e.m != nil && e.m.Forgets() == s.forgets
 }
 
-// readResident reads len(dst) bytes at off from f only if the page cache
-// holds them all: a read that would wait for the disk returns false at
-// once (preadv2 with RWF_NOWAIT, without the scheduler's bookkeeping for
-// a call that may block: see nbio), and the caller reads and checks whole
-// pages instead. A kernel or filesystem without RWF_NOWAIT turns it off
-// for good (d.noResident).
-//
-// missing reports that some of the bytes were not in the page cache. The
-// kernel may have started reading them back from disk: they will be in
-// the page cache unchecked, and the caller must forget their check
-// before another reader finds them there.
-func (d *disk) readResident(f *os.File, dst []byte, off int64) (ok, missing bool) {
-	if d.noResident.Load() || len(dst) > nbio.MaxQuick {
-		return false, false
-	}
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return false, false
-	}
-	n := 0
-	rerr := rc.Read(func(fd uintptr) bool {
-		n, err = nbio.ReadResident(int(fd), dst, off)
-		return true
-	})
-	if errors.Is(err, errors.ErrUnsupported) {
-		d.noResident.Store(true)
-	}
-	return rerr == nil && err == nil && n == len(dst), errors.Is(err, nbio.ErrNotResident)
-}
-
 // residentNow reports whether the page cache holds bytes [off, end) of
 // the data file f right now, asking without reading. readResident alone
 // is not enough: its RWF_NOWAIT read of a page that is not there starts
@@ -88,24 +53,12 @@ func (d *disk) readResident(f *os.File, dst []byte, off int64) (ok, missing bool
 // entry's mapping, made if need be. A page dropped between the question
 // and the read is the window of a few microseconds View has too.
 func (e *entry) residentNow(f *os.File, off, end int64) bool {
-	d := e.c.disk
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return false
-	}
-	var ok, asked bool
-	if err := rc.Control(func(fd uintptr) { ok, asked = d.cachedFD(int(fd), off, end) }); err != nil {
-		return false
-	}
-	if asked {
+	if ok, asked := e.c.disk.ResidentFD(f, off, end); asked {
 		return ok
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.mm == nil {
-		e.mm = e.mapLocked()
-	}
-	return e.mm != nil && end <= int64(len(e.mm.b)) && d.cached(e.mm, off, end)
+	return e.data.Resident(e.sizeLocked(), off, end)
 }
 
 // uncheckSlot forgets the checks of the slot's pages, unless they changed
@@ -117,14 +70,4 @@ func (e *entry) uncheckSlot(s slot) {
 		return
 	}
 	e.m.UncheckRange(s.p0, s.p0+len(s.crcs))
-}
-
-// adviseRandom tells the kernel not to read ahead on f: pages reach the
-// page cache only through reads that check them (see above), and a
-// scattered reader's neighbouring pages are rarely wanted. Streams read
-// through a reader of their own, which reads ahead (stream.go).
-func adviseRandom(f *os.File) {
-	if rc, err := f.SyscallConn(); err == nil {
-		rc.Control(func(fd uintptr) { unix.Fadvise(int(fd), 0, 0, unix.FADV_RANDOM) })
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"sitebox/internal/cache/blockmap"
+	"sitebox/internal/cache/disk"
 	"sitebox/internal/cache/upstream"
 )
 
@@ -34,11 +35,8 @@ type entry struct {
 	// flusher saves it (Cache.touched): a reader's close must not wait
 	// for two fsyncs to record when it read.
 	touched  bool
-	warned   bool     // a disk error on this file was logged
-	data     *os.File // nil until needed
-	rdata    *os.File // buffered reader of data's file (see openRead); nil until needed
-	mm       *mapping // data's file mapped, for lending its pages (view.go); nil until needed
-	sdata    *os.File // streams' reader of data's file (stream.go); nil until needed
+	warned   bool       // a disk error on this file was logged
+	data     *disk.Data // its data file and the descriptors it is read and written with
 	inflight map[int]*fetch
 	kept     map[int]*fetch // by block: a fetch of its pages kept in RAM after its write (keep.go)
 	// carried are the checked bits the index kept for the file, until its
@@ -78,68 +76,31 @@ func (e *entry) wanted() (size int64, vo string) {
 	return size, e.vo
 }
 
-// dataFile returns the open data file, opening or creating it. Called with
-// e.mu held.
-func (e *entry) dataFile() (*os.File, error) {
-	if e.data != nil {
-		return e.data, nil
+// sizeLocked is the cached file's size, or -1 before the upstream was
+// asked. Called with e.mu held.
+func (e *entry) sizeLocked() int64 {
+	if e.m == nil {
+		return -1
 	}
-	f, err := e.c.disk.openData(e.path)
-	if err != nil {
-		return nil, err
-	}
-	// A sparse file of the final size from the start: writing into holes
-	// is several times cheaper than extending the file block by block
-	// (measured on ext4: 4.4 GB/s against 0.3 GB/s).
-	// Rounded up so the last block can be written and read with O_DIRECT.
-	if fi, err := f.Stat(); err == nil && e.m != nil && fi.Size() != alignUp(e.m.Size()) {
-		if err := f.Truncate(alignUp(e.m.Size())); err != nil {
-			f.Close()
-			return nil, err
-		}
-	}
-	e.data = f
-	e.c.withData.add(e)
-	return f, nil
+	return e.m.Size()
 }
+
+// dataFile returns the open data file, opening or creating it. Called
+// with e.mu held.
+func (e *entry) dataFile() (*os.File, error) { return e.data.File(e.sizeLocked()) }
 
 // readFile returns the buffered reader of the data file, opening it.
 // Called with e.mu held.
-func (e *entry) readFile() (*os.File, error) { return e.reader(&e.rdata, e.c.disk.openRead) }
+func (e *entry) readFile() (*os.File, error) { return e.data.Reader(e.sizeLocked()) }
 
-// reader returns *slot, a second descriptor of the data file, opening it
-// with open (the data file first, which creates it). Called with e.mu
-// held.
-func (e *entry) reader(slot **os.File, open func(p string) (*os.File, error)) (*os.File, error) {
-	if *slot != nil {
-		return *slot, nil
-	}
-	if _, err := e.dataFile(); err != nil {
-		return nil, err
-	}
-	f, err := open(e.path)
-	if err != nil {
-		return nil, err
-	}
-	*slot = f
-	return f, nil
-}
+// streamFile returns the streams' reader of the data file, opening it.
+// Called with e.mu held.
+func (e *entry) streamFile() (*os.File, error) { return e.data.Stream(e.sizeLocked()) }
 
-// closeFilesLocked closes the data file, its readers and its mapping.
+// closeFilesLocked closes the data file, its readers and its mapping:
+// the flusher need not look at e any more. Called with e.mu held.
 func (e *entry) closeFilesLocked() {
-	e.unmapLocked()
-	e.closeLocked(&e.data, &e.rdata, &e.sdata)
-}
-
-// closeLocked closes the descriptors files point to, the data file's
-// among them: the flusher need not look at e any more.
-func (e *entry) closeLocked(files ...**os.File) {
-	for _, f := range files {
-		if *f != nil {
-			(*f).Close()
-			*f = nil
-		}
-	}
+	e.data.Close()
 	e.c.withData.remove(e)
 }
 
@@ -161,7 +122,7 @@ func (e *entry) dropLocked() int64 {
 	e.inflight = nil
 	e.unkeepLocked()
 	e.closeFilesLocked()
-	e.c.disk.remove(e.path)
+	e.c.disk.Remove(e.path)
 	e.dirty, e.touched = false, false
 	e.up.CloseAll(nil)
 	return freed
@@ -179,7 +140,7 @@ func (e *entry) flush() error {
 		return nil
 	}
 	snap := e.m.Clone()
-	data := e.data
+	data := e.data.Opened()
 	gen := e.gen
 	content := e.dirty
 	e.dirty, e.touched = false, false
@@ -190,12 +151,12 @@ func (e *entry) flush() error {
 		err = data.Sync()
 	}
 	if err == nil {
-		err = e.c.disk.saveMap(e.path, snap)
+		err = e.c.disk.SaveMap(e.path, snap)
 		e.mu.Lock()
 		if e.gen != gen {
 			// Dropped while we saved: our map may have landed after the
 			// drop removed the old one, and describes a copy that is gone.
-			e.c.disk.removeMap(e.path)
+			e.c.disk.RemoveMap(e.path)
 			e.dirty = e.m != nil
 		}
 		e.mu.Unlock()
@@ -214,7 +175,7 @@ func (e *entry) flush() error {
 // diskFailed reports a disk error on this file: disk-wide ones are logged
 // by the disk, once; others once per entry, however many blocks fail.
 func (e *entry) diskFailed(err error) {
-	if e.c.disk.failed(err) {
+	if e.c.disk.Failed(err) {
 		return
 	}
 	e.mu.Lock()
@@ -246,17 +207,12 @@ func (e *entry) closeData() {
 }
 
 // idleData closes what an entry nobody uses need not keep open: the data
-// file. A file mapped for lending (view.go) stays mapped, with the reader
-// cachestat asks, until the entry leaves memory (forgetLocked, one idle
-// time later) or is dropped: analysis jobs open the same files again and
-// again, and each new mapping costs a page fault per page lent.
+// file (disk.Data.Idle). A file mapped for lending stays mapped until the
+// entry leaves memory (forgetLocked, one idle time later) or is dropped.
 func (e *entry) idleData() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.unkeepLocked()
-	if e.mm == nil {
-		e.closeFilesLocked()
-		return
-	}
-	e.closeLocked(&e.data, &e.sdata)
+	e.data.Idle()
+	e.c.withData.remove(e)
 }

@@ -61,7 +61,7 @@ func (c *Cache) evictOldest(needBytes, needFiles int64) (freedBytes, freedFiles,
 // between the two.
 func (c *Cache) evictRecLocked(r *index.Record) int64 {
 	c.idx.Remove(r)
-	c.disk.remove(r.Path)
+	c.disk.Remove(r.Path)
 	c.ctr.evictedBytes.Add(r.Cached)
 	c.ctr.evictedFiles.Add(1)
 	return r.Cached
@@ -167,6 +167,6 @@ func (c *Cache) Stats() Stats {
 	s.RAMInUse, s.RAMLimit, s.RAMKept = c.budget.inUse(), c.cfg.RAM, c.keep.held()
 	s.DiskTotal, s.DiskFree = u.fsTotal, u.fsTotal-u.fsUsed
 	s.InodesTotal, s.InodesFree = u.inodesTotal, u.inodesTotal-u.inodesUse
-	s.DiskError = c.disk.errorText()
+	s.DiskError = c.disk.ErrorText()
 	return s
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"sitebox/internal/cache/disk"
 	"sitebox/internal/store"
 )
 
@@ -26,7 +27,7 @@ type File struct {
 	runStart, runBytes atomic.Int64
 	// mm is the mapping this handle lent bytes from, kept until Close
 	// (view.go). Guarded by e.mu.
-	mm *mapping
+	mm *disk.Mapping
 }
 
 var _ store.File = (*File)(nil)
@@ -116,7 +117,7 @@ func (f *File) observe(off, end int64) (stream, ahead bool) {
 	// directory) is not streaming, and read-ahead would fetch megabytes
 	// nobody asked for. A failed disk keeps nothing: a block fetched
 	// ahead would be fetched again when the reader gets there.
-	ahead = stream && end-f.runStart.Load() >= 2*bs && f.c.cfg.ReadAhead > 0 && f.c.disk.healthy()
+	ahead = stream && end-f.runStart.Load() >= 2*bs && f.c.cfg.ReadAhead > 0 && f.c.disk.Healthy()
 	return stream, ahead
 }
 
@@ -161,7 +162,7 @@ func (c *Cache) prefetch(e *entry) {
 		gen, blocks := e.gen, e.m.Blocks()
 		e.mu.Unlock()
 		for b := 0; b < blocks; {
-			if c.ctx.Err() != nil || !c.disk.healthy() {
+			if c.ctx.Err() != nil || !c.disk.Healthy() {
 				return // a failed disk keeps nothing: prefetching only doubles upstream reads
 			}
 			e.mu.Lock()
@@ -201,7 +202,7 @@ func (f *File) Close() error {
 		f.mm = nil
 		f.e.mu.Unlock()
 		if mm != nil {
-			mm.unref()
+			mm.Unref()
 		}
 		f.c.mu.Lock()
 		f.e.opens--

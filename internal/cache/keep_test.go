@@ -21,7 +21,7 @@ func newKeepEnv(t *testing.T, mod func(*Config)) *env {
 			mod(c)
 		}
 	})
-	if !e.c.disk.direct {
+	if !e.c.disk.Direct() {
 		t.Skipf("%s does not support O_DIRECT: every block goes through the page cache and none is kept", e.dir)
 	}
 	return e

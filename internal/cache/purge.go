@@ -22,7 +22,7 @@ func (c *Cache) flusher(ctx context.Context) {
 		}
 		for _, e := range c.withData.snapshot() {
 			e.mu.Lock()
-			dirty := e.dirty && e.data != nil
+			dirty := e.dirty && e.data.Opened() != nil
 			e.mu.Unlock()
 			if dirty {
 				e.flush()
@@ -123,7 +123,7 @@ func (c *Cache) usage() usage {
 		}
 		e.mu.Unlock()
 	}
-	total, free, inodes, freeInodes, err := c.disk.statfs()
+	total, free, inodes, freeInodes, err := c.disk.Statfs()
 	if err == nil {
 		u.fsTotal, u.fsUsed = total, total-free
 		u.inodesTotal, u.inodesUse = inodes, inodes-freeInodes

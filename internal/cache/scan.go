@@ -25,10 +25,10 @@ func (c *Cache) scan(ctx context.Context) {
 		return c.entries[p] != nil || c.idx.Get(p) != nil
 	}
 	n := 0
-	err := c.disk.scan(ctx, known, func(p string, m *blockmap.Map) {
+	err := c.disk.Scan(ctx, known, func(p string, m *blockmap.Map) {
 		r := c.ups.Route(p)
 		if r == nil || m.BlockSize() != c.cfg.BlockSize {
-			c.disk.remove(p) // no longer cached here, or cached in another block size
+			c.disk.Remove(p) // no longer cached here, or cached in another block size
 			return
 		}
 		c.mu.Lock()
@@ -37,7 +37,7 @@ func (c *Cache) scan(ctx context.Context) {
 		case c.entries[p] != nil || c.idx.Get(p) != nil:
 			// Opened meanwhile: its entry loaded the map itself.
 		case m.Count() == 0:
-			c.disk.remove(p) // nothing cached: a map saved before any block came
+			c.disk.Remove(p) // nothing cached: a map saved before any block came
 		default:
 			c.idx.Add(recordOf(p, m))
 			n++
@@ -69,7 +69,7 @@ func (c *Cache) loadEntryMap(e *entry) {
 	if e.m != nil {
 		return
 	}
-	m, err := c.disk.loadMap(e.path)
+	m, err := c.disk.LoadMap(e.path)
 	rc := e.carried
 	e.carried = nil
 	switch {
@@ -79,7 +79,7 @@ func (c *Cache) loadEntryMap(e *entry) {
 			m.CarryChecked(rc.bits)
 		}
 	case err == nil || !errors.Is(err, fs.ErrNotExist):
-		c.disk.remove(e.path) // unreadable, or another block size: start afresh
+		c.disk.Remove(e.path) // unreadable, or another block size: start afresh
 	}
 }
 

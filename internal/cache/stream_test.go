@@ -12,7 +12,7 @@ import (
 func TestStreamReadForgetsChecksAhead(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
 	want := e.file("s", 8<<20)
-	e.c.disk.streamReach = 5 << 20
+	e.c.disk.SetStreamReach(5 << 20)
 	f := e.open("/store/s")
 	defer f.Close()
 	read := func(off int64, n int) {

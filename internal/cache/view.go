@@ -1,14 +1,9 @@
 package cache
 
 import (
-	"errors"
 	"math"
-	"os"
-	"sync/atomic"
 
-	"golang.org/x/sys/unix"
-
-	"sitebox/internal/nbio"
+	"sitebox/internal/cache/disk"
 	"sitebox/internal/store"
 )
 
@@ -34,28 +29,7 @@ import (
 // promises. Data files are never shortened while open, only removed, and
 // a removed file's mapping stays readable.
 
-// maxMappings bounds the data files mapped at once. Each mapping is one
-// entry in the process's table of memory areas (vm.max_map_count, 65,530
-// by default), which the Go heap needs too; past the bound reads copy.
-const maxMappings = 4096
-
 var _ store.Viewer = (*File)(nil)
-
-// mapping is a data file mapped into memory. The entry holds a reference
-// while the file is open, and so does every handle that lent from it.
-type mapping struct {
-	b    []byte
-	fd   int // the data file's reader, open while the entry holds the mapping
-	refs atomic.Int32
-	c    *Cache
-}
-
-func (mp *mapping) unref() {
-	if mp.refs.Add(-1) == 0 {
-		unix.Munmap(mp.b)
-		mp.c.mappings.Add(-1)
-	}
-}
 
 // View lends the n bytes at off when they are all cached, checked and in
 // the page cache (see above); otherwise it reports false and the caller
@@ -90,13 +64,13 @@ func (f *File) lend(off int64, n int, crcs []uint32) ([]byte, bool) {
 	}
 	f.c.ctr.hitRequests.Add(1)
 	f.c.ctr.hitBytes.Add(int64(n))
-	return mp.b[off:end:end], true
+	return mp.Bytes(off, end), true
 }
 
 // lendable returns the mapping to lend bytes [off, end) from, or nil:
 // the pages must be present, checked and in the page cache, and for a
 // pgread (crcs not nil) their pgread CRCs kept, which it sets.
-func (f *File) lendable(off, end int64, crcs []uint32) *mapping {
+func (f *File) lendable(off, end int64, crcs []uint32) *disk.Mapping {
 	e := f.e
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -110,11 +84,11 @@ func (f *File) lendable(off, end int64, crcs []uint32) *mapping {
 			// changed upstream): ReadAt reports that.
 			return nil
 		}
-		mp.refs.Add(1)
+		mp.Ref()
 		f.mm = mp
 	}
 	// The descriptor is open while mp is the entry's mapping.
-	if !f.c.disk.cached(mp, off, end) {
+	if !mp.Resident(off, end) {
 		return nil
 	}
 	return mp
@@ -123,7 +97,7 @@ func (f *File) lendable(off, end int64, crcs []uint32) *mapping {
 // lendableLocked returns the mapping of the data file when pages [off,
 // end) are all present and checked, mapping the file if need be, or nil.
 // Called with e.mu held.
-func (e *entry) lendableLocked(off, end int64) *mapping {
+func (e *entry) lendableLocked(off, end int64) *disk.Mapping {
 	m := e.m
 	if m == nil || off < 0 || off >= end || end > m.Size() {
 		return nil
@@ -137,74 +111,9 @@ func (e *entry) lendableLocked(off, end int64) *mapping {
 	if !m.Checked(pa, pb) {
 		return nil
 	}
-	if e.mm == nil {
-		e.mm = e.mapLocked()
-	}
-	if e.mm == nil || end > int64(len(e.mm.b)) {
+	mp := e.data.Map(m.Size())
+	if mp == nil || end > mp.Len() {
 		return nil
-	}
-	return e.mm
-}
-
-// mapLocked maps the data file, or returns nil when it cannot (too many
-// mappings, no file yet, a failed system call): reads then copy.
-func (e *entry) mapLocked() *mapping {
-	c := e.c
-	if c.mappings.Add(1) > maxMappings {
-		c.mappings.Add(-1)
-		return nil
-	}
-	var mp *mapping
-	if f, err := e.readFile(); err == nil {
-		if fi, err := f.Stat(); err == nil && fi.Size() > 0 && int64(int(fi.Size())) == fi.Size() {
-			if b, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED); err == nil {
-				// The bytes are lent a few pages at a time: no read-ahead
-				// on a fault (mincore has said the pages are there).
-				unix.Madvise(b, unix.MADV_RANDOM)
-				mp = &mapping{b: b, fd: int(f.Fd()), c: c}
-				mp.refs.Store(1)
-			}
-		}
-	}
-	if mp == nil {
-		c.mappings.Add(-1)
 	}
 	return mp
-}
-
-// unmapLocked drops the entry's reference to its mapping (handles that
-// lent from it keep theirs). Called with e.mu held.
-func (e *entry) unmapLocked() {
-	if e.mm != nil {
-		e.mm.unref()
-		e.mm = nil
-	}
-}
-
-// cached reports whether the page cache holds bytes [off, end) of mp's
-// file: cachestat on the file (Linux 6.5 on), else mincore on the
-// mapping, which costs three times as much (it walks the page tables
-// under the process's memory-map lock).
-func (d *disk) cached(mp *mapping, off, end int64) bool {
-	if ok, asked := d.cachedFD(mp.fd, off, end); asked {
-		return ok
-	}
-	page := int64(os.Getpagesize())
-	ok, err := nbio.Resident(mp.b[off&^(page-1) : end])
-	return ok && err == nil
-}
-
-// cachedFD asks cachestat whether the page cache holds bytes [off, end)
-// of the file fd; asked is false where the kernel has no cachestat
-// (before Linux 6.5), which it remembers.
-func (d *disk) cachedFD(fd int, off, end int64) (ok, asked bool) {
-	if d.noCachestat.Load() {
-		return false, false
-	}
-	ok, err := nbio.Cached(fd, off, end-off)
-	if errors.Is(err, errors.ErrUnsupported) {
-		d.noCachestat.Store(true)
-		return false, false
-	}
-	return ok && err == nil, true
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"sitebox/internal/cache/disk"
 )
 
 // Bytes are lent only when their pages are cached, checked and in the
@@ -21,7 +23,7 @@ func TestViewLendsOnlyCheckedPagesInMemory(t *testing.T) {
 
 func testViewLends(t *testing.T, mincore bool) {
 	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
-	e.c.disk.noCachestat.Store(mincore)
+	e.c.disk.AskMincore(mincore)
 	want := e.file("v", 512<<10)
 	f := e.open("/store/v")
 	const off, n = 64<<10 + 100, 40 << 10 // two pages
@@ -66,7 +68,7 @@ func testViewLends(t *testing.T, mincore bool) {
 		t.Fatal("lent the wrong bytes")
 	}
 
-	if got := e.c.mappings.Load(); got != 1 {
+	if got := e.c.disk.Mapped(); got != 1 {
 		t.Fatalf("%d data files mapped, want 1", got)
 	}
 	f.Close()
@@ -75,11 +77,11 @@ func testViewLends(t *testing.T, mincore bool) {
 	}
 	// The entry keeps the mapping for the next job that opens the file,
 	// until the file leaves memory.
-	if got := e.c.mappings.Load(); got != 1 {
+	if got := e.c.disk.Mapped(); got != 1 {
 		t.Fatalf("%d data files mapped after the last close, want 1", got)
 	}
 	e.forgetIdle()
-	if got := e.c.mappings.Load(); got != 0 {
+	if got := e.c.disk.Mapped(); got != 0 {
 		t.Fatalf("%d data files still mapped after the file left memory", got)
 	}
 }
@@ -95,11 +97,11 @@ func TestViewStopsAtMappingBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.settle()
-	e.c.mappings.Store(maxMappings)
+	e.c.disk.LimitMappings(0)
 	if _, ok := f.View(0, 1000); ok {
 		t.Fatal("mapped a data file past the bound")
 	}
-	e.c.mappings.Store(0)
+	e.c.disk.LimitMappings(disk.MaxMappings)
 	if b, ok := f.View(0, 1000); !ok || !bytes.Equal(b, want[:1000]) {
 		t.Fatal("no lending below the bound")
 	}
@@ -110,7 +112,7 @@ func TestViewStopsAtMappingBound(t *testing.T) {
 func TestViewOffsetWraps(t *testing.T) {
 	for _, mincore := range []bool{false, true} {
 		e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
-		e.c.disk.noCachestat.Store(mincore)
+		e.c.disk.AskMincore(mincore)
 		want := e.file("x", 64<<10)
 		f := e.open("/store/x")
 		buf := make([]byte, 1000)

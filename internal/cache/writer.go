@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"sitebox/internal/cache/blockmap"
+	"sitebox/internal/cache/disk"
 )
 
 // budget hands out fetch buffers up to the RAM limit. It never blocks: a
@@ -42,7 +43,7 @@ func (b *budget) get(n int64) []byte {
 	if v, ok := b.pools[k-1].Get().(*[]byte); ok {
 		return (*v)[:n]
 	}
-	return alignedBuf(size)[:n]
+	return disk.AlignedBuf(size)[:n]
 }
 
 func (b *budget) put(buf []byte) {
@@ -63,7 +64,7 @@ type writeJob struct {
 // the block will not be cached: the disk is failed or the queue is full
 // (the disk is slower than the network), so the reader never waits on it.
 func (c *Cache) writeBehind(e *entry, f *fetch) bool {
-	if !c.disk.healthy() {
+	if !c.disk.Healthy() {
 		return false
 	}
 	select {
@@ -92,14 +93,14 @@ func (e *entry) writeBlock(f *fetch) {
 		page = e.m.PageSize()
 	}
 	var err error
-	data := e.data
+	var data *os.File
 	// buffered: the write goes through the page cache, which then holds
 	// the very bytes the CRCs were computed from.
-	buffered := !c.disk.direct
+	buffered := !c.disk.Direct()
 	switch {
-	case !current || !c.disk.healthy():
+	case !current || !c.disk.Healthy():
 		current = false
-	case c.disk.direct && len(f.buf) < 1<<20:
+	case c.disk.Direct() && len(f.buf) < 1<<20:
 		// A few pages for a scattered reader: buffered, so its next read
 		// of them is a page-cache copy (O_DIRECT pays off for streams).
 		data, err = e.readFile()
@@ -111,7 +112,7 @@ func (e *entry) writeBlock(f *fetch) {
 	if current && err == nil {
 		// The last page is padded to O_DIRECT's alignment; the data file
 		// is that much longer than the upstream file (see dataFile).
-		buf := f.buf[:alignUp(int64(len(f.buf)))]
+		buf := f.buf[:disk.AlignUp(int64(len(f.buf)))]
 		clear(buf[len(f.buf):])
 		_, err = data.WriteAt(buf, f.off)
 	}
@@ -122,7 +123,7 @@ func (e *entry) writeBlock(f *fetch) {
 		e.diskFailed(err)
 		current = false
 	case current:
-		c.disk.succeeded()
+		c.disk.Succeeded()
 		c.ctr.writtenBytes.Add(int64(len(f.buf)))
 		c.kickPurge(int64(len(f.buf)))
 	}
