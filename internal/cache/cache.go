@@ -47,7 +47,7 @@ type Cache struct {
 
 	withData entrySet         // entries with an open data file, for the flusher
 	touched  entrySet         // entries whose last access waits for the flusher to save it
-	subs     *blockmap.Keeper // bounds the pgread CRCs kept (pgsubs.go)
+	subs     *blockmap.Keeper // bounds the 4 KiB CRCs kept with checked pages
 
 	purgeCh chan struct{}
 	scanned chan struct{} // closed when the start-up scan has registered every cached file

@@ -143,12 +143,12 @@ func TestCheckForgottenAfterPlan(t *testing.T) {
 	dropPageCache(t, df)
 	// Reader A finds the page gone: it forgets the check and reads the
 	// page from disk, into the page cache, to check it.
-	ent.uncheckSlot(slots[0])
+	ent.uncheckPiece(slots[0])
 	if _, err := df.ReadAt(make([]byte, blockmap.CheckPage), 64<<10); err != nil {
 		t.Fatal(err)
 	}
 	got := make([]byte, end-off)
-	if err := ent.readSlots(slots, got, off, 0, nil); err != nil {
+	if err := ent.serve(slots, got, off, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want[off:end]) {
@@ -172,7 +172,7 @@ func TestForgottenElsewhereDoesNotSpread(t *testing.T) {
 	forgets := ent.m.Forgets()
 	ent.mu.Unlock()
 	got := make([]byte, end-off)
-	if err := ent.readSlots(slots, got, off, 0, nil); err != nil {
+	if err := ent.serve(slots, got, off, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want[off:end]) {
@@ -187,7 +187,7 @@ func TestForgottenElsewhereDoesNotSpread(t *testing.T) {
 
 // planChecked caches a file of size bytes whole, then plans a read of
 // [off, end) within one of its pages, which must be one checked slot.
-func planChecked(t *testing.T, name string, size int, off, end int64) (*env, *entry, []slot, []byte) {
+func planChecked(t *testing.T, name string, size int, off, end int64) (*env, *entry, []piece, []byte) {
 	t.Helper()
 	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
 	want := e.file(name, size)
@@ -197,7 +197,9 @@ func planChecked(t *testing.T, name string, size int, off, end int64) (*env, *en
 		t.Fatal(err)
 	}
 	e.settle()
-	slots, fresh := f.e.plan(off, end, false)
+	f.e.mu.Lock()
+	slots, fresh := f.e.piecesLocked(off, end, false)
+	f.e.mu.Unlock()
 	if len(fresh) != 0 || len(slots) != 1 || !slots[0].checked {
 		t.Fatalf("planned %+v, want one checked slot", slots)
 	}

@@ -55,7 +55,7 @@ type Config struct {
 	// PageCache writes cached data through the kernel's page cache. By
 	// default the cache writes blocks of 1 MiB and more with O_DIRECT
 	// where the filesystem supports it (see directio.go); reads always go
-	// through the page cache (stream.go).
+	// through the page cache (disk.Data).
 	PageCache bool
 	// Revalidate is how long a cached copy is trusted before the next open
 	// checks the upstream's size and mtime (default 10 minutes).

@@ -171,5 +171,3 @@ func (f *fetch) tryRef() bool {
 		}
 	}
 }
-
-func (f *fetch) end() int64 { return f.off + int64(len(f.buf)) }
