@@ -12,7 +12,8 @@ import (
 )
 
 // Every sample config parses with no unknown key and no problem but the
-// files and directories a real machine would have.
+// files and directories a real machine would have (a grid site's vomsdir
+// lists the VOs its namespaces name).
 func TestSampleConfigs(t *testing.T) {
 	files, _ := filepath.Glob("config/*.toml")
 	if len(files) < 4 {
@@ -32,7 +33,8 @@ func TestSampleConfigs(t *testing.T) {
 				return
 			}
 			for _, p := range ps.List {
-				if strings.Contains(p.Msg, "cannot read") || strings.Contains(p.Msg, "does not exist") || strings.Contains(p.Msg, "no such file") {
+				if strings.Contains(p.Msg, "cannot read") || strings.Contains(p.Msg, "does not exist") || strings.Contains(p.Msg, "no such file") ||
+					strings.Contains(p.Msg, "<voms host>.lsc") {
 					continue // the machine's paths
 				}
 				t.Errorf("%s: %v", f, p)

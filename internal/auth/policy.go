@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"sitebox/internal/krb5auth"
 	"sitebox/internal/store"
 )
 
@@ -179,14 +180,14 @@ func (p *Policy) Check(r *store.Request, op, name string) error {
 				return err
 			}
 			return checkScope(id, op, name)
-		default: // ReadVO: groups grant, scopes (if any) narrow
+		default: // ReadVO: groups grant, a token's scopes (if any) narrow
 			if id == nil {
 				return needToken("%s requires a bearer token (read)", name)
 			}
 			if err := checkVO(id, n, "read", name); err != nil {
 				return err
 			}
-			if len(id.Scopes) == 0 {
+			if len(id.Scopes) == 0 || siteMapped(id) {
 				return nil
 			}
 			return checkScope(id, op, name)
@@ -238,6 +239,10 @@ func checkVO(id *store.Identity, n Namespace, verb, name string) error {
 			return nil
 		}
 	}
+	if len(vos) == 0 && IsX509(id) {
+		return deny("certificate of %s has no VOMS attributes of %s, which alone may %s %s (a VOMS proxy is needed: voms-proxy-init --voms %s, "+
+			"its attribute certificate from a VOMS server the box's vomsdir lists for the VO)", id.Subject, strings.Join(n.VOs, " or "), verb, name, n.VOs[0])
+	}
 	if len(vos) == 0 {
 		// Groups the issuer is not trusted for were dropped at
 		// verification: say so, or a user holding "/cms" is left puzzled.
@@ -269,5 +274,16 @@ func checkScope(id *store.Identity, op, name string) error {
 	if len(have) > 0 {
 		has = "it has " + strings.Join(have, ", ")
 	}
+	if IsX509(id) {
+		return deny("no [auth.x509] mapping gives %s the storage.%s scope for %s (%s; a limited proxy has read scopes only)", id.Subject, op, name, has)
+	}
 	return deny("token has no storage.%s scope for %s (%s)", op, name, has)
+}
+
+// siteMapped reports whether id's groups and scopes are what the site's
+// own mapping grants (a Kerberos realm, an X.509 rule) rather than what
+// a token's holder chose to delegate: such scopes are grants beside the
+// groups, never a narrowing of what the groups allow.
+func siteMapped(id *store.Identity) bool {
+	return IsX509(id) || strings.HasPrefix(id.Issuer, krb5auth.IssuerPrefix)
 }

@@ -287,3 +287,40 @@ func TestPolicyCopyPeer(t *testing.T) {
 		}
 	}
 }
+
+// Identities the site maps (X.509, Kerberos) hold scopes as grants beside
+// their groups: a VO read needs the VO only. Refusals of an X.509
+// identity speak of its certificate, not of a token.
+func TestPolicyMappedIdentities(t *testing.T) {
+	p := testPolicy(t)
+	x509 := func(groups []string, scopes ...string) *store.Identity {
+		id := ident(groups, scopes...)
+		id.Issuer, id.Subject = "x509:/DC=org/CN=CA", "/DC=org/CN=Alice"
+		return id
+	}
+	krb := ident([]string{"/cms"}, "compute.create:")
+	krb.Issuer = "krb5:EXAMPLE.ORG"
+	for _, c := range []struct {
+		name, op, path string
+		id             *store.Identity
+		want           string
+	}{
+		{"x509 VO read with unrelated scopes", "read", "/store/cms/f", x509([]string{"/cms"}, "create:/store/user/alice", "compute.create:"), ""},
+		{"kerberos VO read with a compute scope", "read", "/store/cms/f", krb, ""},
+		{"x509 without VOMS on a VO path", "read", "/store/cms/f", x509(nil),
+			"certificate of /DC=org/CN=Alice has no VOMS attributes of cms, which alone may read /store/cms/f (a VOMS proxy is needed: voms-proxy-init --voms cms"},
+		{"x509 of another VO", "read", "/store/cms/f", x509([]string{"/atlas"}), "VO atlas may not read /store/cms/f (allowed: cms)"},
+		{"x509 write without a mapping", "create", "/store/user/f", x509([]string{"/cms"}),
+			"no [auth.x509] mapping gives /DC=org/CN=Alice the storage.create scope for /store/user/f (it has none; a limited proxy has read scopes only)"},
+		{"x509 write with a mapping", "create", "/store/user/alice/f", x509(nil, "create:/store/user/alice"), ""},
+		{"a token's scopes still narrow", "read", "/store/cms/b", ident([]string{"/cms"}, "read:/store/cms/a"), "token has no storage.read scope"},
+	} {
+		err := p.Check(&store.Request{Identity: c.id}, c.op, c.path)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}

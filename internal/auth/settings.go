@@ -200,8 +200,8 @@ func (a *Settings) Validate() []problem.Problem {
 			add(key+".protection", "%q is not a protection level (use none, integrity or privacy)", n.Protection)
 		}
 	}
-	if len(a.Namespaces) > 0 && !a.Enabled() && !a.Kerberos.Enabled() {
-		add("issuer", "namespace policies need a trusted issuer ([[auth.issuer]]), site_issuer = true or [auth.kerberos]")
+	if len(a.Namespaces) > 0 && !a.Enabled() && !a.Kerberos.Enabled() && a.X509 == nil {
+		add("issuer", "namespace policies need a trusted issuer ([[auth.issuer]]), site_issuer = true, [auth.kerberos] or [auth.x509]")
 	}
 	return ps
 }
@@ -231,12 +231,16 @@ func (a *Settings) validateVOs() []problem.Problem {
 	}
 	check("auth.site_issuer_vos", a.SiteIssuerVOs)
 	check("auth.kerberos.realm.groups", a.Kerberos.kerberosVOs())
+	x509VOs, known := a.X509.assertedVOs()
+	for _, vo := range x509VOs {
+		asserted[vo] = true // the rules' groups are checked with the rules
+	}
 	// A namespace's VOs gate reads (read = "vo") and token access alike.
 	for i, n := range a.Namespaces {
 		for _, vo := range n.VOs {
-			if !asserted[vo] && !strings.Contains(vo, "/") {
+			if !asserted[vo] && !strings.Contains(vo, "/") && known {
 				ps = append(ps, problem.Problem{Key: fmt.Sprintf("auth.namespace[%d].vos", i+1),
-					Msg: fmt.Sprintf("no trusted issuer may assert VO %q, so no token of that VO reaches %s: add vos = [%q] to the issuer that speaks for it (or site_issuer_vos)", vo, n.Prefix, vo)})
+					Msg: fmt.Sprintf("no trusted issuer may assert VO %q, so no token of that VO reaches %s: add vos = [%q] to the issuer that speaks for it (or site_issuer_vos)%s", vo, n.Prefix, vo, a.X509.missingVOHint(vo))})
 			}
 		}
 	}
@@ -255,8 +259,10 @@ func (a *Settings) validateOperators() []problem.Problem {
 		switch {
 		case op.Issuer == "" && !a.SiteIssuer:
 			ps = append(ps, problem.Problem{Key: key + ".issuer", Msg: "missing: the operator's token issuer (empty means this box's site issuer, but site_issuer is not set)"})
-		case op.Issuer != "" && !a.trusts(op.Issuer):
-			ps = append(ps, problem.Problem{Key: key + ".issuer", Msg: fmt.Sprintf("%q is not a trusted issuer: list it as an [[auth.issuer]] url (or leave it empty for the site issuer)", op.Issuer)})
+		case strings.HasPrefix(op.Issuer, X509IssuerPrefix) && a.X509 == nil:
+			ps = append(ps, problem.Problem{Key: key + ".issuer", Msg: fmt.Sprintf("%q names an X.509 user's CA, but this box takes no X.509 credentials ([auth.x509])", op.Issuer)})
+		case op.Issuer != "" && !strings.HasPrefix(op.Issuer, X509IssuerPrefix) && !a.trusts(op.Issuer):
+			ps = append(ps, problem.Problem{Key: key + ".issuer", Msg: fmt.Sprintf("%q is not a trusted issuer: list it as an [[auth.issuer]] url, leave it empty for the site issuer, or for an X.509 user write \"x509:\" and the user's CA DN", op.Issuer)})
 		}
 	}
 	return ps

@@ -3,6 +3,7 @@ package auth
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"sitebox/internal/problem"
 	"sitebox/internal/x509grid"
@@ -23,6 +24,40 @@ type X509Settings struct {
 	// (default: a CA's CRL when it has one), use (every CA needs one) or
 	// require (and it must be current).
 	CRL string `toml:"crl"`
+	// Refresh is how often the CA directory, the vomsdir and the mapfiles
+	// are read again (default "1h"), so CRLs fetch-crl renews and CAs
+	// the IGTF distribution adds count without a restart.
+	Refresh string `toml:"refresh"`
+	// GridMapfile maps DNs to local users, `"/DC=org/…/CN=Alice" alice`
+	// per line (Globus' grid-mapfile); VOMSMapfile maps FQANs,
+	// `"/cms/Role=production/Capability=NULL" cmsprod` (XRootD's
+	// voms.mapfile, LCMAPS), or a DN and an FQAN, `"*" "/cms/*" cms`
+	// (dCache's vorolemap). See x509mapfile.go.
+	GridMapfile string `toml:"grid_mapfile"`
+	VOMSMapfile string `toml:"voms_mapfile"`
+	// MappedScopes are granted to every user a map names a local user
+	// for, "{user}" standing for that user (as a Kerberos realm's scopes).
+	MappedScopes []string `toml:"mapped_scopes"`
+	// Maps are rules by DN or FQAN, each granting groups and scopes and
+	// perhaps naming the local user.
+	Maps []X509MapEntry `toml:"map"`
+}
+
+// X509MapEntry ([[auth.x509.map]]) is one mapping rule: it applies to
+// the user whose DN is DN, or who holds an FQAN matching FQAN ("/cms",
+// "/cms/Role=production", "/cms/*"), or both when both are set.
+type X509MapEntry struct {
+	DN   string `toml:"dn"`
+	FQAN string `toml:"fqan"`
+	// User is the local user the rule names ({user} in scopes): a DN's
+	// own account, or an account an FQAN's holders share.
+	User string `toml:"user"`
+	// Groups the user is a member of ("/cms"), counted for read = "vo"
+	// as VOMS groups are.
+	Groups []string `toml:"groups"`
+	// Scopes granted, as WLCG scopes ("storage.create:/store/mc",
+	// "compute.create").
+	Scopes []string `toml:"scopes"`
 }
 
 // The grid's conventional places, and the variables that move them.
@@ -44,7 +79,18 @@ func (x *X509Settings) defaults(getenv func(string) string) {
 	if x.CRL == "" {
 		x.CRL = x509grid.CRLTry.String()
 	}
+	if x.Refresh == "" {
+		x.Refresh = defaultX509Refresh.String()
+	}
 }
+
+// defaultX509Refresh is how often the trust stores are read again; the
+// refresh must lie between a minute and a day.
+const (
+	defaultX509Refresh = time.Hour
+	minX509Refresh     = time.Minute
+	maxX509Refresh     = 24 * time.Hour
+)
 
 func firstSet(vals ...string) string {
 	for _, v := range vals {
@@ -80,7 +126,20 @@ func (x *X509Settings) validate(getenv func(string) string) []problem.Problem {
 	if _, err := x509grid.ParseCRLMode(eff.CRL); err != nil {
 		ps = append(ps, problem.Problem{Key: "auth.x509.crl", Msg: err.Error()})
 	}
-	return ps
+	if _, err := eff.refresh(); err != nil {
+		ps = append(ps, problem.Problem{Key: "auth.x509.refresh", Msg: err.Error()})
+	}
+	_, mps := x.mapping()
+	return append(ps, mps...)
+}
+
+// refresh is the parsed Refresh (defaults applied).
+func (x *X509Settings) refresh() (time.Duration, error) {
+	d, err := time.ParseDuration(x.Refresh)
+	if err != nil || d < minX509Refresh || d > maxX509Refresh {
+		return 0, fmt.Errorf("%q is not a duration between %v and %v", x.Refresh, minX509Refresh, maxX509Refresh)
+	}
+	return d, nil
 }
 
 // Verifier reads the CA directory and vomsdir the settings name (with
@@ -91,4 +150,29 @@ func (x *X509Settings) Verifier() (*x509grid.Verifier, error) {
 		return nil, fmt.Errorf("auth.x509.crl: %w", err)
 	}
 	return x509grid.New(x509grid.Config{CertDir: x.CertDir, VOMSDir: x.VOMSDir, CRL: mode})
+}
+
+// assertedVOs are the VOs X.509 users may be members of: the vomsdir's
+// (defaults applied) and those the rules' groups name. known is false
+// when the vomsdir cannot be read (a problem of its own), so any VO may
+// turn out to be listed.
+func (x *X509Settings) assertedVOs() (vos []string, known bool) {
+	if x == nil {
+		return nil, true
+	}
+	eff := *x
+	eff.defaults(os.Getenv)
+	vos, err := x509grid.VOMSDirVOs(eff.VOMSDir)
+	return append(vos, x.ruleVOs()...), err == nil
+}
+
+// missingVOHint completes the refusal of a namespace whose VO nobody may
+// assert, for a box that takes X.509 credentials.
+func (x *X509Settings) missingVOHint(vo string) string {
+	if x == nil {
+		return ""
+	}
+	eff := *x
+	eff.defaults(os.Getenv)
+	return fmt.Sprintf("; for VOMS proxies, install %s/%s/<voms host>.lsc for each of the VO's VOMS servers", eff.VOMSDir, vo)
 }

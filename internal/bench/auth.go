@@ -65,6 +65,10 @@ type AuthReport struct {
 	// ConnectNote says why there are none.
 	Connect     []AuthConnRow
 	ConnectNote string
+	// GSI are the gsi login rows, the box's and xrootd's (auth_gsi.go);
+	// GSINote says why there are none.
+	GSI     []AuthConnRow
+	GSINote string
 }
 
 // AuthRow is one client path at one protection level.
@@ -182,6 +186,9 @@ func Auth(ctx context.Context, cfg AuthConfig) (*AuthReport, error) {
 		rep.Rows = append(rep.Rows, row)
 	}
 	if rep.Connect, rep.ConnectNote, err = authConnect(ctx, cfg, pool); err != nil {
+		return nil, err
+	}
+	if rep.GSI, rep.GSINote, err = authConnectGSI(ctx, cfg, pool); err != nil {
 		return nil, err
 	}
 	for name, proc := range map[string]*testpeers.Process{"box": bx.main, "plain": bx.plain} {

@@ -24,8 +24,9 @@ const benchRealm = "BENCH.SITEBOX"
 // login, kXR_auth, one request), so the rows differ only by the security
 // protocol and TLS.
 type AuthConnRow struct {
-	Protocol string // XrdSecPROTOCOL: unix (anonymous), krb5, ztn
+	Protocol string // XrdSecPROTOCOL: unix (anonymous), krb5, ztn, gsi
 	TLS      bool   // roots://
+	Server   string // "" for the box, "xrootd" for the peer (gsi rows)
 	Conns    int
 	PerSec   float64 // 1 / the median connection's wall time
 	// ServerMS and ClientMS are CPU milliseconds per connection.
@@ -83,7 +84,7 @@ func authConnect(ctx context.Context, cfg AuthConfig, pool string) ([]AuthConnRo
 	var out []AuthConnRow
 	for _, r := range rows {
 		before := strings.Count(box.Log.String(), "protocol="+r.row.Protocol)
-		row, err := measureConnects(ctx, box, port, r.row, r.env)
+		row, err := measureConnects(ctx, box, port, "/bench/none/f", r.row, r.env)
 		if err != nil {
 			return nil, "", err
 		}
@@ -98,13 +99,14 @@ func authConnect(ctx context.Context, cfg AuthConfig, pool string) ([]AuthConnRo
 	return out, "", nil
 }
 
-// measureConnects opens authConnects connections, one at a time.
-func measureConnects(ctx context.Context, box *testpeers.Process, port int, row AuthConnRow, env []string) (AuthConnRow, error) {
+// measureConnects opens authConnects connections to the server at
+// port, one at a time, each stating path.
+func measureConnects(ctx context.Context, box *testpeers.Process, port int, path string, row AuthConnRow, env []string) (AuthConnRow, error) {
 	scheme := "root"
 	if row.TLS {
 		scheme = "roots"
 	}
-	argv := []string{"xrdfs", fmt.Sprintf("%s://localhost:%d", scheme, port), "stat", "/bench/none/f"}
+	argv := []string{"xrdfs", fmt.Sprintf("%s://localhost:%d", scheme, port), "stat", path}
 	srv0, serr := box.CPUTime()
 	var client time.Duration
 	var secs []float64
@@ -166,6 +168,9 @@ func connLabel(r AuthConnRow) string {
 	scheme := "root://"
 	if r.TLS {
 		scheme = "roots://"
+	}
+	if r.Server != "" {
+		scheme += " (" + r.Server + ")"
 	}
 	return r.Protocol + ", " + scheme
 }

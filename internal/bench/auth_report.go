@@ -124,6 +124,7 @@ func FormatAuth(r *AuthReport) string {
 
 	b.WriteString(formatAuthTarget(r))
 	b.WriteString(formatAuthConnect(r))
+	b.WriteString(formatAuthGSI(r))
 	fmt.Fprintf(&b, "\nPeak RSS over the run: root:// + https:// box %s; plain http:// box %s.\n",
 		rssText(r.PeakRSS["box"]), rssText(r.PeakRSS["plain"]))
 	return b.String()

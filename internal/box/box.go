@@ -28,6 +28,8 @@ import (
 	"sitebox/internal/store"
 	"sitebox/internal/tpc"
 	"sitebox/internal/web"
+	"sitebox/internal/webdav"
+	"sitebox/internal/xrootd/gsi"
 )
 
 // Box is a running set of roles and listeners.
@@ -75,6 +77,12 @@ type Box struct {
 	// x509 takes grid credentials (proxies, VOMS); nil without
 	// [auth.x509].
 	x509 *auth.X509
+	// certs verifies https clients' certificates with x509, once per
+	// connection; nil without [auth.x509].
+	certs *webdav.ClientCerts
+	// gsi answers XRootD's gsi protocol on root://; nil without
+	// [auth.x509] or without a host certificate it can use (gsi.go).
+	gsi *gsi.Server
 }
 
 // New builds the roles and binds the listeners, so that address problems
@@ -96,6 +104,10 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 	if err = b.buildKerberos(); err != nil {
 		return nil, err
 	}
+	if err = b.buildX509(); err != nil {
+		return nil, err
+	}
+	b.buildGSI()
 	if b.store, err = b.buildStores(); err != nil {
 		return nil, err
 	}

@@ -100,6 +100,7 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		}
 		rc.TPC, rc.CopyBuffers, rc.AccessLog = tpcremote.Dialer{Allow: tpcAllow}, b.copies, access
 		b.withKerberos(&rc, nil)
+		b.withGSI(&rc)
 		fe.root = xrdserver.New(rc, st, b.log.With("component", strings.TrimSpace(what+"root")))
 		if b.registry != nil {
 			listener := cmp.Or(strings.TrimSpace(what), "data")
@@ -120,6 +121,8 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 			wc.Self = b.isSelf // a Destination naming the box's data listeners by another name
 		}
 		b.withKerberos(nil, &wc)
+		fe.https = &http.Server{}
+		b.withClientCerts(fe.https, &wc)
 		log := b.log.With("component", strings.TrimSpace(what+"https"))
 		h := webdav.New(wc, st, log)
 		conns := webdav.NewConnLimiter(b.cfg.HTTPS.ConnsPerClient(), b.cfg.HTTPS.ConnsPerNetwork(), log)
@@ -128,11 +131,11 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		// keep moving. Headers have HeaderTimeout, upload bodies the
 		// handler's BodyTimeout on progress, and an idle keep-alive
 		// connection is closed after IdleTimeout.
-		fe.https = &http.Server{Handler: handler(h), ReadHeaderTimeout: b.cfg.HTTPS.ReadHeaderTimeout(), IdleTimeout: 2 * time.Minute,
-			ErrorLog:  slog.NewLogLogger(b.log.Handler(), slog.LevelDebug),
-			ConnState: func(c net.Conn, st http.ConnState) { b.connStates(c, st); conns.ConnState(c, st) }}
+		fe.https.Handler, fe.https.ReadHeaderTimeout, fe.https.IdleTimeout = handler(h), b.cfg.HTTPS.ReadHeaderTimeout(), 2*time.Minute
+		fe.https.ErrorLog = slog.NewLogLogger(b.log.Handler(), slog.LevelDebug)
+		fe.https.ConnState = func(c net.Conn, st http.ConnState) { b.connStates(c, st); conns.ConnState(c, st) }
 		if !b.cfg.HTTPS.PlainHTTP {
-			fe.https.TLSConfig = tc
+			fe.https.TLSConfig = b.httpsTLS(tc)
 		}
 		if !b.cfg.HTTPS.HTTP2 {
 			fe.https.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){} // HTTP/1.1 only

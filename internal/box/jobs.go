@@ -154,7 +154,9 @@ func (b *Box) jobsAPI() http.Handler {
 	if b.issuer != nil {
 		local[b.issuer.URL()] = true
 	}
-	api := &jobsapi.API{Svc: b.jobs, Verify: b.jobsVerify(), Negotiate: b.jobsNegotiate(), Log: b.log.With("component", "jobs"),
-		Local: func(id *store.Identity) bool { return isKerberos(id) || local[strings.TrimSuffix(id.Issuer, "/")] }}
+	api := &jobsapi.API{Svc: b.jobs, Verify: b.jobsVerify(), Negotiate: b.jobsNegotiate(), Certificate: b.jobsCertificate(), Log: b.log.With("component", "jobs"),
+		Local: func(id *store.Identity) bool {
+			return isKerberos(id) || b.isSiteUser(id) || local[strings.TrimSuffix(id.Issuer, "/")]
+		}}
 	return api.Handler()
 }

@@ -66,7 +66,7 @@ func (b *Box) jobsVerify() func(ctx context.Context, raw string) (*store.Identit
 		return b.tokens.Verify
 	}
 	return func(context.Context, string) (*store.Identity, error) {
-		return nil, errors.New("this box takes no bearer tokens (only Kerberos: Authorization: Negotiate)")
+		return nil, errors.New("this box takes no bearer tokens")
 	}
 }
 

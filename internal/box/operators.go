@@ -2,6 +2,7 @@ package box
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -18,7 +19,7 @@ func (b *Box) dashboardViewer() web.Viewer {
 	return web.ViewerFunc(func(r *http.Request) (string, error) {
 		tok := web.BearerToken(r)
 		if tok == "" {
-			return "", nil
+			return b.certificateOperator(r, log)
 		}
 		if b.tokens == nil {
 			err := fmt.Errorf("%w: this box verifies no tokens (configure [[auth.issuer]] or site_issuer, and [[auth.operator]])", web.ErrNotOperator)
@@ -57,4 +58,27 @@ func (b *Box) isOperator(id *store.Identity) bool {
 		}
 	}
 	return false
+}
+
+// certificateOperator decides for a request without a token by its client
+// certificate: an operator's sees the names; any other, refused ones
+// included, gets the anonymous view with the reason. Unlike a token, a
+// certificate is not something the page sent: browsers offer the ones
+// installed in them, often expired, and that must not lock anyone out of
+// the totals.
+func (b *Box) certificateOperator(r *http.Request, log *slog.Logger) (string, error) {
+	id, err := b.certificateViewer(r)
+	switch {
+	case err != nil:
+		log.Info("dashboard client certificate refused", "client", r.RemoteAddr, "reason", err.Error())
+		return "", fmt.Errorf("%w: %v", web.ErrNotOperator, err)
+	case id == nil:
+		return "", nil
+	case !b.isOperator(id):
+		err := fmt.Errorf("%w: subject %q of issuer %s is not listed in [[auth.operator]]%s", web.ErrNotOperator, id.Subject, id.Issuer, x509Operator(id))
+		log.Info("dashboard names hidden from a certificate that is no operator's", "client", r.RemoteAddr, "issuer", id.Issuer, "subject", id.Subject)
+		return "", err
+	}
+	log.Debug("dashboard names shown", "client", r.RemoteAddr, "issuer", id.Issuer, "subject", id.Subject)
+	return fmt.Sprintf("%s (%s)", id.Subject, id.Issuer), nil
 }

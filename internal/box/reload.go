@@ -25,7 +25,9 @@ import (
 //
 // Anything else — listeners, roles, exports, cache routes, the rest of
 // [auth], [jobs] — needs a restart: the reload is refused, naming the
-// keys, and the box keeps running on the config it has.
+// keys, and the box keeps running on the config it has. A reload that
+// succeeds also reads the X.509 CA directory, vomsdir and mapfiles
+// again, as every [auth.x509] refresh does.
 var liveKeys = []string{
 	"server.log_level", "server.access_log", "server.access_log_format",
 	"auth.issuer", "director.member",
@@ -106,6 +108,7 @@ func (b *Box) Reload(next *config.Config) (changed []string, err error) {
 	for _, s := range swaps {
 		s()
 	}
+	b.reloadX509() // CRLs, CAs and mapfiles change on disk, not in the config
 	b.current = next
 	b.setDigest(next)
 	return diff, nil

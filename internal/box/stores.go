@@ -78,7 +78,7 @@ func newCache(cc *cache.Settings, b *Box) (*cache.Cache, error) {
 		for _, n := range b.cfg.Auth.Namespaces {
 			cfg.Ruled = append(cfg.Ruled, n.Prefix)
 		}
-		for _, w := range b.cfg.Warnings() {
+		for _, w := range b.cfg.CacheWarnings() {
 			b.log.Warn("config", "key", w.Key, "warning", w.Msg)
 		}
 	}

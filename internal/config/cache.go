@@ -8,12 +8,12 @@ import (
 	"sitebox/internal/store"
 )
 
-// Warnings names what is allowed but probably not meant: routes of a cache
-// filling with its own token (upstream_token_file) where no
-// [[auth.namespace]] rule covers some paths. Those paths are refused (the
-// cache cannot know whether the origin would serve the client asking),
-// so a rule for each cached prefix is what the operator wants.
-func (c *Config) Warnings() []Problem {
+// CacheWarnings names routes of a cache filling with its own token
+// (upstream_token_file) where no [[auth.namespace]] rule covers some
+// paths. Those paths are refused (the cache cannot know whether the
+// origin would serve the client asking), so a rule for each cached
+// prefix is what the operator wants.
+func (c *Config) CacheWarnings() []Problem {
 	cc := &c.Cache
 	if !cc.Enabled() || cc.UpstreamTokenFile == "" {
 		return nil

@@ -1,11 +1,19 @@
 package config
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const x509Export = `[[export]]
@@ -79,6 +87,71 @@ crl = "always"
 		}
 		if !found {
 			t.Errorf("no problem %s saying %q in %v", want.key, want.msg, ps.List)
+		}
+	}
+}
+
+// writeCert writes a self-signed certificate valid until notAfter, and
+// its key.
+func writeCert(t *testing.T, dir string, notAfter time.Time) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: notAfter}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalPKCS8PrivateKey(key)
+	certFile, keyFile = filepath.Join(dir, "host.pem"), filepath.Join(dir, "host.key")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600)
+	return certFile, keyFile
+}
+
+// config check warns of a host certificate near its end and of X.509
+// trust stores that refuse credentials: no CA, a VO a read = "vo"
+// namespace needs missing from the vomsdir.
+func TestX509Warnings(t *testing.T) {
+	dir := t.TempDir()
+	certs, voms := filepath.Join(dir, "certificates"), filepath.Join(dir, "vomsdir")
+	os.Mkdir(certs, 0o755)
+	os.Mkdir(voms, 0o755)
+	cert, key := writeCert(t, dir, time.Now().Add(3*24*time.Hour+time.Hour))
+	text := strings.Replace(x509Export, "%s", dir, 1) + `
+[https]
+cert = "` + cert + `"
+key = "` + key + `"
+[auth]
+site_issuer = true
+site_issuer_vos = ["cms"]
+[auth.x509]
+cert_dir = "` + certs + `"
+voms_dir = "` + voms + `"
+[[auth.namespace]]
+prefix = "/store/cms"
+read = "vo"
+vos = ["cms"]
+`
+	cfg, _, err := Parse("site.toml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := cfg.Warnings()
+	for _, want := range []struct{ key, msg string }{
+		{"https.cert", "expires on " + time.Now().Add(3*24*time.Hour+time.Hour).UTC().Format(time.DateOnly) + ", in 3 days"},
+		{"auth.x509.cert_dir", certs + " holds no CA certificate"},
+		{"auth.x509.voms_dir", "VOMS proxies of cms are refused on /store/cms"},
+	} {
+		found := false
+		for _, w := range ws {
+			found = found || w.Key == want.key && strings.Contains(w.Msg, want.msg)
+		}
+		if !found {
+			t.Errorf("no warning %s saying %q in %v", want.key, want.msg, ws)
 		}
 	}
 }

@@ -16,10 +16,6 @@ import (
 	"sitebox/internal/config"
 )
 
-// certWarn is how early an expiry is announced: enough to get a new
-// certificate from a grid CA, which can take a week.
-const certWarn = 14 * 24 * time.Hour
-
 // checkCertificate looks at the certificate the box serves https:// and
 // roots:// with: is it in date, and is it for the name clients use.
 func checkCertificate(_ context.Context, cfg *config.Config, o *Options) []Check {
@@ -100,7 +96,7 @@ func certDates(c Check, cert *x509.Certificate, generated bool, now time.Time) C
 		c.Summary = fmt.Sprintf("not valid until %s", cert.NotBefore.Format(time.RFC3339))
 		c.Explain = "Clients refuse a certificate that is not yet valid; usually this box's clock is behind."
 		c.Fix = "Check the clock (`timedatectl`) and keep it synchronised (chrony or systemd-timesyncd)."
-	case left < certWarn:
+	case left < config.HostCertWarn:
 		c.Status = StatusWarn
 		c.Summary = fmt.Sprintf("expires on %s, in %s", cert.NotAfter.Format(time.DateOnly), days(left))
 		c.Explain = "When it expires every client refuses the box's https:// and roots://."

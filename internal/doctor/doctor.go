@@ -77,6 +77,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) *Report {
 		{"Addresses", checkAddresses},
 		{"Directors and token issuers", checkPeers},
 		{"Certificate", checkCertificate},
+		{"X.509 credentials", checkX509},
 		{"Free space", checkSpace},
 		{"Writable directories", checkWritable},
 		{"Cache disk speed", checkDiskSpeed},

@@ -43,7 +43,7 @@ func newMapper(r Realm) (*mapper, error) {
 		if _, realm, err := ParsePrincipal(fields[0]); err != nil || realm != r.Name {
 			return nil, fmt.Errorf("realm %s: map file %s line %d: %q is not a principal of realm %s", r.Name, r.MapFile, n, fields[0], r.Name)
 		}
-		if err := checkUser(fields[1]); err != nil {
+		if err := CheckUser(fields[1]); err != nil {
 			return nil, fmt.Errorf("realm %s: map file %s line %d: %w", r.Name, r.MapFile, n, err)
 		}
 		m.users[fields[0]] = fields[1]
@@ -68,16 +68,16 @@ func (m *mapper) localUser(components []string) (string, error) {
 		// alice/admin is not alice: an instance is another identity.
 		return "", fmt.Errorf("principal %s has an instance; realm %s maps only plain user principals (use a map file)", princ, m.realm.Name)
 	}
-	if err := checkUser(components[0]); err != nil {
+	if err := CheckUser(components[0]); err != nil {
 		return "", fmt.Errorf("principal %s: %w", princ, err)
 	}
 	return components[0], nil
 }
 
-// checkUser refuses local user names that could not be a login name, so
+// CheckUser refuses local user names that could not be a login name, so
 // a mapped user never carries path separators or spaces into scope paths,
 // jobs or logs.
-func checkUser(u string) error {
+func CheckUser(u string) error {
 	if u == "" || len(u) > 64 || u == "." || u == ".." {
 		return fmt.Errorf("local user %q is not a valid user name", u)
 	}

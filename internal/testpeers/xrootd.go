@@ -18,6 +18,7 @@ type XrootdConfig struct {
 	Name    string   // instance name (-n), keeps logs and admin paths apart
 	WorkDir string   // for config, logs and admin files
 	Extra   []string // further config lines (e.g. XrdHttp, pfc.*)
+	Env     []string // further environment (X509_CERT_DIR, X509_VOMS_DIR for gsi's VOMS plugin)
 }
 
 // StartXrootd runs xrootd as user xrootd (it refuses root) in the
@@ -55,6 +56,9 @@ func StartXrootd(ctx context.Context, c XrootdConfig) (*Process, error) {
 	}
 	logFile := filepath.Join(logDir, "xrootd.log")
 	cmd := exec.Command(bin, "-R", "xrootd", "-n", c.Name, "-c", cfgFile, "-l", logFile)
+	if len(c.Env) > 0 {
+		cmd.Env = append(os.Environ(), c.Env...)
+	}
 	return start(ctx, "xrootd", cmd, []int{c.Port}, filepath.Join(logDir, c.Name, "xrootd.log"))
 }
 

@@ -22,18 +22,33 @@ func bearerToken(r *http.Request, req *store.Request) string {
 	return req.AuthzToken()
 }
 
-// authenticate fills in who the client is: a verified token becomes the
-// request's identity; a refused one its AuthError, for the namespace
-// policy to deny with.
-func (h *Handler) authenticate(r *http.Request, req *store.Request) {
+// authenticate fills in who the client is: a verified credential
+// becomes the request's identity; a refused one its AuthError, for the
+// namespace policy to deny with. A Negotiate header is its own path; a
+// bearer token (on a box that verifies tokens) wins over a client
+// certificate, which counts only when neither is sent. It returns what
+// refusals should add: VOMS attributes not accepted.
+func (h *Handler) authenticate(r *http.Request, req *store.Request) (note string) {
 	req.TLS = r.TLS != nil
-	if h.negotiate(r, req) || h.cfg.Tokens == nil {
-		return
+	if h.negotiate(r, req) {
+		return ""
 	}
-	tok := bearerToken(r, req)
-	if tok == "" {
-		return
+	if tok := bearerToken(r, req); tok != "" && h.cfg.Tokens != nil {
+		h.verifyToken(r, req, tok)
+		return ""
 	}
+	id, note, err := h.cfg.Certificates.Identity(r)
+	switch {
+	case err != nil:
+		req.AuthError = err // logged where it was decided, once per connection
+	case id != nil:
+		req.Identity = id
+	}
+	return note
+}
+
+// verifyToken verifies a bearer token.
+func (h *Handler) verifyToken(r *http.Request, req *store.Request, tok string) {
 	id, err := h.cfg.Tokens.Verify(r.Context(), tok)
 	if err != nil {
 		// Debug: the namespace policy logs the refusal, with this reason,
@@ -54,8 +69,9 @@ func (h *Handler) authStatus(w http.ResponseWriter, r *http.Request, err error, 
 		return code // a TLS requirement or the site's TPC peers are no token's business: 403
 	}
 	req := store.RequestFrom(r.Context())
-	if req.Identity != nil {
-		return code
+	var refused *CertificateError
+	if req.Identity != nil || errors.As(req.AuthError, &refused) {
+		return code // a certificate has no challenge to answer: 403 with the reason
 	}
 	challenge := `Bearer realm="sitebox"`
 	if req.AuthError != nil {

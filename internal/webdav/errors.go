@@ -130,5 +130,9 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, tpc.ErrBuffersFull) {
 		w.Header().Set("Retry-After", strconv.Itoa(copyRetryAfter))
 	}
-	http.Error(w, message(err, code), code)
+	msg := message(err, code)
+	if note, _ := r.Context().Value(credentialNoteKey{}).(string); note != "" && code == http.StatusForbidden {
+		msg += " (" + note + ")"
+	}
+	http.Error(w, msg, code)
 }

@@ -28,6 +28,9 @@ type Config struct {
 	// Kerberos verifies "Authorization: Negotiate" (see negotiate.go).
 	// Nil: not offered.
 	Kerberos NegotiateVerifier
+	// Certificates verifies the client certificate chain a TLS client
+	// presented (clientcert.go). Nil: certificates are ignored.
+	Certificates *ClientCerts
 	// Observer is told of the bytes moved, for metrics. Nil: none.
 	Observer store.TransferObserver
 	// AccessLog takes one line per GET and PUT. Nil: none.

@@ -1,6 +1,7 @@
 package webdav
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -22,9 +23,16 @@ func (h *Handler) withRequest(r *http.Request) *http.Request {
 	}
 	req := store.NewRequest(client, r.URL.RawQuery)
 	req.Proto = "https"
-	h.authenticate(r, req)
-	return r.WithContext(store.WithRequest(r.Context(), req))
+	ctx := store.WithRequest(r.Context(), req)
+	if note := h.authenticate(r, req); note != "" {
+		ctx = context.WithValue(ctx, credentialNoteKey{}, note)
+	}
+	return r.WithContext(ctx)
 }
+
+// credentialNoteKey holds, in a request's context, what of its
+// credential was not accepted (VOMS attributes): refusals add it.
+type credentialNoteKey struct{}
 
 // target is where a route sends an https client.
 type target struct {

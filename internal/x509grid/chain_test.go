@@ -36,11 +36,11 @@ func TestChains(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			b := fx.scratch(t)
 			file := c.make(fx, b)
-			caDir := fx.caDir
+			caDir := fx.CADir
 			if c.caDir != nil {
 				caDir = c.caDir(fx, b)
 			}
-			b.ok(t)
+			b.OK(t)
 			v := fx.verifier(t, func(cfg *Config) {
 				cfg.CertDir = caDir
 				if c.config != nil {
@@ -106,7 +106,7 @@ func comparePeers(t *testing.T, c chainCase, caDir, file string, accepted bool) 
 func acceptedChains() []chainCase {
 	return []chainCase{
 		{name: "RFC 3820 proxy (openssl)",
-			make: func(fx *fixture, b *builder) string { return b.opensslProxy(fx.alice, "proxy").chain },
+			make: func(fx *fixture, b *builder) string { return b.OpenSSLProxy(fx.Alice, "proxy").Chain },
 			check: func(t *testing.T, fx *fixture, r *Result) {
 				want(t, r.Subject, aliceDN, "subject")
 				want(t, r.Issuer, rootDN, "issuer")
@@ -117,30 +117,30 @@ func acceptedChains() []chainCase {
 			}},
 		{name: "proxy of a proxy",
 			make: func(fx *fixture, b *builder) string {
-				return b.opensslProxy(b.opensslProxy(fx.alice, "proxy"), "proxy").chain
+				return b.OpenSSLProxy(b.OpenSSLProxy(fx.Alice, "proxy"), "proxy").Chain
 			},
 			check: func(t *testing.T, fx *fixture, r *Result) {
 				want(t, r.Subject, aliceDN, "subject")
 				want(t, r.Proxies, 2, "proxies")
 			}},
 		{name: "limited proxy",
-			make:  func(fx *fixture, b *builder) string { return b.opensslProxy(fx.alice, "proxy_limited").chain },
+			make:  func(fx *fixture, b *builder) string { return b.OpenSSLProxy(fx.Alice, "proxy_limited").Chain },
 			check: func(t *testing.T, fx *fixture, r *Result) { want(t, r.Limited, true, "limited") }},
 		{name: "full proxy of a limited proxy is limited",
 			make: func(fx *fixture, b *builder) string {
-				return b.opensslProxy(b.opensslProxy(fx.alice, "proxy_limited"), "proxy").chain
+				return b.OpenSSLProxy(b.OpenSSLProxy(fx.Alice, "proxy_limited"), "proxy").Chain
 			},
 			check: func(t *testing.T, fx *fixture, r *Result) { want(t, r.Limited, true, "limited") },
 			differs: map[string]string{peerVOMSVerify: "Globus' rule: a limited proxy issues no proxy; here the chain is limited, " +
 				"as OpenSSL and xrootd accept it"}},
 		{name: "end-entity certificate alone",
-			make: func(fx *fixture, b *builder) string { return fx.alice.chain },
+			make: func(fx *fixture, b *builder) string { return fx.Alice.Chain },
 			check: func(t *testing.T, fx *fixture, r *Result) {
 				want(t, r.Subject, aliceDN, "subject")
 				want(t, r.Proxies, 0, "proxies")
 			}},
 		{name: "user of an intermediate CA",
-			make: func(fx *fixture, b *builder) string { return b.opensslProxy(fx.carol, "proxy").chain },
+			make: func(fx *fixture, b *builder) string { return b.OpenSSLProxy(fx.Carol, "proxy").Chain },
 			check: func(t *testing.T, fx *fixture, r *Result) {
 				want(t, r.Subject, carolDN, "subject")
 				want(t, r.Issuer, interDN, "issuer")
@@ -149,18 +149,18 @@ func acceptedChains() []chainCase {
 				want(t, len(r.Chain), 4, "chain length")
 			}},
 		{name: "grid-proxy-init -rfc",
-			make: func(fx *fixture, b *builder) string { return b.globusProxy(fx.alice, fx.caDir, "-rfc").chain },
+			make: func(fx *fixture, b *builder) string { return b.GlobusProxy(fx.Alice, fx.CADir, "-rfc").Chain },
 			check: func(t *testing.T, fx *fixture, r *Result) {
 				want(t, r.Subject, aliceDN, "subject")
 				want(t, r.Limited, false, "limited")
 			}},
 		{name: "grid-proxy-init -rfc -limited",
 			make: func(fx *fixture, b *builder) string {
-				return b.globusProxy(fx.alice, fx.caDir, "-rfc", "-limited").chain
+				return b.GlobusProxy(fx.Alice, fx.CADir, "-rfc", "-limited").Chain
 			},
 			check: func(t *testing.T, fx *fixture, r *Result) { want(t, r.Limited, true, "limited") }},
 		{name: "grid-proxy-init -old when legacy proxies are allowed",
-			make:   func(fx *fixture, b *builder) string { return b.globusProxy(fx.alice, fx.caDir, "-old").chain },
+			make:   func(fx *fixture, b *builder) string { return b.GlobusProxy(fx.Alice, fx.CADir, "-old").Chain },
 			config: func(c *Config) { c.AllowLegacyProxies = true },
 			check: func(t *testing.T, fx *fixture, r *Result) {
 				want(t, r.Subject, aliceDN, "subject")
@@ -169,7 +169,7 @@ func acceptedChains() []chainCase {
 			differs: map[string]string{peerOpenSSL: "OpenSSL knows no Globus GT2 proxies"}},
 		{name: "grid-proxy-init -old -limited when legacy proxies are allowed",
 			make: func(fx *fixture, b *builder) string {
-				return b.globusProxy(fx.alice, fx.caDir, "-old", "-limited").chain
+				return b.GlobusProxy(fx.Alice, fx.CADir, "-old", "-limited").Chain
 			},
 			config:  func(c *Config) { c.AllowLegacyProxies = true },
 			check:   func(t *testing.T, fx *fixture, r *Result) { want(t, r.Limited, true, "limited") },
@@ -181,22 +181,22 @@ func acceptedChains() []chainCase {
 func acceptedByCRLPolicy() []chainCase {
 	return []chainCase{
 		{name: "revoked user when CRLs are ignored",
-			make:         func(fx *fixture, b *builder) string { return b.opensslProxy(fx.mallory, "proxy").chain },
+			make:         func(fx *fixture, b *builder) string { return b.OpenSSLProxy(fx.Mallory, "proxy").Chain },
 			config:       func(c *Config) { c.CRL = CRLIgnore },
 			opensslFlags: []string{},
 			differs:      map[string]string{peerVOMSVerify: "VOMS always uses the CRLs of the CA directory"}},
 		{name: "CA renewed with the same key: the valid one of two",
-			make:  func(fx *fixture, b *builder) string { return b.opensslProxy(fx.carol, "proxy").chain },
+			make:  func(fx *fixture, b *builder) string { return b.OpenSSLProxy(fx.Carol, "proxy").Chain },
 			caDir: func(fx *fixture, b *builder) string { return renewedInterDir(fx, b, true) },
 			check: func(t *testing.T, fx *fixture, r *Result) {
 				want(t, r.Chain[2].NotAfter.After(time.Now()), true, "the intermediate used is the valid one")
 			}},
 		{name: "no CRL, crl = try",
-			make:         func(fx *fixture, b *builder) string { return b.opensslProxy(fx.alice, "proxy").chain },
+			make:         func(fx *fixture, b *builder) string { return b.OpenSSLProxy(fx.Alice, "proxy").Chain },
 			caDir:        noCRLDir,
 			opensslFlags: []string{}},
 		{name: "expired CRL, crl = try, reported",
-			make:         func(fx *fixture, b *builder) string { return b.opensslProxy(fx.alice, "proxy").chain },
+			make:         func(fx *fixture, b *builder) string { return b.OpenSSLProxy(fx.Alice, "proxy").Chain },
 			caDir:        expiredCRLDir,
 			opensslFlags: []string{},
 			check: func(t *testing.T, fx *fixture, r *Result) {
@@ -226,15 +226,15 @@ func earliestOf(r *Result) time.Time {
 
 // noCRLDir is a CA directory without CRLs.
 func noCRLDir(fx *fixture, b *builder) string {
-	dir := b.path("certificates")
+	dir := b.Path("certificates")
 	fx.installCADir(dir)
 	return dir
 }
 
 // expiredCRLDir is a CA directory whose root CRL's next update is past.
 func expiredCRLDir(fx *fixture, b *builder) string {
-	dir := b.path("certificates")
-	old := b.crl(fx.root, "-crl_lastupdate", ago(48*time.Hour), "-crl_nextupdate", ago(24*time.Hour))
-	fx.installCADir(dir, old, b.crl(fx.inter))
+	dir := b.Path("certificates")
+	old := b.CRL(fx.Root, "-crl_lastupdate", ago(48*time.Hour), "-crl_nextupdate", ago(24*time.Hour))
+	fx.installCADir(dir, old, b.CRL(fx.Inter))
 	return dir
 }

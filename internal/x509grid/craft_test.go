@@ -72,15 +72,15 @@ func withVOMSExtension(t *testing.T, b *builder, proxyFile string, user cred, ex
 		}
 		tmpl.ExtraExtensions = append(tmpl.ExtraExtensions, e)
 	}
-	userCert := loadCerts(t, user.cert)[0]
-	der, err := x509.CreateCertificate(rand.Reader, &tmpl, userCert, proxy.PublicKey, loadKey(t, user.key))
+	userCert := loadCerts(t, user.Cert)[0]
+	der, err := x509.CreateCertificate(rand.Reader, &tmpl, userCert, proxy.PublicKey, loadKey(t, user.Key))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := b.path(b.unique("grafted") + ".pem")
+	out := b.Path(b.Unique("grafted") + ".pem")
 	keyPEM := pemBlocks(t, proxyFile, "PRIVATE KEY", "RSA PRIVATE KEY")
 	data := append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), keyPEM...)
-	data = append(data, readPEM(t, user.cert)...)
+	data = append(data, readPEM(t, user.Cert)...)
 	if err := os.WriteFile(out, data, 0o600); err != nil {
 		t.Fatal(err)
 	}

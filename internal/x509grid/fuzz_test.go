@@ -73,7 +73,7 @@ func FuzzParseAC(f *testing.F) {
 // Alice against its vomsdir: everything up to and with the signature.
 func FuzzVOMSExtension(f *testing.F) {
 	fx := sharedFixture(f)
-	v, alice := fuzzVerifier(f, fx), loadCerts(f, fx.alice.cert)[0]
+	v, alice := fuzzVerifier(f, fx), loadCerts(f, fx.Alice.Cert)[0]
 	eec, err := newLink(alice, 0)
 	if err != nil {
 		f.Fatal(err)
@@ -97,13 +97,13 @@ func FuzzVOMSExtension(f *testing.F) {
 // FuzzVerifyDER verifies a fuzzed leaf above the fixture's Alice.
 func FuzzVerifyDER(f *testing.F) {
 	fx := sharedFixture(f)
-	v, alice := fuzzVerifier(f, fx), loadCerts(f, fx.alice.cert)[0]
+	v, alice := fuzzVerifier(f, fx), loadCerts(f, fx.Alice.Cert)[0]
 	b := fx.scratch(f)
-	p := vomsProxyOf(fx, b, fx.alice)
-	if b.err != nil {
-		f.Fatal(b.err)
+	p := vomsProxyOf(fx, b, fx.Alice)
+	if b.Err() != nil {
+		f.Fatal(b.Err())
 	}
-	f.Add(loadCerts(f, p.chain)[0].Raw)
+	f.Add(loadCerts(f, p.Chain)[0].Raw)
 	f.Add(alice.Raw)
 	f.Fuzz(func(t *testing.T, leaf []byte) {
 		v.VerifyDER([][]byte{leaf, alice.Raw}, time.Now())
@@ -113,8 +113,8 @@ func FuzzVerifyDER(f *testing.F) {
 func FuzzVerifyPEM(f *testing.F) {
 	fx := sharedFixture(f)
 	v := fuzzVerifier(f, fx)
-	f.Add(readPEM(f, fx.alice.chain))
-	f.Add(readPEM(f, fx.carol.chain))
+	f.Add(readPEM(f, fx.Alice.Chain))
+	f.Add(readPEM(f, fx.Carol.Chain))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v.VerifyPEM(data, time.Now())
 	})
@@ -136,7 +136,7 @@ func FuzzParseFQAN(f *testing.F) {
 }
 
 func fuzzVerifier(f *testing.F, fx *fixture) *Verifier {
-	v, err := New(Config{CertDir: fx.caDir, VOMSDir: fx.vomsDir})
+	v, err := New(Config{CertDir: fx.CADir, VOMSDir: fx.VOMSDir})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -150,11 +150,11 @@ func addFixtureACs(f *testing.F) {
 	}
 	fx := sharedFixture(f)
 	b := fx.scratch(f)
-	p := vomsProxyOf(fx, b, fx.alice)
-	if b.err != nil {
-		f.Fatal(b.err)
+	p := vomsProxyOf(fx, b, fx.Alice)
+	if b.Err() != nil {
+		f.Fatal(b.Err())
 	}
-	acs, err := splitACs(vomsExtension(f, p.chain), 8)
+	acs, err := splitACs(vomsExtension(f, p.Chain), 8)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -163,11 +163,11 @@ func addFixtureACs(f *testing.F) {
 
 func addFixtureVOMSExtension(f *testing.F, fx *fixture) []byte {
 	b := fx.scratch(f)
-	p := vomsProxyOf(fx, b, fx.alice)
-	if b.err != nil {
-		f.Fatal(b.err)
+	p := vomsProxyOf(fx, b, fx.Alice)
+	if b.Err() != nil {
+		f.Fatal(b.Err())
 	}
-	ext := vomsExtension(f, p.chain)
+	ext := vomsExtension(f, p.Chain)
 	f.Add(ext)
 	return ext
 }

@@ -37,10 +37,10 @@ func TestHostileChains(t *testing.T) {
 	fx := sharedFixture(t)
 	v := fx.verifier(t)
 	b := fx.scratch(t)
-	vp := vomsProxyOf(fx, b, fx.alice)
-	b.ok(t)
-	good := readPEM(t, vp.chain)
-	certs := loadCerts(t, vp.chain)
+	vp := vomsProxyOf(fx, b, fx.Alice)
+	b.OK(t)
+	good := readPEM(t, vp.Chain)
+	certs := loadCerts(t, vp.Chain)
 	proxyDER, userDER := certs[0].Raw, certs[1].Raw
 	if _, err := v.VerifyDER([][]byte{proxyDER, userDER}, time.Now()); err != nil {
 		t.Fatalf("the untouched proxy: %v", err)
@@ -87,9 +87,9 @@ func TestHostileACs(t *testing.T) {
 	fx := sharedFixture(t)
 	v := fx.verifier(t)
 	b := fx.scratch(t)
-	vp := vomsProxyOf(fx, b, fx.alice)
-	b.ok(t)
-	ac := firstAC(t, vp.chain)
+	vp := vomsProxyOf(fx, b, fx.Alice)
+	b.OK(t)
+	ac := firstAC(t, vp.Chain)
 	check := func(what, file, wantText string) {
 		t.Helper()
 		start := time.Now()
@@ -108,28 +108,28 @@ func TestHostileACs(t *testing.T) {
 	for i := range nine {
 		nine[i] = ac
 	}
-	check("nine ACs", withVOMSExtension(t, b, vp.chain, fx.alice, wrapACs(t, nine...)), "9 attribute certificates (limit 8)")
+	check("nine ACs", withVOMSExtension(t, b, vp.Chain, fx.Alice, wrapACs(t, nine...)), "9 attribute certificates (limit 8)")
 	var many []string
 	for i := range 300 {
 		many = append(many, fmt.Sprintf("/testvo/g%d", i))
 	}
-	manyFQANs := resignedAC(t, vomsExtension(t, vp.chain), fx.voms.key, func(a *acParts) {
+	manyFQANs := resignedAC(t, vomsExtension(t, vp.Chain), fx.VOMS.Key, func(a *acParts) {
 		a.Attributes = vomsAttributesDER(t, "testvo://voms.example.org:15000", many)
 	})
-	check("300 FQANs", withVOMSExtension(t, b, vp.chain, fx.alice, manyFQANs), "300 FQANs (limit 256)")
-	long := resignedAC(t, vomsExtension(t, vp.chain), fx.voms.key, func(a *acParts) {
+	check("300 FQANs", withVOMSExtension(t, b, vp.Chain, fx.Alice, manyFQANs), "300 FQANs (limit 256)")
+	long := resignedAC(t, vomsExtension(t, vp.Chain), fx.VOMS.Key, func(a *acParts) {
 		a.Attributes = vomsAttributesDER(t, "testvo://voms.example.org:15000", []string{"/testvo/" + strings.Repeat("g", 600)})
 	})
-	check("a 600-byte FQAN", withVOMSExtension(t, b, vp.chain, fx.alice, long), "limit 512")
-	noAuthority := resignedAC(t, vomsExtension(t, vp.chain), fx.voms.key, func(a *acParts) {
+	check("a 600-byte FQAN", withVOMSExtension(t, b, vp.Chain, fx.Alice, long), "limit 512")
+	noAuthority := resignedAC(t, vomsExtension(t, vp.Chain), fx.VOMS.Key, func(a *acParts) {
 		a.Attributes = vomsAttributesDER(t, "voms.example.org:15000", []string{"/testvo"})
 	})
-	check("no VO in the policy authority", withVOMSExtension(t, b, vp.chain, fx.alice, noAuthority), "is not <vo>://<host>:<port>")
+	check("no VO in the policy authority", withVOMSExtension(t, b, vp.Chain, fx.Alice, noAuthority), "is not <vo>://<host>:<port>")
 	for n := 0; n < len(ac); n += 13 {
 		cut := wrapACs(t, ac[:n])
-		check(fmt.Sprintf("AC truncated to %d bytes", n), withVOMSExtension(t, b, vp.chain, fx.alice, cut), "")
+		check(fmt.Sprintf("AC truncated to %d bytes", n), withVOMSExtension(t, b, vp.Chain, fx.Alice, cut), "")
 	}
-	check("garbage extension", withVOMSExtension(t, b, vp.chain, fx.alice, []byte{0x30, 0x03, 0x02, 0x01, 0x00}), "")
+	check("garbage extension", withVOMSExtension(t, b, vp.Chain, fx.Alice, []byte{0x30, 0x03, 0x02, 0x01, 0x00}), "")
 }
 
 // The empty name hashes as OpenSSL does: SHA-1 of nothing.

@@ -16,10 +16,10 @@ import (
 func TestNamesAgreeWithOpenSSL(t *testing.T) {
 	requireTools(t, "openssl")
 	dir := t.TempDir()
-	b := &builder{dir: dir}
-	key := b.newKey("k", true)
-	b.write("ext.cnf", extensionsConf)
-	b.write("printable.cnf", "[req]\ndistinguished_name=dn\nstring_mask=default\n[dn]\n")
+	b := &builder{Dir: dir}
+	key := b.NewKey("k", true)
+	b.Write("ext.cnf", extensionsConf)
+	b.Write("printable.cnf", "[req]\ndistinguished_name=dn\nstring_mask=default\n[dn]\n")
 	cases := []struct {
 		subj  string
 		flags []string
@@ -30,21 +30,21 @@ func TestNamesAgreeWithOpenSSL(t *testing.T) {
 		{subj: "/DC=ch/DC=cern/CN=Robot: Test/emailAddress=robot@example.org"},
 		{subj: "/DC=org/DC=example/CN=Zoë Ünïcode", flags: []string{"-utf8"}},
 		{subj: "/DC=org/DC=example/OU=A+CN=Multi Valued", flags: []string{"-multivalue-rdn"}},
-		{subj: "/C=DE/O=GermanGrid/OU=KIT/CN=Printable String", flags: []string{"-config", b.path("printable.cnf")}},
+		{subj: "/C=DE/O=GermanGrid/OU=KIT/CN=Printable String", flags: []string{"-config", b.Path("printable.cnf")}},
 		{subj: "/DC=org/DC=example/UID=jdoe/serialNumber=42/CN=With UID"},
 	}
 	for i, c := range cases {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			cert := b.path(fmt.Sprintf("c%d.pem", i))
+			cert := b.Path(fmt.Sprintf("c%d.pem", i))
 			args := append([]string{"req", "-x509", "-new", "-key", key, "-out", cert, "-subj", c.subj, "-days", "1"}, c.flags...)
 			if len(c.flags) == 0 || c.flags[0] != "-config" {
-				args = append(args, "-config", b.path("ext.cnf"))
+				args = append(args, "-config", b.Path("ext.cnf"))
 			}
-			b.run("openssl", args...)
-			wantHash := b.hash("x509", cert)
-			wantOld := strings.TrimSpace(b.run("openssl", "x509", "-subject_hash_old", "-noout", "-in", cert))
-			wantSlash := b.subjectOf(cert)
-			b.ok(t)
+			b.Run("openssl", args...)
+			wantHash := b.Hash("x509", cert)
+			wantOld := strings.TrimSpace(b.Run("openssl", "x509", "-subject_hash_old", "-noout", "-in", cert))
+			wantSlash := b.SubjectOf(cert)
+			b.OK(t)
 			c := loadCerts(t, cert)[0]
 			h, err := SubjectHash(c.RawSubject)
 			if err != nil || fmt.Sprintf("%08x", h) != wantHash {
@@ -64,20 +64,20 @@ func TestNamesAgreeWithOpenSSL(t *testing.T) {
 // name, as OpenSSL compares them; others are not.
 func TestSameName(t *testing.T) {
 	requireTools(t, "openssl")
-	b := &builder{dir: t.TempDir()}
-	key := b.newKey("k", true)
-	b.write("ext.cnf", extensionsConf)
-	b.write("printable.cnf", "[req]\ndistinguished_name=dn\nstring_mask=default\n[dn]\n")
+	b := &builder{Dir: t.TempDir()}
+	key := b.NewKey("k", true)
+	b.Write("ext.cnf", extensionsConf)
+	b.Write("printable.cnf", "[req]\ndistinguished_name=dn\nstring_mask=default\n[dn]\n")
 	mk := func(name, subj string, cnf string) []byte {
-		out := b.path(name)
-		b.run("openssl", "req", "-x509", "-new", "-key", key, "-out", out, "-subj", subj, "-days", "1", "-config", cnf)
-		b.ok(t)
+		out := b.Path(name)
+		b.Run("openssl", "req", "-x509", "-new", "-key", key, "-out", out, "-subj", subj, "-days", "1", "-config", cnf)
+		b.OK(t)
 		return loadCerts(t, out)[0].RawSubject
 	}
-	a := mk("a.pem", "/DC=org/DC=example/CN=Alice Example", b.path("ext.cnf"))
-	same := mk("b.pem", "/DC=ORG/DC=example/CN=  alice    example", b.path("printable.cnf"))
-	other := mk("c.pem", "/DC=org/DC=example/CN=Alice Exampl", b.path("ext.cnf"))
-	reordered := mk("d.pem", "/DC=example/DC=org/CN=Alice Example", b.path("ext.cnf"))
+	a := mk("a.pem", "/DC=org/DC=example/CN=Alice Example", b.Path("ext.cnf"))
+	same := mk("b.pem", "/DC=ORG/DC=example/CN=  alice    example", b.Path("printable.cnf"))
+	other := mk("c.pem", "/DC=org/DC=example/CN=Alice Exampl", b.Path("ext.cnf"))
+	reordered := mk("d.pem", "/DC=example/DC=org/CN=Alice Example", b.Path("ext.cnf"))
 	if !sameName(a, same) {
 		t.Error("names differing in case, spacing and string type are different")
 	}
@@ -178,19 +178,19 @@ func TestCRLModes(t *testing.T) {
 func TestLoadWarnings(t *testing.T) {
 	fx := sharedFixture(t)
 	b := fx.scratch(t)
-	caDir, vomsDir := b.path("certificates"), b.path("vomsdir")
+	caDir, vomsDir := b.Path("certificates"), b.Path("vomsdir")
 	fx.installCADir(caDir)
-	b.write("certificates/deadbeef.0", "not a certificate")
-	b.copyTo(fx.alice.cert, filepath.Join(caDir, "00000000.0"))
-	b.write("certificates/deadbeef.r0", "not a CRL")
-	b.copyTo(fx.root.cert, filepath.Join(caDir, "Test-Root.pem"))
-	oldHash := strings.TrimSpace(b.run("openssl", "x509", "-subject_hash_old", "-noout", "-in", fx.root.cert))
-	b.copyTo(fx.root.cert, filepath.Join(caDir, oldHash+".0"))
-	b.lsc(vomsDir, testVO, vomsHost, vomsDN, rootDN)
-	b.write("vomsdir/"+testVO+"/broken.lsc", "/DC=only/CN=one\n")
-	b.write("vomsdir/"+testVO+"/README", "hello")
-	b.write("vomsdir/stray.pem", "x")
-	b.ok(t)
+	b.Write("certificates/deadbeef.0", "not a certificate")
+	b.CopyTo(fx.Alice.Cert, filepath.Join(caDir, "00000000.0"))
+	b.Write("certificates/deadbeef.r0", "not a CRL")
+	b.CopyTo(fx.Root.Cert, filepath.Join(caDir, "Test-Root.pem"))
+	oldHash := strings.TrimSpace(b.Run("openssl", "x509", "-subject_hash_old", "-noout", "-in", fx.Root.Cert))
+	b.CopyTo(fx.Root.Cert, filepath.Join(caDir, oldHash+".0"))
+	b.LSC(vomsDir, testVO, vomsHost, vomsDN, rootDN)
+	b.Write("vomsdir/"+testVO+"/broken.lsc", "/DC=only/CN=one\n")
+	b.Write("vomsdir/"+testVO+"/README", "hello")
+	b.Write("vomsdir/stray.pem", "x")
+	b.OK(t)
 	v, err := New(Config{CertDir: caDir, VOMSDir: vomsDir})
 	if err != nil {
 		t.Fatal(err)
@@ -208,7 +208,7 @@ func TestLoadWarnings(t *testing.T) {
 	if v.CAs() != 2 {
 		t.Errorf("%d CAs, want 2", v.CAs())
 	}
-	if _, err := New(Config{CertDir: filepath.Join(b.dir, "missing")}); err == nil {
+	if _, err := New(Config{CertDir: filepath.Join(b.Dir, "missing")}); err == nil {
 		t.Error("a missing CA directory is no error")
 	}
 	if _, err := New(Config{}); err == nil {

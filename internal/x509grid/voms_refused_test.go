@@ -16,29 +16,29 @@ func refusedACs() []acCase {
 	return []acCase{
 		{name: "VOMS server listed for another VO",
 			make: func(t *testing.T, fx *fixture, b *builder) string {
-				return b.vomsProxy(fx.alice, fx.voms2, fx.caDir, testVO, voms2Host, []string{testFQAN}).chain
+				return b.VOMSProxy(fx.Alice, fx.VOMS2, fx.CADir, testVO, voms2Host, []string{testFQAN}).Chain
 			},
 			want: ErrUntrustedVOMS, wantText: "voms2.example.org.lsc is listed for VO othervo only"},
 		{name: "VO not in the vomsdir",
 			make: func(t *testing.T, fx *fixture, b *builder) string {
-				return b.vomsProxy(fx.alice, fx.voms, fx.caDir, "unknownvo", vomsHost, []string{"/unknownvo"}).chain
+				return b.VOMSProxy(fx.Alice, fx.VOMS, fx.CADir, "unknownvo", vomsHost, []string{"/unknownvo"}).Chain
 			},
 			want: ErrUntrustedVOMS, wantText: "the vomsdir has no directory for VO unknownvo"},
 		{name: ".lsc naming another VOMS server",
-			make: func(t *testing.T, fx *fixture, b *builder) string { return vomsProxyOf(fx, b, fx.alice).chain },
+			make: func(t *testing.T, fx *fixture, b *builder) string { return vomsProxyOf(fx, b, fx.Alice).Chain },
 			vomsDir: func(fx *fixture, b *builder) string {
-				dir := b.path("vomsdir")
-				b.lsc(dir, testVO, vomsHost, voms2DN, rootDN)
+				dir := b.Path("vomsdir")
+				b.LSC(dir, testVO, vomsHost, voms2DN, rootDN)
 				return dir
 			},
 			want: ErrUntrustedVOMS, wantText: "does not match testvo/voms.example.org.lsc"},
 		{name: "VOMS server certificate at the top of the vomsdir",
-			make: func(t *testing.T, fx *fixture, b *builder) string { return vomsProxyOf(fx, b, fx.alice).chain },
+			make: func(t *testing.T, fx *fixture, b *builder) string { return vomsProxyOf(fx, b, fx.Alice).Chain },
 			vomsDir: func(fx *fixture, b *builder) string {
-				dir := b.path("vomsdir")
-				b.lsc(dir, otherVO, voms2Host, voms2DN, rootDN)
-				b.mkdir(dir + "/" + testVO)
-				b.copyTo(fx.voms.cert, dir+"/voms.pem")
+				dir := b.Path("vomsdir")
+				b.LSC(dir, otherVO, voms2Host, voms2DN, rootDN)
+				b.Mkdir(dir + "/" + testVO)
+				b.CopyTo(fx.VOMS.Cert, dir+"/voms.pem")
 				return dir
 			},
 			want: ErrUntrustedVOMS, wantText: "the vomsdir lists no VOMS server",
@@ -52,37 +52,37 @@ func invalidACs() []acCase {
 		{name: "broken AC signature",
 			make: func(t *testing.T, fx *fixture, b *builder) string {
 				// Signed with another key than its VOMS server certificate's.
-				forged := cred{cert: fx.voms.cert, key: fx.voms2.key}
-				return b.vomsProxy(fx.alice, forged, fx.caDir, testVO, vomsHost, []string{testFQAN}).chain
+				forged := cred{Cert: fx.VOMS.Cert, Key: fx.VOMS2.Key}
+				return b.VOMSProxy(fx.Alice, forged, fx.CADir, testVO, vomsHost, []string{testFQAN}).Chain
 			},
 			want: ErrSignature, wantText: "does not verify with the key of " + vomsDN},
 		{name: "AC of another user",
 			make: func(t *testing.T, fx *fixture, b *builder) string {
-				alice, bob := vomsProxyOf(fx, b, fx.alice), vomsProxyOf(fx, b, fx.bob)
-				b.ok(t)
-				return withVOMSExtension(t, b, alice.chain, fx.alice, vomsExtension(t, bob.chain))
+				alice, bob := vomsProxyOf(fx, b, fx.Alice), vomsProxyOf(fx, b, fx.Bob)
+				b.OK(t)
+				return withVOMSExtension(t, b, alice.Chain, fx.Alice, vomsExtension(t, bob.Chain))
 			},
 			want: ErrHolder, wantText: "the holder is certificate serial"},
 		{name: "AC of another user by name",
 			make: func(t *testing.T, fx *fixture, b *builder) string {
-				p := vomsProxyOf(fx, b, fx.alice)
-				b.ok(t)
-				alice, bob := loadCerts(t, fx.alice.cert)[0], loadCerts(t, fx.bob.cert)[0]
-				ext := resignedAC(t, vomsExtension(t, p.chain), fx.voms.key, func(a *acParts) {
+				p := vomsProxyOf(fx, b, fx.Alice)
+				b.OK(t)
+				alice, bob := loadCerts(t, fx.Alice.Cert)[0], loadCerts(t, fx.Bob.Cert)[0]
+				ext := resignedAC(t, vomsExtension(t, p.Chain), fx.VOMS.Key, func(a *acParts) {
 					a.Holder = holderIssuerSerial(t, bob.RawSubject, alice.SerialNumber)
 				})
-				return withVOMSExtension(t, b, p.chain, fx.alice, ext)
+				return withVOMSExtension(t, b, p.Chain, fx.Alice, ext)
 			},
 			want: ErrHolder, wantText: "the holder's certificate is of " + bobDN},
 		{name: "holder named by the user's name alone",
 			make: func(t *testing.T, fx *fixture, b *builder) string {
-				p := vomsProxyOf(fx, b, fx.alice)
-				b.ok(t)
-				user := loadCerts(t, fx.alice.cert)[0]
-				ext := resignedAC(t, vomsExtension(t, p.chain), fx.voms.key, func(a *acParts) {
+				p := vomsProxyOf(fx, b, fx.Alice)
+				b.OK(t)
+				user := loadCerts(t, fx.Alice.Cert)[0]
+				ext := resignedAC(t, vomsExtension(t, p.Chain), fx.VOMS.Key, func(a *acParts) {
 					a.Holder = holderEntityName(t, user.RawSubject)
 				})
-				return withVOMSExtension(t, b, p.chain, fx.alice, ext)
+				return withVOMSExtension(t, b, p.Chain, fx.Alice, ext)
 			},
 			want: errAC, wantText: "holder names no certificate"},
 	}
@@ -93,7 +93,7 @@ func badFieldACs() []acCase {
 	return []acCase{
 		{name: "expired AC",
 			make: func(t *testing.T, fx *fixture, b *builder) string {
-				return b.vomsProxy(fx.alice, fx.voms, fx.caDir, testVO, vomsHost, []string{testFQAN}, "-vomslife", "1", "-pastac", "2:00").chain
+				return b.VOMSProxy(fx.Alice, fx.VOMS, fx.CADir, testVO, vomsHost, []string{testFQAN}, "-vomslife", "1", "-pastac", "2:00").Chain
 			},
 			want: ErrExpired, wantText: "expired at"},
 		{name: "AC not yet valid",
@@ -133,7 +133,7 @@ func badFieldACs() []acCase {
 			want: errAC, wantText: "no noRevAvail extension"},
 		{name: "FQAN of another VO",
 			make: func(t *testing.T, fx *fixture, b *builder) string {
-				return b.vomsProxy(fx.alice, fx.voms, fx.caDir, testVO, vomsHost, []string{testFQAN, otherFQAN}).chain
+				return b.VOMSProxy(fx.Alice, fx.VOMS, fx.CADir, testVO, vomsHost, []string{testFQAN, otherFQAN}).Chain
 			},
 			want: errAC, wantText: `FQAN "/othervo/Role=NULL/Capability=NULL" is not of VO testvo`},
 	}
@@ -147,38 +147,38 @@ func badServerACs() []acCase {
 			make: func(t *testing.T, fx *fixture, b *builder) string {
 				// An RSA CA: voms-proxy-fake signs an AC with the digest of
 				// its server certificate's signature, SHA-1 for ECDSA ones.
-				elsewhere := b.newRootCA("elsewhere", elsewhereDN, false)
-				server := b.issue(elsewhere, "voms-other", "/DC=org/DC=elsewhere/CN=voms.example.org", "v3_host")
-				return b.vomsProxy(fx.alice, server, fx.caDir, testVO, vomsHost, []string{testFQAN}).chain
+				elsewhere := b.NewRootCA("elsewhere", elsewhereDN, false)
+				server := b.Issue(elsewhere, "voms-other", "/DC=org/DC=elsewhere/CN=voms.example.org", "v3_host")
+				return b.VOMSProxy(fx.Alice, server, fx.CADir, testVO, vomsHost, []string{testFQAN}).Chain
 			},
 			vomsDir: func(fx *fixture, b *builder) string {
-				dir := b.path("vomsdir")
-				b.lsc(dir, testVO, vomsHost, "/DC=org/DC=elsewhere/CN=voms.example.org", elsewhereDN)
+				dir := b.Path("vomsdir")
+				b.LSC(dir, testVO, vomsHost, "/DC=org/DC=elsewhere/CN=voms.example.org", elsewhereDN)
 				return dir
 			},
 			want: ErrUnknownCA, wantText: "VOMS server certificate: certificate 0"},
 		{name: "revoked VOMS server certificate",
 			make: func(t *testing.T, fx *fixture, b *builder) string {
-				return b.vomsProxy(fx.alice, revokedVOMSServer(fx, b), fx.caDir, testVO, vomsHost, []string{testFQAN}).chain
+				return b.VOMSProxy(fx.Alice, revokedVOMSServer(fx, b), fx.CADir, testVO, vomsHost, []string{testFQAN}).Chain
 			},
 			caDir: func(fx *fixture, b *builder) string {
-				dir := b.path("certificates")
-				fx.installCADir(dir, b.crl(fx.root), b.crl(fx.inter))
+				dir := b.Path("certificates")
+				fx.installCADir(dir, b.CRL(fx.Root), b.CRL(fx.Inter))
 				return dir
 			},
 			want: ErrRevoked, wantText: "VOMS server certificate: certificate 0 (" + vomsDN + "): revoked"},
 		{name: "one good AC, one broken",
 			make: func(t *testing.T, fx *fixture, b *builder) string {
-				good := vomsProxyOf(fx, b, fx.alice)
-				forged := cred{cert: fx.voms2.cert, key: fx.voms.key}
-				bad := b.vomsProxy(fx.alice, forged, fx.caDir, otherVO, voms2Host, []string{otherFQAN})
-				b.ok(t)
-				return withVOMSExtension(t, b, good.chain, fx.alice, wrapACs(t, firstAC(t, good.chain), firstAC(t, bad.chain)))
+				good := vomsProxyOf(fx, b, fx.Alice)
+				forged := cred{Cert: fx.VOMS2.Cert, Key: fx.VOMS.Key}
+				bad := b.VOMSProxy(fx.Alice, forged, fx.CADir, otherVO, voms2Host, []string{otherFQAN})
+				b.OK(t)
+				return withVOMSExtension(t, b, good.Chain, fx.Alice, wrapACs(t, firstAC(t, good.Chain), firstAC(t, bad.Chain)))
 			},
 			wantVOs: []string{testVO}, want: ErrSignature, wantText: "VOMS attribute certificate 1 of VO othervo",
 			differs: "libvomsapi drops every AC when one fails; here each AC stands alone"},
 		{name: "no vomsdir configured",
-			make:   func(t *testing.T, fx *fixture, b *builder) string { return vomsProxyOf(fx, b, fx.alice).chain },
+			make:   func(t *testing.T, fx *fixture, b *builder) string { return vomsProxyOf(fx, b, fx.Alice).Chain },
 			config: func(c *Config) { c.VOMSDir = "" },
 			want:   ErrUntrustedVOMS, wantText: "no vomsdir is configured",
 			noPeer: "libvomsapi has no such setting"},
@@ -189,17 +189,17 @@ func badServerACs() []acCase {
 // VOMS server, and the proxy re-signed by Alice.
 func editedAC(t *testing.T, fx *fixture, b *builder, edit func(*acParts)) string {
 	t.Helper()
-	p := vomsProxyOf(fx, b, fx.alice)
-	b.ok(t)
-	ext := resignedAC(t, vomsExtension(t, p.chain), fx.voms.key, edit)
-	return withVOMSExtension(t, b, p.chain, fx.alice, ext)
+	p := vomsProxyOf(fx, b, fx.Alice)
+	b.OK(t)
+	ext := resignedAC(t, vomsExtension(t, p.Chain), fx.VOMS.Key, edit)
+	return withVOMSExtension(t, b, p.Chain, fx.Alice, ext)
 }
 
 // revokedVOMSServer is a VOMS server certificate of the fixture's name,
 // revoked by the root CA.
 func revokedVOMSServer(fx *fixture, b *builder) cred {
-	server := b.issue(fx.root, "voms-revoked", vomsDN, "v3_host")
-	b.revoke(fx.root, server, "superseded")
+	server := b.Issue(fx.Root, "voms-revoked", vomsDN, "v3_host")
+	b.Revoke(fx.Root, server, "superseded")
 	return server
 }
 

@@ -38,14 +38,14 @@ func TestVOMS(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			b := fx.scratch(t)
 			file := c.make(t, fx, b)
-			vomsDir, caDir := fx.vomsDir, fx.caDir
+			vomsDir, caDir := fx.VOMSDir, fx.CADir
 			if c.vomsDir != nil {
 				vomsDir = c.vomsDir(fx, b)
 			}
 			if c.caDir != nil {
 				caDir = c.caDir(fx, b)
 			}
-			b.ok(t)
+			b.OK(t)
 			v := fx.verifier(t, func(cfg *Config) {
 				cfg.VOMSDir, cfg.CertDir = vomsDir, caDir
 				if c.config != nil {
@@ -127,13 +127,13 @@ func vomsProxyOf(fx *fixture, b *builder, user cred, fqans ...string) cred {
 	if len(fqans) == 0 {
 		fqans = []string{testFQAN, prodFQAN}
 	}
-	return b.vomsProxy(user, fx.voms, fx.caDir, testVO, vomsHost, fqans)
+	return b.VOMSProxy(user, fx.VOMS, fx.CADir, testVO, vomsHost, fqans)
 }
 
 func acceptedACs() []acCase {
 	return []acCase{
 		{name: "VOMS proxy",
-			make:    func(t *testing.T, fx *fixture, b *builder) string { return vomsProxyOf(fx, b, fx.alice).chain },
+			make:    func(t *testing.T, fx *fixture, b *builder) string { return vomsProxyOf(fx, b, fx.Alice).Chain },
 			wantVOs: []string{testVO},
 			check: func(t *testing.T, fx *fixture, r *Result) {
 				vo := r.VOs[0]
@@ -147,30 +147,30 @@ func acceptedACs() []acCase {
 			}},
 		{name: "proxy of a VOMS proxy",
 			make: func(t *testing.T, fx *fixture, b *builder) string {
-				return b.opensslProxy(vomsProxyOf(fx, b, fx.alice), "proxy").chain
+				return b.OpenSSLProxy(vomsProxyOf(fx, b, fx.Alice), "proxy").Chain
 			},
 			wantVOs: []string{testVO},
 			check:   func(t *testing.T, fx *fixture, r *Result) { want(t, r.Proxies, 2, "proxies") }},
 		{name: "user of the intermediate CA",
-			make:    func(t *testing.T, fx *fixture, b *builder) string { return vomsProxyOf(fx, b, fx.carol).chain },
+			make:    func(t *testing.T, fx *fixture, b *builder) string { return vomsProxyOf(fx, b, fx.Carol).Chain },
 			wantVOs: []string{testVO}},
 		{name: "VOMS server certificate in the vomsdir instead of an .lsc",
-			make: func(t *testing.T, fx *fixture, b *builder) string { return vomsProxyOf(fx, b, fx.alice).chain },
+			make: func(t *testing.T, fx *fixture, b *builder) string { return vomsProxyOf(fx, b, fx.Alice).Chain },
 			vomsDir: func(fx *fixture, b *builder) string {
-				dir := b.path("vomsdir")
-				b.lsc(dir, otherVO, voms2Host, voms2DN, rootDN)
-				b.mkdir(dir + "/" + testVO)
-				b.copyTo(fx.voms.cert, dir+"/"+testVO+"/voms.pem")
+				dir := b.Path("vomsdir")
+				b.LSC(dir, otherVO, voms2Host, voms2DN, rootDN)
+				b.Mkdir(dir + "/" + testVO)
+				b.CopyTo(fx.VOMS.Cert, dir+"/"+testVO+"/voms.pem")
 				return dir
 			},
 			wantVOs: []string{testVO}},
 		{name: "two VOs",
 			make: func(t *testing.T, fx *fixture, b *builder) string {
-				alice := vomsProxyOf(fx, b, fx.alice)
-				other := b.vomsProxy(fx.alice, fx.voms2, fx.caDir, otherVO, voms2Host, []string{otherFQAN})
-				b.ok(t)
-				ext := wrapACs(t, firstAC(t, alice.chain), firstAC(t, other.chain))
-				return withVOMSExtension(t, b, alice.chain, fx.alice, ext)
+				alice := vomsProxyOf(fx, b, fx.Alice)
+				other := b.VOMSProxy(fx.Alice, fx.VOMS2, fx.CADir, otherVO, voms2Host, []string{otherFQAN})
+				b.OK(t)
+				ext := wrapACs(t, firstAC(t, alice.Chain), firstAC(t, other.Chain))
+				return withVOMSExtension(t, b, alice.Chain, fx.Alice, ext)
 			},
 			wantVOs: []string{testVO, otherVO},
 			check: func(t *testing.T, fx *fixture, r *Result) {
@@ -178,23 +178,23 @@ func acceptedACs() []acCase {
 			}},
 		{name: "holder named by the user's issuer and serial, as VOMS writes it",
 			make: func(t *testing.T, fx *fixture, b *builder) string {
-				p := vomsProxyOf(fx, b, fx.alice)
-				b.ok(t)
-				user := loadCerts(t, fx.alice.cert)[0]
-				ext := resignedAC(t, vomsExtension(t, p.chain), fx.voms.key, func(a *acParts) {
+				p := vomsProxyOf(fx, b, fx.Alice)
+				b.OK(t)
+				user := loadCerts(t, fx.Alice.Cert)[0]
+				ext := resignedAC(t, vomsExtension(t, p.Chain), fx.VOMS.Key, func(a *acParts) {
 					a.Holder = holderIssuerSerial(t, user.RawIssuer, user.SerialNumber)
 				})
-				return withVOMSExtension(t, b, p.chain, fx.alice, ext)
+				return withVOMSExtension(t, b, p.Chain, fx.Alice, ext)
 			},
 			wantVOs: []string{testVO}},
 		{name: "AC for this host",
 			make: func(t *testing.T, fx *fixture, b *builder) string {
-				p := vomsProxyOf(fx, b, fx.alice)
-				b.ok(t)
-				ext := resignedAC(t, vomsExtension(t, p.chain), fx.voms.key, func(a *acParts) {
+				p := vomsProxyOf(fx, b, fx.Alice)
+				b.OK(t)
+				ext := resignedAC(t, vomsExtension(t, p.Chain), fx.VOMS.Key, func(a *acParts) {
 					a.Extensions = append(a.Extensions, targetsExtension(t, "other.example.org", thisHost(t)))
 				})
-				return withVOMSExtension(t, b, p.chain, fx.alice, ext)
+				return withVOMSExtension(t, b, p.Chain, fx.Alice, ext)
 			},
 			config:  func(c *Config) { c.Hostnames = []string{"box.example.org", thisHost(nil)} },
 			wantVOs: []string{testVO},
@@ -239,9 +239,9 @@ func libVOMSHostUnknown() string {
 func TestVOMSProxyInfoShowsTheSame(t *testing.T) {
 	fx := sharedFixture(t)
 	b := fx.scratch(t)
-	p := vomsProxyOf(fx, b, fx.carol)
-	b.ok(t)
-	res, err := fx.verifier(t).VerifyPEM(readPEM(t, p.chain), time.Now())
+	p := vomsProxyOf(fx, b, fx.Carol)
+	b.OK(t)
+	res, err := fx.verifier(t).VerifyPEM(readPEM(t, p.Chain), time.Now())
 	if err != nil || len(res.VOs) != 1 {
 		t.Fatalf("%v %v", err, res)
 	}
@@ -254,8 +254,8 @@ func TestVOMSProxyInfoShowsTheSame(t *testing.T) {
 		"-identity": res.Subject, "-acsubject": res.Subject, "-acissuer": vo.Server,
 		"-vo": vo.Name, "-uri": vo.URI, "-fqan": strings.Join(fqans, "\n"),
 	} {
-		cmd := exec.Command("voms-proxy-info", "-file", p.chain, opt)
-		cmd.Env = append(os.Environ(), "X509_CERT_DIR="+fx.caDir, "X509_VOMS_DIR="+fx.vomsDir)
+		cmd := exec.Command("voms-proxy-info", "-file", p.Chain, opt)
+		cmd.Env = append(os.Environ(), "X509_CERT_DIR="+fx.CADir, "X509_VOMS_DIR="+fx.VOMSDir)
 		out, err := cmd.Output()
 		if got := strings.TrimSuffix(string(out), "\n"); err != nil || got != ours {
 			t.Errorf("voms-proxy-info %s: %q (%v), this package %q", opt, got, err, ours)

@@ -38,8 +38,9 @@ func startFedNodeAt(t *testing.T, name, site, conf string, rp int) *fedNode {
 type nodeSpec struct {
 	state  string
 	rp, hp int
-	// server holds more lines of the [server] table (access_log = …).
-	server string
+	// server holds more lines of the [server] table (access_log = …),
+	// https more of the [https] table (cert = …).
+	server, https string
 }
 
 // prepareNode picks the ports (rp 0: a free one) and a state dir.
@@ -72,7 +73,7 @@ func (n nodeSpec) tryStart(t *testing.T, name, site, conf string) (*fedNode, err
 	cfg.WriteString("[server]\nname = " + strconv.Quote(name) + "\nsite = " + strconv.Quote(site) +
 		"\nstate_dir = " + strconv.Quote(state) + "\nlog_level = \"debug\"\n" + n.server)
 	cfg.WriteString("[root]\naddr = \"127.0.0.1:" + strconv.Itoa(rp) + "\"\n")
-	cfg.WriteString("[https]\naddr = \"127.0.0.1:" + strconv.Itoa(hp) + "\"\n")
+	cfg.WriteString("[https]\naddr = \"127.0.0.1:" + strconv.Itoa(hp) + "\"\n" + n.https)
 	cfg.WriteString(conf)
 	file := filepath.Join(state, "sitebox.toml")
 	if err := os.WriteFile(file, []byte(cfg.String()), 0o644); err != nil {

@@ -35,10 +35,13 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		code := m.Run()
+		gridPKI.Remove()
 		os.RemoveAll(dir)
 		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	gridPKI.Remove()
+	os.Exit(code)
 }
 
 // box is a sitebox origin running as a child process.

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/jobs"
 	"sitebox/internal/jobs/spec"
 	"sitebox/internal/store"
@@ -35,6 +36,10 @@ type API struct {
 	// Negotiate, if set, authenticates "Authorization: Negotiate"
 	// (Kerberos SPNEGO).
 	Negotiate func(r *http.Request) (*store.Identity, error)
+	// Certificate, if set, authenticates a request without an
+	// Authorization header by its TLS client certificate (an X.509
+	// proxy): nil and no error when it presented none.
+	Certificate func(r *http.Request) (*store.Identity, error)
 	// Local says whether an identity is a local user (else a grid one).
 	Local func(*store.Identity) bool
 	// Log records refusals (nil: discard).
@@ -116,7 +121,7 @@ func (a *API) allowed(w http.ResponseWriter, r *http.Request, op string) (*store
 	if id.HasCompute(op) || (op == store.ScopeComputeCancel && id.HasCompute(store.ScopeComputeModify)) {
 		return id, true
 	}
-	a.refuse(w, r, id, http.StatusForbidden, "token lacks the %s scope (a storage scope does not allow jobs)", op)
+	a.refuse(w, r, id, http.StatusForbidden, "%s lacks the %s scope (a storage scope does not allow jobs)", credential(id), op)
 	return nil, false
 }
 
@@ -127,8 +132,13 @@ func (a *API) who(w http.ResponseWriter, r *http.Request) (*store.Identity, bool
 	if ok && a.Negotiate != nil && strings.EqualFold(scheme, "Negotiate") {
 		return a.negotiated(w, r)
 	}
+	if h == "" && a.Certificate != nil {
+		if id, ok, done := a.certified(w, r); done {
+			return id, ok
+		}
+	}
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
-		a.refuse(w, r, nil, http.StatusUnauthorized, "the job API needs a bearer token (Authorization: Bearer …)")
+		a.refuse(w, r, nil, http.StatusUnauthorized, "the job API needs a bearer token (Authorization: Bearer …)%s", a.orCertificate())
 		return nil, false
 	}
 	id, err := a.Verify(r.Context(), strings.TrimSpace(tok))
@@ -143,6 +153,29 @@ func (a *API) who(w http.ResponseWriter, r *http.Request) (*store.Identity, bool
 	return id, true
 }
 
+// certified authenticates a request by its client certificate; done is
+// false when it presented none.
+func (a *API) certified(w http.ResponseWriter, r *http.Request) (id *store.Identity, ok, done bool) {
+	id, err := a.Certificate(r)
+	switch {
+	case err != nil:
+		a.refuse(w, r, nil, http.StatusForbidden, "%v", err)
+		return nil, false, true
+	case id == nil:
+		return nil, false, false
+	}
+	return id, true, true
+}
+
+// orCertificate completes "needs a bearer token" on a box that takes
+// client certificates too.
+func (a *API) orCertificate() string {
+	if a.Certificate == nil {
+		return ""
+	}
+	return " or an X.509 proxy as the client certificate"
+}
+
 // negotiated authenticates a Kerberos (SPNEGO) request.
 func (a *API) negotiated(w http.ResponseWriter, r *http.Request) (*store.Identity, bool) {
 	id, err := a.Negotiate(r)
@@ -151,6 +184,15 @@ func (a *API) negotiated(w http.ResponseWriter, r *http.Request) (*store.Identit
 		return nil, false
 	}
 	return id, true
+}
+
+// credential names what proved id in refusals: an X.509 identity's
+// compute scopes come from the box's mapping rules, not a token.
+func credential(id *store.Identity) string {
+	if auth.IsX509(id) {
+		return "the certificate's mapping ([auth.x509])"
+	}
+	return "token"
 }
 
 func principal(id *store.Identity) jobs.Principal {
@@ -190,7 +232,7 @@ func (a *API) domains(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !id.HasCompute(store.ScopeComputeCreate) && !id.HasCompute(store.ScopeComputeRead) {
-		a.refuse(w, r, id, http.StatusForbidden, "token lacks the compute.create scope (a storage scope does not allow jobs)")
+		a.refuse(w, r, id, http.StatusForbidden, "%s lacks the compute.create scope (a storage scope does not allow jobs)", credential(id))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"domains": a.Svc.Domains(), "sites": a.Svc.SiteDomains(),

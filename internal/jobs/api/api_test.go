@@ -110,3 +110,76 @@ func TestAPIScopesAndOwners(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { localtest.Main(m) }
+
+// A request without an Authorization header is authenticated by its
+// client certificate: a mapped X.509 user with compute scopes submits
+// and owns its jobs by (x509 issuer, DN); one without them, or with a
+// refused certificate, is refused 403 with the reason; a bearer token
+// wins over the certificate.
+func TestAPIClientCertificate(t *testing.T) {
+	e := jobstest.Start(t, []string{"sbxslot13"}, nil)
+	const dn, iss = "/DC=org/DC=example/CN=Alice", "x509:/DC=org/DC=example/CN=CA"
+	compute := []store.Scope{{Op: store.ScopeComputeCreate}, {Op: store.ScopeComputeRead}, {Op: store.ScopeComputeCancel}}
+	certs := map[string]*store.Identity{
+		"mapped":   {Issuer: iss, Subject: dn, Scopes: compute, Groups: []string{"/testvo"}},
+		"unmapped": {Issuer: iss, Subject: dn, Groups: []string{"/testvo"}},
+	}
+	api := &API{Svc: e.S, Local: func(*store.Identity) bool { return false },
+		Verify: func(_ context.Context, raw string) (*store.Identity, error) {
+			return &store.Identity{Issuer: jobstest.Issuer, Subject: "tokenuser"}, nil
+		},
+		// The test's stand-in for the TLS client certificate.
+		Certificate: func(r *http.Request) (*store.Identity, error) {
+			switch c := r.Header.Get("X-Test-Cert"); c {
+			case "":
+				return nil, nil
+			case "expired":
+				return nil, errors.New("client certificate refused: certificate 0: expired")
+			default:
+				return certs[c], nil
+			}
+		}}
+	srv := httptest.NewServer(api.Handler())
+	t.Cleanup(srv.Close)
+	call := func(cert, auth, method, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+Prefix, strings.NewReader(body))
+		if cert != "" {
+			req.Header.Set("X-Test-Cert", cert)
+		}
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.String()
+	}
+	job := `{"specs":[{"executable":"/bin/true","domains":["local"]}]}`
+	for _, c := range []struct {
+		name, cert, auth string
+		want             int
+		says             string
+	}{
+		{"no credential", "", "", 401, "or an X.509 proxy as the client certificate"},
+		{"refused certificate", "expired", "", 403, "client certificate refused: certificate 0: expired"},
+		{"no compute scope", "unmapped", "", 403, "the certificate's mapping ([auth.x509]) lacks the compute.create scope"},
+		{"a token wins", "unmapped", "Bearer tok", 403, "token lacks the compute.create scope"},
+		{"mapped", "mapped", "", 201, `"grid":true`},
+	} {
+		if code, body := call(c.cert, c.auth, "POST", job); code != c.want || !strings.Contains(body, c.says) {
+			t.Errorf("%s: %d %s, want %d saying %q", c.name, code, body, c.want, c.says)
+		}
+	}
+	js := e.S.List(nil)
+	if len(js) != 1 || js[0].Issuer != iss || js[0].Owner != dn || js[0].VO != "testvo" {
+		t.Fatalf("recorded %+v", js)
+	}
+	if code, body := call("mapped", "", "GET", ""); code != 200 || !strings.Contains(body, js[0].ID) {
+		t.Errorf("the owner lists: %d %s", code, body)
+	}
+}

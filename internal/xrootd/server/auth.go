@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"sitebox/internal/store"
@@ -15,19 +16,21 @@ import (
 // before they are parsed.
 const maxTokenLen = 16 << 10
 
-// doAuth answers kXR_auth. Without token verification configured every
-// credential is accepted, as XRootD does with no security layer. Otherwise
-// "ztn" carries a bearer token (verified: the session acts for it), and
-// "unix" is the anonymous fallback XrdCl takes when it has no token.
+// doAuth answers kXR_auth. Without token verification, Kerberos or gsi
+// configured every credential is accepted, as XRootD does with no
+// security layer. Otherwise "ztn" carries a bearer token (verified: the
+// session acts for it), "krb5" a Kerberos ticket (krb5.go), "gsi" one
+// step of the X.509 proxy exchange (gsi.go), and "unix" is the anonymous
+// fallback XrdCl takes when it has none of them.
 //
-// XrdCl answers a refused ztn by trying the next protocol the login
-// offered (unix), and shows the refusal only in its debug log; its user
-// would then read "no token" from the first request that needs one. So
-// the refusal is kept on the session (authErr) and every request of the
-// session is refused with it, as a refused authz= token is.
+// XrdCl answers a refused ztn (krb5, gsi) by trying the next protocol the
+// login offered (unix), and shows the refusal only in its debug log; its
+// user would then read "no token" from the first request that needs one.
+// So the refusal is kept on the session (authErr) and every request of
+// the session is refused with it, as a refused authz= token is.
 func (s *session) doAuth(req *proto.Request) {
 	credType := string(trimNUL(req.Body[12:16]))
-	if s.srv.cfg.Tokens == nil && s.srv.cfg.Kerberos == nil || !s.authNeeded {
+	if s.srv.cfg.Tokens == nil && s.srv.cfg.Kerberos == nil && s.srv.cfg.GSI == nil || !s.authNeeded {
 		s.sendOK(req.Stream, nil)
 		return
 	}
@@ -42,6 +45,8 @@ func (s *session) doAuth(req *proto.Request) {
 		s.sendOK(req.Stream, nil)
 	case "krb5":
 		s.authKrb5(req)
+	case "gsi":
+		s.authGSI(req)
 	case "ztn":
 		if s.srv.cfg.Tokens == nil {
 			s.sendError(req.Stream, proto.ErrAuthFailed, "security protocol \"ztn\" is not offered here")
@@ -62,8 +67,36 @@ func (s *session) doAuth(req *proto.Request) {
 		s.log.Info("authentication failed", "protocol", "ztn", "reason", err.Error())
 		s.sendError(req.Stream, proto.ErrAuthFailed, "ztn: "+err.Error())
 	default:
-		s.sendError(req.Stream, proto.ErrAuthFailed, fmt.Sprintf("security protocol %q is not supported (use ztn with a bearer token, or unix)", credType))
+		s.sendError(req.Stream, proto.ErrAuthFailed, fmt.Sprintf("security protocol %q is not supported (use ztn with a bearer token, krb5 or gsi where offered, or unix)", credType))
 	}
+}
+
+// securityProtocols is the login answer's list of security protocols,
+// "" when the client need not authenticate: ztn over TLS when tokens are
+// verified, krb5 with the service principal when Kerberos is configured
+// (plain or TLS: the AP-REQ is safe to send in clear), gsi with the host
+// certificate's CA when X.509 proxies are taken (plain or TLS: the
+// exchange agrees a key of its own), and unix, the anonymous fallback
+// XrdCl takes when it has none of them. XrdCl tries them in this order,
+// skipping those it has no credential for.
+func (s *session) securityProtocols() string {
+	var b bytes.Buffer
+	if s.tls && s.srv.cfg.Tokens != nil {
+		b.WriteString("&P=ztn,0:" + strconv.Itoa(maxTokenLen) + ":")
+	}
+	if k := s.srv.cfg.Kerberos; k != nil {
+		if p := k.Principal(krb5Service); p != "" {
+			b.WriteString("&P=krb5," + p)
+		}
+	}
+	if g := s.srv.cfg.GSI; g != nil {
+		b.WriteString("&P=" + g.Offer())
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	b.WriteString("&P=unix")
+	return b.String()
 }
 
 // parseZTN extracts the token from a ztn credential: "ztn\0", version 0,

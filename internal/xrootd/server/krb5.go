@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"strconv"
 
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
@@ -22,28 +21,6 @@ type KerberosVerifier interface {
 // krb5Service is the first component of the service principals root://
 // clients ask their KDC a ticket for.
 const krb5Service = "xrootd"
-
-// securityProtocols is the login answer's list of security protocols,
-// "" when the client need not authenticate: ztn over TLS when tokens are
-// verified, krb5 with the service principal when Kerberos is configured
-// (plain or TLS: the AP-REQ is safe to send in clear), and unix, the
-// anonymous fallback XrdCl takes when it has neither.
-func (s *session) securityProtocols() string {
-	var b bytes.Buffer
-	if s.tls && s.srv.cfg.Tokens != nil {
-		b.WriteString("&P=ztn,0:" + strconv.Itoa(maxTokenLen) + ":")
-	}
-	if k := s.srv.cfg.Kerberos; k != nil {
-		if p := k.Principal(krb5Service); p != "" {
-			b.WriteString("&P=krb5," + p)
-		}
-	}
-	if b.Len() == 0 {
-		return ""
-	}
-	b.WriteString("&P=unix")
-	return b.String()
-}
 
 // authKrb5 answers a krb5 credential: "krb5\0" and the AP-REQ (XrdSeckrb5
 // sends no more unless the server asks for a forwarded ticket, which

@@ -35,6 +35,7 @@ import (
 	"sitebox/internal/cksum"
 	"sitebox/internal/store"
 	"sitebox/internal/tpc"
+	"sitebox/internal/xrootd/gsi"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -95,6 +96,9 @@ type Config struct {
 	// Kerberos verifies the krb5 security protocol (see krb5.go). Nil:
 	// not offered.
 	Kerberos KerberosVerifier
+	// GSI answers XRootD's gsi security protocol: X.509 proxies, VOMS
+	// attributes (see gsi.go). Nil: not offered.
+	GSI *gsi.Server
 	// Observer is told of the bytes moved and the connections, for
 	// metrics. Nil: nothing is counted.
 	Observer store.TransferObserver

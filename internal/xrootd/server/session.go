@@ -17,6 +17,7 @@ import (
 	"sitebox/internal/clientnet"
 	"sitebox/internal/nbio"
 	"sitebox/internal/store"
+	"sitebox/internal/xrootd/gsi"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -90,6 +91,9 @@ type session struct {
 	// sent none or one that passed; set by kXR_auth before any store
 	// call, and the AuthError of every request without authz= after.
 	authErr error
+	// gsi is the connection's gsi exchange once the client started one
+	// (gsi.go); reader goroutine only.
+	gsi *gsi.Handshake
 	// login is "user.pid" from kXR_login, by which root:// TPC names the
 	// client (tpc.go); set before any request runs.
 	login string

@@ -1,0 +1,51 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sitebox/internal/testpeers"
+)
+
+// The gsi rows log in with a real VOMS proxy, to the box (which proves
+// every connection took gsi, authConnectGSI checks its log) and to
+// xrootd 5.5, and the report sets them side by side.
+func TestAuthConnectGSI(t *testing.T) {
+	for _, tool := range []string{"xrdfs", "xrootd", "openssl", "voms-proxy-fake"} {
+		testpeers.Require(t, tool)
+	}
+	testpeers.RequireFile(t, libXrdVoms, "XRootD's VOMS plugin (xrootd-voms-plugins)")
+	bin := siteboxBinary(t)
+	dir := t.TempDir()
+	pool := filepath.Join(dir, "pool")
+	if err := makeAuthFiles(pool, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var progress bytes.Buffer
+	rows, note, err := authConnectGSI(ctx, AuthConfig{Sitebox: bin, WorkDir: dir, Out: &progress}, pool)
+	t.Logf("progress:\n%s", progress.String())
+	if err != nil || note != "" {
+		t.Fatalf("authConnectGSI: %v %s", err, note)
+	}
+	if len(rows) != 4 {
+		t.Fatalf("%d rows, want 4", len(rows))
+	}
+	for _, r := range rows {
+		if r.Conns != authConnects || r.PerSec <= 0 || r.ClientMS <= 0 {
+			t.Errorf("row %s: %+v", connLabel(r), r)
+		}
+	}
+	table := formatAuthGSI(&AuthReport{GSI: rows})
+	t.Logf("\n%s", table)
+	for _, want := range []string{"| sitebox | root:// |", "| xrootd | roots:// |", "% connections/s"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the table lacks %q", want)
+		}
+	}
+}
