@@ -41,25 +41,26 @@ import (
 // asked (copyChecked); otherwise the pages holding the piece are read
 // and checked (readChecked). It reports false (and no error) when a page
 // turned out bad and was dropped.
-func (e *entry) readDisk(pc piece, dst []byte, pg *pgOut) (bool, error) {
+func (e *entry) readDisk(pc piece, dst []byte, out *crcOut) (bool, error) {
 	lo := int64(pc.p0) * pc.page
 	hi := min(lo+int64(len(pc.crcs))*pc.page, e.size())
 	data, err := e.diskReader(pc, hi-lo)
 	if err != nil {
 		return e.dropBad(pc, lo, nil, err)
 	}
-	// A pgread wants the pages' CRCs: it reads and checks them, and
-	// keeps the CRCs, so the next pgread of these pages can borrow them
-	// instead (File.ViewPages, blockmap.Map.KeepSubs).
+	// A reader wanting the pages' CRCs (a pgread) reads and checks them,
+	// and keeps the CRCs, so the next such reader of these pages can
+	// borrow the pages with them instead (File.Lend,
+	// blockmap.Map.KeepSubs).
 	startedDisk := false
-	if pc.checked && pg == nil {
+	if pc.checked && out == nil {
 		var ok bool
 		if ok, startedDisk = e.copyChecked(pc, data, dst); ok {
 			return true, nil
 		}
 		pc.checked = false // read and checked below
 	}
-	return e.readChecked(pc, data, lo, hi, startedDisk, dst, pg)
+	return e.readChecked(pc, data, lo, hi, startedDisk, dst, out)
 }
 
 // copyChecked copies the piece's bytes from the page cache, unchecked,
@@ -83,7 +84,7 @@ func (e *entry) copyChecked(pc piece, data *os.File, dst []byte) (ok, startedDis
 // page cache, whether or not writes bypass it: a reader picking baskets
 // pays a copy, not a disk read, and streams read ahead (see diskReader).
 // A read of whole pages goes straight to dst.
-func (e *entry) readChecked(pc piece, data *os.File, lo, hi int64, startedDisk bool, dst []byte, pg *pgOut) (bool, error) {
+func (e *entry) readChecked(pc piece, data *os.File, lo, hi int64, startedDisk bool, dst []byte, out *crcOut) (bool, error) {
 	c := e.c
 	whole := pc.off == lo && int64(len(dst)) == hi-lo
 	buf := dst
@@ -110,7 +111,7 @@ func (e *entry) readChecked(pc piece, data *os.File, lo, hi int64, startedDisk b
 		}
 		buf = buf[:min(int64(n), hi-lo)]
 	}
-	bad, nbad, subs := blockmap.Verify(pc.crcs, pc.page, buf, err, pg != nil)
+	bad, nbad, subs := blockmap.Verify(pc.crcs, pc.page, buf, err, out != nil)
 	if nbad != 0 || int64(len(buf)) != hi-lo {
 		return e.dropBad(pc, lo, bad, err)
 	}
@@ -121,7 +122,7 @@ func (e *entry) readChecked(pc piece, data *os.File, lo, hi int64, startedDisk b
 		e.markChecked(pc, subs)
 	}
 	c.ctr.hitBytes.Add(int64(len(dst)))
-	pg.fill(pc.off, dst, subs, lo, hi)
+	out.fill(pc.off, dst, subs, lo, hi)
 	return true, nil
 }
 

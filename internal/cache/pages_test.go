@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"sitebox/internal/cache/blockmap"
+	"sitebox/internal/store"
 )
 
 // readAt reads n bytes at off of name through the cache, on a fresh
@@ -151,31 +154,33 @@ func TestLostPagesAreRefetched(t *testing.T) {
 	}
 }
 
-// ReadPagesAt hands out the pgread CRCs of what it reads, from a fetch
-// (cold) and from disk (warm), for reads on and off 4 KiB boundaries.
-func TestReadPagesAtCRCs(t *testing.T) {
+// Lend hands out the pgread CRCs of what it reads, from a fetch (cold)
+// and from disk (warm), for reads from 4 KiB boundaries, ending on them
+// or not; from other offsets it gives none.
+func TestLendCRCs(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
 	want := e.file("p", 3<<20+5000)
 	for _, pass := range []string{"cold", "warm"} {
-		for _, r := range [][2]int64{{0, 8192}, {100, 70000}, {1<<20 - 3000, 200000}, {3 << 20, 5000}, {3<<20 + 4000, 1000}} {
+		for _, r := range [][2]int64{{0, 8192}, {4096, 70000}, {1<<20 - 4096, 200000}, {3 << 20, 5000}, {3<<20 + 4096, 904}, {100, 70000}, {1<<20 - 3000, 200000}, {3<<20 + 4000, 1000}} {
 			f, err := e.c.Open(context.Background(), "/store/p")
 			if err != nil {
 				t.Fatal(err)
 			}
-			buf := make([]byte, r[1])
 			crcs := make([]uint32, pgPages(r[0], r[1]))
-			n, err := f.(*File).ReadPagesAt(buf, r[0], crcs)
-			f.Close()
-			if err != nil || !bytes.Equal(buf[:n], want[r[0]:r[0]+int64(n)]) {
+			loan, _, err := lendAt(f.(*File), r[0], int(r[1]), store.LendOptions{CRCs: crcs})
+			n := int64(len(loan.Bytes))
+			if err != nil && err != io.EOF || !bytes.Equal(loan.Bytes, want[r[0]:r[0]+n]) {
 				t.Fatalf("%s read %v: %d bytes, %v", pass, r, n, err)
 			}
-			for i, start := 0, r[0]; start < r[0]+int64(n); i++ {
-				end := min((start/pgPage+1)*pgPage, r[0]+int64(n))
-				if w := blockmap.Checksum(want[start:end]); crcs[i] != w {
-					t.Fatalf("%s read %v: page %d CRC %08x, want %08x", pass, r, i, crcs[i], w)
+			if r[0]%pgPage != 0 {
+				if loan.CRCs != nil {
+					t.Fatalf("%s read %v: CRCs from an unaligned offset", pass, r)
 				}
-				start = end
+			} else if w := pgCRCsOf(want, r[0], r[0]+n); !slices.Equal(loan.CRCs, w) {
+				t.Fatalf("%s read %v: CRCs %x, want %x", pass, r, loan.CRCs, w)
 			}
+			loan.Release()
+			f.Close()
 		}
 		e.settle()
 	}

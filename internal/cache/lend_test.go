@@ -2,26 +2,57 @@ package cache
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"sitebox/internal/cache/disk"
+	"sitebox/internal/store"
 )
 
-// Bytes are lent only when their pages are cached, checked and in the
+// lendAt asks f for a loan of n bytes at off as opts allow; lent reports
+// that the bytes were lent rather than read into the caller's buffer.
+func lendAt(f *File, off int64, n int, opts store.LendOptions) (loan store.Loan, lent bool, err error) {
+	buf := make([]byte, n)
+	loan, err = f.Lend(off, buf, opts)
+	return loan, len(loan.Bytes) > 0 && &loan.Bytes[0] != &buf[0], err
+}
+
+// mappedAt is lendAt with mapped pages allowed and no CRCs asked, for a
+// read the file holds all of: it fails the test on an error, on a loan of
+// another length, or on bytes read other than want's. Lent bytes are
+// looked at only when look: reading mapped pages maps them into the
+// process, and the kernel then keeps them in the page cache until they
+// are unmapped.
+func mappedAt(t *testing.T, f *File, want []byte, off int64, n int, look bool) (lent bool) {
+	t.Helper()
+	loan, lent, err := lendAt(f, off, n, store.LendOptions{Mapped: true})
+	defer loan.Release()
+	end := min(off+int64(n), int64(len(want)))
+	if err != nil && !(errors.Is(err, io.EOF) && end < off+int64(n)) || int64(len(loan.Bytes)) != end-off {
+		t.Fatalf("Lend(%d, %d): %d bytes, %v; want %d", off, n, len(loan.Bytes), err, end-off)
+	}
+	if (!lent || look) && !bytes.Equal(loan.Bytes, want[off:end]) {
+		t.Fatalf("Lend(%d, %d): wrong bytes (lent %v)", off, n, lent)
+	}
+	return lent
+}
+
+// Mapped bytes are lent only when their pages are cached, checked and in the
 // page cache (asked with cachestat, or with mincore on kernels before
 // 6.5); the mapping goes when the last handle that lent from it has
 // closed and the file has left memory.
-func TestViewLendsOnlyCheckedPagesInMemory(t *testing.T) {
+func TestLendMapsOnlyCheckedPagesInMemory(t *testing.T) {
 	for _, mincore := range []bool{false, true} {
 		name := map[bool]string{false: "cachestat", true: "mincore"}[mincore]
-		t.Run(name, func(t *testing.T) { testViewLends(t, mincore) })
+		t.Run(name, func(t *testing.T) { testLendMapped(t, mincore) })
 	}
 }
 
-func testViewLends(t *testing.T, mincore bool) {
+func testLendMapped(t *testing.T, mincore bool) {
 	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
 	e.c.disk.AskMincore(mincore)
 	want := e.file("v", 512<<10)
@@ -30,27 +61,24 @@ func testViewLends(t *testing.T, mincore bool) {
 	// Reading lent bytes maps their pages into the process, and the
 	// kernel then keeps them in the page cache until they are unmapped:
 	// only the last check below looks at the bytes.
-	lend := func(what string, ok bool) []byte {
+	lend := func(what string, ok, look bool) {
 		t.Helper()
-		b, got := f.View(off, n)
-		if got != ok {
-			t.Fatalf("%s: View ok = %v, want %v", what, got, ok)
+		if got := mappedAt(t, f, want, off, n, look); got != ok {
+			t.Fatalf("%s: lent %v, want %v", what, got, ok)
 		}
-		return b
 	}
-	lend("not cached", false)
+	lend("not cached", false, false)
 	buf := make([]byte, n)
 	if _, err := f.ReadAt(buf, off); err != nil {
 		t.Fatal(err)
 	}
 	e.settle()
-	lend("written through the page cache", true)
-	if _, ok := f.View(off, 200<<10); ok {
+	lend("written through the page cache", true, false)
+	if mappedAt(t, f, want, off, 200<<10, false) {
 		t.Fatal("lent pages that were never fetched")
 	}
-	if _, ok := f.View(500<<10, 20<<10); ok {
-		t.Fatal("lent past the end of the file")
-	}
+	mappedAt(t, f, want, 500<<10, 20<<10, false) // at the end of the file
+	e.settle()
 
 	// Pages the kernel dropped are read from disk and checked again
 	// before they are lent.
@@ -60,20 +88,18 @@ func testViewLends(t *testing.T, mincore bool) {
 	}
 	defer df.Close()
 	dropPageCache(t, df)
-	lend("dropped from the page cache", false)
+	lend("dropped from the page cache", false, false)
 	if _, err := f.ReadAt(buf, off); err != nil {
 		t.Fatal(err)
 	}
-	if b := lend("read and checked again", true); !bytes.Equal(b, want[off:off+n]) {
-		t.Fatal("lent the wrong bytes")
-	}
+	lend("read and checked again", true, true)
 
 	if got := e.c.disk.Mapped(); got != 1 {
 		t.Fatalf("%d data files mapped, want 1", got)
 	}
 	f.Close()
-	if _, ok := f.View(off, n); ok {
-		t.Fatal("lent through a closed handle")
+	if _, _, err := lendAt(f, off, n, store.LendOptions{Mapped: true}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("Lend through a closed handle: %v", err)
 	}
 	// The entry keeps the mapping for the next job that opens the file,
 	// until the file leaves memory.
@@ -87,7 +113,7 @@ func testViewLends(t *testing.T, mincore bool) {
 }
 
 // Past maxMappings data files, reads copy instead of lending.
-func TestViewStopsAtMappingBound(t *testing.T) {
+func TestLendStopsMappingAtBound(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
 	want := e.file("w", 64<<10)
 	f := e.open("/store/w")
@@ -98,18 +124,18 @@ func TestViewStopsAtMappingBound(t *testing.T) {
 	}
 	e.settle()
 	e.c.disk.LimitMappings(0)
-	if _, ok := f.View(0, 1000); ok {
+	if mappedAt(t, f, want, 0, 1000, true) {
 		t.Fatal("mapped a data file past the bound")
 	}
 	e.c.disk.LimitMappings(disk.MaxMappings)
-	if b, ok := f.View(0, 1000); !ok || !bytes.Equal(b, want[:1000]) {
+	if !mappedAt(t, f, want, 0, 1000, true) {
 		t.Fatal("no lending below the bound")
 	}
 }
 
 // An offset whose end would wrap past the largest int64 lends nothing,
 // and the file stays usable.
-func TestViewOffsetWraps(t *testing.T) {
+func TestLendOffsetWraps(t *testing.T) {
 	for _, mincore := range []bool{false, true} {
 		e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
 		e.c.disk.AskMincore(mincore)
@@ -120,10 +146,10 @@ func TestViewOffsetWraps(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.settle()
-		if _, ok := f.View(math.MaxInt64-4095, 8192); ok {
-			t.Fatal("lent bytes past the end of the file")
+		if loan, _, err := lendAt(f, math.MaxInt64-4095, 8192, store.LendOptions{Mapped: true}); err != io.EOF || len(loan.Bytes) != 0 {
+			t.Fatalf("Lend past the end of the file: %d bytes, %v", len(loan.Bytes), err)
 		}
-		if b, ok := f.View(0, 1000); !ok || !bytes.Equal(b, want[:1000]) {
+		if !mappedAt(t, f, want, 0, 1000, true) {
 			t.Fatalf("mincore %v: no lending after a wrapping offset", mincore)
 		}
 		f.Close()
