@@ -1,10 +1,6 @@
 package cache
 
 import (
-	"fmt"
-	"io"
-
-	"sitebox/internal/cache/blockmap"
 	"sitebox/internal/cache/disk"
 	"sitebox/internal/store"
 )
@@ -35,61 +31,6 @@ import (
 // until the handle that lent from it is closed.
 
 var _ store.Lender = (*File)(nil)
-
-// Lend answers a read of up to len(buf) bytes at off (store.Lender): a
-// loan of bytes the file holds where the planner finds them (File.plan),
-// else a read into buf, as ReadAt reads.
-func (f *File) Lend(off int64, buf []byte, opts store.LendOptions) (store.Loan, error) {
-	if err := f.usable(off); err != nil {
-		return store.Loan{}, err
-	}
-	if len(buf) == 0 {
-		return store.Lent(buf, nil, nil), nil
-	}
-	var out *crcOut
-	lend := &lending{mapped: opts.Mapped}
-	switch {
-	case opts.CRCs == nil:
-	case off%store.CRCPage != 0:
-		// No CRCs from here: the caller computes them, which it may not
-		// from mapped pages.
-		lend.mapped = false
-	case len(opts.CRCs) < blockmap.Subs(int64(len(buf))):
-		return store.Loan{}, &store.PathError{Op: "read", Path: f.e.path, Err: fmt.Errorf("%w: room for %d CRCs, %d needed", store.ErrInvalid, len(opts.CRCs), blockmap.Subs(int64(len(buf))))}
-	default:
-		out = &crcOut{base: off, out: opts.CRCs}
-		lend.crcs = opts.CRCs
-	}
-	pl := f.plan(off, int64(len(buf)), lend)
-	if off >= pl.size {
-		return store.Loan{}, io.EOF
-	}
-	if pl.loan != nil || pl.mapped != nil {
-		if pl.ahead {
-			f.readAheadFrom(pl.end)
-		}
-		if loan, ok := f.lent(pl, off, out); ok {
-			return loan, atEnd(pl, off, len(buf))
-		}
-		// The fetch failed: read the bytes as ReadAt would (the access
-		// pattern has seen this read already).
-		pl = f.replan(off, min(off+int64(len(buf)), pl.size))
-	}
-	n, err := f.serveRead(pl, off, buf, out)
-	if err != nil && err != io.EOF {
-		return store.Loan{}, err
-	}
-	return store.Lent(buf[:n], out.upTo(off+int64(n)), nil), err
-}
-
-// atEnd is io.EOF when a loan of [off, pl.end) stops short of the n bytes
-// asked at the end of the file, else nil.
-func atEnd(pl readPlan, off int64, n int) error {
-	if pl.end == pl.size && pl.end < off+int64(n) {
-		return io.EOF
-	}
-	return nil
-}
 
 // planLoanLocked plans a loan of the bytes [off, pl.end) the entry holds:
 // the buffer of a fetch holding the byte at off, in flight or kept, up to
