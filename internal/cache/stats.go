@@ -94,3 +94,24 @@ func (c *counters) snapshot(s *Stats) {
 	s.WritesDropped = c.writesDropped.Load()
 	s.CorruptBlocks = c.corruptBlocks.Load()
 }
+
+// Stats returns the counters and current usage.
+func (c *Cache) Stats() Stats {
+	var s Stats
+	c.ctr.snapshot(&s)
+	s.UpstreamBytes, s.UpstreamErrors = c.ups.Bytes(), c.ups.Errors()
+	u := c.usage()
+	s.UsedBytes, s.Files = u.bytes, u.files
+	c.mu.Lock()
+	for _, e := range c.entries {
+		if e.opens > 0 {
+			s.OpenFiles++
+		}
+	}
+	c.mu.Unlock()
+	s.RAMInUse, s.RAMLimit, s.RAMKept = c.budget.inUse(), c.cfg.RAM, c.keep.held()
+	s.DiskTotal, s.DiskFree = u.fsTotal, u.fsTotal-u.fsUsed
+	s.InodesTotal, s.InodesFree = u.inodesTotal, u.inodesTotal-u.inodesUse
+	s.DiskError = c.disk.ErrorText()
+	return s
+}
