@@ -16,11 +16,11 @@ import (
 //     a stream? has it earned read-ahead?). A Lend is answered first,
 //     where it can be, with bytes the entry holds: a fetch's buffer at
 //     the offset (in flight, or kept in RAM after its write, keep.go), or
-//     the mapped pages when all are checked and in the page cache. Any
-//     other read is cut into pieces (pieces.go), each served from one place: a
-//     fetch's buffer (joined, or started now for the misses), pages on
-//     disk, or the upstream uncached when no RAM is left for a fetch. A
-//     piece never crosses a block;
+//     the mapped pages when all are checked and in the page cache
+//     (lend.go). Any other read is cut into pieces (pieces.go), each
+//     served from one place: a fetch's buffer (joined, or started now for
+//     the misses), pages on disk, or the upstream uncached when no RAM is
+//     left for a fetch. A piece never crosses a block;
 //  2. launch the fetches the plan started (fetch.go), in groups of one
 //     upstream request each where they fit, and the read-ahead
 //     (pattern.go);
