@@ -11,8 +11,8 @@ import (
 // vector read's segments, uproot's baskets) fetches the pages it reads,
 // and tells of a vector read's segments at once (WillNeed) so their
 // misses travel upstream together. A file is opened upstream ahead of
-// its reads (preopen), and fetched whole in the background when the
-// cache is told to (prefetch).
+// its reads (preopen, fill.go), and fetched whole in the background when
+// the cache is told to (prefetch).
 
 // fillAfter is how many bytes a run of adjacent reads must cover before
 // its misses are fetched as whole blocks rather than as the pages read:
@@ -182,36 +182,4 @@ func (f *File) Ready(ranges [][2]int64) <-chan struct{} {
 		close(ch)
 	}()
 	return ch
-}
-
-// preopenStreams is how many streams a file is opened on once a reader
-// misses: the groups of a few readers' concurrent vector reads
-// (groupSpread each) then find the file open on a stream not busy with
-// another group.
-const preopenStreams = 2 * groupSpread
-
-// preopenFirst is how many of them open as a client opens the file: its
-// first miss then finds one open (a group may queue there, see
-// upstream.GroupSlack), and a reader whose reads all hit (an analysis job reading
-// again what it read before) costs the upstream one open, not eight.
-const preopenFirst = 1
-
-// preopen opens e's file at its first upstream, in the background, until
-// want streams hold it: one as the file is opened, and the rest of the
-// streams a scattered reader's misses spread over (see launch) at its
-// first miss. An upstream open costs a round trip, as much as the read it
-// precedes, and a reader's vector reads would each wait for one. Only for
-// files large enough for their misses to spread, and not complete.
-func (c *Cache) preopen(e *entry, want int) {
-	e.mu.Lock()
-	skip := e.m == nil || e.m.Complete() || e.m.Size() < 2*groupSpread*minGroupBytes
-	e.mu.Unlock()
-	if skip {
-		return
-	}
-	// Each open holds a reference on e, keeping it from purges.
-	e.up.Preopen(want, func() func() {
-		c.acquire(e)
-		return func() { c.release(e) }
-	})
 }

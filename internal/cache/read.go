@@ -21,7 +21,7 @@ import (
 //     served from one place: a fetch's buffer (joined, or started now for
 //     the misses), pages on disk, or the upstream uncached when no RAM is
 //     left for a fetch. A piece never crosses a block;
-//  2. launch the fetches the plan started (fetch.go), in groups of one
+//  2. launch the fetches the plan started (fill.go), in groups of one
 //     upstream request each where they fit, and the read-ahead
 //     (pattern.go);
 //  3. serve the loan (lend.go), or the pieces in order (pieces.go): wait

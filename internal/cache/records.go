@@ -10,43 +10,6 @@ import (
 	"sitebox/internal/store"
 )
 
-// forgetLocked moves an entry nobody uses any more back to the index:
-// its block map, files and locks leave memory, and a record of a hundred
-// bytes or so stays (see index). Entries in use, with upstream handles
-// still open, or with a last access the flusher has yet to save, stay.
-// Called with c.mu held, after the last release saved the map (a map
-// whose save failed is forgotten too: the one on disk is older but
-// consistent, and the file is served from it next time).
-func (c *Cache) forgetLocked(e *entry) {
-	if e.refs > 0 || e.opens > 0 || e.idle != nil || c.entries[e.path] != e || e.up.Handles() != 0 {
-		return
-	}
-	if !e.saveMu.TryLock() {
-		// Its map is being saved (by the last release or the flusher):
-		// look again one idle time later, when the record can match it.
-		c.markIdleLocked(e, time.Now())
-		return
-	}
-	defer e.saveMu.Unlock()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.touched {
-		// Its last access waits for the flusher: forgotten first, the
-		// entry's late save could land over a newer entry's map.
-		c.markIdleLocked(e, time.Now())
-		return
-	}
-	delete(c.entries, e.path)
-	e.closeFilesLocked()
-	if e.m != nil && e.m.Count() > 0 {
-		r := recordOf(e.path, e.m)
-		c.idx.Add(r)
-		if bits := e.m.CheckedBits(); bits != nil {
-			c.idx.KeepChecked(r, bits)
-		}
-	}
-}
-
 // recordOf summarises the block map m of path p for the index.
 func recordOf(p string, m *blockmap.Map) *index.Record {
 	return &index.Record{

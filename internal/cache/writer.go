@@ -3,57 +3,10 @@ package cache
 import (
 	"errors"
 	"os"
-	"sync"
-	"sync/atomic"
 
 	"sitebox/internal/cache/blockmap"
 	"sitebox/internal/cache/disk"
 )
-
-// budget hands out fetch buffers up to the RAM limit. It never blocks: a
-// caller that gets nil reads uncached instead of waiting for memory.
-// Buffers come in multiples of a unit (a page) up to a block, each size
-// from its own pool, so a page-sized fetch holds a page of RAM, not a
-// block.
-type budget struct {
-	limit, unit int64
-	used        atomic.Int64
-	pools       []sync.Pool // pools[k-1] holds buffers of k units
-}
-
-func newBudget(ram, blockSize int64) *budget {
-	unit := min(int64(blockmap.CheckPage), blockSize)
-	return &budget{limit: ram, unit: unit, pools: make([]sync.Pool, blockSize/unit)}
-}
-
-// get returns a buffer of n bytes (at most a block), aligned for
-// O_DIRECT and with room to pad n to dioAlign, or nil when RAM is short.
-func (b *budget) get(n int64) []byte {
-	k := max((n+b.unit-1)/b.unit, 1)
-	size := k * b.unit
-	for {
-		used := b.used.Load()
-		if used+size > b.limit {
-			return nil
-		}
-		if b.used.CompareAndSwap(used, used+size) {
-			break
-		}
-	}
-	if v, ok := b.pools[k-1].Get().(*[]byte); ok {
-		return (*v)[:n]
-	}
-	return disk.AlignedBuf(size)[:n]
-}
-
-func (b *budget) put(buf []byte) {
-	size := int64(cap(buf))
-	buf = buf[:cap(buf)]
-	b.pools[size/b.unit-1].Put(&buf)
-	b.used.Add(-size)
-}
-
-func (b *budget) inUse() int64 { return b.used.Load() }
 
 type writeJob struct {
 	e *entry
@@ -132,4 +85,36 @@ func (e *entry) writeBlock(f *fetch) {
 		crcs = blockmap.PageCRCs(f.buf, f.subs, page)
 	}
 	e.finishFetch(f, current, buffered, crcs)
+}
+
+// finishFetch retires f: when written, its pages become present (unless
+// the cached copy was dropped meanwhile). Pages written through the page
+// cache count as checked (checks.go): the kernel holds the bytes their
+// CRCs were computed from, so the next small read of them is a plain
+// copy rather than a read and check of whole pages.
+func (e *entry) finishFetch(f *fetch, written, buffered bool, crcs []uint32) {
+	e.mu.Lock()
+	if e.m != nil {
+		for p := f.p0; p < f.p0+f.pagesOf(e.m.PageSize()); p++ {
+			if e.inflight[p] == f {
+				delete(e.inflight, p)
+			}
+		}
+	}
+	kept := false
+	if written && e.gen == f.gen && e.m != nil && f.p0+len(crcs) <= e.m.Pages() {
+		e.m.SetPages(f.p0, crcs)
+		if buffered {
+			e.m.MarkChecked(f.p0, f.p0+len(crcs))
+			e.m.KeepSubs(e.c.subs, f.p0, f.subs)
+		} else {
+			kept = e.keepLocked(f)
+		}
+		e.dirty = true
+	}
+	e.mu.Unlock()
+	if !kept {
+		f.unref(e.c)
+	}
+	e.c.release(e)
 }
