@@ -140,9 +140,21 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 func (f *memFile) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
 	return f.ReadAt(p, off)
 }
-func (f *memFile) Stat() (store.FileInfo, error)            { return store.FileInfo{Size: int64(len(f.b))}, nil }
-func (f *memFile) Close() error                             { return nil }
-func (f *memFile) Fd() uintptr                              { return 42 }
+func (f *memFile) Stat() (store.FileInfo, error) { return store.FileInfo{Size: int64(len(f.b))}, nil }
+func (f *memFile) Close() error                  { return nil }
+func (f *memFile) Fd() uintptr                   { return 42 }
+
+// Lend lends the file's bytes (store.Lender).
+func (f *memFile) Lend(off int64, buf []byte, _ store.LendOptions) (store.Loan, error) {
+	end := min(off+int64(len(buf)), int64(len(f.b)))
+	if off >= end {
+		return store.Loan{}, io.EOF
+	}
+	if end < off+int64(len(buf)) {
+		return store.Lent(f.b[off:end], nil, nil), io.EOF
+	}
+	return store.Lent(f.b[off:end], nil, nil), nil
+}
 func (f *memFile) WriteAt(p []byte, off int64) (int, error) { return len(p), nil }
 func (f *memFile) Truncate(int64) error                     { return nil }
 func (f *memFile) Sync() error                              { return nil }

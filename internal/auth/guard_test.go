@@ -277,6 +277,9 @@ func TestGuardIntegrityFiles(t *testing.T) {
 			if _, ok := f.(store.SendFiler); ok == tc.wantCheck {
 				t.Errorf("SendFiler present %v, want %v", ok, !tc.wantCheck)
 			}
+			if _, ok := store.As[store.Lender](f); !ok {
+				t.Error("Lender lost")
+			}
 			cr, ok := f.(store.ContextReaderAt)
 			if !ok {
 				t.Fatal("ContextReaderAt lost")

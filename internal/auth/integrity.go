@@ -21,6 +21,14 @@ type integrityFile struct{ store.File }
 
 func (integrityFile) RequiresChecksums() bool { return true }
 
+// As offers the inner file's Lender (store.Capable): lent bytes carry
+// their page checksums where asked, so a checksummed read keeps the fast
+// path.
+func (f integrityFile) As(target any) bool {
+	l, _ := store.As[store.Lender](f.File)
+	return store.Offer(f.File, target, l)
+}
+
 // integrityCtxFile keeps store.ContextReaderAt of the inner file.
 type integrityCtxFile struct {
 	integrityFile

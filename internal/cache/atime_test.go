@@ -8,11 +8,11 @@ import (
 // diskAccess returns the last access the block map on disk records for p.
 func (e *env) diskAccess(p string) time.Time {
 	e.t.Helper()
-	m, err := e.c.disk.loadMap(p)
+	m, err := e.c.disk.LoadMap(p)
 	if err != nil {
 		e.t.Fatalf("map of %s: %v", p, err)
 	}
-	return m.lastAccess
+	return m.LastAccess
 }
 
 // ageAccess moves p's last access back an hour, in memory and on disk, as
@@ -23,9 +23,9 @@ func (e *env) ageAccess(p string) time.Time {
 	en := e.c.entries[p]
 	e.c.mu.Unlock()
 	en.mu.Lock()
-	en.m.lastAccess = time.Now().Add(-time.Hour)
+	en.m.LastAccess = time.Now().Add(-time.Hour)
 	en.dirty = true
-	old := en.m.lastAccess
+	old := en.m.LastAccess
 	en.mu.Unlock()
 	if err := en.flush(); err != nil {
 		e.t.Fatal(err)
@@ -109,7 +109,7 @@ func TestTouchedEntryStaysUntilSaved(t *testing.T) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		en := c.entries["/store/a"]
-		en.up.closeAll(nil)
+		en.up.CloseAll(nil)
 		c.markBusyLocked(en)
 		c.forgetLocked(en)
 		_, kept := c.entries["/store/a"]

@@ -12,7 +12,7 @@ var _ store.Attributer = (*Cache)(nil)
 // asked upstream as a checksum is (the cache keeps none of its own), and
 // refuses changes as it refuses every change: read-only, make them at the
 // origin. An https upstream has no attributes to ask for: unsupported.
-func (c *Cache) Attrs(ctx context.Context, name string, q store.AttrQuery) (attrs []store.Attr, err error) {
+func (c *Cache) Attrs(ctx context.Context, name string, q store.AttrQuery) ([]store.Attr, error) {
 	if q.Op.Changes() {
 		return nil, readOnly(q.Op.String(), name)
 	}
@@ -20,10 +20,5 @@ func (c *Cache) Attrs(ctx context.Context, name string, q store.AttrQuery) (attr
 	if err != nil {
 		return nil, err
 	}
-	err = c.each(ctx, r, func(u *upstream) error {
-		var e error
-		attrs, e = store.Attrs(upCtx(ctx, u, store.RequestFrom(ctx).ClientVO()), u.Streams[0], r.upPath(u, p), q)
-		return e
-	})
-	return attrs, err
+	return r.Attrs(ctx, p, q)
 }

@@ -3,7 +3,6 @@ package cache
 import (
 	"context"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"path"
@@ -11,6 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"sitebox/internal/cache/blockmap"
+	"sitebox/internal/cache/disk"
+	"sitebox/internal/cache/index"
+	"sitebox/internal/cache/upstream"
 	"sitebox/internal/cksum"
 	"sitebox/internal/store"
 )
@@ -20,8 +23,8 @@ import (
 type Cache struct {
 	cfg    Config
 	log    *slog.Logger
-	disk   *disk
-	routes *store.PrefixTable[*route]
+	disk   *disk.Dir
+	ups    *upstream.Set // the routes to upstream servers
 	budget *budget
 	keep   keeper // blocks kept in RAM for their readers (keep.go)
 	writeQ chan writeJob
@@ -39,17 +42,15 @@ type Cache struct {
 
 	mu      sync.Mutex
 	entries map[string]*entry // the files in use or used in the last UpstreamIdle
-	idx     index             // every other cached file, in a compact record
+	idx     *index.Index      // every other cached file, in a compact record
 	idle    idleHandles       // entries whose upstream handles no one uses
 
-	withData entrySet     // entries with an open data file, for the flusher
-	touched  entrySet     // entries whose last access waits for the flusher to save it
-	mappings atomic.Int64 // data files mapped for lending (view.go)
-	subs     *subsKeeper  // bounds the pgread CRCs kept (pgsubs.go)
+	withData entrySet         // entries with an open data file, for the flusher
+	touched  entrySet         // entries whose last access waits for the flusher to save it
+	subs     *blockmap.Keeper // bounds the 4 KiB CRCs kept with checked pages
 
-	purgeCh   chan struct{}
-	connectCh chan *upstream // upstreams whose streams to dial (connect.go)
-	scanned   chan struct{}  // closed when the start-up scan has registered every cached file
+	purgeCh chan struct{}
+	scanned chan struct{} // closed when the start-up scan has registered every cached file
 	// purgeMu makes purge passes (the purger's, and tests' direct calls)
 	// one at a time; it guards purgeShort: the last purge could not reach
 	// the low marks.
@@ -59,6 +60,11 @@ type Cache struct {
 }
 
 var _ store.Store = (*Cache)(nil)
+
+// subsBudget is the memory the 4 KiB CRCs kept with checked pages may
+// take (blockmap.Keeper): 8,192 chunks of 64 pages of 32 KiB, the CRCs
+// of 16 GiB of checked pages.
+const subsBudget = 16 << 20
 
 // New opens the cache directory. Run starts the disk writers, the
 // flusher, the purger and the scan that registers what the cache holds.
@@ -72,30 +78,32 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 	// O_DIRECT writes pay off for big blocks, which streaming readers fill
 	// (less CPU per byte); small blocks serve scattered reads, whose pages
 	// are best written where the next read finds them, the page cache.
-	d, err := openDisk(cfg.Dir, !cfg.PageCache && cfg.BlockSize >= 1<<20, cfg.DiskRetry, log)
+	d, err := disk.Open(cfg.Dir, !cfg.PageCache && cfg.BlockSize >= 1<<20, cfg.DiskRetry, log)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Cache{
-		cfg:       cfg,
-		log:       log,
-		disk:      d,
-		routes:    newRoutes(cfg.Routes),
-		budget:    newBudget(cfg.RAM, cfg.BlockSize),
-		writeQ:    make(chan writeJob, max(cfg.RAM/min(cfg.BlockSize, checkPage)/2, 1)), // a job per fetch, a page or more
-		ctx:       ctx,
-		cancel:    cancel,
-		entries:   map[string]*entry{},
-		idx:       newIndex(),
-		purgeCh:   make(chan struct{}, 1),
-		connectCh: make(chan *upstream, 4),
-		scanned:   make(chan struct{}),
-		subs:      newSubsKeeper(subsBudget),
+		cfg:     cfg,
+		log:     log,
+		disk:    d,
+		budget:  newBudget(cfg.RAM, cfg.BlockSize),
+		writeQ:  make(chan writeJob, max(cfg.RAM/min(cfg.BlockSize, blockmap.CheckPage)/2, 1)), // a job per fetch, a page or more
+		ctx:     ctx,
+		cancel:  cancel,
+		entries: map[string]*entry{},
+		idx:     index.New(),
+		purgeCh: make(chan struct{}, 1),
+		scanned: make(chan struct{}),
+		subs:    blockmap.NewKeeper(subsBudget),
+	}
+	c.ups = upstream.NewSet(ctx, upstream.Options{FetchTimeout: cfg.FetchTimeout, Files: cfg.UpstreamFiles, Trim: c.trimHandles, Log: log})
+	for _, r := range cfg.Routes {
+		c.ups.Add(r.Prefix, r.Upstreams)
 	}
 	c.keep.limit = cfg.RAM / keepShare
-	c.blockPool.New = func() any { b := alignedBuf(cfg.BlockSize); return &b }
-	d.onFailure = func() { c.kickPurge(-1) }
+	c.blockPool.New = func() any { b := disk.AlignedBuf(cfg.BlockSize); return &b }
+	d.OnFull(func() { c.kickPurge(-1) })
 	log.Info("cache ready; reading the block maps of cached files in the background", "dir", cfg.Dir, "block_size", cfg.BlockSize, "ram", cfg.RAM)
 	return c, nil
 }
@@ -128,18 +136,10 @@ func (c *Cache) Close() error {
 	for _, e := range es {
 		e.flush()
 		e.closeData()
-		e.up.closeAll(nil)
+		e.up.CloseAll(nil)
 	}
-	for _, r := range c.routes.All() {
-		for _, u := range r.ups {
-			for _, s := range u.Streams {
-				if cl, ok := s.(io.Closer); ok {
-					cl.Close()
-				}
-			}
-		}
-	}
-	return c.disk.close()
+	c.ups.Close()
+	return c.disk.Close()
 }
 
 func (c *Cache) busyFetches() int {
@@ -154,67 +154,13 @@ func (c *Cache) busyFetches() int {
 	return n
 }
 
-// route returns the route serving p, or nil.
-func (c *Cache) route(p string) *route {
-	r, _ := c.routes.Lookup(p)
-	return r
-}
-
 // Prefixes lists the cached namespace prefixes.
 func (c *Cache) Prefixes() []string {
-	return c.routes.Prefixes()
-}
-
-// acquire takes a reference on e, keeping it (and its data) from purges.
-func (c *Cache) acquire(e *entry) {
-	c.mu.Lock()
-	e.refs++
-	c.markBusyLocked(e)
-	c.mu.Unlock()
-}
-
-// release drops a reference. The last one saves the block map if blocks
-// came or went, and closes the data file; an entry that holds nothing is
-// forgotten. A map whose only change is the last access is left to the
-// flusher: the save costs two fsyncs (data and map), which an analysis
-// job opening and closing many files would otherwise wait for on each
-// close.
-func (c *Cache) release(e *entry) {
-	c.mu.Lock()
-	e.refs--
-	last := e.refs == 0
-	c.mu.Unlock()
-	if !last {
-		return
-	}
-	e.mu.Lock()
-	content, touched := e.dirty, e.touched
-	e.mu.Unlock()
-	if content {
-		e.flush()
-	} else if touched {
-		c.touched.add(e)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e.refs != 0 {
-		return
-	}
-	e.idleData()
-	e.mu.Lock()
-	empty := e.m == nil || e.m.count() == 0
-	if empty && c.entries[e.path] == e {
-		delete(c.entries, e.path)
-		e.dropLocked()
-		c.markBusyLocked(e) // forgotten: nothing left to close
-	} else if e.opens == 0 {
-		c.markIdleLocked(e, time.Now()) // the last fetch or write is done
-	}
-	e.mu.Unlock()
+	return c.ups.Prefixes()
 }
 
 // entryFor returns the entry for p with a reference held.
-func (c *Cache) entryFor(p string, r *route) *entry {
+func (c *Cache) entryFor(p string, r *upstream.Route) *entry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[p]
@@ -222,12 +168,14 @@ func (c *Cache) entryFor(p string, r *route) *entry {
 		// An idle cached file leaves the index: its entry loads the
 		// block map from disk (validate, loadEntryMap) and returns to
 		// the index once idle again.
-		e = &entry{c: c, path: p, route: r}
-		if rc := c.idx.get(p); rc != nil {
-			if bits := c.idx.checked[rc]; bits != nil {
-				e.carried = &carriedChecks{size: rc.size, mtime: rc.mtime, bits: bits}
+		e = &entry{c: c, path: p}
+		e.data = c.disk.Data(p, func() { c.withData.add(e) })
+		e.up = r.File(p, e.wanted)
+		if rc := c.idx.Get(p); rc != nil {
+			if bits := c.idx.Checked(rc); bits != nil {
+				e.carried = &carriedChecks{size: rc.Size, mtime: rc.MTime, bits: bits}
 			}
-			c.idx.remove(rc)
+			c.idx.Remove(rc)
 		}
 		c.entries[p] = e
 	}
@@ -275,8 +223,8 @@ func (c *Cache) Stat(ctx context.Context, name string) (store.FileInfo, error) {
 	}
 	c.mu.Lock()
 	e := c.entries[p]
-	if rc := c.idx.get(p); e == nil && rc != nil && time.Since(time.Unix(0, rc.validated)) < c.cfg.Revalidate {
-		fi := store.FileInfo{Name: path.Base(p), Size: rc.size, Mode: 0o444, ModTime: time.Unix(0, rc.mtime)}
+	if rc := c.idx.Get(p); e == nil && rc != nil && time.Since(time.Unix(0, rc.Validated)) < c.cfg.Revalidate {
+		fi := store.FileInfo{Name: path.Base(p), Size: rc.Size, Mode: 0o444, ModTime: time.Unix(0, rc.MTime)}
 		c.mu.Unlock()
 		return fi, nil
 	}
@@ -284,14 +232,14 @@ func (c *Cache) Stat(ctx context.Context, name string) (store.FileInfo, error) {
 	if e != nil {
 		e.mu.Lock()
 		m := e.m
-		if m != nil && time.Since(m.validated) < c.cfg.Revalidate {
-			fi := store.FileInfo{Name: path.Base(p), Size: m.size, Mode: 0o444, ModTime: m.mtime}
+		if m != nil && time.Since(m.Validated) < c.cfg.Revalidate {
+			fi := store.FileInfo{Name: path.Base(p), Size: m.Size(), Mode: 0o444, ModTime: m.MTime()}
 			e.mu.Unlock()
 			return fi, nil
 		}
 		e.mu.Unlock()
 	}
-	fi, err := c.upStat(ctx, r, p)
+	fi, err := r.Stat(ctx, p)
 	fi.Writable = false
 	return fi, err
 }
@@ -302,11 +250,7 @@ func (c *Cache) List(ctx context.Context, name string) (fis []store.FileInfo, er
 	if err != nil {
 		return nil, err
 	}
-	err = c.each(ctx, r, func(u *upstream) error {
-		var e error
-		fis, e = u.Streams[0].List(upCtx(ctx, u, store.RequestFrom(ctx).ClientVO()), r.upPath(u, p))
-		return e
-	})
+	fis, err = r.List(ctx, p)
 	for i := range fis {
 		fis[i].Writable = false
 	}
@@ -316,7 +260,7 @@ func (c *Cache) List(ctx context.Context, name string) (fis []store.FileInfo, er
 // Checksum asks the upstream, which computes and keeps it: the origin's
 // sum is the one the file was written with, and it needs no whole copy
 // here. Algorithms the cache does not offer are refused before asking.
-func (c *Cache) Checksum(ctx context.Context, name, algo string) (sum string, err error) {
+func (c *Cache) Checksum(ctx context.Context, name, algo string) (string, error) {
 	if a, err := cksum.Normalize(algo); err != nil || !c.cfg.Checksums.Has(a) {
 		if err == nil {
 			err = c.cfg.Checksums.Refusal(a)
@@ -327,12 +271,7 @@ func (c *Cache) Checksum(ctx context.Context, name, algo string) (sum string, er
 	if err != nil {
 		return "", err
 	}
-	err = c.each(ctx, r, func(u *upstream) error {
-		var e error
-		sum, e = store.Checksum(upCtx(ctx, u, store.RequestFrom(ctx).ClientVO()), u.Streams[0], r.upPath(u, p), algo)
-		return e
-	})
-	return sum, err
+	return r.Checksum(ctx, p, algo)
 }
 
 // Create refuses: the cache serves reads; writes go to an origin.
@@ -351,11 +290,15 @@ func readOnly(op, name string) error {
 func (c *Cache) Mkdir(ctx context.Context, name string, perm fs.FileMode, parents bool) error {
 	return readOnly("mkdir", name)
 }
+
 func (c *Cache) Remove(ctx context.Context, name string) error { return readOnly("rm", name) }
-func (c *Cache) Rmdir(ctx context.Context, name string) error  { return readOnly("rmdir", name) }
+
+func (c *Cache) Rmdir(ctx context.Context, name string) error { return readOnly("rmdir", name) }
+
 func (c *Cache) Rename(ctx context.Context, from, to string) error {
 	return readOnly("mv", from)
 }
+
 func (c *Cache) Chmod(ctx context.Context, name string, perm fs.FileMode) error {
 	return readOnly("chmod", name)
 }

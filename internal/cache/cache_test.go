@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"sitebox/internal/cache/blockmap"
 	"sitebox/internal/store"
 )
 
@@ -99,7 +100,7 @@ func TestCorruptBlockIsRefetched(t *testing.T) {
 
 func testCorruptBlockIsRefetched(t *testing.T, mincore bool) {
 	e := newEnv(t, nil)
-	e.c.disk.noCachestat.Store(mincore)
+	e.c.disk.AskMincore(mincore)
 	want := e.file("c", 300<<10)
 	e.read("/store/c", 64<<10)
 	e.settle()
@@ -122,7 +123,7 @@ func testCorruptBlockIsRefetched(t *testing.T, mincore bool) {
 		t.Fatal("served corrupt data")
 	}
 	e.settle()
-	if d, page := e.up.bytes.Load()-before, min(checkPage, e.cfg.BlockSize); d != page {
+	if d, page := e.up.bytes.Load()-before, min(blockmap.CheckPage, e.cfg.BlockSize); d != page {
 		t.Fatalf("refetched %d bytes, want the one page (%d)", d, page)
 	}
 	if e.c.Stats().CorruptBlocks != 1 {

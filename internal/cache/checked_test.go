@@ -7,11 +7,13 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"sitebox/internal/cache/blockmap"
 )
 
 // pageAt64K is the page holding the bytes at 64 KiB, which these tests
 // read.
-const pageAt64K = 64 << 10 / checkPage
+const pageAt64K = 64 << 10 / blockmap.CheckPage
 
 // A page is checked when written through the page cache or read from
 // disk; read again from the page cache it is not, but once the kernel
@@ -36,7 +38,7 @@ func TestCheckedPagesAreCheckedAgainFromDisk(t *testing.T) {
 	checked := func() bool {
 		f.e.mu.Lock()
 		defer f.e.mu.Unlock()
-		return f.e.m.checkedRun(pageAt64K, pageAt64K+1)
+		return f.e.m.Checked(pageAt64K, pageAt64K+1)
 	}
 	read("miss")
 	e.settle()
@@ -59,7 +61,7 @@ func TestCheckedPagesAreCheckedAgainFromDisk(t *testing.T) {
 		t.Fatalf("corrupt = %d, want 1", c)
 	}
 	e.settle()
-	if d := e.up.bytes.Load() - before; d != checkPage {
+	if d := e.up.bytes.Load() - before; d != blockmap.CheckPage {
 		t.Fatalf("refetched %d bytes, want one page", d)
 	}
 	read("after the repair")
@@ -99,7 +101,7 @@ func TestCheckedBitsSurviveIdle(t *testing.T) {
 	checked := func(f *File) bool {
 		f.e.mu.Lock()
 		defer f.e.mu.Unlock()
-		return f.e.m.checkedRun(pageAt64K, pageAt64K+1)
+		return f.e.m.Checked(pageAt64K, pageAt64K+1)
 	}
 	f := e.open("/store/i")
 	buf := make([]byte, 1000)
@@ -141,12 +143,12 @@ func TestCheckForgottenAfterPlan(t *testing.T) {
 	dropPageCache(t, df)
 	// Reader A finds the page gone: it forgets the check and reads the
 	// page from disk, into the page cache, to check it.
-	ent.uncheckSlot(slots[0])
-	if _, err := df.ReadAt(make([]byte, checkPage), 64<<10); err != nil {
+	ent.uncheckPiece(slots[0])
+	if _, err := df.ReadAt(make([]byte, blockmap.CheckPage), 64<<10); err != nil {
 		t.Fatal(err)
 	}
 	got := make([]byte, end-off)
-	if err := ent.readSlots(slots, got, off, 0, nil); err != nil {
+	if err := ent.serve(slots, got, off, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want[off:end]) {
@@ -166,11 +168,11 @@ func TestForgottenElsewhereDoesNotSpread(t *testing.T) {
 	const off, end = 64<<10 + 100, 64<<10 + 1100
 	_, ent, slots, want := planChecked(t, "s", 512<<10, off, end)
 	ent.mu.Lock()
-	ent.m.uncheck(5) // another reader's page
-	forgets := ent.m.forgets
+	ent.m.Uncheck(5) // another reader's page
+	forgets := ent.m.Forgets()
 	ent.mu.Unlock()
 	got := make([]byte, end-off)
-	if err := ent.readSlots(slots, got, off, 0, nil); err != nil {
+	if err := ent.serve(slots, got, off, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want[off:end]) {
@@ -178,14 +180,14 @@ func TestForgottenElsewhereDoesNotSpread(t *testing.T) {
 	}
 	ent.mu.Lock()
 	defer ent.mu.Unlock()
-	if ent.m.forgets != forgets || !ent.m.checkedRun(pageAt64K, pageAt64K+1) {
-		t.Fatalf("forgets %d (was %d), page checked %v: the read forgot its own page's check", ent.m.forgets, forgets, ent.m.checkedRun(pageAt64K, pageAt64K+1))
+	if ent.m.Forgets() != forgets || !ent.m.Checked(pageAt64K, pageAt64K+1) {
+		t.Fatalf("forgets %d (was %d), page checked %v: the read forgot its own page's check", ent.m.Forgets(), forgets, ent.m.Checked(pageAt64K, pageAt64K+1))
 	}
 }
 
 // planChecked caches a file of size bytes whole, then plans a read of
 // [off, end) within one of its pages, which must be one checked slot.
-func planChecked(t *testing.T, name string, size int, off, end int64) (*env, *entry, []slot, []byte) {
+func planChecked(t *testing.T, name string, size int, off, end int64) (*env, *entry, []piece, []byte) {
 	t.Helper()
 	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
 	want := e.file(name, size)
@@ -195,7 +197,9 @@ func planChecked(t *testing.T, name string, size int, off, end int64) (*env, *en
 		t.Fatal(err)
 	}
 	e.settle()
-	slots, fresh := f.e.plan(off, end, false)
+	f.e.mu.Lock()
+	slots, fresh := f.e.piecesLocked(off, end, false)
+	f.e.mu.Unlock()
 	if len(fresh) != 0 || len(slots) != 1 || !slots[0].checked {
 		t.Fatalf("planned %+v, want one checked slot", slots)
 	}
@@ -221,7 +225,7 @@ func TestDroppedCopyIsFetchedAgain(t *testing.T) {
 	}
 	f.e.mu.Lock()
 	f.e.dropLocked()
-	present := f.e.m.hasPage(pageAt64K) || f.e.m.checkedRun(pageAt64K, pageAt64K+1)
+	present := f.e.m.Has(pageAt64K) || f.e.m.Checked(pageAt64K, pageAt64K+1)
 	f.e.mu.Unlock()
 	if present {
 		t.Fatal("the dropped copy's page still counts as present or checked")

@@ -15,8 +15,8 @@ import (
 	"fmt"
 	"time"
 
+	"sitebox/internal/cache/upstream"
 	"sitebox/internal/cksum"
-	"sitebox/internal/store"
 )
 
 // DefaultBlockSize is 1 MiB: the fetch unit of sequential readers (and of
@@ -38,7 +38,7 @@ type Config struct {
 	Checksums cksum.Offered
 	// BlockSize is the unit of caching for sequential readers (default
 	// DefaultBlockSize; a power of two from 64 KiB to 64 MiB); scattered
-	// reads fetch 32 KiB pages of it (checkPage).
+	// reads fetch 32 KiB pages of it (blockmap.CheckPage).
 	BlockSize int64
 	// RAM bounds the memory of block buffers: fetches in flight, blocks
 	// waiting to be written, and blocks written but kept for the stream
@@ -55,7 +55,7 @@ type Config struct {
 	// PageCache writes cached data through the kernel's page cache. By
 	// default the cache writes blocks of 1 MiB and more with O_DIRECT
 	// where the filesystem supports it (see directio.go); reads always go
-	// through the page cache (stream.go).
+	// through the page cache (disk.Data).
 	PageCache bool
 	// Revalidate is how long a cached copy is trusted before the next open
 	// checks the upstream's size and mtime (default 10 minutes).
@@ -109,17 +109,17 @@ type Route struct {
 	Upstreams []Upstream
 }
 
-// Upstream is one remote server. Streams are independent clients of the
-// same server (one connection each); a file's blocks are spread over
-// them. PathPrefix is prepended to the path below the route's prefix (empty
-// keeps the path as the client asked for it).
-type Upstream struct {
-	Name       string // for logs and errors, e.g. the URL
-	PathPrefix string
-	Streams    []store.Store
-	// PassCGI appends the client's VO and the cache's mark to upstream
-	// paths (root:// upstreams, which may be directors; see upCtx).
-	PassCGI bool
+// Upstream is one remote server of a route: its name, where the route's
+// prefix maps to there, and its clients (see upstream.Config).
+type Upstream = upstream.Config
+
+// DialOptions are what upstream clients need besides the URL (see
+// upstream.DialOptions).
+type DialOptions = upstream.DialOptions
+
+// NewUpstream makes the clients for an upstream URL (see upstream.Dial).
+func NewUpstream(rawURL string, opts DialOptions) (Upstream, error) {
+	return upstream.Dial(rawURL, opts)
 }
 
 func (c *Config) defaults() error {

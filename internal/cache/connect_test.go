@@ -86,35 +86,3 @@ func TestConnectRetryIsBounded(t *testing.T) {
 		}
 	}
 }
-
-// A fetch goes where the file is open, unless that stream is busier by
-// more than the price of an open; a stream not connected is priced at
-// three opens.
-func TestTakePricesOpensAndDials(t *testing.T) {
-	u := &upstream{busy: make([]int, 3)}
-	ready, none, cold := 0, 1, 2
-	cost := func(si int) int {
-		switch si {
-		case ready:
-			return 0
-		case none:
-			return groupSlack
-		}
-		return 3 * groupSlack
-	}
-	got := make([]int, 0, 16)
-	for range 16 {
-		got = append(got, u.take(cost))
-	}
-	// The ready stream takes fetches until it is groupSlack busier than
-	// the one needing an open, then they share; the one that must dial
-	// is never worth it within 16.
-	for i, si := range got[:groupSlack+1] {
-		if si != ready {
-			t.Fatalf("fetch %d went to stream %d (order %v), want the ready one", i, si, got)
-		}
-	}
-	if d := u.busy[ready] - u.busy[none]; d != groupSlack && d != groupSlack+1 || u.busy[cold] != 0 {
-		t.Errorf("busy %v after %v", u.busy, got)
-	}
-}

@@ -5,20 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"unsafe"
-)
 
-func TestAlignedBuf(t *testing.T) {
-	for _, n := range []int64{dioAlign, 64 << 10, 1<<20 + 1} {
-		b := alignedBuf(n)
-		if int64(len(b)) != n || int64(cap(b)) != n || uintptr(unsafe.Pointer(&b[0]))%dioAlign != 0 {
-			t.Fatalf("alignedBuf(%d): len %d cap %d addr %p", n, len(b), cap(b), &b[0])
-		}
-	}
-	if alignUp(1) != dioAlign || alignUp(dioAlign) != dioAlign || alignUp(0) != 0 {
-		t.Fatal("alignUp")
-	}
-}
+	"sitebox/internal/cache/disk"
+)
 
 // The same file, ending in a partial block, through O_DIRECT and through
 // the page cache: byte-identical reads, a restart keeps it, and a flipped
@@ -31,7 +20,7 @@ func TestBothIOModes(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, func(c *Config) { c.PageCache = pageCache })
-			if !pageCache && !e.c.disk.direct {
+			if !pageCache && !e.c.disk.Direct() {
 				t.Logf("%s does not support O_DIRECT; both runs use the page cache", e.dir)
 			}
 			size := 3*64<<10 + 1234
@@ -41,8 +30,8 @@ func TestBothIOModes(t *testing.T) {
 			}
 			e.settle()
 			p := filepath.Join(e.dir, "data/store/m")
-			if fi, err := os.Stat(p); err != nil || fi.Size() != alignUp(int64(size)) {
-				t.Fatalf("data file %v, %v; want size %d", fi, err, alignUp(int64(size)))
+			if fi, err := os.Stat(p); err != nil || fi.Size() != disk.AlignUp(int64(size)) {
+				t.Fatalf("data file %v, %v; want size %d", fi, err, disk.AlignUp(int64(size)))
 			}
 			e.restart()
 			before := e.up.bytes.Load()

@@ -6,16 +6,19 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"sitebox/internal/cache/blockmap"
+	"sitebox/internal/cache/disk"
+	"sitebox/internal/cache/upstream"
 )
 
 // entry is one cached file. The block map, data file and fetches in flight
 // are guarded by mu; refs (open handles, prefetchers and pending disk
 // writes) by the cache's mu, so an entry in use is never purged.
 type entry struct {
-	c     *Cache
-	path  string
-	route *route
-	up    upFiles
+	c    *Cache
+	path string
+	up   *upstream.File // its handles upstream
 
 	openMu sync.Mutex // serialises revalidation of this file
 	// saveMu serialises map saves, which run without mu: an fsync can take
@@ -24,19 +27,16 @@ type entry struct {
 	saveMu sync.Mutex
 
 	mu    sync.Mutex
-	m     *blockMap // nil until the upstream has been asked
-	vo    string    // the client VO passed upstream (see upCtx)
-	gen   uint64    // bumped when the cached copy is dropped
-	dirty bool      // m's content changed since it was saved
+	m     *blockmap.Map // nil until the upstream has been asked
+	vo    string        // the client VO passed upstream (see wanted)
+	gen   uint64        // bumped when the cached copy is dropped
+	dirty bool          // m's content changed since it was saved
 	// touched: only m's last access changed since it was saved. The
 	// flusher saves it (Cache.touched): a reader's close must not wait
 	// for two fsyncs to record when it read.
 	touched  bool
-	warned   bool     // a disk error on this file was logged
-	data     *os.File // nil until needed
-	rdata    *os.File // buffered reader of data's file (see openRead); nil until needed
-	mm       *mapping // data's file mapped, for lending its pages (view.go); nil until needed
-	sdata    *os.File // streams' reader of data's file (stream.go); nil until needed
+	warned   bool       // a disk error on this file was logged
+	data     *disk.Data // its data file and the descriptors it is read and written with
 	inflight map[int]*fetch
 	kept     map[int]*fetch // by block: a fetch of its pages kept in RAM after its write (keep.go)
 	// carried are the checked bits the index kept for the file, until its
@@ -60,71 +60,47 @@ func (e *entry) size() int64 {
 	if e.m == nil {
 		return 0
 	}
-	return e.m.size
+	return e.m.Size()
 }
 
-// dataFile returns the open data file, opening or creating it. Called with
-// e.mu held.
-func (e *entry) dataFile() (*os.File, error) {
-	if e.data != nil {
-		return e.data, nil
+// wanted is what the cached copy expects of the upstream file: its size
+// (a handle on another version is refused) and the VO of the client
+// that reaches the file, which fetches pass upstream (a director there
+// picks the VO's federation by it).
+func (e *entry) wanted() (size int64, vo string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m != nil {
+		size = e.m.Size()
 	}
-	f, err := e.c.disk.openData(e.path)
-	if err != nil {
-		return nil, err
-	}
-	// A sparse file of the final size from the start: writing into holes
-	// is several times cheaper than extending the file block by block
-	// (measured on ext4: 4.4 GB/s against 0.3 GB/s).
-	// Rounded up so the last block can be written and read with O_DIRECT.
-	if fi, err := f.Stat(); err == nil && e.m != nil && fi.Size() != alignUp(e.m.size) {
-		if err := f.Truncate(alignUp(e.m.size)); err != nil {
-			f.Close()
-			return nil, err
-		}
-	}
-	e.data = f
-	e.c.withData.add(e)
-	return f, nil
+	return size, e.vo
 }
+
+// sizeLocked is the cached file's size, or -1 before the upstream was
+// asked. Called with e.mu held.
+func (e *entry) sizeLocked() int64 {
+	if e.m == nil {
+		return -1
+	}
+	return e.m.Size()
+}
+
+// dataFile returns the open data file, opening or creating it. Called
+// with e.mu held.
+func (e *entry) dataFile() (*os.File, error) { return e.data.File(e.sizeLocked()) }
 
 // readFile returns the buffered reader of the data file, opening it.
 // Called with e.mu held.
-func (e *entry) readFile() (*os.File, error) { return e.reader(&e.rdata, e.c.disk.openRead) }
+func (e *entry) readFile() (*os.File, error) { return e.data.Reader(e.sizeLocked()) }
 
-// reader returns *slot, a second descriptor of the data file, opening it
-// with open (the data file first, which creates it). Called with e.mu
-// held.
-func (e *entry) reader(slot **os.File, open func(p string) (*os.File, error)) (*os.File, error) {
-	if *slot != nil {
-		return *slot, nil
-	}
-	if _, err := e.dataFile(); err != nil {
-		return nil, err
-	}
-	f, err := open(e.path)
-	if err != nil {
-		return nil, err
-	}
-	*slot = f
-	return f, nil
-}
+// streamFile returns the streams' reader of the data file, opening it.
+// Called with e.mu held.
+func (e *entry) streamFile() (*os.File, error) { return e.data.Stream(e.sizeLocked()) }
 
-// closeFilesLocked closes the data file, its readers and its mapping.
+// closeFilesLocked closes the data file, its readers and its mapping:
+// the flusher need not look at e any more. Called with e.mu held.
 func (e *entry) closeFilesLocked() {
-	e.unmapLocked()
-	e.closeLocked(&e.data, &e.rdata, &e.sdata)
-}
-
-// closeLocked closes the descriptors files point to, the data file's
-// among them: the flusher need not look at e any more.
-func (e *entry) closeLocked(files ...**os.File) {
-	for _, f := range files {
-		if *f != nil {
-			(*f).Close()
-			*f = nil
-		}
-	}
+	e.data.Close()
 	e.c.withData.remove(e)
 }
 
@@ -138,17 +114,17 @@ func (e *entry) closeLocked(files ...**os.File) {
 func (e *entry) dropLocked() int64 {
 	var freed int64
 	if m := e.m; m != nil {
-		freed = m.cachedBytes()
-		e.m = newBlockMap(m.blockSize, m.size, m.mtime)
-		e.m.validated, e.m.lastAccess = m.validated, m.lastAccess
+		freed = m.CachedBytes()
+		e.m = blockmap.New(m.BlockSize(), m.Size(), m.MTime())
+		e.m.Validated, e.m.LastAccess = m.Validated, m.LastAccess
 	}
 	e.gen++
 	e.inflight = nil
 	e.unkeepLocked()
 	e.closeFilesLocked()
-	e.c.disk.remove(e.path)
+	e.c.disk.Remove(e.path)
 	e.dirty, e.touched = false, false
-	e.up.closeAll(nil)
+	e.up.CloseAll(nil)
 	return freed
 }
 
@@ -163,8 +139,8 @@ func (e *entry) flush() error {
 		e.mu.Unlock()
 		return nil
 	}
-	snap := e.m.clone()
-	data := e.data
+	snap := e.m.Clone()
+	data := e.data.Opened()
 	gen := e.gen
 	content := e.dirty
 	e.dirty, e.touched = false, false
@@ -175,12 +151,12 @@ func (e *entry) flush() error {
 		err = data.Sync()
 	}
 	if err == nil {
-		err = e.c.disk.saveMap(e.path, snap)
+		err = e.c.disk.SaveMap(e.path, snap)
 		e.mu.Lock()
 		if e.gen != gen {
 			// Dropped while we saved: our map may have landed after the
 			// drop removed the old one, and describes a copy that is gone.
-			e.c.disk.removeMap(e.path)
+			e.c.disk.RemoveMap(e.path)
 			e.dirty = e.m != nil
 		}
 		e.mu.Unlock()
@@ -199,7 +175,7 @@ func (e *entry) flush() error {
 // diskFailed reports a disk error on this file: disk-wide ones are logged
 // by the disk, once; others once per entry, however many blocks fail.
 func (e *entry) diskFailed(err error) {
-	if e.c.disk.failed(err) {
+	if e.c.disk.Failed(err) {
 		return
 	}
 	e.mu.Lock()
@@ -216,8 +192,8 @@ func (e *entry) diskFailed(err error) {
 // last close (see Cache.release).
 func (e *entry) touch(now time.Time) {
 	e.mu.Lock()
-	if e.m != nil && now.Sub(e.m.lastAccess) > time.Second {
-		e.m.lastAccess = now
+	if e.m != nil && now.Sub(e.m.LastAccess) > time.Second {
+		e.m.LastAccess = now
 		e.touched = true
 	}
 	e.mu.Unlock()
@@ -231,17 +207,12 @@ func (e *entry) closeData() {
 }
 
 // idleData closes what an entry nobody uses need not keep open: the data
-// file. A file mapped for lending (view.go) stays mapped, with the reader
-// cachestat asks, until the entry leaves memory (forgetLocked, one idle
-// time later) or is dropped: analysis jobs open the same files again and
-// again, and each new mapping costs a page fault per page lent.
+// file (disk.Data.Idle). A file mapped for lending stays mapped until the
+// entry leaves memory (forgetLocked, one idle time later) or is dropped.
 func (e *entry) idleData() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.unkeepLocked()
-	if e.mm == nil {
-		e.closeFilesLocked()
-		return
-	}
-	e.closeLocked(&e.data, &e.sdata)
+	e.data.Idle()
+	e.c.withData.remove(e)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"sitebox/internal/cache/index"
 	"sitebox/internal/store"
 )
 
@@ -23,16 +24,16 @@ func (c *Cache) evictOldest(needBytes, needFiles int64) (freedBytes, freedFiles,
 	var live []cand
 	for _, e := range c.liveEntries() {
 		e.mu.Lock()
-		if e.m != nil && e.m.count() > 0 {
-			live = append(live, cand{e, e.m.lastAccess.UnixNano()})
+		if e.m != nil && e.m.Count() > 0 {
+			live = append(live, cand{e, e.m.LastAccess.UnixNano()})
 		}
 		e.mu.Unlock()
 	}
 	slices.SortFunc(live, func(a, b cand) int { return cmp.Compare(a.access, b.access) })
 	for freedBytes < needBytes || freedFiles < needFiles {
 		c.mu.Lock()
-		r := c.idx.oldest()
-		if len(live) > 0 && (r == nil || live[0].access <= r.atime) {
+		r := c.idx.Oldest()
+		if len(live) > 0 && (r == nil || live[0].access <= r.ATime) {
 			c.mu.Unlock()
 			n, ok := c.evictEntry(live[0].e, false)
 			live = live[1:]
@@ -58,12 +59,12 @@ func (c *Cache) evictOldest(needBytes, needFiles int64) (freedBytes, freedFiles,
 // evictRecLocked removes an idle file's record and its files; it returns
 // the bytes freed. Called with c.mu held, so no client opens the file
 // between the two.
-func (c *Cache) evictRecLocked(r *rec) int64 {
-	c.idx.remove(r)
-	c.disk.remove(r.path)
-	c.ctr.evictedBytes.Add(r.cached)
+func (c *Cache) evictRecLocked(r *index.Record) int64 {
+	c.idx.Remove(r)
+	c.disk.Remove(r.Path)
+	c.ctr.evictedBytes.Add(r.Cached)
 	c.ctr.evictedFiles.Add(1)
-	return r.cached
+	return r.Cached
 }
 
 // evictEntry removes e unless it is in use; it returns the bytes freed.
@@ -108,7 +109,7 @@ func (c *Cache) Evict(ctx context.Context, path string) error {
 			continue
 		}
 		e.mu.Lock()
-		has := e.m != nil && e.m.count() > 0
+		has := e.m != nil && e.m.Count() > 0
 		e.mu.Unlock()
 		if !has {
 			continue
@@ -124,8 +125,8 @@ func (c *Cache) Evict(ctx context.Context, path string) error {
 		}
 		n := 0
 		c.mu.Lock()
-		var batch []*rec
-		c.idx.below(p, "", func(r *rec) bool {
+		var batch []*index.Record
+		c.idx.Below(p, "", func(r *index.Record) bool {
 			batch = append(batch, r)
 			return len(batch) < evictBatch
 		})
@@ -147,24 +148,4 @@ func (c *Cache) Evict(ctx context.Context, path string) error {
 			store.ErrBusy, len(busy), found, strings.Join(busy, ", "))}
 	}
 	return nil
-}
-
-// Stats returns the counters and current usage.
-func (c *Cache) Stats() Stats {
-	var s Stats
-	c.ctr.snapshot(&s)
-	u := c.usage()
-	s.UsedBytes, s.Files = u.bytes, u.files
-	c.mu.Lock()
-	for _, e := range c.entries {
-		if e.opens > 0 {
-			s.OpenFiles++
-		}
-	}
-	c.mu.Unlock()
-	s.RAMInUse, s.RAMLimit, s.RAMKept = c.budget.inUse(), c.cfg.RAM, c.keep.held()
-	s.DiskTotal, s.DiskFree = u.fsTotal, u.fsTotal-u.fsUsed
-	s.InodesTotal, s.InodesFree = u.inodesTotal, u.inodesTotal-u.inodesUse
-	s.DiskError = c.disk.errorText()
-	return s
 }

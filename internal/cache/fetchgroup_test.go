@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"sitebox/internal/cache/blockmap"
 	"sitebox/internal/store"
 )
 
@@ -58,8 +59,8 @@ func TestScatteredMissesOneReadv(t *testing.T) {
 	if n := rs.readvs.Load(); n != 1 {
 		t.Errorf("%d upstream vector reads, want 1", n)
 	}
-	if got := e.up.bytes.Load(); got != scatteredPages*checkPage {
-		t.Errorf("%d bytes upstream, want the %d pages touched (%d)", got, scatteredPages, scatteredPages*checkPage)
+	if got := e.up.bytes.Load(); got != scatteredPages*blockmap.CheckPage {
+		t.Errorf("%d bytes upstream, want the %d pages touched (%d)", got, scatteredPages, scatteredPages*blockmap.CheckPage)
 	}
 }
 

@@ -1,14 +1,12 @@
 package cache
 
 import (
-	"fmt"
-	"io"
 	"path"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"sitebox/internal/cache/disk"
 	"sitebox/internal/store"
 )
 
@@ -25,170 +23,17 @@ type File struct {
 	// its reads have covered.
 	runStart, runBytes atomic.Int64
 	// mm is the mapping this handle lent bytes from, kept until Close
-	// (view.go). Guarded by e.mu.
-	mm *mapping
+	// (lend.go). Guarded by e.mu.
+	mm *disk.Mapping
 }
 
 var _ store.File = (*File)(nil)
-
-// ReadAt reads through the cache: every page the range touches is asked
-// for at once (so the misses are fetched in parallel, in one upstream
-// request where they fit), then copied out in order. It returns exactly
-// the upstream bytes or an error, never less than asked except at end of
-// file.
-func (f *File) ReadAt(p []byte, off int64) (int, error) { return f.read(p, off, nil) }
-
-// ReadPagesAt is ReadAt that also sets crcs[i] to the CRC32C of the i-th
-// kXR_pgread page of what it read (from off to the next multiple of 4
-// KiB, then 4 KiB at a time), computed with the check of the cached
-// pages rather than in a second pass. crcs must have room for them all.
-func (f *File) ReadPagesAt(p []byte, off int64, crcs []uint32) (int, error) {
-	if n := pgPages(off, int64(len(p))); len(crcs) < n {
-		return 0, &store.PathError{Op: "read", Path: f.e.path, Err: fmt.Errorf("%w: room for %d page CRCs, %d needed", store.ErrInvalid, len(crcs), n)}
-	}
-	return f.read(p, off, &pgOut{base: off, out: crcs})
-}
-
-func (f *File) read(p []byte, off int64, pg *pgOut) (int, error) {
-	if f.closed.Load() {
-		return 0, &store.PathError{Op: "read", Path: f.e.path, Err: fmt.Errorf("%w: file is closed", store.ErrInvalid)}
-	}
-	if off < 0 {
-		return 0, &store.PathError{Op: "read", Path: f.e.path, Err: fmt.Errorf("%w: negative offset", store.ErrInvalid)}
-	}
-	e := f.e
-	size := e.size()
-	if off >= size {
-		return 0, io.EOF
-	}
-	end := min(off+int64(len(p)), size)
-	stream, ahead := f.observe(off, end)
-	slots, fresh := e.plan(off, end, stream)
-	e.launch(fresh)
-	if ahead {
-		f.readAheadFrom(end)
-	}
-	if err := e.readSlots(slots, p[:end-off], off, 0, pg); err != nil {
-		return 0, err
-	}
-	if end-off < int64(len(p)) {
-		return int(end - off), io.EOF
-	}
-	return int(end - off), nil
-}
-
-// fillAfter is how many bytes a run of adjacent reads must cover before
-// its misses are fetched as whole blocks rather than as the pages read:
-// 256 KiB (eight pages). A random reader (baskets of a few branches, a
-// readv's segments) rarely reads that much in a row, so it fetches about
-// what it reads; a stream of small records pays a few page-sized round
-// trips before its fetches grow to blocks.
-const fillAfter = 256 << 10
-
-// observe follows the handle's access pattern. stream says the read
-// continues a run of adjacent reads of at least fillAfter bytes, so its
-// misses are best fetched as whole blocks; ahead says the run has covered
-// two blocks and earns read-ahead.
-func (f *File) observe(off, end int64) (stream, ahead bool) {
-	prev := f.maxEnd.Load()
-	if end > prev {
-		f.maxEnd.CompareAndSwap(prev, end)
-	}
-	// Parallel chunked readers (xrdcp keeps several reads in flight) are
-	// sequential too, just not strictly in order.
-	// Patterns are judged in units of at least 1 MiB, whatever the block
-	// size: small blocks must not make a reader of small records look
-	// like a stream.
-	bs := max(f.c.cfg.BlockSize, 1<<20)
-	// The first read of a handle (often a header) says nothing about the
-	// pattern; a read far behind the furthest one is a jump, not a stream.
-	// A gap, even a small one, is a reader picking pieces (uproot reading
-	// one branch of interleaved baskets).
-	if prev == 0 || off > prev+4096 || off+4*bs < prev {
-		f.runStart.Store(off)
-		f.runBytes.Store(end - off)
-		return false, false
-	}
-	run := f.runBytes.Add(end - off)
-	stream = run >= fillAfter
-	// A run earns read-ahead once it has covered two blocks: a reader
-	// walking through a few small records (a ROOT file's header and
-	// directory) is not streaming, and read-ahead would fetch megabytes
-	// nobody asked for. A failed disk keeps nothing: a block fetched
-	// ahead would be fetched again when the reader gets there.
-	ahead = stream && end-f.runStart.Load() >= 2*bs && f.c.cfg.ReadAhead > 0 && f.c.disk.healthy()
-	return stream, ahead
-}
-
-// readAheadFrom starts read-ahead from the block after a read ending at
-// end (one the access pattern says earned it, see observe).
-func (f *File) readAheadFrom(end int64) {
-	bs := f.c.cfg.BlockSize
-	f.e.fetchAhead(int((end+bs-1)/bs), f.c.cfg.ReadAhead)
-}
-
-// fetchAhead starts fetches of the missing pages of up to n blocks from
-// block from, as far as RAM allows; it never waits. It returns the
-// number of fetches started.
-func (e *entry) fetchAhead(from, n int) int {
-	e.mu.Lock()
-	var fresh []*fetch
-	if from < e.m.blocks() {
-		first, _ := e.m.blockPages(from)
-		_, end := e.m.blockPages(min(from+n, e.m.blocks()) - 1)
-		fresh = e.fetchMissingLocked(first, end)
-	}
-	e.mu.Unlock()
-	e.c.ctr.readAheadBlocks.Add(int64(len(fresh)))
-	e.launch(fresh)
-	return len(fresh)
-}
-
-// prefetch fetches the whole file in the background, a few blocks at a
-// time, pausing while RAM is short.
-func (c *Cache) prefetch(e *entry) {
-	e.mu.Lock()
-	done := e.m.complete()
-	e.mu.Unlock()
-	if done {
-		return
-	}
-	c.acquire(e)
-	go func() {
-		defer c.release(e)
-		const window = 8
-		e.mu.Lock()
-		gen, blocks := e.gen, e.m.blocks()
-		e.mu.Unlock()
-		for b := 0; b < blocks; {
-			if c.ctx.Err() != nil || !c.disk.healthy() {
-				return // a failed disk keeps nothing: prefetching only doubles upstream reads
-			}
-			e.mu.Lock()
-			stale := e.gen != gen
-			inflight := len(e.inflight)
-			e.mu.Unlock()
-			if stale {
-				return
-			}
-			if inflight >= window {
-				time.Sleep(5 * time.Millisecond)
-				continue
-			}
-			if e.fetchAhead(b, 1) == 0 && c.budget.inUse() >= c.cfg.RAM {
-				time.Sleep(20 * time.Millisecond) // RAM is short: let clients go first
-				continue
-			}
-			b++
-		}
-	}()
-}
 
 // Stat describes the cached file.
 func (f *File) Stat() (store.FileInfo, error) {
 	f.e.mu.Lock()
 	defer f.e.mu.Unlock()
-	return store.FileInfo{Name: path.Base(f.e.path), Size: f.e.m.size, Mode: 0o444, ModTime: f.e.m.mtime}, nil
+	return store.FileInfo{Name: path.Base(f.e.path), Size: f.e.m.Size(), Mode: 0o444, ModTime: f.e.m.MTime()}, nil
 }
 
 // Close releases the file; its blocks stay cached.
@@ -201,7 +46,7 @@ func (f *File) Close() error {
 		f.mm = nil
 		f.e.mu.Unlock()
 		if mm != nil {
-			mm.unref()
+			mm.Unref()
 		}
 		f.c.mu.Lock()
 		f.e.opens--
@@ -212,67 +57,4 @@ func (f *File) Close() error {
 		f.c.release(f.e)
 	})
 	return nil
-}
-
-// WillNeed starts fetching the missing pages of every range at once, as
-// posix_fadvise(WILLNEED) would: a server answering a vector read calls
-// it with the whole list before reading the segments in turn, so the
-// misses of one readv cost one round trip upstream, not one per segment.
-// Only the pages the ranges touch are fetched: a vector read is a reader
-// picking pieces. Each range is an offset and a length. It never waits.
-func (f *File) WillNeed(ranges [][2]int64) {
-	if f.closed.Load() {
-		return
-	}
-	e := f.e
-	var fresh []*fetch
-	e.mu.Lock()
-	if m := e.m; m != nil {
-		for _, r := range ranges {
-			off, end := r[0], min(r[0]+r[1], m.size)
-			if off < 0 || off >= end {
-				continue
-			}
-			nf := e.fetchMissingLocked(int(off/m.pageSize), int((end-1)/m.pageSize)+1)
-			fresh = append(fresh, nf...)
-			if e.c.budget.inUse() >= e.c.cfg.RAM {
-				break // out of RAM: the reads will go upstream uncached
-			}
-		}
-	}
-	e.mu.Unlock()
-	f.c.ctr.missRequests.Add(int64(len(fresh)))
-	e.launch(fresh)
-}
-
-// Ready returns a channel closed once the fetches in flight for the
-// ranges have ended, or nil when none is: a server answering a vector
-// read can then answer later readvs whose data is there first. Each range
-// is an offset and a length.
-func (f *File) Ready(ranges [][2]int64) <-chan struct{} {
-	e := f.e
-	var waits []*fetch
-	e.mu.Lock()
-	if m := e.m; m != nil && len(e.inflight) > 0 {
-		for _, r := range ranges {
-			off, end := r[0], min(r[0]+r[1], m.size)
-			for p := int(max(off, 0) / m.pageSize); off < end && int64(p)*m.pageSize < end; p++ {
-				if fl := e.inflight[p]; fl != nil && !slices.Contains(waits, fl) {
-					waits = append(waits, fl)
-				}
-			}
-		}
-	}
-	e.mu.Unlock()
-	if len(waits) == 0 {
-		return nil
-	}
-	ch := make(chan struct{})
-	go func() {
-		for _, w := range waits {
-			<-w.done // a fetch ends within FetchTimeout
-		}
-		close(ch)
-	}()
-	return ch
 }

@@ -4,6 +4,8 @@ import (
 	"container/list"
 	"context"
 	"time"
+
+	"sitebox/internal/cache/upstream"
 )
 
 // idleHandles bounds the upstream files the cache keeps open. A file's
@@ -64,23 +66,19 @@ func (c *Cache) closeIdle(cutoff time.Time) int {
 		}
 		c.idle.lru.Remove(el)
 		e.idle = nil
-		n += e.up.closeAll(nil)
+		n += e.up.CloseAll(nil)
 		c.forgetLocked(e)
 	}
 	return n
 }
 
 // trimHandles closes the handles of the least recently used idle files
-// until u is within its cap again; within it, it costs one atomic load,
-// so callers call it after every open.
-func (c *Cache) trimHandles(u *upstream) {
-	excess := u.open.Load() - int64(c.cfg.UpstreamFiles)
-	if excess <= 0 {
-		return
-	}
+// until server u is within its cap again (upstream.Options.Trim) and says
+// how many it closed there.
+func (c *Cache) trimHandles(u *upstream.Server, excess int64) (closed int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for tries := c.idle.lru.Len(); excess > 0 && tries > 0; tries-- {
+	for tries := c.idle.lru.Len(); closed < excess && tries > 0; tries-- {
 		e := c.idle.lru.Back().Value.(*entry)
 		if e.fetching.Load() > 0 {
 			c.idle.lru.MoveToFront(e.idle)
@@ -88,24 +86,10 @@ func (c *Cache) trimHandles(u *upstream) {
 		}
 		c.idle.lru.Remove(e.idle)
 		e.idle = nil
-		excess -= int64(e.up.closeAll(u))
+		closed += int64(e.up.CloseAll(u))
 		c.forgetLocked(e)
 	}
-	if excess > 0 {
-		c.overCap(u)
-	}
-}
-
-// overCap warns, once a minute at most, that clients hold more files of
-// u than its cap.
-func (c *Cache) overCap(u *upstream) {
-	now := time.Now().UnixNano()
-	last := u.warned.Load()
-	if now-last < int64(time.Minute) || !u.warned.CompareAndSwap(last, now) {
-		return
-	}
-	c.log.Warn("clients hold more upstream files open than cache.upstream_files allows; none is idle to close",
-		"upstream", u.Name, "open", u.open.Load(), "upstream_files", c.cfg.UpstreamFiles)
+	return closed
 }
 
 // handleReaper closes idle upstream handles until ctx ends.
@@ -119,6 +103,43 @@ func (c *Cache) handleReaper(ctx context.Context) {
 			return
 		case now := <-t.C:
 			c.closeIdle(now.Add(-c.cfg.UpstreamIdle))
+		}
+	}
+}
+
+// forgetLocked moves an entry nobody uses any more back to the index:
+// its block map, files and locks leave memory, and a record of a hundred
+// bytes or so stays (see index). Entries in use, with upstream handles
+// still open, or with a last access the flusher has yet to save, stay.
+// Called with c.mu held, after the last release saved the map (a map
+// whose save failed is forgotten too: the one on disk is older but
+// consistent, and the file is served from it next time).
+func (c *Cache) forgetLocked(e *entry) {
+	if e.refs > 0 || e.opens > 0 || e.idle != nil || c.entries[e.path] != e || e.up.Handles() != 0 {
+		return
+	}
+	if !e.saveMu.TryLock() {
+		// Its map is being saved (by the last release or the flusher):
+		// look again one idle time later, when the record can match it.
+		c.markIdleLocked(e, time.Now())
+		return
+	}
+	defer e.saveMu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.touched {
+		// Its last access waits for the flusher: forgotten first, the
+		// entry's late save could land over a newer entry's map.
+		c.markIdleLocked(e, time.Now())
+		return
+	}
+	delete(c.entries, e.path)
+	e.closeFilesLocked()
+	if e.m != nil && e.m.Count() > 0 {
+		r := recordOf(e.path, e.m)
+		c.idx.Add(r)
+		if bits := e.m.CheckedBits(); bits != nil {
+			c.idx.KeepChecked(r, bits)
 		}
 	}
 }

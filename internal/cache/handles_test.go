@@ -20,13 +20,13 @@ func TestUpstreamHandlesCapped(t *testing.T) {
 	for i := range n {
 		want[i] = e.file(fmt.Sprintf("f%03d", i), 1000+i)
 	}
-	u := e.c.route("/store").ups[0]
+	u := e.c.ups.Route("/store").Servers()[0]
 	var peak int64
 	for i := range n {
 		if got := e.read(fmt.Sprintf("/store/f%03d", i), 512); !bytes.Equal(got, want[i]) {
 			t.Fatalf("file %d: wrong content", i)
 		}
-		peak = max(peak, u.open.Load())
+		peak = max(peak, u.OpenFiles())
 	}
 	if peak > 8 {
 		t.Errorf("%d upstream files open at the peak, want at most the cap of 8", peak)

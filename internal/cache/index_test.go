@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,100 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"sitebox/internal/cache/blockmap"
+	"sitebox/internal/cache/index"
 	"sitebox/internal/store"
 )
-
-// The index against a sorted slice: random adds, replacements and
-// removals keep lookups, path order, prefix pages and the access order
-// right.
-func TestIndexMatchesReference(t *testing.T) {
-	x := newIndex()
-	ref := map[string]*rec{}
-	rng := rand.New(rand.NewPCG(1, 2))
-	name := func() string {
-		return fmt.Sprintf("/s/d%d/f%03d", rng.IntN(5), rng.IntN(300))
-	}
-	for i := range 20000 {
-		p := name()
-		switch rng.IntN(3) {
-		case 0, 1:
-			r := &rec{path: p, cached: int64(rng.IntN(1000)), atime: rng.Int64N(1 << 40)}
-			x.add(r)
-			ref[p] = r
-		case 2:
-			if r := x.get(p); r != nil {
-				x.remove(r)
-				delete(ref, p)
-			} else if ref[p] != nil {
-				t.Fatalf("step %d: %s missing", i, p)
-			}
-		}
-	}
-	var want []string
-	var bytes int64
-	for p, r := range ref {
-		want = append(want, p)
-		bytes += r.cached
-	}
-	slices.Sort(want)
-	if x.len() != len(ref) || x.bytes != bytes {
-		t.Fatalf("len %d bytes %d, want %d %d", x.len(), x.bytes, len(ref), bytes)
-	}
-	var got []string
-	x.below("/", "", func(r *rec) bool { got = append(got, r.path); return true })
-	if !slices.Equal(got, want) {
-		t.Fatalf("order differs: %d paths, want %d", len(got), len(want))
-	}
-	// Pages of 7 below /s/d2, resumed at the last path, give the same.
-	var paged, below []string
-	for _, p := range want {
-		if store.HasPrefix(p, "/s/d2") {
-			below = append(below, p)
-		}
-	}
-	for after := ""; ; {
-		var page []string
-		x.below("/s/d2", after, func(r *rec) bool { page = append(page, r.path); return len(page) < 7 })
-		paged = append(paged, page...)
-		if len(page) < 7 {
-			break
-		}
-		after = page[len(page)-1]
-	}
-	if !slices.Equal(paged, below) {
-		t.Fatalf("pages %v, want %v", paged, below)
-	}
-	// Oldest first.
-	last := int64(-1)
-	for r := x.oldest(); r != nil; r = x.oldest() {
-		if r.atime < last {
-			t.Fatalf("access order broken: %d after %d", r.atime, last)
-		}
-		last = r.atime
-		x.remove(r)
-	}
-	if x.root != nil || x.bytes != 0 {
-		t.Fatal("index not empty after removing all")
-	}
-}
-
-// A prefix page never visits the paths beside it ("/a-b" next to "/a").
-func TestIndexBelowSkipsNeighbours(t *testing.T) {
-	x := newIndex()
-	for _, p := range []string{"/a", "/a-b", "/a.txt", "/a/x", "/a/y", "/ab", "/b"} {
-		x.add(&rec{path: p})
-	}
-	var seen []string
-	x.below("/a", "", func(r *rec) bool { seen = append(seen, r.path); return true })
-	if want := []string{"/a", "/a/x", "/a/y"}; !slices.Equal(seen, want) {
-		t.Fatalf("below /a: %v, want %v", seen, want)
-	}
-	seen = nil
-	x.below("/a", "/a/x", func(r *rec) bool { seen = append(seen, r.path); return true })
-	if want := []string{"/a/y"}; !slices.Equal(seen, want) {
-		t.Fatalf("below /a after /a/x: %v, want %v", seen, want)
-	}
-}
 
 // A file nobody has used for UpstreamIdle leaves memory for a record in
 // the index; opening it again loads its block map and serves it from
@@ -122,7 +31,7 @@ func TestIdleEntryBecomesRecord(t *testing.T) {
 	waitFor(t, "the entry to go idle", func() bool {
 		e.c.mu.Lock()
 		defer e.c.mu.Unlock()
-		return len(e.c.entries) == 0 && e.c.idx.len() == 1
+		return len(e.c.entries) == 0 && e.c.idx.Len() == 1
 	})
 	if s := e.c.Stats(); s.Files != 1 || s.UsedBytes != 200<<10 {
 		t.Fatalf("stats from the record: %d files, %d bytes", s.Files, s.UsedBytes)
@@ -142,7 +51,7 @@ func TestIdleEntryBecomesRecord(t *testing.T) {
 		t.Fatalf("%d bytes read upstream for a cached idle file", up)
 	}
 	e.c.mu.Lock()
-	inIdx := e.c.idx.len()
+	inIdx := e.c.idx.Len()
 	e.c.mu.Unlock()
 	if inIdx != 0 {
 		t.Fatalf("%d records while the file is in use, want 0 (a path is in one place)", inIdx)
@@ -260,11 +169,11 @@ func BenchmarkIndexMemory(b *testing.B) {
 	now := time.Now()
 	for range b.N {
 		before := heapNow()
-		x := newIndex()
+		x := index.New()
 		for i := range n {
-			m := newBlockMap(1<<20, 4096, now)
-			m.set(0, []uint32{1})
-			x.add(recOf(fmt.Sprintf("/store/d%03d/f%07d", i%1000, i), m))
+			m := blockmap.New(1<<20, 4096, now)
+			m.SetPages(0, []uint32{1})
+			x.Add(recordOf(fmt.Sprintf("/store/d%03d/f%07d", i%1000, i), m))
 		}
 		b.ReportMetric(float64(heapNow()-before)/n, "B/record")
 		runtime.KeepAlive(&x)
@@ -272,7 +181,7 @@ func BenchmarkIndexMemory(b *testing.B) {
 		es := map[string]*entry{}
 		for i := range n {
 			p := fmt.Sprintf("/store/d%03d/f%07d", i%1000, i)
-			es[p] = &entry{path: p, m: newBlockMap(1<<20, 4096, now)}
+			es[p] = &entry{path: p, m: blockmap.New(1<<20, 4096, now)}
 		}
 		b.ReportMetric(float64(heapNow()-before)/n, "B/entry")
 		runtime.KeepAlive(es)

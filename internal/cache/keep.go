@@ -95,7 +95,7 @@ func (e *entry) keepLocked(f *fetch) bool {
 	if e.kept == nil {
 		e.kept = map[int]*fetch{}
 	}
-	b := f.p0 / e.m.pagesPerBlock()
+	b := f.p0 / e.m.PagesPerBlock()
 	if old := e.kept[b]; old != nil {
 		c.keep.remove(c, old)
 	}
@@ -114,9 +114,9 @@ func (e *entry) keepLocked(f *fetch) bool {
 // keptLocked returns the kept fetch holding page p of the current copy,
 // with a reference for the caller, or nil. Called with e.mu held.
 func (e *entry) keptLocked(p int) *fetch {
-	b := p / e.m.pagesPerBlock()
+	b := p / e.m.PagesPerBlock()
 	f := e.kept[b]
-	if f == nil || p < f.p0 || p >= f.p0+f.pagesOf(e.m.pageSize) {
+	if f == nil || p < f.p0 || p >= f.p0+f.pagesOf(e.m.PageSize()) {
 		return nil
 	}
 	// One let go since (pushed out by newer ones) is forgotten here.
@@ -151,7 +151,7 @@ func (f *fetch) readFrom(e *entry, end int64) {
 	e.c.keep.remove(e.c, f)
 	e.mu.Lock()
 	if e.m != nil {
-		if b := f.p0 / e.m.pagesPerBlock(); e.kept[b] == f {
+		if b := f.p0 / e.m.PagesPerBlock(); e.kept[b] == f {
 			delete(e.kept, b)
 		}
 	}
@@ -171,5 +171,3 @@ func (f *fetch) tryRef() bool {
 		}
 	}
 }
-
-func (f *fetch) end() int64 { return f.off + int64(len(f.buf)) }

@@ -2,12 +2,16 @@ package cache
 
 import (
 	"bytes"
-	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"sitebox/internal/cache/blockmap"
+	"sitebox/internal/store"
 )
 
 // newKeepEnv is a cache whose stream blocks are written with O_DIRECT,
@@ -20,7 +24,7 @@ func newKeepEnv(t *testing.T, mod func(*Config)) *env {
 			mod(c)
 		}
 	})
-	if !e.c.disk.direct {
+	if !e.c.disk.Direct() {
 		t.Skipf("%s does not support O_DIRECT: every block goes through the page cache and none is kept", e.dir)
 	}
 	return e
@@ -210,9 +214,10 @@ func TestKeptBlocksConcurrent(t *testing.T) {
 	}
 }
 
-// A pgread borrows a kept block's buffer, or a fetch's in flight, with
-// the CRCs the fetch computed; the buffer goes back when it is done.
-func TestBorrowPages(t *testing.T) {
+// A Lend is lent a kept block's buffer, or a fetch's in flight, with the
+// CRCs the fetch computed where asked (from an aligned offset); the
+// buffer goes back when the loan is released.
+func TestLendFetchBuffers(t *testing.T) {
 	e := newKeepEnv(t, nil)
 	const size = 8<<20 + 5000
 	want := e.file("k", size)
@@ -226,51 +231,55 @@ func TestBorrowPages(t *testing.T) {
 	}
 	e.settle()
 	crcs := make([]uint32, pgPages(0, 2<<20))
-	check := func(b []byte, off int64) {
+	pages := store.LendOptions{CRCs: crcs}
+	check := func(loan store.Loan, off int64) {
 		t.Helper()
+		b := loan.Bytes
 		if !bytes.Equal(b, want[off:off+int64(len(b))]) {
-			t.Fatalf("borrowed wrong bytes at %d", off)
+			t.Fatalf("lent wrong bytes at %d", off)
 		}
-		for i := range pgPages(off, int64(len(b))) {
-			p := off + int64(i)*pgPage
-			if crcs[i] != crc32.Checksum(want[p:min(p+pgPage, off+int64(len(b)))], castagnoli) {
-				t.Fatalf("wrong CRC for the page at %d", p)
-			}
+		if !slices.Equal(loan.CRCs, pgCRCsOf(want, off, off+int64(len(b)))) {
+			t.Fatalf("wrong CRCs for the pages at %d", off)
 		}
 	}
 	// Block 2 is kept: lent up to its end, and let go once given back.
 	held := e.c.keep.held()
-	b, done, ok := f.BorrowPages(2<<20+8192, 2<<20, crcs)
-	if !ok || len(b) != 1<<20-8192 {
-		t.Fatalf("borrowed %d bytes (ok %v), want the rest of block 2", len(b), ok)
+	loan, lent, err := lendAt(f, 2<<20+8192, 2<<20, pages)
+	if err != nil || !lent || len(loan.Bytes) != 1<<20-8192 {
+		t.Fatalf("lent %d bytes (%v, %v), want the rest of block 2", len(loan.Bytes), lent, err)
 	}
-	check(b, 2<<20+8192)
+	check(loan, 2<<20+8192)
 	if got := e.c.ctr.ramHitBytes.Load(); got != 1<<20-8192 {
 		t.Fatalf("%d bytes counted from RAM", got)
 	}
-	done()
+	loan.Release()
 	if e.c.keep.held() != held-1<<20 {
 		t.Fatal("a block read to its end is still kept")
 	}
-	// Not a multiple of 4 KiB, or no fetch holding the bytes: nothing.
-	if _, _, ok := f.BorrowPages(3<<20+1, 4096, crcs); ok {
-		t.Fatal("lent at an unaligned offset")
+	// Not a multiple of 4 KiB: lent, without CRCs (the caller computes
+	// them from the bytes).
+	loan, lent, err = lendAt(f, 3<<20+1, 4096, pages)
+	if err != nil || !lent || !bytes.Equal(loan.Bytes, want[3<<20+1:3<<20+4097]) || loan.CRCs != nil {
+		t.Fatalf("Lend at an unaligned offset: %d bytes (%v, %v), CRCs %v", len(loan.Bytes), lent, err, loan.CRCs)
 	}
-	if _, _, ok := f.BorrowPages(0, 4096, crcs); ok {
+	loan.Release()
+	// Bytes on disk only, mapped pages not allowed: read, with CRCs.
+	loan, lent, err = lendAt(f, 0, 4096, pages)
+	if err != nil || lent {
+		t.Fatalf("Lend of bytes on disk only: lent %v, %v", lent, err)
+	}
+	check(loan, 0)
+	// A plain read's loan (kXR_read) is lent at any offset.
+	loan, lent, err = lendAt(f, 3<<20+4097, 5000, store.LendOptions{})
+	if err != nil || !lent || !bytes.Equal(loan.Bytes, want[3<<20+4097:3<<20+9097]) {
+		t.Fatalf("Lend at an unaligned offset: %d bytes (%v, %v), or wrong ones", len(loan.Bytes), lent, err)
+	}
+	loan.Release()
+	if _, lent, _ := lendAt(f, 0, 4096, store.LendOptions{}); lent {
 		t.Fatal("lent bytes on disk only")
 	}
-	// A plain read's borrow (kXR_read) lends at any offset.
-	if b, done, ok := f.Borrow(3<<20+1, 5000); !ok || !bytes.Equal(b, want[3<<20+1:3<<20+5001]) {
-		t.Fatalf("Borrow at an unaligned offset: %d bytes (ok %v), or wrong ones", len(b), ok)
-	} else {
-		done()
-	}
-	if _, _, ok := f.Borrow(0, 4096); ok {
-		t.Fatal("Borrow lent bytes on disk only")
-	}
 	// Fetches in flight: the borrower waits for them. One at the end of
-	// the file lends only to a borrower asking no further than the end,
-	// which must learn of the end from a read.
+	// the file lends up to the end, and says so.
 	e.up.delay = 200 * time.Millisecond
 	defer func() { e.up.delay = 0 }()
 	var readers sync.WaitGroup
@@ -282,23 +291,16 @@ func TestBorrowPages(t *testing.T) {
 		})
 		for inflight := false; !inflight; time.Sleep(time.Millisecond) {
 			f.e.mu.Lock()
-			inflight = f.e.inflight[int(off/checkPage)] != nil
+			inflight = f.e.inflight[int(off/blockmap.CheckPage)] != nil
 			f.e.mu.Unlock()
 		}
-		if off == 8<<20 {
-			if _, _, ok := f.BorrowPages(off, 8192, crcs); ok {
-				t.Fatal("lent a piece ending the file short of what was asked")
-			}
+		loan, lent, err := lendAt(f, off, 1<<20, pages)
+		atEnd := off+blockmap.CheckPage > size
+		if !lent || len(loan.Bytes) != min(blockmap.CheckPage, size-int(off)) || atEnd != (err == io.EOF) || err != nil && err != io.EOF {
+			t.Fatalf("lent %d bytes at %d (%v, %v), want the fetch's page", len(loan.Bytes), off, lent, err)
 		}
-		b, done, ok := f.BorrowPages(off, 1<<20, crcs)
-		if off == 8<<20 {
-			b, done, ok = f.BorrowPages(off, size-8<<20, crcs)
-		}
-		if !ok || len(b) != min(checkPage, size-int(off)) {
-			t.Fatalf("borrowed %d bytes at %d (ok %v), want the fetch's page", len(b), off, ok)
-		}
-		check(b, off)
-		done()
+		check(loan, off)
+		loan.Release()
 	}
 	readers.Wait()
 	e.settle()

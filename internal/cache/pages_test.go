@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
+
+	"sitebox/internal/cache/blockmap"
+	"sitebox/internal/store"
 )
 
 // readAt reads n bytes at off of name through the cache, on a fresh
@@ -33,7 +37,7 @@ func (e *env) readAt(name string, off int64, n int) []byte {
 func TestScatteredReadsFetchPages(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
 	want := e.file("s", 4<<20+1000)
-	const page, half = checkPage, checkPage / 2
+	const page, half = blockmap.CheckPage, blockmap.CheckPage / 2
 	reads := []struct {
 		name      string
 		off       int64
@@ -91,7 +95,7 @@ func TestSequentialSmallReadsFillBlocks(t *testing.T) {
 	if got := e.up.bytes.Load(); got != int64(len(want)) {
 		t.Fatalf("fetched %d bytes, want the file once (%d)", got, len(want))
 	}
-	pagesFirst := int64(fillAfter/checkPage - 1)
+	pagesFirst := int64(fillAfter/blockmap.CheckPage - 1)
 	if got, most := e.up.reads.Load(), pagesFirst+1+3; got > most {
 		t.Fatalf("%d upstream reads, want at most %d (pages until the run is a stream, then a block each)", got, most)
 	}
@@ -120,8 +124,8 @@ func TestCorruptPageIsRefetched(t *testing.T) {
 		t.Fatal("served corrupt data")
 	}
 	e.settle()
-	if d := e.up.bytes.Load() - before; d != checkPage {
-		t.Fatalf("refetched %d bytes, want one page (%d)", d, checkPage)
+	if d := e.up.bytes.Load() - before; d != blockmap.CheckPage {
+		t.Fatalf("refetched %d bytes, want one page (%d)", d, blockmap.CheckPage)
 	}
 	if got := e.read("/store/c", 1<<20); !bytes.Equal(got, want) {
 		t.Fatal("data differs after repair")
@@ -150,31 +154,33 @@ func TestLostPagesAreRefetched(t *testing.T) {
 	}
 }
 
-// ReadPagesAt hands out the pgread CRCs of what it reads, from a fetch
-// (cold) and from disk (warm), for reads on and off 4 KiB boundaries.
-func TestReadPagesAtCRCs(t *testing.T) {
+// Lend hands out the pgread CRCs of what it reads, from a fetch (cold)
+// and from disk (warm), for reads from 4 KiB boundaries, ending on them
+// or not; from other offsets it gives none.
+func TestLendCRCs(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
 	want := e.file("p", 3<<20+5000)
 	for _, pass := range []string{"cold", "warm"} {
-		for _, r := range [][2]int64{{0, 8192}, {100, 70000}, {1<<20 - 3000, 200000}, {3 << 20, 5000}, {3<<20 + 4000, 1000}} {
+		for _, r := range [][2]int64{{0, 8192}, {4096, 70000}, {1<<20 - 4096, 200000}, {3 << 20, 5000}, {3<<20 + 4096, 904}, {100, 70000}, {1<<20 - 3000, 200000}, {3<<20 + 4000, 1000}} {
 			f, err := e.c.Open(context.Background(), "/store/p")
 			if err != nil {
 				t.Fatal(err)
 			}
-			buf := make([]byte, r[1])
 			crcs := make([]uint32, pgPages(r[0], r[1]))
-			n, err := f.(*File).ReadPagesAt(buf, r[0], crcs)
-			f.Close()
-			if err != nil || !bytes.Equal(buf[:n], want[r[0]:r[0]+int64(n)]) {
+			loan, _, err := lendAt(f.(*File), r[0], int(r[1]), store.LendOptions{CRCs: crcs})
+			n := int64(len(loan.Bytes))
+			if err != nil && err != io.EOF || !bytes.Equal(loan.Bytes, want[r[0]:r[0]+n]) {
 				t.Fatalf("%s read %v: %d bytes, %v", pass, r, n, err)
 			}
-			for i, start := 0, r[0]; start < r[0]+int64(n); i++ {
-				end := min((start/pgPage+1)*pgPage, r[0]+int64(n))
-				if w := crc32.Checksum(want[start:end], castagnoli); crcs[i] != w {
-					t.Fatalf("%s read %v: page %d CRC %08x, want %08x", pass, r, i, crcs[i], w)
+			if r[0]%pgPage != 0 {
+				if loan.CRCs != nil {
+					t.Fatalf("%s read %v: CRCs from an unaligned offset", pass, r)
 				}
-				start = end
+			} else if w := pgCRCsOf(want, r[0], r[0]+n); !slices.Equal(loan.CRCs, w) {
+				t.Fatalf("%s read %v: CRCs %x, want %x", pass, r, loan.CRCs, w)
 			}
+			loan.Release()
+			f.Close()
 		}
 		e.settle()
 	}
@@ -262,19 +268,16 @@ func TestVersion3MapKeepsItsPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := unmarshalBlockMap(b)
+	m, err := blockmap.Unmarshal(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := newBlockMap(m.blockSize, m.size, m.mtime)
-	old.validated, old.lastAccess = m.validated, m.lastAccess
-	old.pageSize = legacyPage
-	old.crcs = make([]uint32, blocksOf(m.size, legacyPage))
-	old.present = make([]uint64, (len(old.crcs)+63)/64)
+	old := blockmap.NewVersion(3, m.BlockSize(), m.Size(), m.MTime())
+	old.Validated, old.LastAccess = m.Validated, m.LastAccess
 	for _, p := range []int{0, 3} {
-		old.setPages(p, []uint32{crc32.Checksum(want[p*legacyPage:(p+1)*legacyPage], castagnoli)})
+		old.SetPages(p, []uint32{blockmap.Checksum(want[p*blockmap.LegacyPage : (p+1)*blockmap.LegacyPage])})
 	}
-	if err := os.WriteFile(mp, old.marshal(), 0o644); err != nil {
+	if err := os.WriteFile(mp, old.Marshal(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	e.start()
@@ -283,9 +286,9 @@ func TestVersion3MapKeepsItsPages(t *testing.T) {
 		off      int64
 		upstream int64
 	}{
-		{"in a page present", 3*legacyPage + 100, 0},
-		{"in a page missing", 5*legacyPage + 100, legacyPage},
-		{"in it again", 5*legacyPage + 2000, 0},
+		{"in a page present", 3*blockmap.LegacyPage + 100, 0},
+		{"in a page missing", 5*blockmap.LegacyPage + 100, blockmap.LegacyPage},
+		{"in it again", 5*blockmap.LegacyPage + 2000, 0},
 	} {
 		before := e.up.bytes.Load()
 		if got := e.readAt("/store/l", r.off, 1000); !bytes.Equal(got, want[r.off:r.off+1000]) {
@@ -302,7 +305,7 @@ func TestVersion3MapKeepsItsPages(t *testing.T) {
 	e.settle()
 	e.c.Close()
 	b, _ = os.ReadFile(mp)
-	if m, err := unmarshalBlockMap(b); err != nil || binary.LittleEndian.Uint32(b[4:]) != 3 || m.pageSize != legacyPage || !m.complete() {
+	if m, err := blockmap.Unmarshal(b); err != nil || binary.LittleEndian.Uint32(b[4:]) != 3 || m.PageSize() != blockmap.LegacyPage || !m.Complete() {
 		t.Fatalf("saved map: %v, version %d, want version 3 with 64 KiB pages, complete", err, binary.LittleEndian.Uint32(b[4:]))
 	}
 	e.start()

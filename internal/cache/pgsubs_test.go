@@ -2,54 +2,82 @@ package cache
 
 import (
 	"bytes"
-	"hash/crc32"
-	"math/rand/v2"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
+
+	"sitebox/internal/cache/blockmap"
+	"sitebox/internal/store"
 )
+
+// pgPage is the unit of a loan's CRCs.
+const pgPage = store.CRCPage
+
+// pgPages is how many pgread pages (the first from off to the next
+// multiple of pgPage) the n bytes at off have.
+func pgPages(off, n int64) int {
+	if n <= 0 {
+		return 0
+	}
+	return int((off+n-1)/pgPage - off/pgPage + 1)
+}
 
 // pgCRCsOf are the pgread CRCs of want[off:end], 4 KiB at a time from an
 // aligned off.
 func pgCRCsOf(want []byte, off, end int64) []uint32 {
 	var out []uint32
 	for p := off; p < end; p += pgPage {
-		out = append(out, crc32.Checksum(want[p:min(p+pgPage, end)], castagnoli))
+		out = append(out, blockmap.Checksum(want[p:min(p+pgPage, end)]))
 	}
 	return out
 }
 
-// A pgread of checked pages in the page cache lends them with the CRCs
+// A pgread of checked pages in the page cache is lent them with the CRCs
 // kept from their check: only from an aligned offset, for whole 4 KiB
 // pages or the file's end, and not once the pages left the page cache or
-// the CRCs no longer combine to their page's.
-func TestViewPagesLendsKeptCRCs(t *testing.T) {
+// the CRCs no longer combine to their page's. Whatever is not lent is
+// read, with its CRCs.
+func TestLendPagesWithKeptCRCs(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
 	const size = 3<<20 + 5000
 	want := e.file("p", size)
 	f := e.open("/store/p")
 	crcs := make([]uint32, 1<<20/pgPage+1)
-	view := func(what string, off int64, n int, ok bool) []byte {
+	// Lent bytes are looked at only at the end (see mappedAt).
+	view := func(what string, off int64, n int, ok bool) {
 		t.Helper()
-		b, got := f.ViewPages(off, n, crcs)
-		if got != ok {
-			t.Fatalf("%s: ViewPages(%d, %d) ok = %v, want %v", what, off, n, got, ok)
+		loan, lent, err := lendAt(f, off, n, store.LendOptions{CRCs: crcs, Mapped: true})
+		defer loan.Release()
+		end := min(off+int64(n), size)
+		if err != nil && !(errors.Is(err, io.EOF) && end < off+int64(n)) || int64(len(loan.Bytes)) != end-off || !lent && !bytes.Equal(loan.Bytes, want[off:end]) {
+			t.Fatalf("%s: Lend(%d, %d): %d bytes, %v", what, off, n, len(loan.Bytes), err)
 		}
-		if ok {
-			if w := pgCRCsOf(want, off, off+int64(n)); !slices.Equal(crcs[:len(w)], w) {
-				t.Fatalf("%s: CRCs %x, want %x", what, crcs[:len(w)], w)
+		if lent != ok {
+			t.Fatalf("%s: Lend(%d, %d) lent %v, want %v", what, off, n, lent, ok)
+		}
+		if off%pgPage != 0 {
+			if loan.CRCs != nil {
+				t.Fatalf("%s: CRCs from an unaligned offset", what)
 			}
+		} else if w := pgCRCsOf(want, off, end); !slices.Equal(loan.CRCs, w) {
+			t.Fatalf("%s: CRCs %x, want %x", what, loan.CRCs, w)
 		}
-		return b
 	}
 	view("not cached", 0, 1<<20, false)
 	pgread := func() {
 		t.Helper()
 		buf, sums := make([]byte, size), make([]uint32, pgPages(0, size))
-		if n, err := f.ReadPagesAt(buf, 0, sums); err != nil || n != size || !bytes.Equal(buf, want) {
-			t.Fatalf("pgread: %d bytes, %v", n, err)
+		for off := int64(0); off < size; {
+			loan, err := f.Lend(off, buf[off:], store.LendOptions{CRCs: sums})
+			n := int64(len(loan.Bytes))
+			if err != nil && err != io.EOF || n == 0 || !bytes.Equal(loan.Bytes, want[off:off+n]) || !slices.Equal(loan.CRCs, pgCRCsOf(want, off, off+n)) {
+				t.Fatalf("pgread at %d: %d bytes, %v", off, n, err)
+			}
+			loan.Release()
+			off += n
 		}
 		e.settle()
 	}
@@ -60,22 +88,14 @@ func TestViewPagesLendsKeptCRCs(t *testing.T) {
 	view("the file's end", 3<<20, 5000, true)
 	view("unaligned", 100, 4096, false)
 	view("part of a page", 0, 5000, false)
-	view("past the end", 3<<20, 8192, false)
-	if _, ok := f.ViewPages(0, 8192, make([]uint32, 1)); ok {
-		t.Fatal("lent with no room for the CRCs")
+	view("past the end", 3<<20, 8192, true)
+	if _, _, err := lendAt(f, 0, 8192, store.LendOptions{CRCs: make([]uint32, 1)}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("Lend with no room for the CRCs: %v", err)
 	}
 
-	// A kept CRC that no longer combines to its page's is never sent.
-	ent := f.e
-	ent.mu.Lock()
-	c := ent.m.pgSubs[0].Load()
-	c.subs[3] ^= 1
-	ent.mu.Unlock()
-	view("a kept CRC changed", 0, 64<<10, false)
+	// A kept CRC that no longer combines to its page's is never sent
+	// (blockmap's TestKeptCRCsAreBounded).
 	view("the next page", 64<<10, 64<<10, true)
-	ent.mu.Lock()
-	c.subs[3] ^= 1
-	ent.mu.Unlock()
 
 	df, err := os.Open(filepath.Join(e.dir, "data/store/p"))
 	if err != nil {
@@ -85,47 +105,13 @@ func TestViewPagesLendsKeptCRCs(t *testing.T) {
 	dropPageCache(t, df)
 	view("dropped from the page cache", 0, 1<<20, false)
 	pgread()
-	if b := view("read and checked again", 0, 1<<20, true); !bytes.Equal(b, want[:1<<20]) {
+	view("read and checked again", 0, 1<<20, true)
+	if loan, _, _ := lendAt(f, 0, 1<<20, store.LendOptions{Mapped: true}); !bytes.Equal(loan.Bytes, want[:1<<20]) {
 		t.Fatal("lent the wrong bytes")
 	}
 	f.Close()
-	if _, ok := f.ViewPages(0, 4096, crcs); ok {
-		t.Fatal("lent through a closed handle")
+	if _, _, err := lendAt(f, 0, 4096, store.LendOptions{CRCs: crcs, Mapped: true}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("Lend through a closed handle: %v", err)
 	}
 	e.forgetIdle()
-}
-
-// The kept CRCs are bounded across the cache: past the bound the oldest
-// chunks are dropped, and a page's are forgotten with its check.
-func TestKeptCRCsAreBounded(t *testing.T) {
-	const size = 256 * checkPage // 4 chunks
-	m := newBlockMap(1<<20, size, time.Time{})
-	per := int(checkPage / pgPage)
-	subs := make([]uint32, m.pages()*per)
-	crcs := make([]uint32, m.pages())
-	for p := range crcs {
-		for i := range per {
-			subs[p*per+i] = rand.Uint32()
-		}
-		crcs[p] = combinePages(subs[p*per:(p+1)*per], checkPage)
-	}
-	m.setPages(0, crcs)
-	k := newSubsKeeper(2 * 64 * per * 4) // room for two chunks
-	m.keepSubs(k, 0, subs)
-	dst := make([]uint32, per)
-	for p, kept := range map[int]bool{0: false, 100: false, 128: true, 255: true} {
-		off := int64(p) * checkPage
-		if got := m.subsOf(dst, off, off+checkPage); got != kept {
-			t.Errorf("page %d: kept %v, want %v", p, got, kept)
-		} else if got && !slices.Equal(dst, subs[p*per:(p+1)*per]) {
-			t.Errorf("page %d: CRCs differ", p)
-		}
-	}
-	m.uncheck(200)
-	if m.subsOf(dst, 200*checkPage, 201*checkPage) {
-		t.Error("CRCs of an unchecked page still kept")
-	}
-	if !m.subsOf(dst, 201*checkPage, 202*checkPage) {
-		t.Error("CRCs of the next page forgotten")
-	}
 }

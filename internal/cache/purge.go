@@ -2,7 +2,6 @@ package cache
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
@@ -22,7 +21,7 @@ func (c *Cache) flusher(ctx context.Context) {
 		}
 		for _, e := range c.withData.snapshot() {
 			e.mu.Lock()
-			dirty := e.dirty && e.data != nil
+			dirty := e.dirty && e.data.Opened() != nil
 			e.mu.Unlock()
 			if dirty {
 				e.flush()
@@ -38,39 +37,6 @@ func (c *Cache) saveTouched() {
 		c.touched.remove(e) // before: a close meanwhile adds it back
 		e.flush()
 	}
-}
-
-// entrySet is a set of entries the flusher looks at (those with an open
-// data file; those whose last access waits to be saved), however many
-// files the cache holds. Its mutex is taken last, under any other.
-type entrySet struct {
-	mu sync.Mutex
-	m  map[*entry]struct{}
-}
-
-func (s *entrySet) add(e *entry) {
-	s.mu.Lock()
-	if s.m == nil {
-		s.m = map[*entry]struct{}{}
-	}
-	s.m[e] = struct{}{}
-	s.mu.Unlock()
-}
-
-func (s *entrySet) remove(e *entry) {
-	s.mu.Lock()
-	delete(s.m, e)
-	s.mu.Unlock()
-}
-
-func (s *entrySet) snapshot() []*entry {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	es := make([]*entry, 0, len(s.m))
-	for e := range s.m {
-		es = append(es, e)
-	}
-	return es
 }
 
 // purgeEvery is how many bytes may be written between usage checks, so a
@@ -113,17 +79,17 @@ type usage struct {
 func (c *Cache) usage() usage {
 	var u usage
 	c.mu.Lock()
-	u.bytes, u.files = c.idx.bytes, int64(c.idx.len())
+	u.bytes, u.files = c.idx.Bytes(), int64(c.idx.Len())
 	c.mu.Unlock()
 	for _, e := range c.liveEntries() {
 		e.mu.Lock()
-		if e.m != nil && e.m.count() > 0 {
-			u.bytes += e.m.cachedBytes()
+		if e.m != nil && e.m.Count() > 0 {
+			u.bytes += e.m.CachedBytes()
 			u.files++
 		}
 		e.mu.Unlock()
 	}
-	total, free, inodes, freeInodes, err := c.disk.statfs()
+	total, free, inodes, freeInodes, err := c.disk.Statfs()
 	if err == nil {
 		u.fsTotal, u.fsUsed = total, total-free
 		u.inodesTotal, u.inodesUse = inodes, inodes-freeInodes

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"sitebox/internal/cache/index"
 	"sitebox/internal/store"
 )
 
@@ -28,7 +29,7 @@ func BenchmarkPurgeRound(b *testing.B) {
 			defer c.Close()
 			name := func(i int) string { return fmt.Sprintf("/store/d%03d/f%07d", i%1000, i) }
 			add := func(i int) {
-				c.idx.add(&rec{path: name(i), size: 4096, cached: 4096, present: 1, atime: int64(i)})
+				c.idx.Add(&index.Record{Path: name(i), Size: 4096, Cached: 4096, Present: 1, ATime: int64(i)})
 			}
 			// The evicted files exist on disk; the rest are records only.
 			refill := func(from, to int) {
@@ -60,8 +61,8 @@ func BenchmarkPurgeRound(b *testing.B) {
 				if len(page) != 1000 {
 					b.Fatalf("page of %d", len(page))
 				}
-				if c.idx.len() != n-1000 {
-					b.Fatalf("%d records after the purge, want %d", c.idx.len(), n-1000)
+				if c.idx.Len() != n-1000 {
+					b.Fatalf("%d records after the purge, want %d", c.idx.Len(), n-1000)
 				}
 				b.StartTimer()
 			}

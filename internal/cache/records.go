@@ -5,51 +5,26 @@ import (
 	"strings"
 	"time"
 
+	"sitebox/internal/cache/blockmap"
+	"sitebox/internal/cache/index"
 	"sitebox/internal/store"
 )
 
-// forgetLocked moves an entry nobody uses any more back to the index:
-// its block map, files and locks leave memory, and a record of a hundred
-// bytes or so stays (see index). Entries in use, with upstream handles
-// still open, or with a last access the flusher has yet to save, stay.
-// Called with c.mu held, after the last release saved the map (a map
-// whose save failed is forgotten too: the one on disk is older but
-// consistent, and the file is served from it next time).
-func (c *Cache) forgetLocked(e *entry) {
-	if e.refs > 0 || e.opens > 0 || e.idle != nil || c.entries[e.path] != e || !e.up.none() {
-		return
-	}
-	if !e.saveMu.TryLock() {
-		// Its map is being saved (by the last release or the flusher):
-		// look again one idle time later, when the record can match it.
-		c.markIdleLocked(e, time.Now())
-		return
-	}
-	defer e.saveMu.Unlock()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.touched {
-		// Its last access waits for the flusher: forgotten first, the
-		// entry's late save could land over a newer entry's map.
-		c.markIdleLocked(e, time.Now())
-		return
-	}
-	delete(c.entries, e.path)
-	e.closeFilesLocked()
-	if e.m != nil && e.m.count() > 0 {
-		r := recOf(e.path, e.m)
-		c.idx.add(r)
-		if slices.ContainsFunc(e.m.checked, func(w uint64) bool { return w != 0 }) {
-			c.idx.checked[r] = slices.Clone(e.m.checked)
-		}
+// recordOf summarises the block map m of path p for the index.
+func recordOf(p string, m *blockmap.Map) *index.Record {
+	return &index.Record{
+		Path: p, Size: m.Size(), Cached: m.CachedBytes(), Present: int32(m.Count()),
+		MTime: m.MTime().UnixNano(), ATime: m.LastAccess.UnixNano(), Validated: m.Validated.UnixNano(),
 	}
 }
 
-// none reports whether no upstream handle is open or opening.
-func (h *upFiles) none() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.handles) == 0
+// recordInfo describes an idle file for `cache ls`.
+func recordInfo(r *index.Record, blockSize int64) EntryInfo {
+	return EntryInfo{
+		Path: r.Path, Size: r.Size, CachedBytes: r.Cached,
+		Blocks: int((r.Size + blockSize - 1) / blockSize), Present: int(r.Present),
+		ModTime: time.Unix(0, r.MTime), LastAccess: time.Unix(0, r.ATime),
+	}
 }
 
 // liveEntries returns the entries in memory: the files in use or used
@@ -69,13 +44,13 @@ func (c *Cache) liveEntries() []*entry {
 func (c *Cache) liveInfo(e *entry, opens int) (EntryInfo, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.m == nil || e.m.count() == 0 && opens == 0 {
+	if e.m == nil || e.m.Count() == 0 && opens == 0 {
 		return EntryInfo{}, false
 	}
 	return EntryInfo{
-		Path: e.path, Size: e.m.size, CachedBytes: e.m.cachedBytes(),
-		Blocks: e.m.blocks(), Present: e.m.count(),
-		ModTime: e.m.mtime, LastAccess: e.m.lastAccess, Open: opens,
+		Path: e.path, Size: e.m.Size(), CachedBytes: e.m.CachedBytes(),
+		Blocks: e.m.Blocks(), Present: e.m.Count(),
+		ModTime: e.m.MTime(), LastAccess: e.m.LastAccess, Open: opens,
 	}, true
 }
 
@@ -103,9 +78,9 @@ func (c *Cache) EntriesPage(prefix, after string, limit int) ([]EntryInfo, error
 			live = append(live, held{e, e.opens})
 		}
 	}
-	idle := make([]EntryInfo, 0, min(limit, c.idx.len()))
-	c.idx.below(p, after, func(r *rec) bool {
-		idle = append(idle, r.info(c.cfg.BlockSize))
+	idle := make([]EntryInfo, 0, min(limit, c.idx.Len()))
+	c.idx.Below(p, after, func(r *index.Record) bool {
+		idle = append(idle, recordInfo(r, c.cfg.BlockSize))
 		return len(idle) < limit
 	})
 	c.mu.Unlock()

@@ -121,7 +121,7 @@ func TestPurgeWatermarks(t *testing.T) {
 		en := e.c.entries[p]
 		e.c.mu.Unlock()
 		en.mu.Lock()
-		en.m.lastAccess = at
+		en.m.LastAccess = at
 		en.mu.Unlock()
 	}
 	for i := 1; i < 6; i++ {

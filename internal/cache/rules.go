@@ -5,17 +5,18 @@ import (
 	"fmt"
 	"strings"
 
+	"sitebox/internal/cache/upstream"
 	"sitebox/internal/store"
 )
 
 // routeOf cleans name and finds its route, refusing a path the cache may
 // not serve (see ruled).
-func (c *Cache) routeOf(ctx context.Context, op, name string) (string, *route, error) {
+func (c *Cache) routeOf(ctx context.Context, op, name string) (string, *upstream.Route, error) {
 	p, err := store.CleanPath(name)
 	if err != nil {
 		return "", nil, err
 	}
-	r := c.route(p)
+	r := c.ups.Route(p)
 	if r == nil {
 		return "", nil, &store.PathError{Op: op, Path: p, Err: fmt.Errorf("%w: not below a cached prefix", store.ErrNotFound)}
 	}

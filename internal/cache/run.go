@@ -47,7 +47,10 @@ func (c *Cache) start(ctx context.Context) (bool, error) {
 	}
 	c.bg.Add(5)
 	go c.scan(ctx)
-	go c.connector(ctx)
+	go func() {
+		defer c.bg.Done()
+		c.ups.Run(ctx)
+	}()
 	go c.flusher(ctx)
 	go c.purger(ctx)
 	go c.handleReaper(ctx)

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"runtime/debug"
 	"time"
+
+	"sitebox/internal/cache/blockmap"
 )
 
 // scan registers what the cache holds on disk, while clients are served
@@ -20,24 +22,24 @@ func (c *Cache) scan(ctx context.Context) {
 	known := func(p string) bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		return c.entries[p] != nil || c.idx.get(p) != nil
+		return c.entries[p] != nil || c.idx.Get(p) != nil
 	}
 	n := 0
-	err := c.disk.scan(ctx, known, func(p string, m *blockMap) {
-		r := c.route(p)
-		if r == nil || m.blockSize != c.cfg.BlockSize {
-			c.disk.remove(p) // no longer cached here, or cached in another block size
+	err := c.disk.Scan(ctx, known, func(p string, m *blockmap.Map) {
+		r := c.ups.Route(p)
+		if r == nil || m.BlockSize() != c.cfg.BlockSize {
+			c.disk.Remove(p) // no longer cached here, or cached in another block size
 			return
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		switch {
-		case c.entries[p] != nil || c.idx.get(p) != nil:
+		case c.entries[p] != nil || c.idx.Get(p) != nil:
 			// Opened meanwhile: its entry loaded the map itself.
-		case m.count() == 0:
-			c.disk.remove(p) // nothing cached: a map saved before any block came
+		case m.Count() == 0:
+			c.disk.Remove(p) // nothing cached: a map saved before any block came
 		default:
-			c.idx.add(recOf(p, m))
+			c.idx.Add(recordOf(p, m))
 			n++
 		}
 	})
@@ -67,16 +69,23 @@ func (c *Cache) loadEntryMap(e *entry) {
 	if e.m != nil {
 		return
 	}
-	m, err := c.disk.loadMap(e.path)
+	m, err := c.disk.LoadMap(e.path)
 	rc := e.carried
 	e.carried = nil
 	switch {
-	case err == nil && m.blockSize == c.cfg.BlockSize:
+	case err == nil && m.BlockSize() == c.cfg.BlockSize:
 		e.m = m
-		if rc != nil && rc.size == m.size && rc.mtime == m.mtime.UnixNano() {
-			m.carryChecked(rc.bits)
+		if rc != nil && rc.size == m.Size() && rc.mtime == m.MTime().UnixNano() {
+			m.CarryChecked(rc.bits)
 		}
 	case err == nil || !errors.Is(err, fs.ErrNotExist):
-		c.disk.remove(e.path) // unreadable, or another block size: start afresh
+		c.disk.Remove(e.path) // unreadable, or another block size: start afresh
 	}
+}
+
+// carriedChecks are the checked bits of a file that was idle, and the
+// version (upstream size and mtime) they belong to.
+type carriedChecks struct {
+	size, mtime int64
+	bits        []uint64
 }

@@ -61,11 +61,11 @@ type counters struct {
 	hitBytes, missBytes, bypassBytes atomic.Int64
 	ramHitBytes                      atomic.Int64
 	hitRequests, missRequests        atomic.Int64
-	upstreamBytes, coalescedWaits    atomic.Int64
+	coalescedWaits                   atomic.Int64
 	readAheadBlocks                  atomic.Int64
 	writtenBytes, evictedBytes       atomic.Int64
 	evictedFiles, writesDropped      atomic.Int64
-	corruptBlocks, upstreamErrors    atomic.Int64
+	corruptBlocks                    atomic.Int64
 }
 
 // servedFromFetch counts n bytes served from a fetch's buffer: a hit
@@ -86,7 +86,6 @@ func (c *counters) snapshot(s *Stats) {
 	s.BypassBytes = c.bypassBytes.Load()
 	s.HitRequests = c.hitRequests.Load()
 	s.MissRequests = c.missRequests.Load()
-	s.UpstreamBytes = c.upstreamBytes.Load()
 	s.CoalescedWaits = c.coalescedWaits.Load()
 	s.ReadAheadBlocks = c.readAheadBlocks.Load()
 	s.WrittenBytes = c.writtenBytes.Load()
@@ -94,5 +93,25 @@ func (c *counters) snapshot(s *Stats) {
 	s.EvictedFiles = c.evictedFiles.Load()
 	s.WritesDropped = c.writesDropped.Load()
 	s.CorruptBlocks = c.corruptBlocks.Load()
-	s.UpstreamErrors = c.upstreamErrors.Load()
+}
+
+// Stats returns the counters and current usage.
+func (c *Cache) Stats() Stats {
+	var s Stats
+	c.ctr.snapshot(&s)
+	s.UpstreamBytes, s.UpstreamErrors = c.ups.Bytes(), c.ups.Errors()
+	u := c.usage()
+	s.UsedBytes, s.Files = u.bytes, u.files
+	c.mu.Lock()
+	for _, e := range c.entries {
+		if e.opens > 0 {
+			s.OpenFiles++
+		}
+	}
+	c.mu.Unlock()
+	s.RAMInUse, s.RAMLimit, s.RAMKept = c.budget.inUse(), c.cfg.RAM, c.keep.held()
+	s.DiskTotal, s.DiskFree = u.fsTotal, u.fsTotal-u.fsUsed
+	s.InodesTotal, s.InodesFree = u.inodesTotal, u.inodesTotal-u.inodesUse
+	s.DiskError = c.disk.ErrorText()
+	return s
 }

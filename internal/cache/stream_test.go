@@ -2,6 +2,8 @@ package cache
 
 import (
 	"testing"
+
+	"sitebox/internal/cache/blockmap"
 )
 
 // A stream read from disk forgets the checks of the pages the kernel may
@@ -10,7 +12,7 @@ import (
 func TestStreamReadForgetsChecksAhead(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.BlockSize = 1 << 20; c.ReadAhead = -1 })
 	want := e.file("s", 8<<20)
-	e.c.disk.streamReach = 5 << 20
+	e.c.disk.SetStreamReach(5 << 20)
 	f := e.open("/store/s")
 	defer f.Close()
 	read := func(off int64, n int) {
@@ -21,10 +23,10 @@ func TestStreamReadForgetsChecksAhead(t *testing.T) {
 	checked := func(p int) bool {
 		f.e.mu.Lock()
 		defer f.e.mu.Unlock()
-		return f.e.m.checkedRun(p, p+1)
+		return f.e.m.Checked(p, p+1)
 	}
 	read(0, 1<<20) // block 0 cached
-	near, far := 5<<20/checkPage, 7<<20/checkPage
+	near, far := 5<<20/blockmap.CheckPage, 7<<20/blockmap.CheckPage
 	read(5<<20+100, 1000) // page near, written through the page cache: checked
 	read(7<<20+100, 1000) // page far, likewise
 	if !checked(near) || !checked(far) {

@@ -2,56 +2,11 @@ package cache
 
 import (
 	"errors"
-	"hash/crc32"
 	"os"
-	"sync"
-	"sync/atomic"
+
+	"sitebox/internal/cache/blockmap"
+	"sitebox/internal/cache/disk"
 )
-
-// budget hands out fetch buffers up to the RAM limit. It never blocks: a
-// caller that gets nil reads uncached instead of waiting for memory.
-// Buffers come in multiples of a unit (a page) up to a block, each size
-// from its own pool, so a page-sized fetch holds a page of RAM, not a
-// block.
-type budget struct {
-	limit, unit int64
-	used        atomic.Int64
-	pools       []sync.Pool // pools[k-1] holds buffers of k units
-}
-
-func newBudget(ram, blockSize int64) *budget {
-	unit := min(int64(checkPage), blockSize)
-	return &budget{limit: ram, unit: unit, pools: make([]sync.Pool, blockSize/unit)}
-}
-
-// get returns a buffer of n bytes (at most a block), aligned for
-// O_DIRECT and with room to pad n to dioAlign, or nil when RAM is short.
-func (b *budget) get(n int64) []byte {
-	k := max((n+b.unit-1)/b.unit, 1)
-	size := k * b.unit
-	for {
-		used := b.used.Load()
-		if used+size > b.limit {
-			return nil
-		}
-		if b.used.CompareAndSwap(used, used+size) {
-			break
-		}
-	}
-	if v, ok := b.pools[k-1].Get().(*[]byte); ok {
-		return (*v)[:n]
-	}
-	return alignedBuf(size)[:n]
-}
-
-func (b *budget) put(buf []byte) {
-	size := int64(cap(buf))
-	buf = buf[:cap(buf)]
-	b.pools[size/b.unit-1].Put(&buf)
-	b.used.Add(-size)
-}
-
-func (b *budget) inUse() int64 { return b.used.Load() }
 
 type writeJob struct {
 	e *entry
@@ -62,7 +17,7 @@ type writeJob struct {
 // the block will not be cached: the disk is failed or the queue is full
 // (the disk is slower than the network), so the reader never waits on it.
 func (c *Cache) writeBehind(e *entry, f *fetch) bool {
-	if !c.disk.healthy() {
+	if !c.disk.Healthy() {
 		return false
 	}
 	select {
@@ -88,17 +43,17 @@ func (e *entry) writeBlock(f *fetch) {
 	current := e.gen == f.gen && e.m != nil
 	var page int64
 	if current {
-		page = e.m.pageSize
+		page = e.m.PageSize()
 	}
 	var err error
-	data := e.data
+	var data *os.File
 	// buffered: the write goes through the page cache, which then holds
 	// the very bytes the CRCs were computed from.
-	buffered := !c.disk.direct
+	buffered := !c.disk.Direct()
 	switch {
-	case !current || !c.disk.healthy():
+	case !current || !c.disk.Healthy():
 		current = false
-	case c.disk.direct && len(f.buf) < 1<<20:
+	case c.disk.Direct() && len(f.buf) < 1<<20:
 		// A few pages for a scattered reader: buffered, so its next read
 		// of them is a page-cache copy (O_DIRECT pays off for streams).
 		data, err = e.readFile()
@@ -110,7 +65,7 @@ func (e *entry) writeBlock(f *fetch) {
 	if current && err == nil {
 		// The last page is padded to O_DIRECT's alignment; the data file
 		// is that much longer than the upstream file (see dataFile).
-		buf := f.buf[:alignUp(int64(len(f.buf)))]
+		buf := f.buf[:disk.AlignUp(int64(len(f.buf)))]
 		clear(buf[len(f.buf):])
 		_, err = data.WriteAt(buf, f.off)
 	}
@@ -121,30 +76,45 @@ func (e *entry) writeBlock(f *fetch) {
 		e.diskFailed(err)
 		current = false
 	case current:
-		c.disk.succeeded()
+		c.disk.Succeeded()
 		c.ctr.writtenBytes.Add(int64(len(f.buf)))
 		c.kickPurge(int64(len(f.buf)))
 	}
 	var crcs []uint32
 	if current {
-		crcs = pageCRCs(f, page)
+		crcs = blockmap.PageCRCs(f.buf, f.subs, page)
 	}
 	e.finishFetch(f, current, buffered, crcs)
 }
 
-// pageCRCs are the CRC32Cs of f's pages of the given size, combined from
-// the pgPage CRCs fetched computed (the bytes are not read again).
-func pageCRCs(f *fetch, page int64) []uint32 {
-	n := int64(len(f.buf))
-	crcs := make([]uint32, 0, (n+page-1)/page)
-	per := page / pgPage
-	for off := int64(0); off < n; off += page {
-		if page%pgPage != 0 || int64(len(f.subs)) != (n+pgPage-1)/pgPage {
-			crcs = append(crcs, crc32.Checksum(f.buf[off:min(off+page, n)], castagnoli))
-			continue
+// finishFetch retires f: when written, its pages become present (unless
+// the cached copy was dropped meanwhile). Pages written through the page
+// cache count as checked (checks.go): the kernel holds the bytes their
+// CRCs were computed from, so the next small read of them is a plain
+// copy rather than a read and check of whole pages.
+func (e *entry) finishFetch(f *fetch, written, buffered bool, crcs []uint32) {
+	e.mu.Lock()
+	if e.m != nil {
+		for p := f.p0; p < f.p0+f.pagesOf(e.m.PageSize()); p++ {
+			if e.inflight[p] == f {
+				delete(e.inflight, p)
+			}
 		}
-		first := off / pgPage
-		crcs = append(crcs, combinePages(f.subs[first:min(first+per, int64(len(f.subs)))], min(page, n-off)))
 	}
-	return crcs
+	kept := false
+	if written && e.gen == f.gen && e.m != nil && f.p0+len(crcs) <= e.m.Pages() {
+		e.m.SetPages(f.p0, crcs)
+		if buffered {
+			e.m.MarkChecked(f.p0, f.p0+len(crcs))
+			e.m.KeepSubs(e.c.subs, f.p0, f.subs)
+		} else {
+			kept = e.keepLocked(f)
+		}
+		e.dirty = true
+	}
+	e.mu.Unlock()
+	if !kept {
+		f.unref(e.c)
+	}
+	e.c.release(e)
 }

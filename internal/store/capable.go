@@ -5,35 +5,36 @@ import (
 	"fmt"
 )
 
-// Capable is implemented by a store that wraps another and decides which
-// of the inner store's capabilities it offers. As reports whether the
-// wrapper offers the capability target points to (a *Creator, a
-// *Namespace, …) and, if so, sets *target to a view that does what the
-// wrapper must before reaching the inner store. The outermost wrapper
-// answers for all: As never looks past it, as errors.As looks at the
-// outermost error first and net/http's ResponseController asks the
-// outermost writer.
+// Capable is implemented by a store (or an open file) that wraps another
+// and decides which of the inner one's capabilities it offers. As reports
+// whether the wrapper offers the capability target points to (a
+// *Creator, a *Namespace, a *Lender, …) and, if so, sets *target to a
+// view that does what the wrapper must before reaching the inner one.
+// The outermost wrapper answers for all: As never looks past it, as
+// errors.As looks at the outermost error first and net/http's
+// ResponseController asks the outermost writer.
 type Capable interface {
 	As(target any) bool
 }
 
-// As finds capability T (one of the optional interfaces) of s: through
-// s's own As when s is Capable, else by type assertion.
-func As[T any](s Store) (T, bool) {
-	if c, ok := s.(Capable); ok {
+// As finds capability T (one of the optional interfaces) of a store or
+// an open file x: through x's own As when x is Capable, else by type
+// assertion.
+func As[T any](x any) (T, bool) {
+	if c, ok := x.(Capable); ok {
 		var t T
 		ok := c.As(&t)
 		return t, ok
 	}
-	t, ok := s.(T)
+	t, ok := x.(T)
 	return t, ok
 }
 
 // Offer is the usual body of a wrapper's As for one capability: when
-// target is a *T and inner has T, it sets *target to view (the wrapper's
-// own implementation) and reports true. A wrapper thus offers exactly
-// its inner store's capabilities.
-func Offer[T any](inner Store, target any, view T) bool {
+// target is a *T and inner (a store or a file) has T, it sets *target to
+// view (the wrapper's own implementation) and reports true. A wrapper
+// thus offers exactly its inner one's capabilities.
+func Offer[T any](inner any, target any, view T) bool {
 	t, ok := target.(*T)
 	if !ok {
 		return false

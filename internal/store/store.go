@@ -4,12 +4,13 @@
 //
 // A backend must implement Store: Stat, Open and List. It may implement
 // the optional capabilities Creator, Checksummer, Locator, Namespace,
-// SpaceReporter and Router; callers find them with As (or the helpers
-// Create, Checksum, Locate, RouteOf), and a missing one means "not here"
-// (ErrReadOnly, ErrUnsupported, "served here"). A store that wraps
-// another (the auth guard) implements Capable: its As answers for the
-// capabilities it offers, with views that do what the wrapper must
-// (check the policy), so no caller reaches the inner store around it.
+// SpaceReporter and Router, and its files Lender; callers find them with
+// As (or the helpers Create, Checksum, Locate, RouteOf, LenderOf), and a
+// missing one means "not here" (ErrReadOnly, ErrUnsupported, "served
+// here", "read it"). A store or file that wraps another (the auth guard
+// and its files) implements Capable: its As answers for the capabilities
+// it offers, with views that do what the wrapper must (check the
+// policy), so no caller reaches the inner one around it.
 //
 // A Router (a director) is asked before every request that names a path
 // and answers with a Route: serve here, redirect, or wait; the frontends
@@ -185,21 +186,6 @@ type Space struct {
 // through user space. Fd must stay valid until Close.
 type SendFiler interface {
 	Fd() uintptr
-}
-
-// Viewer is implemented by files that can lend their bytes where they
-// already are in memory (a cache's data in the kernel's page cache), so a
-// frontend hands them to the kernel in its writev instead of copying
-// them into a buffer first. View returns the n bytes at off, or ok false
-// when it cannot lend them all right now (not cached, not yet checked,
-// not in memory); the caller then reads them with ReadAt.
-//
-// The bytes stay valid until Close and may only be passed to system
-// calls, never read in user space: they are a mapping of a file, and a
-// user-space access to a page the file no longer has kills the process
-// (SIGBUS), where a system call fails with EFAULT.
-type Viewer interface {
-	View(off int64, n int) (b []byte, ok bool)
 }
 
 // ChecksumRequirer is implemented by files that must only move with

@@ -123,3 +123,14 @@ func parseZTN(b []byte) (string, error) {
 	}
 	return strings.TrimSpace(string(b[10 : 10+n-1])), nil
 }
+
+// trimNUL cuts b at its first NUL: the fixed-size name fields of
+// kXR_login and kXR_auth are padded with them.
+func trimNUL(b []byte) []byte {
+	for i, c := range b {
+		if c == 0 {
+			return b[:i]
+		}
+	}
+	return b
+}

@@ -162,12 +162,3 @@ func hostOf(a net.Addr) string {
 	}
 	return host
 }
-
-func trimNUL(b []byte) []byte {
-	for i, c := range b {
-		if c == 0 {
-			return b[:i]
-		}
-	}
-	return b
-}

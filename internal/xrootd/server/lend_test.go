@@ -2,50 +2,32 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
 
-// lendingStore's files lend (store.Viewer) the bytes of every other KiB
-// from memory and refuse the rest, so one readv answer mixes lent and
-// copied segments.
-type lendingStore struct {
-	store.Store
-	data  []byte
-	lends atomic.Int64
-}
-
-func (s *lendingStore) Open(ctx context.Context, name string) (store.File, error) {
-	f, err := s.Store.Open(ctx, name)
-	if err != nil {
-		return nil, err
+// evenKiB lends all that is asked from an even KiB, and nothing from an
+// odd one, so one readv answer mixes lent and copied segments.
+func evenKiB(size int64) func(calls int, off int64, n int) int64 {
+	return func(calls int, off int64, n int) int64 {
+		if (off>>10)%2 == 1 || off+int64(n) > size {
+			return -1
+		}
+		return off + int64(n)
 	}
-	return &lendingFile{File: f, s: s}, nil
-}
-
-type lendingFile struct {
-	store.File
-	s *lendingStore
-}
-
-func (f *lendingFile) View(off int64, n int) ([]byte, bool) {
-	if (off>>10)%2 == 1 || off+int64(n) > int64(len(f.s.data)) {
-		return nil, false
-	}
-	f.s.lends.Add(1)
-	return f.s.data[off : off+int64(n)], true
 }
 
 func TestReadvSendsLentSegments(t *testing.T) {
 	data := patterned(3 << 20)
 	inner, dir := newOriginStore(t, false)
 	writeTestFile(t, filepath.Join(dir, "a"), data)
-	st := &lendingStore{Store: inner, data: data}
+	var c lendCounts
+	st := wrapStore{Store: inner, wrap: func(f store.File) store.File {
+		return &fakeLender{File: f, data: data, c: &c, mapped: true, plan: evenKiB(int64(len(data)))}
+	}}
 	r := login(t, startServer(t, Config{MaxReadChunk: 1 << 20}, st))
 	h := r.open("/a", proto.OpenRead)
 	// Adjacent copied segments share one run of the buffer; the big ones
@@ -78,7 +60,47 @@ func TestReadvSendsLentSegments(t *testing.T) {
 	if len(body) != 0 {
 		t.Fatalf("%d bytes left over", len(body))
 	}
-	if n := st.lends.Load(); n != 4 {
-		t.Fatalf("%d segments lent, want 4", n)
+	// Those at 0, 2 MiB and 8192; the empty one asks for nothing.
+	if n := c.lends.Load(); n != 3 {
+		t.Fatalf("%d segments lent, want 3", n)
+	}
+	if n := c.out.Load(); n != 0 {
+		t.Fatalf("%d loans never given back", n)
+	}
+}
+
+// A readv segment a file lends in pieces (a cache's fetch buffers, each
+// up to its block's end) goes out whole, lent pieces and read ones in
+// order, and every piece is given back.
+func TestReadvLentPieces(t *testing.T) {
+	data := patterned(1 << 20)
+	inner, dir := newOriginStore(t, false)
+	writeTestFile(t, filepath.Join(dir, "a"), data)
+	var c lendCounts
+	st := wrapStore{Store: inner, wrap: func(f store.File) store.File {
+		return &fakeLender{File: f, data: data, c: &c, plan: inPieces(int64(len(data)))}
+	}}
+	r := login(t, startServer(t, Config{MaxReadChunk: 1 << 20}, st))
+	h := r.open("/a", proto.OpenRead)
+	var elems []proto.ReadListElem
+	for off := int64(90 << 10); off+(30<<10) <= int64(len(data)); off += 150 << 10 {
+		elems = append(elems, proto.ReadListElem{Handle: h, Len: 30 << 10, Offset: off})
+	}
+	stat, body := r.call(proto.ReqReadv, [16]byte{}, readList(elems...))
+	if stat != proto.StatusOK {
+		c, m := errOf(body)
+		t.Fatalf("readv: %d %s", c, m)
+	}
+	for i, e := range elems {
+		if !bytes.Equal(body[16:16+e.Len], data[e.Offset:e.Offset+int64(e.Len)]) {
+			t.Fatalf("segment %d data differs", i)
+		}
+		body = body[16+e.Len:]
+	}
+	if c.lends.Load() == 0 {
+		t.Fatal("no piece was lent")
+	}
+	if n := c.out.Load(); n != 0 {
+		t.Fatalf("%d loans never given back", n)
 	}
 }

@@ -103,37 +103,61 @@ func (s *session) sendfileFrame(tc *net.TCPConn, hdr []byte, fd int, off int64, 
 	return nil
 }
 
-// borrower is a file that lends bytes it holds in its own memory (a
-// cache's fetch buffers) until done is called: pageBorrower for a plain
-// read, at any offset.
-type borrower interface {
-	Borrow(off int64, n int) (b []byte, done func(), ok bool)
+// What a file lends (store.Lender) is checked in one place before it
+// is framed: a frame promises its length, and a loan of no bytes short
+// of the file's end would not move an answer on (the same bytes asked
+// for again forever). No lender should make such a loan, nor one longer
+// than asked; one that does is given back and the bytes are read
+// instead.
+
+// dataFrame is one frame's bytes (a read's or a pgread's): sums are their
+// pgread CRCs when the file gave them (else nil: computed from the
+// bytes), eof says the file ends with them, and loan is given back after
+// the write.
+type dataFrame struct {
+	data []byte
+	sums []uint32
+	eof  bool
+	loan store.Loan
 }
 
-// What a lender hands back is checked in one place before it is framed:
-// a frame promises its length, and a loan of no bytes would not move an
-// answer on (the same bytes asked for again forever) or would read as the
-// end of the file. No lender should make such a loan; one that does is
-// given back and the bytes are read instead.
-
-// viewed reports whether a view (store.Viewer, pageViewer: all of the n
-// bytes asked or nothing) can be sent.
-func viewed(b []byte, ok bool, n int64) bool { return ok && int64(len(b)) == n }
-
-// loaned reports whether a borrowed loan (borrower, pageBorrower: at
-// least a byte, at most the n asked) can be sent, giving back one that
-// cannot.
-func loaned(b []byte, done func(), ok bool, n int64) bool {
-	good := ok && len(b) > 0 && int64(len(b)) <= n
-	if ok && !good && done != nil {
-		done()
+// lendFrame asks l once for up to len(buf) bytes at off, as opts allow,
+// and makes the answer a frame; a loan that cannot be framed is given
+// back and the bytes read from f into buf.
+func lendFrame(l store.Lender, f store.File, off int64, buf []byte, opts store.LendOptions) (dataFrame, error) {
+	loan, err := l.Lend(off, buf, opts)
+	eof := errors.Is(err, io.EOF)
+	if err != nil && !eof {
+		loan.Release()
+		return dataFrame{}, err
 	}
-	return good
+	n := len(loan.Bytes)
+	if n <= len(buf) && (n > 0 || eof) {
+		sums := loan.CRCs
+		if len(sums) < pgPages(off, n) {
+			sums = nil // computed from the bytes
+		}
+		return dataFrame{data: loan.Bytes, sums: sums, eof: eof, loan: loan}, nil
+	}
+	loan.Release()
+	n, err = f.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return dataFrame{}, err
+	}
+	return dataFrame{data: buf[:n], eof: n < len(buf)}, nil
+}
+
+// pgPages is how many pgread pages n bytes at off have.
+func pgPages(off int64, n int) int {
+	if n <= 0 {
+		return 0
+	}
+	return int((off+int64(n)-1)/proto.PgPageSize - off/proto.PgPageSize + 1)
 }
 
 // readBuffered sends the answer one chunk per frame: bytes the file lends
 // (its own buffers, or pages in the page cache: one copy, into the
-// socket, instead of two) or else read into a pooled buffer. The frame
+// socket, instead of two) or else reads into a pooled buffer. The frame
 // length is what was actually read, so a file shrinking meanwhile just
 // ends the answer early.
 func (s *session) readBuffered(stream proto.StreamID, of *openFile, off, rlen int64) error {
@@ -142,23 +166,20 @@ func (s *session) readBuffered(stream proto.StreamID, of *openFile, off, rlen in
 		return err
 	}
 	defer buf.release()
-	src := readSource{f: of.f, buf: buf.b}
-	src.b, _ = of.f.(borrower)
+	lender := store.LenderOf(of.f)
 	// Mapped pages may only reach the kernel: not a TLS connection (see
 	// sendReadv).
-	if s.plain != nil && s.tlsw == nil {
-		src.v, _ = of.f.(store.Viewer)
-	}
+	opts := store.LendOptions{Mapped: s.plain != nil && s.tlsw == nil}
 	for {
 		want := min(rlen, int64(len(buf.b)))
-		fr, err := src.frame(off, want)
+		fr, err := lendFrame(lender, of.f, off, buf.b[:want], opts)
 		if err != nil {
 			return err
 		}
 		n := int64(len(fr.data))
 		// Lent bytes may stop short of want where the lender's buffer
-		// ends; only the file's end does otherwise.
-		final := n < want && fr.giveBack == nil || n == rlen
+		// ends; only the file's end ends the answer.
+		final := fr.eof || n == rlen
 		status := proto.StatusOKSoFar
 		if final {
 			status = proto.StatusOK
@@ -168,9 +189,7 @@ func (s *session) readBuffered(stream proto.StreamID, of *openFile, off, rlen in
 		} else {
 			err = s.sendFrame(stream, status, fr.data)
 		}
-		if fr.giveBack != nil {
-			fr.giveBack()
-		}
+		fr.loan.Release()
 		if err != nil {
 			return err
 		}
@@ -181,33 +200,4 @@ func (s *session) readBuffered(stream proto.StreamID, of *openFile, off, rlen in
 		rlen -= n
 		off += n
 	}
-}
-
-// readSource is where a kXR_read's frames come from: the file's own
-// buffers, its pages in the page cache, else a read into buf.
-type readSource struct {
-	f   store.File
-	b   borrower     // nil unless the file lends its buffers
-	v   store.Viewer // nil unless the file lends mapped pages and the connection allows it
-	buf []byte
-}
-
-// frame gets up to want bytes at off (want > 0). Fewer than want means
-// end of file unless borrowed.
-func (src *readSource) frame(off, want int64) (dataFrame, error) {
-	if src.b != nil {
-		if b, done, ok := src.b.Borrow(off, int(want)); loaned(b, done, ok, want) {
-			return dataFrame{data: b, giveBack: done}, nil
-		}
-	}
-	if src.v != nil {
-		if b, ok := src.v.View(off, int(want)); viewed(b, ok, want) {
-			return dataFrame{data: b}, nil
-		}
-	}
-	n, err := src.f.ReadAt(src.buf[:want], off)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return dataFrame{}, err
-	}
-	return dataFrame{data: src.buf[:n]}, nil
 }

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"errors"
-	"io"
 	"slices"
 
 	"sitebox/internal/store"
@@ -14,7 +12,7 @@ type readvFile struct {
 	h    [4]byte
 	of   *openFile
 	size int64
-	view store.Viewer // nil unless the file lends its bytes
+	lend store.Lender
 }
 
 // doReadv answers kXR_readv: a list of up to 1024 (handle, length, offset)
@@ -75,7 +73,7 @@ func (s *session) checkReadv(elems []proto.ReadListElem, files *[]readvFile) ([]
 				return nil, err
 			}
 			(*files)[j].size = fi.Size
-			(*files)[j].view, _ = of.f.(store.Viewer)
+			(*files)[j].lend = store.LenderOf(of.f)
 		}
 		if f := (*files)[j]; e.Offset > f.size-int64(e.Len) { // not Offset+Len: it may wrap
 			// kXR_FSError, as XRootD answers ESPIPE ("illegal seek").
@@ -87,10 +85,10 @@ func (s *session) checkReadv(elems []proto.ReadListElem, files *[]readvFile) ([]
 }
 
 // sendReadv reads the checked segments and sends them, each behind its
-// read_list header, in frames of at most one buffer. On a plain
-// connection, segments a file can lend (store.Viewer: a cache's checked
-// pages in the page cache) go to the writev as they are; the rest are
-// read into the buffer.
+// read_list header, in frames of at most one buffer. Bytes a file lends
+// (store.Lender: a cache's fetch buffers, its checked pages in the page
+// cache) go to the writev as they are, given back once the frame is
+// sent; the rest are read into the buffer.
 func (s *session) sendReadv(req *proto.Request, elems []proto.ReadListElem, files []readvFile, which []int) error {
 	biggest := 0
 	for _, e := range elems {
@@ -109,40 +107,52 @@ func (s *session) sendReadv(req *proto.Request, elems []proto.ReadListElem, file
 			s.moved(files[j].of, false, n)
 		}
 	}()
-	// Lent bytes may only reach the kernel (see store.Viewer): not a TLS
-	// connection, whose records are sealed in user space.
-	lend := s.plain != nil && s.tlsw == nil
+	// Mapped pages may only reach the kernel (see store.LendOptions): not
+	// a TLS connection, whose records are sealed in user space.
+	opts := store.LendOptions{Mapped: s.plain != nil && s.tlsw == nil}
 	fr := readvFrame{buf: buf.b, parts: make([][]byte, 1, 1+2*len(elems))}
+	defer fr.reset()
 	for i, e := range elems {
-		need := proto.ReadvElemLen + int(e.Len)
-		if fr.size+need > len(buf.b) {
-			if err := s.sendFrameParts(req.Stream, proto.StatusOKSoFar, fr.parts); err != nil {
+		if fr.size+proto.ReadvElemLen+int(e.Len) > len(buf.b) {
+			err := s.sendFrameParts(req.Stream, proto.StatusOKSoFar, fr.parts)
+			fr.reset()
+			if err != nil {
 				return err
 			}
-			fr.reset()
 		}
 		f := files[which[i]]
 		proto.PutReadListElem(fr.buf[fr.pos:], e)
-		if lend && f.view != nil {
-			if data, ok := f.view.View(e.Offset, int(e.Len)); viewed(data, ok, int64(e.Len)) {
-				fr.add(proto.ReadvElemLen)
-				fr.lend(data)
-				read[which[i]] += int(e.Len)
-				continue
-			}
-		}
-		data := fr.buf[fr.pos+proto.ReadvElemLen : fr.pos+need]
-		n, err := f.of.f.ReadAt(data, e.Offset)
-		if n < len(data) {
-			if err == nil || errors.Is(err, io.EOF) {
-				err = errorf(proto.ErrIOError, "readv segment %d: %s ended at %d while being read", i, f.of.path, e.Offset+int64(n))
-			}
+		fr.add(proto.ReadvElemLen)
+		if err := fr.segment(i, f, e, opts); err != nil {
 			return err
 		}
-		fr.add(need)
 		read[which[i]] += int(e.Len)
 	}
 	return s.sendFrameParts(req.Stream, proto.StatusOK, fr.parts)
+}
+
+// segment adds segment e of f to the frame: lent, in as many loans as
+// the file makes, or read into the buffer.
+func (fr *readvFrame) segment(i int, f readvFile, e proto.ReadListElem, opts store.LendOptions) error {
+	for off, end := e.Offset, e.Offset+int64(e.Len); off < end; {
+		dst := fr.buf[fr.pos : fr.pos+int(end-off)]
+		d, err := lendFrame(f.lend, f.of.f, off, dst, opts)
+		if err != nil {
+			return err
+		}
+		n := len(d.data)
+		if n == 0 || d.eof && off+int64(n) < end {
+			d.loan.Release()
+			return errorf(proto.ErrIOError, "readv segment %d: %s ended at %d while being read", i, f.of.path, off+int64(n))
+		}
+		if n > 0 && &d.data[0] == &dst[0] {
+			fr.add(n) // read into the buffer
+		} else {
+			fr.lend(d.data, d.loan)
+		}
+		off += int64(n)
+	}
+	return nil
 }
 
 // readvFrame gathers one frame of a readv's answer: runs of the buffer
@@ -151,9 +161,10 @@ func (s *session) sendReadv(req *proto.Request, elems []proto.ReadListElem, file
 type readvFrame struct {
 	buf   []byte
 	parts [][]byte
-	pos   int  // bytes of buf used
-	size  int  // bytes in the frame
-	inBuf bool // the last part is a run of buf ending at pos
+	loans []store.Loan // of the lent parts
+	pos   int          // bytes of buf used
+	size  int          // bytes in the frame
+	inBuf bool         // the last part is a run of buf ending at pos
 }
 
 // add appends the next n bytes of the buffer to the frame.
@@ -169,14 +180,21 @@ func (fr *readvFrame) add(n int) {
 	fr.size += n
 }
 
-// lend appends lent bytes to the frame.
-func (fr *readvFrame) lend(b []byte) {
+// lend appends lent bytes to the frame, to be given back with reset.
+func (fr *readvFrame) lend(b []byte, loan store.Loan) {
 	fr.parts = append(fr.parts, b)
+	fr.loans = append(fr.loans, loan)
 	fr.inBuf = false
 	fr.size += len(b)
 }
 
+// reset empties the frame once sent (or abandoned), giving back its
+// loans.
 func (fr *readvFrame) reset() {
-	fr.parts = fr.parts[:1]
+	for _, l := range fr.loans {
+		l.Release()
+	}
+	clear(fr.loans)
+	fr.parts, fr.loans = fr.parts[:1], fr.loans[:0]
 	fr.pos, fr.size, fr.inBuf = 0, 0, false
 }

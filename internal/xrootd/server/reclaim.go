@@ -324,3 +324,18 @@ func (s *Server) LimitStats() LimitStats {
 		TPCGrantLimits: [3]int{maxTPCGrantsPerClient, maxTPCGrantsPerNetwork, maxTPCGrants},
 		Refused:        c.refusals, Reclaimed: c.reclaims}
 }
+
+// reserveFile counts a file about to be opened against the client's and
+// the server's limits; the returned release undoes it, and closing the
+// file (doClose, the session's end) does too.
+func (s *session) reserveFile() (release func(), err error) {
+	if n := s.files.count(); exceeds(n, s.files.max) {
+		le := &limitError{whatFiles, inSession, s.files.max}
+		s.srv.limits.refuse(s.clientIP, le)
+		return nil, le
+	}
+	if err := s.srv.admitFile(s); err != nil {
+		return nil, err
+	}
+	return func() { s.srv.limits.dropFile(s.clientIP) }, nil
+}

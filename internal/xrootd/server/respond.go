@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/nbio"
+	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -113,4 +115,20 @@ func partsLen(parts [][]byte) int {
 		n += len(p)
 	}
 	return n
+}
+
+// replyErr answers a failed request with its kXR error code. (A store
+// sending the client elsewhere is not a failure: see routed.)
+func (s *session) replyErr(req *proto.Request, err error) {
+	code, msg := toXrd(err)
+	if code == proto.ErrNotAuthorized && !s.tls && s.srv.cfg.Auth.Takes(auth.MethodToken) && s.srv.cfg.TLS != nil && errors.Is(err, store.ErrNoToken) {
+		// XrdCl sends BEARER_TOKEN only over TLS: say so.
+		msg += "; root:// carries no token: use roots:// (or ?authz= on the path)"
+	}
+	if code == proto.ErrServerError || code == proto.ErrIOError {
+		s.log.Warn("request failed", "req", req.Name(), "code", code, "err", msg)
+	} else {
+		s.log.Debug("request failed", "req", req.Name(), "code", code, "err", msg)
+	}
+	s.sendError(req.Stream, code, msg)
 }

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"sitebox/internal/store"
@@ -190,19 +189,6 @@ func tpcSourceScheme(spr string) string {
 	return "root"
 }
 
-// tpcDest is a destination handle's copy (steps 1, 2, 4).
-type tpcDest struct {
-	src    tpc.Where
-	opaque string // tpc.key and tpc.org for the source
-	sink   tpc.Sink
-
-	mu       sync.Mutex
-	synced   bool // the rendezvous sync came
-	started  bool
-	finished bool
-	err      error
-}
-
 // openTPCDest opens a destination: the temporary is created now, so
 // rights and space are checked at open as for any upload, but nothing
 // appears under path until the copy succeeds.
@@ -311,19 +297,6 @@ func (s *session) closeTPC(req *proto.Request, of *openFile) error {
 		return errorf(proto.ErrIOError, "close %s: the copy failed: %v", of.path, err)
 	}
 	return s.sendOK(req.Stream, nil)
-}
-
-// abandon discards the temporary unless the copy ran (Run cleans up
-// after itself) and returns the copy's error, if any.
-func (d *tpcDest) abandon(ctx context.Context) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if !d.started {
-		d.started, d.finished = true, true
-		d.sink.Abort(context.WithoutCancel(ctx))
-		return nil
-	}
-	return d.err
 }
 
 // tpcConfig is what query config answers for "tpc": 1 when this server

@@ -1,4 +1,10 @@
-package cache
+// Package disk is a cache's directory on local disk: the data files at
+// their namespace paths, the block maps beside them, and whether the
+// disk is healthy enough to write to; and, for each cached file in use,
+// the descriptors it is read and written with and its mapping (Data),
+// with the kernel's answers about which of its pages are in the page
+// cache.
+package disk
 
 import (
 	"context"
@@ -14,31 +20,38 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"sitebox/internal/cache/blockmap"
 )
 
-// disk is the cache directory: data/ holds sparse data files at their
-// namespace paths, meta/ the block maps at the same paths, tmp/ block maps
-// being written (renamed into meta/ when complete). All access goes
-// through an os.Root, so no path, symlink or race can leave the directory.
-type disk struct {
+// Dir is the cache directory: data/ holds sparse data files at their
+// namespace paths, meta/ the block maps at the same paths, tmp/ block
+// maps being written (renamed into meta/ when complete). All access goes
+// through an os.Root, so no path, symlink or race can leave the
+// directory. Safe for concurrent use.
+type Dir struct {
 	dir    string
 	root   *os.Root
 	log    *slog.Logger
 	direct bool // data files use O_DIRECT
 	// noResident is set once preadv2(RWF_NOWAIT) turned out unsupported:
-	// every read is then checked (see checked.go).
+	// ReadResident then always declines (resident.go).
 	noResident atomic.Bool
 	// noCachestat is set once cachestat(2) turned out unsupported (a
-	// kernel before 6.5): lending asks mincore instead (view.go).
+	// kernel before 6.5): residency is asked with mincore instead.
 	noCachestat atomic.Bool
 	// streamReach is how far past a stream read the kernel may read ahead
 	// (stream.go); 0: streams read without read-ahead.
 	streamReach int64
+	// mappings counts the data files mapped (mapping.go), up to
+	// maxMappings.
+	mappings    atomic.Int64
+	maxMappings atomic.Int64
 
 	mu        sync.Mutex
 	lastErr   error     // non-nil while the disk is considered failed
 	retryAt   time.Time // when to try writing again
-	onFailure func()    // called on ENOSPC, to start a purge
+	onFailure func()    // called on ENOSPC (see OnFull)
 	// retry is how long the cache serves uncached after a disk error
 	// before trying to write again (Config.DiskRetry).
 	retry time.Duration
@@ -53,7 +66,11 @@ const (
 	cacheFileMode = 0o600
 )
 
-func openDisk(dir string, direct bool, retry time.Duration, log *slog.Logger) (*disk, error) {
+// Open opens (making it if need be) the cache directory dir. direct asks
+// for O_DIRECT writes where the filesystem allows them; retry is how long
+// the cache serves uncached after a disk error before it tries to write
+// again.
+func Open(dir string, direct bool, retry time.Duration, log *slog.Logger) (*Dir, error) {
 	for _, sub := range []string{"data", "meta", "tmp"} {
 		p := path.Join(dir, sub)
 		if err := os.MkdirAll(p, cacheDirMode); err != nil {
@@ -72,7 +89,8 @@ func openDisk(dir string, direct bool, retry time.Duration, log *slog.Logger) (*
 	if err := root.RemoveAll("tmp"); err == nil {
 		root.Mkdir("tmp", cacheDirMode)
 	}
-	d := &disk{dir: dir, root: root, log: log, retry: retry, streamReach: streamReach(dir)}
+	d := &Dir{dir: dir, root: root, log: log, retry: retry, streamReach: streamReach(dir)}
+	d.maxMappings.Store(MaxMappings)
 	if direct {
 		if d.direct = d.probeDirect(); !d.direct {
 			log.Info("cache filesystem does not support O_DIRECT; caching through the page cache", "dir", dir)
@@ -81,13 +99,25 @@ func openDisk(dir string, direct bool, retry time.Duration, log *slog.Logger) (*
 	return d, nil
 }
 
-func (d *disk) close() error { return d.root.Close() }
+// Close closes the directory.
+func (d *Dir) Close() error { return d.root.Close() }
+
+// Direct reports whether data files are written with O_DIRECT.
+func (d *Dir) Direct() bool { return d.direct }
+
+// OnFull sets what to do when a write finds the disk full (start a
+// purge).
+func (d *Dir) OnFull(fn func()) {
+	d.mu.Lock()
+	d.onFailure = fn
+	d.mu.Unlock()
+}
 
 func dataName(p string) string { return "data" + p }
 func metaName(p string) string { return "meta" + p }
 
 // openData opens (creating) the data file of namespace path p.
-func (d *disk) openData(p string) (*os.File, error) {
+func (d *Dir) openData(p string) (*os.File, error) {
 	name := dataName(p)
 	flags := os.O_RDWR | os.O_CREATE
 	if d.direct {
@@ -112,7 +142,7 @@ func (d *disk) openData(p string) (*os.File, error) {
 // page cache when read again. Linux keeps the two coherent: an O_DIRECT
 // write invalidates the cached pages it covers, and fsync on either
 // descriptor syncs the file.
-func (d *disk) openRead(p string) (*os.File, error) {
+func (d *Dir) openRead(p string) (*os.File, error) {
 	f, err := d.root.OpenFile(dataName(p), os.O_RDWR, 0)
 	if err == nil {
 		adviseRandom(f)
@@ -120,9 +150,9 @@ func (d *disk) openRead(p string) (*os.File, error) {
 	return f, err
 }
 
-// saveMap writes p's block map atomically: a crash leaves the old map or
+// SaveMap writes p's block map atomically: a crash leaves the old map or
 // the new one, never a mix.
-func (d *disk) saveMap(p string, m *blockMap) error {
+func (d *Dir) SaveMap(p string, m *blockmap.Map) error {
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	tmp := "tmp/" + hex.EncodeToString(rnd[:])
@@ -130,7 +160,7 @@ func (d *disk) saveMap(p string, m *blockMap) error {
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(m.marshal())
+	_, err = f.Write(m.Marshal())
 	if err == nil {
 		err = f.Sync()
 	}
@@ -151,23 +181,24 @@ func (d *disk) saveMap(p string, m *blockMap) error {
 	return err
 }
 
-func (d *disk) loadMap(p string) (*blockMap, error) {
+// LoadMap reads p's block map.
+func (d *Dir) LoadMap(p string) (*blockmap.Map, error) {
 	b, err := d.root.ReadFile(metaName(p))
 	if err != nil {
 		return nil, err
 	}
-	return unmarshalBlockMap(b)
+	return blockmap.Unmarshal(b)
 }
 
-// remove deletes p's map, then its data: a crash in between leaves data
-// without a map, which counts as nothing cached and is cleaned at start.
-// removeMap removes p's block map only, leaving its data to the next
+// RemoveMap removes p's block map only, leaving its data to the next
 // save or to the startup scan (which drops data without a map).
-func (d *disk) removeMap(p string) {
+func (d *Dir) RemoveMap(p string) {
 	d.root.Remove(metaName(p))
 }
 
-func (d *disk) remove(p string) error {
+// Remove deletes p's map, then its data: a crash in between leaves data
+// without a map, which counts as nothing cached and is cleaned at start.
+func (d *Dir) Remove(p string) error {
 	err1 := d.root.Remove(metaName(p))
 	err2 := d.root.Remove(dataName(p))
 	if errors.Is(err1, fs.ErrNotExist) {
@@ -182,7 +213,7 @@ func (d *disk) remove(p string) error {
 
 // pruneDirs removes directories left empty above p (failing harmlessly on
 // the first that is not empty).
-func (d *disk) pruneDirs(p string) {
+func (d *Dir) pruneDirs(p string) {
 	for dir := path.Dir(p); dir != "/"; dir = path.Dir(dir) {
 		e1 := d.root.Remove(metaName(dir))
 		e2 := d.root.Remove(dataName(dir))
@@ -192,11 +223,11 @@ func (d *disk) pruneDirs(p string) {
 	}
 }
 
-// scan calls fn for every valid block map not known already; fn must make
+// Scan calls fn for every valid block map not known already; fn must make
 // its path known (or remove it). Invalid maps and data files without a map
 // or an entry are removed. It runs while the cache serves, so it stops
 // when ctx ends.
-func (d *disk) scan(ctx context.Context, known func(p string) bool, fn func(p string, m *blockMap)) error {
+func (d *Dir) Scan(ctx context.Context, known func(p string) bool, fn func(p string, m *blockmap.Map)) error {
 	err := fs.WalkDir(d.root.FS(), "meta", func(name string, de fs.DirEntry, err error) error {
 		if err != nil || de.IsDir() {
 			return err
@@ -208,10 +239,10 @@ func (d *disk) scan(ctx context.Context, known func(p string) bool, fn func(p st
 		if known(p) {
 			return nil // an entry in use loaded the map itself, or a record has it
 		}
-		m, lerr := d.loadMap(p)
+		m, lerr := d.LoadMap(p)
 		if lerr != nil {
 			d.log.Warn("dropping unreadable cache entry", "path", p, "err", lerr)
-			d.remove(p)
+			d.Remove(p)
 			return nil
 		}
 		fn(p, m)
@@ -233,19 +264,19 @@ func (d *disk) scan(ctx context.Context, known func(p string) bool, fn func(p st
 	})
 }
 
-// healthy reports whether writes should be attempted: the disk has not
+// Healthy reports whether writes should be attempted: the disk has not
 // failed, or the retry time after a failure has come.
-func (d *disk) healthy() bool {
+func (d *Dir) Healthy() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.lastErr == nil || time.Now().After(d.retryAt)
 }
 
-// failed records a disk error and reports whether it is disk-wide: the
+// Failed records a disk error and reports whether it is disk-wide: the
 // disk is full, read-only, failing, or the cache tree was removed. Those
 // switch the cache to serving uncached for d.retry, logged once; other
 // errors concern one file, which its entry reports.
-func (d *disk) failed(err error) bool {
+func (d *Dir) Failed(err error) bool {
 	if !diskWide(err) {
 		return false
 	}
@@ -263,8 +294,8 @@ func (d *disk) failed(err error) bool {
 	return true
 }
 
-// succeeded clears a failure once a write works again.
-func (d *disk) succeeded() {
+// Succeeded clears a failure once a write works again.
+func (d *Dir) Succeeded() {
 	d.mu.Lock()
 	was := d.lastErr
 	d.lastErr = nil
@@ -274,7 +305,9 @@ func (d *disk) succeeded() {
 	}
 }
 
-func (d *disk) errorText() string {
+// ErrorText is the error the disk failed with while it is considered
+// failed, else "".
+func (d *Dir) ErrorText() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.lastErr == nil {
@@ -289,9 +322,9 @@ func diskWide(err error) bool {
 		errors.Is(err, fs.ErrNotExist) // the cache tree itself is gone
 }
 
-// statfs returns the cache filesystem's size and free space, in bytes and
+// Statfs returns the cache filesystem's size and free space, in bytes and
 // inodes.
-func (d *disk) statfs() (total, free, inodes, freeInodes int64, err error) {
+func (d *Dir) Statfs() (total, free, inodes, freeInodes int64, err error) {
 	var st syscall.Statfs_t
 	if err = syscall.Statfs(d.dir, &st); err != nil {
 		return

@@ -1,4 +1,4 @@
-package cache
+package upstream
 
 import (
 	"fmt"
@@ -31,22 +31,22 @@ func (opts DialOptions) redirectTo() func(string) error {
 	}
 }
 
-// NewUpstream makes the clients for an upstream URL of a scheme
+// Dial makes the clients for an upstream URL of a scheme
 // remote.Dial accepts: root://host:port (a sitebox origin or director, or
 // any XRootD server), roots://host:port (the same over TLS, with the
 // cache's token), https://host:port, and their other names.
 // A path in the URL ("root://host:1094//data") is where the route's prefix
 // maps to upstream; without one, paths are passed as clients asked.
-func NewUpstream(rawURL string, opts DialOptions) (Upstream, error) {
+func Dial(rawURL string, opts DialOptions) (Config, error) {
 	pu, err := url.Parse(rawURL)
 	if err != nil || pu.Host == "" || pu.Port() == "" {
-		return Upstream{}, fmt.Errorf("upstream %q: want a URL like root://host:port; schemes: %s", rawURL, remote.SchemeList())
+		return Config{}, fmt.Errorf("upstream %q: want a URL like root://host:port; schemes: %s", rawURL, remote.SchemeList())
 	}
 	u, err := remote.Parse(rawURL)
 	if err != nil {
-		return Upstream{}, fmt.Errorf("upstream: %w", err)
+		return Config{}, fmt.Errorf("upstream: %w", err)
 	}
-	up := Upstream{Name: rawURL}
+	up := Config{Name: rawURL}
 	if strings.TrimLeft(pu.Path, "/") != "" {
 		up.PathPrefix = u.Path // even "/": the route's prefix maps to the top
 	}
@@ -66,7 +66,7 @@ func NewUpstream(rawURL string, opts DialOptions) (Upstream, error) {
 	for range n {
 		c, err := u.Dial(ro)
 		if err != nil {
-			return Upstream{}, fmt.Errorf("upstream: %w", err)
+			return Config{}, fmt.Errorf("upstream: %w", err)
 		}
 		up.Streams = append(up.Streams, c)
 	}

@@ -1,4 +1,4 @@
-package cache
+package disk
 
 import (
 	"fmt"
@@ -24,16 +24,16 @@ import (
 //
 // Read-ahead brings pages into the page cache that nobody checked on this
 // trip from disk, which would let a page checked before, dropped since
-// and now read ahead pass as checked (checked.go). So a stream read first
-// forgets the checks of the pages after it that the kernel's read-ahead
-// may reach (streamReach); they are checked again when read. Streams get
-// a reader of their own: the scattered readers' reader keeps read-ahead
-// off, so their reads bring in only what they check. Where the
-// read-ahead window cannot be learnt, streams use that reader too.
+// and now read ahead pass as checked. So a stream read first forgets the
+// checks of the pages after it that the kernel's read-ahead may reach
+// (StreamReach); they are checked again when read. Streams get a reader
+// of their own (Data.Stream): the scattered readers' reader keeps
+// read-ahead off, so their reads bring in only what they check. Where
+// the read-ahead window cannot be learnt, streams use that reader too.
 
-// streamMin is the smallest read served as a stream: a whole block of
+// StreamMin is the smallest read served as a stream: a whole block of
 // 1 MiB or more, as a streaming reader asks for.
-const streamMin = 1 << 20
+const StreamMin = 1 << 20
 
 // streamReach returns how far past a read the kernel's read-ahead may
 // bring pages into the page cache for files in dir, or 0 when it cannot
@@ -46,7 +46,7 @@ func streamReach(dir string) int64 {
 	if ra <= 0 {
 		return 0
 	}
-	window := max(ra<<10, streamMin)
+	window := max(ra<<10, StreamMin)
 	return 2*window + 2<<20
 }
 
@@ -73,23 +73,16 @@ func readAheadKB(dir string) int64 {
 	return 0
 }
 
+// StreamReach is how far past a stream read the kernel's read-ahead may
+// bring pages into the page cache, or 0 when streams read without it.
+func (d *Dir) StreamReach() int64 { return d.streamReach }
+
+// SetStreamReach sets StreamReach, as on a device with another
+// read-ahead setting.
+func (d *Dir) SetStreamReach(n int64) { d.streamReach = n }
+
 // openStream opens the data file of p for streams: buffered, with the
 // kernel's read-ahead (see above).
-func (d *disk) openStream(p string) (*os.File, error) {
+func (d *Dir) openStream(p string) (*os.File, error) {
 	return d.root.Open(dataName(p))
-}
-
-// streamFile returns the streams' reader of the data file, opening it.
-// Called with e.mu held.
-func (e *entry) streamFile() (*os.File, error) { return e.reader(&e.sdata, e.c.disk.openStream) }
-
-// uncheckAheadLocked forgets the checks of the pages from page p on that
-// a stream read may bring into the page cache by read-ahead. Called with
-// e.mu held.
-func (e *entry) uncheckAheadLocked(p int) {
-	m := e.m
-	if m == nil || m.checked == nil {
-		return
-	}
-	m.uncheckRange(p, min(p+int((e.c.disk.streamReach+m.pageSize-1)/m.pageSize), m.pages()))
 }

@@ -1,4 +1,4 @@
-package cache
+package upstream
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"sitebox/internal/store"
 )
 
-// connectRetry is how long after connecting an upstream's streams the
-// cache waits before trying again for streams still (or again) down: an
-// unreachable upstream costs a burst of failed dials per interval, not
+// connectRetry is how long after connecting a server's streams a Set
+// waits before trying again for streams still (or again) down: an
+// unreachable server costs a burst of failed dials per interval, not
 // one per client open.
 const connectRetry = 10 * time.Second
 
@@ -30,53 +30,52 @@ func connected(s store.Store) bool {
 }
 
 // wantConnected asks the connector to dial u's streams not connected:
-// the cache spreads a file's fetches over all of them, and a fetch sent
-// to a stream not yet connected waits for a dial and a login (two round
-// trips or more) besides its open. Without it, every cold start paid
-// that on its first vector reads.
-func (c *Cache) wantConnected(u *upstream) {
+// a file's reads spread over all of them, and a read sent to a stream
+// not yet connected waits for a dial and a login (two round trips or
+// more) besides its open. Without it, every cold start paid that on its
+// first vector reads.
+func (s *Set) wantConnected(u *Server) {
 	if time.Now().UnixNano()-u.connectedAt.Load() < int64(connectRetry) || u.connecting.Load() {
 		return
 	}
 	all := true
-	for _, s := range u.Streams {
-		all = all && connected(s)
+	for _, st := range u.Streams {
+		all = all && connected(st)
 	}
 	if all || !u.connecting.CompareAndSwap(false, true) {
 		return
 	}
 	select {
-	case c.connectCh <- u:
-	default: // the connector is busy with other upstreams: a later open asks again
+	case s.connectCh <- u:
+	default: // the connector is busy with other servers: a later open asks again
 		u.connecting.Store(false)
 	}
 }
 
-// connector dials the streams wantConnected asks for until ctx ends.
-func (c *Cache) connector(ctx context.Context) {
-	defer c.bg.Done()
+// Run dials the streams wantConnected asks for until ctx ends.
+func (s *Set) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case u := <-c.connectCh:
-			c.connect(ctx, u)
+		case u := <-s.connectCh:
+			s.connect(ctx, u)
 		}
 	}
 }
 
 // connect dials u's streams not connected, all at once.
-func (c *Cache) connect(ctx context.Context, u *upstream) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.FetchTimeout)
+func (s *Set) connect(ctx context.Context, u *Server) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.FetchTimeout)
 	defer cancel()
 	var g errgroup.Group
-	for _, s := range u.Streams {
-		if cs, ok := s.(connecter); ok && !cs.Connected() {
+	for _, st := range u.Streams {
+		if cs, ok := st.(connecter); ok && !cs.Connected() {
 			g.Go(func() error { return cs.Connect(ctx) })
 		}
 	}
 	if err := g.Wait(); err != nil && ctx.Err() == nil {
-		c.log.Debug("connecting upstream streams", "upstream", u.Name, "err", err)
+		s.opts.Log.Debug("connecting upstream streams", "upstream", u.Name, "err", err)
 	}
 	u.connectedAt.Store(time.Now().UnixNano())
 	u.connecting.Store(false)

@@ -1,4 +1,4 @@
-package cache
+package disk
 
 import (
 	"crypto/rand"
@@ -14,22 +14,22 @@ import (
 // here: buffered 1 MiB writes 0.3–1.2 s sys/GB, O_DIRECT 0.13 s/GB at
 // 1.5 GB/s), CPU the clients' transfers need. The cache manages its own
 // RAM; a second copy in the page cache buys little. Reads are another
-// matter: they go through the page cache (stream.go), where a file read
-// again costs a copy, not a disk read.
+// matter: they go through the page cache (data.go, stream.go), where a
+// file read again costs a copy, not a disk read.
 
-// dioAlign is the alignment O_DIRECT needs of buffers, offsets and
+// DioAlign is the alignment O_DIRECT needs of buffers, offsets and
 // lengths: the largest logical block size in common use.
-const dioAlign = 4096
+const DioAlign = 4096
 
-// alignUp rounds n up to a multiple of dioAlign.
-func alignUp(n int64) int64 { return (n + dioAlign - 1) &^ (dioAlign - 1) }
+// AlignUp rounds n up to a multiple of DioAlign.
+func AlignUp(n int64) int64 { return (n + DioAlign - 1) &^ (DioAlign - 1) }
 
-// alignedBuf returns n bytes whose first byte sits on a dioAlign boundary.
-func alignedBuf(n int64) []byte {
-	b := make([]byte, n+dioAlign)
+// AlignedBuf returns n bytes whose first byte sits on a DioAlign boundary.
+func AlignedBuf(n int64) []byte {
+	b := make([]byte, n+DioAlign)
 	off := 0
-	if r := int(uintptr(unsafePointer(b)) & (dioAlign - 1)); r != 0 {
-		off = dioAlign - r
+	if r := int(uintptr(unsafePointer(b)) & (DioAlign - 1)); r != 0 {
+		off = DioAlign - r
 	}
 	return b[off : off+int(n) : off+int(n)]
 }
@@ -37,7 +37,7 @@ func alignedBuf(n int64) []byte {
 // probeDirect reports whether files in the cache's tmp/ directory can be
 // written and read with O_DIRECT (tmpfs and some network filesystems say
 // EINVAL).
-func (d *disk) probeDirect() bool {
+func (d *Dir) probeDirect() bool {
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	name := "tmp/direct-" + hex.EncodeToString(rnd[:])
@@ -47,7 +47,7 @@ func (d *disk) probeDirect() bool {
 	}
 	defer d.root.Remove(name)
 	defer f.Close()
-	buf := alignedBuf(dioAlign)
+	buf := AlignedBuf(DioAlign)
 	if _, err := f.WriteAt(buf, 0); err != nil {
 		return false
 	}
