@@ -84,7 +84,10 @@ func orOff(addr string) string {
 // serves next to it.
 func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls.Config, access accesslog.Sink, manager bool, what string, handler func(http.Handler) http.Handler) error {
 	var err error
-	tpcAllow := b.cfg.TPC.Policy()
+	tpcDialer := tpcremote.Dialer{Allow: b.cfg.TPC.Policy()}
+	if b.outbound.tpcProxy != nil {
+		tpcDialer.Proxy, tpcDialer.ProxyHosts, tpcDialer.GridRoots = b.outbound.tpcProxy, b.cfg.TPC.ProxyHostList(), b.outbound.roots
+	}
 	if addrs.root != config.Off {
 		if fe.rootLn, err = net.Listen("tcp", addrs.root); err != nil {
 			return fmt.Errorf("%sroot:// listener: %w", what, err)
@@ -98,7 +101,7 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		if b.tokens != nil {
 			rc.Tokens = b.tokens
 		}
-		rc.TPC, rc.CopyBuffers, rc.AccessLog = tpcremote.Dialer{Allow: tpcAllow}, b.copies, access
+		rc.TPC, rc.CopyBuffers, rc.AccessLog = tpcDialer, b.copies, access
 		b.withKerberos(&rc, nil)
 		b.withGSI(&rc)
 		fe.root = xrdserver.New(rc, st, b.log.With("component", strings.TrimSpace(what+"root")))
@@ -116,7 +119,7 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		if b.tokens != nil {
 			wc.Tokens = b.tokens
 		}
-		wc.TPC, wc.CopyBuffers, wc.AccessLog = tpcremote.Dialer{Allow: tpcAllow}, b.copies, access
+		wc.TPC, wc.CopyBuffers, wc.AccessLog = tpcDialer, b.copies, access
 		if what == "" {
 			wc.Self = b.isSelf // a Destination naming the box's data listeners by another name
 		}

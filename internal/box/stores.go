@@ -74,6 +74,15 @@ func newCache(cc *cache.Settings, b *Box) (*cache.Cache, error) {
 			return nil, fmt.Errorf("cache.upstream_token_file: %w", err)
 		}
 		opts.TokenFunc = tokenFile(cc.UpstreamTokenFile, b.log)
+	}
+	if b.outbound.cacheProxy != nil {
+		// The robot proxy goes to the configured upstreams and the hosts
+		// trusted_redirects lists (RedirectTo below), as the token does.
+		opts.Proxy, opts.GridRoots = b.outbound.cacheProxy, b.outbound.roots
+	}
+	if opts.TokenFunc != nil || opts.Proxy != nil {
+		// Filled with the cache's own credentials: users are checked by
+		// the box's namespace rules, as the origin would check them.
 		cfg.Private = true
 		for _, n := range b.cfg.Auth.Namespaces {
 			cfg.Ruled = append(cfg.Ruled, n.Prefix)

@@ -52,6 +52,19 @@ func gsiBoxAt(t *testing.T, g *gsiPKI, spec nodeSpec, extra string) (*fedNode, s
 // authorization database), gsi the only protocol. It returns its port.
 func gsiXrootd(t *testing.T, g *gsiPKI) int {
 	t.Helper()
+	return startGSIXrootd(t, g).port
+}
+
+// gsiXrd is a running gsi-only xrootd: its port, its data directory
+// (store/vo, store/pub) and its log.
+type gsiXrd struct {
+	port      int
+	data, log string
+}
+
+// startGSIXrootd is gsiXrootd; extra are more directives.
+func startGSIXrootd(t *testing.T, g *gsiPKI, extra ...string) *gsiXrd {
+	t.Helper()
 	testpeers.Require(t, "xrootd")
 	testpeers.RequireFile(t, "/usr/lib/x86_64-linux-gnu/libXrdVoms-5.so", "XRootD's VOMS plugin (xrootd-voms-plugins)")
 	work, data := t.TempDir(), t.TempDir()
@@ -73,7 +86,7 @@ func gsiXrootd(t *testing.T, g *gsiPKI) int {
 	port, _ := testpeers.FreePort()
 	x, err := testpeers.StartXrootd(context.Background(), testpeers.XrootdConfig{
 		DataDir: data, Port: port, Name: "interop-gsi-" + strconv.Itoa(port), WorkDir: work,
-		Extra: []string{
+		Extra: append([]string{
 			"xrootd.seclib libXrdSec.so",
 			"sec.protocol gsi -ca:verifyss -crl:try -certdir:" + filepath.Join(sec, "certificates") +
 				" -crldir:" + filepath.Join(sec, "certificates") + // else CRLs are read from /etc/grid-security/certificates
@@ -85,14 +98,15 @@ func gsiXrootd(t *testing.T, g *gsiPKI) int {
 			"xrd.tlsca certdir " + filepath.Join(sec, "certificates"),
 			"ofs.authorize 1",
 			"acc.authdb " + authdb,
-		},
+		}, extra...),
 		Env: []string{"X509_CERT_DIR=" + filepath.Join(sec, "certificates"), "X509_VOMS_DIR=" + filepath.Join(sec, "vomsdir")},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(x.Stop)
-	return port
+	name := "interop-gsi-" + strconv.Itoa(port)
+	return &gsiXrd{port: port, data: data, log: filepath.Join(work, "log", name, "xrootd.log")}
 }
 
 // gsiEnv is an XRootD client's environment for a proxy file; protocols

@@ -74,7 +74,7 @@ func (f *FS) conn(ctx context.Context, addr string) (*Conn, error) {
 	f.mu.Lock()
 	c := f.conns[addr]
 	f.mu.Unlock()
-	if c != nil && c.Err() == nil {
+	if c != nil && c.Err() == nil && !f.stale(c) {
 		return c, nil
 	}
 	nc, err := DialOptions(ctx, addr, f.opts)
@@ -84,11 +84,25 @@ func (f *FS) conn(ctx context.Context, addr string) (*Conn, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if old := f.conns[addr]; old != nil && old.Err() == nil {
-		nc.Close()
-		return old, nil
+		if old.cred == nc.cred {
+			nc.Close()
+			return old, nil
+		}
+		old.retire() // logged in with a proxy since replaced
 	}
 	f.conns[addr] = nc
 	return nc, nil
+}
+
+// stale reports whether c logged in with another proxy than the one
+// Options.Proxy gives now: the proxy file was renewed or replaced, and
+// the next request must carry the new credential.
+func (f *FS) stale(c *Conn) bool {
+	if f.opts.Proxy == nil {
+		return false
+	}
+	cur, _ := f.opts.Proxy()
+	return cur != c.cred
 }
 
 func pathOp(op, name string, err error) error {
