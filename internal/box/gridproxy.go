@@ -21,8 +21,10 @@ type gridOutbound struct {
 }
 
 // buildOutbound reads the grid CA directory once when the box has a
-// proxy to present; the proxy files themselves are read at each use
-// (renewals need no restart).
+// proxy to present or takes X.509 credentials ([auth.x509]): grid
+// servers it reaches (upstreams, the other end of copies) are checked
+// against it besides the system roots. The proxy files themselves are
+// read at each use (renewals need no restart).
 func (b *Box) buildOutbound() error {
 	o := &b.outbound
 	if b.cfg.Cache.Enabled() && b.cfg.Cache.UpstreamProxyFile != "" {
@@ -31,13 +33,13 @@ func (b *Box) buildOutbound() error {
 	if b.cfg.TPC.ProxyFile != "" {
 		o.tpcProxy = robotProxy("tpc.proxy_file", b.cfg.TPC.ProxyFile, b.log)
 	}
-	if o.cacheProxy == nil && o.tpcProxy == nil {
+	if o.cacheProxy == nil && o.tpcProxy == nil && b.cfg.Auth.X509 == nil {
 		return nil
 	}
 	dir := b.cfg.Auth.X509.GridCertDir()
 	roots, err := remote.GridRoots(dir)
 	if err != nil {
-		return fmt.Errorf("the servers the box presents its X.509 proxy to are checked against the grid CA directory ([auth.x509] cert_dir): %w", err)
+		return fmt.Errorf("the grid servers the box reaches are checked against the grid CA directory ([auth.x509] cert_dir): %w", err)
 	}
 	o.roots = roots
 	return nil

@@ -68,7 +68,7 @@ func newCache(cc *cache.Settings, b *Box) (*cache.Cache, error) {
 		return nil, err
 	}
 	cfg.Checksums = b.cfg.Server.Offered()
-	opts := cache.DialOptions{Streams: cc.Streams, Options: remote.Options{CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure}}
+	opts := cache.DialOptions{Streams: cc.Streams, Options: remote.Options{CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure, GridRoots: b.outbound.roots}}
 	if cc.UpstreamTokenFile != "" {
 		if _, err := readToken(cc.UpstreamTokenFile); err != nil {
 			return nil, fmt.Errorf("cache.upstream_token_file: %w", err)
@@ -78,7 +78,7 @@ func newCache(cc *cache.Settings, b *Box) (*cache.Cache, error) {
 	if b.outbound.cacheProxy != nil {
 		// The robot proxy goes to the configured upstreams and the hosts
 		// trusted_redirects lists (RedirectTo below), as the token does.
-		opts.Proxy, opts.GridRoots = b.outbound.cacheProxy, b.outbound.roots
+		opts.Proxy = b.outbound.cacheProxy
 	}
 	if opts.TokenFunc != nil || opts.Proxy != nil {
 		// Filled with the cache's own credentials: users are checked by

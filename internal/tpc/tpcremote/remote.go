@@ -5,7 +5,6 @@ package tpcremote
 
 import (
 	"context"
-	"crypto/x509"
 	"errors"
 	"fmt"
 
@@ -29,13 +28,12 @@ type Dialer struct {
 	Allow *tpcallow.Policy
 	// Proxy is the box's own X.509 proxy ([tpc] proxy_file), presented
 	// only to the servers ProxyHosts lists ([tpc] proxy_hosts) and never
-	// sent on by their redirects to other hosts; GridRoots are the CAs
-	// those servers' certificates must chain to. The other end of a copy
-	// is the user's choice: elsewhere the copy goes with the user's
-	// token or nothing, never with the box's identity.
+	// sent on by their redirects to other hosts (Options.GridRoots
+	// checks their certificates). The other end of a copy is the user's
+	// choice: elsewhere the copy goes with the user's token or nothing,
+	// never with the box's identity.
 	Proxy      func() (*x509grid.Credential, error)
 	ProxyHosts *hostlist.List
-	GridRoots  *x509.CertPool
 }
 
 var _ tpc.Remote = Dialer{}
@@ -95,8 +93,7 @@ func (d Dialer) dial(w tpc.Where, token string) (*remote.URL, remote.Options, er
 		// The server's certificate is checked for its name against the
 		// grid CAs, so the proxy goes to that server and no other; its
 		// redirects are followed only to hosts also listed.
-		opts.Proxy, opts.GridRoots = d.Proxy, d.GridRoots
-		opts.RedirectTo = d.ProxyHosts.Check
+		opts.Proxy, opts.RedirectTo = d.Proxy, d.ProxyHosts.Check
 	}
 	return u, opts, nil
 }
