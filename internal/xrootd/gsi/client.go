@@ -34,9 +34,9 @@ type ClientConfig struct {
 
 // Client is the client side of one exchange, as XRootD's XrdSecgsi
 // speaks it: Start makes step 1000 from the server's offer, Continue
-// answers the server's step 2001 with step 1001. sitebox serves gsi and
-// does not speak it to its own upstreams yet; the client side checks
-// the server against what real clients send, and measures it.
+// answers the server's step 2001 with step 1001. internal/xrootd/client
+// runs it when an upstream asks for gsi (the cache's robot proxy, the
+// user's in sitebox get); the tests drive it against the box and xrootd.
 type Client struct {
 	cfg       ClientConfig
 	tag       []byte // the challenge sent, which must come back signed
