@@ -56,7 +56,8 @@ func (c *Credential) Valid(at time.Time) error {
 // voms-proxy-init write it (the proxy certificate, its key, then the
 // certificates that issued it) and checks that it is one: a proxy
 // first, signed by the certificate after it, the key the proxy's, and
-// within its validity at at. The CA is not checked here: the server the
+// within its validity at at (outside it, the credential comes back with
+// the error, for messages). The CA is not checked here: the server the
 // proxy goes to decides.
 func ReadCredential(file string, at time.Time) (*Credential, error) {
 	data, err := readCredentialFile(file)

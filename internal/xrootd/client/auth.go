@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os/user"
+	"slices"
 	"strings"
 	"sync"
 
@@ -58,6 +59,14 @@ func (c *Conn) authenticate(ctx context.Context, sec string, opts Options, credE
 			return nil
 		case "unix":
 			cred = []byte("unix\x00" + userName() + " " + groupName() + "\x00")
+			// Anonymous after a proxy could not serve: a refusal
+			// later names why (see FS.try), as XrdCl only logs it.
+			switch {
+			case lastErr != nil:
+				c.anonNote = lastErr.Error()
+			case credErr != nil && slices.Contains(offered, "gsi"):
+				c.anonNote = "gsi: no usable proxy: " + credErr.Error()
+			}
 		default:
 			continue
 		}

@@ -52,6 +52,9 @@ type Conn struct {
 	// cred is the proxy the login offered (Options.Proxy), nil for
 	// none: an FS retires the connection once the proxy changes.
 	cred *x509grid.Credential
+	// anonNote says why the login fell back to anonymous (unix) when a
+	// proxy was meant to serve: a refusal on the connection names it.
+	anonNote string
 	// files counts the open files on the connection; a retired one is
 	// closed when the last closes.
 	files   atomic.Int64
