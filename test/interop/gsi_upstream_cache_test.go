@@ -141,3 +141,53 @@ func xrootdLogins(log string) []string {
 	}
 	return names
 }
+
+// TestCacheFillsWithRobotProxyFromXrdHTTP: a cache in front of XrdHttp
+// 5.5 with the VOMS extractor (only VO testvo may read /vo) presents its
+// robot proxy as the TLS client certificate; replacing the proxy file by
+// a plain one (no VO) makes the next fill refused by XrdHttp, and the
+// VOMS proxy again fills.
+func TestCacheFillsWithRobotProxyFromXrdHTTP(t *testing.T) {
+	testpeers.Require(t, "curl")
+	c := makeGridCreds(t)
+	x := startXrdHTTPVOMS(t, c)
+	for _, f := range []string{"vo/g", "vo/h"} {
+		writeRandom(t, filepath.Join(x.data, f), 1024)
+	}
+	proxyFile := filepath.Join(t.TempDir(), "robot-proxy.pem")
+	install := func(src string) {
+		t.Helper()
+		copyFile(t, src, proxyFile+".new", 0o600)
+		if err := os.Rename(proxyFile+".new", proxyFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	install(c.voms)
+	port := x.url[strings.LastIndex(x.url, ":")+1:]
+	conf := "[cache]\ndir = " + strconv.Quote(t.TempDir()) + "\nupstream_proxy_file = " + strconv.Quote(proxyFile) +
+		"\n[[cache.route]]\nprefix = \"/vo\"\nupstreams = [\"https://localhost:" + port + "/vo\"]\n" +
+		"[[auth.namespace]]\nprefix = \"/vo\"\nread = \"public\"\n" +
+		"[auth.x509]\ncert_dir = " + strconv.Quote(c.pki.CADir) + "\nvoms_dir = " + strconv.Quote(c.pki.VOMSDir) + "\n"
+	b := startIssuerNode(t, "httpscache", "T3", conf)
+	get := func(path string) (string, string) {
+		out := filepath.Join(t.TempDir(), "body")
+		code, _ := run(t, true, "curl", "-sS", "-o", out, "-w", "%{http_code}", "--cacert", b.certFile, b.httpsURL+path)
+		body, _ := os.ReadFile(out)
+		return code, string(body)
+	}
+	if code, _ := get("/vo/f"); code != "200" {
+		t.Fatalf("a fill with the robot's VOMS proxy: %s", code)
+	}
+	time.Sleep(10 * time.Millisecond)
+	install(c.plain)
+	// The cache passes XrdHttp's refusal on (as 401 to a client with no
+	// credential of its own).
+	if code, body := get("/vo/g"); code == "200" || !strings.Contains(body, "HTTP 403") {
+		t.Errorf("a fill with a plain proxy: %s %q, want XrdHttp's refusal (403)", code, body)
+	}
+	time.Sleep(10 * time.Millisecond)
+	install(c.voms)
+	if code, _ := get("/vo/g"); code != "200" {
+		t.Errorf("after the VOMS proxy came back: %s", code)
+	}
+}
