@@ -265,23 +265,6 @@ func userName() string {
 	return "sitebox"
 }
 
-// retire closes the connection once its open files are closed: new
-// requests go to another connection, the reads of files opened here
-// finish here.
-func (c *Conn) retire() {
-	c.retired.Store(true)
-	if c.files.Load() == 0 {
-		c.Close()
-	}
-}
-
-// fileClosed notes a file closed on the connection.
-func (c *Conn) fileClosed() {
-	if c.files.Add(-1) == 0 && c.retired.Load() {
-		c.Close()
-	}
-}
-
 // Addr is the server address this connection reaches.
 func (c *Conn) Addr() string { return c.addr }
 

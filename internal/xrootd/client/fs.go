@@ -94,17 +94,6 @@ func (f *FS) conn(ctx context.Context, addr string) (*Conn, error) {
 	return nc, nil
 }
 
-// stale reports whether c logged in with another proxy than the one
-// Options.Proxy gives now: the proxy file was renewed or replaced, and
-// the next request must carry the new credential.
-func (f *FS) stale(c *Conn) bool {
-	if f.opts.Proxy == nil {
-		return false
-	}
-	cur, _ := f.opts.Proxy()
-	return cur != c.cred
-}
-
 func pathOp(op, name string, err error) error {
 	if err == nil {
 		return nil
