@@ -46,6 +46,13 @@ func (c *Config) proxyProblems() []Problem {
 			ps = append(ps, Problem{Key: p.Key, Msg: err.Error()})
 		}
 	}
+	if len(c.GridProxies()) > 0 && c.Auth.X509 == nil {
+		// With [auth.x509], its own check names the directory.
+		dir := c.Auth.X509.GridCertDir()
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			ps = append(ps, Problem{Key: "auth.x509.cert_dir", Msg: fmt.Sprintf("the servers the box presents its X.509 proxy to are checked against the grid CA directory, and %s (default: $X509_CERT_DIR, else /etc/grid-security/certificates) is not one: install the IGTF CAs there or set [auth.x509] cert_dir", dir)})
+		}
+	}
 	return ps
 }
 

@@ -73,6 +73,7 @@ func writeProxy(t *testing.T, dir, bad string, notAfter time.Time) string {
 // together.
 func TestGridProxyChecks(t *testing.T) {
 	dir := t.TempDir()
+	t.Setenv("X509_CERT_DIR", dir)
 	cache := func(file string) string {
 		return "[cache]\ndir = \"/srv/cache\"\nupstream_proxy_file = \"" + file + "\"\n" +
 			"[[cache.route]]\nprefix = \"/store\"\nupstreams = [\"root://h:1094\"]\n" +
@@ -91,6 +92,7 @@ func TestGridProxyChecks(t *testing.T) {
 		{"ending", cache(writeProxy(t, dir, "", time.Now().Add(2*time.Hour))), "", "check that its renewal runs"},
 		{"tpc without hosts", "[[export]]\nprefix = \"/store\"\npools = [\"" + dir + "\"]\n[tpc]\nproxy_file = \"" + writeProxy(t, dir, "", time.Now().Add(12*time.Hour)) + "\"\n", "tpc.proxy_file: set, but proxy_hosts is empty", ""},
 		{"tpc hosts without file", "[[export]]\nprefix = \"/store\"\npools = [\"" + dir + "\"]\n[tpc]\nproxy_hosts = [\"se.example.org\"]\n", "tpc.proxy_hosts: set, but proxy_file is not", ""},
+		{"no CA directory", cache(writeProxy(t, dir, "", time.Now().Add(12*time.Hour))) + "[auth.x509]\ncert_dir = \"" + filepath.Join(dir, "nocerts") + "\"\n", "auth.x509.cert_dir: cannot read", ""},
 		{"tpc", "[[export]]\nprefix = \"/store\"\npools = [\"" + dir + "\"]\n[tpc]\nproxy_file = \"" + filepath.Join(dir, "gone.pem") + "\"\nproxy_hosts = [\"se.example.org\"]\n", "tpc.proxy_file: cannot read", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -112,5 +114,20 @@ func TestGridProxyChecks(t *testing.T) {
 				t.Errorf("warnings:\n%s\nwant %q", all, c.warning)
 			}
 		})
+	}
+}
+
+// A box presenting a proxy without [auth.x509] checks servers against
+// $X509_CERT_DIR (else /etc/grid-security/certificates): config check
+// names it when it is not a directory.
+func TestGridProxyNeedsCADir(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("X509_CERT_DIR", filepath.Join(dir, "nocerts"))
+	text := "[cache]\ndir = \"/srv/cache\"\nupstream_proxy_file = \"" + writeProxy(t, dir, "", time.Now().Add(12*time.Hour)) + "\"\n" +
+		"[[cache.route]]\nprefix = \"/store\"\nupstreams = [\"root://h:1094\"]\n" +
+		"[auth]\nsite_issuer = true\n[[auth.namespace]]\nprefix = \"/store\"\nread = \"public\"\n"
+	_, _, err := Parse("site.toml", []byte(text))
+	if err == nil || !strings.Contains(err.Error(), "auth.x509.cert_dir: the servers the box presents its X.509 proxy to") || !strings.Contains(err.Error(), "nocerts") {
+		t.Errorf("problems %v, want the missing CA directory named", err)
 	}
 }
