@@ -9,7 +9,6 @@ import (
 	"fmt"
 
 	"sitebox/internal/hostlist"
-
 	"sitebox/internal/remote"
 	"sitebox/internal/store"
 	"sitebox/internal/tpc"
