@@ -138,7 +138,7 @@ func TestGSIRefusals(t *testing.T) {
 		xrootd string
 	}{
 		{name: "plain proxy on the VO path", proxy: "plain", authz: true,
-			want: "token has no VO groups: testvo may read /store/vo/f.txt"},
+			want: "has no VOMS attributes of testvo, which alone may read /store/vo/f.txt"},
 		{name: "another VO's proxy", proxy: "othervo", authz: true, want: "VO othervo may not read /store/vo/f.txt"},
 		{name: "unknown CA", proxy: "unknown CA", want: "unknown CA: cannot verify client credentials"},
 		{name: "revoked user", proxy: "revoked", want: "revoked at",
@@ -287,9 +287,10 @@ func TestGSIHostile(t *testing.T) {
 	}
 }
 
-// Writing takes a token scope on a box, which an X.509 identity does not
-// carry yet: full and limited proxies alike are refused, as xrootd's
-// authorization database (read-only for the VO) refuses them.
+// Writing takes a scope on a box, which an X.509 identity gets only from
+// an [auth.x509] mapping, and this box has none: full and limited
+// proxies alike are refused, as xrootd's authorization database
+// (read-only for the VO) refuses them.
 func TestGSIWrite(t *testing.T) {
 	g := newGSIGrid(t)
 	src := filepath.Join(t.TempDir(), "up.txt")
@@ -297,7 +298,7 @@ func TestGSIWrite(t *testing.T) {
 	for _, kind := range []string{"voms", "limited"} {
 		env := gsiEnv(g.gsiPKI, g.proxies[kind], "gsi")
 		out, err := runEnv(t, env, "xrdcp", "-f", src, gsiURL("root", g.boxPort, "/store/vo/up.txt"))
-		if err == nil || !strings.Contains(out, "[3010]") || !strings.Contains(out, "no storage.create scope for /store/vo/up.txt") {
+		if err == nil || !strings.Contains(out, "[3010]") || !strings.Contains(out, "the storage.create scope for /store/vo/up.txt") {
 			t.Errorf("box, %s proxy: %v\n%s", kind, err, out)
 		}
 		out, err = runEnv(t, env, "xrdcp", "-f", src, gsiURL("root", g.xrdPort, "/store/vo/up.txt"))
