@@ -106,6 +106,11 @@ func printJob(w io.Writer, j *jobs.Job) {
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
 	row("ID", j.ID)
 	row("Owner", j.Owner+" (VO "+dash(j.VO)+", "+map[bool]string{true: "grid", false: "local user"}[j.Grid]+")")
+	if j.Auth != "" {
+		// How the owner proved who they are, and an X.509 owner's VOMS
+		// attributes: what the job's staging acts with.
+		row("Credential", strings.TrimSpace(j.Auth+" "+strings.Join(j.FQANs, " ")))
+	}
 	row("State", string(j.State))
 	row("Reason", j.Reason)
 	row("Domain", dash(j.Domain)+" "+j.Remote)

@@ -1,6 +1,7 @@
 // Package accesslog writes one line per transfer: a root:// file from
 // open to close, an https GET or PUT. A line says when it ended, over
-// which protocol, for which client and identity (issuer, subject, VO),
+// which protocol, for which client and identity (issuer, subject, VO,
+// how it was proven and, for X.509, its VOMS FQANs, the primary first),
 // the path, the bytes moved, how long it took and how it ended, as text
 // (key=value) or JSON. The file is opened for appending and reopened when
 // it is renamed or removed (logrotate's default), so rotation needs no
@@ -28,9 +29,11 @@ type Entry struct {
 	Proto    string    // "root" or "https"
 	Op       string    // "read", "write" (root://), "GET", "PUT" (https)
 	Client   string    // the client's address
-	Issuer   string    // of the client's token ("" anonymous)
-	Subject  string
+	Auth     string    // how the identity was proven (auth.Method*; "" anonymous)
+	Issuer   string    // of the client's identity ("" anonymous)
+	Subject  string    // token sub, Kerberos user, X.509 DN
 	VO       string
+	FQANs    []string // an X.509 identity's VOMS attributes
 	Path     string
 	Bytes    int64
 	Duration time.Duration
@@ -44,7 +47,7 @@ func (e *Entry) FromRequest(r *store.Request) {
 	}
 	e.Client, e.VO = r.Client, r.ClientVO()
 	if id := r.Identity; id != nil {
-		e.Issuer, e.Subject = id.Issuer, id.Subject
+		e.Auth, e.Issuer, e.Subject, e.FQANs = id.Method, id.Issuer, id.Subject, id.FQANs
 	}
 }
 
@@ -167,25 +170,27 @@ func (l *Log) Close() error {
 
 // record is an Entry as JSON: each key once.
 type record struct {
-	Time     string  `json:"time"`
-	Proto    string  `json:"proto"`
-	Op       string  `json:"op"`
-	Client   string  `json:"client"`
-	Issuer   string  `json:"issuer,omitempty"`
-	Subject  string  `json:"subject,omitempty"`
-	VO       string  `json:"vo,omitempty"`
-	Path     string  `json:"path"`
-	Bytes    int64   `json:"bytes"`
-	Duration float64 `json:"duration_s"`
-	Result   string  `json:"result"`
+	Time     string   `json:"time"`
+	Proto    string   `json:"proto"`
+	Op       string   `json:"op"`
+	Client   string   `json:"client"`
+	Auth     string   `json:"auth,omitempty"`
+	Issuer   string   `json:"issuer,omitempty"`
+	Subject  string   `json:"subject,omitempty"`
+	VO       string   `json:"vo,omitempty"`
+	FQANs    []string `json:"fqans,omitempty"`
+	Path     string   `json:"path"`
+	Bytes    int64    `json:"bytes"`
+	Duration float64  `json:"duration_s"`
+	Result   string   `json:"result"`
 }
 
 func (l *Log) format(e Entry) []byte {
 	ts := e.Time.UTC().Format(time.RFC3339Nano)
 	secs := e.Duration.Seconds()
 	if l.json {
-		b, err := json.Marshal(record{Time: ts, Proto: e.Proto, Op: e.Op, Client: e.Client, Issuer: e.Issuer, Subject: e.Subject,
-			VO: e.VO, Path: e.Path, Bytes: e.Bytes, Duration: secs, Result: e.Result})
+		b, err := json.Marshal(record{Time: ts, Proto: e.Proto, Op: e.Op, Client: e.Client, Auth: e.Auth, Issuer: e.Issuer, Subject: e.Subject,
+			VO: e.VO, FQANs: e.FQANs, Path: e.Path, Bytes: e.Bytes, Duration: secs, Result: e.Result})
 		if err != nil {
 			b = []byte(`{"error":` + strconv.Quote(err.Error()) + `}`)
 		}
@@ -193,8 +198,9 @@ func (l *Log) format(e Entry) []byte {
 	}
 	var sb strings.Builder
 	sb.WriteString("time=" + ts)
-	for _, kv := range [][2]string{{"proto", e.Proto}, {"op", e.Op}, {"client", e.Client}, {"issuer", e.Issuer},
-		{"subject", e.Subject}, {"vo", e.VO}, {"path", e.Path}} {
+	// FQANs are joined with commas, which no FQAN holds.
+	for _, kv := range [][2]string{{"proto", e.Proto}, {"op", e.Op}, {"client", e.Client}, {"auth", e.Auth}, {"issuer", e.Issuer},
+		{"subject", e.Subject}, {"vo", e.VO}, {"fqans", strings.Join(e.FQANs, ",")}, {"path", e.Path}} {
 		if kv[1] != "" || kv[0] == "path" {
 			sb.WriteString(" " + kv[0] + "=" + quote(kv[1]))
 		}

@@ -1,7 +1,3 @@
-// Package auth secures sitebox with WLCG / SciTokens bearer tokens: a
-// Verifier turns a token into a store.Identity, a Policy decides what an
-// identity may do where, a Guard enforces the policy in front of any
-// store.Store, and an Issuer lets a site mint its own tokens.
 package auth
 
 import (

@@ -83,12 +83,16 @@ func (g *guard) check(ctx context.Context, opName, op, p string) error {
 
 func (g *guard) denied(ctx context.Context, opName, p string, err error) error {
 	r := store.RequestFrom(ctx)
-	var sub, iss string
+	var sub, iss, how string
+	var fqans []string
 	if r.Identity != nil {
-		sub, iss = r.Identity.Subject, r.Identity.Issuer
+		sub, iss, how, fqans = r.Identity.Subject, r.Identity.Issuer, r.Identity.Method, r.Identity.FQANs
 	}
-	g.log.Info("access denied", "op", opName, "path", p, "subject", sub, "issuer", iss,
-		"client", r.Client, "tls", r.TLS, "reason", err.Error())
+	attrs := []any{"op", opName, "path", p, "subject", sub, "issuer", iss, "auth", how}
+	if len(fqans) > 0 {
+		attrs = append(attrs, "fqans", fqans) // an X.509 user's VOMS attributes
+	}
+	g.log.Info("access denied", append(attrs, "client", r.Client, "tls", r.TLS, "reason", err.Error())...)
 	return &store.PathError{Op: opName, Path: p, Err: err}
 }
 

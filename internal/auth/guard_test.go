@@ -330,6 +330,25 @@ func TestGuardLogsDenials(t *testing.T) {
 	}
 }
 
+// A denial of an X.509 user names how it was proven, its DN and its
+// FQANs.
+func TestGuardLogsX509Denials(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	g := NewGuard(newMemStore("/store/user/f"), testPolicy(t), log)
+	id := ident([]string{"/cms"})
+	id.Method, id.Issuer, id.Subject = MethodX509, "x509:/DC=org/CN=CA", "/DC=org/CN=Alice"
+	id.FQANs = []string{"/cms/Role=NULL/Capability=NULL"}
+	if _, err := g.Open(reqCtx(&store.Request{Client: "192.0.2.7", Identity: id}), "/store/user/f"); err == nil {
+		t.Fatal("open allowed")
+	}
+	for _, want := range []string{`subject="/DC=org/CN=Alice" issuer="x509:/DC=org/CN=CA" auth=x509 fqans="[/cms/Role=NULL/Capability=NULL]"`} {
+		if out := buf.String(); !strings.Contains(out, want) {
+			t.Errorf("log %q lacks %q", out, want)
+		}
+	}
+}
+
 // A request may remove what it created itself (an upload's temporary
 // after a failure) with only a create scope; not another file, and not in
 // another request.

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"sitebox/internal/krb5auth"
 	"sitebox/internal/store"
 )
 
@@ -144,9 +143,9 @@ func (p *Policy) Protection(name string) Level {
 // op is store.ScopeRead, store.ScopeCreate (a new file or directory) or
 // store.ScopeModify (change, overwrite, delete, rename, chmod). WLCG
 // makes storage.modify a superset of storage.create, so a modify scope
-// also grants create. Only the token's groups count for VO checks, never
-// the client-chosen ?vo=. A request whose token was refused (AuthError)
-// is denied everything with that reason. A refusal is a *Denied saying
+// also grants create. Only the identity's groups count for VO checks,
+// never the client-chosen ?vo=. A request whose credential was refused
+// (AuthError) is denied everything with that reason. A refusal is a *Denied saying
 // why.
 func (p *Policy) Check(r *store.Request, op, name string) error {
 	if p.AllowsAll() {
@@ -228,7 +227,8 @@ func protectionName(l Level) string {
 	return "integrity protection"
 }
 
-// checkVO requires one of the token's VOs to be in n.VOs, if set.
+// checkVO requires one of the identity's VOs to be in n.VOs, if set;
+// the refusal speaks of what the identity was proven with.
 func checkVO(id *store.Identity, n Namespace, verb, name string) error {
 	if len(n.VOs) == 0 {
 		return nil
@@ -239,7 +239,7 @@ func checkVO(id *store.Identity, n Namespace, verb, name string) error {
 			return nil
 		}
 	}
-	if len(vos) == 0 && IsX509(id) {
+	if len(vos) == 0 && id.Is(MethodX509) {
 		return deny("certificate of %s has no VOMS attributes of %s, which alone may %s %s (a VOMS proxy is needed: voms-proxy-init --voms %s, "+
 			"its attribute certificate from a VOMS server the box's vomsdir lists for the VO)", id.Subject, strings.Join(n.VOs, " or "), verb, name, n.VOs[0])
 	}
@@ -252,7 +252,8 @@ func checkVO(id *store.Identity, n Namespace, verb, name string) error {
 	return deny("VO %s may not %s %s (allowed: %s)", strings.Join(vos, ","), verb, name, strings.Join(n.VOs, ", "))
 }
 
-// checkScope requires a token scope granting op on name.
+// checkScope requires a scope granting op on name: a token's, or one a
+// site mapping grants (the refusal says which).
 func checkScope(id *store.Identity, op, name string) error {
 	if id.Allows(op, name) || op == store.ScopeCreate && id.Allows(store.ScopeModify, name) {
 		return nil
@@ -274,7 +275,7 @@ func checkScope(id *store.Identity, op, name string) error {
 	if len(have) > 0 {
 		has = "it has " + strings.Join(have, ", ")
 	}
-	if IsX509(id) {
+	if id.Is(MethodX509) {
 		return deny("no [auth.x509] mapping gives %s the storage.%s scope for %s (%s; a limited proxy has read scopes only)", id.Subject, op, name, has)
 	}
 	return deny("token has no storage.%s scope for %s (%s)", op, name, has)
@@ -285,5 +286,5 @@ func checkScope(id *store.Identity, op, name string) error {
 // a token's holder chose to delegate: such scopes are grants beside the
 // groups, never a narrowing of what the groups allow.
 func siteMapped(id *store.Identity) bool {
-	return IsX509(id) || strings.HasPrefix(id.Issuer, krb5auth.IssuerPrefix)
+	return id.Is(MethodX509) || id.Is(MethodKrb5)
 }

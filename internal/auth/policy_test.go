@@ -295,11 +295,11 @@ func TestPolicyMappedIdentities(t *testing.T) {
 	p := testPolicy(t)
 	x509 := func(groups []string, scopes ...string) *store.Identity {
 		id := ident(groups, scopes...)
-		id.Issuer, id.Subject = "x509:/DC=org/CN=CA", "/DC=org/CN=Alice"
+		id.Method, id.Issuer, id.Subject = MethodX509, "x509:/DC=org/CN=CA", "/DC=org/CN=Alice"
 		return id
 	}
 	krb := ident([]string{"/cms"}, "compute.create:")
-	krb.Issuer = "krb5:EXAMPLE.ORG"
+	krb.Method, krb.Issuer = MethodKrb5, "krb5:EXAMPLE.ORG"
 	for _, c := range []struct {
 		name, op, path string
 		id             *store.Identity

@@ -4,7 +4,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -101,14 +100,9 @@ func (a *X509) Identify(chain []*x509.Certificate, at time.Time) (*store.Identit
 // for an X.509 identity: a person the site knows by name, whose jobs are
 // a local user's, not a grid user's.
 func (a *X509) SiteUser(id *store.Identity) (string, bool) {
-	if id == nil || !IsX509(id) {
+	if !id.Is(MethodX509) {
 		return "", false
 	}
 	u := a.state.Load().m.userByDN(id.Subject)
 	return u, u != ""
-}
-
-// IsX509 reports whether id was proven with an X.509 credential.
-func IsX509(id *store.Identity) bool {
-	return id != nil && strings.HasPrefix(id.Issuer, X509IssuerPrefix)
 }

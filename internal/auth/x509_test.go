@@ -90,7 +90,7 @@ func TestX509Identify(t *testing.T) {
 	if _, _, err := a.Identify(chainOf(t, eve.Chain), now); !errors.Is(err, x509grid.ErrUnknownCA) {
 		t.Errorf("a proxy of another CA: %v", err)
 	}
-	if u, ok := a.SiteUser(&store.Identity{Issuer: "x509:" + x509test.RootDN, Subject: x509test.BobDN}); u != "bob" || !ok {
+	if u, ok := a.SiteUser(&store.Identity{Method: MethodX509, Issuer: "x509:" + x509test.RootDN, Subject: x509test.BobDN}); u != "bob" || !ok {
 		t.Errorf("SiteUser(bob) = %q", u)
 	}
 	if _, ok := a.SiteUser(&store.Identity{Issuer: "https://issuer", Subject: x509test.BobDN}); ok {

@@ -136,6 +136,18 @@ func (m *x509Mapping) userByDN(dn string) string {
 // scopes.
 func (m *x509Mapping) identity(res *x509grid.Result) *store.Identity {
 	id := &store.Identity{Subject: res.Subject, Issuer: X509IssuerPrefix + res.Issuer, Expires: res.Expires, Groups: res.Groups()}
+	for _, vo := range res.VOs {
+		for _, f := range vo.FQANs {
+			id.FQANs = append(id.FQANs, f.Value)
+		}
+	}
+	if len(res.RejectedACs) > 0 {
+		var why []string
+		for _, ac := range res.RejectedACs {
+			why = append(why, ac.Error())
+		}
+		id.Ignored = []string{"VOMS attributes not accepted: " + strings.Join(why, "; ")}
+	}
 	h := holderOf(res)
 	user := m.localUser(h)
 	var scopes []scopeTemplate

@@ -91,6 +91,16 @@ func TestX509Mapping(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			id := m.identity(c.res)
+			// The FQANs as VOMS wrote them, in order, for the access log.
+			var fqans []string
+			for _, vo := range c.res.VOs {
+				for _, f := range vo.FQANs {
+					fqans = append(fqans, f.Value)
+				}
+			}
+			if !slices.Equal(id.FQANs, fqans) {
+				t.Errorf("FQANs %q, want %q", id.FQANs, fqans)
+			}
 			if id.Subject != c.res.Subject || id.Issuer != "x509:"+caDN || !id.Expires.Equal(c.res.Expires) {
 				t.Errorf("identity %q of %q until %v", id.Subject, id.Issuer, id.Expires)
 			}

@@ -107,35 +107,15 @@ func startGSIXrootd(ctx context.Context, dir, pool string, grid *gridFiles) (*te
 	if _, err := os.Stat(libXrdVoms); err != nil {
 		return nil, 0, nil
 	}
-	// The daemon runs as user xrootd: it gets copies in its own tree,
-	// the key readable by it alone, as xrootd requires.
-	sec := filepath.Join(dir, "xrootd", "sec")
-	mk := gridMaker{ctx: ctx, dir: sec}
-	mk.mkdir(filepath.Join(sec, "certificates"), filepath.Join(sec, "vomsdir", gsiBenchVO))
-	for _, d := range []string{"certificates", filepath.Join("vomsdir", gsiBenchVO)} {
-		src := filepath.Join(filepath.Dir(grid.caDir), d)
-		entries, err := os.ReadDir(src)
-		if err != nil {
-			return nil, 0, err
-		}
-		for _, e := range entries {
-			mk.copy(filepath.Join(src, e.Name()), filepath.Join(sec, d, e.Name()))
-		}
-	}
-	mk.copy(grid.hostCert, filepath.Join(sec, "host.pem"))
-	mk.copy(grid.hostKey, filepath.Join(sec, "host.key"))
-	if mk.err == nil {
-		mk.err = os.Chmod(filepath.Join(sec, "host.key"), 0o400)
-	}
-	if mk.err != nil {
-		return nil, 0, fmt.Errorf("bench auth: the xrootd peer's credentials: %w", mk.err)
+	certs, vomsDir, cert, key, err := copyForXrootd(filepath.Join(dir, "xrootd", "sec"), grid)
+	if err != nil {
+		return nil, 0, fmt.Errorf("bench auth: the xrootd peer's credentials: %w", err)
 	}
 	port, err := testpeers.FreePort()
 	if err != nil {
 		return nil, 0, err
 	}
-	certs, cert, key := filepath.Join(sec, "certificates"), filepath.Join(sec, "host.pem"), filepath.Join(sec, "host.key")
-	x, err := testpeers.StartXrootd(ctx, testpeers.XrootdConfig{DataDir: pool, Port: port, Name: "bench-auth-gsi", WorkDir: filepath.Dir(sec),
+	x, err := testpeers.StartXrootd(ctx, testpeers.XrootdConfig{DataDir: pool, Port: port, Name: "bench-auth-gsi", WorkDir: filepath.Join(dir, "xrootd"),
 		Extra: []string{
 			"xrootd.seclib libXrdSec.so",
 			"sec.protocol gsi -ca:verifyss -crl:try -certdir:" + certs + " -crldir:" + certs + " -cert:" + cert + " -key:" + key +
@@ -143,7 +123,7 @@ func startGSIXrootd(ctx context.Context, dir, pool string, grid *gridFiles) (*te
 			"sec.protbind * only gsi",
 			"xrd.tls " + cert + " " + key, "xrd.tlsca certdir " + certs,
 		},
-		Env: []string{"X509_CERT_DIR=" + certs, "X509_VOMS_DIR=" + filepath.Join(sec, "vomsdir")},
+		Env: []string{"X509_CERT_DIR=" + certs, "X509_VOMS_DIR=" + vomsDir},
 	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("bench auth: start the gsi xrootd peer: %w", err)

@@ -25,7 +25,9 @@ func TestAuthConnectGSI(t *testing.T) {
 	if err := makeAuthFiles(pool, 1<<20); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// A guard against a hang (120 logins, about one a second on a
+	// loaded machine), not a time target.
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	var progress bytes.Buffer
 	rows, note, err := authConnectGSI(ctx, AuthConfig{Sitebox: bin, WorkDir: dir, Out: &progress}, pool)

@@ -61,6 +61,23 @@ func (b *Box) buildAuth() error {
 	return nil
 }
 
+// buildAuthenticator makes the one entry point of credentials from the
+// verifiers buildAuth and buildKerberos made (each left out, not a typed
+// nil, when the box takes no credential of its kind).
+func (b *Box) buildAuthenticator() {
+	var v auth.Verifiers
+	if b.tokens != nil {
+		v.Tokens = b.tokens
+	}
+	if b.krb5 != nil {
+		v.Kerberos = b.krb5
+	}
+	if b.x509 != nil {
+		v.X509 = b.x509
+	}
+	b.authn = auth.NewAuthenticator(v, b.log)
+}
+
 // siteJWKS is the file of the site issuer's public keys.
 func (b *Box) siteJWKS() string {
 	return filepath.Join(b.cfg.Server.StateDir, IssuerDir, "jwks.json")

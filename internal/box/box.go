@@ -42,18 +42,21 @@ type Box struct {
 	advertiser *fleet.Advertiser[director.Ad]
 	upstream   upstreamWatch // the cache's upstream errors, for the dashboard
 	policy     *auth.Policy
-	tokens     *tokenSwitch  // nil without [auth] issuers
-	access     *accessSwitch // the access log, which a reload may change
-	issuer     *auth.Issuer  // the site issuer, when this box is one
-	jobs       *jobs.Service // the job router, when [jobs] is enabled
-	registry   *prometheus.Registry
-	digest     atomic.Pointer[string] // of the config in force, advertised (a reload changes it)
-	prober     *fleet.Prober
-	transfers  *metrics.Transfers
-	copies     *tpc.Budget    // the memory of every copy's buffers, whichever frontend runs it
-	dirRates   *web.Recorder  // the director's decisions over time, for the dashboard
-	parts      []role         // started by Run
-	closers    []func() error // in the order to undo: the last first
+	tokens     *tokenSwitch // nil without [auth] issuers
+	// authn is the one entry point of credentials: the frontends, the
+	// job API and the dashboard hand it what clients present.
+	authn     *auth.Authenticator
+	access    *accessSwitch // the access log, which a reload may change
+	issuer    *auth.Issuer  // the site issuer, when this box is one
+	jobs      *jobs.Service // the job router, when [jobs] is enabled
+	registry  *prometheus.Registry
+	digest    atomic.Pointer[string] // of the config in force, advertised (a reload changes it)
+	prober    *fleet.Prober
+	transfers *metrics.Transfers
+	copies    *tpc.Budget    // the memory of every copy's buffers, whichever frontend runs it
+	dirRates  *web.Recorder  // the director's decisions over time, for the dashboard
+	parts     []role         // started by Run
+	closers   []func() error // in the order to undo: the last first
 
 	// data serves the box's namespace on [root] and [https]; dir, when
 	// the director shares the box with data roles, serves the director
@@ -107,6 +110,7 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 	if err = b.buildKerberos(); err != nil {
 		return nil, err
 	}
+	b.buildAuthenticator()
 	if err = b.buildX509(); err != nil {
 		return nil, err
 	}

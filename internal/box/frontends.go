@@ -99,11 +99,8 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		if b.cfg.Root.TLSEnabled() {
 			rc.TLS = tc
 		}
-		if b.tokens != nil {
-			rc.Tokens = b.tokens
-		}
+		rc.Auth = b.authn
 		rc.TPC, rc.CopyBuffers, rc.AccessLog = tpcDialer, b.copies, access
-		b.withKerberos(&rc, nil)
 		b.withGSI(&rc)
 		fe.root = xrdserver.New(rc, st, b.log.With("component", strings.TrimSpace(what+"root")))
 		if b.registry != nil {
@@ -117,14 +114,11 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		}
 		wc := b.cfg.HTTPS.Config()
 		wc.ServerName, wc.Observer = b.cfg.Server.Name, b.transfers
-		if b.tokens != nil {
-			wc.Tokens = b.tokens
-		}
+		wc.Auth = b.authn
 		wc.TPC, wc.CopyBuffers, wc.AccessLog = tpcDialer, b.copies, access
 		if what == "" {
 			wc.Self = b.isSelf // a Destination naming the box's data listeners by another name
 		}
-		b.withKerberos(nil, &wc)
 		fe.https = &http.Server{}
 		b.withClientCerts(fe.https, &wc)
 		log := b.log.With("component", strings.TrimSpace(what+"https"))

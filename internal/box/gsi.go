@@ -1,6 +1,7 @@
 package box
 
 import (
+	"context"
 	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/gsi"
 	xrdserver "sitebox/internal/xrootd/server"
@@ -72,21 +74,12 @@ func (b *Box) withGSI(rc *xrdserver.Config) {
 	}
 }
 
-// gsiVerify turns a gsi client's chain into an identity with
-// [auth.x509]'s trust stores; attribute certificates it does not accept
-// are logged, since the client sees only that its VO is missing.
+// gsiVerify hands the chain a gsi exchange proved to the authenticator,
+// which verifies it with [auth.x509]'s trust stores (and logs the
+// attribute certificates it does not accept, since the client sees only
+// that its VO is missing).
 func (b *Box) gsiVerify(chain []*x509.Certificate, at time.Time) (*store.Identity, error) {
-	id, res, err := b.x509.Identify(chain, at)
-	if err != nil {
-		return nil, err
-	}
-	for _, ac := range res.RejectedACs {
-		b.log.Info("VOMS attributes not accepted", "subject", res.Subject, "reason", ac.Error())
-	}
-	for _, w := range res.Warnings {
-		b.log.Warn("X.509 credential accepted with a warning", "subject", res.Subject, "warning", w)
-	}
-	return id, nil
+	return b.authn.Authenticate(context.Background(), auth.Chain{Certs: chain, At: at})
 }
 
 // knownCA reports whether a CA directory holds a CA file by a name

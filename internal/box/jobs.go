@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"sitebox/internal/accesslog"
+	"sitebox/internal/auth"
 	"sitebox/internal/jobs"
 	jobsapi "sitebox/internal/jobs/api"
 	"sitebox/internal/jobs/backend/htcondor"
@@ -154,9 +155,9 @@ func (b *Box) jobsAPI() http.Handler {
 	if b.issuer != nil {
 		local[b.issuer.URL()] = true
 	}
-	api := &jobsapi.API{Svc: b.jobs, Verify: b.jobsVerify(), Negotiate: b.jobsNegotiate(), Certificate: b.jobsCertificate(), Log: b.log.With("component", "jobs"),
+	api := &jobsapi.API{Svc: b.jobs, Auth: b.authn, Certificate: b.jobsCertificate(), Log: b.log.With("component", "jobs"),
 		Local: func(id *store.Identity) bool {
-			return isKerberos(id) || b.isSiteUser(id) || local[strings.TrimSuffix(id.Issuer, "/")]
+			return id.Is(auth.MethodKrb5) || b.isSiteUser(id) || local[strings.TrimSuffix(id.Issuer, "/")]
 		}}
 	return api.Handler()
 }

@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"strings"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/store"
 	"sitebox/internal/web"
 )
 
 // dashboardViewer decides who sees the dashboard's names: a request with
-// a bearer token this box verifies, whose (issuer, subject) is listed in
+// a bearer token the box's authenticator verifies (or else a client
+// certificate, verified by it once per connection), whose (issuer, subject) is listed in
 // [[auth.operator]]; any other valid identity sees the anonymous view.
 // Refusals are logged with their reason and who asked, never the token.
 func (b *Box) dashboardViewer() web.Viewer {
@@ -21,22 +23,22 @@ func (b *Box) dashboardViewer() web.Viewer {
 		if tok == "" {
 			return b.certificateOperator(r, log)
 		}
-		if b.tokens == nil {
+		if !b.authn.Takes(auth.MethodToken) {
 			err := fmt.Errorf("%w: this box verifies no tokens (configure [[auth.issuer]] or site_issuer, and [[auth.operator]])", web.ErrNotOperator)
 			log.Info("dashboard token refused", "client", r.RemoteAddr, "reason", err.Error())
 			return "", err
 		}
-		id, err := b.tokens.Verify(r.Context(), tok)
+		id, err := b.authn.Authenticate(r.Context(), auth.Token(tok))
 		if err != nil {
 			log.Info("dashboard token refused", "client", r.RemoteAddr, "reason", err.Error())
 			return "", err
 		}
 		if !b.isOperator(id) {
 			err := fmt.Errorf("%w: subject %q of issuer %s is not listed in [[auth.operator]]", web.ErrNotOperator, id.Subject, id.Issuer)
-			log.Info("dashboard names hidden from a token that is no operator's", "client", r.RemoteAddr, "issuer", id.Issuer, "subject", id.Subject, "reason", err.Error())
+			log.Info("dashboard names hidden from a token that is no operator's", append([]any{"client", r.RemoteAddr}, append(auth.LogAttrs(id), "reason", err.Error())...)...)
 			return "", err
 		}
-		log.Debug("dashboard names shown", "client", r.RemoteAddr, "issuer", id.Issuer, "subject", id.Subject)
+		log.Debug("dashboard names shown", append([]any{"client", r.RemoteAddr}, auth.LogAttrs(id)...)...)
 		return fmt.Sprintf("%s (%s)", id.Subject, id.Issuer), nil
 	})
 }
@@ -76,9 +78,9 @@ func (b *Box) certificateOperator(r *http.Request, log *slog.Logger) (string, er
 		return "", nil
 	case !b.isOperator(id):
 		err := fmt.Errorf("%w: subject %q of issuer %s is not listed in [[auth.operator]]%s", web.ErrNotOperator, id.Subject, id.Issuer, x509Operator(id))
-		log.Info("dashboard names hidden from a certificate that is no operator's", "client", r.RemoteAddr, "issuer", id.Issuer, "subject", id.Subject)
+		log.Info("dashboard names hidden from a certificate that is no operator's", append([]any{"client", r.RemoteAddr}, auth.LogAttrs(id)...)...)
 		return "", err
 	}
-	log.Debug("dashboard names shown", "client", r.RemoteAddr, "issuer", id.Issuer, "subject", id.Subject)
+	log.Debug("dashboard names shown", append([]any{"client", r.RemoteAddr}, auth.LogAttrs(id)...)...)
 	return fmt.Sprintf("%s (%s)", id.Subject, id.Issuer), nil
 }

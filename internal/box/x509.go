@@ -21,7 +21,7 @@ func (b *Box) buildX509() error {
 	if b.x509 == nil {
 		return nil
 	}
-	b.certs = webdav.NewClientCerts(b.x509, b.log.With("component", "https"))
+	b.certs = webdav.NewClientCerts(b.authn, b.log.With("component", "https"))
 	b.reportX509()
 	b.add(roleFuncs{run: func(ctx context.Context) error {
 		t := time.NewTicker(b.x509.Refresh())
@@ -121,7 +121,7 @@ func (b *Box) certificateViewer(r *http.Request) (*store.Identity, error) {
 // x509Operator says how an operator entry names an X.509 user, for
 // messages.
 func x509Operator(id *store.Identity) string {
-	if !auth.IsX509(id) {
+	if !id.Is(auth.MethodX509) {
 		return ""
 	}
 	return fmt.Sprintf(" (as [[auth.operator]] issuer = %q, subject = %q)", id.Issuer, strings.TrimSpace(id.Subject))

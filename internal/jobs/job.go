@@ -17,8 +17,10 @@ package jobs
 
 import (
 	"slices"
+	"strings"
 	"time"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/jobs/spec"
 	"sitebox/internal/store"
 )
@@ -47,11 +49,17 @@ func (s State) Final() bool {
 type Job struct {
 	ID    string    `json:"id"` // "<cluster>.<process>"
 	Spec  spec.Spec `json:"spec"`
-	Owner string    `json:"owner"` // token subject (shown to users)
-	// Issuer is the owner's token issuer: a job belongs to the pair
-	// (Issuer, Owner), so two issuers' "alice" never share jobs.
+	Owner string    `json:"owner"` // the owner's subject: token sub, Kerberos user, X.509 DN (shown to users)
+	// Issuer is the owner's issuer: a job belongs to the pair (Issuer,
+	// Owner), so two issuers' "alice" never share jobs.
 	Issuer string `json:"issuer,omitempty"`
-	VO     string `json:"vo"` // from the token's groups
+	// Auth is how the owner proved who they are at submission
+	// (auth.Method*): "token", "krb5", "x509". Empty on records from
+	// before it was kept (see StageOwner).
+	Auth string `json:"auth,omitempty"`
+	// FQANs are an X.509 owner's VOMS attributes at submission.
+	FQANs []string `json:"fqans,omitempty"`
+	VO    string   `json:"vo"` // from the token's groups
 	// Rights are what the token the job was submitted with allows: its
 	// staging reads and writes exactly what that token would as a client
 	// of the box, never what the box's own credentials could. Nil on
@@ -137,7 +145,12 @@ func RightsOf(id *store.Identity) *Rights {
 // fair share, whether they come from outside the site (grid jobs queue
 // behind local users), and the rights their staging acts with.
 type Submitter struct {
-	Owner  Principal
+	Owner Principal
+	// Method is how the owner proved who they are (auth.Method*), and
+	// FQANs an X.509 owner's VOMS attributes: kept with the job, shown
+	// with its owner.
+	Method string
+	FQANs  []string
 	VO     string
 	Grid   bool
 	Rights *Rights
@@ -152,11 +165,29 @@ type StageOwner struct {
 
 // StageOwner is the job as its staging acts: its owner with its rights.
 func (j *Job) StageOwner() StageOwner {
-	id := &store.Identity{Subject: j.Owner, Issuer: j.Issuer}
+	id := &store.Identity{Method: j.authMethod(), Subject: j.Owner, Issuer: j.Issuer, FQANs: slices.Clone(j.FQANs)}
 	if j.Rights != nil {
 		id.Groups, id.Scopes = slices.Clone(j.Rights.Groups), slices.Clone(j.Rights.Scopes)
 	}
 	return StageOwner{Job: j.ID, Identity: id}
+}
+
+// authMethod is how j's owner proved who they are. Records from before
+// jobs kept it name it only by their issuer's form ("krb5:REALM",
+// "x509:CA"), which is read here, for them alone: a site-mapped owner
+// keeps staging with the grants of its mapping.
+func (j *Job) authMethod() string {
+	switch {
+	case j.Auth != "":
+		return j.Auth
+	case strings.HasPrefix(j.Issuer, "krb5:"):
+		return auth.MethodKrb5
+	case strings.HasPrefix(j.Issuer, "x509:"):
+		return auth.MethodX509
+	case j.Issuer != "":
+		return auth.MethodToken
+	}
+	return ""
 }
 
 // ownerKey is j's owner as fair share counts: the (issuer, subject) pair.

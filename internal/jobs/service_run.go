@@ -187,7 +187,7 @@ func (s *Service) end(j *Job, st State, why string) {
 	if d := j.Domain; d != "" && d != "local" {
 		s.noteOutcome(d, st == Failed || st == Lost)
 	}
-	s.log.Info("job ended", "job", j.ID, "owner", j.Owner, "issuer", j.Issuer, "state", st, "domain", j.Domain, "why", why)
+	s.log.Info("job ended", "job", j.ID, "owner", j.Owner, "issuer", j.Issuer, "auth", j.authMethod(), "state", st, "domain", j.Domain, "why", why)
 	if err := s.commitLocked(j); err != nil {
 		s.log.Error("cannot record a job's end", "job", j.ID, "err", err)
 	}

@@ -45,7 +45,7 @@ func (s *Service) submit(who Submitter, key string, specs []spec.Spec) ([]*Job, 
 			sp.Cluster, sp.Process = cluster, i
 			expandCluster(&sp, cluster)
 			id := strconv.FormatInt(cluster, 10) + "." + strconv.Itoa(i)
-			out[i] = &Job{ID: id, Spec: sp, Owner: owner.Subject, Issuer: owner.Issuer, VO: who.VO, Grid: who.Grid, Rights: who.Rights, State: Idle,
+			out[i] = &Job{ID: id, Spec: sp, Owner: owner.Subject, Issuer: owner.Issuer, Auth: who.Method, FQANs: who.FQANs, VO: who.VO, Grid: who.Grid, Rights: who.Rights, State: Idle,
 				Reason: "queued", Submitted: now, SandboxDir: filepath.Join(s.cfg.Dir, id), Key: key}
 		}
 		return putJobs(tx, out...)

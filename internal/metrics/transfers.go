@@ -76,8 +76,12 @@ func (t *Transfers) Transferred(r *store.Request, path string, upload bool, n in
 			vo = vos[0]
 		}
 		// A subject means something only with its issuer: alice of one
-		// issuer is not alice of another.
-		user = r.Identity.Subject + " (" + r.Identity.Issuer + ")"
+		// issuer is not alice of another. How she proved it is said too.
+		user = r.Identity.Subject + " (" + r.Identity.Issuer
+		if m := r.Identity.Method; m != "" {
+			user += ", " + m
+		}
+		user += ")"
 	}
 	t.bytes.WithLabelValues(proto, dir, t.namespaceOf(path), vo).Add(float64(n))
 	t.mu.Lock()

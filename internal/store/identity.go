@@ -6,24 +6,47 @@ import (
 	"time"
 )
 
-// Identity is who a client proved to be: the claims of a verified bearer
-// token (WLCG or SciTokens JWT). Frontends verify the token and carry the
-// identity in the Request; the namespace policy and the director's VO
-// fallback read it. A nil *Identity is an anonymous client.
+// Identity is who a client proved to be, and how: a verified bearer
+// token (WLCG or SciTokens JWT), Kerberos ticket or X.509 chain, as
+// auth.Authenticator turns a credential into one. Frontends carry it in
+// the Request; the namespace policy, the director's VO fallback, the
+// logs and the jobs read it. A nil *Identity is an anonymous client.
 type Identity struct {
-	Subject string
-	Issuer  string
-	// Groups are the token's wlcg.groups ("/cms", "/cms/production").
+	// Method is how the identity was proven (auth.MethodToken,
+	// MethodKrb5, MethodX509, set by auth.Authenticator): code that
+	// treats credentials differently asks it, never the form of the
+	// issuer.
+	Method  string
+	Subject string // the token's sub, the mapped Kerberos user, the X.509 DN
+	// Issuer vouches for Subject: the token's iss, "krb5:" and the realm,
+	// "x509:" and the user's CA. The pair names one person.
+	Issuer string
+	// Groups are the token's wlcg.groups ("/cms", "/cms/production"),
+	// a realm's or a mapping rule's groups, or the VOMS groups.
 	Groups []string
+	// FQANs are the VOMS attributes of an X.509 identity, in the order
+	// VOMS issued them, the primary first
+	// ("/cms/Role=production/Capability=NULL"), from the attribute
+	// certificates accepted: the access log records them beside the DN,
+	// as roles are not groups. Tokens have none.
+	FQANs []string
+	// Ignored says what of the credential was not taken although the
+	// credential was (a VOMS attribute certificate of a server the
+	// vomsdir does not list), for refusals to explain.
+	Ignored []string
 	// Scopes are the storage permissions the token grants, with paths
 	// already joined to the issuer's base path.
 	Scopes  []Scope
 	Expires time.Time
 }
 
+// Is reports whether id was proven with method; a nil id (anonymous)
+// was proven with none.
+func (id *Identity) Is(method string) bool { return id != nil && id.Method == method }
+
 // TokenVerifier checks a bearer token and says who it identifies; the
-// error names why a token is refused. The frontends take one to verify
-// the tokens their clients present.
+// error names why a token is refused. The authenticator (auth) takes one
+// to verify the tokens clients present.
 type TokenVerifier interface {
 	Verify(ctx context.Context, raw string) (*Identity, error)
 }

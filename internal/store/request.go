@@ -22,19 +22,21 @@ const (
 type Request struct {
 	Client string     // client's IP address
 	Opaque url.Values // the CGI of the request path (?vo=cms&tried=host)
-	// VO is the client's virtual organisation: from its token's groups
+	// VO is the client's virtual organisation: from its identity's groups
 	// (issue 5) or an explicit ?vo=. Empty when unknown.
 	VO string
 	// Proto is "root" or "https": a director answers root:// clients
 	// kXR_wait while a search runs, but makes https clients (which do not
 	// retry a 503 by themselves) wait for the answer.
 	Proto string
-	// Identity is the client's verified token, nil when anonymous.
+	// Identity is who the client's verified credential proves (a token,
+	// a Kerberos ticket, an X.509 chain: Identity.Method), nil when
+	// anonymous.
 	Identity *Identity
 	// TLS is set when the request came over an encrypted connection
 	// (roots://, https://): privacy-protected namespaces require it.
 	TLS bool
-	// AuthError is why a token the request carried was refused; the
+	// AuthError is why a credential the request carried was refused; the
 	// namespace policy denies such a request with it rather than treat
 	// the client as anonymous.
 	AuthError error
@@ -54,7 +56,7 @@ type CopyPeer struct {
 }
 
 // ClientVO is the VO a request acts for: an explicit ?vo=, else the
-// first VO of the client's token groups.
+// first VO of the client's identity's groups.
 func (r *Request) ClientVO() string {
 	if r.VO != "" {
 		return r.VO

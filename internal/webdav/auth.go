@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/store"
 	"sitebox/internal/tpc/tpcallow"
 )
@@ -33,7 +34,7 @@ func (h *Handler) authenticate(r *http.Request, req *store.Request) (note string
 	if h.negotiate(r, req) {
 		return ""
 	}
-	if tok := bearerToken(r, req); tok != "" && h.cfg.Tokens != nil {
+	if tok := bearerToken(r, req); tok != "" && h.cfg.Auth.Takes(auth.MethodToken) {
 		h.verifyToken(r, req, tok)
 		return ""
 	}
@@ -49,7 +50,7 @@ func (h *Handler) authenticate(r *http.Request, req *store.Request) (note string
 
 // verifyToken verifies a bearer token.
 func (h *Handler) verifyToken(r *http.Request, req *store.Request, tok string) {
-	id, err := h.cfg.Tokens.Verify(r.Context(), tok)
+	id, err := h.cfg.Auth.Authenticate(r.Context(), auth.Token(tok))
 	if err != nil {
 		// Debug: the namespace policy logs the refusal, with this reason,
 		// when it denies the request.
@@ -57,7 +58,7 @@ func (h *Handler) verifyToken(r *http.Request, req *store.Request, tok string) {
 		req.AuthError = err
 		return
 	}
-	h.log.Debug("authenticated", "client", r.RemoteAddr, "issuer", id.Issuer, "subject", id.Subject, "groups", id.Groups)
+	h.log.Debug("authenticated", append([]any{"client", r.RemoteAddr}, auth.LogAttrs(id)...)...)
 	req.Identity = id
 }
 
@@ -65,7 +66,7 @@ func (h *Handler) verifyToken(r *http.Request, req *store.Request, tok string) {
 // with a Bearer challenge when the client presented no usable token (RFC
 // 6750), 403 when its token does not grant the request.
 func (h *Handler) authStatus(w http.ResponseWriter, r *http.Request, err error, code int) int {
-	if h.cfg.Tokens == nil && h.cfg.Kerberos == nil || code != http.StatusForbidden || !errors.Is(err, store.ErrPermission) || errors.Is(err, store.ErrInsecure) || errors.Is(err, tpcallow.ErrRefused) {
+	if !h.cfg.Auth.Takes(auth.MethodToken) && !h.cfg.Auth.Takes(auth.MethodKrb5) || code != http.StatusForbidden || !errors.Is(err, store.ErrPermission) || errors.Is(err, store.ErrInsecure) || errors.Is(err, tpcallow.ErrRefused) {
 		return code // a TLS requirement or the site's TPC peers are no token's business: 403
 	}
 	req := store.RequestFrom(r.Context())

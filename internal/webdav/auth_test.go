@@ -41,7 +41,7 @@ func guarded(t *testing.T, tls bool) (*httptest.Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := New(Config{Tokens: fakeTokens{}}, auth.NewGuard(o, p, nil), nil)
+	h := New(Config{Auth: auth.NewAuthenticator(auth.Verifiers{Tokens: fakeTokens{}}, nil)}, auth.NewGuard(o, p, nil), nil)
 	srv := httptest.NewUnstartedServer(h)
 	if tls {
 		srv.StartTLS()

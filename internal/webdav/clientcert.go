@@ -12,14 +12,15 @@ import (
 	"sync"
 	"time"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/store"
 	"sitebox/internal/x509grid"
 )
 
-// ChainIdentifier verifies a client's certificate chain (leaf first, as
-// TLS received it) and says who it proves (auth.X509).
-type ChainIdentifier interface {
-	Identify(chain []*x509.Certificate, at time.Time) (*store.Identity, *x509grid.Result, error)
+// Authenticator verifies a credential and says who it proves
+// (auth.Authenticator); ClientCerts hands it the chain TLS received.
+type Authenticator interface {
+	Authenticate(ctx context.Context, c auth.Credential) (*store.Identity, error)
 }
 
 // ClientCerts authenticates https clients by the certificate chain they
@@ -28,19 +29,19 @@ type ChainIdentifier interface {
 // itself (Go's TLS refuses proxy certificates); TLS has proven that the
 // client holds the leaf's key (its CertificateVerify is checked against
 // the leaf's public key, in TLS 1.2 and 1.3), and the chain is verified
-// here, once per connection: ConnContext gives each connection its slot,
-// so a keep-alive connection's requests reuse the first verification
-// until the identity expires, and the memory is the connection's,
-// released with it. Go's TLS server never renegotiates, so a
+// by the authenticator (auth.Chain), once per connection: ConnContext
+// gives each connection its slot, so a keep-alive connection's requests
+// reuse the first verification until the identity expires, and the
+// memory is the connection's, released with it. Go's TLS server never renegotiates, so a
 // connection's chain cannot change. Safe for concurrent use.
 type ClientCerts struct {
-	id  ChainIdentifier
+	id  Authenticator
 	now func() time.Time
 	log *slog.Logger
 }
 
 // NewClientCerts verifies chains with id; log may be nil.
-func NewClientCerts(id ChainIdentifier, log *slog.Logger) *ClientCerts {
+func NewClientCerts(id Authenticator, log *slog.Logger) *ClientCerts {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -102,23 +103,15 @@ func (c *ClientCerts) Identity(r *http.Request) (id *store.Identity, note string
 // once per connection.
 func (c *ClientCerts) verify(slot *certSlot, r *http.Request, chain []*x509.Certificate, now time.Time) {
 	slot.certOutcome = certOutcome{leaf: chain[0].Raw, done: true}
-	id, res, err := c.id.Identify(chain, now)
+	id, err := c.id.Authenticate(r.Context(), auth.Chain{Certs: chain, At: now})
 	if err != nil {
 		slot.err = &CertificateError{Err: err}
 		c.log.Info("client certificate refused", "client", r.RemoteAddr, "subject", slashName(chain[0]), "reason", err.Error())
 		return
 	}
 	slot.id = id
-	if len(res.RejectedACs) > 0 {
-		var why []string
-		for _, ac := range res.RejectedACs {
-			why = append(why, ac.Error())
-		}
-		slot.note = "VOMS attributes not accepted: " + strings.Join(why, "; ")
-		c.log.Info("VOMS attributes refused", "client", r.RemoteAddr, "subject", id.Subject, "issuer", id.Issuer, "reason", slot.note)
-	}
-	c.log.Debug("authenticated", "protocol", "x509", "client", r.RemoteAddr, "issuer", id.Issuer, "subject", id.Subject,
-		"groups", id.Groups, "limited", res.Limited, "proxies", res.Proxies)
+	slot.note = strings.Join(id.Ignored, "; ")
+	c.log.Debug("authenticated", append([]any{"protocol", "x509", "client", r.RemoteAddr}, auth.LogAttrs(id)...)...)
 }
 
 // slashName names a refused certificate in the log as grid tools print

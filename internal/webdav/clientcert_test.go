@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 
 // countingIdentifier counts the verifications it makes.
 type countingIdentifier struct {
-	inner ChainIdentifier
+	inner auth.ChainIdentifier
 	n     atomic.Int32
 }
 
@@ -73,8 +73,9 @@ func newCertBox(t *testing.T, p *x509test.PKI) *certBox {
 		t.Fatal(err)
 	}
 	cb := &certBox{ids: &countingIdentifier{inner: x}}
-	cb.certs = NewClientCerts(cb.ids, nil)
-	h := New(Config{Tokens: fakeTokens{}, Certificates: cb.certs}, auth.NewGuard(o, pol, nil), nil)
+	authn := auth.NewAuthenticator(auth.Verifiers{Tokens: fakeTokens{}, X509: cb.ids}, nil)
+	cb.certs = NewClientCerts(authn, nil)
+	h := New(Config{Auth: authn, Certificates: cb.certs}, auth.NewGuard(o, pol, nil), nil)
 	cb.srv = httptest.NewUnstartedServer(h)
 	cb.srv.TLS = &tls.Config{ClientAuth: tls.RequestClientCert}
 	cb.srv.Config.ConnContext = cb.certs.ConnContext

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"sitebox/internal/accesslog"
+	"sitebox/internal/auth"
 	"sitebox/internal/store"
 	"sitebox/internal/tpc"
 )
@@ -22,14 +23,14 @@ type Config struct {
 	ReadOnly bool
 	// ServerName is sent in the Server header (default "sitebox").
 	ServerName string
-	// Tokens verifies bearer tokens (Authorization: Bearer, ?authz=).
-	// Nil: tokens are ignored.
-	Tokens store.TokenVerifier
-	// Kerberos verifies "Authorization: Negotiate" (see negotiate.go).
-	// Nil: not offered.
-	Kerberos NegotiateVerifier
-	// Certificates verifies the client certificate chain a TLS client
-	// presented (clientcert.go). Nil: certificates are ignored.
+	// Auth verifies the credentials of the Authorization header: bearer
+	// tokens (Authorization: Bearer, ?authz=; ignored when it takes
+	// none) and Kerberos ("Authorization: Negotiate", offered when it
+	// takes Kerberos tickets, see negotiate.go). Nil: none.
+	Auth *auth.Authenticator
+	// Certificates has the client certificate chain a TLS client
+	// presented verified, by the same authenticator, once per connection
+	// (clientcert.go). Nil: certificates are ignored.
 	Certificates *ClientCerts
 	// Observer is told of the bytes moved, for metrics. Nil: none.
 	Observer store.TransferObserver

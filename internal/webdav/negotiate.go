@@ -4,14 +4,9 @@ import (
 	"net/http"
 	"strings"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/store"
 )
-
-// NegotiateVerifier checks the token of an "Authorization: Negotiate"
-// header (SPNEGO with Kerberos) and maps it to a local identity.
-type NegotiateVerifier interface {
-	VerifyNegotiate(token string) (*store.Identity, error)
-}
 
 // negotiateToken is the SPNEGO token of an "Authorization: Negotiate"
 // header, "" if the request has none.
@@ -23,21 +18,22 @@ func negotiateToken(r *http.Request) string {
 	return strings.TrimSpace(tok)
 }
 
-// negotiate authenticates a request that carries a Negotiate token, and
-// reports whether it did carry one. A refused ticket becomes the
+// negotiate authenticates a request that carries a Negotiate token (a
+// SPNEGO Kerberos ticket, auth.Negotiate), and reports whether it did
+// carry one. A refused ticket becomes the
 // request's AuthError: the namespace policy denies with its reason.
 func (h *Handler) negotiate(r *http.Request, req *store.Request) bool {
 	tok := negotiateToken(r)
-	if tok == "" || h.cfg.Kerberos == nil {
+	if tok == "" || !h.cfg.Auth.Takes(auth.MethodKrb5) {
 		return false
 	}
-	id, err := h.cfg.Kerberos.VerifyNegotiate(tok)
+	id, err := h.cfg.Auth.Authenticate(r.Context(), auth.Negotiate(tok))
 	if err != nil {
 		h.log.Info("kerberos ticket refused", "client", r.RemoteAddr, "reason", err.Error())
 		req.AuthError = err
 		return true
 	}
-	h.log.Debug("authenticated", "protocol", "krb5", "client", r.RemoteAddr, "issuer", id.Issuer, "subject", id.Subject, "groups", id.Groups)
+	h.log.Debug("authenticated", append([]any{"protocol", "krb5", "client", r.RemoteAddr}, auth.LogAttrs(id)...)...)
 	req.Identity = id
 	return true
 }
@@ -46,10 +42,10 @@ func (h *Handler) negotiate(r *http.Request, req *store.Request) bool {
 // tokens are taken, Negotiate when Kerberos is (curl --negotiate and
 // browsers answer only a Negotiate challenge).
 func (h *Handler) challenge(w http.ResponseWriter, bearer string) {
-	if h.cfg.Tokens != nil {
+	if h.cfg.Auth.Takes(auth.MethodToken) {
 		w.Header().Add("WWW-Authenticate", bearer)
 	}
-	if h.cfg.Kerberos != nil {
+	if h.cfg.Auth.Takes(auth.MethodKrb5) {
 		w.Header().Add("WWW-Authenticate", "Negotiate")
 	}
 }

@@ -94,7 +94,7 @@ func scopedServer(t *testing.T, tokens scopedTokens) (*httptest.Server, string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(Config{Tokens: tokens}, auth.NewGuard(o, p, nil), nil))
+	srv := httptest.NewServer(New(Config{Auth: auth.NewAuthenticator(auth.Verifiers{Tokens: tokens}, nil)}, auth.NewGuard(o, p, nil), nil))
 	t.Cleanup(func() { srv.Close(); o.Close() })
 	return srv, dir
 }

@@ -15,55 +15,57 @@ import (
 	"time"
 
 	"sitebox/internal/testpeers"
+	"sitebox/internal/x509grid/x509test"
 	"sitebox/internal/xrootd/gsi"
 	"sitebox/internal/xrootd/proto"
 )
 
-// gsiBox starts a box taking X.509 proxies: the grid's host certificate
-// as its https (and so gsi) credential, /store/vo readable by testvo
-// only, /store/pub public; extra is more config. Its pool holds
+// gsiBox is a box taking X.509 proxies: the grid's host certificate as
+// its https (and so gsi) credential, /store/vo readable by testvo only,
+// /store/pub public, an access log; extra is more config. Its pool holds
 // vo/f.txt and pub/p.txt.
-func gsiBox(t *testing.T, g *gsiPKI, extra string) (*fedNode, string) {
-	t.Helper()
-	return gsiBoxAt(t, g, prepareNode(t, 0), extra)
+type gsiBox struct {
+	*fedNode
+	pool, accessLog string
 }
 
-// gsiBoxAt is gsiBox with the node's ports chosen beforehand.
-func gsiBoxAt(t *testing.T, g *gsiPKI, spec nodeSpec, extra string) (*fedNode, string) {
+func startGSIBox(t *testing.T, p *x509test.PKI, extra string) *gsiBox {
+	t.Helper()
+	return startGSIBoxAt(t, p, prepareNode(t, 0), extra)
+}
+
+// startGSIBoxAt is startGSIBox with the node's ports chosen beforehand.
+func startGSIBoxAt(t *testing.T, p *x509test.PKI, spec nodeSpec, extra string) *gsiBox {
 	t.Helper()
 	pool := t.TempDir()
 	for name, data := range map[string]string{"vo/f.txt": "vo data\n", "pub/p.txt": "public data\n"} {
 		os.MkdirAll(filepath.Join(pool, filepath.Dir(name)), 0o755)
 		os.WriteFile(filepath.Join(pool, name), []byte(data), 0o644)
 	}
+	log := filepath.Join(t.TempDir(), "access.log")
+	spec.server = "access_log = " + strconv.Quote(log) + "\n"
 	run(t, false, siteboxBin, "token", "keygen", "--state-dir", spec.state)
-	conf := "cert = " + strconv.Quote(g.host.cert) + "\nkey = " + strconv.Quote(g.host.key) + "\n" +
+	conf := "cert = " + strconv.Quote(p.Host.Cert) + "\nkey = " + strconv.Quote(p.Host.Key) + "\n" +
 		"[[export]]\nprefix = \"/store\"\npools = [" + strconv.Quote(pool) + "]\n" +
 		// The site issuer speaks for testvo, so the namespace passes the
 		// check that some credential can assert its VO.
-		"[auth]\nsite_issuer = true\nsite_issuer_vos = [\"" + gridVO + "\"]\n" +
-		"[[auth.namespace]]\nprefix = \"/store/vo\"\nread = \"vo\"\nvos = [\"" + gridVO + "\"]\n" +
-		"[auth.x509]\ncert_dir = " + strconv.Quote(g.caDir) + "\nvoms_dir = " + strconv.Quote(g.vomsDir) + "\n" + extra
-	return spec.start(t, "gsi", "T3", conf), pool
+		"[auth]\nsite_issuer = true\nsite_issuer_vos = [\"" + x509test.TestVO + "\"]\n" +
+		"[[auth.namespace]]\nprefix = \"/store/vo\"\nread = \"vo\"\nvos = [\"" + x509test.TestVO + "\"]\n" +
+		"[auth.x509]\ncert_dir = " + strconv.Quote(p.CADir) + "\nvoms_dir = " + strconv.Quote(p.VOMSDir) + "\n" + extra
+	return &gsiBox{fedNode: spec.start(t, "gsi", "T3", conf), pool: pool, accessLog: log}
 }
 
-// gsiXrootd starts xrootd 5.5 with gsi and libXrdVoms, side by side with
-// the box: the same files, /store/vo readable by VO testvo only (its
-// authorization database), gsi the only protocol. It returns its port.
-func gsiXrootd(t *testing.T, g *gsiPKI) int {
-	t.Helper()
-	return startGSIXrootd(t, g).port
+// gsiXrootd is xrootd 5.5 with gsi and libXrdVoms, side by side with
+// the box: the same files, gsi the only protocol, and an authorization
+// database giving VO testvo voRights ("rl": read, "a": all) on
+// /store/vo and everyone read on /store/pub; extra are more directives.
+type gsiXrootd struct {
+	port int
+	data string // its data directory, the namespace's root
+	log  string // its log file
 }
 
-// gsiXrd is a running gsi-only xrootd: its port, its data directory
-// (store/vo, store/pub) and its log.
-type gsiXrd struct {
-	port      int
-	data, log string
-}
-
-// startGSIXrootd is gsiXrootd; extra are more directives.
-func startGSIXrootd(t *testing.T, g *gsiPKI, extra ...string) *gsiXrd {
+func startGSIXrootd(t *testing.T, p *x509test.PKI, voRights string, extra ...string) *gsiXrootd {
 	t.Helper()
 	testpeers.Require(t, "xrootd")
 	testpeers.RequireFile(t, "/usr/lib/x86_64-linux-gnu/libXrdVoms-5.so", "XRootD's VOMS plugin (xrootd-voms-plugins)")
@@ -72,26 +74,27 @@ func startGSIXrootd(t *testing.T, g *gsiPKI, extra ...string) *gsiXrd {
 		os.MkdirAll(filepath.Join(data, filepath.Dir(name)), 0o755)
 		os.WriteFile(filepath.Join(data, name), []byte(body), 0o644)
 	}
+	// xrootd runs as its own user, which may not enter the test PKI: it
+	// gets copies, the key readable by it alone (it refuses others).
 	sec := filepath.Join(work, "sec")
-	os.MkdirAll(sec, 0o755)
-	for src, dst := range map[string]string{g.caDir: "certificates", g.vomsDir: "vomsdir"} {
+	for src, dst := range map[string]string{p.CADir: "certificates", p.VOMSDir: "vomsdir"} {
 		os.MkdirAll(filepath.Join(sec, dst), 0o755)
 		copyTree(t, src, filepath.Join(sec, dst))
 	}
-	g.copy(g.host.cert, filepath.Join(sec, "host.pem"))
-	g.copy(g.host.key, filepath.Join(sec, "host.key"))
-	os.Chmod(filepath.Join(sec, "host.key"), 0o400) // xrootd refuses a key others may read
+	copyFile(t, p.Host.Cert, filepath.Join(sec, "host.pem"), 0o644)
+	copyFile(t, p.Host.Key, filepath.Join(sec, "host.key"), 0o400)
 	authdb := filepath.Join(work, "authdb")
-	os.WriteFile(authdb, []byte("o "+gridVO+" /store/vo rl\nu * /store/pub rl\n"), 0o644)
+	os.WriteFile(authdb, []byte("o "+x509test.TestVO+" /store/vo "+voRights+"\nu * /store/pub rl\n"), 0o644)
 	port, _ := testpeers.FreePort()
+	name := "interop-gsi-" + strconv.Itoa(port)
 	x, err := testpeers.StartXrootd(context.Background(), testpeers.XrootdConfig{
-		DataDir: data, Port: port, Name: "interop-gsi-" + strconv.Itoa(port), WorkDir: work,
+		DataDir: data, Port: port, Name: name, WorkDir: work,
 		Extra: append([]string{
 			"xrootd.seclib libXrdSec.so",
 			"sec.protocol gsi -ca:verifyss -crl:try -certdir:" + filepath.Join(sec, "certificates") +
 				" -crldir:" + filepath.Join(sec, "certificates") + // else CRLs are read from /etc/grid-security/certificates
 				" -cert:" + filepath.Join(sec, "host.pem") + " -key:" + filepath.Join(sec, "host.key") +
-				" -gmapopt:nomap -vomsat:extract -vomsfun:libXrdVoms-5.so -vomsfunparms:certfmt=raw|vos=" + gridVO + "|grpopt=useall",
+				" -gmapopt:nomap -vomsat:extract -vomsfun:libXrdVoms-5.so -vomsfunparms:certfmt=raw|vos=" + x509test.TestVO + "|grpopt=useall",
 			"sec.protbind * only gsi",
 			// roots:// too, with the same host credential.
 			"xrd.tls " + filepath.Join(sec, "host.pem") + " " + filepath.Join(sec, "host.key"),
@@ -105,15 +108,14 @@ func startGSIXrootd(t *testing.T, g *gsiPKI, extra ...string) *gsiXrd {
 		t.Fatal(err)
 	}
 	t.Cleanup(x.Stop)
-	name := "interop-gsi-" + strconv.Itoa(port)
-	return &gsiXrd{port: port, data: data, log: filepath.Join(work, "log", name, "xrootd.log")}
+	return &gsiXrootd{port: port, data: data, log: filepath.Join(work, "log", name, "xrootd.log")}
 }
 
 // gsiEnv is an XRootD client's environment for a proxy file; protocols
 // is XrdSecPROTOCOL ("gsi", or "gsi,unix" to see a refusal's reason in
 // the reply of the request that follows).
-func gsiEnv(g *gsiPKI, proxy, protocols string) []string {
-	return []string{"X509_USER_PROXY=" + proxy, "X509_CERT_DIR=" + g.caDir, "XrdSecPROTOCOL=" + protocols}
+func gsiEnv(p *x509test.PKI, proxy, protocols string) []string {
+	return []string{"X509_USER_PROXY=" + proxy, "X509_CERT_DIR=" + p.CADir, "XrdSecPROTOCOL=" + protocols}
 }
 
 // gsiConn is a raw root:// connection for driving the gsi exchange
@@ -196,9 +198,9 @@ func outcome(st uint16, body []byte, err error) gsiOutcome {
 
 // exchange runs the whole exchange with the proxy file and returns the
 // answer to the last step sent.
-func (r *gsiConn) exchange(t *testing.T, g *gsiPKI, proxyFile string) gsiOutcome {
+func (r *gsiConn) exchange(t *testing.T, p *x509test.PKI, proxyFile string) gsiOutcome {
 	t.Helper()
-	return newGSIClientRun(t, g, r, proxyFile).finish()
+	return newGSIClientRun(t, p, r, proxyFile).finish()
 }
 
 // gsiClientRun is one exchange driven by hand on a connection, with
@@ -206,17 +208,17 @@ func (r *gsiConn) exchange(t *testing.T, g *gsiPKI, proxyFile string) gsiOutcome
 // another).
 type gsiClientRun struct {
 	t     *testing.T
-	g     *gsiPKI
+	p     *x509test.PKI
 	c     *gsiConn
 	chain []*x509.Certificate
 	key   *rsa.PrivateKey
 	cl    *gsi.Client
 }
 
-func newGSIClientRun(t *testing.T, g *gsiPKI, c *gsiConn, proxyFile string) *gsiClientRun {
+func newGSIClientRun(t *testing.T, p *x509test.PKI, c *gsiConn, proxyFile string) *gsiClientRun {
 	t.Helper()
 	chain, key := readProxy(t, proxyFile)
-	return &gsiClientRun{t: t, g: g, c: c, chain: chain, key: key}
+	return &gsiClientRun{t: t, p: p, c: c, chain: chain, key: key}
 }
 
 // withKeyOf signs with the key of another proxy file.
@@ -229,7 +231,7 @@ func (r *gsiClientRun) client() *gsi.Client {
 	r.t.Helper()
 	if r.cl == nil {
 		roots := x509.NewCertPool()
-		roots.AppendCertsFromPEM([]byte(mustRead(r.t, r.g.ca.cert)))
+		roots.AppendCertsFromPEM([]byte(mustRead(r.t, r.p.Root.Cert)))
 		// WeakDH: xrootd 5.5 agrees keys on 512-bit groups.
 		cl, err := gsi.NewClient(gsi.ClientConfig{Chain: r.chain, Key: r.key, Roots: roots, ServerName: "localhost", WeakDH: true})
 		if err != nil {

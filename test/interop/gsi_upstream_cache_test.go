@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"sitebox/internal/testpeers"
+	"sitebox/internal/x509grid/x509test"
 )
 
 // TestCacheFillsWithRobotProxyFromGSIXrootd: a sitebox cache in front
@@ -24,17 +25,19 @@ import (
 func TestCacheFillsWithRobotProxyFromGSIXrootd(t *testing.T) {
 	testpeers.Require(t, "xrdcp")
 	testpeers.Require(t, "curl")
-	g := newGSIPKI(t)
-	x := startGSIXrootd(t, g)
+	p := gridPKI.Get(t)
+	x := startGSIXrootd(t, p, "rl")
 	for _, f := range []string{"store/vo/g.txt", "store/vo/h.txt", "store/pub/q.txt", "store/pub/r.txt"} {
 		if err := os.WriteFile(filepath.Join(x.data, f), []byte("data of "+f+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	vomsSrv := g.vomsServer(gridVO)
-	robotProxy := g.vomsProxy(g.user("robot", "Robot"), vomsSrv, gridVO)
-	otherProxy := g.plainProxy(g.user("other", "Other"), g.caDir)
-	expiredProxy := g.vomsProxy(g.user("robot2", "Robot Two"), vomsSrv, gridVO, "-hours", "1", "-pastproxy", "3:00", "-pastac", "3:00", "-vomslife", "1")
+	// Bob is the robot; alice the other DN.
+	b := p.Scratch(t)
+	robotProxy := p.VOMSProxyOf(b, p.Bob, nil).Chain
+	otherProxy := b.GlobusProxy(p.Alice, p.CADir, "-rfc").Chain
+	expiredProxy := p.VOMSProxyOf(b, p.Bob, nil, "-hours", "1", "-pastproxy", "3:00", "-pastac", "3:00", "-vomslife", "1").Chain
+	b.OK(t)
 	proxyFile := filepath.Join(t.TempDir(), "robot-proxy.pem")
 	install := func(src string) {
 		t.Helper()
@@ -48,11 +51,11 @@ func TestCacheFillsWithRobotProxyFromGSIXrootd(t *testing.T) {
 
 	conf := "[cache]\ndir = " + strconv.Quote(t.TempDir()) + "\nupstream_proxy_file = " + strconv.Quote(proxyFile) +
 		"\n[[cache.route]]\nprefix = \"/store\"\nupstreams = [\"root://127.0.0.1:" + strconv.Itoa(x.port) + "\"]\n" +
-		"[[auth.namespace]]\nprefix = \"/store/vo\"\nread = \"vo\"\nvos = [\"" + gridVO + "\"]\n" +
+		"[[auth.namespace]]\nprefix = \"/store/vo\"\nread = \"vo\"\nvos = [\"" + x509test.TestVO + "\"]\n" +
 		"[[auth.namespace]]\nprefix = \"/store/pub\"\nread = \"public\"\n" +
-		"[auth.x509]\ncert_dir = " + strconv.Quote(g.caDir) + "\nvoms_dir = " + strconv.Quote(g.vomsDir) + "\n"
-	c := startIssuerNodeVOs(t, "gsicache", "T3", []string{gridVO}, conf)
-	member := c.token(t, "alice", "/"+gridVO, "storage.read:/store")
+		"[auth.x509]\ncert_dir = " + strconv.Quote(p.CADir) + "\nvoms_dir = " + strconv.Quote(p.VOMSDir) + "\n"
+	c := startIssuerNodeVOs(t, "gsicache", "T3", []string{x509test.TestVO}, conf)
+	member := c.token(t, "alice", "/"+x509test.TestVO, "storage.read:/store")
 	stranger := c.token(t, "mallory", "/elsewhere", "storage.read:/store")
 
 	curl := func(path, token string) (string, string) {
@@ -93,7 +96,7 @@ func TestCacheFillsWithRobotProxyFromGSIXrootd(t *testing.T) {
 
 	// Another DN, without VO: xrootd's authorization database refuses
 	// it the VO's files; public ones still fill.
-	robotLog := mustRead(t, x.log)
+	robotLog := settledLog(t, x.log)
 	time.Sleep(10 * time.Millisecond) // a new modification time
 	install(otherProxy)
 	if code, body := curl("/store/vo/g.txt", member); code == "200" {
@@ -127,6 +130,23 @@ func TestCacheFillsWithRobotProxyFromGSIXrootd(t *testing.T) {
 	if code, body := curl("/store/pub/r.txt", ""); code != "200" || !strings.Contains(body, "r.txt") {
 		t.Errorf("after the robot's proxy came back, the public file: %s %q", code, body)
 	}
+}
+
+// settledLog is the log file once it stopped growing (at most a few
+// seconds): the logins of the fills before are all in it, none half
+// written, so what follows is the next fills' alone.
+func settledLog(t *testing.T, path string) string {
+	t.Helper()
+	prev := mustRead(t, path)
+	for range 25 {
+		time.Sleep(200 * time.Millisecond)
+		cur := mustRead(t, path)
+		if cur == prev && strings.HasSuffix(cur, "\n") {
+			break
+		}
+		prev = cur
+	}
+	return prev
 }
 
 // xrootdLogins are the distinct user names of xrootd's "login as"

@@ -24,34 +24,36 @@ func siteboxWithProxy(t *testing.T, proxy, caDir string, args ...string) (string
 // authorization database; without a proxy the client names what the
 // server asked for.
 func TestSiteboxGetWithProxyFromGSIXrootd(t *testing.T) {
-	g := newGSIPKI(t)
-	x := startGSIXrootd(t, g)
-	alice := g.user("alice", "Alice")
-	voms := g.vomsProxy(alice, g.vomsServer(gridVO), gridVO)
-	plain := g.plainProxy(alice, g.caDir)
+	p := gridPKI.Get(t)
+	x := startGSIXrootd(t, p, "rl")
+	b := p.Scratch(t)
+	voms := p.VOMSProxyOf(b, p.Alice, nil).Chain
+	plain := b.GlobusProxy(p.Alice, p.CADir, "-rfc").Chain
+	expired := p.VOMSProxyOf(b, p.Alice, nil, "-hours", "1", "-pastproxy", "3:00", "-pastac", "3:00", "-vomslife", "1").Chain
+	b.OK(t)
 	for _, scheme := range []string{"root", "roots"} {
 		base := scheme + "://127.0.0.1:" + strconv.Itoa(x.port)
 		t.Run(scheme, func(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), "f.txt")
-			if out, err := siteboxWithProxy(t, voms, g.caDir, "get", base+"//store/vo/f.txt", dst); err != nil {
+			if out, err := siteboxWithProxy(t, voms, p.CADir, "get", base+"//store/vo/f.txt", dst); err != nil {
 				t.Fatalf("sitebox get with a VOMS proxy: %v\n%s", err, out)
 			}
 			if got := mustRead(t, dst); got != "vo data\n" {
 				t.Errorf("got %q", got)
 			}
-			out, err := siteboxWithProxy(t, voms, g.caDir, "ls", base+"//store/vo")
+			out, err := siteboxWithProxy(t, voms, p.CADir, "ls", base+"//store/vo")
 			if err != nil || !strings.Contains(out, "f.txt") {
 				t.Errorf("sitebox ls with a VOMS proxy: %v\n%s", err, out)
 			}
-			if out, err := siteboxWithProxy(t, plain, g.caDir, "get", base+"//store/pub/p.txt", "-"); err != nil || out != "public data\n" {
+			if out, err := siteboxWithProxy(t, plain, p.CADir, "get", base+"//store/pub/p.txt", "-"); err != nil || out != "public data\n" {
 				t.Errorf("a plain proxy on the public path: %v\n%s", err, out)
 			}
-			if out, err := siteboxWithProxy(t, plain, g.caDir, "get", base+"//store/vo/f.txt", "-"); err == nil || strings.Contains(out, "vo data") {
+			if out, err := siteboxWithProxy(t, plain, p.CADir, "get", base+"//store/vo/f.txt", "-"); err == nil || strings.Contains(out, "vo data") {
 				t.Errorf("a plain proxy read the VO's path, which xrootd refuses it: %s", out)
 			}
 			// No proxy anywhere: the client says what the server wants.
 			if defaultProxyAbsent() {
-				out, err = runEnv(t, []string{"X509_USER_PROXY=", "X509_CERT_DIR=" + g.caDir}, siteboxBin, "get", base+"//store/pub/p.txt", "-")
+				out, err = runEnv(t, []string{"X509_USER_PROXY=", "X509_CERT_DIR=" + p.CADir}, siteboxBin, "get", base+"//store/pub/p.txt", "-")
 				if err == nil || !strings.Contains(out, "gsi an X.509 proxy") {
 					t.Errorf("without a proxy: %v\n%s", err, out)
 				}
@@ -59,8 +61,7 @@ func TestSiteboxGetWithProxyFromGSIXrootd(t *testing.T) {
 		})
 	}
 	t.Run("expired proxy named", func(t *testing.T) {
-		expired := g.vomsProxy(alice, g.vomsServer(gridVO), gridVO, "-hours", "1", "-pastproxy", "3:00", "-pastac", "3:00", "-vomslife", "1")
-		out, err := siteboxWithProxy(t, expired, g.caDir, "get", "root://127.0.0.1:"+strconv.Itoa(x.port)+"//store/pub/p.txt", "-")
+		out, err := siteboxWithProxy(t, expired, p.CADir, "get", "root://127.0.0.1:"+strconv.Itoa(x.port)+"//store/pub/p.txt", "-")
 		if err == nil || !strings.Contains(out, "expired") {
 			t.Errorf("an expired X509_USER_PROXY: %v\n%s", err, out)
 		}

@@ -19,20 +19,22 @@ import (
 // source pulls the file with its proxy.
 func TestXrdcpTPCFromGSIXrootd(t *testing.T) {
 	testpeers.Require(t, "xrdcp")
-	g := newGSIPKI(t)
-	x := startGSIXrootd(t, g, "ofs.tpc pgm /usr/bin/xrdcp --server")
-	vomsSrv := g.vomsServer(gridVO)
-	user := g.vomsProxy(g.user("alice", "Alice"), vomsSrv, gridVO)
-	robot := g.vomsProxy(g.user("robot", "Robot"), vomsSrv, gridVO)
+	p := gridPKI.Get(t)
+	x := startGSIXrootd(t, p, "rl", "ofs.tpc pgm /usr/bin/xrdcp --server")
+	// alice copies; the box's proxy is Bob's, its robot.
+	sb := p.Scratch(t)
+	user := p.VOMSProxyOf(sb, p.Alice, nil).Chain
+	robot := p.VOMSProxyOf(sb, p.Bob, nil).Chain
+	sb.OK(t)
 	box := func(name, extra string) (*fedNode, string) {
 		pool := t.TempDir()
 		conf := "[[export]]\nprefix = \"/store\"\npools = [" + strconv.Quote(pool) + "]\n" +
-			"[auth.x509]\ncert_dir = " + strconv.Quote(g.caDir) + "\nvoms_dir = " + strconv.Quote(g.vomsDir) + "\n" +
+			"[auth.x509]\ncert_dir = " + strconv.Quote(p.CADir) + "\nvoms_dir = " + strconv.Quote(p.VOMSDir) + "\n" +
 			"[tpc]\nallow = [\"localhost\", \"127.0.0.1\"]\n" + extra
 		return startFedNode(t, name, "T3", conf), pool
 	}
 	src := "root://localhost:" + strconv.Itoa(x.port) + "//store/pub/p.txt"
-	env := gsiEnv(g, user, "gsi,unix") // gsi at the source, unix at the box
+	env := gsiEnv(p, user, "gsi,unix") // gsi at the source, unix at the box
 
 	t.Run("source not listed", func(t *testing.T) {
 		b, pool := box("tpcplain", "")

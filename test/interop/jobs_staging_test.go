@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/jobs"
 	jobsapi "sitebox/internal/jobs/api"
 	"sitebox/internal/origin"
@@ -301,7 +302,7 @@ func tokenTakingRoots(t *testing.T, c *credLog) (string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := xrdserver.New(xrdserver.Config{TLS: tc, Tokens: c}, o, nil)
+	srv := xrdserver.New(xrdserver.Config{TLS: tc, Auth: auth.NewAuthenticator(auth.Verifiers{Tokens: c}, nil)}, o, nil)
 	go srv.Serve(ln)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

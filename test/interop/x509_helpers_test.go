@@ -54,12 +54,14 @@ type x509Box struct {
 	pool, accessLog string
 }
 
-func startX509Box(t *testing.T, c *gridCreds) *x509Box {
+// extra is more config, after the box's own.
+func startX509Box(t *testing.T, c *gridCreds, extra ...string) *x509Box {
 	t.Helper()
 	pool := t.TempDir()
 	for _, f := range []string{"vo/f", "tok/f"} {
 		writeRandom(t, filepath.Join(pool, f), 4096)
 	}
+	os.Chmod(pool, 0o750) // a box running jobs refuses pools its jobs could read
 	spec := prepareNode(t, 0)
 	spec.https = "cert = " + strconv.Quote(c.pki.Host.Cert) + "\nkey = " + strconv.Quote(c.pki.Host.Key) + "\n"
 	log := filepath.Join(t.TempDir(), "access.log")
@@ -78,7 +80,7 @@ voms_dir = ` + strconv.Quote(c.pki.VOMSDir) + `
 [[export]]
 prefix = "/store"
 pools = [` + strconv.Quote(pool) + `]
-`
+` + strings.Join(extra, "")
 	// Its site issuer speaks for testvo too, as a site's might: the
 	// certificates must not be needed for the config to stand.
 	n := spec.startIssuer(t, "x509box", "T3_TEST", []string{"testvo"}, conf)

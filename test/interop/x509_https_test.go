@@ -66,7 +66,7 @@ func TestX509HTTPS(t *testing.T) {
 // A bearer token and a certificate together: the token's identity
 // counts (a token without the VO is refused where the certificate alone
 // reads), and the access log names who read: the certificate's DN under
-// x509:<its CA> when it alone is sent.
+// x509:<its CA>, with its FQANs, when it alone is sent.
 func TestX509HTTPSBearerWins(t *testing.T) {
 	c := makeGridCreds(t)
 	box := startX509Box(t, c)
@@ -93,10 +93,11 @@ func TestX509HTTPSBearerWins(t *testing.T) {
 	}
 	var certLine, tokLine bool
 	for _, l := range strings.Split(string(logs), "\n") {
-		certLine = certLine || strings.Contains(l, x509test.AliceDN) && strings.Contains(l, "x509:"+x509test.RootDN) && strings.Contains(l, "/store/vo/f")
+		certLine = certLine || strings.Contains(l, x509test.AliceDN) && strings.Contains(l, "x509:"+x509test.RootDN) &&
+			strings.Contains(l, `fqans="`+x509test.TestFQAN+`"`) && strings.Contains(l, "/store/vo/f")
 		tokLine = tokLine || strings.Contains(l, "tokenuser") && strings.Contains(l, "/store/tok/f")
 	}
 	if !certLine || !tokLine {
-		t.Errorf("access log lacks the certificate's DN and issuer (%v) or the token's subject (%v):\n%s", certLine, tokLine, logs)
+		t.Errorf("access log lacks the certificate's DN, issuer and FQANs (%v) or the token's subject (%v):\n%s", certLine, tokLine, logs)
 	}
 }

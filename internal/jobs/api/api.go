@@ -3,7 +3,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 
@@ -27,18 +26,18 @@ const Prefix = "/api/v1/jobs"
 // files shipped with them.
 const maxSubmission = 64 << 20
 
-// API serves the job router over HTTPS to token holders: the owner and VO
-// of a job come from the token, never from the request.
+// API serves the job router over HTTPS to credential holders: the owner
+// and VO of a job come from the verified credential, never from the
+// request.
 type API struct {
 	Svc *jobs.Service
-	// Verify checks a bearer token.
-	Verify func(ctx context.Context, raw string) (*store.Identity, error)
-	// Negotiate, if set, authenticates "Authorization: Negotiate"
-	// (Kerberos SPNEGO).
-	Negotiate func(r *http.Request) (*store.Identity, error)
+	// Auth verifies the Authorization header's credential: a bearer
+	// token, or Kerberos (SPNEGO) where it takes Kerberos tickets.
+	Auth *auth.Authenticator
 	// Certificate, if set, authenticates a request without an
 	// Authorization header by its TLS client certificate (an X.509
-	// proxy): nil and no error when it presented none.
+	// proxy), which the https listener verified through Auth once per
+	// connection: nil and no error when it presented none.
 	Certificate func(r *http.Request) (*store.Identity, error)
 	// Local says whether an identity is a local user (else a grid one).
 	Local func(*store.Identity) bool
@@ -101,10 +100,10 @@ func (a *API) refuse(w http.ResponseWriter, r *http.Request, id *store.Identity,
 	}
 	attrs := []any{"method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "status", code, "why", msg}
 	if id != nil {
-		attrs = append(attrs, "sub", id.Subject, "issuer", id.Issuer)
+		attrs = append(attrs, "sub", id.Subject, "issuer", id.Issuer, "auth", id.Method)
 	}
 	log.Warn("job API request refused", attrs...)
-	if code == http.StatusUnauthorized && a.Negotiate != nil {
+	if code == http.StatusUnauthorized && a.Auth.Takes(auth.MethodKrb5) {
 		w.Header().Add("WWW-Authenticate", "Negotiate")
 	}
 	Error(w, code, "%s", msg)
@@ -129,7 +128,7 @@ func (a *API) allowed(w http.ResponseWriter, r *http.Request, op string) (*store
 func (a *API) who(w http.ResponseWriter, r *http.Request) (*store.Identity, bool) {
 	h := r.Header.Get("Authorization")
 	scheme, tok, ok := strings.Cut(h, " ")
-	if ok && a.Negotiate != nil && strings.EqualFold(scheme, "Negotiate") {
+	if ok && a.Auth.Takes(auth.MethodKrb5) && strings.EqualFold(scheme, "Negotiate") {
 		return a.negotiated(w, r)
 	}
 	if h == "" && a.Certificate != nil {
@@ -141,7 +140,7 @@ func (a *API) who(w http.ResponseWriter, r *http.Request) (*store.Identity, bool
 		a.refuse(w, r, nil, http.StatusUnauthorized, "the job API needs a bearer token (Authorization: Bearer …)%s", a.orCertificate())
 		return nil, false
 	}
-	id, err := a.Verify(r.Context(), strings.TrimSpace(tok))
+	id, err := a.Auth.Authenticate(r.Context(), auth.Token(strings.TrimSpace(tok)))
 	if err != nil {
 		a.refuse(w, r, nil, http.StatusUnauthorized, "token refused: %v", err)
 		return nil, false
@@ -178,7 +177,8 @@ func (a *API) orCertificate() string {
 
 // negotiated authenticates a Kerberos (SPNEGO) request.
 func (a *API) negotiated(w http.ResponseWriter, r *http.Request) (*store.Identity, bool) {
-	id, err := a.Negotiate(r)
+	_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	id, err := a.Auth.Authenticate(r.Context(), auth.Negotiate(strings.TrimSpace(tok)))
 	if err != nil {
 		a.refuse(w, r, nil, http.StatusUnauthorized, "kerberos ticket refused: %v", err)
 		return nil, false
@@ -189,12 +189,16 @@ func (a *API) negotiated(w http.ResponseWriter, r *http.Request) (*store.Identit
 // credential names what proved id in refusals: an X.509 identity's
 // compute scopes come from the box's mapping rules, not a token.
 func credential(id *store.Identity) string {
-	if auth.IsX509(id) {
+	if id.Is(auth.MethodX509) {
 		return "the certificate's mapping ([auth.x509])"
 	}
 	return "token"
 }
 
+// principal is the job owner id is: the (issuer, subject) pair, which
+// ownership and fair share compare; how it was proven is kept beside it
+// (Submitter.Method), not in it, so jobs stay their owner's whatever
+// the next credential kind.
 func principal(id *store.Identity) jobs.Principal {
 	return jobs.Principal{Issuer: id.Issuer, Subject: id.Subject}
 }
@@ -215,7 +219,7 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) {
 	if vos := id.VOs(); len(vos) > 0 {
 		vo = vos[0]
 	}
-	who := jobs.Submitter{Owner: principal(id), VO: vo, Grid: !a.Local(id), Rights: jobs.RightsOf(id)}
+	who := jobs.Submitter{Owner: principal(id), Method: id.Method, FQANs: id.FQANs, VO: vo, Grid: !a.Local(id), Rights: jobs.RightsOf(id)}
 	js, err := a.Svc.SubmitKeyed(who, sub.Key, sub.Specs, sub.Shared)
 	if err != nil {
 		Error(w, http.StatusBadRequest, "%v", err)

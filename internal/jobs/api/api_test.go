@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/jobs"
 	"sitebox/internal/jobs/jobstest"
 	"sitebox/internal/jobs/local/localtest"
@@ -31,12 +32,12 @@ func TestAPIScopesAndOwners(t *testing.T) {
 	}
 	var logs bytes.Buffer
 	api := &API{Svc: e.S, Log: slog.New(slog.NewTextHandler(&logs, nil)), Local: func(*store.Identity) bool { return true },
-		Verify: func(_ context.Context, raw string) (*store.Identity, error) {
+		Auth: auth.NewAuthenticator(auth.Verifiers{Tokens: auth.TokenFunc(func(_ context.Context, raw string) (*store.Identity, error) {
 			if id := ids[raw]; id != nil {
 				return id, nil
 			}
 			return nil, errors.New("unknown token")
-		}}
+		})}, nil)}
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	call := func(tok, method, path, body string) (int, string) {
@@ -121,14 +122,15 @@ func TestAPIClientCertificate(t *testing.T) {
 	const dn, iss = "/DC=org/DC=example/CN=Alice", "x509:/DC=org/DC=example/CN=CA"
 	compute := []store.Scope{{Op: store.ScopeComputeCreate}, {Op: store.ScopeComputeRead}, {Op: store.ScopeComputeCancel}}
 	certs := map[string]*store.Identity{
-		"mapped":   {Issuer: iss, Subject: dn, Scopes: compute, Groups: []string{"/testvo"}},
-		"unmapped": {Issuer: iss, Subject: dn, Groups: []string{"/testvo"}},
+		"mapped":   {Method: auth.MethodX509, Issuer: iss, Subject: dn, Scopes: compute, Groups: []string{"/testvo"}, FQANs: []string{"/testvo/Role=NULL/Capability=NULL"}},
+		"unmapped": {Method: auth.MethodX509, Issuer: iss, Subject: dn, Groups: []string{"/testvo"}},
 	}
 	api := &API{Svc: e.S, Local: func(*store.Identity) bool { return false },
-		Verify: func(_ context.Context, raw string) (*store.Identity, error) {
+		Auth: auth.NewAuthenticator(auth.Verifiers{Tokens: auth.TokenFunc(func(_ context.Context, raw string) (*store.Identity, error) {
 			return &store.Identity{Issuer: jobstest.Issuer, Subject: "tokenuser"}, nil
-		},
-		// The test's stand-in for the TLS client certificate.
+		})}, nil),
+		// The test's stand-in for the TLS client certificate, which the
+		// box's authenticator verified: an X.509 identity.
 		Certificate: func(r *http.Request) (*store.Identity, error) {
 			switch c := r.Header.Get("X-Test-Cert"); c {
 			case "":
@@ -178,6 +180,13 @@ func TestAPIClientCertificate(t *testing.T) {
 	js := e.S.List(nil)
 	if len(js) != 1 || js[0].Issuer != iss || js[0].Owner != dn || js[0].VO != "testvo" {
 		t.Fatalf("recorded %+v", js)
+	}
+	// The job keeps how its owner proved who they are, and the FQANs.
+	if js[0].Auth != auth.MethodX509 || len(js[0].FQANs) != 1 || js[0].FQANs[0] != "/testvo/Role=NULL/Capability=NULL" {
+		t.Errorf("recorded credential %q %q, want x509 with the FQAN", js[0].Auth, js[0].FQANs)
+	}
+	if so := js[0].StageOwner().Identity; !so.Is(auth.MethodX509) || so.Subject != dn {
+		t.Errorf("staging acts as %+v, want the X.509 owner", so)
 	}
 	if code, body := call("mapped", "", "GET", ""); code != 200 || !strings.Contains(body, js[0].ID) {
 		t.Errorf("the owner lists: %d %s", code, body)

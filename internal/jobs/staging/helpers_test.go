@@ -220,7 +220,7 @@ func rootsServer(t *testing.T, st store.Store, s *seen) (string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := xrdserver.New(xrdserver.Config{TLS: tc, Tokens: acceptAny{s}}, st, nil)
+	srv := xrdserver.New(xrdserver.Config{TLS: tc, Auth: auth.NewAuthenticator(auth.Verifiers{Tokens: acceptAny{s}}, nil)}, st, nil)
 	go srv.Serve(ln)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -232,7 +232,7 @@ func rootsServer(t *testing.T, st store.Store, s *seen) (string, string) {
 
 // davOver serves st over WebDAV, verifying bearer tokens with v.
 func davOver(st store.Store, v store.TokenVerifier) http.Handler {
-	return webdav.New(webdav.Config{Tokens: v}, st, nil)
+	return webdav.New(webdav.Config{Auth: auth.NewAuthenticator(auth.Verifiers{Tokens: v}, nil)}, st, nil)
 }
 
 // mustNotExist fails when p exists.

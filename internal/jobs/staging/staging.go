@@ -128,13 +128,13 @@ func (s *Stager) record(as jobs.StageOwner, op string, pl place, n int64, start 
 	}
 	if s.Access != nil {
 		s.Access.Transfer(accesslog.Entry{Time: time.Now(), Proto: "job", Op: op, Client: "job:" + as.Job,
-			Issuer: id.Issuer, Subject: id.Subject, VO: vo, Path: pl.String(), Bytes: n,
+			Auth: id.Method, Issuer: id.Issuer, Subject: id.Subject, VO: vo, FQANs: id.FQANs, Path: pl.String(), Bytes: n,
 			Duration: time.Since(start), Result: accesslog.Result(err)})
 	}
 	if s.Log == nil {
 		return
 	}
-	attrs := []any{"job", as.Job, "owner", id.Subject, "issuer", id.Issuer, "op", op, "where", pl.String(), "via", pl.via(), "bytes", n}
+	attrs := []any{"job", as.Job, "owner", id.Subject, "issuer", id.Issuer, "auth", id.Method, "op", op, "where", pl.String(), "via", pl.via(), "bytes", n}
 	if err != nil {
 		s.Log.Warn("staging failed", append(attrs, "err", err)...)
 		return

@@ -3,11 +3,13 @@
 // tools (openssl, grid-proxy-init, voms-proxy-fake) at test time, and
 // the CA directory and vomsdir that trust them. Nothing with a key is
 // committed. Tests of any package that takes grid credentials build
-// their fixtures with it; only tests import it.
+// their fixtures with it, and the benchmarks (internal/bench) their
+// grid; nothing the box runs imports it.
 package x509test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sitebox/internal/testpeers"
 )
 
 // Builder runs the tools in one directory. The first failure sticks and
@@ -27,8 +31,10 @@ type Builder struct {
 	// the tests fast; OpenSSL's TLS at its default security level wants
 	// 2048 for certificates it presents or verifies in a handshake).
 	Bits int
-	err  error
-	n    int // for unique file names
+	// Ctx bounds the tools' runs (nil: no bound).
+	Ctx context.Context
+	err error
+	n   int // for unique file names
 }
 
 func (b *Builder) bits() string {
@@ -69,7 +75,11 @@ func (b *Builder) Run(name string, args ...string) string {
 	if b.err != nil {
 		return ""
 	}
-	cmd := exec.Command(name, args...)
+	ctx := b.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = b.Dir
 	cmd.Env = append(os.Environ(), "RANDFILE="+filepath.Join(b.Dir, ".rnd"))
 	var out, errOut bytes.Buffer
@@ -135,17 +145,12 @@ func (b *Builder) CopyTo(src, dst string) {
 }
 
 // RequireTools skips a test when a tool is missing, or fails it under
-// CI=true, where a missing tool must not pass silently; scripts/setup.sh
-// installs them all.
+// CI=true, where a missing tool must not pass silently (testpeers.Require);
+// scripts/setup.sh installs them all.
 func RequireTools(t testing.TB, tools ...string) {
 	t.Helper()
 	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is missing: run scripts/setup.sh", tool)
-			}
-			t.Skipf("%s is missing: run scripts/setup.sh", tool)
-		}
+		testpeers.Require(t, tool)
 	}
 }
 

@@ -10,17 +10,27 @@ import (
 // ExtensionsConf); the subject is the issuer's plus a CN unless given.
 // The result's Chain is a proxy file: the proxy, its key, then the
 // issuer's chain.
+// Its key is P-256, quick to make; RSAProxy is the same with an RSA key.
 func (b *Builder) OpenSSLProxy(issuer Cred, profile string, subject ...string) Cred {
+	return b.openSSLProxy(issuer, profile, true, subject)
+}
+
+// RSAProxy is OpenSSLProxy with an RSA key of Bits, as gsi needs (its
+// exchange signs with the proxy's key in RSA's raw PKCS #1 form).
+func (b *Builder) RSAProxy(issuer Cred, profile string, subject ...string) Cred {
+	return b.openSSLProxy(issuer, profile, false, subject)
+}
+
+func (b *Builder) openSSLProxy(issuer Cred, profile string, ec bool, subject []string) Cred {
 	id := b.Unique("proxy")
 	serial := fmt.Sprint(100000 + b.n)
 	subj := issuer.Subject + "/CN=" + serial
 	if len(subject) > 0 {
 		subj = subject[0]
 	}
-	c := Cred{Cert: b.Path(id + ".pem"), Key: b.Path(id + ".key"), Subject: subj}
+	c := Cred{Cert: b.Path(id + ".pem"), Key: b.NewKey(id, ec), Subject: subj}
 	csr := b.Path(id + ".csr")
-	b.Run("openssl", "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-		"-keyout", c.Key, "-out", csr, "-subj", subj, "-config", b.Path("ext.cnf"))
+	b.Run("openssl", "req", "-new", "-key", c.Key, "-out", csr, "-subj", subj, "-config", b.Path("ext.cnf"))
 	b.Run("openssl", "x509", "-req", "-in", csr, "-CA", issuer.Cert, "-CAkey", issuer.Key, "-set_serial", serial,
 		"-days", "1", "-extfile", b.Path("ext.cnf"), "-extensions", profile, "-out", c.Cert)
 	c.Chain = b.Cat(id+"-file.pem", c.Cert, c.Key, issuer.Chain)

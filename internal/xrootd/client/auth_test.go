@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
 	"sitebox/internal/xrootd/server"
@@ -50,7 +51,7 @@ func secureServer(t *testing.T) (string, *xrdtest.RouteStore, *tls.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := server.New(server.Config{TLS: stc, Tokens: fakeTokens{}}, rs, nil)
+	srv := server.New(server.Config{TLS: stc, Auth: auth.NewAuthenticator(auth.Verifiers{Tokens: fakeTokens{}}, nil)}, rs, nil)
 	go srv.Serve(ln)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
@@ -30,7 +31,8 @@ const maxTokenLen = 16 << 10
 // the session is refused with it, as a refused authz= token is.
 func (s *session) doAuth(req *proto.Request) {
 	credType := string(trimNUL(req.Body[12:16]))
-	if s.srv.cfg.Tokens == nil && s.srv.cfg.Kerberos == nil && s.srv.cfg.GSI == nil || !s.authNeeded {
+	a := s.srv.cfg.Auth
+	if !a.Takes(auth.MethodToken) && !a.Takes(auth.MethodKrb5) && s.srv.cfg.GSI == nil || !s.authNeeded {
 		s.sendOK(req.Stream, nil)
 		return
 	}
@@ -48,17 +50,17 @@ func (s *session) doAuth(req *proto.Request) {
 	case "gsi":
 		s.authGSI(req)
 	case "ztn":
-		if s.srv.cfg.Tokens == nil {
+		if !s.srv.cfg.Auth.Takes(auth.MethodToken) {
 			s.sendError(req.Stream, proto.ErrAuthFailed, "security protocol \"ztn\" is not offered here")
 			return
 		}
 		tok, err := parseZTN(req.Data)
 		if err == nil {
 			var id *store.Identity
-			if id, err = s.srv.cfg.Tokens.Verify(s.ctx, tok); err == nil {
+			if id, err = s.srv.cfg.Auth.Authenticate(s.ctx, auth.Token(tok)); err == nil {
 				s.identity, s.authErr = id, nil
 				s.authenticated()
-				s.log.Debug("authenticated", "protocol", "ztn", "issuer", id.Issuer, "subject", id.Subject, "groups", id.Groups)
+				s.log.Debug("authenticated", append([]any{"protocol", "ztn"}, auth.LogAttrs(id)...)...)
 				s.sendOK(req.Stream, nil)
 				return
 			}
@@ -81,13 +83,11 @@ func (s *session) doAuth(req *proto.Request) {
 // skipping those it has no credential for.
 func (s *session) securityProtocols() string {
 	var b bytes.Buffer
-	if s.tls && s.srv.cfg.Tokens != nil {
+	if s.tls && s.srv.cfg.Auth.Takes(auth.MethodToken) {
 		b.WriteString("&P=ztn,0:" + strconv.Itoa(maxTokenLen) + ":")
 	}
-	if k := s.srv.cfg.Kerberos; k != nil {
-		if p := k.Principal(krb5Service); p != "" {
-			b.WriteString("&P=krb5," + p)
-		}
+	if p := s.srv.cfg.Auth.KerberosPrincipal(krb5Service); p != "" {
+		b.WriteString("&P=krb5," + p)
 	}
 	if g := s.srv.cfg.GSI; g != nil {
 		b.WriteString("&P=" + g.Offer())

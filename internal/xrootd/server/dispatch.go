@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
@@ -197,7 +198,7 @@ func (s *session) serve(h handler, req *proto.Request) {
 // sending the client elsewhere is not a failure: see routed.)
 func (s *session) replyErr(req *proto.Request, err error) {
 	code, msg := toXrd(err)
-	if code == proto.ErrNotAuthorized && !s.tls && s.srv.cfg.Tokens != nil && s.srv.cfg.TLS != nil && errors.Is(err, store.ErrNoToken) {
+	if code == proto.ErrNotAuthorized && !s.tls && s.srv.cfg.Auth.Takes(auth.MethodToken) && s.srv.cfg.TLS != nil && errors.Is(err, store.ErrNoToken) {
 		// XrdCl sends BEARER_TOKEN only over TLS: say so.
 		msg += "; root:// carries no token: use roots:// (or ?authz= on the path)"
 	}

@@ -1,13 +1,15 @@
 package server
 
 import (
+	"sitebox/internal/auth"
 	"sitebox/internal/xrootd/proto"
 )
 
 // authGSI answers a gsi credential: the exchange takes two kXR_auth
 // rounds, the first answered with kXR_authmore (the server's
 // certificate and DH value), the second with kXR_ok once the client's
-// chain is verified and its key proven (internal/xrootd/gsi). The
+// key is proven and its chain verified (internal/xrootd/gsi, which hands
+// the chain to the authenticator, auth.Chain). The
 // exchange runs on the session's reader, like every kXR_auth: the
 // client's other requests wait for it as they would for XRootD, and
 // other sessions are not held up by it (its crypto waits for a slot of
@@ -35,7 +37,7 @@ func (s *session) authGSI(req *proto.Request) {
 		id := out.Identity
 		s.identity, s.authErr = id, nil
 		s.authenticated()
-		s.log.Info("authenticated", "protocol", "gsi", "issuer", id.Issuer, "subject", id.Subject, "groups", id.Groups)
+		s.log.Info("authenticated", append([]any{"protocol", "gsi"}, auth.LogAttrs(id)...)...)
 		s.sendOK(req.Stream, nil)
 	}
 }

@@ -98,7 +98,7 @@ func signCert(tmpl, parent *x509.Certificate, signer *rsa.PrivateKey, pub *rsa.P
 
 // verify stands in for auth.X509: Alice is of /testvo, Plain of no VO.
 func (p *gsiPKI) verify(chain []*x509.Certificate, _ time.Time) (*store.Identity, error) {
-	id := &store.Identity{Subject: "/CN=" + chain[0].Subject.CommonName, Issuer: "x509:/CN=Test CA"}
+	id := &store.Identity{Method: auth.MethodX509, Subject: "/CN=" + chain[0].Subject.CommonName, Issuer: "x509:/CN=Test CA"}
 	switch chain[0].Subject.CommonName {
 	case "Alice":
 		id.Groups = []string{"/testvo"}
@@ -295,7 +295,7 @@ func TestGSIHostile(t *testing.T) {
 // Without a gsi server the login offers no gsi and a gsi credential is
 // refused, as before.
 func TestNoGSI(t *testing.T) {
-	addr, _ := testEnv(t, Config{Kerberos: fakeKerberos{}})
+	addr, _ := testEnv(t, Config{Auth: kerberosOnly()})
 	r, sec := loginKrb5(t, addr)
 	if strings.Contains(sec, "gsi") {
 		t.Errorf("login offers %q", sec)

@@ -3,20 +3,10 @@ package server
 import (
 	"bytes"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
-
-// KerberosVerifier checks the credentials of XRootD's krb5 security
-// protocol (a Kerberos AP-REQ) and maps them to a local identity.
-type KerberosVerifier interface {
-	// Principal is the service principal announced to clients for svc
-	// ("xrootd"), "" if none.
-	Principal(svc string) string
-	// VerifyAPReq checks an AP-REQ addressed to a principal of svc; the
-	// error says why it is refused.
-	VerifyAPReq(raw []byte, svc string) (*store.Identity, error)
-}
 
 // krb5Service is the first component of the service principals root://
 // clients ask their KDC a ticket for.
@@ -24,11 +14,11 @@ const krb5Service = "xrootd"
 
 // authKrb5 answers a krb5 credential: "krb5\0" and the AP-REQ (XrdSeckrb5
 // sends no more unless the server asks for a forwarded ticket, which
-// sitebox never does). A refusal is kept on the session as a refused
+// sitebox never does), which the authenticator verifies. A refusal is kept on the session as a refused
 // ztn token is (see doAuth), so the client learns its reason.
 func (s *session) authKrb5(req *proto.Request) {
-	k := s.srv.cfg.Kerberos
-	if k == nil {
+	a := s.srv.cfg.Auth
+	if !a.Takes(auth.MethodKrb5) {
 		s.sendError(req.Stream, proto.ErrAuthFailed, "security protocol \"krb5\" is not offered here")
 		return
 	}
@@ -37,10 +27,10 @@ func (s *session) authKrb5(req *proto.Request) {
 	var id *store.Identity
 	if !ok || len(raw) == 0 {
 		err = errMalformedKrb5
-	} else if id, err = k.VerifyAPReq(raw, krb5Service); err == nil {
+	} else if id, err = a.Authenticate(s.ctx, auth.KerberosTicket{APReq: raw, Service: krb5Service}); err == nil {
 		s.identity, s.authErr = id, nil
 		s.authenticated()
-		s.log.Info("authenticated", "protocol", "krb5", "issuer", id.Issuer, "subject", id.Subject, "groups", id.Groups)
+		s.log.Info("authenticated", append([]any{"protocol", "krb5"}, auth.LogAttrs(id)...)...)
 		s.sendOK(req.Stream, nil)
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
@@ -20,6 +21,15 @@ func (fakeKerberos) VerifyAPReq(raw []byte, svc string) (*store.Identity, error)
 		return nil, errors.New("kerberos authentication refused: ticket expired")
 	}
 	return &store.Identity{Subject: "alice", Issuer: "krb5:EXAMPLE.ORG"}, nil
+}
+
+func (fakeKerberos) VerifyNegotiate(string) (*store.Identity, error) {
+	return nil, errors.New("kerberos authentication refused: not a root:// credential")
+}
+
+// kerberosOnly is an authenticator taking fakeKerberos' tickets alone.
+func kerberosOnly() *auth.Authenticator {
+	return auth.NewAuthenticator(auth.Verifiers{Kerberos: fakeKerberos{}}, nil)
 }
 
 // loginKrb5 logs in and returns the login answer's security part.
@@ -40,7 +50,7 @@ func loginKrb5(t *testing.T, addr string) (*rawConn, string) {
 }
 
 func TestKrb5Login(t *testing.T) {
-	addr, _ := testEnv(t, Config{Kerberos: fakeKerberos{}})
+	addr, _ := testEnv(t, Config{Auth: kerberosOnly()})
 	r, sec := loginKrb5(t, addr)
 	// Plain root:// offers krb5 (no ztn: XrdCl sends tokens only over TLS).
 	if sec != "&P=krb5,xrootd/box.example.org@EXAMPLE.ORG&P=unix" {

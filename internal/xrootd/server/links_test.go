@@ -80,7 +80,7 @@ func TestCreateScopeOverRoot(t *testing.T) {
 		"tok-frank": {{Op: store.ScopeCreate, Path: "/user"}},
 		"tok-read":  {{Op: store.ScopeRead, Path: "/"}},
 	}
-	addr := startServer(t, Config{Tokens: tokens}, auth.NewGuard(st, p, nil))
+	addr := startServer(t, Config{Auth: auth.NewAuthenticator(auth.Verifiers{Tokens: tokens}, nil)}, auth.NewGuard(st, p, nil))
 	writeTestFile(t, filepath.Join(dir, "user/alice/f"), []byte("alice's"))
 	writeTestFile(t, filepath.Join(dir, "user/frank/keep"), []byte("frank's"))
 	r := login(t, addr)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
@@ -30,8 +31,8 @@ func (s *session) reqCtx(cgi string) context.Context {
 	r.Proto = "root"
 	r.TLS = s.tls
 	r.Identity, r.AuthError = s.identity, s.authErr
-	if tok := r.AuthzToken(); tok != "" && s.srv.cfg.Tokens != nil {
-		id, err := s.srv.cfg.Tokens.Verify(s.ctx, tok)
+	if tok := r.AuthzToken(); tok != "" && s.srv.cfg.Auth.Takes(auth.MethodToken) {
+		id, err := s.srv.cfg.Auth.Authenticate(s.ctx, auth.Token(tok))
 		if err != nil {
 			r.Identity, r.AuthError = nil, err
 		} else {

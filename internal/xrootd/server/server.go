@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"sitebox/internal/accesslog"
+	"sitebox/internal/auth"
 	"sitebox/internal/cksum"
 	"sitebox/internal/store"
 	"sitebox/internal/tpc"
@@ -90,14 +91,14 @@ type Config struct {
 	// TLS enables roots://: the server announces kXR_haveTLS and switches
 	// a client that asks for it to TLS before login. Nil: plain only.
 	TLS *tls.Config
-	// Tokens verifies bearer tokens, from the ztn security protocol (over
-	// TLS) and from authz= CGI. Nil: tokens are ignored.
-	Tokens store.TokenVerifier
-	// Kerberos verifies the krb5 security protocol (see krb5.go). Nil:
-	// not offered.
-	Kerberos KerberosVerifier
-	// GSI answers XRootD's gsi security protocol: X.509 proxies, VOMS
-	// attributes (see gsi.go). Nil: not offered.
+	// Auth verifies the credentials clients present: bearer tokens, from
+	// the ztn security protocol (over TLS) and from authz= CGI (ignored
+	// when it takes none), and Kerberos tickets from the krb5 protocol
+	// (offered when it takes them, see krb5.go). Nil: none.
+	Auth *auth.Authenticator
+	// GSI answers XRootD's gsi security protocol, the handshake proving
+	// an X.509 chain, which it hands to Auth (see gsi.go). Nil: not
+	// offered.
 	GSI *gsi.Server
 	// Observer is told of the bytes moved and the connections, for
 	// metrics. Nil: nothing is counted.
