@@ -48,6 +48,14 @@ authenticating with unix (anonymous), krb5 (a throwaway MIT KDC and realm)
 and ztn, over root:// and roots://: connections/s and CPU per connection.
 Skipped, with a note, without the MIT Kerberos tools (krb5-kdc,
 krb5-admin-server, krb5-user).
+
+Then gsi logins with a VOMS proxy of a throwaway grid (openssl,
+voms-proxy-fake): a box with [auth.x509] beside xrootd 5.5 with gsi and
+libXrdVoms, over root:// and roots://, one client at a time and 16 at
+once (connections/s, server and client CPU per login), and the data rate
+of a copy after a gsi login beside one after an anonymous login.
+Skipped, with a note, without voms-clients; xrootd's rows without
+xrootd-voms-plugins.
 Progress goes to stderr. Needs xrdcp, xrdfs, curl and openssl.`,
 		Example: `  sitebox-bench auth                 # 1 GiB, 3 rounds: about a minute
   sitebox-bench auth --quick         # 256 MiB, 1 round

@@ -67,8 +67,11 @@ type AuthReport struct {
 	ConnectNote string
 	// GSI are the gsi login rows, the box's and xrootd's (auth_gsi.go);
 	// GSINote says why there are none.
-	GSI     []AuthConnRow
-	GSINote string
+	GSI []AuthConnRow
+	// GSIRates are copies' data rates after a gsi login, and after an
+	// anonymous one on the same box.
+	GSIRates []AuthGSIRate
+	GSINote  string
 }
 
 // AuthRow is one client path at one protection level.
@@ -188,7 +191,7 @@ func Auth(ctx context.Context, cfg AuthConfig) (*AuthReport, error) {
 	if rep.Connect, rep.ConnectNote, err = authConnect(ctx, cfg, pool); err != nil {
 		return nil, err
 	}
-	if rep.GSI, rep.GSINote, err = authConnectGSI(ctx, cfg, pool); err != nil {
+	if rep.GSI, rep.GSIRates, rep.GSINote, err = authConnectGSI(ctx, cfg, pool); err != nil {
 		return nil, err
 	}
 	for name, proc := range map[string]*testpeers.Process{"box": bx.main, "plain": bx.plain} {

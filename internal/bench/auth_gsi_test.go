@@ -30,22 +30,31 @@ func TestAuthConnectGSI(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	var progress bytes.Buffer
-	rows, note, err := authConnectGSI(ctx, AuthConfig{Sitebox: bin, WorkDir: dir, Out: &progress}, pool)
+	rows, rates, note, err := authConnectGSI(ctx, AuthConfig{Sitebox: bin, WorkDir: dir, Out: &progress}, pool)
 	t.Logf("progress:\n%s", progress.String())
 	if err != nil || note != "" {
 		t.Fatalf("authConnectGSI: %v %s", err, note)
 	}
-	if len(rows) != 4 {
-		t.Fatalf("%d rows, want 4", len(rows))
+	if want := 4 * len(gsiClients); len(rows) != want {
+		t.Fatalf("%d rows, want %d", len(rows), want)
 	}
 	for _, r := range rows {
-		if r.Conns != authConnects || r.PerSec <= 0 || r.ClientMS <= 0 {
+		if r.Conns < authConnects || r.Conns < 2*r.Clients || r.PerSec <= 0 || r.ClientMS <= 0 {
 			t.Errorf("row %s: %+v", connLabel(r), r)
 		}
 	}
-	table := formatAuthGSI(&AuthReport{GSI: rows})
+	// The box after a gsi and an anonymous login, xrootd after a gsi one.
+	if len(rates) != 3 {
+		t.Fatalf("%d data rates, want 3: %+v", len(rates), rates)
+	}
+	for _, x := range rates {
+		if x.MBps <= 0 {
+			t.Errorf("rate %+v", x)
+		}
+	}
+	table := formatAuthGSI(&AuthReport{GSI: rows, GSIRates: rates})
 	t.Logf("\n%s", table)
-	for _, want := range []string{"| sitebox | root:// |", "| xrootd | roots:// |", "% connections/s"} {
+	for _, want := range []string{"| sitebox | root:// | 1 |", "| xrootd | roots:// | 16 |", "| sitebox | unix |", "% connections/s"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("the table lacks %q", want)
 		}

@@ -7,7 +7,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"sitebox/internal/testpeers"
 )
@@ -27,8 +30,12 @@ type AuthConnRow struct {
 	Protocol string // XrdSecPROTOCOL: unix (anonymous), krb5, ztn, gsi
 	TLS      bool   // roots://
 	Server   string // "" for the box, "xrootd" for the peer (gsi rows)
-	Conns    int
-	PerSec   float64 // 1 / the median connection's wall time
+	// Clients connect at once (0 or 1: one at a time).
+	Clients int
+	Conns   int
+	// PerSec is 1 / the median connection's wall time for one client,
+	// the connections over the row's wall time for several.
+	PerSec float64
 	// ServerMS and ClientMS are CPU milliseconds per connection.
 	ServerMS, ClientMS float64
 }
@@ -100,33 +107,55 @@ func authConnect(ctx context.Context, cfg AuthConfig, pool string) ([]AuthConnRo
 }
 
 // measureConnects opens authConnects connections to the server at
-// port, one at a time, each stating path.
+// port (at least two per client when row.Clients connect at once), each
+// a fresh xrdfs stat of path with env, and measures them.
 func measureConnects(ctx context.Context, box *testpeers.Process, port int, path string, row AuthConnRow, env []string) (AuthConnRow, error) {
 	scheme := "root"
 	if row.TLS {
 		scheme = "roots"
 	}
 	argv := []string{"xrdfs", fmt.Sprintf("%s://localhost:%d", scheme, port), "stat", path}
+	clients := max(row.Clients, 1)
+	conns := max(authConnects, 2*clients)
+	conns -= conns % clients
 	srv0, serr := box.CPUTime()
+	var mu sync.Mutex
 	var client time.Duration
 	var secs []float64
-	for range authConnects {
-		cmd := clientCmd(ctx, argv, env)
-		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return row, fmt.Errorf("bench auth: %s: xrdfs stat: %w: %s", connLabel(row), err, trimMsg(out))
-		}
-		secs = append(secs, time.Since(start).Seconds())
-		client += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	g, gctx := errgroup.WithContext(ctx)
+	began := time.Now()
+	for range clients {
+		g.Go(func() error {
+			for range conns / clients {
+				cmd := clientCmd(gctx, argv, env)
+				start := time.Now()
+				if out, err := cmd.CombinedOutput(); err != nil {
+					return fmt.Errorf("bench auth: %s: xrdfs stat: %w: %s", connLabel(row), err, trimMsg(out))
+				}
+				mu.Lock()
+				secs = append(secs, time.Since(start).Seconds())
+				client += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+				mu.Unlock()
+			}
+			return nil
+		})
 	}
-	row.Conns = authConnects
-	// The median connection: xrdfs now and then stalls 5 s in connect
-	// (against any server on this machine), which would swamp a mean.
-	row.PerSec = 1 / median(secs)
+	if err := g.Wait(); err != nil {
+		return row, err
+	}
+	row.Conns = conns
+	if clients == 1 {
+		// The median connection: xrdfs now and then stalls 5 s in
+		// connect (against any server on this machine), which would
+		// swamp a mean.
+		row.PerSec = 1 / median(secs)
+	} else {
+		row.PerSec = float64(conns) / time.Since(began).Seconds()
+	}
 	if srv1, err := box.CPUTime(); err == nil && serr == nil {
-		row.ServerMS = float64((srv1 - srv0).Microseconds()) / 1e3 / authConnects
+		row.ServerMS = float64((srv1 - srv0).Microseconds()) / 1e3 / float64(conns)
 	}
-	row.ClientMS = float64(client.Microseconds()) / 1e3 / authConnects
+	row.ClientMS = float64(client.Microseconds()) / 1e3 / float64(conns)
 	return row, nil
 }
 
@@ -171,6 +200,9 @@ func connLabel(r AuthConnRow) string {
 	}
 	if r.Server != "" {
 		scheme += " (" + r.Server + ")"
+	}
+	if r.Clients > 1 {
+		scheme += fmt.Sprintf(", %d clients", r.Clients)
 	}
 	return r.Protocol + ", " + scheme
 }
