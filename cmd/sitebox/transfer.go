@@ -13,9 +13,11 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/remote"
 	"sitebox/internal/store"
 	"sitebox/internal/transfer"
+	"sitebox/internal/x509grid"
 )
 
 // remoteFlags are shared by the client commands.
@@ -37,7 +39,41 @@ func (f *remoteFlags) open(raw string) (*transfer.Remote, error) {
 	if err != nil {
 		return nil, err
 	}
-	return transfer.Open(raw, transfer.Options{CAFile: f.caFile, Insecure: f.insecure, Token: tok})
+	opts := transfer.Options{CAFile: f.caFile, Insecure: f.insecure, Token: tok}
+	if err := userProxy(&opts); err != nil {
+		return nil, err
+	}
+	return transfer.Open(raw, opts)
+}
+
+// userProxy adds the user's X.509 proxy, as xrdcp and gfal find it
+// ($X509_USER_PROXY, else /tmp/x509up_u<uid>), presented to servers
+// that ask for one (gsi, https client certificates). Servers are then
+// checked against the grid CA directory ($X509_CERT_DIR, else
+// /etc/grid-security/certificates) besides the system roots, as they
+// are whenever X509_CERT_DIR is set. Without either nothing changes.
+func userProxy(opts *transfer.Options) error {
+	file, ok, err := remote.UserProxyFile(os.Getenv, os.Getuid())
+	if err != nil {
+		return err
+	}
+	if ok {
+		cred := x509grid.NewCredentialFile(file)
+		// A proxy the user named is checked now; the default file only
+		// when a server asks for it (an old one must not stop reading a
+		// public server), the reason then named in the refusal.
+		if _, err := cred.Get(); err != nil && os.Getenv("X509_USER_PROXY") != "" {
+			return fmt.Errorf("X509_USER_PROXY: %w", err)
+		}
+		opts.Proxy = cred.Get
+	}
+	dir := (*auth.X509Settings)(nil).GridCertDir()
+	if st, err := os.Stat(dir); (ok || os.Getenv("X509_CERT_DIR") != "") && err == nil && st.IsDir() {
+		if opts.GridRoots, err = remote.GridRoots(dir); err != nil {
+			return fmt.Errorf("X509_CERT_DIR: %w", err)
+		}
+	}
+	return nil
 }
 
 func signalContext() (context.Context, context.CancelFunc) {

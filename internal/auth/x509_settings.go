@@ -84,6 +84,16 @@ func (x *X509Settings) defaults(getenv func(string) string) {
 	}
 }
 
+// GridCertDir is the CA directory the servers the box reaches are
+// checked against: cert_dir with its defaults, also for a box without
+// an [auth.x509] section (one that only presents a proxy upstream).
+func (x *X509Settings) GridCertDir() string {
+	if x != nil && x.CertDir != "" {
+		return x.CertDir
+	}
+	return firstSet(os.Getenv(envCertDir), defaultCertDir)
+}
+
 // defaultX509Refresh is how often the trust stores are read again; the
 // refresh must lie between a minute and a day.
 const (

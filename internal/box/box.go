@@ -86,6 +86,9 @@ type Box struct {
 	// gsi answers XRootD's gsi protocol on root://; nil without
 	// [auth.x509] or without a host certificate it can use (gsi.go).
 	gsi *gsi.Server
+	// outbound are the box's own X.509 proxies toward upstreams
+	// (gridproxy.go).
+	outbound gridOutbound
 }
 
 // New builds the roles and binds the listeners, so that address problems
@@ -112,6 +115,9 @@ func New(cfg *config.Config, log *slog.Logger) (_ *Box, err error) {
 		return nil, err
 	}
 	b.buildGSI()
+	if err = b.buildOutbound(); err != nil {
+		return nil, err
+	}
 	if b.store, err = b.buildStores(); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"sitebox/internal/accesslog"
 	"sitebox/internal/config"
 	"sitebox/internal/metrics"
+	"sitebox/internal/remote"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
 	"sitebox/internal/tpc/tpcremote"
@@ -84,7 +85,10 @@ func orOff(addr string) string {
 // serves next to it.
 func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls.Config, access accesslog.Sink, manager bool, what string, handler func(http.Handler) http.Handler) error {
 	var err error
-	tpcAllow := b.cfg.TPC.Policy()
+	tpcDialer := tpcremote.Dialer{Allow: b.cfg.TPC.Policy(), Options: remote.Options{GridRoots: b.outbound.roots}}
+	if b.outbound.tpcProxy != nil {
+		tpcDialer.Proxy, tpcDialer.ProxyHosts = b.outbound.tpcProxy, b.cfg.TPC.ProxyHostList()
+	}
 	if addrs.root != config.Off {
 		if fe.rootLn, err = net.Listen("tcp", addrs.root); err != nil {
 			return fmt.Errorf("%sroot:// listener: %w", what, err)
@@ -96,7 +100,7 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 			rc.TLS = tc
 		}
 		rc.Auth = b.authn
-		rc.TPC, rc.CopyBuffers, rc.AccessLog = tpcremote.Dialer{Allow: tpcAllow}, b.copies, access
+		rc.TPC, rc.CopyBuffers, rc.AccessLog = tpcDialer, b.copies, access
 		b.withGSI(&rc)
 		fe.root = xrdserver.New(rc, st, b.log.With("component", strings.TrimSpace(what+"root")))
 		if b.registry != nil {
@@ -111,7 +115,7 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		wc := b.cfg.HTTPS.Config()
 		wc.ServerName, wc.Observer = b.cfg.Server.Name, b.transfers
 		wc.Auth = b.authn
-		wc.TPC, wc.CopyBuffers, wc.AccessLog = tpcremote.Dialer{Allow: tpcAllow}, b.copies, access
+		wc.TPC, wc.CopyBuffers, wc.AccessLog = tpcDialer, b.copies, access
 		if what == "" {
 			wc.Self = b.isSelf // a Destination naming the box's data listeners by another name
 		}

@@ -68,12 +68,21 @@ func newCache(cc *cache.Settings, b *Box) (*cache.Cache, error) {
 		return nil, err
 	}
 	cfg.Checksums = b.cfg.Server.Offered()
-	opts := cache.DialOptions{Streams: cc.Streams, Options: remote.Options{CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure}}
+	opts := cache.DialOptions{Streams: cc.Streams, Options: remote.Options{CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure, GridRoots: b.outbound.roots}}
 	if cc.UpstreamTokenFile != "" {
 		if _, err := readToken(cc.UpstreamTokenFile); err != nil {
 			return nil, fmt.Errorf("cache.upstream_token_file: %w", err)
 		}
 		opts.TokenFunc = tokenFile(cc.UpstreamTokenFile, b.log)
+	}
+	if b.outbound.cacheProxy != nil {
+		// The robot proxy goes to the configured upstreams and the hosts
+		// trusted_redirects lists (RedirectTo below), as the token does.
+		opts.Proxy = b.outbound.cacheProxy
+	}
+	if opts.TokenFunc != nil || opts.Proxy != nil {
+		// Filled with the cache's own credentials: users are checked by
+		// the box's namespace rules, as the origin would check them.
 		cfg.Private = true
 		for _, n := range b.cfg.Auth.Namespaces {
 			cfg.Ruled = append(cfg.Ruled, n.Prefix)

@@ -43,7 +43,7 @@ func (c *Cache) ruled(ctx context.Context, op, p string) error {
 	if len(c.cfg.Ruled) > 0 {
 		rules = "rules cover only " + strings.Join(c.cfg.Ruled, ", ")
 	}
-	reason := fmt.Sprintf("no [[auth.namespace]] rule covers %s at this cache, which reads its upstreams with its own token (upstream_token_file) and so serves only paths a rule protects (%s)", p, rules)
+	reason := fmt.Sprintf("no [[auth.namespace]] rule covers %s at this cache, which reads its upstreams with its own credentials (upstream_token_file, upstream_proxy_file) and so serves only paths a rule protects (%s)", p, rules)
 	r := store.RequestFrom(ctx)
 	c.log.Info("access denied", "op", op, "path", p, "client", r.Client, "reason", reason)
 	return &store.PathError{Op: op, Path: p, Err: fmt.Errorf("%w: %s", store.ErrPermission, reason)}

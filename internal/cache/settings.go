@@ -61,6 +61,12 @@ type Settings struct {
 	// upstreams (its own credentials, never a client's): over https://,
 	// and with ztn over roots://.
 	UpstreamTokenFile string `toml:"upstream_token_file"`
+	// UpstreamProxyFile is the X.509 proxy the cache presents to its
+	// upstreams that ask for one (gsi on root:// and roots://, a client
+	// certificate on https://): a robot or service proxy, as XCache's,
+	// read again when renewed on disk. Checked by the box's config
+	// (config.GridProxies), which the cache does not read.
+	UpstreamProxyFile string `toml:"upstream_proxy_file"`
 	// TrustedRedirects are the hosts besides the configured upstreams
 	// that an upstream may redirect the cache to: "host:port", "host"
 	// (any port) or "*.example.org". A cache in front of a director lists

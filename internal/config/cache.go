@@ -8,14 +8,14 @@ import (
 	"sitebox/internal/store"
 )
 
-// CacheWarnings names routes of a cache filling with its own token
-// (upstream_token_file) where no [[auth.namespace]] rule covers some
+// CacheWarnings names routes of a cache filling with its own token or
+// proxy (upstream_token_file, upstream_proxy_file) where no [[auth.namespace]] rule covers some
 // paths. Those paths are refused (the cache cannot know whether the
 // origin would serve the client asking), so a rule for each cached
 // prefix is what the operator wants.
 func (c *Config) CacheWarnings() []Problem {
 	cc := &c.Cache
-	if !cc.Enabled() || cc.UpstreamTokenFile == "" {
+	if !cc.Enabled() || cc.UpstreamTokenFile == "" && cc.UpstreamProxyFile == "" {
 		return nil
 	}
 	var ps []Problem
@@ -29,9 +29,9 @@ func (c *Config) CacheWarnings() []Problem {
 				inside = append(inside, n.Prefix)
 			}
 		}
-		msg := fmt.Sprintf("%s is filled with the cache's own token (upstream_token_file) but no [[auth.namespace]] rule covers it: its paths are refused to every client; add a rule with prefix = %q saying who may read it", r.Prefix, r.Prefix)
+		msg := fmt.Sprintf("%s is filled with the cache's own credentials (upstream_token_file, upstream_proxy_file) but no [[auth.namespace]] rule covers it: its paths are refused to every client; add a rule with prefix = %q saying who may read it", r.Prefix, r.Prefix)
 		if len(inside) > 0 {
-			msg = fmt.Sprintf("%s is filled with the cache's own token (upstream_token_file) but [[auth.namespace]] rules cover only %s: other paths below it are refused to every client; add a rule for %s", r.Prefix, strings.Join(inside, ", "), r.Prefix)
+			msg = fmt.Sprintf("%s is filled with the cache's own credentials (upstream_token_file, upstream_proxy_file) but [[auth.namespace]] rules cover only %s: other paths below it are refused to every client; add a rule for %s", r.Prefix, strings.Join(inside, ", "), r.Prefix)
 		}
 		ps = append(ps, Problem{Key: fmt.Sprintf("cache.route[%d].prefix", i+1), Msg: msg})
 	}

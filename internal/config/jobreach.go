@@ -39,6 +39,8 @@ func (c *Config) keptFromJobs() []keptPath {
 	}
 	secret("https.key", c.HTTPS.Key, "the box's TLS key")
 	secret("cache.upstream_token_file", c.Cache.UpstreamTokenFile, "the cache's token")
+	secret("cache.upstream_proxy_file", c.Cache.UpstreamProxyFile, "the cache's X.509 proxy")
+	secret("tpc.proxy_file", c.TPC.ProxyFile, "the box's X.509 proxy for copies")
 	secret("jobs.stage_token_file", c.Jobs.StageTokenFile, "the box's staging token")
 	for i, d := range c.Jobs.Domains {
 		secret(fmt.Sprintf("jobs.domain[%d].token_file", i+1), d.TokenFile, "the token of domain "+d.Name)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"sitebox/internal/hostlist"
 	"sitebox/internal/tpc"
 	"sitebox/internal/tpc/tpcallow"
 	"sitebox/internal/units"
@@ -22,6 +23,15 @@ type TPC struct {
 	// of the machine's memory (or of the service's cgroup limit), between
 	// 64MiB and 1GiB.
 	BufferMemory string `toml:"buffer_memory"`
+	// ProxyFile is an X.509 proxy the box presents when a copy pulls
+	// from (or pushes to) a server that asks for one (gsi on root://, a
+	// client certificate on https://) — but only to the servers
+	// ProxyHosts lists ("host:port", "host", "*.example.org"): the other
+	// end of a copy is chosen by the user, and the box must not lend its
+	// own identity to whatever server a user names. To other servers
+	// copies go with the user's token, or with nothing.
+	ProxyFile  string   `toml:"proxy_file"`
+	ProxyHosts []string `toml:"proxy_hosts"`
 }
 
 func (t *TPC) applyDefaults() {
@@ -49,7 +59,31 @@ func (t *TPC) BufferBytes(total int64) int64 {
 	return tpc.BufferMemoryFor(total)
 }
 
+// ProxyHostList is ProxyHosts parsed (nil when there are none);
+// Validate has reported a bad entry.
+func (t *TPC) ProxyHostList() *hostlist.List {
+	if len(t.ProxyHosts) == 0 {
+		return nil
+	}
+	l, err := hostlist.New(nil, t.ProxyHosts, "[tpc] proxy_hosts")
+	if err != nil {
+		return nil
+	}
+	return l
+}
+
 func (t *TPC) validate(add func(key, format string, args ...any)) {
+	for _, p := range t.ProxyHosts {
+		if err := hostlist.CheckPattern(p); err != nil {
+			add("tpc.proxy_hosts", "%v", err)
+		}
+	}
+	switch {
+	case t.ProxyFile != "" && len(t.ProxyHosts) == 0:
+		add("tpc.proxy_file", "set, but proxy_hosts is empty: list the servers copies may present the box's proxy to (\"se.example.org:1094\", \"*.example.org\")")
+	case t.ProxyFile == "" && len(t.ProxyHosts) > 0:
+		add("tpc.proxy_hosts", "set, but proxy_file is not: give the proxy the box presents to them")
+	}
 	if _, err := tpcallow.Parse(t.Allow); err != nil {
 		add("tpc.allow", "%v", err)
 	}

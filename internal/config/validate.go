@@ -79,6 +79,7 @@ func (c *Config) Validate() []Problem {
 	ps = append(ps, c.validateJobs()...)
 	ps = append(ps, c.Probe.validate()...)
 	ps = append(ps, c.crossProblems()...)
+	ps = append(ps, c.proxyProblems()...)
 	if len(c.Exports) == 0 && !c.Cache.Enabled() && !c.Director.Enabled && !c.Jobs.Enabled {
 		ps = append(ps, Problem{Msg: "nothing to serve: add at least one [[export]] (or --export PREFIX=DIR), [[cache.route]] (or --cache PREFIX=URL), [director] enabled = true or [jobs] enabled = true"})
 	}

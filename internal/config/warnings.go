@@ -14,12 +14,13 @@ const HostCertWarn = 14 * 24 * time.Hour
 
 // Warnings names what is allowed but probably not meant, or soon wrong:
 // cache routes no namespace rule covers, a host certificate near its
-// end, and X.509 trust stores that refuse credentials (no CA, CRLs out of
+// end, a robot proxy expired or near its end, and X.509 trust stores that refuse credentials (no CA, CRLs out of
 // date under the CRL mode, a VO a namespace needs missing from the
 // vomsdir).
 func (c *Config) Warnings() []Problem {
 	ps := c.CacheWarnings()
 	ps = append(ps, c.hostCertWarnings(time.Now())...)
+	ps = append(ps, c.proxyWarnings(time.Now())...)
 	for _, f := range c.Auth.X509Findings(time.Now()) {
 		ps = append(ps, Problem{Key: f.Key, Msg: f.Msg + ". " + f.Fix})
 	}

@@ -6,6 +6,7 @@ package davclient
 import (
 	"cmp"
 	"context"
+	"crypto/x509"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ import (
 	"sitebox/internal/cksum"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
+	"sitebox/internal/x509grid"
 )
 
 // Options configure the client.
@@ -38,6 +40,16 @@ type Options struct {
 	// TokenFunc, when set, gives the token for each request instead
 	// (tokens are renewed while a long-lived client runs).
 	TokenFunc func() string
+	// Proxy, when set, gives the X.509 proxy presented as the TLS client
+	// certificate (servers that take grid proxies: XrdHttp, dCache,
+	// StoRM), to the server and the hosts RedirectTo accepts. A proxy
+	// renewed on disk is used from the next request on (see
+	// proxyTransport).
+	Proxy func() (*x509grid.Credential, error)
+	// GridRoots, when set, are the CAs servers' certificates must chain
+	// to instead of the system roots (the grid CA directory, with the
+	// system roots if wanted); CAFile is added to them.
+	GridRoots *x509.CertPool
 	// RedirectTo, when set, is asked before a redirect to another host
 	// ("host:port") is followed: an error refuses the redirect, and that
 	// host is sent nothing. Hosts it accepts are trusted with the token.
@@ -84,7 +96,7 @@ func New(base string, opts Options) (*FS, error) {
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("davclient: %q is not an http(s)://host:port URL", base)
 	}
-	tc, err := tlsutil.ClientConfig(opts.CAFile, opts.Insecure)
+	tc, err := tlsutil.ClientConfigRoots(opts.CAFile, opts.Insecure, opts.GridRoots)
 	if err != nil {
 		return nil, fmt.Errorf("davclient: %w", err)
 	}
@@ -100,9 +112,13 @@ func New(base string, opts Options) (*FS, error) {
 	tr.ExpectContinueTimeout = 3 * time.Second
 	// Redirects are followed by send (redirect.go), not by http.Client.
 	noFollow := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	var rt http.RoundTripper = tr
+	if opts.Proxy != nil {
+		rt = &proxyTransport{base: tr, proxy: opts.Proxy}
+	}
 	return &FS{
 		base:       &url.URL{Scheme: u.Scheme, Host: u.Host},
-		client:     &http.Client{Transport: tr, Timeout: 0, CheckRedirect: noFollow},
+		client:     &http.Client{Transport: rt, Timeout: 0, CheckRedirect: noFollow},
 		token:      tokenSource(opts),
 		redirectTo: opts.RedirectTo,
 		maxWait:    cmp.Or(opts.MaxWait, DefaultMaxWait),

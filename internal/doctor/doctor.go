@@ -78,6 +78,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) *Report {
 		{"Directors and token issuers", checkPeers},
 		{"Certificate", checkCertificate},
 		{"X.509 credentials", checkX509},
+		{"X.509 proxies toward upstreams", checkProxies},
 		{"Free space", checkSpace},
 		{"Writable directories", checkWritable},
 		{"Cache disk speed", checkDiskSpeed},

@@ -39,3 +39,25 @@ func TestCheckX509(t *testing.T) {
 		t.Errorf("missing VO: %+v", c)
 	}
 }
+
+// The doctor reports each robot proxy the box presents upstream, an
+// error naming why when it cannot serve.
+func TestCheckProxies(t *testing.T) {
+	o := &Options{Now: time.Now}
+	if cs := checkProxies(context.Background(), &config.Config{}, o); len(cs) != 0 {
+		t.Errorf("without proxies: %+v", cs)
+	}
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.pem")
+	os.WriteFile(garbage, []byte("hello\n"), 0o600)
+	cfg := &config.Config{}
+	cfg.TPC.ProxyFile, cfg.TPC.ProxyHosts = garbage, []string{"se.example.org"}
+	cs := checkProxies(context.Background(), cfg, o)
+	if len(cs) != 1 || cs[0].Name != "tpc.proxy_file" || cs[0].Status != StatusError || !strings.Contains(cs[0].Summary, "no certificate") {
+		t.Errorf("a file without a proxy: %+v", cs)
+	}
+	cfg.TPC.ProxyFile = filepath.Join(dir, "missing.pem")
+	if cs := checkProxies(context.Background(), cfg, o); len(cs) != 1 || cs[0].Status != StatusError || !strings.Contains(cs[0].Summary, "no such file") {
+		t.Errorf("a missing file: %+v", cs)
+	}
+}

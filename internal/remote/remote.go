@@ -8,10 +8,12 @@ package remote
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"sitebox/internal/davclient"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
+	"sitebox/internal/x509grid"
 	xrdclient "sitebox/internal/xrootd/client"
 )
 
@@ -78,6 +81,17 @@ type Options struct {
 	// TokenFunc, when set, gives the token each time one is needed instead
 	// (a long-lived client picks up a renewed token).
 	TokenFunc func() string
+	// Proxy, when set, gives the X.509 proxy presented to servers that
+	// ask for one: with gsi on root:// and roots:// (gsi protects the
+	// key itself, so over root:// too), as the TLS client certificate
+	// on https:// and davs://. It goes to the server and to the hosts
+	// RedirectTo accepts; a proxy renewed on disk (x509grid.
+	// CredentialFile) is used from the next connection on.
+	Proxy func() (*x509grid.Credential, error)
+	// GridRoots, when set, are the CAs servers must chain to instead of
+	// the system roots: the grid CA directory ([auth.x509] cert_dir,
+	// X509_CERT_DIR), for gsi's host certificates and https alike.
+	GridRoots *x509.CertPool
 	// RedirectTo, when set, is asked before a redirect to another host
 	// ("host:port") is followed: an error refuses it, and that host is
 	// sent nothing. Nil follows every redirect, as a user's own client
@@ -150,10 +164,11 @@ func Dial(raw string, opts Options) (Client, error) {
 // Dial returns a client for the server u names.
 func (u *URL) Dial(opts Options) (Client, error) {
 	if u.XRootD() {
-		co := xrdclient.Options{RedirectTo: opts.RedirectTo, DialContext: opts.DialContext, MaxWait: opts.MaxWait, IOTimeout: opts.IOTimeout}
+		co := xrdclient.Options{RedirectTo: opts.RedirectTo, DialContext: opts.DialContext, MaxWait: opts.MaxWait, IOTimeout: opts.IOTimeout,
+			Proxy: opts.Proxy, GridRoots: opts.GridRoots}
 		if Encrypted(u.Scheme) {
 			// The token goes only over TLS (ztn), never in clear.
-			tc, err := tlsutil.ClientConfig(opts.CAFile, opts.Insecure)
+			tc, err := tlsutil.ClientConfigRoots(opts.CAFile, opts.Insecure, opts.GridRoots)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", u.Raw, err)
 			}
@@ -170,5 +185,31 @@ func (u *URL) Dial(opts Options) (Client, error) {
 	return davclient.New(scheme+"://"+u.Host, davclient.Options{
 		CAFile: opts.CAFile, Insecure: opts.Insecure, Token: opts.Token, TokenFunc: opts.TokenFunc,
 		RedirectTo: opts.RedirectTo, DialContext: opts.DialContext, MaxWait: opts.MaxWait,
+		Proxy: opts.Proxy, GridRoots: opts.GridRoots,
 	})
+}
+
+// GridRoots are the system roots plus the CA certificates of a grid CA
+// directory (X509_CERT_DIR's layout), for Options.GridRoots.
+func GridRoots(certDir string) (*x509.CertPool, error) {
+	sys, _ := x509.SystemCertPool()
+	return x509grid.CertPool(certDir, sys)
+}
+
+// UserProxyFile is the X.509 proxy of the user running a command, where
+// the grid's clients look for it: $X509_USER_PROXY, else
+// /tmp/x509up_u<uid>. ok is false when neither is there (the command
+// then presents none); a file X509_USER_PROXY names must exist.
+func UserProxyFile(getenv func(string) string, uid int) (file string, ok bool, err error) {
+	if f := getenv("X509_USER_PROXY"); f != "" {
+		if _, err := os.Stat(f); err != nil {
+			return "", false, fmt.Errorf("X509_USER_PROXY: %w", err)
+		}
+		return f, true, nil
+	}
+	f := fmt.Sprintf("/tmp/x509up_u%d", uid)
+	if _, err := os.Stat(f); err != nil {
+		return "", false, nil
+	}
+	return f, true, nil
 }

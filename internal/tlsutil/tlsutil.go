@@ -161,7 +161,13 @@ func writeAtomic(name string, data []byte, perm os.FileMode) error {
 // caFile (e.g. a box's generated self-signed certificate); insecure skips
 // verification, for tests only.
 func ClientConfig(caFile string, insecure bool) (*tls.Config, error) {
-	tc := &tls.Config{InsecureSkipVerify: insecure}
+	return ClientConfigRoots(caFile, insecure, nil)
+}
+
+// ClientConfigRoots is ClientConfig trusting roots (e.g. the grid CA
+// directory) instead of the system roots when roots is not nil.
+func ClientConfigRoots(caFile string, insecure bool, roots *x509.CertPool) (*tls.Config, error) {
+	tc := &tls.Config{InsecureSkipVerify: insecure, RootCAs: roots}
 	if caFile == "" {
 		return tc, nil
 	}
@@ -169,8 +175,10 @@ func ClientConfig(caFile string, insecure bool) (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CA file: %w", err)
 	}
-	pool, _ := x509.SystemCertPool()
-	if pool == nil {
+	pool := roots
+	if pool != nil {
+		pool = pool.Clone()
+	} else if pool, _ = x509.SystemCertPool(); pool == nil {
 		pool = x509.NewCertPool()
 	}
 	if !pool.AppendCertsFromPEM(pem) {

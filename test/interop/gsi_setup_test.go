@@ -58,13 +58,14 @@ func startGSIBoxAt(t *testing.T, p *x509test.PKI, spec nodeSpec, extra string) *
 // gsiXrootd is xrootd 5.5 with gsi and libXrdVoms, side by side with
 // the box: the same files, gsi the only protocol, and an authorization
 // database giving VO testvo voRights ("rl": read, "a": all) on
-// /store/vo and everyone read on /store/pub.
+// /store/vo and everyone read on /store/pub; extra are more directives.
 type gsiXrootd struct {
 	port int
 	data string // its data directory, the namespace's root
+	log  string // its log file
 }
 
-func startGSIXrootd(t *testing.T, p *x509test.PKI, voRights string) *gsiXrootd {
+func startGSIXrootd(t *testing.T, p *x509test.PKI, voRights string, extra ...string) *gsiXrootd {
 	t.Helper()
 	testpeers.Require(t, "xrootd")
 	testpeers.RequireFile(t, "/usr/lib/x86_64-linux-gnu/libXrdVoms-5.so", "XRootD's VOMS plugin (xrootd-voms-plugins)")
@@ -85,9 +86,10 @@ func startGSIXrootd(t *testing.T, p *x509test.PKI, voRights string) *gsiXrootd {
 	authdb := filepath.Join(work, "authdb")
 	os.WriteFile(authdb, []byte("o "+x509test.TestVO+" /store/vo "+voRights+"\nu * /store/pub rl\n"), 0o644)
 	port, _ := testpeers.FreePort()
+	name := "interop-gsi-" + strconv.Itoa(port)
 	x, err := testpeers.StartXrootd(context.Background(), testpeers.XrootdConfig{
-		DataDir: data, Port: port, Name: "interop-gsi-" + strconv.Itoa(port), WorkDir: work,
-		Extra: []string{
+		DataDir: data, Port: port, Name: name, WorkDir: work,
+		Extra: append([]string{
 			"xrootd.seclib libXrdSec.so",
 			"sec.protocol gsi -ca:verifyss -crl:try -certdir:" + filepath.Join(sec, "certificates") +
 				" -crldir:" + filepath.Join(sec, "certificates") + // else CRLs are read from /etc/grid-security/certificates
@@ -99,14 +101,14 @@ func startGSIXrootd(t *testing.T, p *x509test.PKI, voRights string) *gsiXrootd {
 			"xrd.tlsca certdir " + filepath.Join(sec, "certificates"),
 			"ofs.authorize 1",
 			"acc.authdb " + authdb,
-		},
+		}, extra...),
 		Env: []string{"X509_CERT_DIR=" + filepath.Join(sec, "certificates"), "X509_VOMS_DIR=" + filepath.Join(sec, "vomsdir")},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(x.Stop)
-	return &gsiXrootd{port: port, data: data}
+	return &gsiXrootd{port: port, data: data, log: filepath.Join(work, "log", name, "xrootd.log")}
 }
 
 // gsiEnv is an XRootD client's environment for a proxy file; protocols

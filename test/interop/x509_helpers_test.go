@@ -91,7 +91,8 @@ pools = [` + strconv.Quote(pool) + `]
 // authorization database letting VO testvo read /vo, the peer each of
 // the box's decisions is compared with.
 type vomsXrdHTTP struct {
-	url string // https://127.0.0.1:PORT
+	url  string // https://127.0.0.1:PORT
+	data string // its files: vo/f
 }
 
 func startXrdHTTPVOMS(t *testing.T, c *gridCreds) *vomsXrdHTTP {
@@ -139,7 +140,7 @@ func startXrdHTTPVOMS(t *testing.T, c *gridCreds) *vomsXrdHTTP {
 			t.Logf("xrootd log:\n%s", tail(string(b), 6000))
 		}
 	})
-	return &vomsXrdHTTP{url: "https://127.0.0.1:" + strconv.Itoa(hp)}
+	return &vomsXrdHTTP{url: "https://127.0.0.1:" + strconv.Itoa(hp), data: data}
 }
 
 func copyFile(t *testing.T, src, dst string, mode os.FileMode) {

@@ -5,12 +5,16 @@ package tpcremote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"sitebox/internal/hostlist"
 	"sitebox/internal/remote"
 	"sitebox/internal/store"
 	"sitebox/internal/tpc"
 	"sitebox/internal/tpc/tpcallow"
+	"sitebox/internal/x509grid"
+	xrdclient "sitebox/internal/xrootd/client"
 )
 
 // Dialer is a tpc.Remote over internal/remote; Options are the base of
@@ -21,6 +25,14 @@ type Dialer struct {
 	// name and on every address it resolves to when connecting
 	// (redirects included). Nil refuses every server.
 	Allow *tpcallow.Policy
+	// Proxy is the box's own X.509 proxy ([tpc] proxy_file), presented
+	// only to the servers ProxyHosts lists ([tpc] proxy_hosts) and never
+	// sent on by their redirects to other hosts (Options.GridRoots
+	// checks their certificates). The other end of a copy is the user's
+	// choice: elsewhere the copy goes with the user's token or nothing,
+	// never with the box's identity.
+	Proxy      func() (*x509grid.Credential, error)
+	ProxyHosts *hostlist.List
 }
 
 var _ tpc.Remote = Dialer{}
@@ -50,7 +62,8 @@ func (d Dialer) Source(ctx context.Context, w tpc.Where, opaque, token string) (
 	if err != nil {
 		return tpc.Source{}, err
 	}
-	return source(ctx, u, opaque, opts)
+	src, err := source(ctx, u, opaque, opts)
+	return src, d.explain(u, err)
 }
 
 // Sink starts an upload to w.
@@ -59,7 +72,8 @@ func (d Dialer) Sink(ctx context.Context, w tpc.Where, token string) (tpc.Sink, 
 	if err != nil {
 		return tpc.Sink{}, err
 	}
-	return sink(ctx, u, opts)
+	snk, err := sink(ctx, u, opts)
+	return snk, d.explain(u, err)
 }
 
 func (d Dialer) dial(w tpc.Where, token string) (*remote.URL, remote.Options, error) {
@@ -74,7 +88,25 @@ func (d Dialer) dial(w tpc.Where, token string) (*remote.URL, remote.Options, er
 	if token != "" {
 		opts.Token = token
 	}
+	if d.Proxy != nil && d.ProxyHosts != nil && d.ProxyHosts.Allows(u.Host) {
+		// The server's certificate is checked for its name against the
+		// grid CAs, so the proxy goes to that server and no other; its
+		// redirects are followed only to hosts also listed.
+		opts.Proxy, opts.RedirectTo = d.Proxy, d.ProxyHosts.Check
+	}
 	return u, opts, nil
+}
+
+// explain adds to err what to do when the server asked for a
+// credential the copy does not have: gsi with no proxy to present.
+func (d Dialer) explain(u *remote.URL, err error) error {
+	if !errors.Is(err, xrdclient.ErrNoAuth) {
+		return err
+	}
+	if d.Proxy != nil && d.ProxyHosts != nil && d.ProxyHosts.Allows(u.Host) {
+		return err
+	}
+	return fmt.Errorf("%w; the box presents its own X.509 proxy only to the servers [tpc] proxy_hosts lists, and %s is not one of them (a copy acts for its user, who can delegate no proxy to the box)", err, u.Host)
 }
 
 // source opens the file at u (any URL remote.Dial takes) for

@@ -7,14 +7,17 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"sitebox/internal/x509grid"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -45,6 +48,17 @@ type Conn struct {
 	// (see readInto); fillMu is held while it does.
 	filling *call
 	fillMu  sync.Mutex
+
+	// cred is the proxy the login offered (Options.Proxy), nil for
+	// none: an FS retires the connection once the proxy changes.
+	cred *x509grid.Credential
+	// anonNote says why the login fell back to anonymous (unix) when a
+	// proxy was meant to serve: a refusal on the connection names it.
+	anonNote string
+	// files counts the open files on the connection; a retired one is
+	// closed when the last closes.
+	files   atomic.Int64
+	retired atomic.Bool
 
 	// ServerFlags are the kXR_protocol response flags.
 	ServerFlags uint32
@@ -82,6 +96,15 @@ type Options struct {
 	// TokenFunc, when set, gives the token at each connection's login
 	// instead (a long-lived client picks up a renewed token).
 	TokenFunc func() string
+	// Proxy, when set, gives the X.509 proxy presented with the gsi
+	// security protocol when a server asks for it, read at each
+	// connection's login; an FS dials again once it gives another
+	// credential (a proxy renewed on disk), so the next request carries
+	// the new one. Its error is reported when a server needs gsi.
+	Proxy func() (*x509grid.Credential, error)
+	// GridRoots are the CAs a gsi server's host certificate must chain
+	// to (the grid CA directory); nil means the system roots.
+	GridRoots *x509.CertPool
 	// RedirectTo, when set, is asked before an FS follows a kXR_redirect
 	// to another server ("host:port"): an error refuses the redirect, so
 	// that server is never dialled, never sent the token (ztn) nor the
@@ -130,12 +153,16 @@ func DialOptions(ctx context.Context, addr string, opts Options) (*Conn, error) 
 	}
 	c := &Conn{addr: addr, nc: nc, pending: map[proto.StreamID]*call{}, done: make(chan struct{}),
 		maxWait: opts.maxWait(), ioTimeout: opts.ioTimeout()}
+	var credErr error
+	if opts.Proxy != nil {
+		c.cred, credErr = opts.Proxy()
+	}
 	if err := c.handshake(ctx, opts); err != nil {
 		c.nc.Close()
 		return nil, fmt.Errorf("xrootd: %s: %w", addr, err)
 	}
 	go c.readLoop()
-	if err := c.login(ctx, opts); err != nil {
+	if err := c.login(ctx, opts, credErr); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("xrootd: %s: %w", addr, err)
 	}
@@ -216,7 +243,7 @@ func (c *Conn) startTLS(ctx context.Context, opts Options) error {
 	return nil
 }
 
-func (c *Conn) login(ctx context.Context, opts Options) error {
+func (c *Conn) login(ctx context.Context, opts Options, credErr error) error {
 	var body [16]byte
 	binary.BigEndian.PutUint32(body[0:4], uint32(os.Getpid()))
 	copy(body[4:12], userName())
@@ -226,7 +253,7 @@ func (c *Conn) login(ctx context.Context, opts Options) error {
 		return fmt.Errorf("login: %w", err)
 	}
 	if len(resp) > 16 {
-		return c.authenticate(ctx, string(resp[16:]), opts)
+		return c.authenticate(ctx, string(resp[16:]), opts, credErr)
 	}
 	return nil
 }

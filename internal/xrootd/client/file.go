@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"sync/atomic"
 	"time"
 
 	"sitebox/internal/store"
@@ -25,6 +26,7 @@ type File struct {
 	// sent one.
 	info   store.FileInfo
 	infoOK bool
+	closed atomic.Bool // counted off the connection's open files
 }
 
 var _ store.WritableFile = (*File)(nil)
@@ -73,6 +75,7 @@ func (f *FS) open(ctx context.Context, name string, opts, mode uint16) (*File, e
 		return nil, pathOp("open", r.path, io.ErrUnexpectedEOF)
 	}
 	file := &File{c: c, name: r.path}
+	c.files.Add(1)
 	copy(file.h[:], resp[:4])
 	if len(resp) > 12 {
 		if fi, err := parseStat(baseName(r.path), string(resp[12:])); err == nil {
@@ -178,7 +181,12 @@ func (f *File) Truncate(size int64) error {
 }
 
 // Close closes the remote handle.
-func (f *File) Close() error { return f.handleOp("close", proto.ReqClose, nil) }
+func (f *File) Close() error {
+	if f.closed.CompareAndSwap(false, true) {
+		defer f.c.fileClosed()
+	}
+	return f.handleOp("close", proto.ReqClose, nil)
+}
 
 func (f *FS) simple(ctx context.Context, op string, id uint16, body [16]byte, name string) error {
 	r, err := newPathReq(op, id, body, name)

@@ -74,7 +74,7 @@ func (f *FS) conn(ctx context.Context, addr string) (*Conn, error) {
 	f.mu.Lock()
 	c := f.conns[addr]
 	f.mu.Unlock()
-	if c != nil && c.Err() == nil {
+	if c != nil && c.Err() == nil && !f.stale(c) {
 		return c, nil
 	}
 	nc, err := DialOptions(ctx, addr, f.opts)
@@ -84,8 +84,11 @@ func (f *FS) conn(ctx context.Context, addr string) (*Conn, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if old := f.conns[addr]; old != nil && old.Err() == nil {
-		nc.Close()
-		return old, nil
+		if old.cred == nc.cred {
+			nc.Close()
+			return old, nil
+		}
+		old.retire() // logged in with a proxy since replaced
 	}
 	f.conns[addr] = nc
 	return nc, nil

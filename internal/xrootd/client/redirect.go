@@ -138,6 +138,10 @@ func (f *FS) try(ctx context.Context, w *waiter, addr string, r *pathReq, cgi st
 		return nil, nil, err
 	}
 	resp, err := c.do(ctx, w, r.id, r.body, r.payload(cgi), nil, nil)
+	var xe *Error
+	if c.anonNote != "" && errors.As(err, &xe) && xe.Code == proto.ErrNotAuthorized {
+		err = fmt.Errorf("%w (read anonymously: %s)", err, c.anonNote)
+	}
 	return resp, c, err
 }
 

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,13 +34,14 @@ type ClientConfig struct {
 
 // Client is the client side of one exchange, as XRootD's XrdSecgsi
 // speaks it: Start makes step 1000 from the server's offer, Continue
-// answers the server's step 2001 with step 1001. sitebox serves gsi and
-// does not speak it to its own upstreams yet; the client side checks
-// the server against what real clients send, and measures it.
+// answers the server's step 2001 with step 1001. internal/xrootd/client
+// runs it when an upstream asks for gsi (the cache's robot proxy, the
+// user's in sitebox get); the tests drive it against the box and xrootd.
 type Client struct {
 	cfg       ClientConfig
 	tag       []byte // the challenge sent, which must come back signed
 	serverKey *rsa.PublicKey
+	digest    string // chosen from the server's list (chooseDigest)
 }
 
 // NewClient starts a client exchange.
@@ -47,7 +49,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if len(cfg.Chain) == 0 || cfg.Key == nil || cfg.Roots == nil || cfg.ServerName == "" {
 		return nil, errors.New("gsi client: a chain, its key, the trusted CAs and the server's name are needed")
 	}
-	return &Client{cfg: cfg}, nil
+	return &Client{cfg: cfg, digest: digestNames}, nil
 }
 
 // Start is step 1000 for an offer "gsi,v:…,c:…,ca:…" (the login
@@ -114,12 +116,33 @@ func (c *Client) Continue(reply []byte) ([]byte, error) {
 	if !ok || !validTag(serverTag) {
 		return nil, errors.New("gsi client: the server sent no challenge, or a malformed one: refused to sign")
 	}
+	if c.digest, err = chooseDigest(buf); err != nil {
+		return nil, fmt.Errorf("gsi client: %w", err)
+	}
 	key, blob, err := c.agree(buf)
 	if err != nil {
 		return nil, fmt.Errorf("gsi client: %w", err)
 	}
 	defer clear(key)
 	return c.certStep(key, blob, serverTag)
+}
+
+// chooseDigest picks the message digest from the server's list
+// ("sha256", or "sha1" from xrootd 5.5, whose list lacks sha256): the
+// server refuses a digest it did not offer. Without delegation the
+// digest signs nothing of this exchange.
+func chooseDigest(buf *Buffer) (string, error) {
+	list, ok := buf.Get(BucketDigestAlg)
+	if !ok {
+		return digestNames, nil
+	}
+	offered := strings.Split(string(list), ":")
+	for _, want := range []string{"sha256", "sha1"} {
+		if slices.Contains(offered, want) {
+			return want, nil
+		}
+	}
+	return "", fmt.Errorf("the server offers no digest this client speaks (%.64q)", list)
 }
 
 // checkServer verifies the server's certificate for ServerName.
@@ -232,7 +255,7 @@ func (c *Client) certStep(key, blob, serverTag []byte) ([]byte, error) {
 	out.Add(BucketCryptoMod, []byte("ssl"))
 	out.Add(BucketMain, sealed)
 	out.Add(BucketCipherAlg, []byte(cipherName+"#"+strconv.Itoa(ivSize)))
-	out.Add(BucketDigestAlg, []byte(digestNames))
+	out.Add(BucketDigestAlg, []byte(c.digest))
 	out.Add(BucketCipher, signedDH)
 	out.Add(BucketPublicKey, puk)
 	return out.Marshal(), nil
