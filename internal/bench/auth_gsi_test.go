@@ -35,11 +35,12 @@ func TestAuthConnectGSI(t *testing.T) {
 	if err != nil || note != "" {
 		t.Fatalf("authConnectGSI: %v %s", err, note)
 	}
-	if want := 4 * len(gsiClients); len(rows) != want {
+	// Four per number of clients with xrdfs, two server-bound ones.
+	if want := 4*len(gsiClients) + 2; len(rows) != want {
 		t.Fatalf("%d rows, want %d", len(rows), want)
 	}
 	for _, r := range rows {
-		if r.Conns < authConnects || r.Conns < 2*r.Clients || r.PerSec <= 0 || r.ClientMS <= 0 {
+		if r.Conns < authConnects || r.Conns < 2*r.Clients || r.PerSec <= 0 || r.ClientMS <= 0 || r.ServerMS <= 0 {
 			t.Errorf("row %s: %+v", connLabel(r), r)
 		}
 	}
@@ -54,7 +55,7 @@ func TestAuthConnectGSI(t *testing.T) {
 	}
 	table := formatAuthGSI(&AuthReport{GSI: rows, GSIRates: rates})
 	t.Logf("\n%s", table)
-	for _, want := range []string{"| sitebox | root:// | 1 |", "| xrootd | roots:// | 16 |", "| sitebox | unix |", "% connections/s"} {
+	for _, want := range []string{"| sitebox | root:// | 1 |", "| xrootd | roots:// | 16 |", "| sitebox | unix |", "| xrootd | root:// | 16 (sitebox client) |", "% connections/s"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("the table lacks %q", want)
 		}

@@ -32,7 +32,10 @@ type AuthConnRow struct {
 	Server   string // "" for the box, "xrootd" for the peer (gsi rows)
 	// Clients connect at once (0 or 1: one at a time).
 	Clients int
-	Conns   int
+	// Driver is the client when it is not xrdfs ("sitebox client": the
+	// box's own root:// client, for rows bound by the server).
+	Driver string
+	Conns  int
 	// PerSec is 1 / the median connection's wall time for one client,
 	// the connections over the row's wall time for several.
 	PerSec float64
@@ -203,6 +206,9 @@ func connLabel(r AuthConnRow) string {
 	}
 	if r.Clients > 1 {
 		scheme += fmt.Sprintf(", %d clients", r.Clients)
+	}
+	if r.Driver != "" {
+		scheme += ", " + r.Driver
 	}
 	return r.Protocol + ", " + scheme
 }
