@@ -240,6 +240,12 @@ func checkVO(id *store.Identity, n Namespace, verb, name string) error {
 		}
 	}
 	if len(vos) == 0 && id.Is(MethodX509) {
+		if len(id.Ignored) > 0 {
+			// The proxy had attributes: say why they did not count, or the
+			// user is told to get what they already hold.
+			return deny("certificate of %s has no VOMS attributes of %s, which alone may %s %s: %s",
+				id.Subject, strings.Join(n.VOs, " or "), verb, name, strings.Join(id.Ignored, "; "))
+		}
 		return deny("certificate of %s has no VOMS attributes of %s, which alone may %s %s (a VOMS proxy is needed: voms-proxy-init --voms %s, "+
 			"its attribute certificate from a VOMS server the box's vomsdir lists for the VO)", id.Subject, strings.Join(n.VOs, " or "), verb, name, n.VOs[0])
 	}

@@ -298,6 +298,8 @@ func TestPolicyMappedIdentities(t *testing.T) {
 		id.Method, id.Issuer, id.Subject = MethodX509, "x509:/DC=org/CN=CA", "/DC=org/CN=Alice"
 		return id
 	}
+	ignoredAC := x509(nil)
+	ignoredAC.Ignored = []string{"VOMS attributes not accepted: AC 0 expired"}
 	krb := ident([]string{"/cms"}, "compute.create:")
 	krb.Method, krb.Issuer = MethodKrb5, "krb5:EXAMPLE.ORG"
 	for _, c := range []struct {
@@ -309,6 +311,8 @@ func TestPolicyMappedIdentities(t *testing.T) {
 		{"kerberos VO read with a compute scope", "read", "/store/cms/f", krb, ""},
 		{"x509 without VOMS on a VO path", "read", "/store/cms/f", x509(nil),
 			"certificate of /DC=org/CN=Alice has no VOMS attributes of cms, which alone may read /store/cms/f (a VOMS proxy is needed: voms-proxy-init --voms cms"},
+		{"x509 whose VOMS attributes were not accepted", "read", "/store/cms/f", ignoredAC,
+			"certificate of /DC=org/CN=Alice has no VOMS attributes of cms, which alone may read /store/cms/f: VOMS attributes not accepted: AC 0 expired"},
 		{"x509 of another VO", "read", "/store/cms/f", x509([]string{"/atlas"}), "VO atlas may not read /store/cms/f (allowed: cms)"},
 		{"x509 write without a mapping", "create", "/store/user/f", x509([]string{"/cms"}),
 			"no [auth.x509] mapping gives /DC=org/CN=Alice the storage.create scope for /store/user/f (it has none; a limited proxy has read scopes only)"},

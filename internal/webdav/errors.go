@@ -131,7 +131,9 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(copyRetryAfter))
 	}
 	msg := message(err, code)
-	if note, _ := r.Context().Value(credentialNoteKey{}).(string); note != "" && code == http.StatusForbidden {
+	// The policy names the note itself where it is the reason (auth's
+	// checkVO): once is enough.
+	if note, _ := r.Context().Value(credentialNoteKey{}).(string); note != "" && code == http.StatusForbidden && !strings.Contains(msg, note) {
 		msg += " (" + note + ")"
 	}
 	http.Error(w, msg, code)

@@ -25,6 +25,8 @@ type gridCreds struct {
 	pki *x509test.PKI
 	// Proxy files, each the proxy, its key and the user certificate.
 	voms, plain, otherVO, unknownCA, expired, revoked, unlisted string
+	// refused are refusedGridProxies' proxies, by kind.
+	refused map[string]string
 }
 
 func makeGridCreds(t *testing.T) *gridCreds {
@@ -42,6 +44,7 @@ func makeGridCreds(t *testing.T) *gridCreds {
 	// testvo's attributes, signed by the VOMS server the vomsdir lists
 	// for othervo only.
 	c.unlisted = b.VOMSProxy(p.Alice, p.VOMS2, p.CADir, x509test.TestVO, x509test.VOMS2Host, []string{x509test.TestFQAN}).Chain
+	c.refused = refusedGridProxies(p, b, b.OpenSSLProxy)
 	b.OK(t)
 	return c
 }

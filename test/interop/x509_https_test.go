@@ -13,9 +13,12 @@ import (
 // extractor (libXrdVoms, an authdb letting VO testvo read): curl, davix
 // and gfal present each credential to both; a VOMS proxy of testvo reads
 // the VO's namespace of both, and every other credential is refused by
-// both, but for the documented difference. The box answers each refusal
-// with 403 and its reason; XrdHttp refuses a chain it does not verify in
-// the TLS handshake, and a chain without the VO with 403.
+// both, but for the documented difference (README's X.509 section,
+// "Compared with XrdHttp 5.5"). The box answers each refusal with 403 and its reason
+// (for an attribute certificate it did not take, why); XrdHttp refuses
+// a chain it does not verify in the TLS handshake (unknown CA, expired
+// proxy or user certificate, path length exceeded), and a chain without
+// the VO, or whose attribute certificate it dropped, with 403.
 func TestX509HTTPS(t *testing.T) {
 	c := makeGridCreds(t)
 	box := startX509Box(t, c)
@@ -37,6 +40,10 @@ func TestX509HTTPS(t *testing.T) {
 		{"refused: expired proxy", c.expired, false, "client certificate refused: certificate 0", ""},
 		{"refused: revoked user", c.revoked, false, "revoked at", "XrdHttp 5.5 checks no CRL on client certificates, even with xrd.tlsca crlcheck all"},
 		{"refused: AC from an unlisted VOMS server", c.unlisted, false, "VOMS server not trusted for this VO", ""},
+		{"refused: expired user certificate", c.refused["expired user"], false, "client certificate refused: certificate 1 (" + x509test.OldDN + "): expired at", ""},
+		{"refused: expired AC", c.refused["expired AC"], false, "has no VOMS attributes of testvo, which alone may read /store/vo/f: VOMS attributes not accepted: ", ""},
+		{"refused: AC with a broken signature", c.refused["broken AC"], false, "does not verify with the key of " + x509test.VOMSDN, ""},
+		{"refused: path length exceeded", c.refused["path length"], false, "path length exceeded", ""},
 	} {
 		t.Run(cr.name, func(t *testing.T) {
 			for _, cl := range gridClients() {
@@ -44,6 +51,9 @@ func TestX509HTTPS(t *testing.T) {
 				ok, out := cl.get(t, c, cr.proxy, box.httpsURL+"/store/vo/f", "")
 				peerOK, peerOut := cl.get(t, c, cr.proxy, xrd.url+"/vo/f", "")
 				t.Logf("%s: box %v, XrdHttp %v", cl.name, ok, peerOK)
+				if cl.name == "curl" && !peerOK {
+					t.Logf("curl: XrdHttp: %s", strings.TrimSpace(tail(peerOut, 300)))
+				}
 				if ok != cr.ok {
 					t.Errorf("%s: the box answered ok=%v, want %v:\n%s", cl.name, ok, cr.ok, tail(out, 2000))
 				}
