@@ -6,13 +6,13 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
-	"math/big"
 	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"sitebox/internal/store"
+	"sitebox/internal/x509grid/x509test"
 )
 
 // testPKI is a CA, a host credential for localhost and a user with a
@@ -64,23 +64,23 @@ func newTestPKI() (*testPKI, error) {
 	now := time.Now()
 	caName := pkix.Name{Organization: []string{"example"}, CommonName: "Test CA"}
 	var err error
-	p.ca, err = issue(&x509.Certificate{Subject: caName, IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign},
+	p.ca, err = x509test.Sign(&x509.Certificate{Subject: caName, IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign},
 		nil, p.caKey, &p.caKey.PublicKey, now)
 	if err != nil {
 		return nil, err
 	}
-	p.host, err = issue(&x509.Certificate{Subject: pkix.Name{CommonName: "localhost"}, DNSNames: []string{"localhost"},
+	p.host, err = x509test.Sign(&x509.Certificate{Subject: pkix.Name{CommonName: "localhost"}, DNSNames: []string{"localhost"},
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}},
 		p.ca, p.caKey, &p.hostKey.PublicKey, now)
 	if err != nil {
 		return nil, err
 	}
-	p.user, err = issue(&x509.Certificate{Subject: pkix.Name{Organization: []string{"example"}, CommonName: "Alice"}},
+	p.user, err = x509test.Sign(&x509.Certificate{Subject: pkix.Name{Organization: []string{"example"}, CommonName: "Alice"}},
 		p.ca, p.caKey, &p.userKey.PublicKey, now)
 	if err != nil {
 		return nil, err
 	}
-	p.proxy, err = issue(&x509.Certificate{Subject: pkix.Name{Organization: []string{"example"}, CommonName: "Alice", SerialNumber: "1"}},
+	p.proxy, err = x509test.Sign(&x509.Certificate{Subject: pkix.Name{Organization: []string{"example"}, CommonName: "Alice", SerialNumber: "1"}},
 		p.user, p.userKey, &p.proxyKey.PublicKey, now)
 	if err != nil {
 		return nil, err
@@ -93,23 +93,6 @@ func newTestPKI() (*testPKI, error) {
 	}
 	p.caHash = hashes[:10]
 	return p, nil
-}
-
-func issue(tmpl, parent *x509.Certificate, signer *rsa.PrivateKey, pub *rsa.PublicKey, now time.Time) (*x509.Certificate, error) {
-	sn, err := rand.Int(rand.Reader, big.NewInt(1<<62))
-	if err != nil {
-		return nil, err
-	}
-	tmpl.SerialNumber = sn
-	tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Hour), now.Add(24*time.Hour)
-	if parent == nil {
-		parent = tmpl
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, pub, signer)
-	if err != nil {
-		return nil, err
-	}
-	return x509.ParseCertificate(der)
 }
 
 // verify stands in for x509grid: the user is the chain's last

@@ -7,7 +7,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/binary"
 	"errors"
-	"math/big"
 	"net"
 	"path/filepath"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"sitebox/internal/auth"
 	"sitebox/internal/store"
+	"sitebox/internal/x509grid/x509test"
 	"sitebox/internal/xrootd/gsi"
 	"sitebox/internal/xrootd/proto"
 )
@@ -60,40 +60,24 @@ func newGSIPKI() (*gsiPKI, error) {
 	}
 	caKey := keys[0]
 	p := &gsiPKI{hostKey: keys[1], userKey: keys[2], strangeKey: keys[3], roots: x509.NewCertPool(), users: map[string][]*x509.Certificate{}}
-	ca, err := signCert(&x509.Certificate{Subject: pkix.Name{CommonName: "Test CA"}, IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign}, nil, caKey, &caKey.PublicKey)
+	ca, err := x509test.Sign(&x509.Certificate{Subject: pkix.Name{CommonName: "Test CA"}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}, nil, caKey, &caKey.PublicKey, time.Now())
 	if err != nil {
 		return nil, err
 	}
 	p.roots.AddCert(ca)
-	if p.host, err = signCert(&x509.Certificate{Subject: pkix.Name{CommonName: "localhost"}, DNSNames: []string{"localhost"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}, ca, caKey, &p.hostKey.PublicKey); err != nil {
+	if p.host, err = x509test.Sign(&x509.Certificate{Subject: pkix.Name{CommonName: "localhost"}, DNSNames: []string{"localhost"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}, ca, caKey, &p.hostKey.PublicKey, time.Now()); err != nil {
 		return nil, err
 	}
 	for _, name := range []string{"Alice", "Plain"} {
-		c, err := signCert(&x509.Certificate{Subject: pkix.Name{CommonName: name}}, ca, caKey, &p.userKey.PublicKey)
+		c, err := x509test.Sign(&x509.Certificate{Subject: pkix.Name{CommonName: name}}, ca, caKey, &p.userKey.PublicKey, time.Now())
 		if err != nil {
 			return nil, err
 		}
 		p.users[name] = []*x509.Certificate{c}
 	}
 	return p, nil
-}
-
-func signCert(tmpl, parent *x509.Certificate, signer *rsa.PrivateKey, pub *rsa.PublicKey) (*x509.Certificate, error) {
-	sn, err := rand.Int(rand.Reader, big.NewInt(1<<62))
-	if err != nil {
-		return nil, err
-	}
-	tmpl.SerialNumber, tmpl.NotBefore, tmpl.NotAfter = sn, time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
-	if parent == nil {
-		parent = tmpl
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, pub, signer)
-	if err != nil {
-		return nil, err
-	}
-	return x509.ParseCertificate(der)
 }
 
 // verify stands in for auth.X509: Alice is of /testvo, Plain of no VO.
