@@ -174,10 +174,7 @@ func formatAuthGSI(r *AuthReport) string {
 	fmt.Fprintf(&b, "\ngsi logins: at least %d fresh `xrdfs stat` connections per row with a VOMS proxy, one client at a time and 16 at once, against a box with [auth.x509] and a CA-issued host certificate, and against xrootd 5.5 with gsi and libXrdVoms (2048-bit RSA keys throughout).\n\n", authConnects)
 	b.WriteString("| server | transport | clients | connections/s | CPU ms per connection server + client | box vs xrootd |\n|---|---|---:|---:|---:|---:|\n")
 	for _, row := range r.GSI {
-		server, scheme := "sitebox", "root://"
-		if row.Server != "" {
-			server = row.Server
-		}
+		server, scheme := serverName(row.Server), "root://"
 		if row.TLS {
 			scheme = "roots://"
 		}
