@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding"
 	"fmt"
 	"reflect"
 	"sort"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	toml "github.com/pelletier/go-toml/v2"
+
+	"sitebox/internal/units"
 )
 
 // typeProblems walks the decoded TOML beside the Config type and names
@@ -75,6 +78,9 @@ func walkValue(t reflect.Type, v any, key string, pos *Positions, ps *[]Problem)
 	bad := func() bool {
 		*ps = append(*ps, Problem{Line: pos.Line(key), Key: key, Msg: fmt.Sprintf("want %s, found %s", describeType(t), describeValue(v))})
 		return false
+	}
+	if reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return walkText(t, v, key, pos, ps, bad)
 	}
 	switch t.Kind() {
 	case reflect.Interface:
@@ -144,8 +150,36 @@ func walkValue(t reflect.Type, v any, key string, pos *Positions, ps *[]Problem)
 	return true
 }
 
+var textUnmarshaler = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
+
+// walkText checks a value for a type that reads its own text (a size,
+// a duration): the problem is the type's own words, e.g. "\"lots\" is
+// not a size (examples: …)". A whole number is taken where the type is
+// one (a size in bytes).
+func walkText(t reflect.Type, v any, key string, pos *Positions, ps *[]Problem, bad func() bool) bool {
+	switch x := v.(type) {
+	case string:
+		if err := reflect.New(t).Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(x)); err != nil {
+			*ps = append(*ps, Problem{Line: pos.Line(key), Key: key, Msg: err.Error()})
+			return false
+		}
+		return true
+	case int64:
+		if t == reflect.TypeOf(units.Size(0)) {
+			return true
+		}
+	}
+	return bad()
+}
+
 // describeType says in plain words what a setting takes.
 func describeType(t reflect.Type) string {
+	switch t {
+	case reflect.TypeOf(units.Size(0)):
+		return "a size (e.g. \"1GiB\" or a number of bytes)"
+	case reflect.TypeOf(units.Duration(0)):
+		return "a duration in quotes (e.g. \"30s\")"
+	}
 	switch t.Kind() {
 	case reflect.String:
 		return "text in quotes"
