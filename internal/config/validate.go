@@ -48,7 +48,7 @@ func (c *Config) Validate() []Problem {
 	}
 	ps = append(ps, c.Root.Validate()...)
 	ps = append(ps, c.HTTPS.Validate()...)
-	ps = append(ps, origin.CheckExports(c.Exports)...)
+	ps = append(ps, c.Exports.Validate()...)
 	ps = append(ps, c.Cache.Validate(exportPrefixes(c.Exports))...)
 	ps = append(ps, c.Director.Validate()...)
 	ps = append(ps, c.Advertise.validate()...)
