@@ -168,7 +168,7 @@ func orDefault(d *units.Duration, def time.Duration) *units.Duration {
 
 // The default idle timeouts: a minute longer than XrdCl keeps an unused
 // connection to a data server (DataServerTTL, 300 s) and to a redirector
-// (LoadBalancerTTL, 1200 s).
+// (LoadBalancerTTL, 1200 s), so that the client closes it first.
 const (
 	defaultIdleTimeout        = 6 * time.Minute
 	defaultManagerIdleTimeout = 21 * time.Minute
