@@ -76,7 +76,7 @@ trust it with [[auth.issuer]] url = "<this box's issuer URL>".`,
 				return err
 			}
 			warnUnassertedGroups(cmd, req.Groups, cfg.Auth.SiteIssuerVOs)
-			if most, err := cfg.Auth.MaxLifetime(); err == nil && req.Lifetime > most {
+			if most := cfg.Auth.MaxLifetime(); req.Lifetime > most {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: this box refuses the token: --lifetime %v is over [auth] max_token_lifetime (%v)\n", req.Lifetime, most)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), t)

@@ -42,9 +42,10 @@ func (k *KerberosSettings) Enabled() bool {
 	return k.Keytab != "" || len(k.Principals) > 0 || len(k.Realms) > 0
 }
 
-// Krb5 is the krb5auth configuration k describes.
-func (k *KerberosSettings) Krb5(clockSkew string) krb5auth.Config {
-	c := krb5auth.Config{Keytab: k.Keytab, Principals: k.Principals, ClockSkew: parseSkew(clockSkew)}
+// Krb5 is the krb5auth configuration k describes, with [auth] clock_skew
+// (Settings.Skew; 0 for Kerberos' usual).
+func (k *KerberosSettings) Krb5(clockSkew time.Duration) krb5auth.Config {
+	c := krb5auth.Config{Keytab: k.Keytab, Principals: k.Principals, ClockSkew: clockSkew}
 	for _, r := range k.Realms {
 		c.Realms = append(c.Realms, krb5auth.Realm{Name: r.Name, MapFile: r.MapFile, Groups: r.Groups, Scopes: r.Scopes})
 	}
@@ -56,7 +57,7 @@ func (k *KerberosSettings) validate() []problem.Problem {
 		return nil
 	}
 	var ps []problem.Problem
-	c := k.Krb5("")
+	c := k.Krb5(0)
 	if err := c.Validate(); err != nil {
 		ps = append(ps, problem.Problem{Key: "auth.kerberos", Msg: err.Error()})
 	}
@@ -85,11 +86,4 @@ func (k *KerberosSettings) kerberosVOs() []string {
 		}
 	}
 	return out
-}
-
-// parseSkew reads the [auth] clock_skew the settings were validated with
-// ("" is no skew).
-func parseSkew(s string) time.Duration {
-	d, _ := time.ParseDuration(s)
-	return d
 }

@@ -10,6 +10,7 @@ import (
 	"sitebox/internal/problem"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
+	"sitebox/internal/units"
 )
 
 // Settings configures bearer tokens ([auth] in the config file): which issuers the box trusts and what
@@ -18,11 +19,13 @@ import (
 type Settings struct {
 	// Issuers are the token issuers trusted here.
 	Issuers []IssuerEntry `toml:"issuer"`
-	// ClockSkew allowed on exp, nbf and iat (default "60s").
-	ClockSkew string `toml:"clock_skew"`
+	// ClockSkew allowed on exp, nbf and iat, and on Kerberos
+	// authenticators (default "60s"; nil when unset, between 0 and 1h).
+	ClockSkew *units.Duration `toml:"clock_skew"`
 	// MaxTokenLifetime is the longest validity of a token accepted
-	// (default "168h"; the WLCG profile's default maximum is "6h").
-	MaxTokenLifetime string `toml:"max_token_lifetime"`
+	// (default "168h"; the WLCG profile's default maximum is "6h"; nil
+	// when unset, between 1m and a year).
+	MaxTokenLifetime *units.Duration `toml:"max_token_lifetime"`
 	// CA is a PEM file of extra CA certificates trusted when fetching
 	// issuers' keys over https (another box's self-signed certificate).
 	CA string `toml:"ca"`
@@ -99,11 +102,11 @@ func (a *Settings) Enabled() bool { return len(a.Issuers) > 0 || a.SiteIssuer }
 // Defaults fills unset fields with their documented defaults.
 func (a *Settings) Defaults() {
 	a.X509.defaults(os.Getenv)
-	if a.ClockSkew == "" {
-		a.ClockSkew = "60s"
+	if a.ClockSkew == nil {
+		a.ClockSkew = duration(DefaultClockSkew)
 	}
-	if a.MaxTokenLifetime == "" {
-		a.MaxTokenLifetime = DefaultMaxLifetime.String()
+	if a.MaxTokenLifetime == nil {
+		a.MaxTokenLifetime = duration(DefaultMaxLifetime)
 	}
 	for i := range a.Issuers {
 		if a.Issuers[i].BasePath == "" {
@@ -131,15 +134,11 @@ func (a *Settings) Validate() []problem.Problem {
 	add := func(key, format string, args ...any) {
 		ps = append(ps, problem.Problem{Key: "auth." + key, Msg: fmt.Sprintf(format, args...)})
 	}
-	if a.ClockSkew != "" {
-		if d, err := time.ParseDuration(a.ClockSkew); err != nil || d < 0 || d > time.Hour {
-			add("clock_skew", "%q is not a duration between 0 and 1h", a.ClockSkew)
-		}
+	if d := a.ClockSkew; d != nil && (*d < 0 || d.D() > time.Hour) {
+		add("clock_skew", "%q is not a duration between 0 and 1h", d.String())
 	}
-	if a.MaxTokenLifetime != "" {
-		if d, err := time.ParseDuration(a.MaxTokenLifetime); err != nil || d < time.Minute || d > maxMaxLifetime {
-			add("max_token_lifetime", "%q is not a duration between 1m and %v", a.MaxTokenLifetime, maxMaxLifetime)
-		}
+	if d := a.MaxTokenLifetime; d != nil && (d.D() < time.Minute || d.D() > maxMaxLifetime) {
+		add("max_token_lifetime", "%q is not a duration between 1m and %v", d.String(), maxMaxLifetime)
 	}
 	if a.CA != "" {
 		if _, err := os.Stat(a.CA); err != nil {
@@ -310,28 +309,33 @@ func (a *Settings) Policy() (*Policy, error) {
 const maxMaxLifetime = 365 * 24 * time.Hour
 
 // MaxLifetime is [auth] max_token_lifetime (its default when unset).
-func (a *Settings) MaxLifetime() (time.Duration, error) {
-	if a.MaxTokenLifetime == "" {
-		return DefaultMaxLifetime, nil
+func (a *Settings) MaxLifetime() time.Duration {
+	if a.MaxTokenLifetime == nil {
+		return DefaultMaxLifetime
 	}
-	d, err := time.ParseDuration(a.MaxTokenLifetime)
-	if err != nil {
-		return 0, fmt.Errorf("auth.max_token_lifetime: %w", err)
+	return a.MaxTokenLifetime.D()
+}
+
+// Skew is [auth] clock_skew; 0 when unset, for each verifier's own
+// default.
+func (a *Settings) Skew() time.Duration {
+	if a.ClockSkew == nil {
+		return 0
 	}
-	return d, nil
+	return a.ClockSkew.D()
+}
+
+// duration is a set duration setting of d.
+func duration(d time.Duration) *units.Duration {
+	v := units.Duration(d)
+	return &v
 }
 
 // VerifierConfig is the verifier's config for the trusted issuers, all
 // but the site issuer, which the box adds once its key is loaded.
 func (a *Settings) VerifierConfig() (VerifierConfig, error) {
-	vc := VerifierConfig{}
+	vc := VerifierConfig{ClockSkew: a.Skew(), MaxLifetime: a.MaxLifetime()}
 	var err error
-	if vc.ClockSkew, err = time.ParseDuration(a.ClockSkew); err != nil {
-		return VerifierConfig{}, fmt.Errorf("auth.clock_skew: %w", err)
-	}
-	if vc.MaxLifetime, err = a.MaxLifetime(); err != nil {
-		return VerifierConfig{}, err
-	}
 	if a.CA != "" {
 		if vc.HTTPClient, err = tlsutil.HTTPClient(a.CA, false, 10*time.Second); err != nil {
 			return VerifierConfig{}, fmt.Errorf("auth.ca: %w", err)

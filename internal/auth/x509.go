@@ -41,9 +41,9 @@ func (x *X509Settings) X509() (*X509, error) {
 	if x == nil {
 		return nil, nil
 	}
-	refresh, err := x.refresh()
-	if err != nil {
-		return nil, fmt.Errorf("auth.x509.refresh: %w", err)
+	refresh := defaultX509Refresh
+	if x.Refresh != nil {
+		refresh = x.Refresh.D()
 	}
 	a := &X509{settings: *x, refresh: refresh}
 	if err := a.Reload(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"sitebox/internal/problem"
+	"sitebox/internal/units"
 	"sitebox/internal/x509grid"
 )
 
@@ -25,9 +26,10 @@ type X509Settings struct {
 	// require (and it must be current).
 	CRL string `toml:"crl"`
 	// Refresh is how often the CA directory, the vomsdir and the mapfiles
-	// are read again (default "1h"), so CRLs fetch-crl renews and CAs
-	// the IGTF distribution adds count without a restart.
-	Refresh string `toml:"refresh"`
+	// are read again (default "1h"; between 1m and 24h), so CRLs
+	// fetch-crl renews and CAs the IGTF distribution adds count without
+	// a restart.
+	Refresh *units.Duration `toml:"refresh"`
 	// GridMapfile maps DNs to local users, `"/DC=org/…/CN=Alice" alice`
 	// per line (Globus' grid-mapfile); VOMSMapfile maps FQANs,
 	// `"/cms/Role=production/Capability=NULL" cmsprod` (XRootD's
@@ -79,8 +81,8 @@ func (x *X509Settings) defaults(getenv func(string) string) {
 	if x.CRL == "" {
 		x.CRL = x509grid.CRLTry.String()
 	}
-	if x.Refresh == "" {
-		x.Refresh = defaultX509Refresh.String()
+	if x.Refresh == nil {
+		x.Refresh = duration(defaultX509Refresh)
 	}
 }
 
@@ -136,20 +138,11 @@ func (x *X509Settings) validate(getenv func(string) string) []problem.Problem {
 	if _, err := x509grid.ParseCRLMode(eff.CRL); err != nil {
 		ps = append(ps, problem.Problem{Key: "auth.x509.crl", Msg: err.Error()})
 	}
-	if _, err := eff.refresh(); err != nil {
-		ps = append(ps, problem.Problem{Key: "auth.x509.refresh", Msg: err.Error()})
+	if d := eff.Refresh.D(); d < minX509Refresh || d > maxX509Refresh {
+		ps = append(ps, problem.Problem{Key: "auth.x509.refresh", Msg: fmt.Sprintf("%q is not a duration between %v and %v", d.String(), minX509Refresh, maxX509Refresh)})
 	}
 	_, mps := x.mapping()
 	return append(ps, mps...)
-}
-
-// refresh is the parsed Refresh (defaults applied).
-func (x *X509Settings) refresh() (time.Duration, error) {
-	d, err := time.ParseDuration(x.Refresh)
-	if err != nil || d < minX509Refresh || d > maxX509Refresh {
-		return 0, fmt.Errorf("%q is not a duration between %v and %v", x.Refresh, minX509Refresh, maxX509Refresh)
-	}
-	return d, nil
 }
 
 // Verifier reads the CA directory and vomsdir the settings name (with

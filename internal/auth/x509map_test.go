@@ -200,7 +200,7 @@ func TestMapfileLines(t *testing.T) {
 // Config check names the rule, the mapfile and the FQAN form at fault.
 func TestX509SettingsProblems(t *testing.T) {
 	dir := t.TempDir()
-	s := X509Settings{CertDir: dir, VOMSDir: dir, Refresh: "1s",
+	s := X509Settings{CertDir: dir, VOMSDir: dir, Refresh: duration(time.Second),
 		GridMapfile: filepath.Join(dir, "missing-grid-mapfile"),
 		VOMSMapfile: writeText(t, "voms-mapfile", "\"/cms\" ok\n\"/cms/Capability=NULL/Role=x\" bad\n"),
 		Maps: []X509MapEntry{

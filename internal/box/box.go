@@ -250,7 +250,7 @@ func (b *Box) drain() error {
 // [root] drain_redirect, else the root:// address the director this box
 // advertises to gave in its answers, else nowhere ("": clients wait).
 func (b *Box) drainTo() string {
-	if to := b.cfg.Root.Config().DrainTo; to != "" {
+	if to := b.cfg.Root.DrainTo(); to != "" {
 		return to
 	}
 	if b.advertiser != nil {

@@ -93,7 +93,7 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		if fe.rootLn, err = net.Listen("tcp", addrs.root); err != nil {
 			return fmt.Errorf("%sroot:// listener: %w", what, err)
 		}
-		rc := b.cfg.Root.Config()
+		rc := xrdserver.Config{Settings: b.cfg.Root}
 		rc.ServerName, rc.Manager, rc.Observer = b.cfg.Server.Name, manager, b.transfers
 		rc.Checksums = b.cfg.Server.Offered()
 		if b.cfg.Root.TLSEnabled() {
@@ -112,7 +112,7 @@ func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls
 		if fe.httpsLn, err = net.Listen("tcp", addrs.https); err != nil {
 			return fmt.Errorf("%shttps:// listener: %w", what, err)
 		}
-		wc := b.cfg.HTTPS.Config()
+		wc := webdav.Config{Settings: b.cfg.HTTPS}
 		wc.ServerName, wc.Observer = b.cfg.Server.Name, b.transfers
 		wc.Auth = b.authn
 		wc.TPC, wc.CopyBuffers, wc.AccessLog = tpcDialer, b.copies, access

@@ -15,7 +15,7 @@ func (b *Box) buildKerberos() error {
 	if !k.Enabled() {
 		return nil
 	}
-	kc := k.Krb5(b.cfg.Auth.ClockSkew)
+	kc := k.Krb5(b.cfg.Auth.Skew())
 	kc.ReplayCache = krb5auth.ReplayCacheFile(b.cfg.Server.StateDir)
 	a, err := krb5auth.New(kc, b.log)
 	if err != nil {

@@ -22,7 +22,7 @@ type Config struct {
 	Server    Server             `toml:"server"`
 	Root      xrdserver.Settings `toml:"root"`
 	HTTPS     webdav.Settings    `toml:"https"`
-	Exports   []origin.Export    `toml:"export"`
+	Exports   origin.Exports     `toml:"export"`
 	Cache     cache.Settings     `toml:"cache"`
 	Director  director.Settings  `toml:"director"`
 	Advertise Advertise          `toml:"advertise"`

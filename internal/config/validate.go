@@ -2,10 +2,7 @@ package config
 
 import (
 	"fmt"
-	"net"
-	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"sitebox/internal/cksum"
@@ -46,32 +43,12 @@ func (c *Config) Validate() []Problem {
 	if _, err := cksum.NewOffered(c.Server.Checksums); err != nil {
 		add("server.checksums", "%v", err)
 	}
-	if msg := checkAddr(c.Server.MetricsAddr); msg != "" {
+	if msg := problem.CheckAddr(c.Server.MetricsAddr); msg != "" {
 		add("server.metrics_addr", "%s", msg)
 	}
-	if u := c.Root.DrainRedirect; u != "" {
-		if msg := problem.CheckURL(u, "root"); msg != "" {
-			add("root.drain_redirect", "%s", msg)
-		}
-	}
-	if msg := checkAddr(c.Root.Addr); msg != "" {
-		add("root.addr", "%s", msg)
-	}
-	if msg := checkAddr(c.HTTPS.Addr); msg != "" {
-		add("https.addr", "%s", msg)
-	}
-	if (c.HTTPS.Cert == "") != (c.HTTPS.Key == "") {
-		add("https.cert", "cert and key must be given together (or neither, for a generated self-signed certificate)")
-	}
-	for _, f := range []struct{ key, path string }{{"https.cert", c.HTTPS.Cert}, {"https.key", c.HTTPS.Key}} {
-		if f.path != "" {
-			if _, err := os.Stat(f.path); err != nil {
-				add(f.key, "cannot read %s: %v", f.path, unwrapPath(err))
-			}
-		}
-	}
-	ps = append(ps, c.validateLimits()...)
-	ps = append(ps, origin.CheckExports(c.Exports)...)
+	ps = append(ps, c.Root.Validate()...)
+	ps = append(ps, c.HTTPS.Validate()...)
+	ps = append(ps, c.Exports.Validate()...)
 	ps = append(ps, c.Cache.Validate(exportPrefixes(c.Exports))...)
 	ps = append(ps, c.Director.Validate()...)
 	ps = append(ps, c.Advertise.validate()...)
@@ -100,7 +77,7 @@ func (c *Config) directorListenerProblems() []Problem {
 	var ps []Problem
 	d := &c.Director
 	for _, k := range []struct{ key, addr string }{{"director.root_addr", d.RootAddr}, {"director.https_addr", d.HTTPSAddr}} {
-		if msg := checkAddr(k.addr); msg != "" {
+		if msg := problem.CheckAddr(k.addr); msg != "" {
 			ps = append(ps, Problem{Key: k.key, Msg: msg})
 		}
 	}
@@ -130,26 +107,6 @@ func exportPrefixes(exports []origin.Export) []string {
 		ps[i] = e.Prefix
 	}
 	return ps
-}
-
-// checkAddr explains what is wrong with a listen address, or returns "".
-func checkAddr(addr string) string {
-	if addr == "" || addr == Off {
-		return ""
-	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Sprintf("%q is not host:port (e.g. \"0.0.0.0:1094\" or \":1094\"; \"off\" disables)", addr)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return fmt.Sprintf("port %q in %q is not a number from 0 to 65535", port, addr)
-	}
-	if host != "" && net.ParseIP(host) == nil && host != "localhost" {
-		if _, err := net.LookupHost(host); err != nil {
-			return fmt.Sprintf("host %q in %q does not resolve", host, addr)
-		}
-	}
-	return ""
 }
 
 func unwrapPath(err error) error { return problem.PathCause(err) }

@@ -25,7 +25,7 @@ func TestCheckX509(t *testing.T) {
 	os.Mkdir(certs, 0o755)
 	os.Mkdir(voms, 0o755)
 	cfg := &config.Config{Auth: auth.Settings{
-		X509:       &auth.X509Settings{CertDir: certs, VOMSDir: voms, CRL: "try", Refresh: "1h"},
+		X509:       &auth.X509Settings{CertDir: certs, VOMSDir: voms, CRL: "try"},
 		Namespaces: []auth.NamespaceEntry{{Prefix: "/store/cms", Read: "vo", VOs: []string{"cms"}}},
 	}}
 	cs := checkX509(context.Background(), cfg, o)

@@ -10,13 +10,16 @@ import (
 	"sitebox/internal/store"
 )
 
-// CheckExports returns every problem in the [[export]] tables of a config
-// file, keyed "export[N].field", looking at the disk to check the pools
-// exist (a missing pool is the most common first-day mistake).
-func CheckExports(exports []Export) []problem.Problem {
+// Exports are the [[export]] tables of a config file, in file order.
+type Exports []Export
+
+// Validate returns every problem in the exports, keyed
+// "export[N].field", looking at the disk to check the pools exist (a
+// missing pool is the most common first-day mistake).
+func (es Exports) Validate() []problem.Problem {
 	var ps []problem.Problem
 	seen := map[string]int{}
-	for i, e := range exports {
+	for i, e := range es {
 		key := fmt.Sprintf("export[%d]", i+1)
 		add := func(sub, format string, args ...any) {
 			ps = append(ps, problem.Problem{Key: key + sub, Msg: fmt.Sprintf(format, args...)})

@@ -22,7 +22,7 @@ import (
 )
 
 // Export maps a namespace prefix onto storage pools; it is what each
-// [[export]] of the config file decodes into (see CheckExports).
+// [[export]] of the config file decodes into (see Exports.Validate).
 type Export struct {
 	Prefix   string   `toml:"prefix"`    // namespace path, e.g. "/store/user"
 	Pools    []string `toml:"pools"`     // directories on disk; at least one

@@ -6,10 +6,12 @@ package problem
 import (
 	"fmt"
 	"io/fs"
+	"net"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Problem is one thing wrong with a config file.
@@ -77,4 +79,43 @@ func PathCause(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// CheckAddr explains what is wrong with a listen address, or returns "".
+// Empty and "off" (a listener switched off) are no address to check.
+func CheckAddr(addr string) string {
+	if addr == "" || addr == "off" {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Sprintf("%q is not host:port (e.g. \"0.0.0.0:1094\" or \":1094\"; \"off\" disables)", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Sprintf("port %q in %q is not a number from 0 to 65535", port, addr)
+	}
+	if host != "" && net.ParseIP(host) == nil && host != "localhost" {
+		if _, err := net.LookupHost(host); err != nil {
+			return fmt.Sprintf("host %q in %q does not resolve", host, addr)
+		}
+	}
+	return ""
+}
+
+// CheckLimit explains what is wrong with a limit setting, where 0 takes
+// the default and -1 means no limit, or returns "".
+func CheckLimit(v int) string {
+	if v < -1 {
+		return fmt.Sprintf("%d is not a limit (a positive number; 0 for the default, -1 for none)", v)
+	}
+	return ""
+}
+
+// CheckAtLeast explains why a duration setting is too short, or returns
+// "".
+func CheckAtLeast(d, least time.Duration) string {
+	if d < least {
+		return fmt.Sprintf("%q is not a duration of at least %v (e.g. \"1m\")", d.String(), least)
+	}
+	return ""
 }

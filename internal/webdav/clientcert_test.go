@@ -67,7 +67,7 @@ func newCertBox(t *testing.T, p *x509test.PKI) *certBox {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &auth.X509Settings{CertDir: p.CADir, VOMSDir: p.VOMSDir, Refresh: "1h", CRL: "try"}
+	s := &auth.X509Settings{CertDir: p.CADir, VOMSDir: p.VOMSDir, CRL: "try"}
 	x, err := s.X509()
 	if err != nil {
 		t.Fatal(err)

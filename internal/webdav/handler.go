@@ -9,16 +9,22 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"sitebox/internal/accesslog"
 	"sitebox/internal/auth"
 	"sitebox/internal/store"
 	"sitebox/internal/tpc"
+	"sitebox/internal/units"
 )
 
-// Config tunes the handler. The zero value is valid.
+// Config tunes the handler: the [https] settings of the config file and
+// what the box adds at run time. The zero value is valid.
 type Config struct {
+	// Settings are [https] as the file gives them. The handler acts on
+	// BodyTimeout: an upload's body that goes that long without a byte
+	// (default 1 minute) is abandoned with 408 and leaves nothing behind.
+	// The listener's settings are the box's to act on.
+	Settings
 	// ReadOnly refuses PUT, DELETE, MKCOL and MOVE with 403.
 	ReadOnly bool
 	// ServerName is sent in the Server header (default "sitebox").
@@ -36,10 +42,6 @@ type Config struct {
 	Observer store.TransferObserver
 	// AccessLog takes one line per GET and PUT. Nil: none.
 	AccessLog accesslog.Sink
-	// BodyTimeout bounds the wait for more of an upload's body (default 1
-	// minute without a byte); a stalled upload is abandoned with 408 and
-	// leaves nothing behind.
-	BodyTimeout time.Duration
 	// Self reports whether a host:port names this server by another name
 	// than the one a request came with (its listeners' addresses, names
 	// resolving to them): a MOVE or COPY Destination naming it is a path
@@ -69,8 +71,9 @@ func New(cfg Config, st store.Store, log *slog.Logger) *Handler {
 	if cfg.ServerName == "" {
 		cfg.ServerName = "sitebox"
 	}
-	if cfg.BodyTimeout <= 0 {
-		cfg.BodyTimeout = defaultBodyTimeout
+	if cfg.BodyTimeout == nil || *cfg.BodyTimeout <= 0 {
+		d := units.Duration(defaultBodyTimeout)
+		cfg.BodyTimeout = &d
 	}
 	if cfg.CopyBuffers == nil {
 		cfg.CopyBuffers = tpc.NewBudget(tpc.BufferMemoryFor(0))

@@ -1,9 +1,15 @@
 package webdav
 
-import "time"
+import (
+	"time"
+
+	"sitebox/internal/problem"
+	"sitebox/internal/units"
+)
 
 // Settings configures the https:// (WebDAV) frontend: [https] in the
-// config file.
+// config file decodes straight into it, and the handler takes it as it
+// is, embedded in its Config.
 type Settings struct {
 	// Addr is the listen address (default ":8443"); "off" disables it.
 	Addr string `toml:"addr"`
@@ -22,8 +28,10 @@ type Settings struct {
 	// HeaderTimeout bounds the wait for a request's headers (default
 	// "30s"); BodyTimeout how long an upload's body may go without a byte
 	// before it is abandoned with 408, leaving nothing (default "1m").
-	HeaderTimeout string `toml:"header_timeout"`
-	BodyTimeout   string `toml:"body_timeout"`
+	// Each at least 1s; nil when unset ("0s" is no timeout to keep, and
+	// is refused).
+	HeaderTimeout *units.Duration `toml:"header_timeout"`
+	BodyTimeout   *units.Duration `toml:"body_timeout"`
 	// MaxConnsPerClient bounds the connections one address may hold open
 	// (default 512; -1: no limit), MaxConnsPerNetwork those of one network,
 	// an IPv4 /24 or IPv6 /64 (default 1024, and no less than
@@ -42,17 +50,51 @@ func (h *Settings) Defaults() {
 	}
 }
 
-// Config is the handler's Config for these settings (the box adds the
-// rest). Durations have been validated; one unset is 0, the default.
-func (h *Settings) Config() Config {
-	d, _ := time.ParseDuration(h.BodyTimeout)
-	return Config{BodyTimeout: d}
+// Validate returns every problem in h, keyed as in the file
+// ("https.header_timeout"). It looks at the disk only to check that the
+// certificate and key can be read.
+func (h *Settings) Validate() []problem.Problem {
+	ps := problem.List{Section: "https"}
+	if msg := problem.CheckAddr(h.Addr); msg != "" {
+		ps.Add("addr", "%s", msg)
+	}
+	if (h.Cert == "") != (h.Key == "") {
+		ps.Add("cert", "cert and key must be given together (or neither, for a generated self-signed certificate)")
+	}
+	for _, f := range []struct{ key, path string }{{"cert", h.Cert}, {"key", h.Key}} {
+		if f.path == "" {
+			continue
+		}
+		if msg := problem.Readable(f.path); msg != "" {
+			ps.Add(f.key, "%s", msg)
+		}
+	}
+	for _, l := range []struct {
+		key string
+		v   int
+	}{{"max_conns_per_client", h.MaxConnsPerClient}, {"max_conns_per_network", h.MaxConnsPerNetwork}} {
+		if msg := problem.CheckLimit(l.v); msg != "" {
+			ps.Add(l.key, "%s", msg)
+		}
+	}
+	for _, d := range []struct {
+		key string
+		v   *units.Duration
+	}{{"header_timeout", h.HeaderTimeout}, {"body_timeout", h.BodyTimeout}} {
+		if d.v == nil {
+			continue
+		}
+		if msg := problem.CheckAtLeast(d.v.D(), time.Second); msg != "" {
+			ps.Add(d.key, "%s", msg)
+		}
+	}
+	return ps.All
 }
 
 // ReadHeaderTimeout is header_timeout with its default (30s).
 func (h *Settings) ReadHeaderTimeout() time.Duration {
-	if d, err := time.ParseDuration(h.HeaderTimeout); err == nil && d > 0 {
-		return d
+	if h.HeaderTimeout != nil && *h.HeaderTimeout > 0 {
+		return h.HeaderTimeout.D()
 	}
 	return 30 * time.Second
 }

@@ -37,7 +37,7 @@ func bindTo(t *testing.T, addr string, id [16]byte) (*rawConn, uint16, []byte) {
 }
 
 func TestBindSubstreams(t *testing.T) {
-	cfg := Config{Limits: Limits{SubstreamsPerSession: 2}}
+	cfg := Config{Settings: Settings{Limits: Limits{SubstreamsPerSession: 2}}}
 	addr, dir := testEnv(t, cfg)
 	data := patterned(3 << 20)
 	writeTestFile(t, filepath.Join(dir, "f"), data)
@@ -121,7 +121,7 @@ func TestBindRefusals(t *testing.T) {
 // A substream is a session for the limits: past SessionsPerClient the
 // bind is refused with the limit's error, as any connection would be.
 func TestBindCountsAsSession(t *testing.T) {
-	addr, _ := testEnv(t, Config{Limits: Limits{SessionsPerClient: 2}})
+	addr, _ := testEnv(t, Config{Settings: Settings{Limits: Limits{SessionsPerClient: 2}}})
 	_, id := loginSession(t, addr)
 	if _, st, _ := bindTo(t, addr, id); st != proto.StatusOK {
 		t.Fatal("first substream refused")

@@ -9,12 +9,18 @@ import (
 	"sitebox/internal/cksum"
 	"sitebox/internal/store"
 	"sitebox/internal/tpc"
+	"sitebox/internal/units"
 	"sitebox/internal/xrootd/gsi"
 	"sitebox/internal/xrootd/proto"
 )
 
-// Config tunes the server. The zero value is valid; defaults are noted.
+// Config tunes the server: the [root] settings of the config file and
+// what the box adds at run time. The zero value is valid; defaults are
+// noted.
 type Config struct {
+	// Settings are [root] as the file gives them: limits, timeouts,
+	// drain_redirect (Addr and ServeTLS are the box's to act on).
+	Settings
 	// TPC reaches the source of a root:// third-party copy this server is
 	// the destination of. Nil: such copies are refused and query config
 	// answers tpc 0.
@@ -81,40 +87,13 @@ type Config struct {
 	ServerName string
 	// Site is the answer to query config "sitename" (default ServerName).
 	Site string
-	// WriteTimeout bounds the wait for a client to take more of a response
-	// (default 1 minute): one that stops reading its answers is
-	// disconnected then, freeing its buffer. Over plain TCP it is the time
-	// without progress; over TLS, the time for one frame (at most
-	// MaxReadChunk).
-	WriteTimeout time.Duration
-	// RequestTimeout bounds the wait for the rest of a request once its
-	// first byte arrived: the 24-byte header and its payload, a write's
-	// data included (default 1 minute without a byte). A client that
-	// starts a request and goes silent is disconnected then.
-	RequestTimeout time.Duration
-	// Limits bound sessions and open files per client address and in
-	// total (see Limits for the defaults).
-	Limits Limits
 	// HandshakeTimeout bounds the wait for a new connection's hello
 	// (default 30 seconds).
 	HandshakeTimeout time.Duration
-	// IdleTimeout closes a connection that has no open files and no
-	// requests in flight for this long, so abandoned connections do not
-	// hold descriptors for ever; a connection whose files, all open for
-	// reading, have been untouched this long may be closed when others
-	// need its place (reclaim.go). Default 6 minutes (21 for a Manager):
-	// a minute longer than the XRootD client keeps a connection it does
-	// not use (XrdCl's DataServerTTL of 5 minutes; LoadBalancerTTL, 20,
-	// for a redirector), so that the client closes it first.
-	IdleTimeout time.Duration
 	// AccessLog takes one line per file, from open to close. Nil: none.
 	AccessLog accesslog.Sink
-	// DrainTo (host:port) is where a draining server (see Drain) sends
-	// requests that would start new work: the director this server
-	// belongs to. Empty: they are told to wait DrainWait instead.
-	DrainTo string
 	// DrainWait is the kXR_wait a draining server answers with when it
-	// has no DrainTo (default 3 s).
+	// has nowhere to send them (no DrainRedirect; default 3 s).
 	DrainWait time.Duration
 	// setupGrace is how long a new session is safe from being closed for
 	// a newcomer from its own address (default defaultSetupGrace; tests
@@ -145,22 +124,30 @@ func (c *Config) defaults() {
 	if c.Site == "" {
 		c.Site = c.ServerName
 	}
-	if c.WriteTimeout <= 0 {
-		c.WriteTimeout = time.Minute
-	}
-	if c.RequestTimeout <= 0 {
-		c.RequestTimeout = time.Minute
-	}
+	// WriteTimeout bounds the wait for a client to take more of a
+	// response: one that stops reading its answers is disconnected then,
+	// freeing its buffer. Over plain TCP it is the time without progress;
+	// over TLS, the time for one frame (at most MaxReadChunk).
+	c.WriteTimeout = orDefault(c.WriteTimeout, time.Minute)
+	// RequestTimeout bounds the wait for the rest of a request once its
+	// first byte arrived: the 24-byte header and its payload, a write's
+	// data included. A client that starts a request and goes silent is
+	// disconnected then.
+	c.RequestTimeout = orDefault(c.RequestTimeout, time.Minute)
 	c.Limits.defaults()
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = 30 * time.Second
 	}
-	if c.IdleTimeout <= 0 {
-		c.IdleTimeout = defaultIdleTimeout
-		if c.Manager {
-			c.IdleTimeout = defaultManagerIdleTimeout
-		}
+	// IdleTimeout closes a connection that has no open files and no
+	// requests in flight for this long, so abandoned connections do not
+	// hold descriptors for ever; a connection whose files, all open for
+	// reading, have been untouched this long may be closed when others
+	// need its place (reclaim.go).
+	idle := defaultIdleTimeout
+	if c.Manager {
+		idle = defaultManagerIdleTimeout
 	}
+	c.IdleTimeout = orDefault(c.IdleTimeout, idle)
 	if c.DrainWait <= 0 {
 		c.DrainWait = defaultDrainWait
 	}
@@ -169,9 +156,19 @@ func (c *Config) defaults() {
 	}
 }
 
+// orDefault is d when set, else def: a timeout the file leaves unset is
+// nil. The server reads its timeouts after defaults, never nil.
+func orDefault(d *units.Duration, def time.Duration) *units.Duration {
+	if d == nil || *d <= 0 {
+		v := units.Duration(def)
+		return &v
+	}
+	return d
+}
+
 // The default idle timeouts: a minute longer than XrdCl keeps an unused
 // connection to a data server (DataServerTTL, 300 s) and to a redirector
-// (LoadBalancerTTL, 1200 s).
+// (LoadBalancerTTL, 1200 s), so that the client closes it first.
 const (
 	defaultIdleTimeout        = 6 * time.Minute
 	defaultManagerIdleTimeout = 21 * time.Minute

@@ -11,7 +11,7 @@ import (
 // A graceful stop (Shutdown with time to spare) drains: the listener is
 // closed, running transfers go on until their files are closed, and every
 // request that would start something new is sent elsewhere — kXR_redirect
-// to Config.DrainTo (the director the box belongs to), else kXR_wait for
+// to Config.DrainRedirect (the director the box belongs to), else kXR_wait for
 // DrainWait, by which time the restarted server is listening again. A
 // session that holds nothing is closed at once; what is still open when
 // the context ends is cut.

@@ -13,15 +13,15 @@ import (
 
 // A draining server finishes the transfer in progress (reads and the
 // close of an open file), diverts a new open (kXR_wait, or kXR_redirect
-// with DrainTo), refuses new connections, and ends once idle.
+// with DrainRedirect), refuses new connections, and ends once idle.
 func TestDrainLetsTransfersFinish(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		drainTo string
-		want    uint16
+		name          string
+		drainRedirect string
+		want          uint16
 	}{
 		{"wait", "", proto.StatusWait},
-		{"redirect", "director.example.org:1094", proto.StatusRedirect},
+		{"redirect", "root://director.example.org:1094", proto.StatusRedirect},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, dir := newOriginStore(t, false)
@@ -31,7 +31,7 @@ func TestDrainLetsTransfersFinish(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := New(Config{DrainTo: tc.drainTo, DrainWait: 2 * time.Second}, st, nil)
+			srv := New(Config{Settings: Settings{DrainRedirect: tc.drainRedirect}, DrainWait: 2 * time.Second}, st, nil)
 			served := make(chan error, 1)
 			go func() { served <- srv.Serve(ln) }()
 			addr := ln.Addr().String()

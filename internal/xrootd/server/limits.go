@@ -20,37 +20,40 @@ import (
 // sessions silent for the idle timeout with only files open for reading:
 // the server closes the one of them silent longest (reclaim.go) and lets
 // the newcomer in.
+//
+// [root] in the config file holds them (Settings embeds Limits), under
+// the keys their tags give.
 type Limits struct {
 	// Sessions bounds the connections of all clients together (default
 	// 4096: with OpenFiles, well under a common descriptor limit of 65536).
-	Sessions int
+	Sessions int `toml:"max_sessions"`
 	// SessionsPerClient bounds the connections from one address (default
 	// an eighth of Sessions, at most 512). XrdCl shares one connection per
 	// server among all the files a process opens, but every job on a
 	// batch farm behind NAT arrives from the same address.
-	SessionsPerClient int
+	SessionsPerClient int `toml:"max_sessions_per_client"`
 	// SessionsPerNetwork bounds the connections from one network (default
 	// a quarter of Sessions, at most 1024, and no less than
 	// SessionsPerClient; no limit when SessionsPerClient has none).
-	SessionsPerNetwork int
+	SessionsPerNetwork int `toml:"max_sessions_per_network"`
 	// OpenFiles bounds the files open by all sessions together (default
 	// 32768).
-	OpenFiles int
+	OpenFiles int `toml:"max_open_files"`
 	// OpenFilesPerClient bounds the files open by the sessions of one
 	// address (default an eighth of OpenFiles, at most 4096).
-	OpenFilesPerClient int
+	OpenFilesPerClient int `toml:"max_open_files_per_client"`
 	// OpenFilesPerNetwork bounds the files open by the sessions of one
 	// network (default a quarter of OpenFiles, at most 8192, and no less
 	// than OpenFilesPerClient; no limit when OpenFilesPerClient has none).
-	OpenFilesPerNetwork int
+	OpenFilesPerNetwork int `toml:"max_open_files_per_network"`
 	// OpenFilesPerSession bounds one session's file table (default 1024; a
 	// ROOT job rarely keeps more than a few dozen files open).
-	OpenFilesPerSession int
+	OpenFilesPerSession int `toml:"max_open_files_per_session"`
 	// SubstreamsPerSession bounds the connections a session may bind to
 	// itself with kXR_bind for parallel data streams (`xrdcp -S N`):
 	// default and most 15, as xrootd; negative is the protocol's 15.
 	// Each substream is a session for the limits above, too.
-	SubstreamsPerSession int
+	SubstreamsPerSession int `toml:"max_substreams_per_session"`
 }
 
 func (l *Limits) defaults() { l.defaultsFor(descriptorLimit()) }

@@ -183,7 +183,7 @@ func loginErr(t *testing.T, addr string) (int32, string) {
 // with a file open) is refused naming the limit (idle ones would be
 // closed to make room: reclaim_test.go).
 func TestSessionLimit(t *testing.T) {
-	addr, dir := testEnv(t, Config{Limits: Limits{SessionsPerClient: 2}})
+	addr, dir := testEnv(t, Config{Settings: Settings{Limits: Limits{SessionsPerClient: 2}}})
 	writeTestFile(t, filepath.Join(dir, "f"), []byte("data"))
 	login(t, addr).open("/f", proto.OpenRead)
 	second := login(t, addr)
@@ -206,7 +206,7 @@ func TestSessionLimit(t *testing.T) {
 }
 
 func TestOpenFileLimits(t *testing.T) {
-	addr, dir := testEnv(t, Config{Limits: Limits{OpenFilesPerSession: 3, OpenFilesPerClient: 5}})
+	addr, dir := testEnv(t, Config{Settings: Settings{Limits: Limits{OpenFilesPerSession: 3, OpenFilesPerClient: 5}}})
 	writeTestFile(t, filepath.Join(dir, "f"), []byte("data"))
 	a, b := login(t, addr), login(t, addr)
 	var ha [][4]byte
@@ -259,7 +259,7 @@ func wantClosed(t *testing.T, r *rawConn, within time.Duration) time.Duration {
 }
 
 func TestPartialRequestTimeout(t *testing.T) {
-	addr, dir := testEnv(t, Config{RequestTimeout: 300 * time.Millisecond})
+	addr, dir := testEnv(t, Config{Settings: Settings{RequestTimeout: timeout(300 * time.Millisecond)}})
 	writeTestFile(t, filepath.Join(dir, "f"), []byte("data"))
 
 	t.Run("half a header", func(t *testing.T) {

@@ -92,7 +92,7 @@ func (s *session) sendfileFrame(tc *net.TCPConn, hdr []byte, fd int, off int64, 
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
-	if err := sendfile(tc, func() { s.writeDL.within(s.srv.cfg.WriteTimeout) }, hdr, fd, off, n); err != nil {
+	if err := sendfile(tc, func() { s.writeDL.within(s.srv.cfg.WriteTimeout.D()) }, hdr, fd, off, n); err != nil {
 		// The header promised n bytes: nothing else may follow a short frame.
 		s.close()
 		if errors.Is(err, io.ErrUnexpectedEOF) {

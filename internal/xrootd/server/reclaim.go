@@ -145,7 +145,7 @@ func (s *Server) reclaim(limit *limitError, addr string) *session {
 // search is worth making again. s.mu is held.
 func (s *Server) pickVictim(limit *limitError, addr string, now time.Time) (victim *session, holds holding, last, next time.Time) {
 	files := limit.what == whatFiles
-	idleAfter, grace := s.cfg.IdleTimeout, s.cfg.setupGrace
+	idleAfter, grace := s.cfg.IdleTimeout.D(), s.cfg.setupGrace
 	next = now.Add(idleAfter) // for files: when the next reader may have been silent long enough
 	if !files {
 		next = now.Add(idleRecheck)

@@ -48,7 +48,7 @@ func wantRefused(t *testing.T, r *rawConn, want string) {
 // and once only they are left the newcomer is refused naming the limit.
 func TestReclaimIdleSessions(t *testing.T) {
 	t.Run("server", func(t *testing.T) {
-		addr, dir := testEnv(t, Config{Limits: Limits{Sessions: 4, SessionsPerClient: 4, SessionsPerNetwork: 4}})
+		addr, dir := testEnv(t, Config{Settings: Settings{Limits: Limits{Sessions: 4, SessionsPerClient: 4, SessionsPerNetwork: 4}}})
 		writeTestFile(t, filepath.Join(dir, "f"), []byte("data"))
 		busy := loginAt(t, addr, "127.0.0.1")
 		h := busy.open("/f", proto.OpenRead)
@@ -80,7 +80,7 @@ func TestReclaimIdleSessions(t *testing.T) {
 		wantRefused(t, loginAt(t, addr, "127.0.6.1"), "too many sessions on this server (limit 4)")
 	})
 	t.Run("address and network", func(t *testing.T) {
-		addr, dir := testEnv(t, Config{setupGrace: time.Nanosecond, Limits: Limits{SessionsPerClient: 2, SessionsPerNetwork: 3}})
+		addr, dir := testEnv(t, Config{setupGrace: time.Nanosecond, Settings: Settings{Limits: Limits{SessionsPerClient: 2, SessionsPerNetwork: 3}}})
 		writeTestFile(t, filepath.Join(dir, "f"), []byte("data"))
 		other := loginAt(t, addr, "127.0.9.1") // idle longest, but in no limit reached
 		mine := loginAt(t, addr, "127.0.0.2")
@@ -108,7 +108,7 @@ func TestReclaimIdleSessions(t *testing.T) {
 // A session just set up is not closed for a newcomer from its own
 // address, which may be a substream binding to it.
 func TestReclaimSparesNewSessions(t *testing.T) {
-	addr, _ := testEnv(t, Config{Limits: Limits{SessionsPerClient: 1}})
+	addr, _ := testEnv(t, Config{Settings: Settings{Limits: Limits{SessionsPerClient: 1}}})
 	first := loginAt(t, addr, "127.0.0.2")
 	wantRefused(t, loginAt(t, addr, "127.0.0.2"), "too many sessions from 127.0.0.2 (limit 1)")
 	if !served(first) {
@@ -122,7 +122,7 @@ func TestReclaimSparesNewSessions(t *testing.T) {
 // for writing is never closed so, nor one silent for less.
 func TestReclaimSilentFileHolders(t *testing.T) {
 	idle := 300 * time.Millisecond
-	addr, dir := testEnv(t, Config{IdleTimeout: idle, Limits: Limits{OpenFiles: 3, OpenFilesPerClient: 3, OpenFilesPerNetwork: 3}})
+	addr, dir := testEnv(t, Config{Settings: Settings{IdleTimeout: timeout(idle), Limits: Limits{OpenFiles: 3, OpenFilesPerClient: 3, OpenFilesPerNetwork: 3}}})
 	writeTestFile(t, filepath.Join(dir, "f"), []byte("data"))
 	writer := loginAt(t, addr, "127.0.1.1")
 	wh := writer.open("/w", proto.OpenNew)

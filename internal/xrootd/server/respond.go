@@ -26,7 +26,7 @@ func (s *session) writeLocked(parts [][]byte) error {
 	if err := s.ctx.Err(); err != nil {
 		return fmt.Errorf("send response: %w", net.ErrClosed)
 	}
-	timeout := s.srv.cfg.WriteTimeout
+	timeout := s.srv.cfg.WriteTimeout.D()
 	s.writeDL.within(timeout)
 	var err error
 	if s.tlsw != nil {

@@ -180,14 +180,14 @@ func (s *Server) isClosed() bool {
 }
 
 // Drain stops accepting and lets running transfers finish: new requests
-// are redirected to DrainTo or told to wait, and each session is closed
+// are redirected to DrainRedirect or told to wait, and each session is closed
 // once it holds nothing. When every session is gone, or ctx ends, it
 // shuts down as Shutdown does (cutting what is left).
-func (s *Server) Drain(ctx context.Context) error { return s.DrainVia(ctx, s.cfg.DrainTo) }
+func (s *Server) Drain(ctx context.Context) error { return s.DrainVia(ctx, s.cfg.DrainTo()) }
 
 // DrainVia is Drain sending new requests to the root:// server to
 // (host:port; "" tells them to wait): the director the box learned it
-// belongs to after it started, when Config.DrainTo names none.
+// belongs to after it started, when Config.DrainRedirect names none.
 func (s *Server) DrainVia(ctx context.Context, to string) error {
 	s.drainTo.Store(&to)
 	s.mu.Lock()

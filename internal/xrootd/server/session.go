@@ -199,7 +199,7 @@ func (s *session) serveNext() bool {
 		return false
 	}
 	// The request has begun: the rest of it must keep coming.
-	s.readWait = s.srv.cfg.RequestTimeout
+	s.readWait = s.srv.cfg.RequestTimeout.D()
 	s.touch()
 	if _, err := io.ReadFull(s.br, s.hdr[:]); err != nil {
 		s.logReadErr(err)
@@ -270,14 +270,14 @@ func (s *session) awaitRequest() error {
 		return nil // the client sent it with the one before
 	}
 	for {
-		s.readDL.within(s.srv.cfg.IdleTimeout)
+		s.readDL.within(s.srv.cfg.IdleTimeout.D())
 		_, err := s.br.Peek(1)
 		var ne net.Error
 		if err == nil || !errors.As(err, &ne) || !ne.Timeout() {
 			return err
 		}
 		if s.idle() {
-			return fmt.Errorf("%w for %v with no open files", errIdle, s.srv.cfg.IdleTimeout)
+			return fmt.Errorf("%w for %v with no open files", errIdle, s.srv.cfg.IdleTimeout.D())
 		}
 	}
 }
@@ -296,7 +296,7 @@ func (s *session) logReadErr(err error) {
 		return
 	}
 	if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
-		s.log.Info("client stalled in the middle of a request; closing", "timeout", s.srv.cfg.RequestTimeout)
+		s.log.Info("client stalled in the middle of a request; closing", "timeout", s.srv.cfg.RequestTimeout.D())
 		return
 	}
 	s.log.Info("connection ended", "err", err)
