@@ -130,9 +130,7 @@ func TestPgreadBorrowedPages(t *testing.T) {
 	if c.lends.Load() == 0 {
 		t.Fatal("no pgread frame was borrowed")
 	}
-	if n := c.out.Load(); n != 0 {
-		t.Fatalf("%d borrowed pieces never given back", n)
-	}
+	c.requireReturned(t)
 }
 
 // A kXR_read of a file that lends its bytes (in pieces, or mapped) sends
@@ -168,9 +166,7 @@ func TestReadLentBytes(t *testing.T) {
 			if c.lends.Load() == 0 {
 				t.Fatal("no frame was lent")
 			}
-			if n := c.out.Load(); n != 0 {
-				t.Fatalf("%d loans never given back", n)
-			}
+			c.requireReturned(t)
 		})
 	}
 }
