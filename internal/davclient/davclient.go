@@ -25,6 +25,7 @@ import (
 	"sitebox/internal/cksum"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
+	"sitebox/internal/webdav/davstatus"
 	"sitebox/internal/x509grid"
 )
 
@@ -158,23 +159,8 @@ func (f *FS) doAt(ctx context.Context, method, name, target string, body io.Read
 }
 
 func statusErr(code int, msg string) error {
-	var base error
-	switch code {
-	case 404:
-		base = store.ErrNotFound
-	case 401, 403:
-		base = store.ErrPermission
-	case 405, 409, 412:
-		base = store.ErrExist
-	case 400:
-		base = store.ErrInvalid
-	case 501:
-		base = store.ErrUnsupported
-	case 507:
-		base = store.ErrNoSpace
-	case 502, 503, 504:
-		base = store.ErrUnavailable
-	default:
+	base := davstatus.StoreCodes.ErrOf(code)
+	if base == nil {
 		base = store.ErrIO
 	}
 	return fmt.Errorf("%w (HTTP %d: %s)", base, code, msg)
