@@ -6,6 +6,7 @@ import (
 	"sitebox/internal/cache"
 	"sitebox/internal/hostlist"
 	"sitebox/internal/origin"
+	"sitebox/internal/outbound"
 	"sitebox/internal/remote"
 	"sitebox/internal/store"
 )
@@ -68,7 +69,7 @@ func newCache(cc *cache.Settings, b *Box) (*cache.Cache, error) {
 		return nil, err
 	}
 	cfg.Checksums = b.cfg.Server.Offered()
-	opts := cache.DialOptions{Streams: cc.Streams, Options: remote.Options{CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure, GridRoots: b.outbound.roots}}
+	opts := cache.DialOptions{Streams: cc.Streams, Options: remote.Options{CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure, Options: outbound.Options{GridRoots: b.outbound.roots}}}
 	if cc.UpstreamTokenFile != "" {
 		if _, err := readToken(cc.UpstreamTokenFile); err != nil {
 			return nil, fmt.Errorf("cache.upstream_token_file: %w", err)
