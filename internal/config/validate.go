@@ -66,7 +66,7 @@ func (c *Config) Validate() []Problem {
 	for _, f := range []struct{ key, path string }{{"https.cert", c.HTTPS.Cert}, {"https.key", c.HTTPS.Key}} {
 		if f.path != "" {
 			if _, err := os.Stat(f.path); err != nil {
-				add(f.key, "cannot read %s: %v", f.path, unwrapPath(err))
+				add(f.key, "cannot read %s: %v", f.path, problem.PathCause(err))
 			}
 		}
 	}
@@ -151,5 +151,3 @@ func checkAddr(addr string) string {
 	}
 	return ""
 }
-
-func unwrapPath(err error) error { return problem.PathCause(err) }
