@@ -71,10 +71,11 @@ func newCache(cc *cache.Settings, b *Box) (*cache.Cache, error) {
 	cfg.Checksums = b.cfg.Server.Offered()
 	opts := cache.DialOptions{Streams: cc.Streams, Options: remote.Options{CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure, Options: outbound.Options{GridRoots: b.outbound.roots}}}
 	if cc.UpstreamTokenFile != "" {
-		if _, err := readToken(cc.UpstreamTokenFile); err != nil {
+		tf, err := outbound.LoadTokenFile(cc.UpstreamTokenFile, b.log)
+		if err != nil {
 			return nil, fmt.Errorf("cache.upstream_token_file: %w", err)
 		}
-		opts.TokenFunc = tokenFile(cc.UpstreamTokenFile, b.log)
+		opts.TokenFunc = tf.Token
 	}
 	if b.outbound.cacheProxy != nil {
 		// The robot proxy goes to the configured upstreams and the hosts
