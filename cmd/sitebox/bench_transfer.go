@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"sitebox/internal/outbound"
 	"sitebox/internal/sitebench"
 	"sitebox/internal/transfer"
 )
@@ -46,7 +47,7 @@ to stderr.`,
 				return err
 			}
 			cfg.URLs, cfg.Out = args, cmd.ErrOrStderr()
-			cfg.Options = transfer.Options{CAFile: rf.caFile, Insecure: rf.insecure, Token: tok}
+			cfg.Options = transfer.Options{CAFile: rf.caFile, Insecure: rf.insecure, Options: outbound.Options{Token: tok}}
 			ctx, stop := signalContext()
 			defer stop()
 			rep, err := sitebench.Transfer(ctx, cfg)

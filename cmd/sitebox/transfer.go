@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"sitebox/internal/auth"
+	"sitebox/internal/outbound"
 	"sitebox/internal/remote"
 	"sitebox/internal/store"
 	"sitebox/internal/transfer"
@@ -39,7 +40,7 @@ func (f *remoteFlags) open(raw string) (*transfer.Remote, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := transfer.Options{CAFile: f.caFile, Insecure: f.insecure, Token: tok}
+	opts := transfer.Options{CAFile: f.caFile, Insecure: f.insecure, Options: outbound.Options{Token: tok}}
 	if err := userProxy(&opts); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"sitebox/internal/outbound"
 )
 
 // bearerToken finds the https:// bearer token the way WLCG clients do:
@@ -17,13 +19,9 @@ func bearerToken() (string, error) {
 	if name == "" {
 		return "", nil
 	}
-	b, err := os.ReadFile(name)
+	t, err := outbound.ReadToken(name)
 	if err != nil {
 		return "", fmt.Errorf("BEARER_TOKEN_FILE: %w", err)
-	}
-	t := strings.TrimSpace(string(b))
-	if t == "" {
-		return "", fmt.Errorf("BEARER_TOKEN_FILE %s is empty", name)
 	}
 	return t, nil
 }

@@ -138,16 +138,20 @@ func (s *Server) evict(w http.ResponseWriter, r *http.Request, c Cache) {
 	writeJSON(w, http.StatusOK, res)
 }
 
-// statusOf maps the store's sentinel errors to HTTP statuses; the client
-// maps them back (see StatusError.Unwrap).
+// storeCodes is the admin API's table between store sentinels and HTTP
+// statuses: the server answers with them (any other error is a 500), the
+// client reads them back (see StatusError.Unwrap). It is not WebDAV's
+// (davstatus): here 409 Conflict means "files are open", nothing else.
+var storeCodes = store.Codes[int]{
+	{Code: http.StatusBadRequest, Err: store.ErrInvalid},
+	{Code: http.StatusNotFound, Err: store.ErrNotFound},
+	{Code: http.StatusConflict, Err: store.ErrBusy},
+}
+
+// statusOf is the status of a failed request.
 func statusOf(err error) int {
-	switch {
-	case errors.Is(err, store.ErrInvalid):
-		return http.StatusBadRequest
-	case errors.Is(err, store.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, store.ErrBusy):
-		return http.StatusConflict
+	if code, ok := storeCodes.CodeOf(err); ok {
+		return code
 	}
 	return http.StatusInternalServerError
 }

@@ -14,7 +14,6 @@ import (
 	"syscall"
 
 	"sitebox/internal/cache"
-	"sitebox/internal/store"
 )
 
 // ErrNoServer means no box answers on the admin socket.
@@ -30,17 +29,7 @@ func (e *StatusError) Error() string { return e.Msg }
 
 // Unwrap returns the store sentinel matching the status, so callers can
 // test errors.Is(err, store.ErrNotFound) as they would on the server.
-func (e *StatusError) Unwrap() error {
-	switch e.Status {
-	case http.StatusBadRequest:
-		return store.ErrInvalid
-	case http.StatusNotFound:
-		return store.ErrNotFound
-	case http.StatusConflict:
-		return store.ErrBusy
-	}
-	return nil
-}
+func (e *StatusError) Unwrap() error { return storeCodes.ErrOf(e.Status) }
 
 // Client talks to the admin socket of the box with a given state dir. It
 // is safe for concurrent use.

@@ -2,7 +2,6 @@ package auth
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -142,7 +141,7 @@ func (a *Settings) Validate() []problem.Problem {
 	}
 	if a.CA != "" {
 		if _, err := os.Stat(a.CA); err != nil {
-			add("ca", "cannot read %s: %v", a.CA, pathErr(err))
+			add("ca", "cannot read %s: %v", a.CA, problem.PathCause(err))
 		}
 	}
 	if a.IssuerURL != "" {
@@ -157,7 +156,7 @@ func (a *Settings) Validate() []problem.Problem {
 		}
 		if is.JWKS != "" {
 			if _, err := os.Stat(is.JWKS); err != nil {
-				add(key+".jwks", "cannot read %s: %v", is.JWKS, pathErr(err))
+				add(key+".jwks", "cannot read %s: %v", is.JWKS, problem.PathCause(err))
 			}
 		}
 		if is.BasePath != "" {
@@ -277,14 +276,6 @@ func (a *Settings) trusts(iss string) bool {
 		}
 	}
 	return a.SiteIssuer && a.IssuerURL != "" && strings.TrimSuffix(a.IssuerURL, "/") == iss
-}
-
-// pathErr drops the path from err: the problem already names the file.
-func pathErr(err error) error {
-	if pe, ok := err.(*fs.PathError); ok {
-		return pe.Err
-	}
-	return err
 }
 
 // Policy builds the namespace policy the [[auth.namespace]] rules describe.

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"sitebox/internal/outbound"
 	"sitebox/internal/testpeers"
 	"sitebox/internal/x509grid"
 	"sitebox/internal/xrootd/client"
@@ -37,7 +38,7 @@ func measureServerLogins(ctx context.Context, proc *testpeers.Process, port int,
 	if _, err := proxy.Get(); err != nil {
 		return row, fmt.Errorf("bench auth: the proxy: %w", err)
 	}
-	opts := client.Options{Proxy: proxy.Get, GridRoots: roots}
+	opts := client.Options{Options: outbound.Options{Proxy: proxy.Get, GridRoots: roots}}
 	addr := fmt.Sprintf("localhost:%d", port)
 	row.Clients, row.Driver = gsiServerClients, "sitebox client"
 

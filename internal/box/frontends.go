@@ -19,6 +19,7 @@ import (
 	"sitebox/internal/accesslog"
 	"sitebox/internal/config"
 	"sitebox/internal/metrics"
+	"sitebox/internal/outbound"
 	"sitebox/internal/remote"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
@@ -85,7 +86,7 @@ func orOff(addr string) string {
 // serves next to it.
 func (b *Box) buildSet(fe *frontends, addrs listenAddrs, st store.Store, tc *tls.Config, access accesslog.Sink, manager bool, what string, handler func(http.Handler) http.Handler) error {
 	var err error
-	tpcDialer := tpcremote.Dialer{Allow: b.cfg.TPC.Policy(), Options: remote.Options{GridRoots: b.outbound.roots}}
+	tpcDialer := tpcremote.Dialer{Allow: b.cfg.TPC.Policy(), Options: remote.Options{Options: outbound.Options{GridRoots: b.outbound.roots}}}
 	if b.outbound.tpcProxy != nil {
 		tpcDialer.Proxy, tpcDialer.ProxyHosts = b.outbound.tpcProxy, b.cfg.TPC.ProxyHostList()
 	}

@@ -2,11 +2,8 @@ package box
 
 import (
 	"fmt"
-	"log/slog"
 	"net/http"
-	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"sitebox/internal/accesslog"
@@ -18,6 +15,7 @@ import (
 	"sitebox/internal/jobs/backend/slurm"
 	"sitebox/internal/jobs/local"
 	"sitebox/internal/jobs/staging"
+	"sitebox/internal/outbound"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
 )
@@ -38,10 +36,11 @@ func (b *Box) buildJobs() error {
 		st.Local, st.Self = nil, nil
 	}
 	if jc.StageTokenFile != "" {
-		if _, err := readToken(jc.StageTokenFile); err != nil {
+		tf, err := outbound.LoadTokenFile(jc.StageTokenFile, b.log)
+		if err != nil {
 			return fmt.Errorf("jobs.stage_token_file: %w", err)
 		}
-		st.Token = tokenFile(jc.StageTokenFile, b.log)
+		st.Token = tf.Token
 	}
 	deps := jobs.Deps{Log: b.log.With("component", "jobs"), StateDir: b.cfg.Server.StateDir, Stager: st, Backend: b.jobBackend}
 	if b.issuer != nil {
@@ -84,66 +83,12 @@ func (b *Box) jobBackend(d jobs.DomainConfig) (jobs.Backend, error) {
 		// Polls ask once per job every few seconds: the file is re-read
 		// at most once a minute; until it has been read once, the read
 		// error is the answer.
-		file, cached := d.TokenFile, tokenFile(d.TokenFile, b.log)
-		token := func() (string, error) {
-			if tok := cached(); tok != "" {
-				return tok, nil
-			}
-			return readToken(file)
-		}
+		token := outbound.NewTokenFile(d.TokenFile, 0, b.log).Get
 		return &partner.Backend{API: jobsapi.Client{URL: d.URL, HTTP: hc, Token: token}}, nil
 	case "htcondor":
 		return &htcondor.Backend{}, nil
 	}
 	return nil, fmt.Errorf("unknown domain type %q", d.Type)
-}
-
-// tokenReread is how long a token read from a file is used before the
-// file is read again.
-var tokenReread = time.Minute
-
-// tokenFile returns the token in file, re-read at most once a minute so a
-// renewed token (htgettoken, oidc-agent, a cron job) is picked up; the
-// last good one stays in use while the file cannot be read.
-func tokenFile(file string, log *slog.Logger) func() string {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	var mu sync.Mutex
-	var tok string
-	var read time.Time
-	return func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		if time.Since(read) < tokenReread && tok != "" {
-			return tok
-		}
-		read = time.Now()
-		t, err := readToken(file)
-		if err != nil {
-			log.Warn("cannot read the token file; keeping the last token", "file", file, "err", err)
-			return tok
-		}
-		tok = t
-		return tok
-	}
-}
-
-// readToken reads a token file (re-read on every use, so a renewed token
-// is picked up).
-func readToken(file string) (string, error) {
-	if file == "" {
-		return "", fmt.Errorf("no token file configured")
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", err
-	}
-	t := strings.TrimSpace(string(b))
-	if t == "" {
-		return "", fmt.Errorf("token file %s is empty", file)
-	}
-	return t, nil
 }
 
 // jobsAPI is the submit API, authenticated with the box's verifier.

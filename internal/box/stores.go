@@ -6,6 +6,7 @@ import (
 	"sitebox/internal/cache"
 	"sitebox/internal/hostlist"
 	"sitebox/internal/origin"
+	"sitebox/internal/outbound"
 	"sitebox/internal/remote"
 	"sitebox/internal/store"
 )
@@ -68,12 +69,13 @@ func newCache(cc *cache.Settings, b *Box) (*cache.Cache, error) {
 		return nil, err
 	}
 	cfg.Checksums = b.cfg.Server.Offered()
-	opts := cache.DialOptions{Streams: cc.Streams, Options: remote.Options{CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure, GridRoots: b.outbound.roots}}
+	opts := cache.DialOptions{Streams: cc.Streams, Options: remote.Options{CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure, Options: outbound.Options{GridRoots: b.outbound.roots}}}
 	if cc.UpstreamTokenFile != "" {
-		if _, err := readToken(cc.UpstreamTokenFile); err != nil {
+		tf, err := outbound.LoadTokenFile(cc.UpstreamTokenFile, b.log)
+		if err != nil {
 			return nil, fmt.Errorf("cache.upstream_token_file: %w", err)
 		}
-		opts.TokenFunc = tokenFile(cc.UpstreamTokenFile, b.log)
+		opts.TokenFunc = tf.Token
 	}
 	if b.outbound.cacheProxy != nil {
 		// The robot proxy goes to the configured upstreams and the hosts

@@ -2,7 +2,6 @@ package cache
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -70,7 +69,7 @@ func (c *Settings) Validate(exports []string) []problem.Problem {
 	l.All = append(l.All, c.validateWatermarks()...)
 	if c.UpstreamCA != "" {
 		if _, err := os.Stat(c.UpstreamCA); err != nil {
-			add("upstream_ca", "cannot read %s: %v", c.UpstreamCA, pathErr(err))
+			add("upstream_ca", "cannot read %s: %v", c.UpstreamCA, problem.PathCause(err))
 		}
 	}
 	c.validateRoutes(add, exports)
@@ -81,7 +80,7 @@ func (c *Settings) Validate(exports []string) []problem.Problem {
 	}
 	if c.UpstreamTokenFile != "" {
 		if _, err := os.Stat(c.UpstreamTokenFile); err != nil {
-			add("upstream_token_file", "cannot read %s: %v", c.UpstreamTokenFile, pathErr(err))
+			add("upstream_token_file", "cannot read %s: %v", c.UpstreamTokenFile, problem.PathCause(err))
 		}
 	}
 	return l.All
@@ -113,14 +112,6 @@ func (c *Settings) validateWatermarks() []problem.Problem {
 		pair("files_high_water", "files_low_water", c.FilesHighWater, c.FilesLowWater, false)
 	}
 	return ps
-}
-
-// pathErr drops the path from err: the problem already names the file.
-func pathErr(err error) error {
-	if pe, ok := err.(*fs.PathError); ok {
-		return pe.Err
-	}
-	return err
 }
 
 // validateRoutes checks the [[cache.route]] entries.

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"sitebox/internal/problem"
 )
 
 // crossProblems are conflicts between sections that each look fine alone
@@ -37,7 +39,7 @@ func (c *Config) crossProblems() []Problem {
 		if _, err := os.Stat(c.Server.StateDir); err == nil {
 			key := filepath.Join(c.Server.StateDir, "issuer", "issuer.key")
 			if _, err := os.Stat(key); err != nil {
-				ps = append(ps, Problem{Key: "auth.site_issuer", Msg: fmt.Sprintf("cannot read the site issuer's key %s: %v; make it with `sitebox token keygen --state-dir %s` (as the box's user)", key, problemCause(err), c.Server.StateDir)})
+				ps = append(ps, Problem{Key: "auth.site_issuer", Msg: fmt.Sprintf("cannot read the site issuer's key %s: %v; make it with `sitebox token keygen --state-dir %s` (as the box's user)", key, problem.PathCause(err), c.Server.StateDir)})
 			}
 		}
 	}
@@ -79,8 +81,6 @@ func isAny(host string) bool {
 // siteIssuerURL is the `iss` the box's site issuer will use, worked out as
 // the box does: [auth] issuer_url, else what the last start recorded in
 // the state dir, else https://<hostname>:<https port>.
-func problemCause(err error) error { return unwrapPath(err) }
-
 func siteIssuerURL(c *Config) string {
 	if c.Auth.IssuerURL != "" {
 		return strings.TrimSuffix(c.Auth.IssuerURL, "/")

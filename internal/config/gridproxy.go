@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"sitebox/internal/problem"
 	"sitebox/internal/x509grid"
 )
 
@@ -41,7 +42,7 @@ func (c *Config) proxyProblems() []Problem {
 		switch {
 		case err == nil, errors.Is(err, x509grid.ErrExpired), errors.Is(err, x509grid.ErrNotYetValid):
 		case errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission):
-			ps = append(ps, Problem{Key: p.Key, Msg: fmt.Sprintf("cannot read %s: %v", p.File, unwrapPath(err))})
+			ps = append(ps, Problem{Key: p.Key, Msg: fmt.Sprintf("cannot read %s: %v", p.File, problem.PathCause(err))})
 		default:
 			ps = append(ps, Problem{Key: p.Key, Msg: err.Error()})
 		}

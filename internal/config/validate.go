@@ -108,5 +108,3 @@ func exportPrefixes(exports []origin.Export) []string {
 	}
 	return ps
 }
-
-func unwrapPath(err error) error { return problem.PathCause(err) }

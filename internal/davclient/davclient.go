@@ -4,15 +4,12 @@
 package davclient
 
 import (
-	"cmp"
 	"context"
-	"crypto/x509"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -23,52 +20,22 @@ import (
 	"time"
 
 	"sitebox/internal/cksum"
+	"sitebox/internal/outbound"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
-	"sitebox/internal/x509grid"
+	"sitebox/internal/webdav/davstatus"
 )
 
-// Options configure the client.
+// Options configure the client: the credentials, trust, redirect, dial
+// and wait settings every client shares (outbound.Options), and the CA
+// file.
 type Options struct {
-	// CAFile adds a PEM CA (e.g. a box's self-signed cert) to the system pool.
+	outbound.Options
+	// CAFile adds a PEM CA (e.g. a box's self-signed cert) to the system
+	// pool, or to GridRoots when set.
 	CAFile string
 	// Insecure skips certificate verification (tests, first contact).
 	Insecure bool
-	// Token is a bearer token (WLCG, SciTokens) sent as Authorization to
-	// the server, and to the servers it redirects to as RedirectTo says.
-	Token string
-	// TokenFunc, when set, gives the token for each request instead
-	// (tokens are renewed while a long-lived client runs).
-	TokenFunc func() string
-	// Proxy, when set, gives the X.509 proxy presented as the TLS client
-	// certificate (servers that take grid proxies: XrdHttp, dCache,
-	// StoRM), to the server and the hosts RedirectTo accepts. A proxy
-	// renewed on disk is used from the next request on (see
-	// proxyTransport).
-	Proxy func() (*x509grid.Credential, error)
-	// GridRoots, when set, are the CAs servers' certificates must chain
-	// to instead of the system roots (the grid CA directory, with the
-	// system roots if wanted); CAFile is added to them.
-	GridRoots *x509.CertPool
-	// RedirectTo, when set, is asked before a redirect to another host
-	// ("host:port") is followed: an error refuses the redirect, and that
-	// host is sent nothing. Hosts it accepts are trusted with the token.
-	// A cache sets it: its token is its own, not its user's.
-	//
-	// Nil follows every redirect, as a user's own client does, but the
-	// token goes to another host only over https and only once that host
-	// asked for it (401 or 403 to a request without it): a data server
-	// serving public files never sees it.
-	RedirectTo func(hostport string) error
-	// DialContext, when set, makes every connection (redirects included);
-	// proxies from the environment are then not used, so that it sees
-	// the server's own address. Third-party copies check there which
-	// servers a user may make the box reach.
-	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
-	// MaxWait bounds the time one request spends honouring 503 +
-	// Retry-After (a director still searching), over all the servers it
-	// is sent to; zero means DefaultMaxWait.
-	MaxWait time.Duration
 }
 
 // FS talks to one server; base is "https://host:port". Safe for
@@ -119,9 +86,9 @@ func New(base string, opts Options) (*FS, error) {
 	return &FS{
 		base:       &url.URL{Scheme: u.Scheme, Host: u.Host},
 		client:     &http.Client{Transport: rt, Timeout: 0, CheckRedirect: noFollow},
-		token:      tokenSource(opts),
+		token:      opts.CurrentToken,
 		redirectTo: opts.RedirectTo,
-		maxWait:    cmp.Or(opts.MaxWait, DefaultMaxWait),
+		maxWait:    opts.Wait(),
 	}, nil
 }
 
@@ -158,23 +125,8 @@ func (f *FS) doAt(ctx context.Context, method, name, target string, body io.Read
 }
 
 func statusErr(code int, msg string) error {
-	var base error
-	switch code {
-	case 404:
-		base = store.ErrNotFound
-	case 401, 403:
-		base = store.ErrPermission
-	case 405, 409, 412:
-		base = store.ErrExist
-	case 400:
-		base = store.ErrInvalid
-	case 501:
-		base = store.ErrUnsupported
-	case 507:
-		base = store.ErrNoSpace
-	case 502, 503, 504:
-		base = store.ErrUnavailable
-	default:
+	base := davstatus.StoreCodes.ErrOf(code)
+	if base == nil {
 		base = store.ErrIO
 	}
 	return fmt.Errorf("%w (HTTP %d: %s)", base, code, msg)
@@ -339,14 +291,6 @@ func (f *FS) Chmod(ctx context.Context, name string, perm fs.FileMode) error {
 
 // tokenSource is the token of each request: TokenFunc, else the fixed
 // Token.
-func tokenSource(opts Options) func() string {
-	if opts.TokenFunc != nil {
-		return opts.TokenFunc
-	}
-	tok := opts.Token
-	return func() string { return tok }
-}
-
 // Close drops the client's idle connections; requests still work after
 // it (they dial again).
 func (f *FS) Close() error {

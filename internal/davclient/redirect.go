@@ -21,9 +21,6 @@ import (
 // servers do.
 const MaxHops = 16
 
-// DefaultMaxWait is Options.MaxWait when unset.
-const DefaultMaxWait = 60 * time.Second
-
 // send makes one request, following redirects and waits by itself rather
 // than through http.Client: Go turns a 302 to PROPFIND into a GET, cannot
 // resend a streamed PUT body, and knows nothing of Retry-After. A client

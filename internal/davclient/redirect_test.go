@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"sitebox/internal/origin"
+	"sitebox/internal/outbound"
 	"sitebox/internal/store"
 	"sitebox/internal/webdav"
 )
@@ -42,7 +43,7 @@ func tlsServer(t *testing.T, h http.Handler) *httptest.Server {
 
 func client(t *testing.T, base string, token string) *FS {
 	t.Helper()
-	fs, err := New(base, Options{Insecure: true, Token: token})
+	fs, err := New(base, Options{Insecure: true, Options: outbound.Options{Token: token}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +265,7 @@ func TestRetryAfter(t *testing.T) {
 		t.Errorf("answered after %v; two Retry-After: 1 should take 2s", d)
 	}
 
-	short, err := New(a.URL, Options{Insecure: true, MaxWait: 1500 * time.Millisecond})
+	short, err := New(a.URL, Options{Insecure: true, Options: outbound.Options{MaxWait: 1500 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

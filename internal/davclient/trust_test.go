@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"sitebox/internal/outbound"
 	"sitebox/internal/store"
 )
 
@@ -25,10 +26,10 @@ func TestRedirectToUntrustedHostRefused(t *testing.T) {
 	}))
 	bHost, _ := url.Parse(b.URL)
 	var asked []string
-	fs, err := New(a.URL, Options{Insecure: true, Token: "cache-token", RedirectTo: func(hp string) error {
+	fs, err := New(a.URL, Options{Insecure: true, Options: outbound.Options{Token: "cache-token", RedirectTo: func(hp string) error {
 		asked = append(asked, hp)
 		return fmt.Errorf("redirect to %s refused: not in [cache] trusted_redirects", hp)
-	}})
+	}}})
 	if err != nil {
 		t.Fatal(err)
 	}

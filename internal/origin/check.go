@@ -2,7 +2,6 @@ package origin
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 
@@ -48,19 +47,11 @@ func (es Exports) Validate() []problem.Problem {
 			fi, err := os.Stat(dir)
 			switch {
 			case err != nil:
-				add(".pools", "pool %s: %v", dir, pathErr(err))
+				add(".pools", "pool %s: %v", dir, problem.PathCause(err))
 			case !fi.IsDir():
 				add(".pools", "pool %s is not a directory", dir)
 			}
 		}
 	}
 	return ps
-}
-
-// pathErr drops the path from err: the problem already names the pool.
-func pathErr(err error) error {
-	if pe, ok := err.(*fs.PathError); ok {
-		return pe.Err
-	}
-	return err
 }

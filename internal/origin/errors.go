@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"sitebox/internal/store"
+	"sitebox/internal/store/errno"
 )
 
 // wrap turns an OS error into a store.PathError naming the namespace path
@@ -35,35 +36,13 @@ func classify(err error) error {
 			return err
 		}
 	}
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		switch errno {
-		case syscall.ENOENT:
-			return store.ErrNotFound
-		case syscall.EEXIST:
-			return store.ErrExist
-		case syscall.EACCES, syscall.EPERM:
-			return store.ErrPermission
-		case syscall.EISDIR:
-			return store.ErrIsDir
-		case syscall.ENOTDIR:
-			return fmt.Errorf("%w: a path element is a file", store.ErrNotDir)
-		case syscall.ENOTEMPTY:
-			return store.ErrNotEmpty
-		case syscall.ENOSPC, syscall.EDQUOT:
-			return store.ErrNoSpace
-		case syscall.EROFS:
-			return store.ErrReadOnly
-		case syscall.ELOOP:
-			return fmt.Errorf("%w: too many symbolic links", store.ErrInvalid)
-		case syscall.ENAMETOOLONG:
-			return store.ErrNameTooLong
-		case syscall.EINVAL:
-			return fmt.Errorf("%w: %s", store.ErrInvalid, errno.Error())
-		case syscall.EXDEV:
-			return fmt.Errorf("%w: cannot move across storage pools", store.ErrUnsupported)
-		case syscall.EIO:
-			return store.ErrIO
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		if s := errno.StoreCodes.ErrOf(en); s != nil {
+			if note := errnoNote(en); note != "" {
+				return fmt.Errorf("%w: %s", s, note)
+			}
+			return s
 		}
 	}
 	switch {
@@ -80,6 +59,22 @@ func classify(err error) error {
 		return fmt.Errorf("%w: path leads outside the export", store.ErrPermission)
 	}
 	return fmt.Errorf("%w: %v", store.ErrIO, stripDiskPath(err))
+}
+
+// errnoNote is what an errno adds to its sentinel's message, where the
+// sentinel alone would mislead.
+func errnoNote(en syscall.Errno) string {
+	switch en {
+	case syscall.ENOTDIR:
+		return "a path element is a file"
+	case syscall.ELOOP:
+		return "too many symbolic links"
+	case syscall.EINVAL:
+		return en.Error()
+	case syscall.EXDEV:
+		return "cannot move across storage pools"
+	}
+	return ""
 }
 
 // stripDiskPath keeps only the innermost error text, which never contains

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"sitebox/internal/store"
@@ -181,5 +182,31 @@ func TestRenameRefusesFirst(t *testing.T) {
 	}
 	if err := o.Precheck(ctx, store.Call{Op: "rm", Path: "/store"}); !errors.Is(err, store.ErrPermission) {
 		t.Errorf("precheck of removing an export's top: %v", err)
+	}
+}
+
+// The errnos a disk answers become sentinels with the origin's own words
+// where the sentinel alone would mislead, and the disk path never shows.
+func TestClassifyErrno(t *testing.T) {
+	for _, tc := range []struct {
+		errno syscall.Errno
+		want  error
+		msg   string
+	}{
+		{syscall.ENOENT, store.ErrNotFound, "file does not exist"},
+		{syscall.EPERM, store.ErrPermission, "permission denied"},
+		{syscall.EDQUOT, store.ErrNoSpace, "no space left on storage"},
+		{syscall.ENOTDIR, store.ErrNotDir, "not a directory: a path element is a file"},
+		{syscall.ELOOP, store.ErrInvalid, "invalid argument: too many symbolic links"},
+		{syscall.EINVAL, store.ErrInvalid, "invalid argument: invalid argument"},
+		{syscall.EXDEV, store.ErrUnsupported, "operation not supported: cannot move across storage pools"},
+		{syscall.ENAMETOOLONG, store.ErrNameTooLong, "invalid argument: name too long"},
+		{syscall.ENOTSUP, store.ErrIO, "i/o error: operation not supported"},
+		{syscall.EBUSY, store.ErrIO, "i/o error: device or resource busy"},
+	} {
+		err := classify(&fs.PathError{Op: "open", Path: "/data/pool1/f", Err: tc.errno})
+		if !errors.Is(err, tc.want) || err.Error() != tc.msg {
+			t.Errorf("%v: %v, want %v as %q", tc.errno, err, tc.want, tc.msg)
+		}
 	}
 }

@@ -7,7 +7,6 @@
 package remote
 
 import (
-	"context"
 	"crypto/x509"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"sitebox/internal/davclient"
+	"sitebox/internal/outbound"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
 	"sitebox/internal/x509grid"
@@ -68,41 +68,15 @@ func SchemeList() string {
 	return b.String()
 }
 
-// Options say how to reach a server beyond its URL. The zero value reads
-// anonymously, verifies certificates against the system roots and follows
-// every redirect.
+// Options say how to reach a server beyond its URL: the credentials,
+// trust, redirect, dial and wait settings every client shares
+// (outbound.Options, handed on whole), the CA file and the I/O timeout.
+// The zero value reads anonymously, verifies certificates against the
+// system roots and follows every redirect.
 type Options struct {
+	outbound.Options
 	CAFile   string // extra CA (PEM) for https://, davs:// and roots:// servers
 	Insecure bool   // skip certificate checks (tests, first contact)
-	// Token is a bearer token: sent to http(s) servers (and to the hosts
-	// they redirect to as RedirectTo says), and over TLS only to XRootD
-	// servers (ztn on roots://, xroots://), never in clear.
-	Token string
-	// TokenFunc, when set, gives the token each time one is needed instead
-	// (a long-lived client picks up a renewed token).
-	TokenFunc func() string
-	// Proxy, when set, gives the X.509 proxy presented to servers that
-	// ask for one: with gsi on root:// and roots:// (gsi protects the
-	// key itself, so over root:// too), as the TLS client certificate
-	// on https:// and davs://. It goes to the server and to the hosts
-	// RedirectTo accepts; a proxy renewed on disk (x509grid.
-	// CredentialFile) is used from the next connection on.
-	Proxy func() (*x509grid.Credential, error)
-	// GridRoots, when set, are the CAs servers must chain to instead of
-	// the system roots: the grid CA directory ([auth.x509] cert_dir,
-	// X509_CERT_DIR), for gsi's host certificates and https alike.
-	GridRoots *x509.CertPool
-	// RedirectTo, when set, is asked before a redirect to another host
-	// ("host:port") is followed: an error refuses it, and that host is
-	// sent nothing. Nil follows every redirect, as a user's own client
-	// does (see davclient.Options and xrootd/client.Options).
-	RedirectTo func(hostport string) error
-	// DialContext, when set, makes every connection to a server instead
-	// of a plain dialer (see xrootd/client.Options, davclient.Options).
-	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
-	// MaxWait bounds the time one operation spends honouring a server's
-	// "wait" (kXR_wait, 503 + Retry-After); zero means a minute.
-	MaxWait time.Duration
 	// IOTimeout bounds each request on an open XRootD file; zero means
 	// the client's default (two minutes).
 	IOTimeout time.Duration
@@ -164,15 +138,16 @@ func Dial(raw string, opts Options) (Client, error) {
 // Dial returns a client for the server u names.
 func (u *URL) Dial(opts Options) (Client, error) {
 	if u.XRootD() {
-		co := xrdclient.Options{RedirectTo: opts.RedirectTo, DialContext: opts.DialContext, MaxWait: opts.MaxWait, IOTimeout: opts.IOTimeout,
-			Proxy: opts.Proxy, GridRoots: opts.GridRoots}
+		co := xrdclient.Options{Options: opts.Options, IOTimeout: opts.IOTimeout}
 		if Encrypted(u.Scheme) {
-			// The token goes only over TLS (ztn), never in clear.
 			tc, err := tlsutil.ClientConfigRoots(opts.CAFile, opts.Insecure, opts.GridRoots)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", u.Raw, err)
 			}
-			co.TLS, co.Token, co.TokenFunc = tc, opts.Token, opts.TokenFunc
+			co.TLS = tc
+		} else {
+			// The token goes only over TLS (ztn), never in clear.
+			co.Token, co.TokenFunc = "", nil
 		}
 		return xrdclient.NewFSOptions(u.Host, co), nil
 	}
@@ -182,11 +157,7 @@ func (u *URL) Dial(opts Options) (Client, error) {
 	}
 	// Redirects (a director's 307) and waits (503 + Retry-After) are
 	// followed inside davclient.
-	return davclient.New(scheme+"://"+u.Host, davclient.Options{
-		CAFile: opts.CAFile, Insecure: opts.Insecure, Token: opts.Token, TokenFunc: opts.TokenFunc,
-		RedirectTo: opts.RedirectTo, DialContext: opts.DialContext, MaxWait: opts.MaxWait,
-		Proxy: opts.Proxy, GridRoots: opts.GridRoots,
-	})
+	return davclient.New(scheme+"://"+u.Host, davclient.Options{Options: opts.Options, CAFile: opts.CAFile, Insecure: opts.Insecure})
 }
 
 // GridRoots are the system roots plus the CA certificates of a grid CA

@@ -7,7 +7,7 @@ import (
 )
 
 // Sentinel errors every backend wraps so the frontends can translate them to
-// kXR error codes and HTTP statuses in one place each. The fs ones keep
+// kXR error codes and HTTP statuses with one table each (Codes). The fs ones keep
 // errors.Is(err, fs.ErrNotExist) working for callers that use the standard
 // library's vocabulary.
 var (

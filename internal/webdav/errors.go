@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 
-	"sitebox/internal/cksum"
 	"sitebox/internal/store"
 	"sitebox/internal/tpc"
 	"sitebox/internal/tpc/tpcallow"
+	"sitebox/internal/webdav/davstatus"
 )
 
 // copyRetryAfter is the Retry-After (seconds) of a copy refused for want
@@ -37,7 +37,8 @@ type clientBodyError struct{ err error }
 func (e *clientBodyError) Error() string { return "reading request body: " + e.err.Error() }
 func (e *clientBodyError) Unwrap() error { return e.err }
 
-// statusOf is the one place errors become HTTP statuses. Callers that need
+// statusOf is the one place errors become HTTP statuses: failures of the
+// request itself here, store errors by davstatus's table. Callers that need
 // a different status for a sentinel in their context (MKCOL answering 405
 // for ErrExist) wrap the error in an httpError first.
 func statusOf(err error) int {
@@ -52,35 +53,19 @@ func statusOf(err error) int {
 		return http.StatusRequestEntityTooLarge
 	case errors.As(err, &se):
 		return http.StatusRequestTimeout
-	case errors.Is(err, store.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, store.ErrPermission), errors.Is(err, store.ErrReadOnly):
-		return http.StatusForbidden
-	case errors.Is(err, store.ErrExist):
-		return http.StatusPreconditionFailed
-	case errors.Is(err, store.ErrLocked):
-		return http.StatusLocked // another client is writing the file, as XrdHttp answers
-	case errors.Is(err, store.ErrIsDir), errors.Is(err, store.ErrNotDir), errors.Is(err, store.ErrNotEmpty):
-		return http.StatusConflict
-	case errors.Is(err, store.ErrInvalid):
-		return http.StatusBadRequest
-	case errors.Is(err, store.ErrNoSpace):
-		return http.StatusInsufficientStorage
-	case errors.Is(err, store.ErrUnsupported), errors.Is(err, cksum.ErrUnknownAlgorithm):
-		return http.StatusNotImplemented
 	case isClientBody(err):
 		return http.StatusBadRequest
-	case errors.Is(err, store.ErrDown):
-		return http.StatusServiceUnavailable // a director's answer, naming the server
 	case errors.Is(err, tpc.ErrBuffersFull):
 		return http.StatusServiceUnavailable // a copy refused for want of memory: later it may run
-	case errors.Is(err, store.ErrUnavailable):
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
-			return http.StatusGatewayTimeout
-		}
-		return http.StatusBadGateway
 	}
-	return http.StatusInternalServerError
+	code, ok := davstatus.StoreCodes.CodeOf(err)
+	switch {
+	case !ok:
+		return http.StatusInternalServerError
+	case code == http.StatusBadGateway && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded)):
+		return http.StatusGatewayTimeout
+	}
+	return code
 }
 
 func isClientBody(err error) bool {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"sitebox/internal/jobs"
+	"sitebox/internal/outbound"
 	"sitebox/internal/remote"
 	"sitebox/internal/store"
 	"sitebox/internal/tpc/tpcallow"
@@ -37,7 +38,7 @@ func (s *Stager) reach(ctx context.Context, as jobs.StageOwner, pl place, op str
 		req := &store.Request{Client: "job:" + as.Job, Proto: "job", Identity: as.Identity, TLS: true}
 		return store.WithRequest(ctx, req), &target{Remote: transfer.Remote{Store: s.Local, Path: pl.Path, Closer: nopCloser{}}, replace: true}, nil
 	}
-	opts := transfer.Options{CAFile: s.CAFile, DialContext: s.dial, RedirectTo: s.mayRedirect}
+	opts := transfer.Options{CAFile: s.CAFile, Options: outbound.Options{DialContext: s.dial, RedirectTo: s.mayRedirect}}
 	replace := true
 	if tok := s.token(pl); tok != nil {
 		var err error

@@ -29,7 +29,7 @@ var ErrNoAuth = errors.New("no usable security protocol")
 func (c *Conn) authenticate(ctx context.Context, sec string, opts Options, credErr error) error {
 	var offered []string
 	var lastErr error
-	token := opts.token()
+	token := opts.CurrentToken()
 	for _, p := range strings.Split(sec, "&P=")[1:] {
 		name, params, _ := strings.Cut(p, ",")
 		offered = append(offered, name)

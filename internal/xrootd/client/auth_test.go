@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"sitebox/internal/auth"
+	"sitebox/internal/outbound"
 	"sitebox/internal/store"
 	"sitebox/internal/tlsutil"
 	"sitebox/internal/xrootd/server"
@@ -66,7 +67,7 @@ func secureServer(t *testing.T) (string, *xrdtest.RouteStore, *tls.Config) {
 func TestRootsWithZTN(t *testing.T) {
 	addr, rs, tc := secureServer(t)
 	ctx := testCtx(t)
-	fs := NewFSOptions(addr, Options{TLS: tc, Token: "good-alice"})
+	fs := NewFSOptions(addr, Options{TLS: tc, Options: outbound.Options{Token: "good-alice"}})
 	defer fs.Close()
 	f, err := fs.Open(ctx, "/f")
 	if err != nil {
@@ -97,7 +98,7 @@ func TestRootsWithZTN(t *testing.T) {
 
 	// A bad token fails ztn; unix, next in the server's list, succeeds
 	// anonymously (as XrdCl falls through the list).
-	bad := NewFSOptions(addr, Options{TLS: tc, Token: "forged"})
+	bad := NewFSOptions(addr, Options{TLS: tc, Options: outbound.Options{Token: "forged"}})
 	defer bad.Close()
 	if _, err := bad.Stat(ctx, "/f"); err != nil {
 		t.Fatal(err)

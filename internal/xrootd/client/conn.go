@@ -7,7 +7,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"sitebox/internal/outbound"
 	"sitebox/internal/x509grid"
 	"sitebox/internal/xrootd/proto"
 )
@@ -83,57 +83,24 @@ type reply struct {
 	err    error
 }
 
-// Options say how to connect beyond the address.
+// Options say how to connect beyond the address: the credentials,
+// trust, redirect, dial and wait settings every client shares
+// (outbound.Options), and TLS and the I/O timeout.
 type Options struct {
+	outbound.Options
 	// TLS, when set, asks the server to switch to TLS before login
 	// (roots://) and verifies it with this configuration; ServerName is
 	// taken from the address when empty. A server that switches a plain
-	// client to TLS by itself is verified against the system roots.
+	// client to TLS by itself is verified against the system roots. The
+	// token goes only over TLS (ztn), at each connection's login.
 	TLS *tls.Config
-	// Token is a bearer token, presented with the ztn security protocol
-	// when a server asks for authentication on a TLS connection.
-	Token string
-	// TokenFunc, when set, gives the token at each connection's login
-	// instead (a long-lived client picks up a renewed token).
-	TokenFunc func() string
-	// Proxy, when set, gives the X.509 proxy presented with the gsi
-	// security protocol when a server asks for it, read at each
-	// connection's login; an FS dials again once it gives another
-	// credential (a proxy renewed on disk), so the next request carries
-	// the new one. Its error is reported when a server needs gsi.
-	Proxy func() (*x509grid.Credential, error)
-	// GridRoots are the CAs a gsi server's host certificate must chain
-	// to (the grid CA directory); nil means the system roots.
-	GridRoots *x509.CertPool
-	// RedirectTo, when set, is asked before an FS follows a kXR_redirect
-	// to another server ("host:port"): an error refuses the redirect, so
-	// that server is never dialled, never sent the token (ztn) nor the
-	// request's CGI (authz=). A cache sets it: its token is its own. Nil
-	// follows every redirect, as XrdCl does; the token then goes only
-	// over TLS, to servers whose login asks for it.
-	RedirectTo func(hostport string) error
-	// DialContext, when set, makes every connection (redirects included)
-	// instead of a plain net.Dialer: third-party copies check there which
-	// servers a user may make the box reach.
-	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
-	// MaxWait bounds the time one operation spends honouring kXR_wait,
-	// over all the servers it is redirected to; zero means DefaultMaxWait.
-	MaxWait time.Duration
 	// IOTimeout bounds each request on an open file, so a server that
 	// stops answering fails the call instead of hanging it; zero means
 	// DefaultIOTimeout.
 	IOTimeout time.Duration
 }
 
-func (o Options) maxWait() time.Duration   { return cmp.Or(o.MaxWait, DefaultMaxWait) }
 func (o Options) ioTimeout() time.Duration { return cmp.Or(o.IOTimeout, DefaultIOTimeout) }
-
-func (o Options) token() string {
-	if o.TokenFunc != nil {
-		return o.TokenFunc()
-	}
-	return o.Token
-}
 
 // Dial connects to addr ("host:port"), performs the handshake, kXR_protocol
 // and an anonymous kXR_login.
@@ -152,7 +119,7 @@ func DialOptions(ctx context.Context, addr string, opts Options) (*Conn, error) 
 		return nil, fmt.Errorf("xrootd: dial %s: %w", addr, err)
 	}
 	c := &Conn{addr: addr, nc: nc, pending: map[proto.StreamID]*call{}, done: make(chan struct{}),
-		maxWait: opts.maxWait(), ioTimeout: opts.ioTimeout()}
+		maxWait: opts.Wait(), ioTimeout: opts.ioTimeout()}
 	var credErr error
 	if opts.Proxy != nil {
 		c.cred, credErr = opts.Proxy()

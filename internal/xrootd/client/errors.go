@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -19,38 +18,8 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("[%d] %s", e.Code, e.Msg) }
 
-// Unwrap maps the code to a store sentinel.
-func (e *Error) Unwrap() error {
-	switch e.Code {
-	case proto.ErrNotFound:
-		return store.ErrNotFound
-	case proto.ErrNotAuthorized, proto.ErrAuthFailed:
-		return store.ErrPermission
-	case proto.ErrFSReadOnly:
-		return store.ErrReadOnly
-	case proto.ErrIsDirectory:
-		return store.ErrIsDir
-	case proto.ErrNotFile:
-		return store.ErrNotDir
-	case proto.ErrItExists:
-		return store.ErrExist
-	case proto.ErrNoSpace, proto.ErrOverQuota:
-		return store.ErrNoSpace
-	case proto.ErrUnsupported:
-		return store.ErrUnsupported
-	case proto.ErrArgTooLong:
-		return store.ErrNameTooLong
-	case proto.ErrArgInvalid, proto.ErrArgMissing:
-		return store.ErrInvalid
-	case proto.ErrIOError:
-		return store.ErrIO
-	case proto.ErrAttrNotFound:
-		return store.ErrNoAttr
-	case proto.ErrFileLocked:
-		return store.ErrLocked
-	}
-	return nil
-}
+// Unwrap maps the code to a store sentinel (proto.StoreCodes).
+func (e *Error) Unwrap() error { return proto.StoreCodes.ErrOf(e.Code) }
 
 func parseError(b []byte) error {
 	if len(b) < 4 {

@@ -69,7 +69,7 @@ func (r *pathReq) payload(cgi string) []byte {
 // redirect. It returns the connection that answered, which owns any file
 // handle in the answer.
 func (f *FS) do(ctx context.Context, r *pathReq) ([]byte, *Conn, error) {
-	w := waiter{max: f.opts.maxWait()}
+	w := waiter{max: f.opts.Wait()}
 	// A proxy's own request upstream (store.WithUpstream) rides with the
 	// caller's CGI: "sbx.via=cache&vo=cms" from a sitebox cache.
 	addr, cgi := f.addr, mergeCGI(r.cgi, store.UpstreamCGI(ctx))

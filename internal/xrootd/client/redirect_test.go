@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"sitebox/internal/origin"
+	"sitebox/internal/outbound"
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/server"
 	"sitebox/internal/xrootd/xrdtest"
@@ -344,7 +345,7 @@ func TestWaitIsBounded(t *testing.T) {
 		return store.Route{Retry: true, Wait: time.Duration(wait.Load()), Reason: "busy"}, nil
 	}}
 	addr := serve(t, rs)
-	fs := NewFSOptions(addr, Options{MaxWait: 1500 * time.Millisecond})
+	fs := NewFSOptions(addr, Options{Options: outbound.Options{MaxWait: 1500 * time.Millisecond}})
 	defer fs.Close()
 
 	wait.Store(int64(time.Second))

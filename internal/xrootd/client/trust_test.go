@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"sitebox/internal/origin"
+	"sitebox/internal/outbound"
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/xrdtest"
 )
@@ -45,7 +46,7 @@ func TestRedirectToUntrustedHostRefused(t *testing.T) {
 	refuse := func(hostport string) error {
 		return fmt.Errorf("redirect to %s refused: not in [cache] trusted_redirects", hostport)
 	}
-	fs := NewFSOptions(upAddr, Options{Token: "tok", RedirectTo: refuse})
+	fs := NewFSOptions(upAddr, Options{Options: outbound.Options{Token: "tok", RedirectTo: refuse}})
 	defer fs.Close()
 	ctx := testCtx(t)
 	_, err = fs.Stat(ctx, "/f")
@@ -64,7 +65,7 @@ func TestRedirectToUntrustedHostRefused(t *testing.T) {
 
 	// Trusted, the same redirect is followed (to a host that hangs up).
 	var asked atomic.Int32
-	trusting := NewFSOptions(upAddr, Options{RedirectTo: func(string) error { asked.Add(1); return nil }})
+	trusting := NewFSOptions(upAddr, Options{Options: outbound.Options{RedirectTo: func(string) error { asked.Add(1); return nil }}})
 	defer trusting.Close()
 	if _, err := trusting.Stat(ctx, "/f"); err == nil {
 		t.Fatal("stat at a host that hangs up succeeded")

@@ -11,11 +11,6 @@ import (
 	"sitebox/internal/xrootd/proto"
 )
 
-// DefaultMaxWait is Options.MaxWait when unset: a director still
-// searching asks for a second or two at a time, while one that keeps
-// asking for a minute is not going to answer.
-const DefaultMaxWait = 60 * time.Second
-
 // waiter keeps an operation's kXR_wait budget.
 type waiter struct {
 	total time.Duration

@@ -1,12 +1,9 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
-	"sitebox/internal/cksum"
-	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -34,38 +31,10 @@ func toXrd(err error) (int32, string) {
 	if errors.As(err, &le) {
 		return le.code(), err.Error()
 	}
-	msg := err.Error()
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return proto.ErrNotFound, msg
-	case errors.Is(err, store.ErrNoAttr):
-		return proto.ErrAttrNotFound, msg
-	case errors.Is(err, store.ErrLocked):
-		return proto.ErrFileLocked, msg
-	case errors.Is(err, store.ErrReadOnly):
-		return proto.ErrFSReadOnly, msg
-	case errors.Is(err, store.ErrPermission):
-		return proto.ErrNotAuthorized, msg
-	case errors.Is(err, store.ErrIsDir):
-		return proto.ErrIsDirectory, msg
-	case errors.Is(err, store.ErrExist):
-		return proto.ErrItExists, msg
-	case errors.Is(err, store.ErrNoSpace):
-		return proto.ErrNoSpace, msg
-	case errors.Is(err, cksum.ErrUnknownAlgorithm), errors.Is(err, store.ErrUnsupported):
-		return proto.ErrUnsupported, msg
-	case errors.Is(err, store.ErrNameTooLong):
-		return proto.ErrArgTooLong, msg // ENAMETOOLONG in XRootD's mapping
-	case errors.Is(err, store.ErrInvalid):
-		return proto.ErrArgInvalid, msg
-	case errors.Is(err, store.ErrNotDir), errors.Is(err, store.ErrNotEmpty):
-		return proto.ErrFSError, msg // ENOTDIR, ENOTEMPTY in XRootD's mapping
-	case errors.Is(err, store.ErrIO):
-		return proto.ErrIOError, msg
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return proto.ErrCancelled, msg
+	if code, ok := proto.StoreCodes.CodeOf(err); ok {
+		return code, err.Error()
 	}
-	return proto.ErrServerError, msg
+	return proto.ErrServerError, err.Error()
 }
 
 // errReadOnly is the answer to changes on a read-only server.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"sitebox/internal/outbound"
 	"sitebox/internal/store"
 	"sitebox/internal/x509grid"
 	"sitebox/internal/xrootd/client"
@@ -43,7 +44,7 @@ func TestClientGSIProxy(t *testing.T) {
 	}
 	sw := &proxySwitch{}
 	sw.set(cred("Alice"), nil)
-	fs := client.NewFSOptions(addr, client.Options{Proxy: sw.get, GridRoots: p.roots})
+	fs := client.NewFSOptions(addr, client.Options{Options: outbound.Options{Proxy: sw.get, GridRoots: p.roots}})
 	defer fs.Close()
 	ctx := context.Background()
 
@@ -86,7 +87,7 @@ func TestClientGSIUnknownServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &x509grid.Credential{Chain: p.users["Alice"], Key: p.userKey}
-	fs := client.NewFSOptions(addr, client.Options{Proxy: func() (*x509grid.Credential, error) { return c, nil }, GridRoots: other.roots})
+	fs := client.NewFSOptions(addr, client.Options{Options: outbound.Options{Proxy: func() (*x509grid.Credential, error) { return c, nil }, GridRoots: other.roots}})
 	defer fs.Close()
 	_, err = fs.Stat(context.Background(), "/vo/f")
 	if err == nil || !strings.Contains(err.Error(), "certificate signed by unknown authority") || !strings.Contains(err.Error(), "read anonymously") {
