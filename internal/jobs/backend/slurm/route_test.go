@@ -61,10 +61,10 @@ func TestRouterWithSlurm(t *testing.T) {
 
 	// One local core: the first "local,site" job takes it, the next go to
 	// Slurm, up to its max_jobs of 2; the fourth waits and says why.
-	js := e.Submit("alice", spec("sleep 3", "local", "site"), spec("sleep 3", "local", "site"), spec("sleep 3", "local", "site"), spec("sleep 3", "local", "site"))
-	// The router places them within a few ticks; on a loaded machine
-	// the local job's start may take longer, so look until all four
-	// are placed (or 20 s), not at one instant.
+	// They run long enough that none ends while the placement is looked
+	// at (on a loaded machine starting them takes seconds), then are
+	// cancelled, in both domains.
+	js := e.Submit("alice", spec("sleep 60", "local", "site"), spec("sleep 60", "local", "site"), spec("sleep 60", "local", "site"), spec("sleep 60", "local", "site"))
 	var domains map[string]int
 	var waiting *jobs.Job
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
@@ -81,13 +81,22 @@ func TestRouterWithSlurm(t *testing.T) {
 		}
 	}
 	if domains["local"] != 1 || domains["site"] != 2 || waiting == nil {
+		for _, x := range js {
+			g, _ := e.S.Get(x.ID)
+			t.Logf("job %s: %s in %q (%s), slot %q, remote %q", g.ID, g.State, g.Domain, g.Reason, g.Slot, g.Remote)
+		}
 		t.Fatalf("placement %v, waiting %+v", domains, waiting)
 	}
 	if !strings.Contains(waiting.Reason, "site: holds 2 jobs, its max_jobs") || !strings.Contains(waiting.Reason, "local:") {
 		t.Errorf("the waiting job says %q", waiting.Reason)
 	}
 	for _, x := range js {
-		e.WaitState(x.ID, jobs.Completed, 90*time.Second)
+		if err := e.S.Cancel(e.Ctx, x.ID, jobstest.As("alice")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, x := range js {
+		e.WaitState(x.ID, jobs.Cancelled, 60*time.Second)
 	}
 
 	// Cancelled in Slurm.

@@ -475,7 +475,9 @@ func TestSlurmBackendReal(t *testing.T) {
 	// A busy job's CPU is sampled while it runs (sstat) and kept: never
 	// 0 %. It spins for 8 s of wall time, not a count of iterations,
 	// so a loaded machine makes it use less CPU, not run for minutes.
-	busy := submit("1.2", spec.Spec{Executable: "/bin/sh", Arguments: []string{"-c", "end=$(($(date +%s)+8)); while [ $(date +%s) -lt $end ]; do :; done"}})
+	// (bash's SECONDS: no process per look at the clock, whose CPU the
+	// sampling of the job's own processes would miss).
+	busy := submit("1.2", spec.Spec{Executable: "/bin/bash", Arguments: []string{"-c", "end=$((SECONDS+8)); while [ $SECONDS -lt $end ]; do :; done"}})
 	var cpu float64
 	u = waitFor(busy, "final", func(u jobs.Update) bool { cpu = max(cpu, u.CPUTime); return u.State.Final() })
 	if cpu <= 0 || u.CPUTime <= 0 && !u.CPUUnknown {
