@@ -40,13 +40,15 @@ func (g *guard) routeHere(ctx context.Context, rt store.Router, c store.Call, sc
 	return route, err
 }
 
-// routeChange checks a namespace change that a router sends elsewhere
-// (the change served here is checked when it is made, by the rules of
-// its own method): mkdir needs storage.create, the others storage.modify.
+// routeChange checks a namespace change that a router sends elsewhere,
+// or answers with an error (the change served here is checked when it
+// is made, by the rules of its own method): mkdir needs storage.create,
+// the others storage.modify. A refused client thus learns neither where
+// the path is nor whether it exists.
 func (g *guard) routeChange(ctx context.Context, rt store.Router, c store.Call) (store.Route, error) {
 	route, err := rt.Route(ctx, c)
-	if err != nil || route.Here() {
-		return route, err
+	if err == nil && route.Here() {
+		return route, nil
 	}
 	scope := store.ScopeModify
 	if c.Op == "mkdir" {
@@ -55,7 +57,7 @@ func (g *guard) routeChange(ctx context.Context, rt store.Router, c store.Call) 
 	if err := g.check(ctx, c.Op, scope, c.Path); err != nil {
 		return store.Route{}, err
 	}
-	return route, nil
+	return route, err
 }
 
 // routeCreate checks an upload as Create does: an exclusive one needs

@@ -182,3 +182,27 @@ func TestRefusedClientIsNotRouted(t *testing.T) {
 		}
 	}
 }
+
+// nowhere finds nothing anywhere.
+type nowhere struct{ *memStore }
+
+func (nowhere) Route(ctx context.Context, c store.Call) (store.Route, error) {
+	return store.Route{}, &store.PathError{Op: c.Op, Path: c.Path, Err: store.ErrNotFound}
+}
+
+// A change a router answers with an error is checked first: a refused
+// client does not learn whether the path exists.
+func TestRefusedChangeDoesNotLearnExistence(t *testing.T) {
+	g, _ := countedGuard(t, nowhere{newMemStore()})
+	rt, _ := store.As[store.Router](g)
+	for _, o := range []string{"rm", "rmdir", "mv", "chmod", "mkdir"} {
+		c := store.Call{Op: o, Path: "/store/user/f"}
+		if _, err := rt.Route(reqCtx(&store.Request{}), c); !errors.Is(err, store.ErrPermission) {
+			t.Errorf("%s by an anonymous client: %v, want a denial", o, err)
+		}
+		writer := reqCtx(&store.Request{Identity: ident(nil, "modify:/store/user")})
+		if _, err := rt.Route(writer, c); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s by a writer: %v, want not found", o, err)
+		}
+	}
+}

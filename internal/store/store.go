@@ -40,7 +40,8 @@ import (
 type Store interface {
 	// Stat describes the file or directory at name.
 	Stat(ctx context.Context, name string) (FileInfo, error)
-	// Open opens an existing file for ranged reads.
+	// Open opens an existing file for ranged reads; a directory is
+	// refused with ErrIsDir (an https GET then lists it).
 	Open(ctx context.Context, name string) (File, error)
 	// List returns the entries of the directory at name, sorted by name.
 	List(ctx context.Context, name string) ([]FileInfo, error)
