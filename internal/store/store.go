@@ -14,7 +14,13 @@
 //
 // A Router (a director) is asked before every request that names a path
 // and answers with a Route: serve here, redirect, or wait; the frontends
-// send redirects and waits themselves, they are not errors.
+// send redirects and waits themselves, they are not errors. A chain that
+// does not route is never asked: the Mux offers Router only when a store
+// mounted in it routes, a wrapper only when its inner one does, and
+// RouteOf answers "here" without a call. A wrapper that decides about a
+// request while it is routed (the auth guard checking the policy) leaves
+// its decision for the call that follows (Leave, Take), so an operation
+// is decided once.
 //
 // Paths are absolute, slash-separated and cleaned once, by the frontend,
 // with ParseName (CleanPath); every store below trusts them. What the
