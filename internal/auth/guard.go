@@ -48,6 +48,7 @@ type guard struct {
 // rules is what the guard asks of its Policy.
 type rules interface {
 	Check(r *store.Request, op, name string) error
+	Decide(r *store.Request, op, name string) (Level, error)
 	Protection(name string) Level
 }
 
@@ -163,16 +164,27 @@ func (g *guard) Locate(ctx context.Context, name string) ([]store.Location, erro
 }
 
 // Open checks read access; a file of an integrity-protected namespace
-// opened without TLS comes back marked (see integrityFile).
+// opened without TLS comes back marked (see integrityFile). The decision
+// and the protection come from one look-up of the path's namespace.
 func (g *guard) Open(ctx context.Context, name string) (store.File, error) {
-	if err := g.check(ctx, "open", store.ScopeRead, name); err != nil {
-		return nil, err
+	level, err := g.decideRead(ctx, name)
+	if err != nil {
+		return nil, g.denied(ctx, "open", name, err)
 	}
 	f, err := g.inner.Open(ctx, name)
-	if err != nil || g.p.Protection(name) != LevelIntegrity || store.RequestFrom(ctx).TLS {
+	if err != nil || level != LevelIntegrity || store.RequestFrom(ctx).TLS {
 		return f, err
 	}
 	return markIntegrity(f), nil
+}
+
+// decideRead is allowed for a read of p, with the protection p needs.
+func (g *guard) decideRead(ctx context.Context, p string) (Level, error) {
+	r := store.RequestFrom(ctx)
+	if d, ok := store.Take(ctx).(decided); ok && d == (decided{g, r, store.ScopeRead, p}) {
+		return g.p.Protection(p), nil
+	}
+	return g.p.Decide(r, store.ScopeRead, p)
 }
 
 // Create needs storage.modify when it may change an existing file and

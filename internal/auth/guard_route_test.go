@@ -19,6 +19,11 @@ func (c *countingRules) Check(r *store.Request, op, name string) error {
 	return c.rules.Check(r, op, name)
 }
 
+func (c *countingRules) Decide(r *store.Request, op, name string) (Level, error) {
+	c.n++
+	return c.rules.Decide(r, op, name)
+}
+
 // countedGuard is a guard over inner whose policy decisions are counted.
 func countedGuard(t *testing.T, inner store.Store) (store.Store, *countingRules) {
 	t.Helper()
