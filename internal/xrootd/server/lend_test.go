@@ -64,7 +64,7 @@ func TestReadvSendsLentSegments(t *testing.T) {
 	if n := c.lends.Load(); n != 3 {
 		t.Fatalf("%d segments lent, want 3", n)
 	}
-	if n := c.out.Load(); n != 0 {
+	if n := c.outstanding(); n != 0 {
 		t.Fatalf("%d loans never given back", n)
 	}
 }
@@ -100,7 +100,7 @@ func TestReadvLentPieces(t *testing.T) {
 	if c.lends.Load() == 0 {
 		t.Fatal("no piece was lent")
 	}
-	if n := c.out.Load(); n != 0 {
+	if n := c.outstanding(); n != 0 {
 		t.Fatalf("%d loans never given back", n)
 	}
 }
