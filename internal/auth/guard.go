@@ -41,8 +41,37 @@ var (
 // clean from the frontends (store.CleanPath) and are checked as they are.
 type guard struct {
 	inner store.Store
-	p     *Policy
+	p     rules
 	log   *slog.Logger
+}
+
+// rules is what the guard asks of its Policy.
+type rules interface {
+	Check(r *store.Request, op, name string) error
+	Decide(r *store.Request, op, name string) (Level, error)
+	Protection(name string) Level
+}
+
+// decided is a decision the guard made while routing a call that is
+// served here (Route): the policy allows scope on path for the request
+// r. It is left in the request's context (store.Leave) for the call that
+// follows, which takes it instead of asking the policy the same again.
+// A decision is a function of the request and the immutable policy, so
+// one taken for the same guard, request, scope and path is the answer.
+type decided struct {
+	g           *guard
+	r           *store.Request
+	scope, path string
+}
+
+// allowed asks the policy whether the request in ctx may do scope on p,
+// unless the call was routed and that decision left for it.
+func (g *guard) allowed(ctx context.Context, scope, p string) error {
+	r := store.RequestFrom(ctx)
+	if d, ok := store.Take(ctx).(decided); ok && d == (decided{g, r, scope, p}) {
+		return nil
+	}
+	return g.p.Check(r, scope, p)
 }
 
 // As offers the guard itself for every capability inner has: its
@@ -75,7 +104,7 @@ func (g *guard) As(target any) bool {
 // Info with who asked (the subject, never the token) and why, and
 // returned as a store.PathError wrapping the *Denied.
 func (g *guard) check(ctx context.Context, opName, op, p string) error {
-	if err := g.p.Check(store.RequestFrom(ctx), op, p); err != nil {
+	if err := g.allowed(ctx, op, p); err != nil {
 		return g.denied(ctx, opName, p, err)
 	}
 	return nil
@@ -135,16 +164,27 @@ func (g *guard) Locate(ctx context.Context, name string) ([]store.Location, erro
 }
 
 // Open checks read access; a file of an integrity-protected namespace
-// opened without TLS comes back marked (see integrityFile).
+// opened without TLS comes back marked (see integrityFile). The decision
+// and the protection come from one look-up of the path's namespace.
 func (g *guard) Open(ctx context.Context, name string) (store.File, error) {
-	if err := g.check(ctx, "open", store.ScopeRead, name); err != nil {
-		return nil, err
+	level, err := g.decideRead(ctx, name)
+	if err != nil {
+		return nil, g.denied(ctx, "open", name, err)
 	}
 	f, err := g.inner.Open(ctx, name)
-	if err != nil || g.p.Protection(name) != LevelIntegrity || store.RequestFrom(ctx).TLS {
+	if err != nil || level != LevelIntegrity || store.RequestFrom(ctx).TLS {
 		return f, err
 	}
 	return markIntegrity(f), nil
+}
+
+// decideRead is allowed for a read of p, with the protection p needs.
+func (g *guard) decideRead(ctx context.Context, p string) (Level, error) {
+	r := store.RequestFrom(ctx)
+	if d, ok := store.Take(ctx).(decided); ok && d == (decided{g, r, store.ScopeRead, p}) {
+		return g.p.Protection(p), nil
+	}
+	return g.p.Decide(r, store.ScopeRead, p)
 }
 
 // Create needs storage.modify when it may change an existing file and
@@ -179,13 +219,13 @@ func (g *guard) create(ctx context.Context, c store.Creator, p string, opts stor
 	}
 	r := store.RequestFrom(ctx)
 	if opts.Exclusive {
-		if err := g.p.Check(r, store.ScopeCreate, p); err != nil {
+		if err := g.allowed(ctx, store.ScopeCreate, p); err != nil {
 			return nil, false, g.denied(ctx, "create", p, err)
 		}
 		w, err = c.Create(ctx, p, opts)
 		return w, true, err
 	}
-	modErr := g.p.Check(r, store.ScopeModify, p)
+	modErr := g.allowed(ctx, store.ScopeModify, p)
 	if modErr == nil {
 		w, err = c.Create(ctx, p, opts)
 		return w, false, err

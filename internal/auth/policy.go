@@ -148,16 +148,29 @@ func (p *Policy) Protection(name string) Level {
 // (AuthError) is denied everything with that reason. A refusal is a *Denied saying
 // why.
 func (p *Policy) Check(r *store.Request, op, name string) error {
+	_, err := p.Decide(r, op, name)
+	return err
+}
+
+// Decide is Check that also returns the protection name needs (as
+// Protection), from the one look-up of the namespace ruling it: the
+// guard's Open needs both.
+func (p *Policy) Decide(r *store.Request, op, name string) (Level, error) {
 	if p.AllowsAll() {
-		return nil
+		return LevelNone, nil
 	}
+	n := p.lookup(name)
+	return n.Protection, p.check(r, op, name, n)
+}
+
+// check is Check's decision for name, ruled by n.
+func (p *Policy) check(r *store.Request, op, name string, n Namespace) error {
 	if r.Identity == nil && r.AuthError != nil {
 		// A client whose token was refused learns why at once, even on a
 		// public path, instead of getting anonymous access it did not ask
 		// for (and a puzzling "no token" where a token is needed).
 		return &Denied{Reason: r.AuthError.Error(), Cause: r.AuthError}
 	}
-	n := p.lookup(name)
 	if n.Protection == LevelPrivacy && !r.TLS {
 		d := deny("%s requires TLS (privacy): use roots:// or https://", n.Prefix)
 		d.Cause = store.ErrInsecure

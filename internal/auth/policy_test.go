@@ -8,7 +8,7 @@ import (
 	"sitebox/internal/store"
 )
 
-func testPolicy(t *testing.T) *Policy {
+func testPolicy(t testing.TB) *Policy {
 	t.Helper()
 	p, err := NewPolicy([]Namespace{
 		{Prefix: "/store/cms", Read: ReadVO, VOs: []string{"cms"}, Write: WriteToken},

@@ -23,8 +23,12 @@ func (d *Director) Stat(ctx context.Context, name string) (store.FileInfo, error
 	return store.FileInfo{}, noData("stat", name)
 }
 
-// Open refuses: a director holds no data (see Route).
+// Open refuses: a director holds no data (see Route); the directories
+// Stat answers for are directories (an https GET lists them).
 func (d *Director) Open(ctx context.Context, name string) (store.File, error) {
+	if _, here := d.statHere(name); here {
+		return nil, &store.PathError{Op: "open", Path: name, Err: store.ErrIsDir}
+	}
 	return nil, noData("open", name)
 }
 

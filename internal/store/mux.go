@@ -15,10 +15,12 @@ import (
 // and list what is mounted below them.
 type Mux struct {
 	mounts PrefixTable[Store]
+	routes bool // some mounted store is a Router
 }
 
 var (
 	_ Store         = (*Mux)(nil)
+	_ Capable       = (*Mux)(nil)
 	_ Creator       = (*Mux)(nil)
 	_ Checksummer   = (*Mux)(nil)
 	_ Locator       = (*Mux)(nil)
@@ -35,8 +37,45 @@ func NewMux(stores map[string]Store) *Mux {
 	m := &Mux{}
 	for p, s := range stores {
 		m.mounts.Add(p, s)
+		if _, ok := As[Router](s); ok {
+			m.routes = true
+		}
 	}
 	return m
+}
+
+// As offers the Mux's capabilities, Router only when a store mounted in
+// it routes: a namespace of stores that serve everything here (an
+// origin's exports beside a cache) is then never asked where a call
+// goes, and RouteOf answers "here" without a call. The others are
+// offered always; the call answers for a path whose store lacks one.
+func (m *Mux) As(target any) bool {
+	switch t := target.(type) {
+	case *Router:
+		if !m.routes {
+			return false
+		}
+		*t = m
+	case *Creator:
+		*t = m
+	case *Checksummer:
+		*t = m
+	case *Locator:
+		*t = m
+	case *Namespace:
+		*t = m
+	case *SpaceReporter:
+		*t = m
+	case *Attributer:
+		*t = m
+	case *WriterLocker:
+		*t = m
+	case *Prechecker:
+		*t = m
+	default:
+		return false
+	}
+	return true
 }
 
 // pick finds the store mounted over the clean path p (nil for a virtual
@@ -250,9 +289,10 @@ func (m *Mux) Space(ctx context.Context, name string) (Space, error) {
 	return sr.Space(ctx, p)
 }
 
-// Route passes c to the router mounted over its path; a path of a store
-// that does not route, or of none, is served here (the call itself then
-// answers).
+// Route passes c to the router mounted over its path, the only store it
+// asks; a path of a store that does not route, or of none, is served
+// here (the call itself then answers). It is offered (As) only when some
+// mounted store routes.
 func (m *Mux) Route(ctx context.Context, c Call) (Route, error) {
 	_, s, err := m.pick(c.Op, c.Path)
 	if err != nil || s == nil {

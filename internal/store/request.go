@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"strings"
+	"sync/atomic"
 )
 
 // ViaKey is the CGI key a sitebox cache sets to ViaCache on what it asks
@@ -102,17 +103,52 @@ func UpstreamCGI(ctx context.Context) string {
 	return ""
 }
 
-// WithRequest returns ctx carrying r.
+// carried is what WithRequest puts in a context: the request, and the
+// decision left for its next call (Leave, Take).
+type carried struct {
+	r    *Request
+	left atomic.Pointer[left]
+}
+
+type left struct{ d any }
+
+// WithRequest returns ctx carrying r, with nothing left for its calls.
 func WithRequest(ctx context.Context, r *Request) context.Context {
-	return context.WithValue(ctx, requestKey{}, r)
+	return context.WithValue(ctx, requestKey{}, &carried{r: r})
 }
 
 // RequestFrom returns the request in ctx, or an empty one.
 func RequestFrom(ctx context.Context) *Request {
-	if r, ok := ctx.Value(requestKey{}).(*Request); ok && r != nil {
-		return r
+	if c, ok := ctx.Value(requestKey{}).(*carried); ok && c.r != nil {
+		return c.r
 	}
 	return &Request{}
+}
+
+// Leave keeps d, a decision a wrapper in the store chain made about the
+// request in ctx while it was routed (the auth guard: the policy allows
+// this path), for the call that follows to Take rather than decide the
+// same again: one decision per operation. It replaces what was left
+// before; without a request in ctx it keeps nothing. A wrapper must leave
+// only what is true of the request for as long as it lasts, and match
+// what it takes against the request and the call (the guard's decided).
+func Leave(ctx context.Context, d any) {
+	if c, ok := ctx.Value(requestKey{}).(*carried); ok {
+		c.left.Store(&left{d})
+	}
+}
+
+// Take removes what Leave kept for the request in ctx and returns it, or
+// nil: a decision is carried to the next call that asks, never further.
+func Take(ctx context.Context) any {
+	c, ok := ctx.Value(requestKey{}).(*carried)
+	if !ok || c.left.Load() == nil {
+		return nil
+	}
+	if l := c.left.Swap(nil); l != nil {
+		return l.d
+	}
+	return nil
 }
 
 // ParseOpaque parses a CGI string ("a=1&b=2", no '?') leniently: XRootD

@@ -14,7 +14,13 @@
 //
 // A Router (a director) is asked before every request that names a path
 // and answers with a Route: serve here, redirect, or wait; the frontends
-// send redirects and waits themselves, they are not errors.
+// send redirects and waits themselves, they are not errors. A chain that
+// does not route is never asked: the Mux offers Router only when a store
+// mounted in it routes, a wrapper only when its inner one does, and
+// RouteOf answers "here" without a call. A wrapper that decides about a
+// request while it is routed (the auth guard checking the policy) leaves
+// its decision for the call that follows (Leave, Take), so an operation
+// is decided once.
 //
 // Paths are absolute, slash-separated and cleaned once, by the frontend,
 // with ParseName (CleanPath); every store below trusts them. What the
@@ -40,7 +46,8 @@ import (
 type Store interface {
 	// Stat describes the file or directory at name.
 	Stat(ctx context.Context, name string) (FileInfo, error)
-	// Open opens an existing file for ranged reads.
+	// Open opens an existing file for ranged reads; a directory is
+	// refused with ErrIsDir (an https GET then lists it).
 	Open(ctx context.Context, name string) (File, error)
 	// List returns the entries of the directory at name, sorted by name.
 	List(ctx context.Context, name string) ([]FileInfo, error)

@@ -1,6 +1,7 @@
 package webdav
 
 import (
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -11,31 +12,30 @@ import (
 	"sitebox/internal/store"
 )
 
-// get serves GET and HEAD. http.ServeContent does the range work (single
-// and multipart/byteranges, suffix and open ranges, 416 with
-// "Content-Range: bytes */size") and the conditional requests, from the
-// ETag and Last-Modified set here.
+// get serves GET and HEAD in one pass through the store: routed (only
+// by a store that routes), then opened, the open file describing itself;
+// a directory, which Open refuses with ErrIsDir, is listed.
+// http.ServeContent does the range work (single and multipart/byteranges,
+// suffix and open ranges, 416 with "Content-Range: bytes */size") and
+// the conditional requests, from the ETag and Last-Modified set here.
 func (h *Handler) get(w http.ResponseWriter, r *http.Request, name string) error {
 	if answered, err := h.route(w, r, store.Call{Op: "stat", Path: name}); answered || err != nil {
 		return err
 	}
-	fi, err := h.store.Stat(r.Context(), name)
-	if err != nil {
-		return err
-	}
-	if fi.IsDir() {
+	f, err := h.store.Open(r.Context(), name)
+	if errors.Is(err, store.ErrIsDir) {
 		return h.listing(w, r, name)
 	}
-	f, err := h.store.Open(r.Context(), name)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if fi, err = f.Stat(); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
 		return err
 	}
 	if fi.IsDir() {
-		return h.listing(w, r, name) // replaced by a directory in between
+		return h.listing(w, r, name) // a store that opens directories
 	}
 	if r.Method != http.MethodHead {
 		if err := insecure(r, f, "get", name); err != nil {

@@ -1,14 +1,20 @@
 package webdav
 
 import (
+	"context"
 	"fmt"
 	"hash/adler32"
 	"hash/crc32"
 	"io"
 	"mime"
 	"mime/multipart"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+
+	"sitebox/internal/origin"
+	"sitebox/internal/store"
 )
 
 func testData() []byte { return []byte(strings.Repeat("0123456789", 100)) }
@@ -196,5 +202,55 @@ func TestDirectoryListing(t *testing.T) {
 	}
 	if resp, body := do(t, "HEAD", srv.URL+"/store/d", nil); resp.StatusCode != 200 || body != "" {
 		t.Fatalf("HEAD dir: %d", resp.StatusCode)
+	}
+}
+
+// callCounter passes a store's calls on and counts Stat and Open.
+type callCounter struct {
+	store.Store
+	mu           sync.Mutex
+	stats, opens int
+}
+
+func (c *callCounter) Stat(ctx context.Context, name string) (store.FileInfo, error) {
+	c.mu.Lock()
+	c.stats++
+	c.mu.Unlock()
+	return c.Store.Stat(ctx, name)
+}
+
+func (c *callCounter) Open(ctx context.Context, name string) (store.File, error) {
+	c.mu.Lock()
+	c.opens++
+	c.mu.Unlock()
+	return c.Store.Open(ctx, name)
+}
+
+// A GET or HEAD goes through the store once: one Open, whose file
+// describes itself; a directory, which Open refuses, is listed.
+func TestGetOnePass(t *testing.T) {
+	dir := t.TempDir()
+	o, err := origin.New(origin.Config{Exports: []origin.Export{{Prefix: "/store", Pools: []string{dir}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	writeFile(t, dir, "d/f", testData())
+	c := &callCounter{Store: o}
+	srv := httptest.NewServer(New(Config{}, c, nil))
+	defer srv.Close()
+	for m, want := range map[string]int{"GET": 206, "HEAD": 200} {
+		c.stats, c.opens = 0, 0
+		resp, _ := do(t, m, srv.URL+"/store/d/f", nil, "Range", "bytes=0-9")
+		if resp.StatusCode != want || resp.Header.Get("ETag") == "" || resp.Header.Get("Last-Modified") == "" {
+			t.Errorf("%s: status %d, ETag %q, Last-Modified %q", m, resp.StatusCode, resp.Header.Get("ETag"), resp.Header.Get("Last-Modified"))
+		}
+		if c.stats != 0 || c.opens != 1 {
+			t.Errorf("%s: %d stats and %d opens, want 0 and 1", m, c.stats, c.opens)
+		}
+	}
+	resp, body := do(t, "GET", srv.URL+"/store/d/", nil)
+	if resp.StatusCode != 200 || !strings.Contains(body, `href="/store/d/f"`) {
+		t.Errorf("GET of a directory: %d %.200q, want its listing", resp.StatusCode, body)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/store"
 )
 
@@ -54,6 +55,9 @@ func (s *routingStore) Stat(ctx context.Context, name string) (store.FileInfo, e
 }
 func (s *routingStore) Open(ctx context.Context, name string) (store.File, error) {
 	s.note(ctx)
+	if name == "/dir" || name == "/" {
+		return nil, store.ErrIsDir
+	}
 	return nil, store.ErrUnsupported
 }
 func (s *routingStore) List(ctx context.Context, name string) ([]store.FileInfo, error) {
@@ -252,5 +256,28 @@ func TestRedirectPutBeforeBody(t *testing.T) {
 	defer body.mu.Unlock()
 	if body.reads != 0 {
 		t.Fatalf("client sent the body (%d reads) before the redirect", body.reads)
+	}
+}
+
+// A client the namespace policy refuses gets its refusal, never a
+// redirect: it learns nothing about where the file is, and the router is
+// not asked about a read or an upload. (A change, which the method served
+// here checks by its own rules, is routed first and refused after.)
+func TestRefusedClientGetsNoRedirect(t *testing.T) {
+	p, err := auth.NewPolicy([]auth.Namespace{{Prefix: "/store", Read: auth.ReadToken, Write: auth.WriteToken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &routingStore{route: store.Route{To: []store.Endpoint{{HTTPS: "https://b.example.org:8443"}}}}
+	srv := httptest.NewServer(New(Config{}, auth.NewGuard(st, p, nil), nil))
+	defer srv.Close()
+	for _, m := range []string{"GET", "HEAD", "PROPFIND", "PUT", "DELETE"} {
+		resp := send(t, m, srv.URL+"/store/f", "")
+		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden || resp.Header.Get("Location") != "" {
+			t.Errorf("%s by an anonymous client: %d, Location %q; want a refusal", m, resp.StatusCode, resp.Header.Get("Location"))
+		}
+		if req := st.last(); req != nil && m != "DELETE" {
+			t.Errorf("%s: the router was asked about a refused client's request (%+v)", m, req)
+		}
 	}
 }

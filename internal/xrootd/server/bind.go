@@ -199,8 +199,8 @@ func pathOf(req *proto.Request) byte {
 // queueData puts a data request on the data lane of the connection it
 // names: this session's own or a bound substream's. It returns false
 // when the session must end.
-func (s *session) queueData(req *proto.Request) bool {
-	lane := s
+func (s *session) queueData(d dataReq) bool {
+	req, lane := d.req, s
 	if id := pathOf(req); id != 0 {
 		if lane = s.subs.get(id); lane == nil {
 			s.sendError(req.Stream, proto.ErrArgInvalid, fmt.Sprintf("invalid path ID %d: no substream is bound with it", id))
@@ -209,7 +209,7 @@ func (s *session) queueData(req *proto.Request) bool {
 	}
 	lane.laneQueued.Add(1)
 	select {
-	case lane.dataQ <- req:
+	case lane.dataQ <- d:
 		return true
 	case <-lane.ctx.Done():
 		if lane == s {

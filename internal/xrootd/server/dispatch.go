@@ -67,14 +67,15 @@ func (s *session) dispatch(req *proto.Request) bool {
 		return true
 	}
 	if data {
+		d := dataReq{req: req}
 		if req.ID == proto.ReqReadv {
-			ranges := s.readvRanges(req)
-			s.hintReadv(ranges)
-			if pathOf(req) == 0 && s.serveInline(req, ranges) {
+			d.rv = s.parseReadv(req)
+			s.hintReadv(d.rv.byHandle)
+			if pathOf(req) == 0 && s.serveInline(d) {
 				return true
 			}
 		}
-		return s.queueData(req) // bind.go: this connection or a substream
+		return s.queueData(d) // bind.go: this connection or a substream
 	}
 	select {
 	case s.slots <- struct{}{}:
@@ -132,14 +133,14 @@ func (s *session) dataLane() {
 	defer s.wg.Done()
 	for {
 		select {
-		case req := <-s.readyQ:
+		case d := <-s.readyQ:
 			s.laneMu.Lock()
-			s.serve(dataHandlers[req.ID], req)
+			s.serveData(d)
 			s.laneMu.Unlock()
-		case req := <-s.dataQ:
+		case d := <-s.dataQ:
 			s.laneMu.Lock()
-			if req.ID != proto.ReqReadv || !s.parkReadv(req) {
-				s.serve(dataHandlers[req.ID], req)
+			if d.rv == nil || !s.parkReadv(d) {
+				s.serveData(d)
 			}
 			s.laneMu.Unlock()
 			s.laneQueued.Add(-1)
@@ -161,16 +162,33 @@ func (s *session) dataLane() {
 // arrives, as the lane parks it (or left to the lane when the session
 // has as many parked as it may), so the reader stays free to read and
 // hint the requests behind it.
-func (s *session) serveInline(req *proto.Request, ranges map[[4]byte][][2]int64) bool {
+func (s *session) serveInline(d dataReq) bool {
 	if s.laneQueued.Load() != 0 || !s.laneMu.TryLock() {
 		return false
 	}
 	defer s.laneMu.Unlock()
-	if waits := s.readvWaits(ranges); len(waits) != 0 {
-		return s.park(req, waits) // or the lane serves it when it may not
+	if waits := s.readvWaits(d.rv.byHandle); len(waits) != 0 {
+		return s.park(d, waits) // or the lane serves it when it may not
 	}
-	s.serve(dataHandlers[req.ID], req)
+	s.serveData(d)
 	return true
+}
+
+// dataReq is a request for the data lane; a readv's comes with its
+// segment list, parsed once by the reader when the request arrived: the
+// hint, the readiness checks and the answer all use it.
+type dataReq struct {
+	req *proto.Request
+	rv  *readvList // a readv's; nil for the other data requests
+}
+
+// serveData serves a data request, a readv from its parsed list.
+func (s *session) serveData(d dataReq) {
+	if d.rv == nil {
+		s.serve(dataHandlers[d.req.ID], d.req)
+		return
+	}
+	s.serve(func(s *session, req *proto.Request) error { return s.answerReadv(req, d.rv) }, d.req)
 }
 
 // serve runs one handler, answering its error and containing its panic.

@@ -13,24 +13,33 @@ type willNeeder interface {
 	WillNeed(ranges [][2]int64) // offset, length; never waits
 }
 
-// readvRanges groups a readv's segments by file handle (offset, length
-// pairs), or returns nil for a list doReadv will refuse with its error.
-// The hint and the readiness check share it; doReadv parses the list
-// again to answer it.
-func (s *session) readvRanges(req *proto.Request) map[[4]byte][][2]int64 {
+// readvList is a kXR_readv's segment list, parsed once (parseReadv).
+type readvList struct {
+	elems []proto.ReadListElem
+	err   error // why the list itself is refused (answerReadv answers it)
+	// byHandle groups the segments by file handle (offset, length
+	// pairs), for the hint and the readiness check; nil for a list
+	// answerReadv will refuse.
+	byHandle map[[4]byte][][2]int64
+}
+
+// parseReadv parses req's segment list.
+func (s *session) parseReadv(req *proto.Request) *readvList {
 	elems, err := proto.ParseReadList(req.Data)
+	rv := &readvList{elems: elems, err: err}
 	if err != nil || len(elems) == 0 {
-		return nil
+		return rv
 	}
 	maxSeg := int32(s.srv.cfg.MaxReadChunk - proto.ReadvElemLen)
 	byHandle := map[[4]byte][][2]int64{}
 	for _, e := range elems {
 		if e.Len < 0 || e.Len > maxSeg || e.Offset < 0 {
-			return nil
+			return rv
 		}
 		byHandle[e.Handle] = append(byHandle[e.Handle], [2]int64{e.Offset, int64(e.Len)})
 	}
-	return byHandle
+	rv.byHandle = byHandle
+	return rv
 }
 
 // hintReadv tells the files a queued readv names which ranges it will
@@ -64,12 +73,12 @@ type readyWaiter interface {
 // XRootD answers carry the request's stream id, so the order of answers
 // is free. It reports false, leaving the readv to the lane, when nothing
 // is on its way or the session has as many parked as it may queue.
-func (s *session) parkReadv(req *proto.Request) bool {
-	return s.park(req, s.readvWaits(s.readvRanges(req)))
+func (s *session) parkReadv(d dataReq) bool {
+	return s.park(d, s.readvWaits(d.rv.byHandle))
 }
 
-// park parks req until waits have ended (parkReadv).
-func (s *session) park(req *proto.Request, waits []<-chan struct{}) bool {
+// park parks d until waits have ended (parkReadv).
+func (s *session) park(d dataReq, waits []<-chan struct{}) bool {
 	if len(waits) == 0 {
 		return false
 	}
@@ -89,13 +98,13 @@ func (s *session) park(req *proto.Request, waits []<-chan struct{}) bool {
 				return
 			}
 		}
-		s.readyQ <- req // room for every parked readv: never blocks
+		s.readyQ <- d // room for every parked readv: never blocks
 	}()
 	return true
 }
 
 // readvWaits are the channels to wait on before the data of a readv's
-// ranges (readvRanges) is there.
+// ranges (readvList.byHandle) is there.
 func (s *session) readvWaits(byHandle map[[4]byte][][2]int64) []<-chan struct{} {
 	var waits []<-chan struct{}
 	for h, ranges := range byHandle {

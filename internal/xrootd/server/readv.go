@@ -19,9 +19,16 @@ type readvFile struct {
 // segments. Every segment is checked before anything is sent — a readv
 // cannot be answered in part — and the answer is, per segment, its 16-byte
 // read_list header followed by its data, packed into frames of at most
-// MaxReadChunk bytes without splitting a segment.
+// MaxReadChunk bytes without splitting a segment. The lane answers a
+// readv with the list the reader parsed (answerReadv); doReadv parses
+// its own for a caller that has none.
 func (s *session) doReadv(req *proto.Request) error {
-	elems, err := proto.ParseReadList(req.Data)
+	return s.answerReadv(req, s.parseReadv(req))
+}
+
+// answerReadv answers req from its parsed segment list rv.
+func (s *session) answerReadv(req *proto.Request, rv *readvList) error {
+	elems, err := rv.elems, rv.err
 	if err != nil {
 		if len(req.Data)%proto.ReadvElemLen == 0 {
 			return errorf(proto.ErrArgTooLong, "%v", err)

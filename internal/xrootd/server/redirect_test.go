@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 	"sitebox/internal/xrootd/xrdtest"
@@ -185,5 +186,46 @@ func TestLocateReplicas(t *testing.T) {
 	}
 	if c := rs.Last("locate"); c == nil || c.Name != "/f" || c.Req.VO != "cms" {
 		t.Fatalf("locate: store saw %+v", c)
+	}
+}
+
+// A client the namespace policy refuses gets kXR_NotAuthorized, never a
+// redirect, for every read and upload: the router is not even asked.
+func TestRefusedClientIsNotRedirected(t *testing.T) {
+	origin, _ := newOriginStore(t, false)
+	rs := &xrdtest.RouteStore{Store: origin, Decide: xrdtest.RedirectAll([]store.Endpoint{{Root: "127.0.0.1:2000"}}, "")}
+	p, err := auth.NewPolicy([]auth.Namespace{{Prefix: "/", Read: auth.ReadToken, Write: auth.WriteToken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := startServer(t, Config{}, auth.NewGuard(rs, p, nil))
+	r := login(t, addr)
+	flags := func(f uint16) [16]byte {
+		var b [16]byte
+		binary.BigEndian.PutUint16(b[2:], f)
+		return b
+	}
+	var cksum [16]byte
+	binary.BigEndian.PutUint16(cksum[0:], proto.QueryCksum)
+	for _, tc := range []struct {
+		name string
+		id   uint16
+		body [16]byte
+		data string
+	}{
+		{"open read", proto.ReqOpen, flags(proto.OpenRead), "/f"},
+		{"open new", proto.ReqOpen, flags(proto.OpenNew), "/f"},
+		{"stat", proto.ReqStat, [16]byte{}, "/f"},
+		{"dirlist", proto.ReqDirlist, [16]byte{}, "/d"},
+		{"locate", proto.ReqLocate, [16]byte{}, "/f"},
+		{"query checksum", proto.ReqQuery, cksum, "/f?cks.type=adler32"},
+	} {
+		st, b := r.call(tc.id, tc.body, []byte(tc.data))
+		if c, _ := errOf(b); st != proto.StatusError || c != proto.ErrNotAuthorized {
+			t.Errorf("%s by an anonymous client: status %d (%q), want kXR_NotAuthorized", tc.name, st, b)
+		}
+	}
+	if calls := rs.Calls(); len(calls) != 0 {
+		t.Errorf("the router was asked about a refused client's requests: %+v", calls)
 	}
 }

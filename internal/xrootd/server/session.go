@@ -52,8 +52,8 @@ type session struct {
 	// files is the session's file table; a bound substream shares its
 	// main session's (set before the bind is published).
 	files *fileTable
-	slots chan struct{}       // requests executing
-	dataQ chan *proto.Request // reads waiting for the data lane
+	slots chan struct{} // requests executing
+	dataQ chan dataReq  // reads waiting for the data lane
 	// laneQueued counts the requests put on dataQ and not yet served:
 	// while any is, the reader may not serve one itself (serveInline),
 	// which would answer it ahead of them. laneMu is held by whichever
@@ -67,7 +67,7 @@ type session struct {
 	// parked holds a place per readv waiting for its data to arrive off
 	// the lane (see parkReadv); readyQ has those whose data arrived.
 	parked chan struct{}
-	readyQ chan *proto.Request
+	readyQ chan dataReq
 
 	// refusal is set for a session over a limit: it is told why and
 	// closed (refuse.go).
@@ -136,9 +136,9 @@ func newSession(s *Server, c net.Conn) *session {
 		ctx:      ctx,
 		cancel:   cancel,
 		slots:    make(chan struct{}, s.cfg.MaxInFlight),
-		dataQ:    make(chan *proto.Request, s.cfg.MaxInFlight),
+		dataQ:    make(chan dataReq, s.cfg.MaxInFlight),
 		parked:   make(chan struct{}, s.cfg.MaxInFlight),
-		readyQ:   make(chan *proto.Request, s.cfg.MaxInFlight),
+		readyQ:   make(chan dataReq, s.cfg.MaxInFlight),
 		bufShare: make(chan struct{}, 2),
 		files:    &fileTable{max: s.cfg.Limits.OpenFilesPerSession},
 		done:     make(chan struct{}),
