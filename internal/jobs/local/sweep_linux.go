@@ -70,6 +70,7 @@ type sweeper struct {
 	unfinished string   // the directory the bound stopped the sweep in
 	left       []string // the first sweepNamesLeft that stay, with why
 	nLeft      int
+	dev        uint64 // the filesystem of the place being swept
 }
 
 func newSweeper(uid, gid uint32, maxEntries int, within time.Duration) *sweeper {
@@ -93,6 +94,7 @@ func (w *sweeper) run(places []string) error {
 			continue
 		}
 		if isDir(&st) {
+			w.dev = st.Dev
 			w.searchOther(unix.AT_FDCWD, p, p, &st, 0)
 		}
 	}
@@ -125,6 +127,12 @@ func (w *sweeper) searchOther(dirfd int, name, path string, st *unix.Stat_t, dep
 	fd := int(f.Fd())
 	w.eachEntry(f, path, func(child, cpath string, cst *unix.Stat_t) {
 		switch {
+		case cst.Dev != w.dev:
+			// Another filesystem mounted in the place (a FUSE or
+			// network mount, someone's bind mount) is not the shared
+			// place: what it shows as the uid's may be anyone's data
+			// elsewhere. A mount the job made itself died with its
+			// processes.
 		case cst.Uid == w.uid:
 			w.remove(fd, child, cpath, cst, depth)
 		case isDir(cst):
@@ -170,6 +178,10 @@ func (w *sweeper) empty(dirfd int, name, path string, st *unix.Stat_t, depth int
 	defer f.Close()
 	fd, before := int(f.Fd()), w.nLeft
 	w.eachEntry(f, path, func(child, cpath string, cst *unix.Stat_t) {
+		if cst.Dev != w.dev {
+			w.leave(cpath, errors.New("another filesystem is mounted here"))
+			return
+		}
 		w.remove(fd, child, cpath, cst, depth)
 	})
 	return w.nLeft == before && w.unfinished == ""
