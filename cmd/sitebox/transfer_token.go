@@ -1,29 +1,17 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"strings"
+
+	"sitebox/internal/remote"
 )
 
-// bearerToken finds the https:// bearer token the way WLCG clients do:
-// $BEARER_TOKEN, else the file named by $BEARER_TOKEN_FILE. No token is
-// not an error (most boxes serve without one); an unreadable file is.
+// bearerToken finds the bearer token the way WLCG clients do:
+// $BEARER_TOKEN, the file named by $BEARER_TOKEN_FILE, else
+// $XDG_RUNTIME_DIR/bt_u<uid> or /tmp/bt_u<uid> (remote.FindUserToken).
+// No token is not an error (most boxes serve without one); an
+// unreadable or empty file is.
 func bearerToken() (string, error) {
-	if t := strings.TrimSpace(os.Getenv("BEARER_TOKEN")); t != "" {
-		return t, nil
-	}
-	name := os.Getenv("BEARER_TOKEN_FILE")
-	if name == "" {
-		return "", nil
-	}
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return "", fmt.Errorf("BEARER_TOKEN_FILE: %w", err)
-	}
-	t := strings.TrimSpace(string(b))
-	if t == "" {
-		return "", fmt.Errorf("BEARER_TOKEN_FILE %s is empty", name)
-	}
-	return t, nil
+	tok, _, err := remote.FindUserToken(os.Getenv, os.Getuid())
+	return tok, err
 }

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"sitebox/internal/cache"
+	"sitebox/internal/mount"
+	"sitebox/internal/remote"
+	"sitebox/internal/x509grid"
+)
+
+// mountFlags are `sitebox mount`'s options.
+type mountFlags struct {
+	remoteFlags
+	readOnly, allowOther, debug          bool
+	attr, entry, negative, dirTTL        time.Duration
+	dirEntries, maxClients               int
+	cacheDir, tempDir, logLevel          string
+	cacheRAM                             int64
+	revalidate                           time.Duration
+	attrSet, entrySet, negativeSet, tSet bool
+}
+
+const mountExamples = `  # The site's federation under /fed, read-only: names and attributes
+  # are cached a minute, reads go through the site box's cache.
+  sitebox mount -r root://cache.site:1094//store /fed
+
+  # A private cache on local disk, so each byte crosses the WAN once.
+  sitebox mount -r --cache-dir /scratch/fedcache roots://origin.example:1094//data /fed
+
+  # Read and write your own area over https with your token
+  # ($BEARER_TOKEN_FILE, $XDG_RUNTIME_DIR/bt_u$UID or /tmp/bt_u$UID).
+  sitebox mount https://box.site:8443/home/alice ~/fed
+
+  # For every user of a machine (as root): each caller reads with their
+  # own token (/run/user/<uid>/bt_u<uid>, /tmp/bt_u<uid>) or X.509 proxy
+  # (/tmp/x509up_u<uid>), anonymously without one.
+  sitebox mount --allow-other root://box.site:1094// /fed
+
+  # Stop with Ctrl-C, SIGTERM or "umount /fed". After a crash:
+  umount -l /fed     # or, as a user: fusermount3 -uz /fed`
+
+func addMountCommand(root *cobra.Command) {
+	var f mountFlags
+	cmd := &cobra.Command{
+		Use:   "mount [flags] URL DIR",
+		Short: "Mount a server URL (root://, roots://, https://) as a directory (FUSE), until Ctrl-C or umount",
+		Long: `Mount shows the files of a federation server as a local directory, so any
+program can read them (and, unless -r, write them: a written file is
+uploaded when it is closed, and a failed upload fails the close).
+
+Directories are listed once with every entry's stat and kept for --dir-ttl;
+the kernel keeps names and attributes for --entry-timeout and
+--attr-timeout (a minute read-only, a second writable). Files carry their
+root:// URL in the extended attributes user.xrootd.url, xrootd.url and
+eos.url.xroot, so ROOT reads them over root:// with vector reads.
+
+The command stays in the foreground; see docs/mount.md for fstab and
+systemd.`,
+		Example: mountExamples,
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fl := cmd.Flags()
+			f.attrSet, f.entrySet, f.negativeSet, f.tSet = fl.Changed("attr-timeout"), fl.Changed("entry-timeout"), fl.Changed("negative-timeout"), fl.Changed("dir-ttl")
+			return runMount(&f, args[0], args[1])
+		},
+	}
+	fl := cmd.Flags()
+	f.remoteFlags.add(cmd)
+	fl.BoolVarP(&f.readOnly, "read-only", "r", false, "mount read-only (longer caching: nothing changes through the mount)")
+	fl.BoolVar(&f.allowOther, "allow-other", false, "let every user use the mount (as root: each with their own credential)")
+	fl.DurationVar(&f.attr, "attr-timeout", 0, "how long the kernel keeps attributes (default 1m read-only, 1s writable; 0 with --allow-other)")
+	fl.DurationVar(&f.entry, "entry-timeout", 0, "how long the kernel keeps names (default 1m read-only, 1s writable)")
+	fl.DurationVar(&f.negative, "negative-timeout", 0, "how long the kernel keeps \"no such file\" (default 30s read-only, 1s writable)")
+	fl.DurationVar(&f.dirTTL, "dir-ttl", 0, "how long a directory listing answers for its names (default 1m read-only, 2s writable)")
+	fl.IntVar(&f.dirEntries, "dir-cache-entries", 100_000, "names kept in memory from listings, at most")
+	fl.IntVar(&f.maxClients, "max-clients", 64, "with --allow-other as root: server clients kept, one per credential")
+	fl.StringVar(&f.cacheDir, "cache-dir", "", "read through a local cache in this directory (each byte crosses the WAN once)")
+	fl.Int64Var(&f.cacheRAM, "cache-ram", 256<<20, "with --cache-dir: bytes of memory for blocks in flight")
+	fl.DurationVar(&f.revalidate, "cache-revalidate", 0, "with --cache-dir: how long a cached copy is trusted before its size and mtime are checked (default --dir-ttl)")
+	fl.StringVar(&f.tempDir, "temp-dir", os.TempDir(), "where files being written are kept until they are closed")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fl.BoolVar(&f.debug, "debug", false, "log every FUSE request")
+	root.AddCommand(cmd)
+}
+
+func runMount(f *mountFlags, rawURL, dir string) error {
+	u, err := remote.Parse(rawURL)
+	if err != nil {
+		return err
+	}
+	perCaller := f.allowOther && os.Geteuid() == 0
+	if f.allowOther && !perCaller {
+		return errors.New("--allow-other needs root: run by a user, the mount would let everyone act with that user's credential")
+	}
+	if perCaller && f.cacheDir != "" {
+		return errors.New("--cache-dir with --allow-other: a cache filled with one user's credential would serve others; mount the site box's cache URL instead")
+	}
+	var lv slog.LevelVar
+	log := newLogger("text", f.logLevel, &lv).With("component", "mount")
+	cfg := mount.Config{Dir: dir, Root: u.Path, ReadOnly: f.readOnly, AllowOther: f.allowOther, PerCaller: perCaller,
+		DirEntries: f.dirEntries, TempDir: f.tempDir, FsName: sourceName(u), Debug: f.debug, Log: log}
+	f.timeouts(&cfg)
+	if u.XRootD() {
+		cfg.XRootDURL = u.Scheme + "://" + u.Host
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	if perCaller {
+		base, err := f.baseOptions()
+		if err != nil {
+			return err
+		}
+		cfg.Identities = &mount.PerCaller{MaxClients: f.maxClients,
+			Dial: func(tok func() string, proxy func() (*x509grid.Credential, error)) (remote.Client, error) {
+				o := base
+				o.TokenFunc, o.Proxy = tok, proxy
+				return u.Dial(o)
+			}}
+	} else if cfg.Identities, err = f.ownView(ctx, u, cfg.DirTTL, log); err != nil {
+		return err
+	}
+	m, err := mount.New(cfg)
+	if err != nil {
+		cfg.Identities.Close()
+		return err
+	}
+	return m.Run(ctx)
+}
+
+// timeouts fills the lifetimes: the flags given, else the defaults for
+// the kind of mount.
+func (f *mountFlags) timeouts(cfg *mount.Config) {
+	cfg.AttrTimeout, cfg.EntryTimeout, cfg.NegativeTimeout, cfg.DirTTL = mount.Timeouts(f.readOnly)
+	for _, o := range []struct {
+		set bool
+		val time.Duration
+		to  *time.Duration
+	}{{f.attrSet, f.attr, &cfg.AttrTimeout}, {f.entrySet, f.entry, &cfg.EntryTimeout}, {f.negativeSet, f.negative, &cfg.NegativeTimeout}, {f.tSet, f.dirTTL, &cfg.DirTTL}} {
+		if o.set {
+			*o.to = o.val
+		}
+	}
+}
+
+// baseOptions are the options every caller's client shares: the CAs
+// servers are checked against, and no credential of the mount's own.
+func (f *mountFlags) baseOptions() (remote.Options, error) {
+	o := remote.Options{CAFile: f.caFile, Insecure: f.insecure}
+	if err := userProxy(&o); err != nil {
+		return o, err
+	}
+	o.Proxy = nil // root's proxy is nobody's credential here
+	return o, nil
+}
+
+// ownView is the view of a mount for the user running it, with the
+// credentials `sitebox get` would use; with --cache-dir, reads go
+// through a local cache.Cache in front of the server.
+func (f *mountFlags) ownView(ctx context.Context, u *remote.URL, dirTTL time.Duration, log *slog.Logger) (mount.Identities, error) {
+	tok, err := bearerToken()
+	if err != nil {
+		return nil, err
+	}
+	opts := remote.Options{CAFile: f.caFile, Insecure: f.insecure, Token: tok}
+	if err := userProxy(&opts); err != nil {
+		return nil, err
+	}
+	c, err := u.Dial(opts)
+	if err != nil {
+		return nil, err
+	}
+	v := &mount.View{Key: "self", Who: fmt.Sprintf("uid %d", os.Getuid()), Meta: c, Data: c}
+	if f.cacheDir == "" {
+		return mount.Single{V: v, Closer: c}, nil
+	}
+	cc, err := f.localCache(u, opts, dirTTL, log)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	ran := make(chan struct{})
+	go func() {
+		cc.Run(cctx)
+		close(ran)
+	}()
+	stopCache := closeFunc(func() error {
+		cancel() // the cache's background work ends first,
+		<-ran
+		return cc.Close() // then its writers drain
+	})
+	v.Data = cc
+	return mount.Single{V: v, Closer: closers{stopCache, c}}, nil
+}
+
+// localCache is a cache.Cache in --cache-dir with the mount's server as
+// its one upstream, for the whole namespace.
+func (f *mountFlags) localCache(u *remote.URL, opts remote.Options, dirTTL time.Duration, log *slog.Logger) (*cache.Cache, error) {
+	host := u.Host
+	if _, _, err := net.SplitHostPort(host); err != nil {
+		host = net.JoinHostPort(host, "443") // https:// without a port
+	}
+	// The user's own client follows redirects anywhere, as `sitebox get`
+	// does (a director's answer); the cache's default follows none.
+	opts.RedirectTo = func(string) error { return nil }
+	up, err := cache.NewUpstream(u.Scheme+"://"+host, cache.DialOptions{Options: opts})
+	if err != nil {
+		return nil, err
+	}
+	reval := f.revalidate
+	if reval <= 0 {
+		reval = max(dirTTL, time.Second)
+	}
+	return cache.New(cache.Config{Dir: f.cacheDir, RAM: f.cacheRAM, Revalidate: reval,
+		Routes: []cache.Route{{Prefix: "/", Upstreams: []cache.Upstream{up}}}}, log.With("part", "cache"))
+}
+
+type closeFunc func() error
+
+func (f closeFunc) Close() error { return f() }
+
+// closers closes each in turn, the cache before the client it reads.
+type closers []interface{ Close() error }
+
+func (cs closers) Close() error {
+	var errs []error
+	for _, c := range cs {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// sourceName is the URL as mount(8) and df show the mount's source.
+func sourceName(u *remote.URL) string {
+	if u.XRootD() {
+		return u.Scheme + "://" + u.Host + "/" + u.Path
+	}
+	return u.Scheme + "://" + u.Host + u.Path
+}
