@@ -1,0 +1,174 @@
+package interop
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sitebox/internal/testpeers"
+)
+
+// mounted is a running `sitebox mount`.
+type mounted struct {
+	dir  string
+	cmd  *exec.Cmd
+	log  *bytes.Buffer
+	done chan error
+}
+
+// requireFUSE fails under CI (skips elsewhere) without what a mount
+// needs: /dev/fuse, and root (mount(2)) or fusermount3.
+func requireFUSE(t *testing.T) {
+	t.Helper()
+	testpeers.RequireFile(t, "/dev/fuse", "FUSE (/dev/fuse)")
+	if os.Geteuid() != 0 {
+		testpeers.Require(t, "fusermount3")
+	}
+}
+
+// startMount runs `sitebox mount args... URL DIR` into a new temporary
+// directory and waits until the mount is there; cleanup takes it away
+// even if the test killed the process.
+func startMount(t *testing.T, url string, args ...string) *mounted {
+	t.Helper()
+	m := &mounted{dir: t.TempDir(), log: &bytes.Buffer{}, done: make(chan error, 1)}
+	m.cmd = exec.Command(siteboxBin, append(append([]string{"mount"}, args...), url, m.dir)...)
+	m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
+	if err := m.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { m.done <- m.cmd.Wait() }()
+	t.Cleanup(func() {
+		m.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-m.done:
+		case <-time.After(10 * time.Second):
+			m.cmd.Process.Kill()
+		}
+		if isMounted(m.dir) {
+			exec.Command("umount", "-l", m.dir).Run()
+		}
+		if t.Failed() {
+			t.Logf("sitebox mount log:\n%s", m.log.String())
+		}
+	})
+	for deadline := time.Now().Add(15 * time.Second); !isMounted(m.dir); {
+		select {
+		case err := <-m.done:
+			t.Fatalf("sitebox mount exited: %v\n%s", err, m.log.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no mount at %s after 15 s:\n%s", m.dir, m.log.String())
+		}
+	}
+	return m
+}
+
+// isMounted reports whether dir is a mount point (mountinfo's fifth field).
+func isMounted(dir string) bool {
+	b, _ := os.ReadFile("/proc/self/mountinfo")
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[4] == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// TestMount mounts a sitebox origin with `sitebox mount` and uses it as
+// a program uses a local disk: ls, stat, cat, a missing name, the
+// root:// URL attribute, a write read back over root:// by xrdcp, a
+// rename and a removal, a failed upload seen by close(2), and an
+// unmount on SIGTERM that leaves no mount behind.
+func TestMount(t *testing.T) {
+	requireFUSE(t)
+	testpeers.Require(t, "xrdcp")
+	b := startBox(t, 1)
+	pool := b.pools[0]
+	os.WriteFile(filepath.Join(pool, "a.txt"), []byte("hello\n"), 0o644)
+	big := writeRandom(t, filepath.Join(pool, "sub", "big.bin"), 3<<20+17)
+	m := startMount(t, b.rootURL+"//store")
+
+	entries, err := os.ReadDir(m.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{"a.txt", "sub"}) || !entries[1].IsDir() {
+		t.Errorf("ls: %v", names)
+	}
+	if fi, err := os.Stat(filepath.Join(m.dir, "sub", "big.bin")); err != nil || fi.Size() != int64(len(big)) || !fi.Mode().IsRegular() {
+		t.Errorf("stat sub/big.bin: %v, %v", fi, err)
+	}
+	sameFile(t, filepath.Join(m.dir, "sub", "big.bin"), big)
+	sameFile(t, filepath.Join(m.dir, "a.txt"), []byte("hello\n"))
+	if _, err := os.Stat(filepath.Join(m.dir, "nope")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("stat of a missing name: %v, want ENOENT", err)
+	}
+	buf := make([]byte, 256)
+	n, err := unix.Getxattr(filepath.Join(m.dir, "sub", "big.bin"), "user.xrootd.url", buf)
+	if want := b.rootURL + "//store/sub/big.bin"; err != nil || string(buf[:n]) != want {
+		t.Errorf("user.xrootd.url = %q, %v; want %q", buf[:n], err, want)
+	}
+
+	// A write, visible over root:// once closed.
+	data := writeRandom(t, filepath.Join(m.dir, "w", "new.bin"), 5<<20+3)
+	got := filepath.Join(t.TempDir(), "got")
+	run(t, false, "xrdcp", "-f", b.rootURL+"//store/w/new.bin", got)
+	sameFile(t, got, data)
+	if err := os.Rename(filepath.Join(m.dir, "w", "new.bin"), filepath.Join(m.dir, "w", "moved.bin")); err != nil {
+		t.Fatal(err)
+	}
+	sameFile(t, filepath.Join(pool, "w", "moved.bin"), data)
+	if err := os.Remove(filepath.Join(m.dir, "w", "moved.bin")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(m.dir, "w")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(pool, "w")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("rmdir through the mount: the directory is still there (%v)", err)
+	}
+
+	// An upload that fails (the server is gone) fails close(2).
+	f, err := os.Create(filepath.Join(m.dir, "lost.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(bytes.Repeat([]byte("x"), 1<<20))
+	b.proc.Kill()
+	if err := f.Close(); !errors.Is(err, syscall.EIO) {
+		t.Errorf("close after a failed upload: %v, want EIO", err)
+	}
+	if !strings.Contains(m.log.String(), "upload failed") {
+		t.Errorf("the mount's log does not say the upload failed:\n%s", m.log.String())
+	}
+
+	// SIGTERM unmounts and ends the command.
+	m.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-m.done:
+		if err != nil {
+			t.Errorf("sitebox mount after SIGTERM: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("sitebox mount did not end 20 s after SIGTERM")
+	}
+	if isMounted(m.dir) {
+		t.Error("the mount is still there after sitebox mount ended")
+	}
+}
