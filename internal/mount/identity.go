@@ -166,10 +166,10 @@ func (p *PerCaller) view(key string, dial func() (remote.Client, error)) (*View,
 }
 
 // trimLocked closes the least recently used clients past MaxClients,
-// skipping those with files open.
+// skipping those with files open and the one just asked for.
 func (p *PerCaller) trimLocked() {
 	limit := max(p.MaxClients, 1)
-	for e := p.lru.Back(); e != nil && p.lru.Len() > limit; {
+	for e := p.lru.Back(); e != nil && e != p.lru.Front() && p.lru.Len() > limit; {
 		prev := e.Prev()
 		if v := e.Value.(*View); v.refs.Load() == 0 {
 			p.lru.Remove(e)
