@@ -22,8 +22,9 @@ import (
 type mounted struct {
 	dir  string
 	cmd  *exec.Cmd
-	log  *bytes.Buffer
-	done chan error
+	log  *testpeers.LogBuffer
+	done chan struct{} // closed when the command has ended, with err
+	err  error
 }
 
 // requireFUSE fails under CI (skips elsewhere) without what a mount
@@ -41,13 +42,16 @@ func requireFUSE(t *testing.T) {
 // even if the test killed the process.
 func startMount(t *testing.T, url string, args ...string) *mounted {
 	t.Helper()
-	m := &mounted{dir: t.TempDir(), log: &bytes.Buffer{}, done: make(chan error, 1)}
+	m := &mounted{dir: t.TempDir(), log: &testpeers.LogBuffer{}, done: make(chan struct{})}
 	m.cmd = exec.Command(siteboxBin, append(append([]string{"mount"}, args...), url, m.dir)...)
 	m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
 	if err := m.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { m.done <- m.cmd.Wait() }()
+	go func() {
+		m.err = m.cmd.Wait()
+		close(m.done)
+	}()
 	t.Cleanup(func() {
 		m.cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -64,8 +68,8 @@ func startMount(t *testing.T, url string, args ...string) *mounted {
 	})
 	for deadline := time.Now().Add(15 * time.Second); !isMounted(m.dir); {
 		select {
-		case err := <-m.done:
-			t.Fatalf("sitebox mount exited: %v\n%s", err, m.log.String())
+		case <-m.done:
+			t.Fatalf("sitebox mount exited: %v\n%s", m.err, m.log.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -161,9 +165,9 @@ func TestMount(t *testing.T) {
 	// SIGTERM unmounts and ends the command.
 	m.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-m.done:
-		if err != nil {
-			t.Errorf("sitebox mount after SIGTERM: %v", err)
+	case <-m.done:
+		if m.err != nil {
+			t.Errorf("sitebox mount after SIGTERM: %v", m.err)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("sitebox mount did not end 20 s after SIGTERM")
