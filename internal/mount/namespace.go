@@ -195,7 +195,7 @@ func (m *fsys) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.Att
 // server (fetched, cut and uploaded again; only cutting to zero sends
 // no data both ways).
 func (m *fsys) truncate(ctx context.Context, v *View, ino uint64, rel string, size int64) fuse.Status {
-	if w := m.writer(ino); w != nil {
+	if w := m.writer(ino); w != nil && w.view.Key == v.Key {
 		if err := w.truncate(size); err != nil {
 			return m.errno("truncate", rel, v, err)
 		}

@@ -35,8 +35,9 @@ func (m *fsys) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) 
 	if in.Flags&syscall.O_ACCMODE != syscall.O_RDONLY || in.Flags&syscall.O_TRUNC != 0 {
 		return m.openWrite(ctx, v, in.NodeId, rel, in.Flags, out)
 	}
-	if w := m.writer(in.NodeId); w != nil {
-		// Being written through the mount: its reader sees the writes.
+	if w := m.writer(in.NodeId); w != nil && w.view.Key == v.Key {
+		// Being written through the mount: its reader sees the writes
+		// (a reader with other rights asks the server).
 		out.Fh = m.addHandle(w.share())
 		return fuse.OK
 	}

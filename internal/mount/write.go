@@ -61,6 +61,10 @@ func (m *fsys) acquireWriter(ino uint64, v *View) (w *writeFile, created bool, e
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if w := m.writers[ino]; w != nil {
+		if w.view.Key != v.Key {
+			// Its upload goes with the other credential's rights.
+			return nil, false, fmt.Errorf("%w: open for writing through this mount with another credential (%s)", store.ErrBusy, w.view.Who)
+		}
 		w.refs++
 		return w, false, nil
 	}

@@ -79,6 +79,17 @@ func startMount(t *testing.T, url string, args ...string) *mounted {
 	return m
 }
 
+// logs reports whether the mount's log says what within a few seconds
+// (the log reaches the test through a pipe, after the answer it explains).
+func (m *mounted) logs(what string) bool {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(m.log.String(), what) {
+			return true
+		}
+	}
+	return false
+}
+
 // isMounted reports whether dir is a mount point (mountinfo's fifth field).
 func isMounted(dir string) bool {
 	b, _ := os.ReadFile("/proc/self/mountinfo")
@@ -158,7 +169,7 @@ func TestMount(t *testing.T) {
 	if err := f.Close(); !errors.Is(err, syscall.EIO) {
 		t.Errorf("close after a failed upload: %v, want EIO", err)
 	}
-	if !strings.Contains(m.log.String(), "upload failed") {
+	if !m.logs("upload failed") {
 		t.Errorf("the mount's log does not say the upload failed:\n%s", m.log.String())
 	}
 
@@ -235,7 +246,7 @@ func TestMountPerCaller(t *testing.T) {
 	if out, err := asNobody("cat", filepath.Join(m.dir, "a.txt")); err == nil || !strings.Contains(out, "Permission denied") {
 		t.Errorf("nobody with a token file owned by root: %q, %v; want EACCES", out, err)
 	}
-	if !strings.Contains(m.log.String(), "does not belong to uid 65534") {
+	if !m.logs("does not belong to uid 65534") {
 		t.Errorf("the mount's log does not say why nobody was refused:\n%s", m.log.String())
 	}
 }
