@@ -3,6 +3,7 @@ package interop
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -248,5 +249,60 @@ func TestMountPerCaller(t *testing.T) {
 	}
 	if !m.logs("does not belong to uid 65534") {
 		t.Errorf("the mount's log does not say why nobody was refused:\n%s", m.log.String())
+	}
+}
+
+// TestMountPerCallerTokens: a mount for every user of a token-protected
+// origin (roots://), run by root with --allow-other. A user with their
+// own token in /tmp/bt_u<uid> lists and reads the protected directory;
+// another user without one is refused it (EACCES), even right after the
+// first listed it: listings are kept per credential.
+func TestMountPerCallerTokens(t *testing.T) {
+	requireFUSE(t)
+	if os.Geteuid() != 0 {
+		testpeers.RequireFile(t, filepath.Join(t.TempDir(), "running-as-root"), "root (--allow-other for other users)")
+	}
+	pool := t.TempDir()
+	want := writeRandom(t, filepath.Join(pool, "prot", "data.bin"), 1<<20)
+	rule := "[[auth.namespace]]\nprefix = \"/store/prot\"\nread = \"token\"\n"
+	o := startIssuerNode(t, "origin", "A", "[[export]]\nprefix = \"/store\"\npools = [\""+pool+"\"]\n"+rule)
+	const withToken, without = 65534, 4242
+	tokFile := fmt.Sprintf("/tmp/bt_u%d", withToken)
+	if _, err := os.Lstat(tokFile); err == nil {
+		t.Fatalf("%s exists already; the test would replace someone's token", tokFile)
+	}
+	if err := os.WriteFile(tokFile, []byte(o.token(t, "alice", "", "storage.read:/store")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(tokFile)
+	if err := os.Chown(tokFile, withToken, withToken); err != nil {
+		t.Fatal(err)
+	}
+	m := startMount(t, "roots://"+o.rootHost+"//store", "--allow-other", "--ca", o.certFile)
+	os.Chmod(filepath.Dir(m.dir), 0o755)
+	as := func(uid uint32, args ...string) (string, error) {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	prot := filepath.Join(m.dir, "prot")
+	if out, err := as(withToken, "ls", prot); err != nil || strings.TrimSpace(out) != "data.bin" {
+		t.Errorf("ls with a token: %q, %v", out, err)
+	}
+	copied := filepath.Join(t.TempDir(), "copy")
+	os.Chmod(filepath.Dir(copied), 0o777)
+	if out, err := as(withToken, "cp", filepath.Join(prot, "data.bin"), copied); err != nil {
+		t.Errorf("cp with a token: %v: %s", err, out)
+	} else {
+		sameFile(t, copied, want)
+	}
+	for _, args := range [][]string{{"ls", prot}, {"cat", filepath.Join(prot, "data.bin")}} {
+		if out, err := as(without, args...); err == nil || !strings.Contains(out, "Permission denied") {
+			t.Errorf("%v without a token: %q, %v; want EACCES", args, out, err)
+		}
+	}
+	if !m.logs("who=anonymous") {
+		t.Errorf("the mount's log does not name the anonymous refusal:\n%s", m.log.String())
 	}
 }
