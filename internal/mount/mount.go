@@ -143,6 +143,9 @@ func (m *Mount) Run(ctx context.Context) error {
 		<-done
 		return fmt.Errorf("mount %s: %w", m.cfg.Dir, err)
 	}
+	if err := setReadAhead(m.cfg.Dir, ioSize); err != nil {
+		m.cfg.Log.Debug("kernel read-ahead left as it was", "err", err.Error())
+	}
 	m.cfg.Log.Info("mounted", "dir", m.cfg.Dir, "source", m.cfg.FsName, "read_only", m.cfg.ReadOnly, "per_caller", m.cfg.PerCaller)
 	select {
 	case <-done:
