@@ -2,11 +2,13 @@ package mount
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -26,9 +28,9 @@ type writeFile struct {
 
 	mu    sync.Mutex
 	tmp   *os.File
-	n     int64 // size
-	dirty bool  // changed since the last upload
-	refs  int   // handles open on it (under m.mu)
+	n     atomic.Int64 // size: read without mu, which an upload holds for its duration
+	dirty bool         // changed since the last upload
+	refs  int          // handles open on it (under m.mu)
 }
 
 // writeHandle is one open of a writeFile.
@@ -99,11 +101,7 @@ func (m *fsys) releaseWriter(ctx context.Context, w *writeFile) error {
 	return err
 }
 
-func (w *writeFile) size() int64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.n
-}
+func (w *writeFile) size() int64 { return w.n.Load() }
 
 func (w *writeFile) readAt(p []byte, off int64) (int, error) {
 	return w.tmp.ReadAt(p, off)
@@ -113,7 +111,7 @@ func (w *writeFile) writeAt(p []byte, off int64) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n, err := w.tmp.WriteAt(p, off)
-	w.n = max(w.n, off+int64(n))
+	w.n.Store(max(w.n.Load(), off+int64(n)))
 	if n > 0 {
 		w.dirty = true
 	}
@@ -126,7 +124,8 @@ func (w *writeFile) truncate(size int64) error {
 	if err := w.tmp.Truncate(size); err != nil {
 		return err
 	}
-	w.n, w.dirty = size, true
+	w.n.Store(size)
+	w.dirty = true
 	return nil
 }
 
@@ -156,9 +155,7 @@ func (w *writeFile) fetch(ctx context.Context, sp string) error {
 			return err
 		}
 	}
-	w.mu.Lock()
-	w.n = off
-	w.mu.Unlock()
+	w.n.Store(off)
 	return nil
 }
 
@@ -181,7 +178,7 @@ func (w *writeFile) upload(ctx context.Context) error {
 	err := w.send(ctx, sp)
 	m.dirs.invalidate(path.Dir(sp), sp)
 	if err != nil {
-		m.log.Error("upload failed", "path", sp, "size", w.n, "who", w.view.Who, "err", err.Error())
+		m.log.Error("upload failed", "path", sp, "size", w.n.Load(), "who", w.view.Who, "err", err.Error())
 		return err
 	}
 	w.dirty = false
@@ -189,7 +186,7 @@ func (w *writeFile) upload(ctx context.Context) error {
 		// The local cache's copy is of the file before this upload.
 		e.Evict(ctx, sp)
 	}
-	m.log.Debug("uploaded", "path", sp, "size", w.n)
+	m.log.Debug("uploaded", "path", sp, "size", w.n.Load())
 	return nil
 }
 
@@ -205,8 +202,9 @@ func (w *writeFile) send(ctx context.Context, sp string) error {
 		return err
 	}
 	buf := make([]byte, ioSize)
-	for off := int64(0); off < w.n; {
-		n, err := w.tmp.ReadAt(buf[:min(int64(len(buf)), w.n-off)], off)
+	size := w.n.Load() // writes wait for the upload (mu)
+	for off := int64(0); off < size; {
+		n, err := w.tmp.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
 		if n == 0 && err != nil {
 			f.Close()
 			return fmt.Errorf("%w: local temporary: %v", store.ErrIO, err)
@@ -261,6 +259,9 @@ func (m *fsys) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (uin
 		return 0, fuse.EBADF
 	}
 	n, err := h.w.writeAt(data, int64(in.Offset))
+	if errors.Is(err, syscall.ENOSPC) {
+		return uint32(n), m.refuse("write", "", syscall.ENOSPC, "no space left for the local temporary in "+m.cfg.TempDir)
+	}
 	if err != nil {
 		return uint32(n), m.errno("write", "", h.w.view, fmt.Errorf("%w: local temporary: %v", store.ErrIO, err))
 	}
