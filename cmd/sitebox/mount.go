@@ -127,6 +127,9 @@ func runMount(f *mountFlags, rawURL, dir string) error {
 			}}
 	} else if cfg.Identities, err = f.ownView(ctx, u, cfg.DirTTL, log); err != nil {
 		return err
+	} else if err := checkRoot(ctx, cfg.Identities, u); err != nil {
+		cfg.Identities.Close()
+		return err
 	}
 	m, err := mount.New(cfg)
 	if err != nil {
@@ -134,6 +137,24 @@ func runMount(f *mountFlags, rawURL, dir string) error {
 		return err
 	}
 	return m.Run(ctx)
+}
+
+// checkRoot asks the server about the directory to mount before
+// mounting it, so a wrong URL, an unreachable server or a refused
+// credential is an error now, not EIO on every access later.
+func checkRoot(ctx context.Context, ids mount.Identities, u *remote.URL) error {
+	v, err := ids.For(uint32(os.Getuid()))
+	if err != nil {
+		return err
+	}
+	fi, err := v.Meta.Stat(ctx, u.Path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", u.Raw, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is a file, not a directory to mount", u.Raw)
+	}
+	return nil
 }
 
 // timeouts fills the lifetimes: the flags given, else the defaults for

@@ -206,6 +206,11 @@ func TestMountReadOnlyCache(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(m.dir, "new.txt"), []byte("x"), 0o644); !errors.Is(err, syscall.EROFS) {
 		t.Errorf("a write to a read-only mount: %v, want EROFS", err)
 	}
+	// A URL naming nothing is refused before anything is mounted.
+	bad := b.rootURL + "//store/nope"
+	if out, err := run(t, true, siteboxBin, "mount", "-r", bad, t.TempDir()); err == nil || !strings.Contains(out, bad) {
+		t.Errorf("sitebox mount of a missing directory: %v: %s", err, out)
+	}
 }
 
 // TestMountPerCaller: mounted by root with --allow-other, another user
