@@ -227,7 +227,10 @@ func TestMountPerCaller(t *testing.T) {
 	b := startBox(t, 1)
 	os.WriteFile(filepath.Join(b.pools[0], "a.txt"), []byte("hello\n"), 0o644)
 	m := startMount(t, b.rootURL+"//store", "--allow-other")
-	os.Chmod(filepath.Dir(m.dir), 0o755) // nobody must reach the mount point
+	// The other user must reach the mount point, but no one on the
+	// machine should find it by listing /tmp: the mount serves anyone
+	// anonymously, as the box does.
+	os.Chmod(filepath.Dir(m.dir), 0o711)
 	const nobody = 65534
 	asNobody := func(args ...string) (string, error) {
 		cmd := exec.Command(args[0], args[1:]...)
@@ -284,7 +287,7 @@ func TestMountPerCallerTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := startMount(t, "roots://"+o.rootHost+"//store", "--allow-other", "--ca", o.certFile)
-	os.Chmod(filepath.Dir(m.dir), 0o755)
+	os.Chmod(filepath.Dir(m.dir), 0o711) // reachable, not listable (see TestMountPerCaller)
 	as := func(uid uint32, args ...string) (string, error) {
 		cmd := exec.Command(args[0], args[1:]...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
@@ -296,7 +299,7 @@ func TestMountPerCallerTokens(t *testing.T) {
 		t.Errorf("ls with a token: %q, %v", out, err)
 	}
 	copied := filepath.Join(t.TempDir(), "copy")
-	os.Chmod(filepath.Dir(copied), 0o777)
+	os.Chown(filepath.Dir(copied), withToken, withToken)
 	if out, err := as(withToken, "cp", filepath.Join(prot, "data.bin"), copied); err != nil {
 		t.Errorf("cp with a token: %v: %s", err, out)
 	} else {
