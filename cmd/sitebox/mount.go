@@ -14,19 +14,19 @@ import (
 	"sitebox/internal/cache"
 	"sitebox/internal/mount"
 	"sitebox/internal/remote"
+	"sitebox/internal/units"
 	"sitebox/internal/x509grid"
 )
 
 // mountFlags are `sitebox mount`'s options.
 type mountFlags struct {
 	remoteFlags
-	readOnly, allowOther, debug          bool
-	attr, entry, negative, dirTTL        time.Duration
-	dirEntries, maxClients               int
-	cacheDir, tempDir, logLevel          string
-	cacheRAM                             int64
-	revalidate                           time.Duration
-	attrSet, entrySet, negativeSet, tSet bool
+	readOnly, allowOther, debug           bool
+	attr, entry, negative, dirTTL         time.Duration
+	dirEntries, maxClients                int
+	cacheDir, tempDir, logLevel, cacheRAM string
+	revalidate                            time.Duration
+	attrSet, entrySet, negativeSet, tSet  bool
 }
 
 const mountExamples = `  # The site's federation under /fed, read-only: names and attributes
@@ -61,7 +61,7 @@ Directories are listed once with every entry's stat and kept for --dir-ttl;
 the kernel keeps names and attributes for --entry-timeout and
 --attr-timeout (a minute read-only, a second writable). Files carry their
 root:// URL in the extended attributes user.xrootd.url, xrootd.url and
-eos.url.xroot, so ROOT reads them over root:// with vector reads.
+eos.url.xroot, for programs that read such files over root:// themselves.
 
 The command stays in the foreground; see docs/mount.md for fstab and
 systemd.`,
@@ -84,7 +84,7 @@ systemd.`,
 	fl.IntVar(&f.dirEntries, "dir-cache-entries", 100_000, "names kept in memory from listings, at most")
 	fl.IntVar(&f.maxClients, "max-clients", 64, "with --allow-other as root: server clients kept, one per credential")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "read through a local cache in this directory (each byte crosses the WAN once)")
-	fl.Int64Var(&f.cacheRAM, "cache-ram", 256<<20, "with --cache-dir: bytes of memory for blocks in flight")
+	fl.StringVar(&f.cacheRAM, "cache-ram", "256MiB", "with --cache-dir: memory for blocks in flight")
 	fl.DurationVar(&f.revalidate, "cache-revalidate", 0, "with --cache-dir: how long a cached copy is trusted before its size and mtime are checked (default --dir-ttl)")
 	fl.StringVar(&f.tempDir, "temp-dir", os.TempDir(), "where files being written are kept until they are closed")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -237,11 +237,15 @@ func (f *mountFlags) localCache(u *remote.URL, opts remote.Options, dirTTL time.
 	if err != nil {
 		return nil, err
 	}
+	ram, err := units.ParseSize(f.cacheRAM)
+	if err != nil || ram <= 0 {
+		return nil, fmt.Errorf("--cache-ram %q: want a size like 256MiB", f.cacheRAM)
+	}
 	reval := f.revalidate
 	if reval <= 0 {
 		reval = max(dirTTL, time.Second)
 	}
-	return cache.New(cache.Config{Dir: f.cacheDir, RAM: f.cacheRAM, Revalidate: reval,
+	return cache.New(cache.Config{Dir: f.cacheDir, RAM: ram, Revalidate: reval,
 		Routes: []cache.Route{{Prefix: "/", Upstreams: []cache.Upstream{up}}}}, log.With("part", "cache"))
 }
 
