@@ -103,7 +103,7 @@ func (m *fsys) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEnt
 			break
 		}
 		if i >= 2 { // "." and ".." with node 0: the kernel links nothing
-			m.entryOut(eo, &in.InHeader, in.NodeId, e.Name, fi)
+			m.entryOut(eo, in.NodeId, e.Name, fi)
 		}
 	}
 	return fuse.OK

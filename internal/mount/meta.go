@@ -75,7 +75,7 @@ func (m *fsys) statPath(ctx context.Context, v *View, sp string) (store.FileInfo
 }
 
 // fillAttr describes fi as the inode ino to the kernel.
-func (m *fsys) fillAttr(a *fuse.Attr, ino uint64, fi store.FileInfo, h *fuse.InHeader) {
+func (m *fsys) fillAttr(a *fuse.Attr, ino uint64, fi store.FileInfo) {
 	perm := uint32(fi.Mode.Perm())
 	a.Ino = ino
 	if fi.IsDir() {
@@ -99,22 +99,22 @@ func (m *fsys) fillAttr(a *fuse.Attr, ino uint64, fi store.FileInfo, h *fuse.InH
 	a.SetTimes(&t, &t, &t)
 	a.Blocks = (a.Size + 511) / 512
 	a.Blksize = ioSize
-	// The files are the caller's as far as the kernel can tell: the
-	// server decides who may do what, with the caller's credential.
+	// The server decides who may do what, with the caller's credential;
+	// the files belong to the mount's user. Never to the caller: a tool
+	// that removes "what this user owns" (tmpreaper, a batch system's
+	// sweep of a slot user's leftovers in /tmp) would remove the
+	// server's files through the mount.
 	a.Owner = fuse.Owner{Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())}
-	if m.cfg.PerCaller {
-		a.Owner = h.Owner
-	}
 }
 
 // entryOut answers a LOOKUP (or CREATE, MKDIR) with name in parent.
-func (m *fsys) entryOut(out *fuse.EntryOut, h *fuse.InHeader, parent uint64, name string, fi store.FileInfo) fuse.Status {
+func (m *fsys) entryOut(out *fuse.EntryOut, parent uint64, name string, fi store.FileInfo) fuse.Status {
 	ino, ok := m.nodes.lookup(parent, name)
 	if !ok {
 		return fuse.ENOENT
 	}
 	out.NodeId, out.Generation = ino, 0
-	m.fillAttr(&out.Attr, ino, fi, h)
+	m.fillAttr(&out.Attr, ino, fi)
 	out.SetEntryTimeout(m.cfg.EntryTimeout)
 	out.SetAttrTimeout(m.cfg.AttrTimeout)
 	return fuse.OK
@@ -139,7 +139,7 @@ func (m *fsys) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out
 	if err != nil {
 		return m.errno("lookup", path.Join(dir, name), v, err)
 	}
-	return m.entryOut(out, h, h.NodeId, name, fi)
+	return m.entryOut(out, h.NodeId, name, fi)
 }
 
 func (m *fsys) Forget(ino, count uint64) { m.nodes.forget(ino, count) }
@@ -148,7 +148,7 @@ func (m *fsys) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.Att
 	rel, ok := m.nodes.path(in.NodeId)
 	if !ok {
 		if w := m.writer(in.NodeId); w != nil { // unlinked, still open
-			m.fillAttr(&out.Attr, in.NodeId, store.FileInfo{Size: w.size(), Mode: 0o644}, &in.InHeader)
+			m.fillAttr(&out.Attr, in.NodeId, store.FileInfo{Size: w.size(), Mode: 0o644})
 			return fuse.OK
 		}
 		return fuse.ENOENT
@@ -161,7 +161,7 @@ func (m *fsys) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.Att
 	if err != nil {
 		return m.errno("getattr", rel, v, err)
 	}
-	m.fillAttr(&out.Attr, in.NodeId, fi, &in.InHeader)
+	m.fillAttr(&out.Attr, in.NodeId, fi)
 	out.SetTimeout(m.cfg.AttrTimeout)
 	return fuse.OK
 }

@@ -60,7 +60,7 @@ func (m *fsys) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, ou
 		return m.errno("create", rel, v, err)
 	}
 	fi := store.FileInfo{Name: name, Mode: perm, ModTime: time.Now(), Writable: true}
-	if st := m.entryOut(&out.EntryOut, &in.InHeader, in.NodeId, name, fi); !st.Ok() {
+	if st := m.entryOut(&out.EntryOut, in.NodeId, name, fi); !st.Ok() {
 		return st
 	}
 	w, _, err := m.acquireWriter(out.NodeId, v)
@@ -87,7 +87,7 @@ func (m *fsys) Mkdir(cancel <-chan struct{}, in *fuse.MkdirIn, name string, out 
 	if err != nil {
 		fi = store.FileInfo{Name: name, Mode: fs.ModeDir | 0o755, ModTime: time.Now()}
 	}
-	return m.entryOut(out, &in.InHeader, in.NodeId, name, fi)
+	return m.entryOut(out, in.NodeId, name, fi)
 }
 
 func (m *fsys) Unlink(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
