@@ -219,3 +219,17 @@ func (m *fsys) truncate(ctx context.Context, v *View, ino uint64, rel string, si
 	}
 	return m.errno("truncate", rel, v, err)
 }
+
+// Links and special files have no place on the servers: EPERM, as
+// POSIX has filesystems answer when they cannot hold them.
+func (m *fsys) Symlink(cancel <-chan struct{}, h *fuse.InHeader, target, name string, out *fuse.EntryOut) fuse.Status {
+	return m.refuse("ln -s", name, syscall.EPERM, "the servers keep no symbolic links")
+}
+
+func (m *fsys) Link(cancel <-chan struct{}, in *fuse.LinkIn, name string, out *fuse.EntryOut) fuse.Status {
+	return m.refuse("ln", name, syscall.EPERM, "the servers keep no hard links")
+}
+
+func (m *fsys) Mknod(cancel <-chan struct{}, in *fuse.MknodIn, name string, out *fuse.EntryOut) fuse.Status {
+	return m.refuse("mknod", name, syscall.EPERM, "the servers keep only files and directories")
+}

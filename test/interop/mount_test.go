@@ -160,6 +160,10 @@ func TestMount(t *testing.T) {
 		t.Errorf("rmdir through the mount: the directory is still there (%v)", err)
 	}
 
+	if err := os.Symlink("a.txt", filepath.Join(m.dir, "link")); !errors.Is(err, syscall.EPERM) {
+		t.Errorf("ln -s: %v, want EPERM (the servers keep no links)", err)
+	}
+
 	// An upload that fails (the server is gone) fails close(2).
 	f, err := os.Create(filepath.Join(m.dir, "lost.bin"))
 	if err != nil {
@@ -314,5 +318,38 @@ func TestMountPerCallerTokens(t *testing.T) {
 	}
 	if !m.logs("who=anonymous") {
 		t.Errorf("the mount's log does not name the anonymous refusal:\n%s", m.log.String())
+	}
+}
+
+// TestMountKilled: a mount whose process is killed leaves nothing that
+// hangs: accesses fail at once (ENOTCONN) and `umount -l` removes it.
+func TestMountKilled(t *testing.T) {
+	requireFUSE(t)
+	b := startBox(t, 1)
+	m := startMount(t, b.rootURL+"//store", "-r")
+	m.cmd.Process.Kill()
+	<-m.done
+	done := make(chan error, 1)
+	go func() {
+		_, err := os.Stat(filepath.Join(m.dir, "anything"))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, syscall.ENOTCONN) {
+			t.Errorf("stat in a dead mount: %v, want ENOTCONN", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("stat in a dead mount hangs")
+	}
+	detach := exec.Command("umount", "-l", m.dir)
+	if os.Geteuid() != 0 {
+		detach = exec.Command("fusermount3", "-uz", m.dir)
+	}
+	if out, err := detach.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v: %s", detach.Args, err, out)
+	}
+	if isMounted(m.dir) {
+		t.Error("the dead mount is still there after umount -l")
 	}
 }
