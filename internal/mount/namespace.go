@@ -3,6 +3,7 @@ package mount
 import (
 	"context"
 	"io/fs"
+	"os"
 	"path"
 	"syscall"
 	"time"
@@ -165,7 +166,7 @@ func (m *fsys) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.Att
 		return st
 	}
 	ctx := reqCtx(cancel)
-	if in.Valid&(fuse.FATTR_UID|fuse.FATTR_GID) != 0 {
+	if !ownerKept(in) {
 		return m.refuse("chown", rel, syscall.EPERM, "the server keeps the owners of files")
 	}
 	if in.Valid&fuse.FATTR_SIZE != 0 {
@@ -232,4 +233,13 @@ func (m *fsys) Link(cancel <-chan struct{}, in *fuse.LinkIn, name string, out *f
 
 func (m *fsys) Mknod(cancel <-chan struct{}, in *fuse.MknodIn, name string, out *fuse.EntryOut) fuse.Status {
 	return m.refuse("mknod", name, syscall.EPERM, "the servers keep only files and directories")
+}
+
+// ownerKept reports whether a SETATTR leaves the owner the mount shows
+// (the mount's user) as it is: tar and cp -p set it to what it is.
+func ownerKept(in *fuse.SetAttrIn) bool {
+	if in.Valid&fuse.FATTR_UID != 0 && in.Uid != uint32(os.Getuid()) {
+		return false
+	}
+	return in.Valid&fuse.FATTR_GID == 0 || in.Gid == uint32(os.Getgid())
 }
