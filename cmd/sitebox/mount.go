@@ -4,17 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"net"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"sitebox/internal/cache"
 	"sitebox/internal/mount"
 	"sitebox/internal/remote"
-	"sitebox/internal/units"
+	"sitebox/internal/store"
 	"sitebox/internal/x509grid"
 )
 
@@ -83,7 +82,7 @@ systemd.`,
 	fl.DurationVar(&f.dirTTL, "dir-ttl", 0, "how long a directory listing answers for its names (default 1m read-only, 2s writable)")
 	fl.IntVar(&f.dirEntries, "dir-cache-entries", 100_000, "names kept in memory from listings, at most")
 	fl.IntVar(&f.maxClients, "max-clients", 64, "with --allow-other as root: server clients kept, one per credential")
-	fl.StringVar(&f.cacheDir, "cache-dir", "", "read through a local cache in this directory (each byte crosses the WAN once)")
+	fl.StringVar(&f.cacheDir, "cache-dir", "", "read through a local cache in this directory (each byte crosses the WAN once; with --allow-other, one per credential)")
 	fl.StringVar(&f.cacheRAM, "cache-ram", "256MiB", "with --cache-dir: memory for blocks in flight")
 	fl.DurationVar(&f.revalidate, "cache-revalidate", 0, "with --cache-dir: how long a cached copy is trusted before its size and mtime are checked (default --dir-ttl)")
 	fl.StringVar(&f.tempDir, "temp-dir", os.TempDir(), "where files being written are kept until they are closed")
@@ -101,9 +100,6 @@ func runMount(f *mountFlags, rawURL, dir string) error {
 	if f.allowOther && !perCaller {
 		return errors.New("--allow-other needs root: run by a user, the mount would let everyone act with that user's credential")
 	}
-	if perCaller && f.cacheDir != "" {
-		return errors.New("--cache-dir with --allow-other: a cache filled with one user's credential would serve others; mount the site box's cache URL instead")
-	}
 	var lv slog.LevelVar
 	log := newLogger("text", f.logLevel, &lv).With("component", "mount")
 	cfg := mount.Config{Dir: dir, Root: u.Path, ReadOnly: f.readOnly, AllowOther: f.allowOther, PerCaller: perCaller,
@@ -119,12 +115,25 @@ func runMount(f *mountFlags, rawURL, dir string) error {
 		if err != nil {
 			return err
 		}
-		cfg.Identities = &mount.PerCaller{MaxClients: f.maxClients,
+		withCred := func(tok func() string, proxy func() (*x509grid.Credential, error)) remote.Options {
+			o := base
+			o.TokenFunc, o.Proxy = tok, proxy
+			return o
+		}
+		pc := &mount.PerCaller{MaxClients: f.maxClients,
 			Dial: func(tok func() string, proxy func() (*x509grid.Credential, error)) (remote.Client, error) {
-				o := base
-				o.TokenFunc, o.Proxy = tok, proxy
-				return u.Dial(o)
+				return u.Dial(withCred(tok, proxy))
 			}}
+		if f.cacheDir != "" {
+			pc.Front = func(key string, tok func() string, proxy func() (*x509grid.Credential, error)) (store.Store, io.Closer, error) {
+				dir, err := callerCacheDir(f.cacheDir, key)
+				if err != nil {
+					return nil, nil, err
+				}
+				return f.startCache(ctx, dir, u, withCred(tok, proxy), cfg.DirTTL, log.With("who", key))
+			}
+		}
+		cfg.Identities = pc
 	} else if cfg.Identities, err = f.ownView(ctx, u, cfg.DirTTL, log); err != nil {
 		return err
 	} else if err := checkRoot(ctx, cfg.Identities, u); err != nil {
@@ -203,65 +212,13 @@ func (f *mountFlags) ownView(ctx context.Context, u *remote.URL, dirTTL time.Dur
 	if f.cacheDir == "" {
 		return mount.Single{V: v, Closer: c}, nil
 	}
-	cc, err := f.localCache(u, opts, dirTTL, log)
+	cc, stopCache, err := f.startCache(ctx, f.cacheDir, u, opts, dirTTL, log)
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
-	cctx, cancel := context.WithCancel(ctx)
-	ran := make(chan struct{})
-	go func() {
-		cc.Run(cctx)
-		close(ran)
-	}()
-	stopCache := closeFunc(func() error {
-		cancel() // the cache's background work ends first,
-		<-ran
-		return cc.Close() // then its writers drain
-	})
 	v.Data = cc
 	return mount.Single{V: v, Closer: closers{stopCache, c}}, nil
-}
-
-// localCache is a cache.Cache in --cache-dir with the mount's server as
-// its one upstream, for the whole namespace.
-func (f *mountFlags) localCache(u *remote.URL, opts remote.Options, dirTTL time.Duration, log *slog.Logger) (*cache.Cache, error) {
-	host := u.Host
-	if _, _, err := net.SplitHostPort(host); err != nil {
-		host = net.JoinHostPort(host, "443") // https:// without a port
-	}
-	// The user's own client follows redirects anywhere, as `sitebox get`
-	// does (a director's answer); the cache's default follows none.
-	opts.RedirectTo = func(string) error { return nil }
-	up, err := cache.NewUpstream(u.Scheme+"://"+host, cache.DialOptions{Options: opts})
-	if err != nil {
-		return nil, err
-	}
-	ram, err := units.ParseSize(f.cacheRAM)
-	if err != nil || ram <= 0 {
-		return nil, fmt.Errorf("--cache-ram %q: want a size like 256MiB", f.cacheRAM)
-	}
-	reval := f.revalidate
-	if reval <= 0 {
-		reval = max(dirTTL, time.Second)
-	}
-	return cache.New(cache.Config{Dir: f.cacheDir, RAM: ram, Revalidate: reval,
-		Routes: []cache.Route{{Prefix: "/", Upstreams: []cache.Upstream{up}}}}, log.With("part", "cache"))
-}
-
-type closeFunc func() error
-
-func (f closeFunc) Close() error { return f() }
-
-// closers closes each in turn, the cache before the client it reads.
-type closers []interface{ Close() error }
-
-func (cs closers) Close() error {
-	var errs []error
-	for _, c := range cs {
-		errs = append(errs, c.Close())
-	}
-	return errors.Join(errs...)
 }
 
 // sourceName is the URL as mount(8) and df show the mount's source.

@@ -2,6 +2,7 @@ package mount
 
 import (
 	"container/list"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -59,6 +60,10 @@ type PerCaller struct {
 	// Dial makes a client with the mount's options and the credential
 	// given (nil for none).
 	Dial func(token func() string, proxy func() (*x509grid.Credential, error)) (remote.Client, error)
+	// Front, when set, is the store a view's reads go to instead of its
+	// client, and what closes it: a local cache of the view's own,
+	// filled with that credential only, for key (the view's Key).
+	Front func(key string, token func() string, proxy func() (*x509grid.Credential, error)) (store.Store, io.Closer, error)
 	// MaxClients bounds the clients kept; past it the least recently
 	// used one without open files is closed.
 	MaxClients int
@@ -90,7 +95,7 @@ func (p *PerCaller) For(uid uint32) (*View, error) {
 	default:
 		key = "anonymous" // every caller without a credential shares one view
 	}
-	return p.view(key, func() (remote.Client, error) {
+	return p.view(key, func() (backend, error) {
 		var tok func() string
 		var proxy func() (*x509grid.Credential, error)
 		if tokFile != "" {
@@ -105,9 +110,29 @@ func (p *PerCaller) For(uid uint32) (*View, error) {
 				return cf.Get()
 			}
 		}
-		return p.Dial(tok, proxy)
+		c, err := p.Dial(tok, proxy)
+		if err != nil || p.Front == nil {
+			return backend{meta: c, data: c, close: c}, err
+		}
+		data, closer, err := p.Front(key, tok, proxy)
+		if err != nil {
+			c.Close()
+			return backend{}, err
+		}
+		return backend{meta: c, data: data, close: closeBoth{closer, c}}, nil
 	})
 }
+
+// backend is what a view's stores are and what closes them.
+type backend struct {
+	meta, data store.Store
+	close      io.Closer
+}
+
+// closeBoth closes a cache before the client beside it.
+type closeBoth [2]io.Closer
+
+func (c closeBoth) Close() error { return errors.Join(c[0].Close(), c[1].Close()) }
 
 // findCallerCredential names uid's token file and proxy file, "" for
 // none; a file that is there but may not be used (someone else's, or
@@ -144,7 +169,7 @@ func callerToken(file string, uid int) func() string {
 	}
 }
 
-func (p *PerCaller) view(key string, dial func() (remote.Client, error)) (*View, error) {
+func (p *PerCaller) view(key string, dial func() (backend, error)) (*View, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.byKey == nil {
@@ -154,13 +179,13 @@ func (p *PerCaller) view(key string, dial func() (remote.Client, error)) (*View,
 		p.lru.MoveToFront(e)
 		return e.Value.(*View), nil
 	}
-	c, err := dial()
+	b, err := dial()
 	if err != nil {
 		return nil, err
 	}
-	v := &View{Key: key, Who: key, Meta: c, Data: c}
+	v := &View{Key: key, Who: key, Meta: b.meta, Data: b.data}
 	p.byKey[key] = p.lru.PushFront(v)
-	p.closers[v] = c.Close
+	p.closers[v] = b.close.Close
 	p.trimLocked()
 	return v, nil
 }

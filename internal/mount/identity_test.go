@@ -17,19 +17,19 @@ func TestPerCallerClients(t *testing.T) {
 	p := &PerCaller{MaxClients: 1, Dial: func(func() string, func() (*x509grid.Credential, error)) (remote.Client, error) {
 		return &fakeClient{closed: &closed}, nil
 	}}
-	a, err := p.view("k1", func() (remote.Client, error) { return p.Dial(nil, nil) })
+	a, err := p.view("k1", dialer(p))
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.refs.Add(1) // a file open
-	if _, err := p.view("k2", func() (remote.Client, error) { return p.Dial(nil, nil) }); err != nil {
+	if _, err := p.view("k2", dialer(p)); err != nil {
 		t.Fatal(err)
 	}
 	if closed != 0 {
 		t.Fatal("a client with a file open was closed")
 	}
 	a.refs.Add(-1)
-	p.view("k3", func() (remote.Client, error) { return p.Dial(nil, nil) })
+	p.view("k3", dialer(p))
 	if closed != 2 {
 		t.Errorf("%d clients closed past the cap of 1, want 2", closed)
 	}
@@ -48,6 +48,13 @@ func TestCallerCredentialRefused(t *testing.T) {
 	p := &PerCaller{}
 	if _, err := p.For(uint32(uid)); err == nil || !strings.Contains(err.Error(), "does not belong") {
 		t.Errorf("a planted token file: %v", err)
+	}
+}
+
+func dialer(p *PerCaller) func() (backend, error) {
+	return func() (backend, error) {
+		c, err := p.Dial(nil, nil)
+		return backend{meta: c, data: c, close: c}, err
 	}
 }
 

@@ -270,7 +270,8 @@ func TestMountPerCaller(t *testing.T) {
 // origin (roots://), run by root with --allow-other. A user with their
 // own token in /tmp/bt_u<uid> lists and reads the protected directory;
 // another user without one is refused it (EACCES), even right after the
-// first listed it: listings are kept per credential.
+// first listed it: listings are kept per credential. With --cache-dir,
+// each credential reads through a cache of its own.
 func TestMountPerCallerTokens(t *testing.T) {
 	requireFUSE(t)
 	if os.Geteuid() != 0 {
@@ -292,7 +293,25 @@ func TestMountPerCallerTokens(t *testing.T) {
 	if err := os.Chown(tokFile, withToken, withToken); err != nil {
 		t.Fatal(err)
 	}
-	m := startMount(t, "roots://"+o.rootHost+"//store", "--allow-other", "--ca", o.certFile)
+	cacheDir := t.TempDir()
+	for _, c := range []struct {
+		name  string
+		extra []string
+	}{{"direct", nil}, {"cache-dir", []string{"--cache-dir", cacheDir}}} {
+		t.Run(c.name, func(t *testing.T) {
+			m := startMount(t, "roots://"+o.rootHost+"//store", append([]string{"--allow-other", "--ca", o.certFile}, c.extra...)...)
+			checkTokens(t, m, withToken, without, want)
+		})
+	}
+	// Each credential fills a cache of its own.
+	if got, _ := filepath.Glob(filepath.Join(cacheDir, "*", "data", "store", "prot", "data.bin")); len(got) != 1 {
+		t.Errorf("the token's cache copies: %v, want one", got)
+	}
+}
+
+// checkTokens: the user with a token lists and reads /prot, the one
+// without is refused it.
+func checkTokens(t *testing.T, m *mounted, withToken, without uint32, want []byte) {
 	os.Chmod(filepath.Dir(m.dir), 0o711) // reachable, not listable (see TestMountPerCaller)
 	as := func(uid uint32, args ...string) (string, error) {
 		cmd := exec.Command(args[0], args[1:]...)
@@ -305,7 +324,7 @@ func TestMountPerCallerTokens(t *testing.T) {
 		t.Errorf("ls with a token: %q, %v", out, err)
 	}
 	copied := filepath.Join(t.TempDir(), "copy")
-	os.Chown(filepath.Dir(copied), withToken, withToken)
+	os.Chown(filepath.Dir(copied), int(withToken), int(withToken))
 	if out, err := as(withToken, "cp", filepath.Join(prot, "data.bin"), copied); err != nil {
 		t.Errorf("cp with a token: %v: %s", err, out)
 	} else {
