@@ -141,28 +141,7 @@ func TestMount(t *testing.T) {
 		t.Errorf("user.xrootd.url = %q, %v; want %q", buf[:n], err, want)
 	}
 
-	// A write, visible over root:// once closed.
-	data := writeRandom(t, filepath.Join(m.dir, "w", "new.bin"), 5<<20+3)
-	got := filepath.Join(t.TempDir(), "got")
-	run(t, false, "xrdcp", "-f", b.rootURL+"//store/w/new.bin", got)
-	sameFile(t, got, data)
-	if err := os.Rename(filepath.Join(m.dir, "w", "new.bin"), filepath.Join(m.dir, "w", "moved.bin")); err != nil {
-		t.Fatal(err)
-	}
-	sameFile(t, filepath.Join(pool, "w", "moved.bin"), data)
-	if err := os.Remove(filepath.Join(m.dir, "w", "moved.bin")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Remove(filepath.Join(m.dir, "w")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(pool, "w")); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("rmdir through the mount: the directory is still there (%v)", err)
-	}
-
-	if err := os.Symlink("a.txt", filepath.Join(m.dir, "link")); !errors.Is(err, syscall.EPERM) {
-		t.Errorf("ln -s: %v, want EPERM (the servers keep no links)", err)
-	}
+	checkWrites(t, b, m)
 
 	// An upload that fails (the server is gone) fails close(2).
 	f, err := os.Create(filepath.Join(m.dir, "lost.bin"))
@@ -190,6 +169,33 @@ func TestMount(t *testing.T) {
 	}
 	if isMounted(m.dir) {
 		t.Error("the mount is still there after sitebox mount ended")
+	}
+}
+
+// checkWrites: a file written through the mount is on the server once
+// closed (xrdcp reads it back), and mv, rm and rmdir reach the server.
+func checkWrites(t *testing.T, b *box, m *mounted) {
+	t.Helper()
+	pool := b.pools[0]
+	data := writeRandom(t, filepath.Join(m.dir, "w", "new.bin"), 5<<20+3)
+	got := filepath.Join(t.TempDir(), "got")
+	run(t, false, "xrdcp", "-f", b.rootURL+"//store/w/new.bin", got)
+	sameFile(t, got, data)
+	if err := os.Rename(filepath.Join(m.dir, "w", "new.bin"), filepath.Join(m.dir, "w", "moved.bin")); err != nil {
+		t.Fatal(err)
+	}
+	sameFile(t, filepath.Join(pool, "w", "moved.bin"), data)
+	if err := os.Remove(filepath.Join(m.dir, "w", "moved.bin")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(m.dir, "w")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(pool, "w")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("rmdir through the mount: the directory is still there (%v)", err)
+	}
+	if err := os.Symlink("a.txt", filepath.Join(m.dir, "link")); !errors.Is(err, syscall.EPERM) {
+		t.Errorf("ln -s: %v, want EPERM (the servers keep no links)", err)
 	}
 }
 
