@@ -41,6 +41,7 @@ func newRootCmd() *cobra.Command {
 	addServeCommand(root)
 	addConfigCommands(root)
 	addTransferCommands(root)
+	addMountCommand(root)
 	addBenchCommands(root)
 	addCacheCommands(root)
 	addFederationCommand(root)

@@ -1,27 +1,17 @@
 package main
 
 import (
-	"fmt"
 	"os"
-	"strings"
 
 	"sitebox/internal/outbound"
 )
 
-// bearerToken finds the https:// bearer token the way WLCG clients do:
-// $BEARER_TOKEN, else the file named by $BEARER_TOKEN_FILE. No token is
-// not an error (most boxes serve without one); an unreadable file is.
+// bearerToken finds the bearer token the way WLCG clients do:
+// $BEARER_TOKEN, the file named by $BEARER_TOKEN_FILE, else
+// $XDG_RUNTIME_DIR/bt_u<uid> or /tmp/bt_u<uid> (outbound.FindUserToken).
+// No token is not an error (most boxes serve without one); an
+// unreadable or empty file is.
 func bearerToken() (string, error) {
-	if t := strings.TrimSpace(os.Getenv("BEARER_TOKEN")); t != "" {
-		return t, nil
-	}
-	name := os.Getenv("BEARER_TOKEN_FILE")
-	if name == "" {
-		return "", nil
-	}
-	t, err := outbound.ReadToken(name)
-	if err != nil {
-		return "", fmt.Errorf("BEARER_TOKEN_FILE: %w", err)
-	}
-	return t, nil
+	tok, _, err := outbound.FindUserToken(os.Getenv, os.Getuid())
+	return tok, err
 }

@@ -2,30 +2,21 @@ package outbound
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
-	"os"
-	"strings"
 	"sync"
 	"time"
 )
 
 // ReadToken reads the bearer token in file (WLCG's BEARER_TOKEN_FILE
-// format: the token, white space around it ignored). An empty file is an
-// error naming it; so is a missing name.
+// format: the token, white space around it ignored), a file the
+// operator or the user named, so not checked for its owner (see
+// ReadTokenFile). An empty file is an error naming it; so is a missing
+// name.
 func ReadToken(file string) (string, error) {
 	if file == "" {
 		return "", errors.New("no token file configured")
 	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", err
-	}
-	t := strings.TrimSpace(string(b))
-	if t == "" {
-		return "", fmt.Errorf("token file %s is empty", file)
-	}
-	return t, nil
+	return ReadTokenFile(file, -1)
 }
 
 // DefaultTokenReread is how long a token read from a TokenFile is used

@@ -1,0 +1,275 @@
+package mount
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// ioSize is the size of FUSE read and write requests and of the kernel's
+// read-ahead: 1 MiB, the cache's block, so one request is one block
+// fetched (the kernel's 128 KiB default costs eight round trips each).
+const ioSize = 1 << 20
+
+// Config describes one mount.
+type Config struct {
+	Dir  string // the mount point, an existing directory
+	Root string // the server path the mount's root shows ("/" for all)
+	// XRootDURL is "root://host:port" (or roots://) when the server
+	// speaks XRootD: files then carry their root:// URL as the extended
+	// attributes ROOT looks for, to read them with vector reads over
+	// root:// instead of through the kernel.
+	XRootDURL  string
+	Identities Identities
+	ReadOnly   bool
+	// AllowOther lets every user of the machine use the mount (the FUSE
+	// allow_other option).
+	AllowOther bool
+	// PerCaller says callers have views of their own: the kernel is then
+	// told to cache no name and no attribute, so every access is asked
+	// of the mount with the caller's uid.
+	PerCaller bool
+	// Kernel lifetimes of names, attributes and "no such file" answers.
+	AttrTimeout, EntryTimeout, NegativeTimeout time.Duration
+	// DirTTL is how long a listing answers for its directory's names;
+	// DirEntries caps the names kept in memory.
+	DirTTL     time.Duration
+	DirEntries int
+	// TempDir holds the local copies of files being written.
+	TempDir string
+	FsName  string // shown by mount(8) and df as the source
+	Debug   bool   // log every FUSE request
+	Log     *slog.Logger
+}
+
+// Timeouts are the defaults for the kernel's and the mount's caches: a
+// minute where nothing changes through the mount, a second where it
+// may (other writers, other clients of the server, are seen that late).
+func Timeouts(readOnly bool) (attr, entry, negative, dirTTL time.Duration) {
+	if readOnly {
+		return time.Minute, time.Minute, 30 * time.Second, time.Minute
+	}
+	return time.Second, time.Second, time.Second, 2 * time.Second
+}
+
+// Mount is a mounted filesystem; Run serves it.
+type Mount struct {
+	cfg Config
+	fs  *fsys
+}
+
+// New checks cfg; nothing is mounted before Run.
+func New(cfg Config) (*Mount, error) {
+	st, err := os.Stat(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("mount point: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("mount point %s is not a directory", cfg.Dir)
+	}
+	if cfg.Identities == nil {
+		return nil, errors.New("mount: no identities configured")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Root == "" {
+		cfg.Root = "/"
+	}
+	if cfg.TempDir == "" {
+		cfg.TempDir = os.TempDir()
+	}
+	if cfg.DirEntries <= 0 {
+		cfg.DirEntries = 100_000
+	}
+	if cfg.PerCaller {
+		cfg.AttrTimeout, cfg.EntryTimeout, cfg.NegativeTimeout = 0, 0, 0
+	}
+	return &Mount{cfg: cfg, fs: newFsys(cfg)}, nil
+}
+
+func (m *Mount) options() *fuse.MountOptions {
+	opts := &fuse.MountOptions{
+		FsName:       m.cfg.FsName,
+		Name:         "sitebox",
+		AllowOther:   m.cfg.AllowOther,
+		MaxWrite:     ioSize,
+		MaxReadAhead: ioSize,
+		// Root mounts with mount(2) itself; other users through
+		// fusermount3 (package fuse3), which the kernel requires.
+		DirectMount: true,
+		// O_TRUNC arrives with the open, so a file opened to be
+		// replaced is not fetched first.
+		ExtraCapabilities:    fuse.CAP_ATOMIC_O_TRUNC,
+		IgnoreSecurityLabels: true,
+		Debug:                m.cfg.Debug,
+		Logger:               log.New(os.Stderr, "fuse: ", 0),
+	}
+	if m.cfg.ReadOnly {
+		opts.Options = append(opts.Options, "ro")
+		opts.DirectMountFlags = syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_RDONLY
+	}
+	return opts
+}
+
+// Run mounts the filesystem and serves it until ctx ends (then it
+// unmounts) or the mount goes away (`umount DIR`, `fusermount3 -u
+// DIR`). Should the process be killed instead, the kernel fails every
+// access with ENOTCONN until `umount -l DIR` (or `fusermount3 -uz DIR`)
+// removes the dead mount; nothing hangs.
+func (m *Mount) Run(ctx context.Context) error {
+	defer m.cfg.Identities.Close()
+	server, err := fuse.NewServer(m.fs, m.cfg.Dir, m.options())
+	if err != nil {
+		return fmt.Errorf("mount %s: %w", m.cfg.Dir, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		server.Serve()
+		close(done)
+	}()
+	if err := server.WaitMount(); err != nil {
+		server.Unmount()
+		<-done
+		return fmt.Errorf("mount %s: %w", m.cfg.Dir, err)
+	}
+	if err := setReadAhead(m.cfg.Dir, ioSize); err != nil {
+		m.cfg.Log.Debug("kernel read-ahead left as it was", "err", err.Error())
+	}
+	m.cfg.Log.Info("mounted", "dir", m.cfg.Dir, "source", m.cfg.FsName, "read_only", m.cfg.ReadOnly, "per_caller", m.cfg.PerCaller)
+	select {
+	case <-done:
+		m.cfg.Log.Info("unmounted", "dir", m.cfg.Dir)
+	case <-ctx.Done():
+		m.unmount(server, done)
+	}
+	m.fs.closeAll()
+	return nil
+}
+
+// unmount takes the mount away; when files in it are still open it
+// detaches it (umount -l), so the name is free at once and the
+// filesystem ends when the last file closes, or when the process exits.
+func (m *Mount) unmount(server *fuse.Server, done <-chan struct{}) {
+	err := server.Unmount()
+	if err == nil {
+		<-done
+		m.cfg.Log.Info("unmounted", "dir", m.cfg.Dir)
+		return
+	}
+	m.cfg.Log.Warn("mount busy; detaching it (umount -l)", "dir", m.cfg.Dir, "err", err.Error())
+	if err := syscall.Unmount(m.cfg.Dir, syscall.MNT_DETACH); err != nil {
+		if out, err := exec.Command("fusermount3", "-uz", m.cfg.Dir).CombinedOutput(); err != nil {
+			m.cfg.Log.Error("cannot detach the mount", "dir", m.cfg.Dir, "err", err.Error(), "output", string(out))
+			return
+		}
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		// Files still open in the detached mount fail once we exit.
+	}
+}
+
+// fsys is the FUSE filesystem.
+type fsys struct {
+	fuse.RawFileSystem // ENOSYS for what is not implemented
+	cfg                Config
+	log                *slog.Logger
+	nodes              *nodes
+	dirs               *dirCache
+
+	mu      sync.Mutex
+	handles map[uint64]handle
+	nextFh  uint64
+	writers map[uint64]*writeFile // by inode: open for writing
+}
+
+func newFsys(cfg Config) *fsys {
+	return &fsys{
+		RawFileSystem: fuse.NewDefaultRawFileSystem(),
+		cfg:           cfg,
+		log:           cfg.Log,
+		nodes:         newNodes(),
+		dirs:          newDirCache(cfg.DirTTL, cfg.DirEntries),
+		handles:       map[uint64]handle{},
+		nextFh:        1,
+		writers:       map[uint64]*writeFile{},
+	}
+}
+
+func (m *fsys) String() string { return "sitebox:" + m.cfg.FsName }
+
+// storePath is the server path of a path below the mount's root.
+func (m *fsys) storePath(rel string) string { return path.Join(m.cfg.Root, rel) }
+
+// handle is an open file or directory.
+type handle interface {
+	release()
+}
+
+func (m *fsys) addHandle(h handle) uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fh := m.nextFh
+	m.nextFh++
+	m.handles[fh] = h
+	return fh
+}
+
+func (m *fsys) handle(fh uint64) handle {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.handles[fh]
+}
+
+func (m *fsys) dropHandle(fh uint64) handle {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := m.handles[fh]
+	delete(m.handles, fh)
+	return h
+}
+
+// closeAll releases what the kernel did not (a mount taken away with
+// files open).
+func (m *fsys) closeAll() {
+	m.mu.Lock()
+	hs := m.handles
+	m.handles = map[uint64]handle{}
+	m.mu.Unlock()
+	for _, h := range hs {
+		h.release()
+	}
+}
+
+// reqCtx is a context ended when the kernel interrupts the request.
+func reqCtx(cancel <-chan struct{}) context.Context {
+	return cancelCtx{Context: context.Background(), c: cancel}
+}
+
+type cancelCtx struct {
+	context.Context
+	c <-chan struct{}
+}
+
+func (c cancelCtx) Done() <-chan struct{} { return c.c }
+
+func (c cancelCtx) Err() error {
+	select {
+	case <-c.c:
+		return context.Canceled
+	default:
+		return nil
+	}
+}

@@ -1,0 +1,117 @@
+package mount
+
+import (
+	"context"
+	"errors"
+	"io"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"sitebox/internal/store"
+)
+
+// readFile is a file open for reading on the server (or the local cache).
+type readFile struct {
+	f    store.File
+	view *View
+}
+
+func (r *readFile) release() {
+	r.f.Close()
+	r.view.refs.Add(-1)
+}
+
+func (m *fsys) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	rel, ok := m.nodes.path(in.NodeId)
+	if !ok {
+		return fuse.ENOENT
+	}
+	v, st := m.caller(&in.InHeader)
+	if !st.Ok() {
+		return st
+	}
+	ctx := reqCtx(cancel)
+	if in.Flags&syscall.O_ACCMODE != syscall.O_RDONLY || in.Flags&syscall.O_TRUNC != 0 {
+		return m.openWrite(ctx, v, in.NodeId, rel, in.Flags, out)
+	}
+	if w := m.writer(in.NodeId); w != nil && w.view.Key == v.Key {
+		// Being written through the mount: its reader sees the writes
+		// (a reader with other rights asks the server).
+		out.Fh = m.addHandle(w.share())
+		return fuse.OK
+	}
+	f, err := v.Data.Open(ctx, m.storePath(rel))
+	if err != nil {
+		return m.errno("open", rel, v, err)
+	}
+	// The kernel may keep the pages it read before only while the file
+	// is the same; a changed size or mtime drops them.
+	if fi, err := f.Stat(); err == nil && m.nodes.keep(in.NodeId, fi.Size, fi.ModTime) {
+		out.OpenFlags |= fuse.FOPEN_KEEP_CACHE
+	}
+	v.refs.Add(1)
+	out.Fh = m.addHandle(&readFile{f: f, view: v})
+	return fuse.OK
+}
+
+func (m *fsys) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
+	buf = buf[:min(len(buf), int(in.Size))]
+	var n int
+	var err error
+	switch h := m.handle(in.Fh).(type) {
+	case *readFile:
+		n, err = readAt(reqCtx(cancel), h.f, buf, int64(in.Offset))
+	case *writeHandle:
+		n, err = h.w.readAt(buf, int64(in.Offset))
+	default:
+		return nil, fuse.EBADF
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, m.errno("read", "", nil, err)
+	}
+	return fuse.ReadResultData(buf[:n]), fuse.OK
+}
+
+// readAt reads with the request's context where the file takes one, so
+// an interrupted read (Ctrl-C) stops waiting for the server.
+func readAt(ctx context.Context, f store.File, p []byte, off int64) (int, error) {
+	if cr, ok := store.As[store.ContextReaderAt](f); ok {
+		return cr.ReadAtContext(ctx, p, off)
+	}
+	return f.ReadAt(p, off)
+}
+
+// Release closes a file; a file written through the mount is uploaded
+// now if its last close did not (a failure can only be logged here).
+func (m *fsys) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
+	if h := m.dropHandle(in.Fh); h != nil {
+		h.release()
+	}
+}
+
+// Flush is close(2): a file written through the mount is uploaded, and
+// a failed upload fails the close, so no program takes a short file on
+// the server for a written one.
+func (m *fsys) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
+	h, ok := m.handle(in.Fh).(*writeHandle)
+	if !ok {
+		return fuse.OK
+	}
+	if err := h.w.upload(reqCtx(cancel)); err != nil {
+		return fuse.EIO
+	}
+	return fuse.OK
+}
+
+// Fsync uploads too: the data is safe when the server has it.
+func (m *fsys) Fsync(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
+	h, ok := m.handle(in.Fh).(*writeHandle)
+	if !ok {
+		return fuse.OK
+	}
+	if err := h.w.upload(reqCtx(cancel)); err != nil {
+		return fuse.EIO
+	}
+	return fuse.OK
+}
