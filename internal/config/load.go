@@ -83,6 +83,18 @@ func Parse(name string, data []byte) (*Config, *Positions, error) {
 			return nil, nil, probs
 		}
 	}
+	if len(probs.List) == 0 {
+		// A number decodes into a duration as nanoseconds, and into a
+		// watermark as an amount, where the file meant "30s" or "90%":
+		// the type check names those too.
+		if tps, rest := typeCheck(data, pos); len(tps) > 0 {
+			probs.List = append(probs.List, tps...)
+			cfg = Config{}
+			if rest == nil || toml.Unmarshal(rest, &cfg) != nil {
+				return nil, nil, probs
+			}
+		}
+	}
 	typed := probs.List
 	for _, p := range cfg.Validate() {
 		if coveredBy(p, typed) {

@@ -180,6 +180,9 @@ func describeType(t reflect.Type) string {
 	case reflect.TypeOf(units.Duration(0)):
 		return "a duration in quotes (e.g. \"30s\")"
 	}
+	if reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return "text in quotes"
+	}
 	switch t.Kind() {
 	case reflect.String:
 		return "text in quotes"
