@@ -13,18 +13,20 @@ import (
 // file), decoded straight into these fields: reads below each route's
 // prefix are served from local disk, fetched from the route's upstreams
 // on a miss. Defaults fills what is unset and Validate says what is
-// wrong; New takes them as they are (see Config).
+// wrong; New takes them as they are (see Config). A zero size or
+// duration is unset; the tag nonzero has the config's type check refuse
+// one written as 0 in the file.
 type Settings struct {
 	// Dir holds cached data and block maps (required when routes are set).
 	Dir string `toml:"dir"`
 	// RAM bounds block buffers in flight, waiting for the disk and kept
 	// for the stream they were fetched ahead of (default "1GiB"). When it
 	// is used up, reads go to the upstream uncached rather than wait.
-	RAM units.Size `toml:"ram"`
+	RAM units.Size `toml:"ram" nonzero:""`
 	// BlockSize is the caching unit for sequential readers (default
 	// "1MiB", DefaultBlockSize; a power of two from 64KiB to 64MiB);
 	// scattered reads fetch 32 KiB pages of it (blockmap.CheckPage).
-	BlockSize units.Size `toml:"block_size"`
+	BlockSize units.Size `toml:"block_size" nonzero:""`
 	// ReadAhead is blocks fetched ahead of sequential readers (default
 	// 8 MiB worth, at least 8; -1 disables).
 	ReadAhead int `toml:"read_ahead"`
@@ -36,7 +38,7 @@ type Settings struct {
 	PageCache bool `toml:"page_cache"`
 	// Revalidate is how long a cached copy is trusted before an open checks
 	// the upstream's size and mtime (default "10m").
-	Revalidate units.Duration `toml:"revalidate"`
+	Revalidate units.Duration `toml:"revalidate" nonzero:""`
 	// Streams is connections per root:// upstream, so the cache is not
 	// held to one TCP window per RTT (default 16; idle streams never
 	// connect).
@@ -45,13 +47,13 @@ type Settings struct {
 	// its last client closed it (default "5s"); UpstreamFiles caps the
 	// files open at each upstream (default 512), closing the least
 	// recently used idle ones first (see idleHandles).
-	UpstreamIdle  units.Duration `toml:"upstream_idle"`
+	UpstreamIdle  units.Duration `toml:"upstream_idle" nonzero:""`
 	UpstreamFiles int            `toml:"upstream_files"`
 	// Watermarks start a purge; PurgeInterval is how often usage is
 	// checked against them (default "10s"; a fast fill also triggers a
 	// check).
 	Watermarks
-	PurgeInterval units.Duration `toml:"purge_interval"`
+	PurgeInterval units.Duration `toml:"purge_interval" nonzero:""`
 	// UpstreamCA is a PEM CA file for https:// upstreams with private
 	// certificates; UpstreamInsecure skips verification (tests only).
 	UpstreamCA       string `toml:"upstream_ca"`

@@ -169,3 +169,44 @@ upstreams = ["root://h:1094"]
 		t.Errorf("err = %v", err)
 	}
 }
+
+// A size or duration whose zero means "unset" is refused when the file
+// writes zero, rather than silently taking the default.
+func TestZeroIsNotUnset(t *testing.T) {
+	text := `[cache]
+dir = "/srv/cache"
+revalidate = "0s"
+ram = 0
+[[cache.route]]
+prefix = "/store"
+upstreams = ["root://h:1094"]
+[director]
+locate_timeout = "0s"
+startup_wait = "0s"
+[probe]
+interval = "0s"
+[jobs]
+memory = "0"
+`
+	_, _, err := Parse("site.toml", []byte(text))
+	var ps *Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("Parse error = %v, want *Problems", err)
+	}
+	want := []string{
+		`line 3: cache.revalidate: "0s" is not a positive duration (leave the setting out for its default)`,
+		`line 4: cache.ram: 0 is not a positive size (leave the setting out for its default)`,
+		`line 9: director.locate_timeout: "0s" is not a positive duration (leave the setting out for its default)`,
+		`line 14: jobs.memory: "0" is not a positive size (leave the setting out for its default)`,
+	}
+	for _, w := range want {
+		if !strings.Contains(ps.Error(), w) {
+			t.Errorf("missing %q in\n%v", w, ps)
+		}
+	}
+	// startup_wait = "0s" turns the wait off and [probe] interval = "0s"
+	// probes never: both are allowed.
+	if strings.Contains(ps.Error(), "startup_wait") || strings.Contains(ps.Error(), "probe") {
+		t.Errorf("a zero that means something was refused:\n%v", ps)
+	}
+}

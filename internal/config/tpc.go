@@ -25,7 +25,7 @@ type TPC struct {
 	// at once ("512MiB"; at least 4MiB, one chunk). Default: a sixteenth
 	// of the machine's memory (or of the service's cgroup limit), between
 	// 64MiB and 1GiB.
-	BufferMemory BufferMemory `toml:"buffer_memory"`
+	BufferMemory BufferMemory `toml:"buffer_memory" nonzero:""`
 	// ProxyFile is an X.509 proxy the box presents when a copy pulls
 	// from (or pushes to) a server that asks for one (gsi on root://, a
 	// client certificate on https://) — but only to the servers

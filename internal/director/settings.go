@@ -13,7 +13,8 @@ import (
 // Settings configures the director (redirector) role: it keeps a registry
 // of the servers that advertise to it, finds which of them holds a path,
 // and redirects clients there; what none holds goes to the site's cache,
-// the parent director, or the VO's federation.
+// the parent director, or the VO's federation. A duration tagged nonzero
+// is unset at 0, so the config's type check refuses a 0 in the file.
 type Settings struct {
 	// Enabled turns the role on.
 	Enabled bool `toml:"enabled"`
@@ -34,11 +35,11 @@ type Settings struct {
 	HTTPSURL string `toml:"https_url"`
 	// LocateTimeout bounds one search across the candidate servers
 	// (default "3s").
-	LocateTimeout units.Duration `toml:"locate_timeout"`
+	LocateTimeout units.Duration `toml:"locate_timeout" nonzero:""`
 	// CacheTTL and NegativeTTL keep found and not-found answers
 	// (defaults "60s" and "10s").
-	CacheTTL    units.Duration `toml:"cache_ttl"`
-	NegativeTTL units.Duration `toml:"negative_ttl"`
+	CacheTTL    units.Duration `toml:"cache_ttl" nonzero:""`
+	NegativeTTL units.Duration `toml:"negative_ttl" nonzero:""`
 	// DropAfter is how many advertisement intervals a server may miss
 	// before it is dropped (default 3).
 	DropAfter int `toml:"drop_after"`

@@ -9,12 +9,13 @@ import (
 )
 
 // AdvertiseSettings make a box announce itself to directors ([advertise]
-// in the config file), read by an Advertiser.
+// in the config file), read by an Advertiser. Settings tagged nonzero
+// are unset at 0, so the config's type check refuses a 0 in the file.
 type AdvertiseSettings struct {
 	// To are the directors' https:// URLs.
 	To []string `toml:"to"`
 	// Interval between advertisements (default "10s", at least 100ms).
-	Interval units.Duration `toml:"interval"`
+	Interval units.Duration `toml:"interval" nonzero:""`
 	// RootURL and HTTPSURL are how clients reach this box, when they differ
 	// from the listen addresses (NAT, a DNS name); default: from the
 	// listeners, with the hostname for a wildcard address.
@@ -69,7 +70,7 @@ type ProbeSettings struct {
 	// Interval between two rounds of probes (unset or "0s": none).
 	Interval units.Duration `toml:"interval"`
 	// Size read from each box per probe (default "64MiB", at most 1GiB).
-	Size units.Size `toml:"size"`
+	Size units.Size `toml:"size" nonzero:""`
 }
 
 // DefaultProbeSize is what a probe reads by default.

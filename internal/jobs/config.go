@@ -14,7 +14,9 @@ import (
 // Settings are the [jobs] section of the box's config, decoded straight
 // into these fields: the domains jobs may run in and how the box's own
 // cores (the "local" domain) are shared. Defaults fills in what is unset
-// and Validate says what is wrong; New takes them as they are.
+// and Validate says what is wrong; New takes them as they are. A size or
+// duration tagged nonzero is unset at 0, so the config's type check
+// refuses a 0 in the file.
 type Settings struct {
 	// Enabled turns the role on (the submit API on https://).
 	Enabled bool `toml:"enabled"`
@@ -30,7 +32,7 @@ type Settings struct {
 	SlotUsers []string `toml:"slot_users"`
 	// CPUs and Memory of the local domain (defaults: all cores, 80 % of RAM).
 	CPUs   int        `toml:"cpus"`
-	Memory units.Size `toml:"memory"`
+	Memory units.Size `toml:"memory" nonzero:""`
 	// GridMaxCPUs caps the local CPUs jobs from outside the site may hold
 	// (default: all); local users always come first.
 	GridMaxCPUs int `toml:"grid_max_cpus"`
@@ -39,13 +41,13 @@ type Settings struct {
 	LocalIssuers []string `toml:"local_issuers"`
 	// HalfLife of the decaying usage fair share is computed from
 	// (default "24h").
-	HalfLife units.Duration `toml:"half_life"`
+	HalfLife units.Duration `toml:"half_life" nonzero:""`
 	// Shares weigh users (by token subject, or "vo:cms" for a whole VO)
 	// in fair share; unlisted ones weigh 1.
 	Shares map[string]float64 `toml:"shares"`
 	// PreemptGrace is how long a preempted backfill job has between
 	// SIGTERM and SIGKILL (default "30s").
-	PreemptGrace units.Duration `toml:"preempt_grace"`
+	PreemptGrace units.Duration `toml:"preempt_grace" nonzero:""`
 	// Sites are the grid site names the box's own cores (the local
 	// domain) serve, for +DESIRED_Sites.
 	Sites []string `toml:"sites"`
