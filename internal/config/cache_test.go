@@ -210,3 +210,29 @@ memory = "0"
 		t.Errorf("a zero that means something was refused:\n%v", ps)
 	}
 }
+
+// A number where a duration was meant is named beside an unknown
+// setting, not read as nanoseconds.
+func TestNumberForDurationBesideUnknownSetting(t *testing.T) {
+	text := `[cache]
+dir = "/srv/cache"
+revalidate = 30
+colour = "blue"
+[[cache.route]]
+prefix = "/store"
+upstreams = ["root://h:1094"]
+`
+	_, _, err := Parse("site.toml", []byte(text))
+	var ps *Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("Parse error = %v, want *Problems", err)
+	}
+	for _, w := range []string{`line 3: cache.revalidate: want a duration in quotes (e.g. "30s"), found the number 30`, `line 4: cache.colour: unknown setting`} {
+		if !strings.Contains(ps.Error(), w) {
+			t.Errorf("missing %q in\n%v", w, ps)
+		}
+	}
+	if len(ps.List) != 2 {
+		t.Errorf("%d problems, want 2:\n%v", len(ps.List), ps)
+	}
+}
