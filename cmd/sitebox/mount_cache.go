@@ -68,15 +68,15 @@ func (f *mountFlags) localCache(dir string, u *remote.URL, opts remote.Options, 
 	if err != nil {
 		return nil, err
 	}
-	ram, err := units.ParseSize(f.cacheRAM)
-	if err != nil || ram <= 0 {
+	var ram units.Size
+	if err := ram.UnmarshalText([]byte(f.cacheRAM)); err != nil || ram <= 0 {
 		return nil, fmt.Errorf("--cache-ram %q: want a size like 256MiB", f.cacheRAM)
 	}
 	reval := f.revalidate
 	if reval <= 0 {
 		reval = max(dirTTL, time.Second)
 	}
-	return cache.New(cache.Config{Dir: dir, RAM: ram, Revalidate: reval,
+	return cache.New(cache.Config{Settings: cache.Settings{Dir: dir, RAM: ram, Revalidate: units.Duration(reval)},
 		Routes: []cache.Route{{Prefix: "/", Upstreams: []cache.Upstream{up}}}}, log.With("part", "cache"))
 }
 

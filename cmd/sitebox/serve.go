@@ -153,7 +153,11 @@ func (f *serveFlags) load(cmd *cobra.Command) (*config.Config, error) {
 		}
 	}
 	set("cache-dir", &cfg.Cache.Dir, f.cacheDir)
-	set("cache-ram", &cfg.Cache.RAM, f.cacheRAM)
+	if cmd.Flags().Changed("cache-ram") {
+		if err := cfg.Cache.RAM.UnmarshalText([]byte(f.cacheRAM)); err != nil {
+			return nil, fmt.Errorf("--cache-ram: %w", err)
+		}
+	}
 	set("root-addr", &cfg.Root.Addr, f.rootAddr)
 	set("https-addr", &cfg.HTTPS.Addr, f.httpsAddr)
 	set("state-dir", &cfg.Server.StateDir, f.stateDir)

@@ -206,9 +206,9 @@ func (b *Box) Run(ctx context.Context) error {
 // clients asking for something new are sent elsewhere, https requests
 // in progress complete), then what is left is cut.
 func (b *Box) drain() error {
-	budget := config.Duration(b.cfg.Server.DrainTime)
+	budget := b.cfg.Server.DrainTime.D()
 	if budget <= 0 {
-		budget = 25 * time.Second
+		budget = config.DefaultDrainTime
 	}
 	start := time.Now()
 	b.log.Info("stopping: draining transfers", "drain_time", budget)

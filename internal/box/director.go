@@ -60,17 +60,13 @@ func (b *Box) newAdvertiser() (*fleet.Advertiser[director.Ad], error) {
 	if len(a.To) == 0 {
 		return nil, nil
 	}
-	interval, err := time.ParseDuration(a.Interval)
-	if err != nil {
-		return nil, fmt.Errorf("advertise.interval: %w", err)
-	}
+	a.Defaults()
+	interval := a.Interval.D()
 	client, err := tlsutil.HTTPClient(advertiseCA(b.cfg), a.Insecure, 10*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("advertise.ca: %w", err)
 	}
-	if b.prober, err = b.newProber(client); err != nil {
-		return nil, fmt.Errorf("probe: %w", err)
-	}
+	b.prober = b.newProber(client)
 	// Directors accept only ads signed with a key their operator approved
 	// (`sitebox federation join` prints the request with this key).
 	key, err := director.LoadOrCreateKey(director.KeyFile(b.cfg.Server.StateDir))

@@ -6,6 +6,7 @@ import (
 
 	"sitebox/internal/config"
 	"sitebox/internal/director"
+	"sitebox/internal/fleet"
 	"sitebox/internal/webdav"
 	xrdserver "sitebox/internal/xrootd/server"
 )
@@ -19,7 +20,7 @@ func TestCheckAddressedHere(t *testing.T) {
 		Director:  director.Settings{Enabled: true, CA: true},
 		Root:      xrdserver.Settings{Addr: "127.0.0.1:1094"},
 		HTTPS:     webdav.Settings{Addr: "0.0.0.0:8443"},
-		Advertise: config.Advertise{HTTPSURL: "https://region.example.org"},
+		Advertise: fleet.AdvertiseSettings{HTTPSURL: "https://region.example.org"},
 	}
 	for url, want := range map[string]string{
 		"https://region.example.org":        "",

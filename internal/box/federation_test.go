@@ -7,6 +7,7 @@ import (
 
 	"sitebox/internal/config"
 	"sitebox/internal/director"
+	"sitebox/internal/fleet"
 	"sitebox/internal/origin"
 	"sitebox/internal/webdav"
 	xrdserver "sitebox/internal/xrootd/server"
@@ -33,7 +34,7 @@ func TestJoinRequestMatchesTheAds(t *testing.T) {
 			Exports:   []origin.Export{{Prefix: "/store"}},
 			Root:      xrdserver.Settings{Addr: "0.0.0.0:1"},
 			HTTPS:     webdav.Settings{Addr: ":2", PlainHTTP: true},
-			Advertise: config.Advertise{RootURL: "root://box.example.org:1094"}},
+			Advertise: fleet.AdvertiseSettings{RootURL: "root://box.example.org:1094"}},
 			root: "box.example.org:1094", http: "http://" + host + ":2", roles: "origin"},
 		{name: "port 0", cfg: config.Config{Exports: []origin.Export{{Prefix: "/store"}}, Root: xrdserver.Settings{Addr: "127.0.0.1:0"}},
 			err: "set [advertise] root_url"},
@@ -53,11 +54,11 @@ func TestJoinRequestMatchesTheAds(t *testing.T) {
 		{name: "no role", cfg: config.Config{Root: xrdserver.Settings{Addr: "127.0.0.1:1"}}, err: "no role"},
 		{name: "a wildcard endpoint, refused at join", cfg: config.Config{
 			Exports:   []origin.Export{{Prefix: "/store"}},
-			Advertise: config.Advertise{RootURL: "root://*.example.org:1094"}},
+			Advertise: fleet.AdvertiseSettings{RootURL: "root://*.example.org:1094"}},
 			err: "is a wildcard"},
 		{name: "the unspecified address, refused at join", cfg: config.Config{
 			Exports:   []origin.Export{{Prefix: "/store"}},
-			Advertise: config.Advertise{RootURL: "root://[::]:1094"}},
+			Advertise: fleet.AdvertiseSettings{RootURL: "root://[::]:1094"}},
 			err: "unspecified address"},
 	}
 	for _, tc := range tests {

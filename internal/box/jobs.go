@@ -63,7 +63,7 @@ func (b *Box) accessLine(e accesslog.Entry) {
 	}
 }
 
-func (b *Box) jobBackend(d jobs.DomainConfig) (jobs.Backend, error) {
+func (b *Box) jobBackend(d jobs.DomainSettings) (jobs.Backend, error) {
 	switch d.Type {
 	case "slurm":
 		var env []string

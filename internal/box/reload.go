@@ -91,12 +91,8 @@ func (b *Box) Reload(next *config.Config) (changed []string, err error) {
 		undo = append(undo, v.Close)
 		swaps = append(swaps, func() { b.tokens.swap(v) })
 	}
-	if b.cache != nil && watermarks(cur) != watermarks(next) {
-		cc, err := next.Cache.Config()
-		if err != nil {
-			return fail(err)
-		}
-		swaps = append(swaps, func() { b.cache.SetWatermarks(cc.Space) })
+	if b.cache != nil && cur.Cache.Watermarks != next.Cache.Watermarks {
+		swaps = append(swaps, func() { b.cache.SetWatermarks(next.Cache.Watermarks) })
 	}
 	if b.director != nil && slices.ContainsFunc(diff, func(k string) bool { return strings.HasPrefix(k, "director.member[") }) {
 		dc, err := next.Director.Config(next.Server.Name, next.Server.Site, next.Server.StateDir)
@@ -112,11 +108,6 @@ func (b *Box) Reload(next *config.Config) (changed []string, err error) {
 	b.current = next
 	b.setDigest(next)
 	return diff, nil
-}
-
-// watermarks are the cache's four levels, as set in the file.
-func watermarks(c *config.Config) [4]string {
-	return [4]string{c.Cache.HighWater, c.Cache.LowWater, c.Cache.FilesHighWater, c.Cache.FilesLowWater}
 }
 
 func isLive(key string) bool {

@@ -60,7 +60,7 @@ func TestReload(t *testing.T) {
 		changed, err := b.Reload(fresh(func(c *config.Config) {
 			c.Server.LogLevel = "debug"
 			c.Server.AccessLog = logFile
-			c.Cache.HighWater, c.Cache.LowWater = "50%", "40%"
+			c.Cache.HighWater, c.Cache.LowWater = 0.5, 0.4
 		}))
 		if err != nil {
 			t.Fatal(err)

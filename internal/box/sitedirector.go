@@ -18,10 +18,6 @@ import (
 // with the ads they would send over the network, and the director
 // reports them upstream among its servers below.
 
-// localAdInterval is how often the box's data roles advertise to its own
-// director when [advertise] names no interval to follow.
-const localAdInterval = 10 * time.Second
-
 // directorEndpoints are the endpoints of the director: its own listeners
 // ([director] root_url, https_url, else the listeners), or the box's
 // when it shares them.
@@ -55,8 +51,9 @@ func (b *Box) withDirectorAPI(mux *http.ServeMux) {
 // own director, without the network: the director trusts what its own
 // process says, so nothing is signed or approved.
 func (b *Box) localAds() role {
-	interval := localAdInterval
-	if d := b.advertiseInterval(); d > 0 {
+	// As often as [advertise] interval says, defaults applied or not.
+	interval := fleet.DefaultAdInterval
+	if d := b.cfg.Advertise.Interval.D(); d > 0 {
 		interval = d
 	}
 	log := b.log.With("component", "director")
@@ -78,13 +75,4 @@ func (b *Box) localAds() role {
 			}
 		}
 	}}
-}
-
-// advertiseInterval is [advertise] interval (0 when unset or invalid).
-func (b *Box) advertiseInterval() time.Duration {
-	d, err := time.ParseDuration(b.cfg.Advertise.Interval)
-	if err != nil {
-		return 0
-	}
-	return d
 }

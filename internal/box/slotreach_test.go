@@ -65,7 +65,7 @@ func jobsBoxConfig(t *testing.T) (cfg *config.Config, pool, cacheDir, token stri
 			Namespaces: []auth.NamespaceEntry{{Prefix: "/store"}}},
 		Root:  xrdserver.Settings{Addr: "127.0.0.1:0"},
 		HTTPS: webdav.Settings{Addr: "127.0.0.1:0"},
-		Jobs: jobs.Config{Enabled: true, SlotUsers: []string{jobsSlot}, CPUs: 1, StageTokenFile: token,
+		Jobs: jobs.Settings{Enabled: true, SlotUsers: []string{jobsSlot}, CPUs: 1, StageTokenFile: token,
 			Cache: "roots://t3-cache.example.org:1094"},
 	}
 	cfg.ApplyDefaults("test", true)

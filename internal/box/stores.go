@@ -64,11 +64,7 @@ func (b *Box) buildStores() (store.Store, error) {
 }
 
 func newCache(cc *cache.Settings, b *Box) (*cache.Cache, error) {
-	cfg, err := cc.Config()
-	if err != nil {
-		return nil, err
-	}
-	cfg.Checksums = b.cfg.Server.Offered()
+	cfg := cache.Config{Settings: *cc, Checksums: b.cfg.Server.Offered()}
 	opts := cache.DialOptions{Streams: cc.Streams, Options: remote.Options{CAFile: cc.UpstreamCA, Insecure: cc.UpstreamInsecure, Options: outbound.Options{GridRoots: b.outbound.roots}}}
 	if cc.UpstreamTokenFile != "" {
 		tf, err := outbound.LoadTokenFile(cc.UpstreamTokenFile, b.log)

@@ -69,7 +69,7 @@ const subsBudget = 16 << 20
 // New opens the cache directory. Run starts the disk writers, the
 // flusher, the purger and the scan that registers what the cache holds.
 func New(cfg Config, log *slog.Logger) (*Cache, error) {
-	if err := cfg.defaults(); err != nil {
+	if err := cfg.prepare(); err != nil {
 		return nil, err
 	}
 	if log == nil {
@@ -78,7 +78,7 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 	// O_DIRECT writes pay off for big blocks, which streaming readers fill
 	// (less CPU per byte); small blocks serve scattered reads, whose pages
 	// are best written where the next read finds them, the page cache.
-	d, err := disk.Open(cfg.Dir, !cfg.PageCache && cfg.BlockSize >= 1<<20, cfg.DiskRetry, log)
+	d, err := disk.Open(cfg.Dir, !cfg.PageCache && cfg.BlockSize.Bytes() >= 1<<20, cfg.DiskRetry, log)
 	if err != nil {
 		return nil, err
 	}
@@ -87,8 +87,8 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 		cfg:     cfg,
 		log:     log,
 		disk:    d,
-		budget:  newBudget(cfg.RAM, cfg.BlockSize),
-		writeQ:  make(chan writeJob, max(cfg.RAM/min(cfg.BlockSize, blockmap.CheckPage)/2, 1)), // a job per fetch, a page or more
+		budget:  newBudget(cfg.RAM.Bytes(), cfg.BlockSize.Bytes()),
+		writeQ:  make(chan writeJob, max(cfg.RAM.Bytes()/min(cfg.BlockSize.Bytes(), blockmap.CheckPage)/2, 1)), // a job per fetch, a page or more
 		ctx:     ctx,
 		cancel:  cancel,
 		entries: map[string]*entry{},
@@ -101,10 +101,10 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 	for _, r := range cfg.Routes {
 		c.ups.Add(r.Prefix, r.Upstreams)
 	}
-	c.keep.limit = cfg.RAM / keepShare
-	c.blockPool.New = func() any { b := disk.AlignedBuf(cfg.BlockSize); return &b }
+	c.keep.limit = cfg.RAM.Bytes() / keepShare
+	c.blockPool.New = func() any { b := disk.AlignedBuf(cfg.BlockSize.Bytes()); return &b }
 	d.OnFull(func() { c.kickPurge(-1) })
-	log.Info("cache ready; reading the block maps of cached files in the background", "dir", cfg.Dir, "block_size", cfg.BlockSize, "ram", cfg.RAM)
+	log.Info("cache ready; reading the block maps of cached files in the background", "dir", cfg.Dir, "block_size", cfg.BlockSize.Bytes(), "ram", cfg.RAM.Bytes())
 	return c, nil
 }
 
@@ -223,7 +223,7 @@ func (c *Cache) Stat(ctx context.Context, name string) (store.FileInfo, error) {
 	}
 	c.mu.Lock()
 	e := c.entries[p]
-	if rc := c.idx.Get(p); e == nil && rc != nil && time.Since(time.Unix(0, rc.Validated)) < c.cfg.Revalidate {
+	if rc := c.idx.Get(p); e == nil && rc != nil && time.Since(time.Unix(0, rc.Validated)) < c.cfg.Revalidate.D() {
 		fi := store.FileInfo{Name: path.Base(p), Size: rc.Size, Mode: 0o444, ModTime: time.Unix(0, rc.MTime)}
 		c.mu.Unlock()
 		return fi, nil
@@ -232,7 +232,7 @@ func (c *Cache) Stat(ctx context.Context, name string) (store.FileInfo, error) {
 	if e != nil {
 		e.mu.Lock()
 		m := e.m
-		if m != nil && time.Since(m.Validated) < c.cfg.Revalidate {
+		if m != nil && time.Since(m.Validated) < c.cfg.Revalidate.D() {
 			fi := store.FileInfo{Name: path.Base(p), Size: m.Size(), Mode: 0o444, ModTime: m.MTime()}
 			e.mu.Unlock()
 			return fi, nil

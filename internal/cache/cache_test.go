@@ -12,6 +12,7 @@ import (
 
 	"sitebox/internal/cache/blockmap"
 	"sitebox/internal/store"
+	"sitebox/internal/units"
 )
 
 func TestReadThroughThenFromDisk(t *testing.T) {
@@ -24,7 +25,7 @@ func TestReadThroughThenFromDisk(t *testing.T) {
 		e.settle()
 	}
 	first := e.up.bytes.Load()
-	if first < int64(len(want)) || first > int64(len(want))+int64(e.cfg.BlockSize)*int64(e.cfg.ReadAhead) {
+	if first < int64(len(want)) || first > int64(len(want))+int64(e.cfg.BlockSize.Bytes())*int64(e.cfg.ReadAhead) {
 		t.Fatalf("first read fetched %d upstream bytes for a %d-byte file", first, len(want))
 	}
 	before := e.up.bytes.Load()
@@ -60,7 +61,7 @@ func TestCoalescing(t *testing.T) {
 		}
 	})
 	e.settle()
-	if got := e.up.bytes.Load(); got > int64(len(want))+e.cfg.BlockSize {
+	if got := e.up.bytes.Load(); got > int64(len(want))+e.cfg.BlockSize.Bytes() {
 		t.Fatalf("10 readers caused %d upstream bytes for a %d-byte file", got, len(want))
 	}
 	if e.c.Stats().CoalescedWaits == 0 {
@@ -84,7 +85,7 @@ func TestSparseReadCachesOnlyWhatWasRead(t *testing.T) {
 	f.Close()
 	e.settle()
 	es := e.c.Entries()
-	if len(es) != 1 || es[0].Present > 4 || es[0].CachedBytes > 4*e.cfg.BlockSize {
+	if len(es) != 1 || es[0].Present > 4 || es[0].CachedBytes > 4*e.cfg.BlockSize.Bytes() {
 		t.Fatalf("entries %+v", es)
 	}
 }
@@ -123,7 +124,7 @@ func testCorruptBlockIsRefetched(t *testing.T, mincore bool) {
 		t.Fatal("served corrupt data")
 	}
 	e.settle()
-	if d, page := e.up.bytes.Load()-before, min(blockmap.CheckPage, e.cfg.BlockSize); d != page {
+	if d, page := e.up.bytes.Load()-before, min(blockmap.CheckPage, e.cfg.BlockSize.Bytes()); d != page {
 		t.Fatalf("refetched %d bytes, want the one page (%d)", d, page)
 	}
 	if e.c.Stats().CorruptBlocks != 1 {
@@ -189,7 +190,7 @@ func TestTornMapIsDropped(t *testing.T) {
 }
 
 func TestRevalidationDropsChangedFile(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Revalidate = time.Nanosecond })
+	e := newEnv(t, func(c *Config) { c.Revalidate = units.Duration(time.Nanosecond) })
 	e.file("v", 100<<10)
 	e.read("/store/v", 64<<10)
 	e.settle()
@@ -198,7 +199,7 @@ func TestRevalidationDropsChangedFile(t *testing.T) {
 		t.Fatal("served the old version")
 	}
 	// Within the interval, no upstream check: a change goes unseen.
-	e2 := newEnv(t, func(c *Config) { c.Revalidate = time.Hour })
+	e2 := newEnv(t, func(c *Config) { c.Revalidate = units.Duration(time.Hour) })
 	old := e2.file("v", 100<<10)
 	e2.read("/store/v", 64<<10)
 	e2.settle()
@@ -209,7 +210,7 @@ func TestRevalidationDropsChangedFile(t *testing.T) {
 }
 
 func TestFileGoneUpstream(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Revalidate = time.Nanosecond })
+	e := newEnv(t, func(c *Config) { c.Revalidate = units.Duration(time.Nanosecond) })
 	e.file("g", 100<<10)
 	e.read("/store/g", 64<<10)
 	e.settle()

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"sitebox/internal/units"
 )
 
 // A cache whose disk fails keeps nothing, so bytes fetched ahead of a
@@ -26,7 +28,8 @@ func TestDiskFailureStopsFetchingAhead(t *testing.T) {
 		c.Dir = dir
 		c.DiskRetry = time.Hour
 		c.Prefetch = true
-		c.Space = Watermarks{BytesHigh: 1 << 40, BytesLow: 1 << 39, FilesHigh: 1e9, FilesLow: 1e8, Interval: time.Hour}
+		c.Watermarks = Watermarks{HighWater: 1 << 40, LowWater: 1 << 39, FilesHighWater: 1e9, FilesLowWater: 1e8}
+		c.PurgeInterval = units.Duration(time.Hour)
 	})
 	fill := e.file("fill", 2<<20)
 	if got := e.read("/store/fill", 256<<10); !bytes.Equal(got, fill) {

@@ -95,14 +95,14 @@ func (c *Cache) trimHandles(u *upstream.Server, excess int64) (closed int64) {
 // handleReaper closes idle upstream handles until ctx ends.
 func (c *Cache) handleReaper(ctx context.Context) {
 	defer c.bg.Done()
-	t := time.NewTicker(max(c.cfg.UpstreamIdle/4, 50*time.Millisecond))
+	t := time.NewTicker(max(c.cfg.UpstreamIdle.D()/4, 50*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			c.closeIdle(now.Add(-c.cfg.UpstreamIdle))
+			c.closeIdle(now.Add(-c.cfg.UpstreamIdle.D()))
 		}
 	}
 }

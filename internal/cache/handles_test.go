@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"sitebox/internal/units"
 )
 
 // TestUpstreamHandlesCapped: reading many files one after another keeps
@@ -13,7 +15,7 @@ import (
 func TestUpstreamHandlesCapped(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
 		c.UpstreamFiles = 8
-		c.UpstreamIdle = 300 * time.Millisecond
+		c.UpstreamIdle = units.Duration(300 * time.Millisecond)
 	})
 	const n = 200
 	want := make([][]byte, n)
@@ -39,7 +41,7 @@ func TestUpstreamHandlesCapped(t *testing.T) {
 // TestUpstreamHandleReused: a file reopened within the idle time is read
 // over the handle its last reader left open.
 func TestUpstreamHandleReused(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.UpstreamIdle = time.Minute })
+	e := newEnv(t, func(c *Config) { c.UpstreamIdle = units.Duration(time.Minute) })
 	e.file("a", 3*64<<10)
 	f, err := e.c.Open(t.Context(), "/store/a")
 	if err != nil {

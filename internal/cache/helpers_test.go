@@ -117,9 +117,7 @@ func newEnv(t *testing.T, mod func(*Config)) *env {
 	e.up = &countingStore{Store: o}
 	e.upstream = []*countingStore{e.up}
 	e.cfg = Config{
-		Dir:       e.dir,
-		BlockSize: 64 << 10,
-		RAM:       64 << 20,
+		Settings: Settings{Dir: e.dir, BlockSize: 64 << 10, RAM: 64 << 20},
 		Routes: []Route{{Prefix: "/store", Upstreams: []Upstream{
 			{Name: "origin", Streams: []store.Store{e.up, e.up, e.up}},
 		}}},

@@ -15,6 +15,7 @@ import (
 	"sitebox/internal/cache/blockmap"
 	"sitebox/internal/cache/index"
 	"sitebox/internal/store"
+	"sitebox/internal/units"
 )
 
 // A file nobody has used for UpstreamIdle leaves memory for a record in
@@ -22,8 +23,8 @@ import (
 // disk, without asking the upstream for data.
 func TestIdleEntryBecomesRecord(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
-		c.UpstreamIdle = 50 * time.Millisecond
-		c.Revalidate = time.Hour
+		c.UpstreamIdle = units.Duration(50 * time.Millisecond)
+		c.Revalidate = units.Duration(time.Hour)
 	})
 	want := e.file("idle.bin", 200<<10)
 	e.read("/store/idle.bin", 64<<10)
@@ -62,8 +63,9 @@ func TestIdleEntryBecomesRecord(t *testing.T) {
 // at their cursor, whatever mix of records and entries in use.
 func TestPurgeAndPagesOverRecords(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
-		c.UpstreamIdle = 50 * time.Millisecond
-		c.Space = Watermarks{BytesHigh: 2 << 40, BytesLow: 1 << 40, FilesHigh: 8, FilesLow: 5, Interval: time.Hour}
+		c.UpstreamIdle = units.Duration(50 * time.Millisecond)
+		c.Watermarks = Watermarks{HighWater: 2 << 40, LowWater: 1 << 40, FilesHighWater: 8, FilesLowWater: 5}
+		c.PurgeInterval = units.Duration(time.Hour)
 	})
 	for i := range 10 {
 		e.file(fmt.Sprintf("q/f%d", i), 10<<10)
@@ -122,7 +124,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // Evicting a directory removes its idle records (and their files) as
 // well as the entries in memory, keeping the ones in use.
 func TestEvictRecords(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.UpstreamIdle = 50 * time.Millisecond })
+	e := newEnv(t, func(c *Config) { c.UpstreamIdle = units.Duration(50 * time.Millisecond) })
 	for i := range 5 {
 		e.file(fmt.Sprintf("v/f%d", i), 10<<10)
 		e.read(fmt.Sprintf("/store/v/f%d", i), 10<<10)

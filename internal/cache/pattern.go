@@ -36,7 +36,7 @@ func (f *File) observe(off, end int64) (stream, ahead bool) {
 	// Patterns are judged in units of at least 1 MiB, whatever the block
 	// size: small blocks must not make a reader of small records look
 	// like a stream.
-	bs := max(f.c.cfg.BlockSize, 1<<20)
+	bs := max(f.c.cfg.BlockSize.Bytes(), 1<<20)
 	// The first read of a handle (often a header) says nothing about the
 	// pattern; a read far behind the furthest one is a jump, not a stream.
 	// A gap, even a small one, is a reader picking pieces (uproot reading
@@ -60,7 +60,7 @@ func (f *File) observe(off, end int64) (stream, ahead bool) {
 // readAheadFrom starts read-ahead from the block after a read ending at
 // end (one the access pattern says earned it, see observe).
 func (f *File) readAheadFrom(end int64) {
-	bs := f.c.cfg.BlockSize
+	bs := f.c.cfg.BlockSize.Bytes()
 	f.e.fetchAhead(int((end+bs-1)/bs), f.c.cfg.ReadAhead)
 }
 
@@ -112,7 +112,7 @@ func (c *Cache) prefetch(e *entry) {
 				time.Sleep(5 * time.Millisecond)
 				continue
 			}
-			if e.fetchAhead(b, 1) == 0 && c.budget.inUse() >= c.cfg.RAM {
+			if e.fetchAhead(b, 1) == 0 && c.budget.inUse() >= c.cfg.RAM.Bytes() {
 				time.Sleep(20 * time.Millisecond) // RAM is short: let clients go first
 				continue
 			}
@@ -142,7 +142,7 @@ func (f *File) WillNeed(ranges [][2]int64) {
 			}
 			nf := e.fetchMissingLocked(int(off/m.PageSize()), int((end-1)/m.PageSize())+1)
 			fresh = append(fresh, nf...)
-			if e.c.budget.inUse() >= e.c.cfg.RAM {
+			if e.c.budget.inUse() >= e.c.cfg.RAM.Bytes() {
 				break // out of RAM: the reads will go upstream uncached
 			}
 		}

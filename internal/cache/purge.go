@@ -55,7 +55,7 @@ func (c *Cache) kickPurge(written int64) {
 
 func (c *Cache) purger(ctx context.Context) {
 	defer c.bg.Done()
-	t := time.NewTicker(c.cfg.Space.Interval)
+	t := time.NewTicker(c.cfg.PurgeInterval.D())
 	defer t.Stop()
 	for {
 		c.writtenSinceCheck.Store(0)
@@ -121,16 +121,16 @@ func (c *Cache) purgeOnce() {
 	c.purgeMu.Lock()
 	defer c.purgeMu.Unlock()
 	start := time.Now()
-	w := c.cfg.Space
+	w := c.cfg.Watermarks
 	u := c.usage()
-	bytesHigh, filesHigh := w.BytesHigh, w.FilesHigh
+	bytesHigh, filesHigh := float64(w.HighWater), float64(w.FilesHighWater)
 	if c.purgeShort {
-		bytesHigh, filesHigh = w.BytesLow, w.FilesLow
+		bytesHigh, filesHigh = float64(w.LowWater), float64(w.FilesLowWater)
 	}
-	needBytes := excess(bytesHigh, w.BytesLow, u.bytes, u.fsUsed, u.fsTotal)
+	needBytes := excess(bytesHigh, float64(w.LowWater), u.bytes, u.fsUsed, u.fsTotal)
 	// Each cached file costs two inodes (data and block map).
-	needFiles := excess(filesHigh, w.FilesLow, u.files, u.inodesUse, u.inodesTotal)
-	if w.FilesHigh <= 1 {
+	needFiles := excess(filesHigh, float64(w.FilesLowWater), u.files, u.inodesUse, u.inodesTotal)
+	if fraction(float64(w.FilesHighWater)) {
 		needFiles = (needFiles + 1) / 2
 	}
 	if needBytes <= 0 && needFiles <= 0 {
@@ -150,12 +150,11 @@ func (c *Cache) purgeOnce() {
 }
 
 // SetWatermarks changes the space watermarks of a running cache (a reload
-// of the box's config); the purge interval stays. The next purge pass
-// follows them.
+// of the box's config, which has checked them); the purge interval
+// stays. The next purge pass follows them.
 func (c *Cache) SetWatermarks(w Watermarks) {
 	c.purgeMu.Lock()
 	defer c.purgeMu.Unlock()
-	sp := &c.cfg.Space // Interval is left alone: Run read it once
-	sp.BytesHigh, sp.BytesLow, sp.FilesHigh, sp.FilesLow = w.BytesHigh, w.BytesLow, w.FilesHigh, w.FilesLow
+	c.cfg.Watermarks = w // the purge interval is left alone: Run read it once
 	c.purgeShort = false
 }

@@ -9,6 +9,7 @@ import (
 
 	"sitebox/internal/cache/index"
 	"sitebox/internal/store"
+	"sitebox/internal/units"
 )
 
 // BenchmarkPurgeRound times one purge round evicting 100 files, and one
@@ -19,8 +20,9 @@ func BenchmarkPurgeRound(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			dir := b.TempDir()
 			c, err := New(Config{
-				Dir: dir, BlockSize: 1 << 20, RAM: 64 << 20,
-				Space:  Watermarks{BytesHigh: 1 << 50, BytesLow: 1 << 49, FilesHigh: float64(n - 950), FilesLow: float64(n - 1000), Interval: time.Hour},
+				Settings: Settings{Dir: dir, BlockSize: 1 << 20, RAM: 64 << 20,
+					Watermarks:    Watermarks{HighWater: 1 << 50, LowWater: 1 << 49, FilesHighWater: FileLevel(n - 950), FilesLowWater: FileLevel(n - 1000)},
+					PurgeInterval: units.Duration(time.Hour)},
 				Routes: []Route{{Prefix: "/store", Upstreams: []Upstream{{Name: "none", Streams: []store.Store{nil}}}}},
 			}, nil)
 			if err != nil {

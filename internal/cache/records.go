@@ -80,7 +80,7 @@ func (c *Cache) EntriesPage(prefix, after string, limit int) ([]EntryInfo, error
 	}
 	idle := make([]EntryInfo, 0, min(limit, c.idx.Len()))
 	c.idx.Below(p, after, func(r *index.Record) bool {
-		idle = append(idle, recordInfo(r, c.cfg.BlockSize))
+		idle = append(idle, recordInfo(r, c.cfg.BlockSize.Bytes()))
 		return len(idle) < limit
 	})
 	c.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sitebox/internal/store"
+	"sitebox/internal/units"
 )
 
 // Two upstreams: when the first dies mid-file, the rest of the file comes
@@ -100,8 +101,9 @@ func TestBypassWhenRAMIsShort(t *testing.T) {
 // recently used first, never an open file.
 func TestPurgeWatermarks(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
-		c.Space = Watermarks{BytesHigh: 3 << 20, BytesLow: 2 << 20, FilesHigh: 100, FilesLow: 50, Interval: time.Hour}
-		c.UpstreamIdle = time.Hour // the entries stay in memory, where the test sets their access times
+		c.Watermarks = Watermarks{HighWater: 3 << 20, LowWater: 2 << 20, FilesHighWater: 100, FilesLowWater: 50}
+		c.PurgeInterval = units.Duration(time.Hour)
+		c.UpstreamIdle = units.Duration(time.Hour) // the entries stay in memory, where the test sets their access times
 	})
 	ctx := context.Background()
 	for i := range 6 {
@@ -156,7 +158,8 @@ func TestPurgeWatermarks(t *testing.T) {
 // high mark (it would otherwise stay between the marks for ever).
 func TestPurgeFinishesAfterFilesClose(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
-		c.Space = Watermarks{BytesHigh: 3 << 20, BytesLow: 2 << 20, FilesHigh: 100, FilesLow: 50, Interval: time.Hour}
+		c.Watermarks = Watermarks{HighWater: 3 << 20, LowWater: 2 << 20, FilesHighWater: 100, FilesLowWater: 50}
+		c.PurgeInterval = units.Duration(time.Hour)
 	})
 	ctx := context.Background()
 	var open []store.File
@@ -198,7 +201,8 @@ func TestPurgeFinishesAfterFilesClose(t *testing.T) {
 
 func TestFilesWatermark(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
-		c.Space = Watermarks{BytesHigh: 1 << 40, BytesLow: 1 << 39, FilesHigh: 4, FilesLow: 2, Interval: time.Hour}
+		c.Watermarks = Watermarks{HighWater: 1 << 40, LowWater: 1 << 39, FilesHighWater: 4, FilesLowWater: 2}
+		c.PurgeInterval = units.Duration(time.Hour)
 	})
 	for i := range 6 {
 		e.file(fmt.Sprintf("n%d", i), 1000)
@@ -277,7 +281,8 @@ func TestDiskFullServesUncached(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
 		c.Dir = dir
 		c.DiskRetry = 100 * time.Millisecond
-		c.Space = Watermarks{BytesHigh: 1 << 40, BytesLow: 1 << 39, FilesHigh: 1e9, FilesLow: 1e8, Interval: time.Hour}
+		c.Watermarks = Watermarks{HighWater: 1 << 40, LowWater: 1 << 39, FilesHighWater: 1e9, FilesLowWater: 1e8}
+		c.PurgeInterval = units.Duration(time.Hour)
 	})
 	want := e.file("big", 3<<20)
 	if got := e.read("/store/big", 256<<10); !bytes.Equal(got, want) {
@@ -309,7 +314,8 @@ func TestDiskFullServesUncached(t *testing.T) {
 // purge pass; the purge interval stays.
 func TestSetWatermarks(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
-		c.Space = Watermarks{BytesHigh: 100 << 20, BytesLow: 90 << 20, FilesHigh: 100, FilesLow: 50, Interval: time.Hour}
+		c.Watermarks = Watermarks{HighWater: 100 << 20, LowWater: 90 << 20, FilesHighWater: 100, FilesLowWater: 50}
+		c.PurgeInterval = units.Duration(time.Hour)
 	})
 	for i := range 4 {
 		e.file(fmt.Sprintf("w%d", i), 1<<20)
@@ -320,12 +326,12 @@ func TestSetWatermarks(t *testing.T) {
 	if u := e.c.Stats().UsedBytes; u != 4<<20 {
 		t.Fatalf("used %d under the first marks; want 4 MiB kept", u)
 	}
-	e.c.SetWatermarks(Watermarks{BytesHigh: 2 << 20, BytesLow: 1 << 20, FilesHigh: 100, FilesLow: 50, Interval: time.Second})
+	e.c.SetWatermarks(Watermarks{HighWater: 2 << 20, LowWater: 1 << 20, FilesHighWater: 100, FilesLowWater: 50})
 	e.c.purgeOnce()
 	if u := e.c.Stats().UsedBytes; u > 1<<20 {
 		t.Fatalf("used %d after the marks were lowered to 1 MiB", u)
 	}
-	if e.c.cfg.Space.Interval != time.Hour {
-		t.Errorf("interval %v; want the one the cache started with", e.c.cfg.Space.Interval)
+	if e.c.cfg.PurgeInterval.D() != time.Hour {
+		t.Errorf("interval %v; want the one the cache started with", e.c.cfg.PurgeInterval)
 	}
 }

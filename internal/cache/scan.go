@@ -27,7 +27,7 @@ func (c *Cache) scan(ctx context.Context) {
 	n := 0
 	err := c.disk.Scan(ctx, known, func(p string, m *blockmap.Map) {
 		r := c.ups.Route(p)
-		if r == nil || m.BlockSize() != c.cfg.BlockSize {
+		if r == nil || m.BlockSize() != c.cfg.BlockSize.Bytes() {
 			c.disk.Remove(p) // no longer cached here, or cached in another block size
 			return
 		}
@@ -73,7 +73,7 @@ func (c *Cache) loadEntryMap(e *entry) {
 	rc := e.carried
 	e.carried = nil
 	switch {
-	case err == nil && m.BlockSize() == c.cfg.BlockSize:
+	case err == nil && m.BlockSize() == c.cfg.BlockSize.Bytes():
 		e.m = m
 		if rc != nil && rc.size == m.Size() && rc.mtime == m.MTime().UnixNano() {
 			m.CarryChecked(rc.bits)

@@ -3,8 +3,6 @@ package cache
 import (
 	"fmt"
 	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
 	"sitebox/internal/remote"
@@ -12,47 +10,50 @@ import (
 )
 
 // Settings configures the caching proxy role ([cache] in the config
-// file; Config turns it into the runtime Config): reads below each route's prefix
-// are served from local disk, fetched from the route's upstreams on a miss.
+// file), decoded straight into these fields: reads below each route's
+// prefix are served from local disk, fetched from the route's upstreams
+// on a miss. Defaults fills what is unset and Validate says what is
+// wrong; New takes them as they are (see Config). A zero size or
+// duration is unset; the tag nonzero has the config's type check refuse
+// one written as 0 in the file.
 type Settings struct {
 	// Dir holds cached data and block maps (required when routes are set).
 	Dir string `toml:"dir"`
 	// RAM bounds block buffers in flight, waiting for the disk and kept
-	// for the stream they were fetched ahead of (default "1GiB").
-	RAM string `toml:"ram"`
-	// BlockSize is the caching unit (default "1MiB").
-	BlockSize string `toml:"block_size"`
+	// for the stream they were fetched ahead of (default "1GiB"). When it
+	// is used up, reads go to the upstream uncached rather than wait.
+	RAM units.Size `toml:"ram" nonzero:""`
+	// BlockSize is the caching unit for sequential readers (default
+	// "1MiB", DefaultBlockSize; a power of two from 64KiB to 64MiB);
+	// scattered reads fetch 32 KiB pages of it (blockmap.CheckPage).
+	BlockSize units.Size `toml:"block_size" nonzero:""`
 	// ReadAhead is blocks fetched ahead of sequential readers (default
-	// 8 MiB worth, at least 8;
-	// -1 disables).
+	// 8 MiB worth, at least 8; -1 disables).
 	ReadAhead int `toml:"read_ahead"`
 	// Prefetch fetches whole files once opened.
 	Prefetch bool `toml:"prefetch"`
 	// PageCache writes through the kernel page cache instead of O_DIRECT
-	// (used anyway where the filesystem lacks O_DIRECT, e.g. tmpfs).
+	// (used anyway where the filesystem lacks O_DIRECT, e.g. tmpfs, and
+	// for blocks under 1 MiB); reads always go through the page cache.
 	PageCache bool `toml:"page_cache"`
 	// Revalidate is how long a cached copy is trusted before an open checks
 	// the upstream's size and mtime (default "10m").
-	Revalidate string `toml:"revalidate"`
-	// Streams is connections per root:// upstream (default 16).
+	Revalidate units.Duration `toml:"revalidate" nonzero:""`
+	// Streams is connections per root:// upstream, so the cache is not
+	// held to one TCP window per RTT (default 16; idle streams never
+	// connect).
 	Streams int `toml:"streams"`
 	// UpstreamIdle is how long a file's upstream handles stay open after
 	// its last client closed it (default "5s"); UpstreamFiles caps the
 	// files open at each upstream (default 512), closing the least
-	// recently used idle ones first.
-	UpstreamIdle  string `toml:"upstream_idle"`
-	UpstreamFiles int    `toml:"upstream_files"`
-	// HighWater/LowWater: bytes, as "90%" of the cache filesystem or an
-	// absolute size used by the cache ("500GiB"). Defaults 90% and 80%.
-	HighWater string `toml:"high_water"`
-	LowWater  string `toml:"low_water"`
-	// FilesHighWater/FilesLowWater: inodes, as "90%" of the filesystem's or
-	// a number of cached files. Defaults 90% and 80%.
-	FilesHighWater string `toml:"files_high_water"`
-	FilesLowWater  string `toml:"files_low_water"`
-	// PurgeInterval is how often usage is checked against the watermarks
-	// (default "10s"; a fast fill also triggers a check).
-	PurgeInterval string `toml:"purge_interval"`
+	// recently used idle ones first (see idleHandles).
+	UpstreamIdle  units.Duration `toml:"upstream_idle" nonzero:""`
+	UpstreamFiles int            `toml:"upstream_files"`
+	// Watermarks start a purge; PurgeInterval is how often usage is
+	// checked against them (default "10s"; a fast fill also triggers a
+	// check).
+	Watermarks
+	PurgeInterval units.Duration `toml:"purge_interval" nonzero:""`
 	// UpstreamCA is a PEM CA file for https:// upstreams with private
 	// certificates; UpstreamInsecure skips verification (tests only).
 	UpstreamCA       string `toml:"upstream_ca"`
@@ -77,6 +78,18 @@ type Settings struct {
 	Routes           []RouteEntry `toml:"route"`
 }
 
+// Watermarks start a purge when usage passes a high mark (of bytes or of
+// files) and purge least recently used, unopened files until both are
+// under their low marks. A level is "90%" of the cache filesystem's size
+// or inodes, as XCache's diskusage, or an absolute amount used by the
+// cache itself ("500GiB", a number of files). Defaults 90% and 80%.
+type Watermarks struct {
+	HighWater      ByteLevel `toml:"high_water"`
+	LowWater       ByteLevel `toml:"low_water"`
+	FilesHighWater FileLevel `toml:"files_high_water"`
+	FilesLowWater  FileLevel `toml:"files_low_water"`
+}
+
 // RouteEntry is a cached namespace prefix and its upstreams, tried in
 // order ([[cache.route]]).
 type RouteEntry struct {
@@ -87,63 +100,52 @@ type RouteEntry struct {
 // Enabled reports whether the cache role is configured.
 func (c *Settings) Enabled() bool { return len(c.Routes) > 0 }
 
-// Level is a watermark: a fraction of the filesystem or an absolute amount.
-type Level struct {
-	Fraction float64 // 0 < f ≤ 1, when given as a percentage
-	Amount   int64   // otherwise
-}
-
-// Value is the form the cache takes: a fraction, or an amount above 1.
-func (l Level) Value() float64 {
-	if l.Fraction > 0 {
-		return l.Fraction
-	}
-	return float64(l.Amount)
-}
-
-// ParseLevel reads "90%" or, with size true, "500GiB", else a count.
-func ParseLevel(s string, size bool) (Level, error) {
-	s = strings.TrimSpace(s)
-	if p, ok := strings.CutSuffix(s, "%"); ok {
-		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
-		if err != nil || f <= 0 || f > 100 {
-			return Level{}, fmt.Errorf("%q is not a percentage from 0 to 100", s)
-		}
-		return Level{Fraction: f / 100}, nil
-	}
-	var n int64
-	var err error
-	if size {
-		n, err = units.ParseSize(s)
-	} else {
-		n, err = strconv.ParseInt(s, 10, 64)
-	}
-	if err != nil || n <= 1 {
-		return Level{}, fmt.Errorf("%q is neither a percentage (\"90%%\") nor an amount above 1", s)
-	}
-	return Level{Amount: n}, nil
-}
-
 // Defaults fills unset fields with their documented defaults, when the
 // role is configured at all.
 func (c *Settings) Defaults() {
-	if !c.Enabled() {
-		return
+	if c.Enabled() {
+		c.fill()
 	}
-	def := func(dst *string, v string) {
-		if *dst == "" {
-			*dst = v
+}
+
+// fill sets every unset field to its default: the one place they are
+// written down, for the file's settings and for a Cache made by New.
+func (c *Settings) fill() {
+	if c.RAM == 0 {
+		c.RAM = 1 << 30
+	}
+	if c.BlockSize == 0 {
+		c.BlockSize = DefaultBlockSize
+	}
+	if c.ReadAhead == 0 && c.BlockSize > 0 {
+		c.ReadAhead = int(max(8, (8<<20)/c.BlockSize))
+	}
+	def := func(d *units.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = units.Duration(v)
 		}
 	}
-	def(&c.RAM, "1GiB")
-	def(&c.BlockSize, "1MiB")
-	def(&c.Revalidate, "10m")
-	def(&c.HighWater, "90%")
-	def(&c.LowWater, "80%")
-	def(&c.FilesHighWater, "90%")
-	def(&c.FilesLowWater, "80%")
+	def(&c.Revalidate, 10*time.Minute)
+	def(&c.UpstreamIdle, 5*time.Second)
+	def(&c.PurgeInterval, 10*time.Second)
 	if c.Streams == 0 {
 		c.Streams = 16
+	}
+	if c.UpstreamFiles == 0 {
+		c.UpstreamFiles = 512
+	}
+	w := &c.Watermarks
+	if w.HighWater == 0 {
+		w.HighWater = 0.90
+	}
+	if w.LowWater == 0 {
+		w.LowWater = 0.80
+	}
+	if w.FilesHighWater == 0 {
+		w.FilesHighWater = 0.90
+	}
+	if w.FilesLowWater == 0 {
+		w.FilesLowWater = 0.80
 	}
 }
 
@@ -166,47 +168,4 @@ func CheckUpstreamURL(s string) string {
 		return fmt.Sprintf("%q: give host and port, e.g. root://origin.example.org:1094", s)
 	}
 	return ""
-}
-
-// Config turns the file's settings into the runtime Config, all but the
-// routes, whose upstreams the box dials with its credentials. The
-// settings have been validated; what still fails is named by its key.
-func (c *Settings) Config() (Config, error) {
-	cfg := Config{Dir: c.Dir, ReadAhead: c.ReadAhead, Prefetch: c.Prefetch, PageCache: c.PageCache, Streams: c.Streams, UpstreamFiles: c.UpstreamFiles}
-	var err error
-	if c.UpstreamIdle != "" {
-		if cfg.UpstreamIdle, err = time.ParseDuration(c.UpstreamIdle); err != nil {
-			return Config{}, fmt.Errorf("cache.upstream_idle: %w", err)
-		}
-	}
-	if cfg.RAM, err = units.ParseSize(c.RAM); err != nil {
-		return Config{}, fmt.Errorf("cache.ram: %w", err)
-	}
-	if cfg.BlockSize, err = units.ParseSize(c.BlockSize); err != nil {
-		return Config{}, fmt.Errorf("cache.block_size: %w", err)
-	}
-	if cfg.Revalidate, err = time.ParseDuration(c.Revalidate); err != nil {
-		return Config{}, fmt.Errorf("cache.revalidate: %w", err)
-	}
-	if c.PurgeInterval != "" {
-		if cfg.Space.Interval, err = time.ParseDuration(c.PurgeInterval); err != nil {
-			return Config{}, fmt.Errorf("cache.purge_interval: %w", err)
-		}
-	}
-	levels := []struct {
-		s    string
-		size bool
-		dst  *float64
-	}{
-		{c.HighWater, true, &cfg.Space.BytesHigh}, {c.LowWater, true, &cfg.Space.BytesLow},
-		{c.FilesHighWater, false, &cfg.Space.FilesHigh}, {c.FilesLowWater, false, &cfg.Space.FilesLow},
-	}
-	for _, l := range levels {
-		v, err := ParseLevel(l.s, l.size)
-		if err != nil {
-			return Config{}, fmt.Errorf("cache watermark: %w", err)
-		}
-		*l.dst = v.Value()
-	}
-	return cfg, nil
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"sitebox/internal/hostlist"
 	"sitebox/internal/problem"
@@ -34,39 +33,7 @@ func (c *Settings) Validate(exports []string) []problem.Problem {
 			add("dir", "%s is not a directory", c.Dir)
 		}
 	}
-	sizes := map[string]string{"ram": c.RAM, "block_size": c.BlockSize}
-	for _, k := range []string{"ram", "block_size"} {
-		if v := sizes[k]; v != "" {
-			if n, err := units.ParseSize(v); err != nil || n <= 0 {
-				add(k, "%q is not a size (e.g. \"1GiB\")", v)
-			}
-		}
-	}
-	if bs, err := units.ParseSize(c.BlockSize); err == nil && c.BlockSize != "" && (bs < 64<<10 || bs > 64<<20 || bs&(bs-1) != 0) {
-		add("block_size", "%q must be a power of two from 64KiB to 64MiB", c.BlockSize)
-	}
-	if c.Revalidate != "" {
-		if d, err := time.ParseDuration(c.Revalidate); err != nil || d <= 0 {
-			add("revalidate", "%q is not a positive duration (e.g. \"10m\")", c.Revalidate)
-		}
-	}
-	if c.PurgeInterval != "" {
-		if d, err := time.ParseDuration(c.PurgeInterval); err != nil || d <= 0 {
-			add("purge_interval", "%q is not a positive duration (e.g. \"10s\")", c.PurgeInterval)
-		}
-	}
-	if c.UpstreamIdle != "" {
-		if d, err := time.ParseDuration(c.UpstreamIdle); err != nil || d <= 0 {
-			add("upstream_idle", "%q is not a positive duration (e.g. \"5s\")", c.UpstreamIdle)
-		}
-	}
-	if c.UpstreamFiles < 0 || c.UpstreamFiles > 1_000_000 {
-		add("upstream_files", "%d is not from 1 to 1000000", c.UpstreamFiles)
-	}
-	if c.Streams < 0 || c.Streams > 64 {
-		add("streams", "%d is not from 1 to 64", c.Streams)
-	}
-	l.All = append(l.All, c.validateWatermarks()...)
+	c.checkValues(add)
 	if c.UpstreamCA != "" {
 		if _, err := os.Stat(c.UpstreamCA); err != nil {
 			add("upstream_ca", "cannot read %s: %v", c.UpstreamCA, problem.PathCause(err))
@@ -86,32 +53,79 @@ func (c *Settings) Validate(exports []string) []problem.Problem {
 	return l.All
 }
 
-func (c *Settings) validateWatermarks() []problem.Problem {
-	var ps []problem.Problem
-	pair := func(hiKey, loKey, hi, lo string, size bool) {
-		h, err1 := ParseLevel(hi, size)
-		l, err2 := ParseLevel(lo, size)
-		if err1 != nil {
-			ps = append(ps, problem.Problem{Key: "cache." + hiKey, Msg: err1.Error()})
-		}
-		if err2 != nil {
-			ps = append(ps, problem.Problem{Key: "cache." + loKey, Msg: err2.Error()})
-		}
-		if err1 == nil && err2 == nil {
-			if (h.Fraction > 0) != (l.Fraction > 0) {
-				ps = append(ps, problem.Problem{Key: "cache." + loKey, Msg: fmt.Sprintf("%q and %s %q must both be percentages or both amounts", lo, hiKey, hi)})
-			} else if l.Value() >= h.Value() {
-				ps = append(ps, problem.Problem{Key: "cache." + loKey, Msg: fmt.Sprintf("%q must be below %s %q", lo, hiKey, hi)})
-			}
+// checkValues checks the ranges of the settings that are numbers:
+// Validate for the file, New for a Cache made without one. Unset (zero)
+// values take their defaults and are left alone.
+func (c *Settings) checkValues(add func(key, format string, args ...any)) {
+	if c.RAM < 0 {
+		add("ram", "%d is not a size (e.g. \"1GiB\")", c.RAM.Bytes())
+	}
+	if bs := c.BlockSize.Bytes(); bs != 0 && (bs < 64<<10 || bs > 64<<20 || bs&(bs-1) != 0) {
+		add("block_size", "%q must be a power of two from 64KiB to 64MiB", c.BlockSize)
+	} else if ram := c.ramOrDefault(); ram > 0 && ram < 4*c.blockOrDefault() {
+		add("ram", "%q is less than 4 blocks of %q (block_size): the cache could not fetch a block ahead while another is written", units.Size(ram), units.Size(c.blockOrDefault()))
+	}
+	for _, d := range []struct {
+		key, eg string
+		v       units.Duration
+	}{{"revalidate", "10m", c.Revalidate}, {"purge_interval", "10s", c.PurgeInterval}, {"upstream_idle", "5s", c.UpstreamIdle}} {
+		if d.v < 0 {
+			add(d.key, "%q is not a positive duration (e.g. \"%s\")", d.v, d.eg)
 		}
 	}
-	if c.HighWater != "" || c.LowWater != "" {
-		pair("high_water", "low_water", c.HighWater, c.LowWater, true)
+	if c.UpstreamFiles < 0 || c.UpstreamFiles > 1_000_000 {
+		add("upstream_files", "%d is not from 1 to 1000000", c.UpstreamFiles)
 	}
-	if c.FilesHighWater != "" || c.FilesLowWater != "" {
-		pair("files_high_water", "files_low_water", c.FilesHighWater, c.FilesLowWater, false)
+	if c.Streams < 0 || c.Streams > 64 {
+		add("streams", "%d is not from 1 to 64", c.Streams)
 	}
-	return ps
+	w := c.Watermarks
+	pair(add, "high_water", "low_water", float64(w.HighWater), float64(w.LowWater), w.HighWater.String(), w.LowWater.String())
+	pair(add, "files_high_water", "files_low_water", float64(w.FilesHighWater), float64(w.FilesLowWater), w.FilesHighWater.String(), w.FilesLowWater.String())
+}
+
+func (c *Settings) ramOrDefault() int64 {
+	if c.RAM == 0 {
+		return 1 << 30
+	}
+	return c.RAM.Bytes()
+}
+
+func (c *Settings) blockOrDefault() int64 {
+	if c.BlockSize == 0 {
+		return DefaultBlockSize
+	}
+	return c.BlockSize.Bytes()
+}
+
+// pair checks a high and a low watermark, either unset (its default, 90%
+// or 80%, applies): both are shares of the filesystem or both amounts,
+// and the low one is below the high one.
+func pair(add func(key, format string, args ...any), hiKey, loKey string, hi, lo float64, his, los string) {
+	if hi == 0 && lo == 0 {
+		return
+	}
+	if hi == 0 {
+		hi, his = 0.90, "90%"
+	}
+	if lo == 0 {
+		lo, los = 0.80, "80%"
+	}
+	for _, l := range []struct {
+		key string
+		v   float64
+	}{{hiKey, hi}, {loKey, lo}} {
+		if l.v < 0 {
+			add(l.key, "%v is neither a percentage (\"90%%\") nor an amount above 1", l.v)
+			return
+		}
+	}
+	switch {
+	case fraction(hi) != fraction(lo):
+		add(loKey, "%q and %s %q must both be percentages or both amounts", los, hiKey, his)
+	case lo >= hi:
+		add(loKey, "%q must be below %s %q", los, hiKey, his)
+	}
 }
 
 // validateRoutes checks the [[cache.route]] entries.

@@ -109,7 +109,7 @@ func (c *Cache) Stats() Stats {
 		}
 	}
 	c.mu.Unlock()
-	s.RAMInUse, s.RAMLimit, s.RAMKept = c.budget.inUse(), c.cfg.RAM, c.keep.held()
+	s.RAMInUse, s.RAMLimit, s.RAMKept = c.budget.inUse(), c.cfg.RAM.Bytes(), c.keep.held()
 	s.DiskTotal, s.DiskFree = u.fsTotal, u.fsTotal-u.fsUsed
 	s.InodesTotal, s.InodesFree = u.inodesTotal, u.inodesTotal-u.inodesUse
 	s.DiskError = c.disk.ErrorText()

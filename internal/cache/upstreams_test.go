@@ -55,7 +55,7 @@ func TestProtocolUpstreams(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := New(Config{Dir: t.TempDir(), BlockSize: 64 << 10, RAM: 16 << 20,
+			c, err := New(Config{Settings: Settings{Dir: t.TempDir(), BlockSize: 64 << 10, RAM: 16 << 20},
 				Routes: []Route{{Prefix: "/store", Upstreams: []Upstream{up}}}}, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -189,7 +189,7 @@ func TestScatteredMissesOverHTTPS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cache, err := New(Config{Dir: t.TempDir(), RAM: 16 << 20, Routes: []Route{{Prefix: "/store", Upstreams: []Upstream{up}}}}, nil)
+			cache, err := New(Config{Settings: Settings{Dir: t.TempDir(), RAM: 16 << 20}, Routes: []Route{{Prefix: "/store", Upstreams: []Upstream{up}}}}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

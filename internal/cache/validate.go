@@ -17,7 +17,7 @@ func (c *Cache) validate(ctx context.Context, e *entry) error {
 	defer e.openMu.Unlock()
 	c.loadEntryMap(e)
 	e.mu.Lock()
-	fresh := e.m != nil && time.Since(e.m.Validated) < c.cfg.Revalidate
+	fresh := e.m != nil && time.Since(e.m.Validated) < c.cfg.Revalidate.D()
 	complete := e.m != nil && e.m.Complete()
 	e.mu.Unlock()
 	if fresh {
@@ -49,7 +49,7 @@ func (c *Cache) checkVersionLocked(e *entry, fi store.FileInfo, err error) error
 			c.log.Info("file gone upstream; dropping cached copy", "path", e.path)
 			e.dropLocked()
 			// Handles still open keep the old size and now fail upstream.
-			e.m = blockmap.New(c.cfg.BlockSize, e.m.Size(), e.m.MTime())
+			e.m = blockmap.New(c.cfg.BlockSize.Bytes(), e.m.Size(), e.m.MTime())
 		}
 		return err
 	case err != nil && e.m != nil && e.m.Complete():
@@ -67,7 +67,7 @@ func (c *Cache) checkVersionLocked(e *entry, fi store.FileInfo, err error) error
 		e.m = nil
 	}
 	if e.m == nil || e.m.Validated.IsZero() && e.m.Count() == 0 {
-		e.m = blockmap.New(c.cfg.BlockSize, fi.Size, fi.ModTime)
+		e.m = blockmap.New(c.cfg.BlockSize.Bytes(), fi.Size, fi.ModTime)
 	}
 	e.m.Validated = time.Now()
 	e.dirty = true

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"sitebox/internal/store"
+	"sitebox/internal/units"
 )
 
 // statCounter counts the stats a cache asks of its upstream.
@@ -60,7 +61,7 @@ func TestOpenChecksByUpstreamOpen(t *testing.T) {
 // An upstream whose files say nothing at open is asked by stat as before,
 // and the open made for the check is closed, not leaked.
 func TestOpenCheckFallsBackToStat(t *testing.T) {
-	e, sc := statCountingEnv(t, true, func(c *Config) { c.UpstreamIdle = 50 * time.Millisecond })
+	e, sc := statCountingEnv(t, true, func(c *Config) { c.UpstreamIdle = units.Duration(50 * time.Millisecond) })
 	want := e.file("f", 100<<10)
 	if got := e.read("/store/f", 64<<10); !bytes.Equal(got, want) {
 		t.Fatal("data differs")
@@ -81,7 +82,7 @@ func TestOpenCheckFallsBackToStat(t *testing.T) {
 // answer, and the handle that open made (of the new version) serves the
 // new bytes.
 func TestOpenCheckDropsChangedPartialCopy(t *testing.T) {
-	e, sc := statCountingEnv(t, false, func(c *Config) { c.Revalidate = time.Nanosecond })
+	e, sc := statCountingEnv(t, false, func(c *Config) { c.Revalidate = units.Duration(time.Nanosecond) })
 	e.file("v", 256<<10)
 	f := e.open("/store/v")
 	if _, err := f.ReadAt(make([]byte, 4096), 0); err != nil {

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"sitebox/internal/cache"
 )
 
 func TestCacheProblemsNamedWithLines(t *testing.T) {
@@ -72,11 +70,10 @@ upstreams = ["root://origin.example.org:1094", "https://backup.example.org:8443/
 		t.Fatal(err)
 	}
 	cfg.ApplyDefaults("box", false)
-	if ps := cfg.Validate(); len(ps) != 0 || cfg.Cache.RAM != "1GiB" || cfg.Cache.Streams != 16 {
+	if ps := cfg.Validate(); len(ps) != 0 || cfg.Cache.RAM != 1<<30 || cfg.Cache.Streams != 16 {
 		t.Fatalf("problems %v, cache %+v", ps, cfg.Cache)
 	}
-	l, _ := cache.ParseLevel(cfg.Cache.HighWater, true)
-	if l.Value() != 500*(1<<30) {
+	if l := cfg.Cache.HighWater; l != 500*(1<<30) || l.String() != "500GiB" {
 		t.Fatalf("high water %v", l)
 	}
 }
@@ -123,5 +120,119 @@ upstreams = ["root://h:1094"]
 		if got[k] != line {
 			t.Errorf("%s: line %d, want %d (all: %v)", k, got[k], line, ps.List)
 		}
+	}
+}
+
+// TestCacheTypedMessages: sizes, durations and watermarks are read once,
+// as the file is decoded; what is wrong with each is said in its own
+// words, at its line, a number where text was meant included.
+func TestCacheTypedMessages(t *testing.T) {
+	text := `[cache]
+dir = "/srv/cache"
+block_size = "big"
+revalidate = "soon"
+upstream_idle = 30
+high_water = 90
+purge_interval = "-1s"
+ram = "128KiB"
+
+[[cache.route]]
+prefix = "/store"
+upstreams = ["root://h:1094"]
+`
+	_, _, err := Parse("site.toml", []byte(text))
+	var ps *Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("Parse error = %v, want *Problems", err)
+	}
+	want := []string{
+		`line 3: cache.block_size: "big" is not a size (examples: 1GiB, 512MiB, 50MB, 4096)`,
+		`line 4: cache.revalidate: "soon" is not a duration (examples: 30s, 10m, 1h)`,
+		`line 5: cache.upstream_idle: want a duration in quotes (e.g. "30s"), found the number 30`,
+		`line 6: cache.high_water: want text in quotes, found the number 90`,
+		`line 7: cache.purge_interval: "-1s" is not a positive duration (e.g. "10s")`,
+		`line 8: cache.ram: "128KiB" is less than 4 blocks of "1MiB" (block_size)`,
+	}
+	for _, w := range want {
+		if !strings.Contains(ps.Error(), w) {
+			t.Errorf("missing %q in\n%v", w, ps)
+		}
+	}
+	if len(ps.List) != len(want) {
+		t.Errorf("%d problems, want %d:\n%v", len(ps.List), len(want), ps)
+	}
+
+	// A block size that parses but is no power of two, and one that is.
+	text = strings.Replace(strings.Replace(text, `"big"`, `"3MiB"`, 1), `ram = "128KiB"`, ``, 1)
+	_, _, err = Parse("site.toml", []byte(text))
+	if err == nil || !strings.Contains(err.Error(), `line 3: cache.block_size: "3MiB" must be a power of two from 64KiB to 64MiB`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// A size or duration whose zero means "unset" is refused when the file
+// writes zero, rather than silently taking the default.
+func TestZeroIsNotUnset(t *testing.T) {
+	text := `[cache]
+dir = "/srv/cache"
+revalidate = "0s"
+ram = 0
+[[cache.route]]
+prefix = "/store"
+upstreams = ["root://h:1094"]
+[director]
+locate_timeout = "0s"
+startup_wait = "0s"
+[probe]
+interval = "0s"
+[jobs]
+memory = "0"
+`
+	_, _, err := Parse("site.toml", []byte(text))
+	var ps *Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("Parse error = %v, want *Problems", err)
+	}
+	want := []string{
+		`line 3: cache.revalidate: "0s" is not a positive duration (leave the setting out for its default)`,
+		`line 4: cache.ram: 0 is not a positive size (leave the setting out for its default)`,
+		`line 9: director.locate_timeout: "0s" is not a positive duration (leave the setting out for its default)`,
+		`line 14: jobs.memory: "0" is not a positive size (leave the setting out for its default)`,
+	}
+	for _, w := range want {
+		if !strings.Contains(ps.Error(), w) {
+			t.Errorf("missing %q in\n%v", w, ps)
+		}
+	}
+	// startup_wait = "0s" turns the wait off and [probe] interval = "0s"
+	// probes never: both are allowed.
+	if strings.Contains(ps.Error(), "startup_wait") || strings.Contains(ps.Error(), "probe") {
+		t.Errorf("a zero that means something was refused:\n%v", ps)
+	}
+}
+
+// A number where a duration was meant is named beside an unknown
+// setting, not read as nanoseconds.
+func TestNumberForDurationBesideUnknownSetting(t *testing.T) {
+	text := `[cache]
+dir = "/srv/cache"
+revalidate = 30
+colour = "blue"
+[[cache.route]]
+prefix = "/store"
+upstreams = ["root://h:1094"]
+`
+	_, _, err := Parse("site.toml", []byte(text))
+	var ps *Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("Parse error = %v, want *Problems", err)
+	}
+	for _, w := range []string{`line 3: cache.revalidate: want a duration in quotes (e.g. "30s"), found the number 30`, `line 4: cache.colour: unknown setting`} {
+		if !strings.Contains(ps.Error(), w) {
+			t.Errorf("missing %q in\n%v", w, ps)
+		}
+	}
+	if len(ps.List) != 2 {
+		t.Errorf("%d problems, want 2:\n%v", len(ps.List), ps)
 	}
 }

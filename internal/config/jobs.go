@@ -6,14 +6,10 @@ import (
 	"sitebox/internal/remote"
 )
 
-// validateJobs is the [jobs] section's own Validate, its keys placed in
-// the file so each problem gets its line, and what [jobs] asks of the
-// other sections.
+// validateJobs is the [jobs] section's own Validate and what [jobs] asks
+// of the other sections.
 func (c *Config) validateJobs() []Problem {
-	var ps []Problem
-	for _, p := range c.Jobs.Validate(c.Server.StateDir) {
-		ps = append(ps, Problem{Key: "jobs." + p.Key, Msg: p.Msg})
-	}
+	ps := c.Jobs.Validate(c.Server.StateDir)
 	if c.Jobs.Enabled && c.Jobs.StageTokenFile != "" {
 		if msg := c.stageTokenProblem(); msg != "" {
 			ps = append(ps, Problem{Key: "jobs.stage_token_file", Msg: msg})

@@ -1,8 +1,12 @@
 package config
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"sitebox/internal/jobs"
 )
 
 // A job router must say which slot users run its jobs, keep sandboxes
@@ -48,5 +52,49 @@ func TestJobDomainAttributes(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "attributes") || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", c.attrs, err)
 		}
+	}
+}
+
+// [jobs] sizes and durations are read as the file is decoded, each
+// problem in the type's own words at its line; sandbox_retention also
+// takes "forever".
+func TestJobsTypedMessages(t *testing.T) {
+	text := `[auth]
+site_issuer = true
+[jobs]
+enabled = true
+slot_users = ["s1"]
+memory = "x"
+half_life = "a day"
+preempt_grace = 30
+sandbox_retention = "-1h"
+`
+	_, _, err := Parse("jobs.toml", []byte(text))
+	var ps *Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("Parse error = %v, want *Problems", err)
+	}
+	want := []string{
+		`line 6: jobs.memory: "x" is not a size (examples: 1GiB, 512MiB, 50MB, 4096)`,
+		`line 7: jobs.half_life: "a day" is not a duration (examples: 30s, 10m, 1h)`,
+		`line 8: jobs.preempt_grace: want a duration in quotes (e.g. "30s"), found the number 30`,
+		`line 9: jobs.sandbox_retention: "-1h" is not a positive duration (e.g. "168h") or "forever"`,
+	}
+	for _, w := range want {
+		if !strings.Contains(ps.Error(), w) {
+			t.Errorf("missing %q in\n%v", w, ps)
+		}
+	}
+	if len(ps.List) != len(want) {
+		t.Errorf("%d problems, want %d:\n%v", len(ps.List), len(want), ps)
+	}
+
+	cfg, _, err := Parse("ok.toml", []byte("[auth]\nsite_issuer = true\n[jobs]\nenabled = true\nslot_users = [\"s1\"]\nmemory = \"16GiB\"\nsandbox_retention = \"forever\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ApplyDefaults("box", true)
+	if j := cfg.Jobs; j.Memory != 16<<30 || j.SandboxRetention != jobs.Forever || j.HalfLife.D() != 24*time.Hour || j.PreemptGrace.D() != 30*time.Second {
+		t.Errorf("jobs settings %+v", j)
 	}
 }

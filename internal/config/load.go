@@ -49,6 +49,7 @@ func Parse(name string, data []byte) (*Config, *Positions, error) {
 		return nil, nil, probs
 	}
 	var cfg Config
+	typeChecked := false
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
 		var strict *toml.StrictMissingError
@@ -67,6 +68,7 @@ func Parse(name string, data []byte) (*Config, *Positions, error) {
 		case errors.As(err, &de):
 			// The decoder stops at the first value of the wrong type: find
 			// them all, then check what remains without them.
+			typeChecked = true
 			tps, rest := typeCheck(data, pos)
 			if len(tps) == 0 {
 				row, _ := de.Position()
@@ -83,6 +85,9 @@ func Parse(name string, data []byte) (*Config, *Positions, error) {
 			return nil, nil, probs
 		}
 	}
+	if !typeChecked && !recheckTypes(data, pos, probs, &cfg) {
+		return nil, nil, probs
+	}
 	typed := probs.List
 	for _, p := range cfg.Validate() {
 		if coveredBy(p, typed) {
@@ -97,6 +102,28 @@ func Parse(name string, data []byte) (*Config, *Positions, error) {
 		return &cfg, pos, probs
 	}
 	return &cfg, pos, nil
+}
+
+// recheckTypes runs the type check on a file that decoded: a number
+// decodes into a duration as nanoseconds and into a watermark as an
+// amount where the file meant "30s" or "90%", and a zero written for a
+// size or duration reads as unset. It adds what it finds (bar the
+// unknown settings, which the decoder has named) and decodes the file
+// again without those values; false if that fails.
+func recheckTypes(data []byte, pos *Positions, probs *Problems, cfg *Config) bool {
+	tps, rest := typeCheck(data, pos)
+	found := false
+	for _, p := range tps {
+		if p.Msg != "unknown setting" {
+			probs.List = append(probs.List, p)
+			found = true
+		}
+	}
+	if !found {
+		return true
+	}
+	*cfg = Config{}
+	return rest != nil && toml.Unmarshal(rest, cfg) == nil
 }
 
 // coveredBy reports whether p is about a key a type problem already

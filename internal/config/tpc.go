@@ -1,7 +1,10 @@
 package config
 
 import (
+	"fmt"
+
 	"sitebox/internal/hostlist"
+	"sitebox/internal/problem"
 	"sitebox/internal/tpc"
 	"sitebox/internal/tpc/tpcallow"
 	"sitebox/internal/units"
@@ -22,7 +25,7 @@ type TPC struct {
 	// at once ("512MiB"; at least 4MiB, one chunk). Default: a sixteenth
 	// of the machine's memory (or of the service's cgroup limit), between
 	// 64MiB and 1GiB.
-	BufferMemory string `toml:"buffer_memory"`
+	BufferMemory BufferMemory `toml:"buffer_memory" nonzero:""`
 	// ProxyFile is an X.509 proxy the box presents when a copy pulls
 	// from (or pushes to) a server that asks for one (gsi on root://, a
 	// client certificate on https://) — but only to the servers
@@ -33,6 +36,25 @@ type TPC struct {
 	ProxyFile  string   `toml:"proxy_file"`
 	ProxyHosts []string `toml:"proxy_hosts"`
 }
+
+// BufferMemory is [tpc] buffer_memory: a size, whose problems name the
+// least it may be.
+type BufferMemory units.Size
+
+// UnmarshalText reads a size as units.Size does.
+func (b *BufferMemory) UnmarshalText(text []byte) error {
+	var n units.Size
+	if err := n.UnmarshalText(text); err != nil {
+		return fmt.Errorf("%q is not a size of at least %s (one copy chunk)", text, units.FormatSize(tpc.MinBudget))
+	}
+	*b = BufferMemory(n)
+	return nil
+}
+
+// MarshalText writes the size as units.Size does.
+func (b BufferMemory) MarshalText() ([]byte, error) { return units.Size(b).MarshalText() }
+
+func (b BufferMemory) String() string { return units.Size(b).String() }
 
 func (t *TPC) applyDefaults() {
 	if t.Allow == nil {
@@ -53,8 +75,8 @@ func (t *TPC) Policy() *tpcallow.Policy {
 // BufferBytes is BufferMemory in bytes, or the default for a machine
 // with total bytes of memory (0: unknown) when it is not set.
 func (t *TPC) BufferBytes(total int64) int64 {
-	if n, err := units.ParseSize(t.BufferMemory); t.BufferMemory != "" && err == nil {
-		return n
+	if t.BufferMemory > 0 {
+		return int64(t.BufferMemory)
 	}
 	return tpc.BufferMemoryFor(total)
 }
@@ -72,7 +94,11 @@ func (t *TPC) ProxyHostList() *hostlist.List {
 	return l
 }
 
-func (t *TPC) validate(add func(key, format string, args ...any)) {
+// Validate returns every problem in t, keyed as in the file
+// ("tpc.allow").
+func (t *TPC) Validate() []Problem {
+	l := &problem.List{}
+	add := l.Add
 	for _, p := range t.ProxyHosts {
 		if err := hostlist.CheckPattern(p); err != nil {
 			add("tpc.proxy_hosts", "%v", err)
@@ -87,9 +113,8 @@ func (t *TPC) validate(add func(key, format string, args ...any)) {
 	if _, err := tpcallow.Parse(t.Allow); err != nil {
 		add("tpc.allow", "%v", err)
 	}
-	if t.BufferMemory != "" {
-		if n, err := units.ParseSize(t.BufferMemory); err != nil || n < tpc.MinBudget {
-			add("tpc.buffer_memory", "%q is not a size of at least %s (one copy chunk)", t.BufferMemory, units.FormatSize(tpc.MinBudget))
-		}
+	if n := int64(t.BufferMemory); n != 0 && n < tpc.MinBudget {
+		add("tpc.buffer_memory", "%q is not a size of at least %s (one copy chunk)", t.BufferMemory, units.FormatSize(tpc.MinBudget))
 	}
+	return l.All
 }

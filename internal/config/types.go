@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,9 +26,9 @@ func typeProblems(raw map[string]any, pos *Positions) []Problem {
 	return ps
 }
 
-// tomlFields maps a struct's TOML keys to field types, embedded structs
+// tomlFields maps a struct's TOML keys to its fields, embedded structs
 // flattened, as the decoder sees them.
-func tomlFields(t reflect.Type, into map[string]reflect.Type) {
+func tomlFields(t reflect.Type, into map[string]reflect.StructField) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
@@ -41,20 +42,20 @@ func tomlFields(t reflect.Type, into map[string]reflect.Type) {
 		if tag == "" {
 			tag = f.Name
 		}
-		into[tag] = f.Type
+		into[tag] = f
 	}
 }
 
 func walkTable(t reflect.Type, table map[string]any, prefix string, pos *Positions, ps *[]Problem) {
-	fields := map[string]reflect.Type{}
+	fields := map[string]reflect.StructField{}
 	tomlFields(t, fields)
 	for k, v := range table {
 		key := prefix + k
-		ft, ok := fields[k]
+		f, ok := fields[k]
 		if !ok {
-			for name, typ := range fields { // the decoder's case-insensitive match
+			for name, field := range fields { // the decoder's case-insensitive match
 				if strings.EqualFold(name, k) {
-					ft, ok = typ, true
+					f, ok = field, true
 				}
 			}
 		}
@@ -63,10 +64,49 @@ func walkTable(t reflect.Type, table map[string]any, prefix string, pos *Positio
 			delete(table, k)
 			continue
 		}
-		if !walkValue(ft, v, key, pos, ps) {
+		if !walkValue(f.Type, v, key, pos, ps) || !nonZero(f, v, key, pos, ps) {
 			delete(table, k)
 		}
 	}
+}
+
+// nonZero checks a setting tagged nonzero:"" (a size or duration whose
+// zero value means "unset, take the default"): written as 0 in the file,
+// it would silently become the default, so it is named instead.
+func nonZero(f reflect.StructField, v any, key string, pos *Positions, ps *[]Problem) bool {
+	if _, tagged := f.Tag.Lookup("nonzero"); !tagged {
+		return true
+	}
+	t := f.Type
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	zero := false
+	switch x := v.(type) {
+	case int64:
+		zero = x == 0
+	case string:
+		p := reflect.New(t)
+		if u, ok := p.Interface().(encoding.TextUnmarshaler); ok && u.UnmarshalText([]byte(x)) == nil {
+			zero = p.Elem().IsZero()
+		}
+	}
+	if !zero {
+		return true
+	}
+	what := "value"
+	switch t {
+	case reflect.TypeOf(units.Size(0)), reflect.TypeOf(BufferMemory(0)):
+		what = "size"
+	case reflect.TypeOf(units.Duration(0)):
+		what = "duration"
+	}
+	written := fmt.Sprint(v)
+	if x, ok := v.(string); ok {
+		written = strconv.Quote(x)
+	}
+	*ps = append(*ps, Problem{Line: pos.Line(key), Key: key, Msg: fmt.Sprintf("%s is not a positive %s (leave the setting out for its default)", written, what)})
+	return false
 }
 
 // walkValue reports whether v may be decoded into t, adding a problem
@@ -179,6 +219,9 @@ func describeType(t reflect.Type) string {
 		return "a size (e.g. \"1GiB\" or a number of bytes)"
 	case reflect.TypeOf(units.Duration(0)):
 		return "a duration in quotes (e.g. \"30s\")"
+	}
+	if reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return "text in quotes"
 	}
 	switch t.Kind() {
 	case reflect.String:

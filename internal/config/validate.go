@@ -1,11 +1,6 @@
 package config
 
 import (
-	"fmt"
-	"path/filepath"
-	"time"
-
-	"sitebox/internal/cksum"
 	"sitebox/internal/origin"
 	"sitebox/internal/problem"
 )
@@ -15,46 +10,17 @@ import (
 // since a missing pool is the most common first-day mistake.
 func (c *Config) Validate() []Problem {
 	var ps []Problem
-	add := func(key, format string, args ...any) {
-		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
-	}
-	switch c.Server.LogFormat {
-	case "", "text", "json":
-	default:
-		add("server.log_format", "%q is not a log format (use \"text\" or \"json\")", c.Server.LogFormat)
-	}
-	switch c.Server.LogLevel {
-	case "", "debug", "info", "warn", "error":
-	default:
-		add("server.log_level", "%q is not a log level (use debug, info, warn or error)", c.Server.LogLevel)
-	}
-	if d, err := time.ParseDuration(c.Server.DrainTime); c.Server.DrainTime != "" && (err != nil || d < 0) {
-		add("server.drain_time", "%q is not a duration (e.g. \"25s\")", c.Server.DrainTime)
-	}
-	switch c.Server.AccessLogFormat {
-	case "", "text", "json":
-	default:
-		add("server.access_log_format", "%q is not an access log format (use \"text\" or \"json\")", c.Server.AccessLogFormat)
-	}
-	if p := c.Server.AccessLog; p != "" && p != "stderr" && !filepath.IsAbs(p) {
-		add("server.access_log", "%q: give an absolute file path or \"stderr\"", p)
-	}
-	c.TPC.validate(add)
-	if _, err := cksum.NewOffered(c.Server.Checksums); err != nil {
-		add("server.checksums", "%v", err)
-	}
-	if msg := problem.CheckAddr(c.Server.MetricsAddr); msg != "" {
-		add("server.metrics_addr", "%s", msg)
-	}
+	ps = append(ps, c.Server.Validate()...)
+	ps = append(ps, c.TPC.Validate()...)
 	ps = append(ps, c.Root.Validate()...)
 	ps = append(ps, c.HTTPS.Validate()...)
 	ps = append(ps, c.Exports.Validate()...)
 	ps = append(ps, c.Cache.Validate(exportPrefixes(c.Exports))...)
 	ps = append(ps, c.Director.Validate()...)
-	ps = append(ps, c.Advertise.validate()...)
+	ps = append(ps, c.Advertise.Validate()...)
 	ps = append(ps, c.Auth.Validate()...)
 	ps = append(ps, c.validateJobs()...)
-	ps = append(ps, c.Probe.validate()...)
+	ps = append(ps, c.Probe.Validate()...)
 	ps = append(ps, c.crossProblems()...)
 	ps = append(ps, c.proxyProblems()...)
 	if len(c.Exports) == 0 && !c.Cache.Enabled() && !c.Director.Enabled && !c.Jobs.Enabled {

@@ -93,6 +93,17 @@ type Director struct {
 
 var _ store.Store = (*Director)(nil)
 
+// The director's defaults, written down once: Settings.Defaults fills
+// the file's settings with them, New a Config that leaves them unset.
+const (
+	defaultLocateTimeout = 3 * time.Second
+	defaultCacheTTL      = time.Minute
+	defaultNegativeTTL   = 10 * time.Second
+	defaultDropAfter     = 3
+	defaultDownWait      = 30 * time.Second
+	defaultStartupWait   = 10 * time.Second
+)
+
 // New builds a director; Run does its background work, Close stops it.
 func New(cfg Config, log *slog.Logger) *Director {
 	return newWithProber(cfg, newRootProber(), log)
@@ -103,25 +114,25 @@ func newWithProber(cfg Config, p prober, log *slog.Logger) *Director {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.LocateTimeout <= 0 {
-		cfg.LocateTimeout = 3 * time.Second
+		cfg.LocateTimeout = defaultLocateTimeout
 	}
 	if cfg.WaitAfter <= 0 {
 		cfg.WaitAfter = time.Second
 	}
 	if cfg.CacheTTL <= 0 {
-		cfg.CacheTTL = time.Minute
+		cfg.CacheTTL = defaultCacheTTL
 	}
 	if cfg.NegativeTTL <= 0 {
-		cfg.NegativeTTL = 10 * time.Second
+		cfg.NegativeTTL = defaultNegativeTTL
 	}
 	if cfg.DropAfter <= 0 {
-		cfg.DropAfter = 3
+		cfg.DropAfter = defaultDropAfter
 	}
 	if cfg.MaxServers <= 0 {
 		cfg.MaxServers = DefaultMaxServers
 	}
 	if cfg.DownWait <= 0 {
-		cfg.DownWait = 30 * time.Second
+		cfg.DownWait = defaultDownWait
 	}
 	d := &Director{cfg: cfg, log: log, started: time.Now(), reg: newRegistry(cfg.DropAfter, cfg.MaxServers), probe: p, done: make(chan struct{}),
 		members: newMembership(cfg.MembersFile, cfg.Members)}

@@ -7,12 +7,14 @@ import (
 
 	"sitebox/internal/problem"
 	"sitebox/internal/store"
+	"sitebox/internal/units"
 )
 
 // Settings configures the director (redirector) role: it keeps a registry
 // of the servers that advertise to it, finds which of them holds a path,
 // and redirects clients there; what none holds goes to the site's cache,
-// the parent director, or the VO's federation.
+// the parent director, or the VO's federation. A duration tagged nonzero
+// is unset at 0, so the config's type check refuses a 0 in the file.
 type Settings struct {
 	// Enabled turns the role on.
 	Enabled bool `toml:"enabled"`
@@ -33,11 +35,11 @@ type Settings struct {
 	HTTPSURL string `toml:"https_url"`
 	// LocateTimeout bounds one search across the candidate servers
 	// (default "3s").
-	LocateTimeout string `toml:"locate_timeout"`
+	LocateTimeout units.Duration `toml:"locate_timeout" nonzero:""`
 	// CacheTTL and NegativeTTL keep found and not-found answers
 	// (defaults "60s" and "10s").
-	CacheTTL    string `toml:"cache_ttl"`
-	NegativeTTL string `toml:"negative_ttl"`
+	CacheTTL    units.Duration `toml:"cache_ttl" nonzero:""`
+	NegativeTTL units.Duration `toml:"negative_ttl" nonzero:""`
 	// DropAfter is how many advertisement intervals a server may miss
 	// before it is dropped (default 3).
 	DropAfter int `toml:"drop_after"`
@@ -63,11 +65,12 @@ type Settings struct {
 	// DownWait is how long clients asking for a file whose holder is down
 	// or in downtime are told to wait (kXR_wait, 503 + Retry-After) before
 	// they get an error naming the server (default "30s").
-	DownWait string `toml:"down_wait"`
+	DownWait units.Duration `toml:"down_wait"`
 	// StartupWait is how long a newly started director answers "wait"
 	// instead of "not found", until its members have advertised (default
-	// "10s", one advertisement interval; "0s" turns it off).
-	StartupWait string `toml:"startup_wait"`
+	// "10s", one advertisement interval; "0s" turns it off, hence the
+	// pointer: unset is not zero).
+	StartupWait *units.Duration `toml:"startup_wait"`
 	// CA makes the director its federation's certificate authority: a CA
 	// made on first use in the state dir signs the director's own https
 	// certificate (unless [https] cert is set) and, at approval, each
@@ -123,23 +126,21 @@ func (d *Settings) OwnListeners() bool { return d.RootAddr != "" || d.HTTPSAddr 
 
 // Defaults fills unset fields with their documented defaults.
 func (d *Settings) Defaults() {
-	if d.LocateTimeout == "" {
-		d.LocateTimeout = "3s"
+	def := func(v *units.Duration, dflt time.Duration) {
+		if *v == 0 {
+			*v = units.Duration(dflt)
+		}
 	}
-	if d.CacheTTL == "" {
-		d.CacheTTL = "60s"
-	}
-	if d.NegativeTTL == "" {
-		d.NegativeTTL = "10s"
-	}
+	def(&d.LocateTimeout, defaultLocateTimeout)
+	def(&d.CacheTTL, defaultCacheTTL)
+	def(&d.NegativeTTL, defaultNegativeTTL)
+	def(&d.DownWait, defaultDownWait)
 	if d.DropAfter == 0 {
-		d.DropAfter = 3
+		d.DropAfter = defaultDropAfter
 	}
-	if d.DownWait == "" {
-		d.DownWait = "30s"
-	}
-	if d.StartupWait == "" {
-		d.StartupWait = "10s"
+	if d.StartupWait == nil {
+		w := units.Duration(defaultStartupWait)
+		d.StartupWait = &w
 	}
 	for i := range d.Servers {
 		if d.Servers[i].Role == "" {
@@ -153,18 +154,19 @@ func (d *Settings) Defaults() {
 func (d *Settings) Validate() []problem.Problem {
 	ps := &problem.List{Section: "director"}
 	add := ps.Add
-	for _, k := range []struct{ key, v string }{{"locate_timeout", d.LocateTimeout}, {"cache_ttl", d.CacheTTL}, {"negative_ttl", d.NegativeTTL}} {
-		if k.v == "" {
-			continue
-		}
-		if dur, err := time.ParseDuration(k.v); err != nil || dur <= 0 {
-			add(k.key, "%q is not a duration (e.g. \"3s\")", k.v)
+	for _, k := range []struct {
+		key string
+		v   units.Duration
+	}{{"locate_timeout", d.LocateTimeout}, {"cache_ttl", d.CacheTTL}, {"negative_ttl", d.NegativeTTL}} {
+		if k.v < 0 {
+			add(k.key, "%q is not a positive duration (e.g. \"3s\")", k.v)
 		}
 	}
-	for _, k := range []struct{ key, v string }{{"down_wait", d.DownWait}, {"startup_wait", d.StartupWait}} {
-		if dur, err := time.ParseDuration(k.v); k.v != "" && (err != nil || dur < 0) {
-			add(k.key, "%q is not a duration (e.g. \"30s\")", k.v)
-		}
+	if d.DownWait < 0 {
+		add("down_wait", "%q is not a duration of 0 or more (e.g. \"30s\")", d.DownWait)
+	}
+	if w := d.StartupWait; w != nil && *w < 0 {
+		add("startup_wait", "%q is not a duration of 0 or more (e.g. \"10s\"; \"0s\" turns it off)", *w)
 	}
 	if d.DropAfter < 0 {
 		add("drop_after", "%d: must be at least 1", d.DropAfter)

@@ -3,28 +3,20 @@ package director
 import (
 	"fmt"
 	"net/url"
-	"time"
 
 	"sitebox/internal/store"
 )
 
-// Config turns the file's settings into the director's runtime Config,
-// for the box named name at site, keeping its state in stateDir. The
-// settings have been validated; what still fails is reported with its key.
+// Config gathers the director's runtime Config: the file's settings
+// (their durations as decoded, no second parse) with the URLs turned
+// into endpoints, for the box named name at site, keeping its state in
+// stateDir. The settings have been validated; what still fails is
+// reported with its key.
 func (d *Settings) Config(name, site, stateDir string) (Config, error) {
-	c := Config{Name: name, Site: site, DefaultVO: d.DefaultVO, DropAfter: d.DropAfter, VO: map[string]store.Endpoint{}}
-	var err error
-	for _, f := range []struct {
-		v   string
-		dst *time.Duration
-	}{{d.LocateTimeout, &c.LocateTimeout}, {d.CacheTTL, &c.CacheTTL}, {d.NegativeTTL, &c.NegativeTTL},
-		{d.DownWait, &c.DownWait}, {d.StartupWait, &c.StartupWait}} {
-		if f.v == "" {
-			continue
-		}
-		if *f.dst, err = time.ParseDuration(f.v); err != nil {
-			return Config{}, fmt.Errorf("director: %w", err)
-		}
+	c := Config{Name: name, Site: site, DefaultVO: d.DefaultVO, DropAfter: d.DropAfter, VO: map[string]store.Endpoint{},
+		LocateTimeout: d.LocateTimeout.D(), CacheTTL: d.CacheTTL.D(), NegativeTTL: d.NegativeTTL.D(), DownWait: d.DownWait.D()}
+	if d.StartupWait != nil {
+		c.StartupWait = d.StartupWait.D()
 	}
 	for _, p := range d.Parents {
 		c.Parents = append(c.Parents, EndpointOf(p))

@@ -29,7 +29,7 @@ func checkSlurm(ctx context.Context, cfg *config.Config, o *Options) []Check {
 	return out
 }
 
-func checkSinfo(ctx context.Context, d jobs.DomainConfig, o *Options) Check {
+func checkSinfo(ctx context.Context, d jobs.DomainSettings, o *Options) Check {
 	c := Check{Name: "domain " + d.Name}
 	var env []string
 	if d.SlurmConf != "" {
@@ -100,7 +100,7 @@ func parseSinfo(text string) (nodes, bad int, states string) {
 }
 
 // sinfoFailed explains a failed sinfo from its output.
-func sinfoFailed(c Check, d jobs.DomainConfig, text string, err error, timedOut bool, o *Options) Check {
+func sinfoFailed(c Check, d jobs.DomainSettings, text string, err error, timedOut bool, o *Options) Check {
 	c.Status = StatusError
 	last := lastLine(text)
 	if last == "" {

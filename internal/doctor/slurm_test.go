@@ -17,7 +17,7 @@ import (
 func slurmConfig(t *testing.T, conf, partition string) *config.Config {
 	cfg := baseConfig(t, config.Off, config.Off)
 	cfg.Jobs.Enabled = true
-	cfg.Jobs.Domains = []jobs.DomainConfig{{Name: "site", Type: "slurm", SlurmConf: conf, Partition: partition}}
+	cfg.Jobs.Domains = []jobs.DomainSettings{{Name: "site", Type: "slurm", SlurmConf: conf, Partition: partition}}
 	return cfg
 }
 

@@ -11,16 +11,13 @@ import (
 	"sitebox/internal/units"
 )
 
-// Problem is one thing wrong with a [jobs] section; Key names the
-// setting within it.
-type Problem struct {
-	Key, Msg string
-}
-
-// Config is the [jobs] section of the box's config: the domains jobs may
-// run in and how the box's own cores (the "local" domain) are shared.
-// Defaults fills in what is unset and Validate says what is wrong.
-type Config struct {
+// Settings are the [jobs] section of the box's config, decoded straight
+// into these fields: the domains jobs may run in and how the box's own
+// cores (the "local" domain) are shared. Defaults fills in what is unset
+// and Validate says what is wrong; New takes them as they are. A size or
+// duration tagged nonzero is unset at 0, so the config's type check
+// refuses a 0 in the file.
+type Settings struct {
 	// Enabled turns the role on (the submit API on https://).
 	Enabled bool `toml:"enabled"`
 	// Dir holds sandboxes (default <state_dir>-jobs, beside the state dir,
@@ -34,8 +31,8 @@ type Config struct {
 	// /tmp, /var/tmp, /dev/shm and the like removed, when its job ends.
 	SlotUsers []string `toml:"slot_users"`
 	// CPUs and Memory of the local domain (defaults: all cores, 80 % of RAM).
-	CPUs   int    `toml:"cpus"`
-	Memory string `toml:"memory"`
+	CPUs   int        `toml:"cpus"`
+	Memory units.Size `toml:"memory" nonzero:""`
 	// GridMaxCPUs caps the local CPUs jobs from outside the site may hold
 	// (default: all); local users always come first.
 	GridMaxCPUs int `toml:"grid_max_cpus"`
@@ -44,20 +41,20 @@ type Config struct {
 	LocalIssuers []string `toml:"local_issuers"`
 	// HalfLife of the decaying usage fair share is computed from
 	// (default "24h").
-	HalfLife string `toml:"half_life"`
+	HalfLife units.Duration `toml:"half_life" nonzero:""`
 	// Shares weigh users (by token subject, or "vo:cms" for a whole VO)
 	// in fair share; unlisted ones weigh 1.
 	Shares map[string]float64 `toml:"shares"`
 	// PreemptGrace is how long a preempted backfill job has between
 	// SIGTERM and SIGKILL (default "30s").
-	PreemptGrace string `toml:"preempt_grace"`
+	PreemptGrace units.Duration `toml:"preempt_grace" nonzero:""`
 	// Sites are the grid site names the box's own cores (the local
 	// domain) serve, for +DESIRED_Sites.
 	Sites []string `toml:"sites"`
 	// SandboxRetention is how long an ended job's sandbox (logs, outputs
 	// for `sitebox fetch`) is kept before it is removed (default "168h";
 	// "forever" keeps them).
-	SandboxRetention string `toml:"sandbox_retention"`
+	SandboxRetention Retention `toml:"sandbox_retention"`
 	// Cache is the site cache when it is another server, e.g.
 	// "roots://t3-cache.example.org:1094": federation paths are read
 	// there, and URLs too, by their path. Unset (or naming the box
@@ -70,11 +67,11 @@ type Config struct {
 	// StageCA is an extra CA for https:// and roots:// staging.
 	StageCA string `toml:"stage_ca"`
 	// Domains besides "local": the site's batch system, partner boxes.
-	Domains []DomainConfig `toml:"domain"`
+	Domains []DomainSettings `toml:"domain"`
 }
 
-// DomainConfig is one place jobs can be sent ([[jobs.domain]]).
-type DomainConfig struct {
+// DomainSettings are one place jobs can be sent ([[jobs.domain]]).
+type DomainSettings struct {
 	Name string `toml:"name"`
 	// Type is "slurm", "box" (another sitebox's local domain) or
 	// "htcondor".
@@ -106,18 +103,21 @@ type DomainConfig struct {
 }
 
 // Defaults fills in unset settings; the sandboxes go beside stateDir.
-func (j *Config) Defaults(stateDir string) {
+func (j *Settings) Defaults(stateDir string) {
 	if !j.Enabled {
 		return
 	}
 	if j.Dir == "" {
 		j.Dir = filepath.Clean(stateDir) + "-jobs"
 	}
-	if j.HalfLife == "" {
-		j.HalfLife = "24h"
+	if j.HalfLife == 0 {
+		j.HalfLife = units.Duration(defaultHalfLife)
 	}
-	if j.PreemptGrace == "" {
-		j.PreemptGrace = "30s"
+	if j.PreemptGrace == 0 {
+		j.PreemptGrace = units.Duration(defaultPreemptGrace)
+	}
+	if j.SandboxRetention == 0 {
+		j.SandboxRetention = Retention(defaultRetention)
 	}
 	for i := range j.Domains {
 		d := &j.Domains[i]
@@ -144,19 +144,18 @@ func inside(dir, base string) bool {
 	return err == nil && (rel == "." || (rel != ".." && !strings.HasPrefix(rel, "../")))
 }
 
-// Validate returns every problem in j, keyed within [jobs] (e.g.
-// "domain[1].run_as"); it looks at the disk only to check that named
-// files exist.
-func (j *Config) Validate(stateDir string) []Problem {
-	var ps []Problem
-	add := func(key, format string, args ...any) {
-		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
-	}
+// Validate returns every problem in j, keyed as in the file (e.g.
+// "jobs.domain[1].run_as"); stateDir is the box's ([server] state_dir),
+// which the sandboxes must stay out of. It looks at the disk only to
+// check that named files exist.
+func (j *Settings) Validate(stateDir string) []problem.Problem {
+	l := &problem.List{Section: "jobs"}
+	add := l.Add
 	if !j.Enabled {
 		if len(j.Domains) > 0 {
 			add("enabled", "domains are configured but the job router is not enabled (enabled = true)")
 		}
-		return ps
+		return l.All
 	}
 	if len(j.SlotUsers) == 0 {
 		add("slot_users", "jobs never run as the box's user: set [jobs] slot_users to unprivileged accounts, e.g. slot_users = [\"sbxslot1\", \"sbxslot2\"] (useradd --system --no-create-home sbxslot1)")
@@ -175,17 +174,19 @@ func (j *Config) Validate(stateDir string) []Problem {
 	if j.GridMaxCPUs < 0 {
 		add("grid_max_cpus", "%d: must be 0 (no cap) or more", j.GridMaxCPUs)
 	}
-	if j.Memory != "" {
-		if n, err := units.ParseSize(j.Memory); err != nil || n <= 0 {
-			add("memory", "%q is not a size (e.g. \"16GiB\")", j.Memory)
+	if j.Memory < 0 {
+		add("memory", "%d is not a size (e.g. \"16GiB\")", j.Memory.Bytes())
+	}
+	for _, k := range []struct {
+		key string
+		v   units.Duration
+	}{{"half_life", j.HalfLife}, {"preempt_grace", j.PreemptGrace}} {
+		if k.v < 0 {
+			add(k.key, "%q is not a positive duration (e.g. \"24h\")", k.v)
 		}
 	}
-	for _, k := range []struct{ key, v string }{{"half_life", j.HalfLife}, {"preempt_grace", j.PreemptGrace}, {"sandbox_retention", strings.TrimPrefix(j.SandboxRetention, "forever")}} {
-		if k.v != "" {
-			if d, err := time.ParseDuration(k.v); err != nil || d <= 0 {
-				add(k.key, "%q is not a positive duration (e.g. \"24h\")", k.v)
-			}
-		}
+	if r := j.SandboxRetention; r < 0 && r != Forever {
+		add("sandbox_retention", "%q is not a positive duration (e.g. \"168h\") or \"forever\"", time.Duration(r))
 	}
 	if j.Cache != "" {
 		if msg := problem.CheckURL(j.Cache, "root", "roots", "https", "http"); msg != "" {
@@ -199,15 +200,12 @@ func (j *Config) Validate(stateDir string) []Problem {
 			}
 		}
 	}
-	return append(ps, j.validateDomains()...)
+	j.validateDomains(add)
+	return l.All
 }
 
 // validateDomains checks the [[jobs.domain]] tables.
-func (j *Config) validateDomains() []Problem {
-	var ps []Problem
-	add := func(key, format string, args ...any) {
-		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
-	}
+func (j *Settings) validateDomains(add func(key, format string, args ...any)) {
 	seen := map[string]bool{"local": true}
 	for i, d := range j.Domains {
 		key := fmt.Sprintf("domain[%d]", i+1)
@@ -248,5 +246,4 @@ func (j *Config) validateDomains() []Problem {
 			}
 		}
 	}
-	return ps
 }

@@ -27,7 +27,7 @@ func stdout(t *testing.T, e *svcEnv, id string) string {
 // A job runs as a slot user with no capabilities, and reads neither the
 // box's secrets nor another user's sandbox, which holds a secret.
 func TestJobConfined(t *testing.T) {
-	e := newSvc(t, func(c *settings) { c.CPUs = 2 })
+	e := newSvc(t, func(c *svcConfig) { c.CPUs = 2 })
 	// The box's own secret, as the state dir holds its issuer key.
 	state := filepath.Join(t.TempDir(), "state")
 	os.MkdirAll(state, 0o700)

@@ -11,7 +11,7 @@
 // and the job-file parsers), sched (the local scheduling policy), local
 // (running jobs as slot users), backend/slurm, backend/htcondor and
 // backend/partner (the other domains, built by the box from
-// DomainConfig), api (HTTP handler and client), and jobstest and
+// DomainSettings), api (HTTP handler and client), and jobstest and
 // local/localtest for tests.
 package jobs
 

@@ -8,7 +8,7 @@ import (
 // Records from before jobs kept their issuer: a local user's go to the
 // site issuer's user of that subject, a grid user's to no one.
 func TestLegacyRecordsOwner(t *testing.T) {
-	e := newSvc(t, func(c *settings) { c.LegacyIssuer = testIssuer })
+	e := newSvc(t, func(c *svcConfig) { c.LegacyIssuer = testIssuer })
 	now := time.Now()
 	old := []*Job{
 		{ID: "1.0", Owner: "alice", State: Completed, Submitted: now, Finished: now},

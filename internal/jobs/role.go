@@ -5,13 +5,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sitebox/internal/jobs/local"
 	"time"
 
-	"sitebox/internal/units"
+	"sitebox/internal/jobs/local"
 )
 
-// Deps are what the job router takes from the box besides its Config.
+// Deps are what the job router takes from the box besides its Settings.
 type Deps struct {
 	Log *slog.Logger
 	// StateDir is the box's own directory (made 0700: jobs run as slot
@@ -27,7 +26,7 @@ type Deps struct {
 	Stager Stager
 	// Backend makes the backend of a configured domain; the backends live
 	// in their own packages, which build on this one.
-	Backend func(DomainConfig) (Backend, error)
+	Backend func(DomainSettings) (Backend, error)
 	// Tick and PollEvery pace the scheduler and the polls of other
 	// domains (defaults 250 ms and 3 s; tests shorten them).
 	Tick, PollEvery time.Duration
@@ -37,7 +36,7 @@ type Deps struct {
 // Defaults applied and Validate passed): it looks up the slot users,
 // makes the state dir the box's alone, opens the queue and recovers the
 // jobs it holds. Nothing runs until Run; Close releases the database.
-func New(cfg Config, deps Deps) (*Service, error) {
+func New(cfg Settings, deps Deps) (*Service, error) {
 	st, err := resolve(cfg, deps)
 	if err != nil {
 		return nil, err
@@ -60,38 +59,27 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	return newService(st, deps.Log)
 }
 
-// resolve turns cfg and deps into the settings a Service runs by.
-func resolve(cfg Config, deps Deps) (settings, error) {
+// resolve gathers what a Service runs by: cfg as decoded, the slot
+// users looked up, and deps.
+func resolve(cfg Settings, deps Deps) (svcConfig, error) {
 	self := deps.Self
 	if self == "" {
 		var err error
 		if self, err = os.Executable(); err != nil {
-			return settings{}, fmt.Errorf("jobs: %w", err)
+			return svcConfig{}, fmt.Errorf("jobs: %w", err)
 		}
 	}
 	slots, err := local.LookupSlots(cfg.SlotUsers)
 	if err != nil {
-		return settings{}, fmt.Errorf("jobs.slot_users: %w", err)
+		return svcConfig{}, fmt.Errorf("jobs.slot_users: %w", err)
 	}
-	st := settings{
+	st := svcConfig{
 		Dir: cfg.Dir, DBPath: filepath.Join(deps.StateDir, "jobs.db"),
 		CPUs: cfg.CPUs, GridMaxCPUs: cfg.GridMaxCPUs, Self: self, Shares: cfg.Shares,
 		Slots: slots, LegacyIssuer: deps.LegacyIssuer, Stager: deps.Stager,
-		Tick: deps.Tick, PollEvery: deps.PollEvery,
-	}
-	if cfg.Memory != "" {
-		n, _ := units.ParseSize(cfg.Memory) // Validate has checked it
-		st.MemoryMB = n >> 20
-	}
-	st.HalfLife, _ = time.ParseDuration(cfg.HalfLife)
-	st.PreemptGrace, _ = time.ParseDuration(cfg.PreemptGrace)
-	st.LocalSites = cfg.Sites
-	switch cfg.SandboxRetention {
-	case "":
-	case "forever":
-		st.Retention = -1
-	default:
-		st.Retention, _ = time.ParseDuration(cfg.SandboxRetention)
+		Tick: deps.Tick, PollEvery: deps.PollEvery, LocalSites: cfg.Sites,
+		MemoryMB: cfg.Memory.Bytes() >> 20, HalfLife: cfg.HalfLife.D(), PreemptGrace: cfg.PreemptGrace.D(),
+		Retention: time.Duration(cfg.SandboxRetention), // Forever is negative, as Retention wants
 	}
 	return st, nil
 }

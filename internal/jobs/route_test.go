@@ -29,7 +29,7 @@ func (f *flakyBackend) Cancel(context.Context, *Job) error             { return 
 // rate is over half; the waiting job says so.
 func TestRouterAvoidsFailingDomain(t *testing.T) {
 	fb := &flakyBackend{}
-	e := newSvc(t, func(c *settings) {
+	e := newSvc(t, func(c *svcConfig) {
 		c.Domains = []Domain{{Name: "site", Backend: fb}}
 	})
 	sp := sh("true")
@@ -88,7 +88,7 @@ func (h *halfBackend) Cancel(context.Context, *Job) error { return nil }
 
 // One job a domain cannot answer for does not hide the others' news.
 func TestPollKeepsPartialAnswers(t *testing.T) {
-	e := newSvc(t, func(c *settings) {
+	e := newSvc(t, func(c *svcConfig) {
 		c.PollEvery = 50 * time.Millisecond
 		c.Domains = []Domain{{Name: "site", Backend: &halfBackend{}}}
 	})

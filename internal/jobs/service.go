@@ -15,10 +15,9 @@ import (
 	"sitebox/internal/jobs/spec"
 )
 
-// settings are what a Service runs by: its Config resolved (sizes and
-// durations parsed, slot users looked up) and its Deps. Zero values take
-// the documented defaults.
-type settings struct {
+// svcConfig is what a Service runs by: its Settings, the slot users
+// looked up, and its Deps. Zero values take the documented defaults.
+type svcConfig struct {
 	Dir         string // sandboxes, one directory per job
 	DBPath      string // the queue database
 	CPUs        int    // local domain (default: all cores)
@@ -83,7 +82,7 @@ type Stager interface {
 
 // Service is the job router of one box. Safe for concurrent use.
 type Service struct {
-	cfg  settings
+	cfg  svcConfig
 	log  *slog.Logger
 	db   *db
 	exec *local.Exec
@@ -120,7 +119,7 @@ type localRun struct {
 // newService opens the database, recovers the jobs it holds
 // (re-attaching to running local jobs or marking them lost) and returns
 // the service; Run schedules.
-func newService(cfg settings, log *slog.Logger) (*Service, error) {
+func newService(cfg svcConfig, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -131,10 +130,10 @@ func newService(cfg settings, log *slog.Logger) (*Service, error) {
 		cfg.MemoryMB = totalMemoryMB() * 8 / 10
 	}
 	if cfg.HalfLife <= 0 {
-		cfg.HalfLife = 24 * time.Hour
+		cfg.HalfLife = defaultHalfLife
 	}
 	if cfg.PreemptGrace <= 0 {
-		cfg.PreemptGrace = 30 * time.Second
+		cfg.PreemptGrace = defaultPreemptGrace
 	}
 	if cfg.Tick <= 0 {
 		cfg.Tick = 250 * time.Millisecond
@@ -143,7 +142,7 @@ func newService(cfg settings, log *slog.Logger) (*Service, error) {
 		cfg.PollEvery = 3 * time.Second
 	}
 	if cfg.Retention == 0 {
-		cfg.Retention = 7 * 24 * time.Hour
+		cfg.Retention = defaultRetention
 	}
 	if cfg.ReleaseRetry <= 0 {
 		cfg.ReleaseRetry = 10 * time.Second

@@ -71,16 +71,16 @@ func (f *fakeStager) Deliver(_ context.Context, as StageOwner, src, _, name stri
 type svcEnv struct {
 	t   *testing.T
 	s   *Service
-	cfg settings
+	cfg svcConfig
 	ctx context.Context
 	end context.CancelFunc
 	ran chan struct{}
 }
 
-func newSvc(t *testing.T, mut func(*settings)) *svcEnv {
+func newSvc(t *testing.T, mut func(*svcConfig)) *svcEnv {
 	t.Helper()
 	dir := localtest.ReachableDir(t)
-	cfg := settings{Dir: filepath.Join(dir, "sandboxes"), DBPath: filepath.Join(dir, "jobs.db"), CPUs: 1, MemoryMB: 4096,
+	cfg := svcConfig{Dir: filepath.Join(dir, "sandboxes"), DBPath: filepath.Join(dir, "jobs.db"), CPUs: 1, MemoryMB: 4096,
 		Slots: testSlots(t), Self: os.Args[0], PreemptGrace: time.Second, Tick: 50 * time.Millisecond, Stager: &fakeStager{outDir: t.TempDir()}}
 	if mut != nil {
 		mut(&cfg)
@@ -226,7 +226,7 @@ func TestLocalJobRunsAndAccounts(t *testing.T) {
 }
 
 func TestFailuresSayWhy(t *testing.T) {
-	e := newSvc(t, func(c *settings) { c.CPUs = 2 })
+	e := newSvc(t, func(c *svcConfig) { c.CPUs = 2 })
 	bad := e.submit("alice", sh("exit 3"), spec.Spec{Executable: "/no/such/program", CPUs: 1, Domains: []string{"local"}})
 	j := e.waitState(bad[0].ID, Failed, 20*time.Second)
 	if j.ExitCode != 3 || j.Reason != "exited with code 3" {
@@ -275,7 +275,7 @@ func TestBackfillYields(t *testing.T) {
 	// A grace long enough for a shell to run its trap on a loaded machine
 	// (the whole suite runs in parallel on two cores).
 	const grace = 3 * time.Second
-	e := newSvc(t, func(c *settings) { c.PreemptGrace = grace })
+	e := newSvc(t, func(c *svcConfig) { c.PreemptGrace = grace })
 	bf := sh(`trap 'echo got TERM; exit 143' TERM; echo start; while true; do sleep 0.1; done`)
 	bf.Backfill = true
 	b := e.submit("grid-user", bf)[0]

@@ -25,7 +25,7 @@ const slotFilesSlot = "sbxslot21"
 func TestSlotReuseLeavesNothingBehind(t *testing.T) {
 	slots := testSlots(t, slotFilesSlot)
 	sl := slots[0]
-	e := newSvc(t, func(c *settings) { c.Slots = slots })
+	e := newSvc(t, func(c *svcConfig) { c.Slots = slots })
 	u := uniqueName(t, sl)
 	// The slot user's own directory outside the shared places, behind a
 	// symbolic link in /tmp: removing the link must not reach into it.
@@ -101,7 +101,7 @@ echo looked`)
 func TestSlotHeldBackUntilCleanedUp(t *testing.T) {
 	slots := testSlots(t, slotFilesSlot)
 	sl := slots[0]
-	e := newSvc(t, func(c *settings) { c.Slots = slots; c.ReleaseRetry = 100 * time.Millisecond })
+	e := newSvc(t, func(c *svcConfig) { c.Slots = slots; c.ReleaseRetry = 100 * time.Millisecond })
 	u := uniqueName(t, sl)
 	dir := "/tmp/" + u + ".closing"
 	mustMkdirOwned(t, dir, 0o1777, local.Slot{})
@@ -136,7 +136,7 @@ func TestSlotHeldBackUntilCleanedUp(t *testing.T) {
 // slot users.
 func TestJobFilesArePrivate(t *testing.T) {
 	slots := testSlots(t, slotFilesSlot)
-	e := newSvc(t, func(c *settings) { c.Slots = slots })
+	e := newSvc(t, func(c *svcConfig) { c.Slots = slots })
 	f := "/tmp/" + uniqueName(t, slots[0])
 	j := e.submit("alice", sh(`umask; echo alice-secret > `+f+`; stat -c %a `+f))[0]
 	e.waitState(j.ID, Completed, 30*time.Second)

@@ -112,7 +112,7 @@ func TestBackfillPayloadNice19(t *testing.T) {
 // preempted together, not one grace after the other.
 func TestTwoRealJobsPreemptTwoBackfill(t *testing.T) {
 	const grace = 3 * time.Second
-	e := newSvc(t, func(c *settings) { c.CPUs, c.PreemptGrace = 2, grace })
+	e := newSvc(t, func(c *svcConfig) { c.CPUs, c.PreemptGrace = 2, grace })
 	bf := sh(`trap '' TERM; echo ready; while true; do sleep 0.1; done`)
 	bf.Backfill = true
 	b := e.submit("grid-user", bf, bf)
@@ -137,7 +137,7 @@ func TestTwoRealJobsPreemptTwoBackfill(t *testing.T) {
 // inside it (never over 100 % of the cores), and a job whose CPU its
 // domain could not say is "unknown", never 0 % efficiency.
 func TestReportClippedAndUnknownCPU(t *testing.T) {
-	e := newSvc(t, func(c *settings) { c.CPUs = 2 })
+	e := newSvc(t, func(c *svcConfig) { c.CPUs = 2 })
 	now := time.Now()
 	e.s.mu.Lock()
 	for i, j := range []*Job{
@@ -171,7 +171,7 @@ func TestReportClippedAndUnknownCPU(t *testing.T) {
 // delivered under their new names; kept outputs are listed for fetch;
 // sandboxes go after the retention.
 func TestOutputs(t *testing.T) {
-	e := newSvc(t, func(c *settings) { c.CPUs = 2 })
+	e := newSvc(t, func(c *svcConfig) { c.CPUs = 2 })
 	miss := sh("echo a > a.txt")
 	miss.Outputs = []string{"a.txt", "b.txt"}
 	logs := sh("echo to-log; echo r > r.txt")

@@ -54,7 +54,7 @@ func (f *findingBackend) Find(context.Context, *Job) (string, error) {
 // lost nor submitted again) and is found at a later poll.
 func TestWriteAheadSubmission(t *testing.T) {
 	fb := &findingBackend{}
-	e := newSvc(t, func(c *settings) {
+	e := newSvc(t, func(c *svcConfig) {
 		c.PollEvery = 100 * time.Millisecond
 		c.Domains = []Domain{{Name: "far", Backend: fb}}
 	})
@@ -83,7 +83,7 @@ func TestWriteAheadSubmission(t *testing.T) {
 // there, not requeued and submitted again.
 func TestSubmissionAnswerLost(t *testing.T) {
 	fb := &findingBackend{lostAnswer: true}
-	e := newSvc(t, func(c *settings) {
+	e := newSvc(t, func(c *svcConfig) {
 		c.PollEvery = 100 * time.Millisecond
 		c.Domains = []Domain{{Name: "far", Backend: fb}}
 	})

@@ -12,6 +12,7 @@ import (
 	"sitebox/internal/jobs"
 	"sitebox/internal/jobs/local/localtest"
 	"sitebox/internal/jobs/spec"
+	"sitebox/internal/units"
 )
 
 // Issuer issues the tests' users.
@@ -34,11 +35,11 @@ type Env struct {
 
 // Start runs a service with jobs run as slots (its config and deps
 // changed by mut) until the test ends.
-func Start(t *testing.T, slots []string, mut func(*jobs.Config, *jobs.Deps)) *Env {
+func Start(t *testing.T, slots []string, mut func(*jobs.Settings, *jobs.Deps)) *Env {
 	t.Helper()
 	localtest.Slots(t, slots...)
 	dir := localtest.ReachableDir(t)
-	cfg := jobs.Config{Enabled: true, Dir: filepath.Join(dir, "sandboxes"), SlotUsers: slots, CPUs: 1, Memory: "4GiB", PreemptGrace: "1s"}
+	cfg := jobs.Settings{Enabled: true, Dir: filepath.Join(dir, "sandboxes"), SlotUsers: slots, CPUs: 1, Memory: 4 << 30, PreemptGrace: units.Duration(time.Second)}
 	cfg.Defaults(filepath.Join(dir, "state"))
 	deps := jobs.Deps{StateDir: filepath.Join(dir, "state"), Self: os.Args[0], Tick: 50 * time.Millisecond}
 	if err := os.Mkdir(deps.StateDir, 0o700); err != nil {

@@ -30,10 +30,10 @@ func TestRouterWithSlurm(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(sl.Stop)
-	e := jobstest.Start(t, []string{"sbxslot14"}, func(c *jobs.Config, d *jobs.Deps) {
+	e := jobstest.Start(t, []string{"sbxslot14"}, func(c *jobs.Settings, d *jobs.Deps) {
 		d.PollEvery = 500 * time.Millisecond
-		c.Domains = []jobs.DomainConfig{{Name: "site", Type: "slurm", MaxJobs: 2, MaxIdleJobs: 2}}
-		d.Backend = func(jobs.DomainConfig) (jobs.Backend, error) {
+		c.Domains = []jobs.DomainSettings{{Name: "site", Type: "slurm", MaxJobs: 2, MaxIdleJobs: 2}}
+		d.Backend = func(jobs.DomainSettings) (jobs.Backend, error) {
 			return New(Config{Partition: sl.Partition, Env: sl.Env(), RunAs: localtest.Slots(t, "sbxslot3")[0]}), nil
 		}
 	})

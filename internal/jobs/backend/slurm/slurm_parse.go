@@ -39,7 +39,7 @@ func parseSacct(out string) map[string]jobs.Update {
 		if len(f) != 7 || !slurmJobID(f[0]) {
 			continue
 		}
-		code, sig := parseExitCode(f[2])
+		code, sig, codeOK := parseExitCode(f[2])
 		u := jobs.Update{ExitCode: code, WallTime: slurmDuration(f[3]), CPUTime: slurmDuration(f[4]), Started: slurmTime(f[5]), Finished: slurmTime(f[6]),
 			// The job completion file has no CPU time: unknown, not 0.
 			CPUUnknown: strings.TrimSpace(f[4]) == ""}
@@ -49,9 +49,13 @@ func parseSacct(out string) map[string]jobs.Update {
 		state, _, _ := strings.Cut(f[1], " ") // "CANCELLED by 0"
 		u.State, u.Reason = slurmState(state, "", true)
 		if u.State == jobs.Failed && state == "FAILED" {
-			if sig > 0 {
+			switch {
+			case !codeOK:
+				// Not "exited with code 0": nothing says it did.
+				u.Reason = fmt.Sprintf("failed in Slurm, with an exit code sacct gave as %q, which is not CODE:SIGNAL", f[2])
+			case sig > 0:
 				u.Reason = fmt.Sprintf("killed by signal %d in Slurm", sig)
-			} else {
+			default:
 				u.Reason = fmt.Sprintf("exited with code %d in Slurm", code)
 			}
 		}
@@ -112,12 +116,16 @@ func slurmState(st, reason string, final bool) (jobs.State, string) {
 	return s, why
 }
 
-// parseExitCode splits sacct's "CODE:SIGNAL".
-func parseExitCode(s string) (code, sig int) {
-	c, g, _ := strings.Cut(s, ":")
-	code, _ = strconv.Atoi(c)
-	sig, _ = strconv.Atoi(g)
-	return code, sig
+// parseExitCode splits sacct's "CODE:SIGNAL"; ok is false (and code and
+// sig 0) when s is not that.
+func parseExitCode(s string) (code, sig int, ok bool) {
+	c, g, found := strings.Cut(strings.TrimSpace(s), ":")
+	code, err1 := strconv.Atoi(c)
+	sig, err2 := strconv.Atoi(g)
+	if !found || err1 != nil || err2 != nil || code < 0 || sig < 0 {
+		return 0, 0, false
+	}
+	return code, sig, true
 }
 
 // slurmDuration parses [D-][HH:]MM:SS[.mmm] (Elapsed, TotalCPU) into
@@ -174,8 +182,12 @@ func sinfoFreeCPUs(out string) int {
 			continue
 		}
 		cpus := strings.Split(f[2], "/")
-		if len(cpus) == 4 {
-			n, _ := strconv.Atoi(cpus[1])
+		// An idle count that is not a number adds nothing, as a line
+		// that is not a node does: a guess would send jobs to no CPU.
+		if len(cpus) != 4 {
+			continue
+		}
+		if n, err := strconv.Atoi(cpus[1]); err == nil && n > 0 {
 			free += n
 		}
 	}

@@ -166,6 +166,7 @@ func TestParseSacct(t *testing.T) {
 		{"node fail", "11|NODE_FAIL|0:0|00:00:05|||", jobs.Update{State: jobs.Failed, Reason: "its Slurm node failed", WallTime: 5}},
 		{"still running in accounting", "12|RUNNING|0:0|00:00:05|||", jobs.Update{State: jobs.Lost, Reason: "Slurm accounting says RUNNING for a job squeue no longer lists", WallTime: 5}},
 		{"unknown state", "13|WEIRD|0:0||||", jobs.Update{State: jobs.Lost, Reason: "unknown Slurm state WEIRD"}},
+		{"unreadable exit code", "14|FAILED|x|00:00:05|||", jobs.Update{State: jobs.Failed, Reason: `failed in Slurm, with an exit code sacct gave as "x", which is not CODE:SIGNAL`, WallTime: 5}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -201,9 +202,9 @@ func TestSlurmDuration(t *testing.T) {
 }
 
 func TestSinfoFreeCPUs(t *testing.T) {
-	out := "n1|idle|0/4/0/4\nn2|mix|2/2/0/4\nn3|alloc|4/0/0/4\nn4|drain|0/4/0/4\nn1|idle|0/4/0/4\nn5|idle~|0/8/0/8\nn6|down*|0/4/0/4\nbad\n"
+	out := "n1|idle|0/4/0/4\nn2|mix|2/2/0/4\nn3|alloc|4/0/0/4\nn4|drain|0/4/0/4\nn1|idle|0/4/0/4\nn5|idle~|0/8/0/8\nn6|down*|0/4/0/4\nbad\nn7|idle|0/x/0/4\nn8|idle|4\n"
 	if got := sinfoFreeCPUs(out); got != 14 {
-		t.Errorf("free CPUs = %d, want 14 (n1 once, n2, n5)", got)
+		t.Errorf("free CPUs = %d, want 14 (n1 once, n2, n5; n7 and n8 unreadable)", got)
 	}
 }
 
