@@ -58,7 +58,7 @@ make, cc, xrdcp and Python with uproot.`,
 				quickDefault(cmd, "fio-time", func() { cfg.FioTime = 2 * time.Second })
 				quickDefault(cmd, "readers", func() { cfg.Readers = []int{1, 2} })
 				quickDefault(cmd, "entries", func() { cfg.Entries = 20_000 })
-				quickDefault(cmd, "jobs", func() { cfg.Jobs = 2 })
+				quickDefault(cmd, "jobs", func() { cfg.Jobs = 1 })
 			}
 			var err error
 			if cfg.SeqSize, err = units.ParseSize(seqSize); err != nil {
@@ -86,15 +86,15 @@ make, cc, xrdcp and Python with uproot.`,
 	fl.StringVar(&setups, "setups", "local,sitebox,xrootdfs,rclone,root", "setups to run, comma-separated")
 	fl.StringVar(&workloads, "workloads", "build,sweep,seq,fio,uproot", "workloads to run, comma-separated")
 	fl.IntVar(&cfg.Scale, "scale", 100, "divide the CMSSW build's metadata calls (24k opens, 24k stats, 306k lstats, 1.5k readlinks) by this")
-	fl.IntVar(&cfg.Sources, "sources", 100, "C sources of the generated tree")
-	fl.IntVar(&cfg.Headers, "headers", 40, "headers in each of its 4 include directories")
+	fl.IntVar(&cfg.Sources, "sources", 40, "C sources of the generated tree")
+	fl.IntVar(&cfg.Headers, "headers", 20, "headers in each of its 4 include directories")
 	fl.StringVar(&seqSize, "seq-size", "256MiB", "size of the sequentially read file")
 	fl.StringVar(&fioSize, "fio-size", "64MiB", "size of fio's file")
 	fl.DurationVar(&cfg.FioTime, "fio-time", 5*time.Second, "how long fio reads")
 	fl.IntSliceVar(&cfg.Readers, "readers", []int{1, 2, 4, 8}, "uproot reader process counts")
 	fl.IntVar(&cfg.Entries, "entries", 100_000, "entries of the uproot tree")
-	fl.IntVar(&cfg.Jobs, "jobs", 4, "uproot jobs per reader process")
+	fl.IntVar(&cfg.Jobs, "jobs", 2, "uproot jobs per reader process")
 	fl.StringVar(&workDir, "work-dir", "", "scratch directory; the origin's files are kept there for reruns (default: a temporary one, removed)")
-	fl.BoolVar(&quick, "quick", false, "smoke test: 10 ms only, a small tree, scale 500, 32 MiB file, readers 1,2 (explicit flags win)")
+	fl.BoolVar(&quick, "quick", false, "smoke test: 10 ms only, a small tree, scale 500, 32 MiB file, readers 1,2, one job each (explicit flags win)")
 	return cmd
 }

@@ -28,14 +28,14 @@ type MountConfig struct {
 	Setups  []string        // default local, sitebox, xrootdfs, rclone, root
 
 	Scale     int   // divisor of the CMSSW proportions (default 100)
-	Sources   int   // C files in the generated tree (default 100)
-	Headers   int   // headers in each of the 4 include directories (default 40)
+	Sources   int   // C files in the generated tree (default 40)
+	Headers   int   // headers in each of the 4 include directories (default 20)
 	SeqSize   int64 // the large file (default 256 MiB)
 	FioSize   int64 // fio's file (default 64 MiB)
 	FioTime   time.Duration
 	Readers   []int // uproot reader processes (default 1, 2, 4, 8)
 	Entries   int   // entries of the uproot tree (default 100,000)
-	Jobs      int   // uproot jobs per reader (default 4)
+	Jobs      int   // uproot jobs per reader (default 2)
 	Out       io.Writer
 	Workloads []string // default build, sweep, seq, fio, uproot
 }
@@ -83,10 +83,10 @@ func (c *MountConfig) applyDefaults() {
 		}
 	}
 	def(&c.Scale, 100)
-	def(&c.Sources, 100)
-	def(&c.Headers, 40)
+	def(&c.Sources, 40)
+	def(&c.Headers, 20)
 	def(&c.Entries, 100_000)
-	def(&c.Jobs, 4)
+	def(&c.Jobs, 2)
 	if c.SeqSize <= 0 {
 		c.SeqSize = 256 << 20
 	}

@@ -92,9 +92,11 @@ func (e *mountEnv) rootURL() string { return "root://" + e.root.Addr + "//store"
 
 // siteboxMountCmd is the command line of `sitebox mount`: the one place
 // to adapt when its flags change. It mounts the origin's /store from url
-// on dir, caching in cacheDir, in the foreground until unmounted.
+// on dir, caching in cacheDir, in the foreground until unmounted;
+// read-only, as a build or an analysis reads a federation (and with its
+// longer attribute caching).
 func siteboxMountCmd(bin, url, dir, cacheDir string) *exec.Cmd {
-	return exec.Command(bin, "mount", "--cache-dir", cacheDir, url+"/", dir)
+	return exec.Command(bin, "mount", "-r", "--cache-dir", cacheDir, url+"/", dir)
 }
 
 // siteboxMountMissing says why the binary cannot mount ("" if it can):

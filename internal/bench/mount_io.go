@@ -117,9 +117,10 @@ func (e *mountEnv) uprootReaders(ctx context.Context, prefix string, d *mountDat
 // time, in MB/s.
 func (e *mountEnv) uprootProcs(ctx context.Context, prefix string, d *mountData, n int, seed int) (float64, error) {
 	ac := &AnalysisConfig{Python: e.cfg.Python}
-	// Importing uproot takes a CPU second or so: n of them on a small
-	// machine take n seconds.
-	script := uprootJobsPy + startAtPy(time.Now().Add(3*time.Second+time.Duration(n)*time.Second)) + runThreadsPy
+	// Importing uproot takes one or two CPU seconds: n of them on a
+	// small machine take n seconds or more, and must be done before the
+	// first reader starts reading.
+	script := uprootJobsPy + startAtPy(time.Now().Add(2*time.Second+time.Duration(2*n)*time.Second)) + runThreadsPy
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
