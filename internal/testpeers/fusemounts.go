@@ -30,7 +30,11 @@ func StartFuseMount(ctx context.Context, name string, cmd *exec.Cmd, dir string)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	dir, err := filepath.Abs(dir)
+	// mountinfo names the mount point by its real path.
+	dir, err := filepath.EvalSymlinks(dir)
+	if err == nil {
+		dir, err = filepath.Abs(dir)
+	}
 	if err != nil {
 		return nil, err
 	}
