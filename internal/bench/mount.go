@@ -128,8 +128,8 @@ func (c *MountConfig) validate() error {
 		return fmt.Errorf("scale %d: at most %d (the build's readlinks, divided by it, must leave one)", c.Scale, cmsswReadlinks)
 	}
 	for _, r := range c.RTTs {
-		if r < 0 || r%(2*time.Millisecond) != 0 {
-			return fmt.Errorf("round trip %v: want a whole even number of milliseconds (Toxiproxy adds half each way)", r)
+		if r < 0 || r%time.Millisecond != 0 {
+			return fmt.Errorf("round trip %v: want a whole number of milliseconds (Toxiproxy's unit)", r)
 		}
 	}
 	return nil

@@ -71,17 +71,22 @@ func (e *mountEnv) stop() {
 	e.box.Stop()
 }
 
-// setRTT makes both links add rtt to every round trip.
+// setRTT makes both links add rtt to every round trip: half of it each
+// way, the odd millisecond (25 ms) on the way back, as Toxiproxy's
+// latencies are whole milliseconds.
 func (e *mountEnv) setRTT(ctx context.Context, rtt time.Duration) error {
+	up := (rtt / 2).Truncate(time.Millisecond)
 	for _, l := range []*testpeers.Link{e.root, e.dav} {
-		var err error
-		if rtt == 0 {
-			err = l.RemoveToxics(ctx)
-		} else {
-			err = l.SetLatency(ctx, rtt/2)
-		}
-		if err != nil {
-			return fmt.Errorf("set the link's latency: %w", err)
+		for stream, d := range map[string]time.Duration{"upstream": up, "downstream": rtt - up} {
+			name := "latency_" + stream
+			_ = l.RemoveToxic(ctx, name) // absent the first time
+			if d == 0 {
+				continue
+			}
+			t := testpeers.Toxic{Name: name, Type: "latency", Stream: stream, Attributes: map[string]any{"latency": d.Milliseconds()}}
+			if err := l.AddToxic(ctx, t); err != nil {
+				return fmt.Errorf("set the link's latency: %w", err)
+			}
 		}
 	}
 	return nil
