@@ -14,13 +14,7 @@ import (
 // newBenchMountCmd is `sitebox-bench mount`: `sitebox mount` side by side
 // with local disk, xrootdfs and rclone mount over WebDAV.
 func newBenchMountCmd() *cobra.Command {
-	var (
-		cfg                       bench.MountConfig
-		rtts                      []time.Duration
-		setups, workloads         string
-		seqSize, fioSize, workDir string
-		quick                     bool
-	)
+	var f mountFlags
 	cmd := &cobra.Command{
 		Use:   "mount",
 		Short: "POSIX mounts over a slow link: sitebox mount, xrootdfs and rclone mount (WebDAV) side by side with local disk",
@@ -48,31 +42,15 @@ make, cc, xrdcp and Python with uproot.`,
   sitebox-bench mount --rtt 10ms --setups local,xrootdfs --workloads build,sweep`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if quick {
-				quickDefault(cmd, "rtt", func() { rtts = []time.Duration{10 * time.Millisecond} })
-				quickDefault(cmd, "scale", func() { cfg.Scale = 500 })
-				quickDefault(cmd, "sources", func() { cfg.Sources = 20 })
-				quickDefault(cmd, "headers", func() { cfg.Headers = 10 })
-				quickDefault(cmd, "seq-size", func() { seqSize = "32MiB" })
-				quickDefault(cmd, "fio-size", func() { fioSize = "8MiB" })
-				quickDefault(cmd, "fio-time", func() { cfg.FioTime = 2 * time.Second })
-				quickDefault(cmd, "readers", func() { cfg.Readers = []int{1, 2} })
-				quickDefault(cmd, "entries", func() { cfg.Entries = 20_000 })
-				quickDefault(cmd, "jobs", func() { cfg.Jobs = 1 })
+			if err := f.parse(cmd); err != nil {
+				return err
 			}
-			var err error
-			if cfg.SeqSize, err = units.ParseSize(seqSize); err != nil {
-				return fmt.Errorf("--seq-size: %w", err)
-			}
-			if cfg.FioSize, err = units.ParseSize(fioSize); err != nil {
-				return fmt.Errorf("--fio-size: %w", err)
-			}
-			cfg.RTTs, cfg.Setups, cfg.Workloads = rtts, strings.Split(setups, ","), strings.Split(workloads, ",")
-			run, err := startBenchRun(cmd, "mount", workDir)
+			run, err := startBenchRun(cmd, "mount", f.workDir)
 			if err != nil {
 				return err
 			}
 			defer run.done()
+			cfg := f.cfg
 			cfg.Sitebox, cfg.WorkDir, cfg.Out = run.sitebox, run.workDir, cmd.ErrOrStderr()
 			rep, err := bench.Mount(run.ctx, cfg)
 			if rep != nil && len(rep.Points) > 0 {
@@ -81,20 +59,61 @@ make, cc, xrdcp and Python with uproot.`,
 			return err
 		},
 	}
+	f.register(cmd)
+	return cmd
+}
+
+// mountFlags are `sitebox-bench mount`'s flags: the config they fill and
+// the lists and sizes given as text.
+type mountFlags struct {
+	cfg                       bench.MountConfig
+	rtts                      []time.Duration
+	setups, workloads         string
+	seqSize, fioSize, workDir string
+	quick                     bool
+}
+
+// parse applies --quick (explicit flags win) and fills f.cfg.
+func (f *mountFlags) parse(cmd *cobra.Command) error {
+	cfg := &f.cfg
+	if f.quick {
+		quickDefault(cmd, "rtt", func() { f.rtts = []time.Duration{10 * time.Millisecond} })
+		quickDefault(cmd, "scale", func() { cfg.Scale = 500 })
+		quickDefault(cmd, "sources", func() { cfg.Sources = 20 })
+		quickDefault(cmd, "headers", func() { cfg.Headers = 10 })
+		quickDefault(cmd, "seq-size", func() { f.seqSize = "32MiB" })
+		quickDefault(cmd, "fio-size", func() { f.fioSize = "8MiB" })
+		quickDefault(cmd, "fio-time", func() { cfg.FioTime = 2 * time.Second })
+		quickDefault(cmd, "readers", func() { cfg.Readers = []int{1, 2} })
+		quickDefault(cmd, "entries", func() { cfg.Entries = 20_000 })
+		quickDefault(cmd, "jobs", func() { cfg.Jobs = 1 })
+	}
+	var err error
+	if cfg.SeqSize, err = units.ParseSize(f.seqSize); err != nil {
+		return fmt.Errorf("--seq-size: %w", err)
+	}
+	if cfg.FioSize, err = units.ParseSize(f.fioSize); err != nil {
+		return fmt.Errorf("--fio-size: %w", err)
+	}
+	cfg.RTTs, cfg.Setups, cfg.Workloads = f.rtts, strings.Split(f.setups, ","), strings.Split(f.workloads, ",")
+	return nil
+}
+
+func (f *mountFlags) register(cmd *cobra.Command) {
+	cfg := &f.cfg
 	fl := cmd.Flags()
-	fl.DurationSliceVar(&rtts, "rtt", []time.Duration{0, 10 * time.Millisecond, 25 * time.Millisecond}, "round trip times the link adds")
-	fl.StringVar(&setups, "setups", "local,sitebox,xrootdfs,rclone,root", "setups to run, comma-separated")
-	fl.StringVar(&workloads, "workloads", "build,sweep,seq,fio,uproot", "workloads to run, comma-separated")
+	fl.DurationSliceVar(&f.rtts, "rtt", []time.Duration{0, 10 * time.Millisecond, 25 * time.Millisecond}, "round trip times the link adds")
+	fl.StringVar(&f.setups, "setups", "local,sitebox,xrootdfs,rclone,root", "setups to run, comma-separated")
+	fl.StringVar(&f.workloads, "workloads", "build,sweep,seq,fio,uproot", "workloads to run, comma-separated")
 	fl.IntVar(&cfg.Scale, "scale", 100, "divide the CMSSW build's metadata calls (24k opens, 24k stats, 306k lstats, 1.5k readlinks) by this")
 	fl.IntVar(&cfg.Sources, "sources", 40, "C sources of the generated tree")
 	fl.IntVar(&cfg.Headers, "headers", 20, "headers in each of its 4 include directories")
-	fl.StringVar(&seqSize, "seq-size", "256MiB", "size of the sequentially read file")
-	fl.StringVar(&fioSize, "fio-size", "64MiB", "size of fio's file")
+	fl.StringVar(&f.seqSize, "seq-size", "256MiB", "size of the sequentially read file")
+	fl.StringVar(&f.fioSize, "fio-size", "64MiB", "size of fio's file")
 	fl.DurationVar(&cfg.FioTime, "fio-time", 5*time.Second, "how long fio reads")
 	fl.IntSliceVar(&cfg.Readers, "readers", []int{1, 2, 4, 8}, "uproot reader process counts")
 	fl.IntVar(&cfg.Entries, "entries", 100_000, "entries of the uproot tree")
 	fl.IntVar(&cfg.Jobs, "jobs", 2, "uproot jobs per reader process")
-	fl.StringVar(&workDir, "work-dir", "", "scratch directory; the origin's files are kept there for reruns (default: a temporary one, removed)")
-	fl.BoolVar(&quick, "quick", false, "smoke test: 10 ms only, a small tree, scale 500, 32 MiB file, readers 1,2, one job each (explicit flags win)")
-	return cmd
+	fl.StringVar(&f.workDir, "work-dir", "", "scratch directory; the origin's files are kept there for reruns (default: a temporary one, removed)")
+	fl.BoolVar(&f.quick, "quick", false, "smoke test: 10 ms only, a small tree, scale 500, 32 MiB file, readers 1,2, one job each (explicit flags win)")
 }
