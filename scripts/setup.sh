@@ -4,8 +4,10 @@
 # g++ for a test client of XrdCl calls no tool exposes), curl, openssl, Slurm and
 # munge (the job router's site domain), an MIT Kerberos KDC and client tools
 # (the Kerberos tests run a throwaway realm), gfal2 + davix + litmus (the
-# third-party-copy and WebDAV peers), slot users for test jobs, Chromium (the dashboard test), a
-# Python venv with uproot, Go modules, Toxiproxy, and builds bin/sitebox.
+# third-party-copy and WebDAV peers), FUSE 3 with xrootdfs, rclone and fio
+# (the peers of `sitebox mount` and its benchmark), slot users for test jobs,
+# Chromium (the dashboard test), a Python venv with uproot, Go modules,
+# Toxiproxy, and builds bin/sitebox.
 # Fast when all is present. With --demo, only what scripts/demo.sh uses:
 # no Python venv, benchmark tool or Toxiproxy.
 set -euo pipefail
@@ -16,7 +18,8 @@ demo=no
 need_apt=()
 for pkg in xrootd-server xrootd-server-plugins xrootd-client python3-xrootd python3-venv curl openssl slurm-wlm munge chromium krb5-kdc krb5-admin-server krb5-user \
   gfal2-util-scripts python3-gfal2-util python3-gfal2 gfal2-plugin-http gfal2-plugin-xrootd davix litmus iproute2 util-linux \
-  g++ libxrootd-client-dev voms-clients globus-proxy-utils xrootd-voms-plugins; do
+  g++ libxrootd-client-dev voms-clients globus-proxy-utils xrootd-voms-plugins \
+  fuse3 xrootd-fuse rclone fio; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
 done
 if ((${#need_apt[@]})); then

@@ -34,11 +34,11 @@ func (c childExit) Error() string { return fmt.Sprintf("exit status %d", int(c))
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "sitebox-bench",
-		Short:         "Comparison benchmarks: sitebox against xrootd, XCache, cmsd and Slurm",
+		Short:         "Comparison benchmarks: sitebox against xrootd, XCache, cmsd, Slurm and FUSE mounts",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().String("sitebox", "", "the sitebox binary to benchmark (default: sitebox next to this program, else on PATH)")
-	root.AddCommand(newBenchOriginCmd(), newBenchCacheCmd(), newBenchDirectorCmd(), newBenchAuthCmd(), newBenchJobsCmd(), newBenchTPCCmd())
+	root.AddCommand(newBenchOriginCmd(), newBenchCacheCmd(), newBenchDirectorCmd(), newBenchAuthCmd(), newBenchJobsCmd(), newBenchTPCCmd(), newBenchMountCmd())
 	return root
 }

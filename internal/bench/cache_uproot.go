@@ -74,17 +74,22 @@ for i, path in enumerate(sys.argv[4:]):
 // every pass, so the warm pass reads what the cold one did. A pass's
 // rate is in jobs per second.
 func runUprootJobs(ctx context.Context, cfg *AnalysisConfig, host string, names []string) (passResult, error) {
-	args := []string{host, strconv.Itoa(cfg.Threads), strconv.Itoa(cfg.Jobs),
+	args := []string{"root://" + host + "/", strconv.Itoa(cfg.Threads), strconv.Itoa(cfg.Jobs),
 		strconv.Itoa(cfg.ReadBranches), strconv.Itoa(cfg.Branches), strconv.FormatUint(cfg.Seed, 10)}
 	return runPass(ctx, cfg, "uproot jobs on "+host, append(append([]string{"-c", uprootReadScript}, args...), names...))
 }
 
-// uprootReadScript: argv host threads jobs read_branches branches seed
-// names...; prints the jobs run ("readvs", the rate's unit), the array
+// uprootReadScript: argv prefix threads jobs read_branches branches seed
+// names...; each job opens prefix+name (a root:// URL, or a path on a
+// mount); prints the jobs run ("readvs", the rate's unit), the array
 // bytes read and the seconds taken.
-const uprootReadScript = `
+const uprootReadScript = uprootJobsPy + runThreadsPy
+
+// uprootJobsPy is uprootReadScript up to the threads' start: the mount
+// bench runs it in several processes started together.
+const uprootJobsPy = `
 import json, random, sys, threading, time, uproot
-host, threads, jobs, nread, nb, seed = sys.argv[1], *map(int, sys.argv[2:7])
+prefix, threads, jobs, nread, nb, seed = sys.argv[1], *map(int, sys.argv[2:7])
 names = sys.argv[7:]
 errors, total = [], [0]
 lock = threading.Lock()
@@ -95,7 +100,7 @@ def worker(t):
         for _ in range(jobs):
             name = rnd.choice(names)
             branches = ["b%03d" % b for b in rnd.sample(range(nb), nread)]
-            with uproot.open("root://%s/%s" % (host, name), timeout=120) as f:
+            with uproot.open(prefix + name, timeout=120) as f:
                 arrays = f["events"].arrays(branches, library="np")
                 got += sum(a.nbytes for a in arrays.values())
     except Exception as e:
@@ -103,4 +108,4 @@ def worker(t):
     with lock:
         total[0] += got
 units = threads * jobs
-` + runThreadsPy
+`

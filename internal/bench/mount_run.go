@@ -1,0 +1,93 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// runSetup measures every workload of one setup at the link's current
+// round trip time, each workload on a mount of its own made afresh, so
+// "cold" is an empty cache and nothing in the kernel's caches either.
+// A failed workload is recorded and the next one runs.
+func (e *mountEnv) runSetup(ctx context.Context, setup string, d *mountData) MountPoint {
+	p := MountPoint{Setup: setup, Uproot: map[int]float64{}}
+	if setup == "sitebox" && e.noSitebox != "" {
+		p.Unavailable = e.noSitebox
+		return p
+	}
+	fail := func(what string, err error) {
+		if err != nil {
+			p.Errs = append(p.Errs, what+": "+err.Error())
+		}
+	}
+	if setup == "root" {
+		if e.cfg.does("seq") {
+			mbps, err := xrdcpRate(ctx, e.rootURL()+"/"+d.big, e.cfg.SeqSize)
+			p.SeqMBps = mbps
+			fail("xrdcp", err)
+		}
+		if e.cfg.does("uproot") {
+			fail("uproot", e.uprootReaders(ctx, e.rootURL(), d, &p))
+		}
+		return p
+	}
+	if e.cfg.does("build") {
+		fail("build", e.withMount(ctx, setup, func(root string) error {
+			var err error
+			if p.BuildCold, err = d.build(ctx, e.cfg, root); err != nil {
+				return fmt.Errorf("cold: %w", err)
+			}
+			p.BuildWarm, err = d.build(ctx, e.cfg, root)
+			return err
+		}))
+	}
+	if e.cfg.does("sweep") {
+		fail("sweep", e.withMount(ctx, setup, func(root string) error {
+			var err error
+			if p.SweepCold, p.SweepNote, err = d.sweep(root); err != nil {
+				return fmt.Errorf("cold: %w", err)
+			}
+			p.SweepWarm, _, err = d.sweep(root)
+			return err
+		}))
+	}
+	if e.cfg.does("seq") || e.cfg.does("fio") {
+		fail("read", e.withMount(ctx, setup, func(root string) error {
+			if e.cfg.does("seq") {
+				mbps, err := readRate(ctx, root+"/"+d.big)
+				if err != nil {
+					return fmt.Errorf("sequential: %w", err)
+				}
+				p.SeqMBps = mbps
+			}
+			if e.cfg.does("fio") {
+				iops, err := fioRandRead(ctx, root+"/"+d.fio, e.cfg.FioTime)
+				if err != nil {
+					return fmt.Errorf("fio: %w", err)
+				}
+				p.FioIOPS = iops
+			}
+			return nil
+		}))
+	}
+	if e.cfg.does("uproot") {
+		fail("uproot", e.withMount(ctx, setup, func(root string) error {
+			return e.uprootReaders(ctx, root, d, &p)
+		}))
+	}
+	return p
+}
+
+// withMount runs f on a fresh mount of setup, unmounting on every path.
+func (e *mountEnv) withMount(ctx context.Context, setup string, f func(root string) error) error {
+	root, unmount, err := e.mountSetup(ctx, setup, e.cfg.dataDir())
+	if err != nil {
+		return fmt.Errorf("mount: %w", err)
+	}
+	defer unmount()
+	t0 := time.Now()
+	err = f(root)
+	fmt.Fprintf(e.cfg.Out, "  %s mount used for %v\n", setup, time.Since(t0).Round(time.Millisecond))
+	return err
+}
