@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // rootTools are the programs the maintainer scripts run; dpkg runs the
@@ -206,8 +206,8 @@ func installInRoot(t *testing.T, deb string) {
 // the sample's pool over https://, as `systemctl start sitebox` would.
 func serveInRoot(t *testing.T, root, ids string) {
 	t.Helper()
-	rp, _ := testpeers.FreePort()
-	hp, _ := testpeers.FreePort()
+	rp, _ := peers.FreePort()
+	hp, _ := peers.FreePort()
 	b, err := os.ReadFile(filepath.Join(root, "etc/sitebox/sitebox.toml"))
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +218,7 @@ func serveInRoot(t *testing.T, root, ids string) {
 	}
 	os.WriteFile(filepath.Join(root, "etc/sitebox/probe.toml"), []byte(conf), 0o644)
 	os.WriteFile(filepath.Join(root, "srv/sitebox/data/hello.txt"), []byte("hello from the package\n"), 0o644)
-	p, err := testpeers.StartSitebox(context.Background(), "chroot", []int{rp, hp}, ids, root, "/usr/bin/sitebox", "serve", "--config", "/etc/sitebox/probe.toml")
+	p, err := peers.StartSitebox(context.Background(), "chroot", []int{rp, hp}, ids, root, "/usr/bin/sitebox", "serve", "--config", "/etc/sitebox/probe.toml")
 	if err != nil {
 		t.Fatalf("the installed box does not start: %v", err)
 	}

@@ -59,7 +59,7 @@ go build -o bin/sitebox-bench ./cmd/sitebox-bench
 
 # Toxiproxy shapes the upstream link in `sitebox-bench cache` and its tests
 # (latency, per-connection bandwidth, cuts). Its binary is named "server",
-# so give it a stable name in bin/ where internal/testpeers looks first.
+# so give it a stable name in bin/ where test/peers looks first.
 if [ ! -x bin/toxiproxy-server ]; then
   gobin="$(go env GOPATH)/bin"
   if [ ! -x "$gobin/server" ] || ! "$gobin/server" -version 2>&1 | grep -qi toxiproxy; then

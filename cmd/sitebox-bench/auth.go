@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sitebox/internal/bench"
 	"sitebox/internal/units"
+	"sitebox/test/bench"
 )
 
 // newBenchAuthCmd is `sitebox-bench auth`: what each wire-protection level

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sitebox/internal/bench"
 	"sitebox/internal/units"
+	"sitebox/test/bench"
 )
 
 // newBenchCacheCmd is `sitebox-bench cache`, the cache scale test side by

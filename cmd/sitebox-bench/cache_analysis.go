@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sitebox/internal/bench"
 	"sitebox/internal/units"
+	"sitebox/test/bench"
 )
 
 const benchCacheAnalysisLong = `The analysis mode of the cache test. The same origin and shaped link as

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sitebox/internal/bench"
+	"sitebox/test/bench"
 )
 
 // newBenchCacheFilesCmd is `sitebox-bench cache files`: how a cache

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sitebox/internal/bench"
+	"sitebox/test/bench"
 )
 
 // newBenchDirectorCmd is `sitebox-bench director`: redirects per second

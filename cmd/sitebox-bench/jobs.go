@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sitebox/internal/bench"
+	"sitebox/test/bench"
 )
 
 // newBenchJobsCmd is `sitebox-bench jobs`: how fast the job router

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sitebox/internal/bench"
 	"sitebox/internal/units"
+	"sitebox/test/bench"
 )
 
 // newBenchMountCmd is `sitebox-bench mount`: `sitebox mount` side by side

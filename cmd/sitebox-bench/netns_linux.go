@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"sitebox/internal/bench"
+	"sitebox/test/bench"
 )
 
 // addLinkFlag adds --link-congestion to a command whose servers talk over

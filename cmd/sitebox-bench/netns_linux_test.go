@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"sitebox/internal/bench"
+	"sitebox/test/bench"
 )
 
 // runInNamespace re-runs test in a new network namespace with env

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sitebox/internal/bench"
 	"sitebox/internal/units"
+	"sitebox/test/bench"
 )
 
 // newBenchOriginCmd is `sitebox-bench origin`: parallel xrdcp reads of

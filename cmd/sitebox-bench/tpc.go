@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sitebox/internal/bench"
 	"sitebox/internal/units"
+	"sitebox/test/bench"
 )
 
 // newBenchTPCCmd is `sitebox-bench tpc`: third-party copies between two

@@ -11,7 +11,7 @@ import (
 
 	"sitebox/internal/config"
 	"sitebox/internal/jobs"
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 func slurmConfig(t *testing.T, conf, partition string) *config.Config {
@@ -69,9 +69,9 @@ func TestSlurmReal(t *testing.T) {
 		t.Skip("starts a Slurm")
 	}
 	for _, tool := range []string{"munged", "slurmctld", "slurmd", "sinfo"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
-	s, err := testpeers.StartSlurm(context.Background(), testpeers.SlurmConfig{WorkDir: filepath.Join(t.TempDir(), "slurm"), CPUs: 2, MemoryMB: 1024})
+	s, err := peers.StartSlurm(context.Background(), peers.SlurmConfig{WorkDir: filepath.Join(t.TempDir(), "slurm"), CPUs: 2, MemoryMB: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,12 +4,12 @@ import (
 	"os"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // built is the one build of cmd/sitebox the tests share when SITEBOX_BIN
 // is not set; TestMain removes it.
-var built testpeers.SiteboxBuild
+var built peers.SiteboxBuild
 
 // siteboxBinary is SITEBOX_BIN (scripts/test.sh sets it), else a build
 // of cmd/sitebox made once for the whole test binary.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
 	"sitebox/internal/transfer"
+	"sitebox/test/peers"
 )
 
 // transferBox is a sitebox box serving a directory of random files as
@@ -21,7 +21,7 @@ type transferBox struct {
 	root, https string // base URLs
 	cert        string // its self-signed certificate, for https://
 	files       int
-	proc        *testpeers.Process
+	proc        *peers.Process
 }
 
 func startTransferBox(t *testing.T) *transferBox {
@@ -45,15 +45,15 @@ func startTransferBox(t *testing.T) *transferBox {
 		t.Fatal(err)
 	}
 	state := t.TempDir()
-	rp, err := testpeers.FreePort()
+	rp, err := peers.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	hp, err := testpeers.FreePort()
+	hp, err := peers.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := testpeers.StartSitebox(context.Background(), bin, []int{rp, hp}, "serve", "--export", "/data="+data+":ro",
+	p, err := peers.StartSitebox(context.Background(), bin, []int{rp, hp}, "serve", "--export", "/data="+data+":ro",
 		"--root-addr", "127.0.0.1:"+strconv.Itoa(rp), "--https-addr", "127.0.0.1:"+strconv.Itoa(hp),
 		"--state-dir", state, "--log-level", "warn")
 	if err != nil {

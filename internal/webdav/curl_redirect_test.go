@@ -15,8 +15,8 @@ import (
 
 	"sitebox/internal/origin"
 	"sitebox/internal/store"
-	"sitebox/internal/testpeers"
 	"sitebox/internal/tlsutil"
+	"sitebox/test/peers"
 )
 
 // TestRealCurlFollowsRedirect has curl -L follow a director's 307 from one
@@ -25,7 +25,7 @@ import (
 // server with the director's opaque CGI. Skipped without curl unless
 // CI=true.
 func TestRealCurlFollowsRedirect(t *testing.T) {
-	curl := testpeers.Require(t, "curl")
+	curl := peers.Require(t, "curl")
 	dir, state := t.TempDir(), t.TempDir()
 	o, err := origin.New(origin.Config{Exports: []origin.Export{{Prefix: "/store", Pools: []string{dir}}}}, nil)
 	if err != nil {

@@ -14,14 +14,14 @@ import (
 	"sitebox/internal/origin"
 	"sitebox/internal/tlsutil"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestRealCurl drives the handler with the curl binary over HTTPS with a
 // tlsutil self-signed certificate, the way users and scripts do. Skipped
 // without curl unless CI=true.
 func TestRealCurl(t *testing.T) {
-	curl := testpeers.Require(t, "curl")
+	curl := peers.Require(t, "curl")
 	dir, state := t.TempDir(), t.TempDir()
 	o, err := origin.New(origin.Config{Exports: []origin.Export{{Prefix: "/store", Pools: []string{dir}}}}, nil)
 	if err != nil {

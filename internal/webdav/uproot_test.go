@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // uprootScript writes a ROOT file to sys.argv[1] and reads it back over
@@ -24,7 +24,7 @@ with uproot.open(sys.argv[2], handler=uproot.source.http.HTTPSource) as f:
 // TestRealUproot reads a ROOT file through the handler with uproot. It
 // needs the project's Python environment and is skipped without it.
 func TestRealUproot(t *testing.T) {
-	py := testpeers.RequireFile(t, filepath.Join("..", "..", ".venv", "bin", "python"), "the Python venv with uproot")
+	py := peers.RequireFile(t, filepath.Join("..", "..", ".venv", "bin", "python"), "the Python venv with uproot")
 	srv, dir := newServer(t, Config{})
 	out, err := exec.Command(py, "-c", uprootScript, filepath.Join(dir, "t.root"), srv.URL+"/store/t.root").CombinedOutput()
 	if err != nil {

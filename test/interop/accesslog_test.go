@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // accessLine is a JSON access-log line.
@@ -55,7 +55,7 @@ func readAccessLog(t *testing.T, file string) []accessLine {
 // moved.
 func TestAccessLog(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "curl"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	logFile := filepath.Join(t.TempDir(), "access.log")
 	b := startBox(t, 1, "--access-log", logFile, "--access-log-format", "json")
@@ -103,7 +103,7 @@ func TestAccessLog(t *testing.T) {
 // key once.
 func TestJSONLogsHaveNoDuplicateKeys(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "curl"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	b := startBox(t, 1, "--log-format", "json", "--log-level", "debug")
 	data := writeRandom(t, filepath.Join(b.pools[0], "a.bin"), 100_000)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestAuthThroughCache: a VO-restricted namespace cached at another site.
@@ -16,7 +16,7 @@ import (
 // cannot read the file from the cache even after a CMS user filled it.
 func TestAuthThroughCache(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "curl", "openssl"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	pool := t.TempDir()
 	want := writeRandom(t, filepath.Join(pool, "cms/data.bin"), 3<<20)
@@ -96,7 +96,7 @@ func TestAuthThroughCache(t *testing.T) {
 // and others refused.
 func TestCacheKeepsOriginRules(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "curl", "openssl"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	pool := t.TempDir()
 	want := writeRandom(t, filepath.Join(pool, "prot/data.bin"), 1<<20)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // issuerNode is a box that is its own token issuer ([auth] site_issuer):
@@ -133,7 +133,7 @@ func algNone(claims jwt.MapClaims) string {
 // certificates, as XrdCl wants for roots:// (X509_CERT_DIR).
 func certDir(t *testing.T, nodes ...*fedNode) string {
 	t.Helper()
-	testpeers.Require(t, "openssl")
+	peers.Require(t, "openssl")
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
 	for i, n := range nodes {

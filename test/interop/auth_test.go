@@ -12,8 +12,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"sitebox/internal/testpeers"
 	"sitebox/internal/tlsutil"
+	"sitebox/test/peers"
 )
 
 // authPolicy is the namespace policy of the origin in TestAuth.
@@ -44,7 +44,7 @@ protection = "integrity"
 // with a bearer header, uproot over https:// with a token header.
 func TestAuth(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "curl", "openssl"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	py := python(t)
 	pool := t.TempDir()

@@ -9,14 +9,14 @@ import (
 
 	"sitebox/internal/admin"
 	"sitebox/internal/cache"
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // The operator's commands against a running cache binary, over its admin
 // socket: stats after a read, ls, evict, and a re-read that goes upstream
 // again because the file was evicted.
 func TestCacheOperatorCommands(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	o := startBox(t, 1)
 	const size = 5*mib + 17
 	want := writeRandom(t, filepath.Join(o.pools[0], "a.bin"), size)

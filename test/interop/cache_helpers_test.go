@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // cacheRoute is one [[cache.route]] of a cache under test.
@@ -34,8 +34,8 @@ type cacheConf struct {
 func startCache(t *testing.T, c cacheConf) *box {
 	t.Helper()
 	state := t.TempDir()
-	rp, _ := testpeers.FreePort()
-	hp, _ := testpeers.FreePort()
+	rp, _ := peers.FreePort()
+	hp, _ := peers.FreePort()
 	var cfg strings.Builder
 	cfg.WriteString("[server]\nstate_dir = " + strconv.Quote(state) + "\nlog_level = \"info\"\n")
 	cfg.WriteString("[root]\naddr = \"127.0.0.1:" + strconv.Itoa(rp) + "\"\n")
@@ -63,8 +63,8 @@ func startCache(t *testing.T, c cacheConf) *box {
 func startCacheFlags(t *testing.T, dir, route, ram string) *box {
 	t.Helper()
 	state := t.TempDir()
-	rp, _ := testpeers.FreePort()
-	hp, _ := testpeers.FreePort()
+	rp, _ := peers.FreePort()
+	hp, _ := peers.FreePort()
 	return runCache(t, rp, hp, state, "--cache", route, "--cache-dir", dir, "--cache-ram", ram,
 		"--root-addr", "127.0.0.1:"+strconv.Itoa(rp), "--https-addr", "127.0.0.1:"+strconv.Itoa(hp),
 		"--state-dir", state, "--log-level", "info")
@@ -74,7 +74,7 @@ func startCacheFlags(t *testing.T, dir, route, ram string) *box {
 // hp (https://), stopped at cleanup with its log shown if the test failed.
 func runCache(t *testing.T, rp, hp int, state string, args ...string) *box {
 	t.Helper()
-	p, err := testpeers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, append([]string{"serve"}, args...)...)
+	p, err := peers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, append([]string{"serve"}, args...)...)
 	if err != nil {
 		t.Fatalf("%v\nargs: %q", err, args)
 	}
@@ -106,9 +106,9 @@ func tail(s string, n int) string {
 // host:port.
 func startXrootdOrigin(t *testing.T, data string) string {
 	t.Helper()
-	testpeers.Require(t, "xrootd")
-	port, _ := testpeers.FreePort()
-	x, err := testpeers.StartXrootd(context.Background(), testpeers.XrootdConfig{
+	peers.Require(t, "xrootd")
+	port, _ := peers.FreePort()
+	x, err := peers.StartXrootd(context.Background(), peers.XrootdConfig{
 		DataDir: data, Port: port, Name: "interop-cache-" + strconv.Itoa(port), WorkDir: t.TempDir(),
 	})
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestCacheWatermarkPurge: once the cache holds more than its high mark,
@@ -17,7 +17,7 @@ import (
 // mark, and keeps a file a client (the XRootD Python bindings) has open
 // although it is the least recently used.
 func TestCacheWatermarkPurge(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	py := python(t)
 	o := startBox(t, 1)
 	files := []string{"a", "b", "c", "d", "e", "f"}

@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestCacheKilledDuringFill: the cache is killed (SIGKILL) while a slow
 // upstream fills a big file. Restarted on the same directory it serves the
 // file byte-identical, fetching only what it had not kept.
 func TestCacheKilledDuringFill(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	data := t.TempDir()
 	const size = 64*mib + 4321
 	want := writeRandom(t, filepath.Join(data, "store/fill.bin"), size)
@@ -69,7 +69,7 @@ func TestCacheKilledDuringFill(t *testing.T) {
 // 32 KiB page and serves the right bytes; the same holds after a restart,
 // when the CRC comes from the saved block map.
 func TestCacheCorruptBlock(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	o := startBox(t, 1)
 	const size = 8*mib + 100
 	want := writeRandom(t, filepath.Join(o.pools[0], "c.bin"), size)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // Upstream traffic is counted by a relay in front of the origin (the bytes
@@ -24,7 +24,7 @@ const noDataUpstream = 64 << 10
 // bytes; the first read costs the file once upstream, the next ones
 // nothing.
 func TestCacheClients(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	py := python(t)
 	fixtures := t.TempDir()
 	tree := filepath.Join(fixtures, "tree.root")
@@ -137,7 +137,7 @@ func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"
 // times, and every client gets the source's bytes. The cache is set up
 // with the quick-use flags.
 func TestCacheCoalescing(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	data := t.TempDir()
 	want := writeRandom(t, filepath.Join(data, "store/big.bin"), 200*mib)
 	r := startRelay(t, startXrootdOrigin(t, data))

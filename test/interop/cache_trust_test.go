@@ -16,9 +16,9 @@ import (
 
 	"sitebox/internal/origin"
 	"sitebox/internal/store"
-	"sitebox/internal/testpeers"
 	"sitebox/internal/xrootd/server"
 	"sitebox/internal/xrootd/xrdtest"
+	"sitebox/test/peers"
 )
 
 // requestLog is an https listener standing for an internal host: it
@@ -54,7 +54,7 @@ func (l *requestLog) all() []string {
 // host is followed.
 func TestCacheRefusesUntrustedHTTPSRedirect(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "curl"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	var internal requestLog
 	b := httptest.NewTLSServer(&internal)
@@ -105,7 +105,7 @@ func TestCacheRefusesUntrustedHTTPSRedirect(t *testing.T) {
 // TestCacheRefusesUntrustedRootRedirect: a root:// upstream redirects
 // every request to another host:port; the cache never connects there.
 func TestCacheRefusesUntrustedRootRedirect(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

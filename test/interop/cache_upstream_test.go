@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestCacheBadInput: paths outside every cached prefix are not found,
@@ -19,12 +19,12 @@ import (
 // down or never answers gives a clean error, not a hang; the cache keeps
 // serving the good route throughout.
 func TestCacheBadInput(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
-	testpeers.Require(t, "curl")
+	peers.Require(t, "xrdcp")
+	peers.Require(t, "curl")
 	o := startBox(t, 1)
 	want := writeRandom(t, filepath.Join(o.pools[0], "ok.bin"), 3*mib)
-	down, _ := testpeers.FreePort() // nothing listens there
-	hole := blackHole(t)            // accepts connections, never answers
+	down, _ := peers.FreePort() // nothing listens there
+	hole := blackHole(t)        // accepts connections, never answers
 	c := startCache(t, cacheConf{dir: t.TempDir(), routes: []cacheRoute{
 		{"/store", []string{o.rootURL}},
 		{"/down", []string{"root://127.0.0.1:" + strconv.Itoa(down)}},
@@ -176,10 +176,10 @@ func blackHole(t *testing.T) string {
 // only one it fails cleanly, and once the link is back the cache serves
 // the file. Never short or wrong data.
 func TestCacheUpstreamCut(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
-	tpBin := testpeers.RequireToxiproxy(t)
+	peers.Require(t, "xrdcp")
+	tpBin := peers.RequireToxiproxy(t)
 	ctx := context.Background()
-	tp, err := testpeers.StartToxiproxy(ctx, tpBin)
+	tp, err := peers.StartToxiproxy(ctx, tpBin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestCacheUpstreamCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := startRelay(t, o.rootHost) // counts what the second upstream serves
-	for _, l := range []*testpeers.Link{first, single} {
+	for _, l := range []*peers.Link{first, single} {
 		// 1 MB/s per connection, 16 streams: the file takes about 3 s.
 		if err := l.SetBandwidth(ctx, 1_000_000); err != nil {
 			t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // md5Config offers md5 on a box (startBox's flags replace its export).
@@ -38,7 +38,7 @@ type md5Server struct {
 // from xrootd to a box.
 func TestChecksumMD5(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "xrdfs", "gfal-sum", "gfal-copy", "curl", "xrootd"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	bundle := tpcTrust(t)
 	b := startBox(t, 1, append([]string{"--config", dosConfig(t, md5Config)}, tpcAllowLoopback...)...)
@@ -132,8 +132,8 @@ func wantDigest(t *testing.T, url, algo string) string {
 func startMD5Cache(t *testing.T, upstream string) *box {
 	t.Helper()
 	state := t.TempDir()
-	rp, _ := testpeers.FreePort()
-	hp, _ := testpeers.FreePort()
+	rp, _ := peers.FreePort()
+	hp, _ := peers.FreePort()
 	conf := md5Config + "state_dir = " + strconv.Quote(state) + "\n" +
 		"[root]\naddr = \"127.0.0.1:" + strconv.Itoa(rp) + "\"\n" +
 		"[https]\naddr = \"127.0.0.1:" + strconv.Itoa(hp) + "\"\n" +

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
 	"sitebox/internal/web"
+	"sitebox/test/peers"
 )
 
 // browser is Debian's headless Chromium, started the way this machine's
@@ -28,7 +28,7 @@ type browser struct{ bin string }
 
 func newBrowser(t *testing.T) browser {
 	t.Helper()
-	return browser{bin: testpeers.Require(t, "chromium")}
+	return browser{bin: peers.Require(t, "chromium")}
 }
 
 // render loads url, lets the page's script fetch its snapshot, and

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"sitebox/internal/jobs"
-	"sitebox/internal/testpeers"
 	"sitebox/internal/web"
+	"sitebox/test/peers"
 )
 
 // A box that has moved nothing says so in words in every section,
@@ -47,8 +47,8 @@ func TestDashboardOfAFreshBox(t *testing.T) {
 // each server's health and last advertisement, and the jobs it ran.
 func TestDashboardShowsTransfersCacheFederationAndJobs(t *testing.T) {
 	br := newBrowser(t)
-	testpeers.Require(t, "xrdcp")
-	testpeers.Require(t, "curl")
+	peers.Require(t, "xrdcp")
+	peers.Require(t, "curl")
 
 	dir := startIssuerNode(t, "region-director", "UNIGE", "[director]\nenabled = true\n"+jobsConf(t, []string{"sbxslot9"}, "cpus = 1\n"))
 	pool := t.TempDir()

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // readmeCommands are the two commands the README's first lines give a new
@@ -61,7 +61,7 @@ func TestCIRunsTheReadmeCommand(t *testing.T) {
 // config.
 func TestDemo(t *testing.T) {
 	for _, tool := range []string{"git", "go", "xrdcp", "xrdfs", "curl", "python3"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	demo, _ := readmeCommands(t)
 	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestDirectorNamespace changes the namespace through a director with
@@ -19,7 +19,7 @@ import (
 // (gfal-copy -K ADLER32 reads the checksum back through the director).
 func TestDirectorNamespace(t *testing.T) {
 	for _, tool := range []string{"xrdfs", "xrdcp", "davix-mkdir", "davix-rm", "gfal-mkdir", "gfal-rename", "gfal-rm", "gfal-copy"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	dir := startFedNode(t, "dir", "A", "[director]\nenabled = true\nlocate_timeout = \"2s\"\n")
 	pool := t.TempDir()

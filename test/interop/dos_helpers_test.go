@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
 	"sitebox/internal/xrootd/proto"
+	"sitebox/test/peers"
 )
 
 // attackerIP is the address hostile clients connect from; the real
@@ -162,7 +162,7 @@ func closedBy(c net.Conn, deadline time.Time) bool {
 }
 
 // openFDs counts the descriptors the box process holds.
-func openFDs(t *testing.T, p *testpeers.Process) int {
+func openFDs(t *testing.T, p *peers.Process) int {
 	t.Helper()
 	es, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(p.Cmd.Process.Pid), "fd"))
 	if err != nil {
@@ -172,7 +172,7 @@ func openFDs(t *testing.T, p *testpeers.Process) int {
 }
 
 // waitFDs waits until the box holds at most n descriptors.
-func waitFDs(t *testing.T, p *testpeers.Process, n int, within time.Duration, what string) time.Duration {
+func waitFDs(t *testing.T, p *peers.Process, n int, within time.Duration, what string) time.Duration {
 	t.Helper()
 	start := time.Now()
 	for openFDs(t, p) > n {

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // entries lists dir's names ("" for a missing dir).
@@ -41,7 +41,7 @@ func isEmpty(names []string) bool { return len(names) == 0 }
 // xrdcp --posc: the file appears under its name only after a successful
 // close; a cut upload leaves nothing.
 func TestPoscXrdcp(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	b := startBox(t, 1)
 	src := filepath.Join(t.TempDir(), "src")
 	data := writeRandom(t, src, 5<<20)
@@ -104,8 +104,8 @@ func mountTmpfs(t *testing.T, size string) string {
 // On a full disk a --posc upload fails and leaves nothing, over root:// as
 // a failed PUT does over https://.
 func TestPoscFullDisk(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
-	testpeers.Require(t, "curl")
+	peers.Require(t, "xrdcp")
+	peers.Require(t, "curl")
 	full := mountTmpfs(t, "2m")
 	b := startBox(t, 1, "--export", "/full="+full)
 	src := filepath.Join(t.TempDir(), "src")

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
 	"sitebox/internal/xrootd/proto"
+	"sitebox/test/peers"
 )
 
 // Five addresses each holding 500 idle logged-in sessions — together the
@@ -37,7 +37,7 @@ func TestDoSIdleSessions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			mp, _ := testpeers.FreePort()
+			mp, _ := peers.FreePort()
 			b := startBox(t, 1, "--config", dosConfig(t, tc.config), "--metrics-addr", "127.0.0.1:"+strconv.Itoa(mp))
 			writeRandom(t, filepath.Join(b.pools[0], "f"), 100)
 			busy, err := rootLoginFrom(b.rootHost, "127.0.0.1")

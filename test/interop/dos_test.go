@@ -14,15 +14,15 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
 	"sitebox/internal/xrootd/proto"
+	"sitebox/test/peers"
 )
 
 // requirePeers fails (CI) or skips without the real clients.
 func requirePeers(t *testing.T) {
 	t.Helper()
-	testpeers.Require(t, "xrdcp")
-	testpeers.Require(t, "curl")
+	peers.Require(t, "xrdcp")
+	peers.Require(t, "curl")
 }
 
 // Five sessions opening 4096 files each are refused past the limits with
@@ -113,7 +113,7 @@ func TestDoSManyOpens(t *testing.T) {
 // xrdcp over the session limit, whose places are held by sessions with a
 // file open, fails at once with the limit named.
 func TestDoSSessionLimitXrdcp(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	b := startBox(t, 1, "--config", dosConfig(t, "[root]\nmax_sessions_per_client = 2\n"))
 	writeRandom(t, filepath.Join(b.pools[0], "f"), 100)
 	// Two admitted sessions from 127.0.0.1, as xrdcp. The box's readiness

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
 	"sitebox/internal/xrootd/proto"
+	"sitebox/test/peers"
 )
 
 // One anonymous session pipelining 4,200 opens of missing files that ask
@@ -22,7 +22,7 @@ import (
 // legitimate copy from the box: a grant is made only for an open that
 // succeeds, and one client may hold only a few at a time.
 func TestDoSTPCGrantFlood(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	a := startBox(t, 1, tpcAllowLoopback...)
 	b := startBox(t, 1, tpcAllowLoopback...)
 	data := writeRandom(t, filepath.Join(a.pools[0], "src.bin"), 1<<20+3)
@@ -70,14 +70,14 @@ func TestDoSTPCGrantFlood(t *testing.T) {
 // and a second open with the same key is refused, on a box as on xrootd.
 // A grant never lets the destination write.
 func TestTPCGrantSingleUse(t *testing.T) {
-	testpeers.Require(t, "xrootd")
+	peers.Require(t, "xrootd")
 	a := startBox(t, 1, tpcAllowLoopback...)
 	writeRandom(t, filepath.Join(a.pools[0], "f"), 1000)
 	xdata := t.TempDir()
 	os.WriteFile(filepath.Join(xdata, "f"), make([]byte, 1000), 0o644)
 	os.Chmod(xdata, 0o777)
-	xp, _ := testpeers.FreePort()
-	x, err := testpeers.StartXrootd(context.Background(), testpeers.XrootdConfig{
+	xp, _ := peers.FreePort()
+	x, err := peers.StartXrootd(context.Background(), peers.XrootdConfig{
 		DataDir: xdata, Port: xp, Name: "tpc-grant-" + strconv.Itoa(xp), WorkDir: t.TempDir(),
 		Extra: []string{"ofs.tpc pgm /usr/bin/xrdcp --server"},
 	})

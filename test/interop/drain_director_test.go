@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestRestartDrainRedirectLearnedFromTheDirector: a box with no [root]
@@ -22,7 +22,7 @@ import (
 // which sends it to the replica on another box; the box exits once the
 // client closes.
 func TestRestartDrainRedirectLearnedFromTheDirector(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	py := python(t)
 	dir := startFedNode(t, "dir", "D", "[director]\nenabled = true\nstartup_wait = \"1s\"\n")
 	poolA, poolB := t.TempDir(), t.TempDir()

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"sitebox/internal/director"
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestFederationCARefusesNames: requests that ask the federation CA for
@@ -25,7 +25,7 @@ import (
 // carries them as name constraints that OpenSSL enforces on anything its
 // key signs.
 func TestFederationCARefusesNames(t *testing.T) {
-	testpeers.Require(t, "openssl")
+	peers.Require(t, "openssl")
 	spec := prepareNode(t, 0)
 	conf := "[director]\nenabled = true\nca = true\nca_domains = [\"example.org\"]\nca_networks = [\"127.0.0.0/8\"]\n" +
 		"[advertise]\nhttps_url = \"https://region.example.org:" + strconv.Itoa(spec.hp) + "\"\n"
@@ -141,8 +141,8 @@ func forgeOutside(t *testing.T, state, host string) string {
 // verifies (OpenSSL, curl), a forged one outside does not, and the
 // restarted director serves a certificate within the constraints.
 func TestFederationCAReissue(t *testing.T) {
-	testpeers.Require(t, "openssl")
-	testpeers.Require(t, "curl")
+	peers.Require(t, "openssl")
+	peers.Require(t, "curl")
 	spec := prepareNode(t, 0)
 	region := spec.start(t, "region", "R", "[director]\nenabled = true\nca = true\n")
 	regionConf := filepath.Join(region.state, "sitebox.toml")

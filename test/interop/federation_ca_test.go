@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestFederationCA: a regional director that is its federation's CA
@@ -22,8 +22,8 @@ import (
 // downloaded the one CA file from the region follows redirects across
 // the boxes with curl -L and verifies every hop.
 func TestFederationCA(t *testing.T) {
-	testpeers.Require(t, "curl")
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "curl")
+	peers.Require(t, "xrdcp")
 	region := startFedNode(t, "region", "R", "[director]\nenabled = true\nca = true\nlocate_timeout = \"2s\"\n")
 	regionConf := filepath.Join(region.state, "sitebox.toml")
 	advertise := "[advertise]\nto = [" + strconv.Quote(region.httpsURL) + "]\ninterval = \"300ms\"\n" +

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // fedNode is one sitebox of a federation topology, started from a config
@@ -47,9 +47,9 @@ type nodeSpec struct {
 func prepareNode(t *testing.T, rp int) nodeSpec {
 	t.Helper()
 	if rp == 0 {
-		rp, _ = testpeers.FreePort()
+		rp, _ = peers.FreePort()
 	}
-	hp, _ := testpeers.FreePort()
+	hp, _ := peers.FreePort()
 	return nodeSpec{state: t.TempDir(), rp: rp, hp: hp}
 }
 
@@ -80,7 +80,7 @@ func (n nodeSpec) tryStart(t *testing.T, name, site, conf string) (*fedNode, err
 		t.Fatal(err)
 	}
 	approveAdvertising(t, file, conf)
-	p, err := testpeers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, "serve", "--config", file)
+	p, err := peers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, "serve", "--config", file)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w\n%s", name, err, cfg.String())
 	}

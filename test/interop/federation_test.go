@@ -12,7 +12,7 @@ import (
 
 	"sitebox/internal/cache"
 	"sitebox/internal/director"
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // regexpDown matches originB's line in `sitebox federation` or `fleet`
@@ -26,7 +26,7 @@ var regexpDown = regexp.MustCompile(`originB.*DOWN \(`)
 // Clients are real: xrdcp, xrdfs, curl, uproot, sitebox get.
 func TestFederation(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "xrdfs", "curl", "xrootd"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	py := python(t)
 
@@ -175,7 +175,7 @@ func TestFederation(t *testing.T) {
 	})
 
 	t.Run("redirect loop is stopped", func(t *testing.T) {
-		l2r, _ := testpeers.FreePort()
+		l2r, _ := peers.FreePort()
 		l1 := startFedNode(t, "loop1", "L", "[director]\nenabled = true\nparents = [\"root://127.0.0.1:"+strconv.Itoa(l2r)+"\"]\n")
 		startFedNodeAt(t, "loop2", "L", "[director]\nenabled = true\nparents = [\"root://"+l1.rootHost+"\"]\n", l2r)
 		start := time.Now()

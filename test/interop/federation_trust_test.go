@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"sitebox/internal/director"
-	"sitebox/internal/testpeers"
 	"sitebox/internal/tlsutil"
+	"sitebox/test/peers"
 )
 
 // TestFederationTrust attacks a real regional director the way the
@@ -28,7 +28,7 @@ import (
 // approved box joins; a revoked one is dropped.
 func TestFederationTrust(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "curl", "xrootd"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	legacyData := t.TempDir()
 	legacyWant := writeRandom(t, filepath.Join(legacyData, "legacy/old.bin"), 150_000)

@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // The regional operator's fleet view, and a planned downtime: the box in
 // downtime shows as such (not as a failure) and the director routes
 // clients around it.
 func TestFleetAndDowntime(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	region := startFedNode(t, "region", "R", "[director]\nenabled = true\n")
 	poolA, poolB := t.TempDir(), t.TempDir()
 	rep := writeRandom(t, filepath.Join(poolA, "rep.bin"), 500_000)

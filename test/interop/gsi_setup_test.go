@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
 	"sitebox/internal/x509grid/x509test"
 	"sitebox/internal/xrootd/gsi"
 	"sitebox/internal/xrootd/proto"
+	"sitebox/test/peers"
 )
 
 // gsiBox is a box taking X.509 proxies: the grid's host certificate as
@@ -67,8 +67,8 @@ type gsiXrootd struct {
 
 func startGSIXrootd(t *testing.T, p *x509test.PKI, voRights string, extra ...string) *gsiXrootd {
 	t.Helper()
-	testpeers.Require(t, "xrootd")
-	testpeers.RequireFile(t, "/usr/lib/x86_64-linux-gnu/libXrdVoms-5.so", "XRootD's VOMS plugin (xrootd-voms-plugins)")
+	peers.Require(t, "xrootd")
+	peers.RequireFile(t, "/usr/lib/x86_64-linux-gnu/libXrdVoms-5.so", "XRootD's VOMS plugin (xrootd-voms-plugins)")
 	work, data := t.TempDir(), t.TempDir()
 	for name, body := range map[string]string{"store/vo/f.txt": "vo data\n", "store/pub/p.txt": "public data\n"} {
 		os.MkdirAll(filepath.Join(data, filepath.Dir(name)), 0o755)
@@ -85,9 +85,9 @@ func startGSIXrootd(t *testing.T, p *x509test.PKI, voRights string, extra ...str
 	copyFile(t, p.Host.Key, filepath.Join(sec, "host.key"), 0o400)
 	authdb := filepath.Join(work, "authdb")
 	os.WriteFile(authdb, []byte("o "+x509test.TestVO+" /store/vo "+voRights+"\nu * /store/pub rl\n"), 0o644)
-	port, _ := testpeers.FreePort()
+	port, _ := peers.FreePort()
 	name := "interop-gsi-" + strconv.Itoa(port)
-	x, err := testpeers.StartXrootd(context.Background(), testpeers.XrootdConfig{
+	x, err := peers.StartXrootd(context.Background(), peers.XrootdConfig{
 		DataDir: data, Port: port, Name: name, WorkDir: work,
 		Extra: append([]string{
 			"xrootd.seclib libXrdSec.so",

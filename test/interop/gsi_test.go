@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
 	"sitebox/internal/x509grid/x509test"
 	"sitebox/internal/xrootd/gsi"
 	"sitebox/internal/xrootd/proto"
+	"sitebox/test/peers"
 )
 
 // gsiGrid is the shared test grid with the gsi tests' proxies, and the
@@ -39,7 +39,7 @@ func newGSIGrid(t *testing.T) *gsiGrid {
 // xrootd's authorization database gives testvo on /store/vo.
 func newGSIGridWith(t *testing.T, boxExtra, voRights string) *gsiGrid {
 	t.Helper()
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	p := gridPKI.Get(t)
 	g := &gsiGrid{PKI: p, proxies: gsiProxies(t, p)}
 	g.otherKey = g.proxies["revoked"]
@@ -309,7 +309,7 @@ func hasLine(text string, want ...string) bool {
 // A director with no X.509 trust of its own redirects a gsi user to
 // the box holding the file, and the client authenticates there.
 func TestGSIDirector(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	p := gridPKI.Get(t)
 	b := p.Scratch(t)
 	proxy := p.VOMSProxyOf(b, p.Alice, nil).Chain

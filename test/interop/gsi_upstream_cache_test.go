@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
 	"sitebox/internal/x509grid/x509test"
+	"sitebox/test/peers"
 )
 
 // TestCacheFillsWithRobotProxyFromGSIXrootd: a sitebox cache in front
@@ -23,8 +23,8 @@ import (
 // of another DN fills public files but is refused the VO's by xrootd,
 // an expired one fills nothing, and the robot's again fills all.
 func TestCacheFillsWithRobotProxyFromGSIXrootd(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
-	testpeers.Require(t, "curl")
+	peers.Require(t, "xrdcp")
+	peers.Require(t, "curl")
 	p := gridPKI.Get(t)
 	x := startGSIXrootd(t, p, "rl")
 	for _, f := range []string{"store/vo/g.txt", "store/vo/h.txt", "store/pub/q.txt", "store/pub/r.txt"} {
@@ -168,7 +168,7 @@ func xrootdLogins(log string) []string {
 // a plain one (no VO) makes the next fill refused by XrdHttp, and the
 // VOMS proxy again fills.
 func TestCacheFillsWithRobotProxyFromXrdHTTP(t *testing.T) {
-	testpeers.Require(t, "curl")
+	peers.Require(t, "curl")
 	c := makeGridCreds(t)
 	x := startXrdHTTPVOMS(t, c)
 	for _, f := range []string{"vo/g", "vo/h"} {

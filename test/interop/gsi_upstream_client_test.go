@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // siteboxWithProxy runs the sitebox CLI with a proxy in X509_USER_PROXY
@@ -84,7 +84,7 @@ func TestSiteboxGetWithProxyFromGSIXrootd(t *testing.T) {
 // lets only VO testvo read /vo: the VOMS proxy is served, a plain proxy
 // and no proxy are refused (403).
 func TestSiteboxGetWithProxyFromXrdHTTP(t *testing.T) {
-	testpeers.Require(t, "xrootd")
+	peers.Require(t, "xrootd")
 	c := makeGridCreds(t)
 	x := startXrdHTTPVOMS(t, c)
 	dst := filepath.Join(t.TempDir(), "f")

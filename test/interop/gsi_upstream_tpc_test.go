@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestXrdcpTPCFromGSIXrootd: `xrdcp --tpc only` from an xrootd 5.5 that
@@ -18,7 +18,7 @@ import (
 // a box without them refuses the copy and says so; a box listing the
 // source pulls the file with its proxy.
 func TestXrdcpTPCFromGSIXrootd(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	p := gridPKI.Get(t)
 	x := startGSIXrootd(t, p, "rl", "ofs.tpc pgm /usr/bin/xrdcp --server")
 	// alice copies; the box's proxy is Bob's, its robot.
@@ -75,7 +75,7 @@ func TestXrdcpTPCFromGSIXrootd(t *testing.T) {
 // 127.0.0.1 the box goes without it, the source refuses it and nothing
 // lands.
 func TestHTTPTPCFromXrdHTTPWithProxy(t *testing.T) {
-	testpeers.Require(t, "curl")
+	peers.Require(t, "curl")
 	c := makeGridCreds(t)
 	x := startXrdHTTPVOMS(t, c)
 	port := x.url[strings.LastIndex(x.url, ":")+1:]

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 var siteboxBin string
@@ -52,7 +52,7 @@ type box struct {
 	certFile string
 	state    string // state dir: admin socket, TLS certificate
 	pools    []string
-	proc     *testpeers.Process
+	proc     *peers.Process
 }
 
 // startBox serves /store from nPools pools plus a read-only /pub.
@@ -65,12 +65,12 @@ func startBox(t *testing.T, nPools int, extra ...string) *box {
 	pub := t.TempDir()
 	os.WriteFile(filepath.Join(pub, "readme.txt"), []byte("public data\n"), 0o644)
 	state := t.TempDir()
-	rp, _ := testpeers.FreePort()
-	hp, _ := testpeers.FreePort()
+	rp, _ := peers.FreePort()
+	hp, _ := peers.FreePort()
 	args := append([]string{"serve", "--export", "/store=" + strings.Join(b.pools, ","), "--export", "/pub=" + pub + ":ro",
 		"--root-addr", "127.0.0.1:" + strconv.Itoa(rp), "--https-addr", "127.0.0.1:" + strconv.Itoa(hp),
 		"--state-dir", state, "--log-level", "warn"}, extra...)
-	p, err := testpeers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, args...)
+	p, err := peers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,5 +131,5 @@ func python(t *testing.T) string {
 	if py == "" {
 		py, _ = filepath.Abs("../../.venv/bin/python")
 	}
-	return testpeers.RequireFile(t, py, "the Python venv with XRootD and uproot")
+	return peers.RequireFile(t, py, "the Python venv with XRootD and uproot")
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // Names the listings are checked with. Sub-delims, ":" and "@" may stand
@@ -39,7 +39,7 @@ var (
 // directory's size on both, as gfal-ls -l shows it.
 func TestHTTPSListingNames(t *testing.T) {
 	for _, tool := range []string{"davix-ls", "gfal-ls", "gfal-copy", "xrootd"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	b := startBox(t, 1)
 	x := startXrdHTTP(t, b.certFile, filepath.Join(filepath.Dir(b.certFile), "key.pem"))

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 func TestCurl(t *testing.T) {
-	testpeers.Require(t, "curl")
+	peers.Require(t, "curl")
 	b := startBox(t, 1)
 	data := writeRandom(t, filepath.Join(b.pools[0], "c.bin"), 1<<20)
 	curl := func(args ...string) string {
@@ -71,7 +71,7 @@ func TestCurl(t *testing.T) {
 // the request went to 127.0.0.1 are a move and a copy on the box (the
 // certificate is for both names), not 502 or a copy to itself.
 func TestDestinationByAnotherName(t *testing.T) {
-	testpeers.Require(t, "curl")
+	peers.Require(t, "curl")
 	b := startBox(t, 1)
 	os.WriteFile(filepath.Join(b.pools[0], "a"), []byte("data"), 0o644)
 	other := strings.Replace(b.httpsURL, "127.0.0.1", "localhost", 1)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // putWhileWriting holds a file open for writing over root:// with the
@@ -39,7 +39,7 @@ print(json.dumps(out))
 // the file ends up the smaller upload's, which is only logged).
 func TestHTTPSOneWriter(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "curl", "xrootd"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	py := python(t)
 	b := startBox(t, 1)

@@ -10,7 +10,7 @@ import (
 
 	"sitebox/internal/jobs"
 	jobsapi "sitebox/internal/jobs/api"
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // A grid token with only storage scopes cannot submit; a job with
@@ -32,7 +32,7 @@ func TestJobsConfined(t *testing.T) {
 		t.Errorf("a storage-only token submitted a job (%v): %s", err, out)
 	}
 	// And straight to the API, as any client could.
-	testpeers.Require(t, "curl")
+	peers.Require(t, "curl")
 	body := `{"specs":[{"executable":"/bin/cat","arguments":["/etc/hostname"],"domains":["local"]}]}`
 	reply, _ := runEnv(t, nil, "curl", "-s", "-w", " %{http_code}", "--cacert", box.certFile, "-H", "Authorization: Bearer "+storage.token,
 		"-H", "Content-Type: application/json", "--data", body, box.httpsURL+jobsapi.Prefix)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"sitebox/internal/jobs"
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // A box killed (SIGKILL) at random moments — while it stages inputs,
@@ -61,11 +61,11 @@ queue `+strconv.Itoa(procs)+`
 func TestJobCrashRunsOnceSlurm(t *testing.T) {
 	const procs, kills = 1, 50
 	for _, tool := range []string{"munged", "slurmctld", "slurmd", "sbatch"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	spec := prepareNode(t, 0)
 	run(t, false, siteboxBin, "token", "keygen", "--state-dir", spec.state)
-	sl, err := testpeers.StartSlurm(context.Background(), testpeers.SlurmConfig{WorkDir: filepath.Join(reachable(t), "slurm"), CPUs: 2, MemoryMB: 2048})
+	sl, err := peers.StartSlurm(context.Background(), peers.SlurmConfig{WorkDir: filepath.Join(reachable(t), "slurm"), CPUs: 2, MemoryMB: 2048})
 	if err != nil {
 		t.Fatal(err)
 	}

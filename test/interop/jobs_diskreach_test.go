@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"sitebox/internal/jobs"
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // diskSlot is this file's slot user (each test its own: whatever a slot
@@ -24,7 +24,7 @@ const diskSlot = "sbxslot22"
 // token may submit (compute scopes only) reads neither a file PUT into
 // the pool nor the cache's copy of a VO-protected file.
 func TestJobsCannotReadPoolsOrCache(t *testing.T) {
-	testpeers.Require(t, "curl")
+	peers.Require(t, "curl")
 	jconf := jobsConf(t, []string{diskSlot}, "cpus = 1\n")
 	old := syscall.Umask(0o022) // as a shell leaves it; the boxes inherit it
 	t.Cleanup(func() { syscall.Umask(old) })

@@ -21,10 +21,10 @@ import (
 	jobsapi "sitebox/internal/jobs/api"
 	"sitebox/internal/origin"
 	"sitebox/internal/store"
-	"sitebox/internal/testpeers"
 	"sitebox/internal/tlsutil"
 	"sitebox/internal/webdav"
 	xrdserver "sitebox/internal/xrootd/server"
+	"sitebox/test/peers"
 )
 
 // Job staging acts only as the job's owner. bob, of a foreign issuer
@@ -37,7 +37,7 @@ import (
 // name him for every transfer. alice, with storage scopes for her own
 // areas, stages in and out.
 func TestJobStagingActsAsOwner(t *testing.T) {
-	testpeers.Require(t, "curl")
+	peers.Require(t, "curl")
 	foreign := newForeignIssuer(t, "https://foreign.example")
 	pool := t.TempDir()
 	os.Chmod(pool, 0o750) // the box refuses pools its jobs could read

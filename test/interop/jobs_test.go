@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"sitebox/internal/jobs"
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // computeScopes let a token's holder submit, see and cancel jobs.
@@ -114,7 +114,7 @@ func (u *jobUser) wait(id string, want jobs.State, within time.Duration) jobs.Jo
 // A job reads its input from the federation through the site's cache and
 // writes its output back to the origin.
 func TestJobFederationData(t *testing.T) {
-	testpeers.Require(t, "sha256sum")
+	peers.Require(t, "sha256sum")
 	pool := t.TempDir()
 	in := writeRandom(t, filepath.Join(pool, "in/data.bin"), 2<<20)
 	origin := startFedNode(t, "origin", "A", "[[export]]\nprefix = \"/store\"\npools = ["+strconv.Quote(pool)+"]\n")

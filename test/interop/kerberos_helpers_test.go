@@ -6,20 +6,20 @@ import (
 	"path/filepath"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // testKDC is a real MIT KDC on loopback with a throwaway realm, stopped
 // at the end of the test.
-type testKDC struct{ *testpeers.KDC }
+type testKDC struct{ *peers.KDC }
 
 // startKDC creates realm's database and starts krb5kdc.
 func startKDC(t *testing.T, realm string) *testKDC {
 	t.Helper()
-	for _, tool := range append(testpeers.KDCTools, "kdestroy") {
-		testpeers.Require(t, tool) // scripts/setup.sh installs krb5-kdc, krb5-admin-server, krb5-user
+	for _, tool := range append(peers.KDCTools, "kdestroy") {
+		peers.Require(t, tool) // scripts/setup.sh installs krb5-kdc, krb5-admin-server, krb5-user
 	}
-	k, err := testpeers.StartKDC(context.Background(), filepath.Join(t.TempDir(), "kdc"), realm)
+	k, err := peers.StartKDC(context.Background(), filepath.Join(t.TempDir(), "kdc"), realm)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
 	"sitebox/internal/xrootd/proto"
+	"sitebox/test/peers"
 )
 
 // An AP-REQ captured on plain root:// (here by a relay between xrdcp and
@@ -23,8 +23,8 @@ import (
 // restarts within the clock skew: the replay cache is kept in the state
 // dir, as MIT's acceptor keeps its rcache.
 func TestKerberosReplayAfterRestart(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
-	testpeers.RequireFile(t, "/usr/lib/x86_64-linux-gnu/libXrdSeckrb5-5.so", "XRootD's krb5 client plugin (libxrootd-client)")
+	peers.Require(t, "xrdcp")
+	peers.RequireFile(t, "/usr/lib/x86_64-linux-gnu/libXrdSeckrb5-5.so", "XRootD's krb5 client plugin (libxrootd-client)")
 	kdc := startKDC(t, krbRealm)
 	keytab := kdc.servicePrincipals(t, "xrootd/localhost", "HTTP/localhost")
 	kdc.user(t, "alice", "alice-pw")
@@ -58,7 +58,7 @@ func restart(t *testing.T, b *fedNode) {
 	b.proc.Stop()
 	conf := filepath.Join(b.state, "sitebox.toml")
 	ports := []int{portOf(b.rootHost), portOf(strings.TrimPrefix(b.httpsURL, "https://"))}
-	p, err := testpeers.StartSitebox(context.Background(), siteboxBin, ports, "serve", "--config", conf)
+	p, err := peers.StartSitebox(context.Background(), siteboxBin, ports, "serve", "--config", conf)
 	if err != nil {
 		t.Fatalf("restart %s: %v", b.name, err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"sitebox/internal/jobs"
 	jobsapi "sitebox/internal/jobs/api"
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 const krbRealm = "EXAMPLE.ORG"
@@ -50,10 +50,10 @@ func kerberosBox(t *testing.T, kdc *testKDC, keytab, realm, extra string) (*fedN
 // principal; wrong, expired and unmapped tickets are refused with the
 // reason, in the reply and the log.
 func TestKerberos(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
-	testpeers.Require(t, "xrdfs")
-	testpeers.Require(t, "curl")
-	testpeers.RequireFile(t, "/usr/lib/x86_64-linux-gnu/libXrdSeckrb5-5.so", "XRootD's krb5 client plugin (libxrootd-client)")
+	peers.Require(t, "xrdcp")
+	peers.Require(t, "xrdfs")
+	peers.Require(t, "curl")
+	peers.RequireFile(t, "/usr/lib/x86_64-linux-gnu/libXrdSeckrb5-5.so", "XRootD's krb5 client plugin (libxrootd-client)")
 	kdc := startKDC(t, krbRealm)
 	keytab := kdc.servicePrincipals(t, "xrootd/localhost", "HTTP/localhost")
 	kdc.user(t, "alice", "alice-pw")

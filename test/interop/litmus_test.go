@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // litmusAllowed are the litmus failures that do not matter for grid
@@ -27,7 +27,7 @@ var litmusFail = regexp.MustCompile(`(?m)^\s*\d+\.\s+(\S+?)\.*\s+\d+\.\s+\S+?\.*
 // TestLitmus runs litmus's basic, copymove, props and http groups against
 // a box: every failure must be one of litmusAllowed.
 func TestLitmus(t *testing.T) {
-	testpeers.Require(t, "litmus")
+	peers.Require(t, "litmus")
 	b := startBox(t, 1)
 	os.MkdirAll(filepath.Join(b.pools[0], "lit"), 0o755)
 	var text string

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // scrape reads a box's /metrics with the Prometheus text parser.
@@ -60,9 +60,9 @@ next:
 // After real transfers — xrdcp over root:// both ways, curl over https:// —
 // the byte counters equal the bytes moved, per protocol and direction.
 func TestMetricsCountTransfers(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
-	testpeers.Require(t, "curl")
-	mp, _ := testpeers.FreePort()
+	peers.Require(t, "xrdcp")
+	peers.Require(t, "curl")
+	mp, _ := peers.FreePort()
 	b := startBox(t, 1, "--metrics-addr", "127.0.0.1:"+strconv.Itoa(mp))
 	url := "http://127.0.0.1:" + strconv.Itoa(mp) + "/metrics"
 	down := writeRandom(t, filepath.Join(b.pools[0], "down.bin"), 3<<20+123)

@@ -16,14 +16,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // mounted is a running `sitebox mount`.
 type mounted struct {
 	dir  string
 	cmd  *exec.Cmd
-	log  *testpeers.LogBuffer
+	log  *peers.LogBuffer
 	done chan struct{} // closed when the command has ended, with err
 	err  error
 }
@@ -32,9 +32,9 @@ type mounted struct {
 // needs: /dev/fuse, and root (mount(2)) or fusermount3.
 func requireFUSE(t *testing.T) {
 	t.Helper()
-	testpeers.RequireFile(t, "/dev/fuse", "FUSE (/dev/fuse)")
+	peers.RequireFile(t, "/dev/fuse", "FUSE (/dev/fuse)")
 	if os.Geteuid() != 0 {
-		testpeers.Require(t, "fusermount3")
+		peers.Require(t, "fusermount3")
 	}
 }
 
@@ -43,7 +43,7 @@ func requireFUSE(t *testing.T) {
 // even if the test killed the process.
 func startMount(t *testing.T, url string, args ...string) *mounted {
 	t.Helper()
-	m := &mounted{dir: t.TempDir(), log: &testpeers.LogBuffer{}, done: make(chan struct{})}
+	m := &mounted{dir: t.TempDir(), log: &peers.LogBuffer{}, done: make(chan struct{})}
 	m.cmd = exec.Command(siteboxBin, append(append([]string{"mount"}, args...), url, m.dir)...)
 	m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
 	if err := m.cmd.Start(); err != nil {
@@ -109,7 +109,7 @@ func isMounted(dir string) bool {
 // unmount on SIGTERM that leaves no mount behind.
 func TestMount(t *testing.T) {
 	requireFUSE(t)
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	b := startBox(t, 1)
 	pool := b.pools[0]
 	os.WriteFile(filepath.Join(pool, "a.txt"), []byte("hello\n"), 0o644)
@@ -232,7 +232,7 @@ func TestMountPerCaller(t *testing.T) {
 	if os.Geteuid() != 0 {
 		// Only root mounts for other users; RequireFile fails this under
 		// CI and skips it elsewhere, as for a missing peer.
-		testpeers.RequireFile(t, filepath.Join(t.TempDir(), "running-as-root"), "root (--allow-other for other users)")
+		peers.RequireFile(t, filepath.Join(t.TempDir(), "running-as-root"), "root (--allow-other for other users)")
 	}
 	b := startBox(t, 1)
 	os.WriteFile(filepath.Join(b.pools[0], "a.txt"), []byte("hello\n"), 0o644)
@@ -281,7 +281,7 @@ func TestMountPerCaller(t *testing.T) {
 func TestMountPerCallerTokens(t *testing.T) {
 	requireFUSE(t)
 	if os.Geteuid() != 0 {
-		testpeers.RequireFile(t, filepath.Join(t.TempDir(), "running-as-root"), "root (--allow-other for other users)")
+		peers.RequireFile(t, filepath.Join(t.TempDir(), "running-as-root"), "root (--allow-other for other users)")
 	}
 	pool := t.TempDir()
 	want := writeRandom(t, filepath.Join(pool, "prot", "data.bin"), 1<<20)

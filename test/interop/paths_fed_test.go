@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestTrailingSlashFederation: through a redirector and through a cache,
@@ -22,22 +22,22 @@ import (
 // what its upstream holds.
 func TestTrailingSlashFederation(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "xrdfs", "xrootd", "cmsd", "curl"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	xdata := t.TempDir()
 	seedSlashTree(t, xdata)
-	mp, _ := testpeers.FreePort()
-	cp, _ := testpeers.FreePort()
-	dp, _ := testpeers.FreePort()
-	cl, err := testpeers.StartCluster(context.Background(), testpeers.ClusterConfig{
+	mp, _ := peers.FreePort()
+	cp, _ := peers.FreePort()
+	dp, _ := peers.FreePort()
+	cl, err := peers.StartCluster(context.Background(), peers.ClusterConfig{
 		DataDir: xdata, WorkDir: t.TempDir(), ManagerPort: mp, CmsPort: cp, DataPort: dp,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Stop)
-	xp, _ := testpeers.FreePort()
-	xc, err := testpeers.StartXcache(context.Background(), testpeers.XcacheConfig{
+	xp, _ := peers.FreePort()
+	xc, err := peers.StartXcache(context.Background(), peers.XcacheConfig{
 		Origin: cl.ServerAddr, Port: xp, Name: "interop-slash-" + strconv.Itoa(xp), WorkDir: t.TempDir(), CacheDir: t.TempDir(),
 	})
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // httpsSlashCase is one request with curl; path is below the server's
@@ -55,7 +55,7 @@ var httpsSlashCases = []httpsSlashCase{
 // checks the answers and what is left. A DELETE of "f/." whose redirects
 // are followed must not reach f either.
 func TestHTTPSTrailingSlash(t *testing.T) {
-	testpeers.Require(t, "curl")
+	peers.Require(t, "curl")
 	b := startBox(t, 1)
 	x := startXrdHTTP(t, b.certFile, filepath.Join(filepath.Dir(b.certFile), "key.pem"))
 	for _, s := range []struct{ name, base, data string }{
@@ -107,7 +107,7 @@ func TestHTTPSTrailingSlash(t *testing.T) {
 // RFC 4918's 405 for all (docs/webdav.md). gfal-mkdir -p succeeds on
 // both.
 func TestGfalMkdirExisting(t *testing.T) {
-	testpeers.Require(t, "gfal-mkdir")
+	peers.Require(t, "gfal-mkdir")
 	b := startBox(t, 1)
 	x := startXrdHTTP(t, b.certFile, filepath.Join(filepath.Dir(b.certFile), "key.pem"))
 	for _, s := range []struct {

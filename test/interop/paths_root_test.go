@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // rootPathAnswers is what xrootd 5.5 and sitebox answer (0: ok) to each
@@ -54,12 +54,12 @@ var rootPathDifferences = map[string]string{
 // directory, and the answers are xrootd's.
 func TestXrootdTrailingSlash(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "xrdfs", "xrootd"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	py := python(t)
 	xdata := t.TempDir()
-	port, _ := testpeers.FreePort()
-	x, err := testpeers.StartXrootd(context.Background(), testpeers.XrootdConfig{
+	port, _ := peers.FreePort()
+	x, err := peers.StartXrootd(context.Background(), peers.XrootdConfig{
 		DataDir: xdata, Port: port, Name: "interop-paths-" + strconv.Itoa(port), WorkDir: t.TempDir(),
 		Extra: []string{"xrootd.chksum adler32"},
 	})

@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestMultiPool: files placed on either pool are found and listed together,
 // over both protocols; an upload lands on exactly one pool.
 func TestMultiPool(t *testing.T) {
-	testpeers.Require(t, "xrdfs")
-	testpeers.Require(t, "curl")
+	peers.Require(t, "xrdfs")
+	peers.Require(t, "curl")
 	b := startBox(t, 2)
 	d1 := writeRandom(t, filepath.Join(b.pools[0], "ds/one.bin"), 1000)
 	d2 := writeRandom(t, filepath.Join(b.pools[1], "ds/two.bin"), 2000)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestReloadDuringTransfer: `systemctl reload` (SIGHUP) while xrdcp
@@ -19,8 +19,8 @@ import (
 // `config check`, is refused with a log line naming why, and the box
 // keeps serving.
 func TestReloadDuringTransfer(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
-	testpeers.Require(t, "xrdfs")
+	peers.Require(t, "xrdcp")
+	peers.Require(t, "xrdfs")
 	pool := t.TempDir()
 	data := writeRandom(t, filepath.Join(pool, "slow.bin"), 8<<20)
 	n := startFedNode(t, "reloaded", "R", "[[export]]\nprefix = \"/store\"\npools = ["+quote(pool)+"]\n")

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // restartBox stops b's sitebox with SIGTERM, as systemctl restart does
@@ -30,7 +30,7 @@ func restartBox(t *testing.T, b *box, args ...string) (stopped time.Duration) {
 	stopped = time.Since(start)
 	rp, _ := strconv.Atoi(b.rootHost[strings.LastIndex(b.rootHost, ":")+1:])
 	hp, _ := strconv.Atoi(b.httpsURL[strings.LastIndex(b.httpsURL, ":")+1:])
-	p, err := testpeers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, args...)
+	p, err := peers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, args...)
 	if err != nil {
 		t.Fatalf("restart: %v", err)
 	}
@@ -49,7 +49,7 @@ func restartBox(t *testing.T, b *box, args ...string) (stopped time.Duration) {
 // default settings every copy finishes byte-identical within 30 s of the
 // restart: the stopping cache lets running transfers finish.
 func TestCacheRestartDuringReads(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	origin := startBox(t, 1)
 	const size = 12 << 20
 	want := writeRandom(t, filepath.Join(origin.pools[0], "big.bin"), size)
@@ -106,7 +106,7 @@ func TestCacheRestartDuringReads(t *testing.T) {
 // the new one answers "wait" (not "not found") until its servers have
 // advertised again.
 func TestDirectorRestartNoReadFails(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	dirNode := startFedNode(t, "region", "R", "[director]\nenabled = true\n")
 	pool := t.TempDir()
 	want := writeRandom(t, filepath.Join(pool, "f.bin"), 1<<20)

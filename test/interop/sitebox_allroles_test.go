@@ -11,7 +11,7 @@ import (
 
 	"sitebox/internal/director"
 	"sitebox/internal/jobs"
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // siteBoxConf is the seed's box in one config: an origin (/local), a
@@ -42,12 +42,12 @@ func siteBoxConf(t *testing.T, pool string, dirRoot, dirHTTPS int, advertise str
 // and member below it, and sends clients straight to them.
 func TestFederationSiteBoxInOneProcess(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "xrdfs", "curl"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	pool := t.TempDir()
 	local := writeRandom(t, filepath.Join(pool, "local.root"), 3<<20)
-	dirRoot, _ := testpeers.FreePort()
-	dirHTTPS, _ := testpeers.FreePort()
+	dirRoot, _ := peers.FreePort()
+	dirHTTPS, _ := peers.FreePort()
 	region := startFedNode(t, "region", "R", "[director]\nenabled = true\nstartup_wait = \"1s\"\n")
 	site := startIssuerNode(t, "t3", "T3", siteBoxConf(t, pool, dirRoot, dirHTTPS, advertiseTo(region, "1s"))+jobsConf(t, []string{"sbxslot20"}, "cpus = 1\n"))
 	// The director as clients and remote boxes see it.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestSiteboxClient: `sitebox get/put/ls/stat/cksum` against sitebox over
@@ -56,12 +56,12 @@ func TestSiteboxClient(t *testing.T) {
 // data server, and a clean error (not a crash or hang) when that server
 // dies in the middle of a transfer.
 func TestSiteboxGetFromXrootd(t *testing.T) {
-	testpeers.Require(t, "xrootd")
+	peers.Require(t, "xrootd")
 	data := t.TempDir()
 	content := writeRandom(t, filepath.Join(data, "x.bin"), 3<<20)
 	writeRandom(t, filepath.Join(data, "big.bin"), 512<<20)
-	port, _ := testpeers.FreePort()
-	x, err := testpeers.StartXrootd(context.Background(), testpeers.XrootdConfig{DataDir: data, Port: port, Name: "interop-get", WorkDir: t.TempDir()})
+	port, _ := peers.FreePort()
+	x, err := peers.StartXrootd(context.Background(), peers.XrootdConfig{DataDir: data, Port: port, Name: "interop-get", WorkDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

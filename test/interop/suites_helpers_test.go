@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // Outcomes of the upstream test suites (XRootD's Python-bindings and
@@ -148,9 +148,9 @@ func lastLines(s string, n int) string {
 // directory with adler32 and crc32c checksums configured.
 func startXrootdSuitePeer(t *testing.T, data string) int {
 	t.Helper()
-	testpeers.Require(t, "xrootd")
-	port, _ := testpeers.FreePort()
-	x, err := testpeers.StartXrootd(context.Background(), testpeers.XrootdConfig{
+	peers.Require(t, "xrootd")
+	port, _ := peers.FreePort()
+	x, err := peers.StartXrootd(context.Background(), peers.XrootdConfig{
 		DataDir: data, Port: port, Name: "interop-suite-" + strconv.Itoa(port), WorkDir: t.TempDir(),
 		Extra: []string{"xrootd.chksum adler32 crc32c"},
 	})

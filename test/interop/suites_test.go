@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // The upstream suites (vendored unchanged in testdata/, see the README in
@@ -57,8 +57,8 @@ func TestSuiteXrootdPython(t *testing.T) {
 // instead of stopping at the first failure, against xrootd and a box that
 // both export "/".
 func TestSuiteXrootdShell(t *testing.T) {
-	testpeers.Require(t, "xrdfs")
-	testpeers.Require(t, "openssl")
+	peers.Require(t, "xrdfs")
+	peers.Require(t, "openssl")
 	xport := startXrootdSuitePeer(t, t.TempDir())
 	b := startBox(t, 1, "--export", "/="+t.TempDir())
 
@@ -124,10 +124,10 @@ func shellOutcomes(out, host, dir string) outcomes {
 // and runs as the xrootd user (xrootd refuses root); for sitebox, an
 // "xrootd" first on PATH starts a box with the fixture's export instead.
 func TestSuiteFsspecXrootd(t *testing.T) {
-	testpeers.Require(t, "unshare")
-	testpeers.Require(t, "setpriv")
-	testpeers.Require(t, "ip")
-	xrootdBin := testpeers.Require(t, "xrootd")
+	peers.Require(t, "unshare")
+	peers.Require(t, "setpriv")
+	peers.Require(t, "ip")
+	xrootdBin := peers.Require(t, "xrootd")
 
 	// The xrootd user runs the project's Python: the directories on the
 	// way to it must let that user through.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestTPCAllowList: a box with the default [tpc] allow (public servers
@@ -14,8 +14,8 @@ import (
 // says which host and why, in the reply and in its log; nothing is left
 // under the target's name.
 func TestTPCAllowList(t *testing.T) {
-	testpeers.Require(t, "curl")
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "curl")
+	peers.Require(t, "xrdcp")
 	src := startBox(t, 1, tpcAllowLoopback...)
 	dst := startBox(t, 1) // the default: public addresses only
 	writeRandom(t, filepath.Join(src.pools[0], "f.bin"), 1<<20)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 const tpcTokenPolicy = `
@@ -20,7 +20,7 @@ read = "token"
 // storage.read to push from it), and the other box checks the
 // TransferHeaderAuthorization token it is sent.
 func TestHTTPTPCTokens(t *testing.T) {
-	testpeers.Require(t, "curl")
+	peers.Require(t, "curl")
 	bundle := tpcTrust(t)
 	poolA, poolB := t.TempDir(), t.TempDir()
 	export := func(pool string) string {

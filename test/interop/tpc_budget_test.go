@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // trickleSource is an http:// WebDAV source of one file of size bytes
@@ -40,7 +40,7 @@ func trickleSource(t *testing.T, size int) string {
 }
 
 // rssBytes is the box's resident memory.
-func rssBytes(t *testing.T, p *testpeers.Process) int64 {
+func rssBytes(t *testing.T, p *peers.Process) int64 {
 	t.Helper()
 	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(p.Cmd.Process.Pid), "status"))
 	if err != nil {
@@ -67,7 +67,7 @@ func rssBytes(t *testing.T, p *testpeers.Process) int64 {
 // hangs up every buffer is given back and nothing is left on disk.
 func TestHTTPTPCPullMemoryBounded(t *testing.T) {
 	const limit = 64 << 20
-	mp, _ := testpeers.FreePort()
+	mp, _ := peers.FreePort()
 	b := startBox(t, 1, "--metrics-addr", "127.0.0.1:"+strconv.Itoa(mp),
 		"--config", dosConfig(t, "[tpc]\nallow = [\"127.0.0.1\"]\nbuffer_memory = \"64MiB\"\n"))
 	metrics := "http://127.0.0.1:" + strconv.Itoa(mp) + "/metrics"

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // Boxes refuse third-party copies with loopback servers unless told
@@ -71,8 +71,8 @@ func startXrdHTTP(t *testing.T, cert, key string, trusted ...string) *xrdHTTP {
 // which override the ones before.
 func startXrdHTTPConf(t *testing.T, cert, key string, extra []string, trusted ...string) *xrdHTTP {
 	t.Helper()
-	testpeers.Require(t, "xrootd")
-	testpeers.Require(t, "openssl")
+	peers.Require(t, "xrootd")
+	peers.Require(t, "openssl")
 	work := t.TempDir()
 	data := filepath.Join(work, "data")
 	caDir := filepath.Join(work, "ca")
@@ -97,9 +97,9 @@ func startXrdHTTPConf(t *testing.T, cert, key string, extra []string, trusted ..
 	if out, err := exec.Command("openssl", "rehash", caDir).CombinedOutput(); err != nil {
 		t.Fatalf("openssl rehash: %v %s", err, out)
 	}
-	rp, _ := testpeers.FreePort()
-	hp, _ := testpeers.FreePort()
-	p, err := testpeers.StartXrootd(context.Background(), testpeers.XrootdConfig{
+	rp, _ := peers.FreePort()
+	hp, _ := peers.FreePort()
+	p, err := peers.StartXrootd(context.Background(), peers.XrootdConfig{
 		DataDir: data, Port: rp, Name: "tpc-" + strconv.Itoa(hp), WorkDir: xwork,
 		Extra: append([]string{
 			"xrd.tls " + filepath.Join(xwork, "cert.pem") + " " + filepath.Join(xwork, "key.pem"),
@@ -138,7 +138,7 @@ func waitListening(t *testing.T, addr string) {
 // delegation, which XrdHttp refuses); the peers here check no tokens.
 func gfalCopy(t *testing.T, mode, src, dst string) (string, error) {
 	t.Helper()
-	testpeers.Require(t, "gfal-copy")
+	peers.Require(t, "gfal-copy")
 	args := []string{"-f", "-K", "ADLER32", "-D", "HTTP PLUGIN:INSECURE=true"}
 	if mode != "" {
 		args = append(args, "--copy-mode", mode)

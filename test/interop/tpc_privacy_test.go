@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 const tpcProtectedPolicy = `
@@ -83,9 +83,9 @@ func (p *plainPeer) requests() []string {
 // (another box over https:// and roots://) run, and the same plain
 // copies into an unprotected namespace run too.
 func TestTPCProtectedNamespaces(t *testing.T) {
-	testpeers.Require(t, "curl")
-	testpeers.Require(t, "xrdcp")
-	testpeers.Require(t, "xrootd")
+	peers.Require(t, "curl")
+	peers.Require(t, "xrdcp")
+	peers.Require(t, "xrootd")
 	bundle := tpcTrust(t)
 	poolA := t.TempDir()
 	a := startIssuerNode(t, "a", "A", "[[export]]\nprefix = \"/store\"\npools = [\""+poolA+"\"]\n"+tpcProtectedPolicy+tpcAllowLoopbackTOML)
@@ -171,8 +171,8 @@ func TestTPCProtectedNamespaces(t *testing.T) {
 	t.Run("root:// TPC", func(t *testing.T) {
 		xdata := t.TempDir()
 		os.WriteFile(filepath.Join(xdata, "src.bin"), data, 0o644)
-		xp, _ := testpeers.FreePort()
-		x, err := testpeers.StartXrootd(context.Background(), testpeers.XrootdConfig{
+		xp, _ := peers.FreePort()
+		x, err := peers.StartXrootd(context.Background(), peers.XrootdConfig{
 			DataDir: xdata, Port: xp, Name: "tpc-priv-" + strconv.Itoa(xp), WorkDir: t.TempDir(),
 			Extra: []string{"ofs.tpc pgm /usr/bin/xrdcp --server", "xrootd.chksum adler32"},
 		})

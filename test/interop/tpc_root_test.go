@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestXrdcpTPC runs `xrdcp --tpc only` between two boxes and between a
@@ -18,8 +18,8 @@ import (
 // from the source with the tpc.key rendezvous, and the copy is
 // byte-identical. A refused copy leaves nothing at the destination.
 func TestXrdcpTPC(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
-	testpeers.Require(t, "xrootd")
+	peers.Require(t, "xrdcp")
+	peers.Require(t, "xrootd")
 	a := startBox(t, 1, tpcAllowLoopback...)
 	b := startBox(t, 1, tpcAllowLoopback...)
 	data := writeRandom(t, filepath.Join(a.pools[0], "src.bin"), 7<<20+5)
@@ -27,8 +27,8 @@ func TestXrdcpTPC(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(xdata, "src.bin"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	xp, _ := testpeers.FreePort()
-	x, err := testpeers.StartXrootd(context.Background(), testpeers.XrootdConfig{
+	xp, _ := peers.FreePort()
+	x, err := peers.StartXrootd(context.Background(), peers.XrootdConfig{
 		DataDir: xdata, Port: xp, Name: "tpc-root-" + strconv.Itoa(xp), WorkDir: t.TempDir(),
 		Extra: []string{"ofs.tpc pgm /usr/bin/xrdcp --server", "xrootd.chksum adler32"},
 	})
@@ -80,7 +80,7 @@ func TestXrdcpTPC(t *testing.T) {
 // TPC; the copy fails and the destination keeps nothing, neither under
 // the final name nor as a temporary.
 func TestXrdcpTPCCutSource(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	a := startBox(t, 1, tpcAllowLoopback...)
 	b := startBox(t, 1, tpcAllowLoopback...)
 	writeRandom(t, filepath.Join(a.pools[0], "big.bin"), 768<<20)
@@ -124,8 +124,8 @@ func tempGrowing(dir string) bool {
 // verifies its certificate: a box that trusts it copies, one that does
 // not refuses and keeps nothing.
 func TestXrdcpTPCRoots(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
-	testpeers.Require(t, "openssl")
+	peers.Require(t, "xrdcp")
+	peers.Require(t, "openssl")
 	bundle := tpcTrust(t)
 	a := startBox(t, 1, tpcAllowLoopback...)
 	b := startBox(t, 1, tpcAllowLoopback...)

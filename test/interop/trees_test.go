@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // treesPolicy: everyone reads /store, writes need a token's scopes.
@@ -55,7 +55,7 @@ func holds(root, f, data string) bool {
 // only; the site linked a group's data into it.
 func TestTreesAndLinks(t *testing.T) {
 	for _, tool := range []string{"curl", "xrdfs", "gfal-rm", "davix-rm", "openssl"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	pool := t.TempDir()
 	linkedTree(t, pool)
@@ -162,11 +162,11 @@ func TestTreesAndLinks(t *testing.T) {
 	})
 
 	t.Run("root:// side by side with xrootd", func(t *testing.T) {
-		testpeers.Require(t, "xrootd")
+		peers.Require(t, "xrootd")
 		data := t.TempDir()
 		linkedTree(t, data)
-		port, _ := testpeers.FreePort()
-		x, err := testpeers.StartXrootd(context.Background(), testpeers.XrootdConfig{DataDir: data, Port: port, Name: "interop-trees", WorkDir: t.TempDir()})
+		port, _ := peers.FreePort()
+		x, err := peers.StartXrootd(context.Background(), peers.XrootdConfig{DataDir: data, Port: port, Name: "interop-trees", WorkDir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
 	"sitebox/internal/x509grid/x509test"
+	"sitebox/test/peers"
 )
 
 // gridPKI is the test CA, users and VOMS servers the X.509 tests share,
@@ -100,9 +100,9 @@ type vomsXrdHTTP struct {
 
 func startXrdHTTPVOMS(t *testing.T, c *gridCreds) *vomsXrdHTTP {
 	t.Helper()
-	testpeers.Require(t, "xrootd")
+	peers.Require(t, "xrootd")
 	lib := "/usr/lib/x86_64-linux-gnu/libXrdVoms-5.so"
-	testpeers.RequireFile(t, lib, "xrootd-voms-plugins (libXrdVoms)")
+	peers.RequireFile(t, lib, "xrootd-voms-plugins (libXrdVoms)")
 	work, data := t.TempDir(), t.TempDir()
 	writeRandom(t, filepath.Join(data, "vo", "f"), 4096)
 	copyFile(t, c.pki.Host.Cert, filepath.Join(work, "host.pem"), 0o644)
@@ -120,9 +120,9 @@ func startXrdHTTPVOMS(t *testing.T, c *gridCreds) *vomsXrdHTTP {
 	// libXrdVoms asks libvomsapi, which reads these.
 	t.Setenv("X509_CERT_DIR", caDir)
 	t.Setenv("X509_VOMS_DIR", vomsDir)
-	rp, _ := testpeers.FreePort()
-	hp, _ := testpeers.FreePort()
-	p, err := testpeers.StartXrootd(context.Background(), testpeers.XrootdConfig{
+	rp, _ := peers.FreePort()
+	hp, _ := peers.FreePort()
+	p, err := peers.StartXrootd(context.Background(), peers.XrootdConfig{
 		DataDir: data, Port: rp, Name: "voms-" + strconv.Itoa(hp), WorkDir: work,
 		Extra: []string{
 			"xrd.tls " + filepath.Join(work, "host.pem") + " " + filepath.Join(work, "host.key"),

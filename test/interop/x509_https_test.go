@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/testpeers"
 	"sitebox/internal/x509grid/x509test"
+	"sitebox/test/peers"
 )
 
 // X.509 proxies over https, side by side with XrdHttp 5.5 and its VOMS
@@ -47,7 +47,7 @@ func TestX509HTTPS(t *testing.T) {
 	} {
 		t.Run(cr.name, func(t *testing.T) {
 			for _, cl := range gridClients() {
-				testpeers.Require(t, cl.tool)
+				peers.Require(t, cl.tool)
 				ok, out := cl.get(t, c, cr.proxy, box.httpsURL+"/store/vo/f", "")
 				peerOK, peerOut := cl.get(t, c, cr.proxy, xrd.url+"/vo/f", "")
 				t.Logf("%s: box %v, XrdHttp %v", cl.name, ok, peerOK)

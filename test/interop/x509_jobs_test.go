@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"sitebox/internal/jobs"
-	"sitebox/internal/testpeers"
 	"sitebox/internal/x509grid/x509test"
+	"sitebox/test/peers"
 )
 
 // A grid user submits a job to the jobs API over https with curl, its
@@ -21,7 +21,7 @@ import (
 // read with the same proxy, its output there; another member of the VO
 // does not see it, and a proxy no rule maps may not submit.
 func TestX509Jobs(t *testing.T) {
-	testpeers.Require(t, "curl")
+	peers.Require(t, "curl")
 	c := makeGridCreds(t)
 	b := c.pki.Scratch(t)
 	bob := c.pki.VOMSProxyOf(b, c.pki.Bob, nil).Chain

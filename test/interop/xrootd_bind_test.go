@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestXrootdSubstreams downloads with `xrdcp -S 4` from xrootd 5.5 and
@@ -22,7 +22,7 @@ import (
 // substreams. query config answers bind_max and pio_max as xrootd does.
 func TestXrootdSubstreams(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "xrdfs", "xrootd", "ss"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	const size = 48 << 20
 	xdata := t.TempDir()
@@ -46,7 +46,7 @@ func TestXrootdSubstreams(t *testing.T) {
 	}
 	// Over roots:// the substreams are TLS too.
 	t.Run("sitebox roots", func(t *testing.T) {
-		testpeers.Require(t, "openssl")
+		peers.Require(t, "openssl")
 		ca := t.TempDir()
 		cert, err := os.ReadFile(b.certFile)
 		if err != nil {

@@ -9,11 +9,11 @@ import (
 	"sync"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 func TestXrdcpDownUp(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	b := startBox(t, 1)
 	data := writeRandom(t, filepath.Join(b.pools[0], "data/file.bin"), 9<<20+123)
 	dir := t.TempDir()
@@ -43,7 +43,7 @@ func TestXrdcpDownUp(t *testing.T) {
 }
 
 func TestXrdfsNamespace(t *testing.T) {
-	testpeers.Require(t, "xrdfs")
+	peers.Require(t, "xrdfs")
 	b := startBox(t, 1)
 	data := writeRandom(t, filepath.Join(b.pools[0], "a.bin"), 4321)
 	x := func(args ...string) string {
@@ -82,7 +82,7 @@ func TestXrdfsNamespace(t *testing.T) {
 }
 
 func TestParallelXrdcp(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	b := startBox(t, 1)
 	data := writeRandom(t, filepath.Join(b.pools[0], "p.bin"), 16<<20)
 	dir := t.TempDir()
@@ -142,7 +142,7 @@ print("ok", sorted(got))
 }
 
 func TestBadInputOverRoot(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	b := startBox(t, 1)
 	writeRandom(t, filepath.Join(b.pools[0], "ok.bin"), 100)
 	dir := t.TempDir()

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestXrootdErrorCodes sends the same failing requests (testdata/
@@ -18,13 +18,13 @@ import (
 // sitebox and compares the error codes. The differences that remain are
 // listed in knownCodeDifferences and explained in docs/root-protocol.md.
 func TestXrootdErrorCodes(t *testing.T) {
-	testpeers.Require(t, "xrootd")
+	peers.Require(t, "xrootd")
 	py := python(t)
 	xdata := t.TempDir()
 	os.MkdirAll(filepath.Join(xdata, "data"), 0o755)
 	os.MkdirAll(filepath.Join(xdata, "pub"), 0o755)
-	port, _ := testpeers.FreePort()
-	x, err := testpeers.StartXrootd(context.Background(), testpeers.XrootdConfig{
+	port, _ := peers.FreePort()
+	x, err := peers.StartXrootd(context.Background(), peers.XrootdConfig{
 		DataDir: xdata, Port: port, Name: "interop-codes-" + strconv.Itoa(port), WorkDir: t.TempDir(),
 		Extra: []string{"all.export /pub r/o"},
 	})

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestXrootdXattrReadOnlyExport changes attributes on a read-only export
@@ -17,15 +17,15 @@ import (
 // right first: 3010 where it has none, 3025 (read-only) where it has.
 func TestXrootdXattrReadOnlyExport(t *testing.T) {
 	for _, tool := range []string{"xrdfs", "xrootd"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	xdata, work := t.TempDir(), t.TempDir()
 	writeAttrFiles(t, filepath.Join(xdata, "ro"))
 	if err := os.WriteFile(filepath.Join(work, "authdb"), []byte("u * /ro/open a /ro lr / lr\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	port, _ := testpeers.FreePort()
-	x, err := testpeers.StartXrootd(context.Background(), testpeers.XrootdConfig{
+	port, _ := peers.FreePort()
+	x, err := peers.StartXrootd(context.Background(), peers.XrootdConfig{
 		DataDir: xdata, Port: port, Name: "interop-fattr-ro-" + strconv.Itoa(port), WorkDir: work,
 		Extra: []string{"all.export /ro r/o", "ofs.authorize 1", "acc.authdb " + filepath.Join(work, "authdb"),
 			"sec.protocol unix", "sec.protbind * only unix"},

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // TestXrootdXattrRoutes sends attribute requests through a director,
@@ -16,7 +16,7 @@ import (
 // changes as read-only (3025), as it refuses every change.
 func TestXrootdXattrRoutes(t *testing.T) {
 	for _, tool := range []string{"xrdfs", "xrdcp"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	t.Run("director", func(t *testing.T) {
 		dir := startFedNode(t, "dir", "A", "[director]\nenabled = true\nlocate_timeout = \"2s\"\n")

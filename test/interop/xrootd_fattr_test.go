@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // sendinfoProbe sends kXR_set ("monitor info …") with the Python
@@ -57,7 +57,7 @@ print(json.dumps(out, sort_keys=True))
 // xrootd keeps them ("user.U.<name>").
 func TestXrootdXattr(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "xrdfs", "xrootd"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	py := python(t)
 	xdata := t.TempDir()

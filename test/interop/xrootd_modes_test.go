@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // modesProbe makes a directory with mode rw-r--r-- (no search bit),
@@ -40,7 +40,7 @@ print(json.dumps(out))
 // into by the box, and a file opened with mode 0 is the owner's to read
 // and write, not rw-r--r--.
 func TestCreationModesGetOwnerRights(t *testing.T) {
-	testpeers.Require(t, "xrootd")
+	peers.Require(t, "xrootd")
 	py := python(t)
 	xdata := t.TempDir()
 	os.Chmod(xdata, 0o777) // xrootd runs as its own user

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // writerProbe holds a file open for writing with XRootD's Python bindings
@@ -42,7 +42,7 @@ print(json.dumps(out))
 // whole with current clients.
 func TestXrootdSemantics(t *testing.T) {
 	for _, tool := range []string{"xrdcp", "xrdfs", "xrootd"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	py := python(t)
 	xdata := t.TempDir()
@@ -137,7 +137,7 @@ type openOutcome struct {
 // counts every open that may create or change a file as a writer and
 // refuses the second with 3003, saying what to do instead.
 func TestRecreateIsAWriter(t *testing.T) {
-	testpeers.Require(t, "xrootd")
+	peers.Require(t, "xrootd")
 	py := python(t)
 	xhost := startXrootdOrigin(t, t.TempDir())
 	b := startBox(t, 1)

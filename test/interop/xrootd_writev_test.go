@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
 	"sitebox/internal/xrootd/proto"
+	"sitebox/test/peers"
 )
 
 // vectorWriteClient builds testdata/vectorwrite.cc against the XRootD
@@ -18,8 +18,8 @@ import (
 // xrdcp nor the Python bindings.
 func vectorWriteClient(t *testing.T) string {
 	t.Helper()
-	cxx := testpeers.Require(t, "g++")
-	testpeers.RequireFile(t, "/usr/include/xrootd/XrdCl/XrdClFile.hh", "the XRootD client headers (libxrootd-client-dev)")
+	cxx := peers.Require(t, "g++")
+	peers.RequireFile(t, "/usr/include/xrootd/XrdCl/XrdClFile.hh", "the XRootD client headers (libxrootd-client-dev)")
 	bin := filepath.Join(t.TempDir(), "vectorwrite")
 	out, err := exec.Command(cxx, "-O1", "-o", bin, "testdata/vectorwrite.cc", "-I/usr/include/xrootd", "-lXrdCl").CombinedOutput()
 	if err != nil {

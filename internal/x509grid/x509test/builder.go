@@ -3,7 +3,7 @@
 // tools (openssl, grid-proxy-init, voms-proxy-fake) at test time, and
 // the CA directory and vomsdir that trust them. Nothing with a key is
 // committed. Tests of any package that takes grid credentials build
-// their fixtures with it, and the benchmarks (internal/bench) their
+// their fixtures with it, and the benchmarks (test/bench) their
 // grid; nothing the box runs imports it.
 package x509test
 
@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // Builder runs the tools in one directory. The first failure sticks and
@@ -145,12 +145,12 @@ func (b *Builder) CopyTo(src, dst string) {
 }
 
 // RequireTools skips a test when a tool is missing, or fails it under
-// CI=true, where a missing tool must not pass silently (testpeers.Require);
+// CI=true, where a missing tool must not pass silently (peers.Require);
 // scripts/setup.sh installs them all.
 func RequireTools(t testing.TB, tools ...string) {
 	t.Helper()
 	for _, tool := range tools {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 }
 

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"sitebox/internal/store"
-	"sitebox/internal/testpeers"
 	"sitebox/internal/xrootd/xrdtest"
+	"sitebox/test/peers"
 )
 
 // redirectPair starts a data server holding /data/f and a "director" in
@@ -34,8 +34,8 @@ func redirectPair(t *testing.T, data []byte) (director, dataAddr string, dir str
 // xrdcp and xrdfs stat follow our kXR_redirect to a second server, which
 // sees the redirect's CGI, and get the same bytes.
 func TestRealClientFollowsRedirect(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
-	testpeers.Require(t, "xrdfs")
+	peers.Require(t, "xrdcp")
+	peers.Require(t, "xrdfs")
 	data := patterned(5<<20 + 321)
 	director, _, dir, ds, _ := redirectPair(t, data)
 	dst := filepath.Join(t.TempDir(), "f")
@@ -64,7 +64,7 @@ func TestRealClientFollowsRedirect(t *testing.T) {
 
 // xrdcp honours kXR_wait: a director still searching, then redirecting.
 func TestRealClientWaitsThenFollows(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	data := patterned(100<<10 + 1)
 	director, dataAddr, dir, _, route := redirectPair(t, data)
 	var calls atomic.Int32
@@ -86,7 +86,7 @@ func TestRealClientWaitsThenFollows(t *testing.T) {
 
 // xrdfs locate shows every replica the store's Locate gives.
 func TestRealClientLocateReplicas(t *testing.T) {
-	testpeers.Require(t, "xrdfs")
+	peers.Require(t, "xrdfs")
 	origin, _ := newOriginStore(t, false)
 	rs := &xrdtest.RouteStore{Store: origin, Locs: []store.Location{
 		{Endpoint: "127.0.0.1:1111"},

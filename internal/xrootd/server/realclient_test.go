@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // runTool runs a client program with sane timeouts and returns its output.
 func runTool(t *testing.T, env []string, name string, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(testpeers.Require(t, name), args...)
+	cmd := exec.Command(peers.Require(t, name), args...)
 	cmd.Env = append(os.Environ(), "XRD_REQUESTTIMEOUT=30", "XRD_CONNECTIONRETRY=1", "XRD_LOGLEVEL=Error")
 	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
@@ -42,7 +42,7 @@ func sameFile(t *testing.T, a, b string) {
 }
 
 func TestXrdcp(t *testing.T) {
-	testpeers.Require(t, "xrdcp")
+	peers.Require(t, "xrdcp")
 	addr, dir := testEnv(t, Config{})
 	data := patterned(20<<20 + 4321)
 	src := filepath.Join(dir, "src.bin")
@@ -102,7 +102,7 @@ func TestXrdcp(t *testing.T) {
 }
 
 func TestXrdfs(t *testing.T) {
-	testpeers.Require(t, "xrdfs")
+	peers.Require(t, "xrdfs")
 	addr, dir := testEnv(t, Config{})
 	data := patterned(123457)
 	writeTestFile(t, filepath.Join(dir, "d/f"), data)
@@ -189,7 +189,7 @@ print("python ok")
 `
 
 func TestPythonBindings(t *testing.T) {
-	py := testpeers.RequireFile(t, "../../../.venv/bin/python", "the Python venv with the XRootD bindings")
+	py := peers.RequireFile(t, "../../../.venv/bin/python", "the Python venv with the XRootD bindings")
 	addr, dir := testEnv(t, Config{})
 	data := patterned(3<<20 + 99)
 	writeTestFile(t, filepath.Join(dir, "d/f.bin"), data)

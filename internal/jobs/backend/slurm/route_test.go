@@ -14,7 +14,7 @@ import (
 	"sitebox/internal/jobs/jobstest"
 	"sitebox/internal/jobs/local/localtest"
 	"sitebox/internal/jobs/spec"
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // The router with a real Slurm as the "site" domain: site-only jobs run
@@ -22,10 +22,10 @@ import (
 // Slurm; the domain's cap holds the rest back with the reason.
 func TestRouterWithSlurm(t *testing.T) {
 	for _, tool := range []string{"munged", "slurmctld", "slurmd", "sbatch"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	dir := localtest.ReachableDir(t)
-	sl, err := testpeers.StartSlurm(context.Background(), testpeers.SlurmConfig{WorkDir: filepath.Join(dir, "slurm"), CPUs: 2, MemoryMB: 2048})
+	sl, err := peers.StartSlurm(context.Background(), peers.SlurmConfig{WorkDir: filepath.Join(dir, "slurm"), CPUs: 2, MemoryMB: 2048})
 	if err != nil {
 		t.Fatal(err)
 	}

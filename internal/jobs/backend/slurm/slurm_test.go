@@ -15,7 +15,7 @@ import (
 	"sitebox/internal/jobs"
 	"sitebox/internal/jobs/local/localtest"
 	"sitebox/internal/jobs/spec"
-	"sitebox/internal/testpeers"
+	"sitebox/test/peers"
 )
 
 // fakeSlurm answers Slurm commands from a table keyed by the command
@@ -392,13 +392,13 @@ func TestSlurmCommandTimeout(t *testing.T) {
 // one cancelled while running and one left waiting on a full node.
 func TestSlurmBackendReal(t *testing.T) {
 	for _, tool := range []string{"munged", "slurmctld", "slurmd", "sbatch"} {
-		testpeers.Require(t, tool)
+		peers.Require(t, tool)
 	}
 	t0 := time.Now()
 	ctx := context.Background()
 	dir := localtest.ReachableDir(t)
 	runAs := localtest.Slots(t, "sbxslot3")[0]
-	s, err := testpeers.StartSlurm(ctx, testpeers.SlurmConfig{WorkDir: filepath.Join(dir, "slurm"), CPUs: 2, MemoryMB: 2048})
+	s, err := peers.StartSlurm(ctx, peers.SlurmConfig{WorkDir: filepath.Join(dir, "slurm"), CPUs: 2, MemoryMB: 2048})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,138 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"sitebox/test/peers"
+)
+
+// TPCConfig describes the third-party-copy benchmark.
+type TPCConfig struct {
+	Sitebox  string // path of the sitebox binary to serve with
+	WorkDir  string // scratch directory (the files live here)
+	FileSize int64  // bytes (default 1 GiB)
+	Rounds   int    // repetitions per point; the median is reported (default 3)
+	Out      io.Writer
+}
+
+// TPCResult is one measured transfer kind on one pair of servers.
+type TPCResult struct {
+	Server string // "sitebox" or "xrootd"
+	Proto  string // "root" (xrdcp --tpc only) or "https" (HTTP-TPC pull)
+	MBps   float64
+	// CPUSecs is the CPU both servers (and their copy helpers, xrootd's
+	// `xrdcp --server`) spent per copy, median over rounds.
+	CPUSecs float64
+}
+
+// tpcPair is two servers of one kind and how a copy between them runs.
+type tpcPair struct {
+	name  string
+	procs []*peers.Process
+	root  func(ctx context.Context) error
+	https func(ctx context.Context) error
+}
+
+// TPC copies one file between two sitebox boxes and between two xrootd
+// 5.5 servers (with XrdHttp and its TPC handler), by root:// TPC and by
+// HTTP-TPC pull, pairs interleaved round by round. The source file is in
+// the page cache; the destination writes to the same disk.
+func TPC(ctx context.Context, cfg TPCConfig) ([]TPCResult, error) {
+	if err := needBinAndDir("bench tpc", cfg.Sitebox, cfg.WorkDir); err != nil {
+		return nil, err
+	}
+	if cfg.FileSize <= 0 {
+		cfg.FileSize = 1 << 30
+	}
+	if cfg.Rounds <= 0 {
+		cfg.Rounds = 3
+	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
+	for _, tool := range []string{"xrdcp", "xrootd", "curl", "openssl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return nil, fmt.Errorf("bench tpc needs %s: %w", tool, err)
+		}
+	}
+	env, err := newTPCEnv(ctx, cfg)
+	if err != nil {
+		env.stop()
+		return nil, err
+	}
+	defer env.stop()
+	fmt.Fprintf(cfg.Out, "bench tpc: %d MiB file, %d rounds\n", cfg.FileSize>>20, cfg.Rounds)
+
+	type key struct{ server, proto string }
+	mbps, cpu := map[key][]float64{}, map[key][]float64{}
+	for r := 0; r < cfg.Rounds; r++ {
+		for i := range env.pairs {
+			p := env.pairs[(i+r)%len(env.pairs)]
+			for _, kind := range []struct {
+				proto string
+				run   func(context.Context) error
+			}{{"root", p.root}, {"https", p.https}} {
+				before := cpuOf(p.procs)
+				start := time.Now()
+				if err := kind.run(ctx); err != nil {
+					return nil, fmt.Errorf("%s %s TPC: %w", p.name, kind.proto, err)
+				}
+				secs := time.Since(start).Seconds()
+				k := key{p.name, kind.proto}
+				mbps[k] = append(mbps[k], float64(cfg.FileSize)/secs/1e6)
+				cpu[k] = append(cpu[k], (cpuOf(p.procs) - before).Seconds())
+				fmt.Fprintf(cfg.Out, "  %-8s %-5s round %d: %7.0f MB/s, %5.2f s CPU\n", p.name, kind.proto, r+1, mbps[k][r], cpu[k][r])
+			}
+		}
+	}
+	var out []TPCResult
+	for _, p := range env.pairs {
+		for _, proto := range []string{"root", "https"} {
+			k := key{p.name, proto}
+			out = append(out, TPCResult{Server: p.name, Proto: proto, MBps: median(mbps[k]), CPUSecs: median(cpu[k])})
+		}
+	}
+	return out, nil
+}
+
+// cpuOf is the CPU the processes and their waited-for children used.
+func cpuOf(ps []*peers.Process) time.Duration {
+	var total time.Duration
+	for _, p := range ps {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(p.Cmd.Process.Pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		for _, i := range []int{11, 12, 13, 14} { // utime stime cutime cstime
+			if i < len(f) {
+				n, _ := strconv.ParseInt(f[i], 10, 64)
+				total += time.Duration(n) * time.Second / 100
+			}
+		}
+	}
+	return total
+}
+
+// FormatTPC renders results as a Markdown table.
+func FormatTPC(rs []TPCResult, size int64) string {
+	out := fmt.Sprintf("Third-party copy of a %d MiB file between two servers on one machine (median):\n\n", size>>20)
+	out += "| protocol | server pair | MB/s | CPU s per copy (both servers) |\n|---|---|---:|---:|\n"
+	for _, proto := range []string{"root", "https"} {
+		for _, r := range rs {
+			if r.Proto == proto {
+				label := map[string]string{"root": "root:// (xrdcp --tpc only)", "https": "HTTP-TPC pull (COPY + Source)"}[proto]
+				out += fmt.Sprintf("| %s | %s | %.0f | %.2f |\n", label, r.Server, r.MBps, r.CPUSecs)
+			}
+		}
+	}
+	return out
+}
