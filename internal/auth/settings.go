@@ -19,12 +19,16 @@ type Settings struct {
 	// Issuers are the token issuers trusted here.
 	Issuers []IssuerEntry `toml:"issuer"`
 	// ClockSkew allowed on exp, nbf and iat, and on Kerberos
-	// authenticators (default "60s"; nil when unset, between 0 and 1h).
-	ClockSkew *units.Duration `toml:"clock_skew"`
+	// authenticators (default "60s"; at most 1h). 0 is unset: "0s" has no
+	// meaning of its own (the verifiers never took it for "no skew": the
+	// token verifier read it as its 60s, Kerberos as its 5m, and no
+	// grid's clocks agree to the second), so the config's type check
+	// refuses it.
+	ClockSkew units.Duration `toml:"clock_skew" nonzero:"positive duration of at most 1h"`
 	// MaxTokenLifetime is the longest validity of a token accepted
-	// (default "168h"; the WLCG profile's default maximum is "6h"; nil
-	// when unset, between 1m and a year).
-	MaxTokenLifetime *units.Duration `toml:"max_token_lifetime"`
+	// (default "168h"; the WLCG profile's default maximum is "6h";
+	// between 1m and a year; 0 is unset and "0s" refused).
+	MaxTokenLifetime units.Duration `toml:"max_token_lifetime" nonzero:"duration between 1m and 8760h"`
 	// CA is a PEM file of extra CA certificates trusted when fetching
 	// issuers' keys over https (another box's self-signed certificate).
 	CA string `toml:"ca"`
@@ -101,11 +105,11 @@ func (a *Settings) Enabled() bool { return len(a.Issuers) > 0 || a.SiteIssuer }
 // Defaults fills unset fields with their documented defaults.
 func (a *Settings) Defaults() {
 	a.X509.defaults(os.Getenv)
-	if a.ClockSkew == nil {
-		a.ClockSkew = duration(DefaultClockSkew)
+	if a.ClockSkew == 0 {
+		a.ClockSkew = units.Duration(DefaultClockSkew)
 	}
-	if a.MaxTokenLifetime == nil {
-		a.MaxTokenLifetime = duration(DefaultMaxLifetime)
+	if a.MaxTokenLifetime == 0 {
+		a.MaxTokenLifetime = units.Duration(DefaultMaxLifetime)
 	}
 	for i := range a.Issuers {
 		if a.Issuers[i].BasePath == "" {
@@ -133,10 +137,11 @@ func (a *Settings) Validate() []problem.Problem {
 	add := func(key, format string, args ...any) {
 		ps = append(ps, problem.Problem{Key: "auth." + key, Msg: fmt.Sprintf(format, args...)})
 	}
-	if d := a.ClockSkew; d != nil && (*d < 0 || d.D() > time.Hour) {
-		add("clock_skew", "%q is not a duration between 0 and 1h", d.String())
+	// 0 is unset here: a "0s" in the file is the type check's (nonzero).
+	if d := a.ClockSkew.D(); d < 0 || d > time.Hour {
+		add("clock_skew", "%q is not a positive duration of at most 1h", d.String())
 	}
-	if d := a.MaxTokenLifetime; d != nil && (d.D() < time.Minute || d.D() > maxMaxLifetime) {
+	if d := a.MaxTokenLifetime.D(); d != 0 && (d < time.Minute || d > maxMaxLifetime) {
 		add("max_token_lifetime", "%q is not a duration between 1m and %v", d.String(), maxMaxLifetime)
 	}
 	if a.CA != "" {
@@ -301,26 +306,15 @@ const maxMaxLifetime = 365 * 24 * time.Hour
 
 // MaxLifetime is [auth] max_token_lifetime (its default when unset).
 func (a *Settings) MaxLifetime() time.Duration {
-	if a.MaxTokenLifetime == nil {
+	if a.MaxTokenLifetime == 0 {
 		return DefaultMaxLifetime
 	}
 	return a.MaxTokenLifetime.D()
 }
 
-// Skew is [auth] clock_skew; 0 when unset, for each verifier's own
-// default.
-func (a *Settings) Skew() time.Duration {
-	if a.ClockSkew == nil {
-		return 0
-	}
-	return a.ClockSkew.D()
-}
-
-// duration is a set duration setting of d.
-func duration(d time.Duration) *units.Duration {
-	v := units.Duration(d)
-	return &v
-}
+// Skew is [auth] clock_skew; 0 when unset (Defaults not applied), for
+// each verifier's own default.
+func (a *Settings) Skew() time.Duration { return a.ClockSkew.D() }
 
 // VerifierConfig is the verifier's config for the trusted issuers, all
 // but the site issuer, which the box adds once its key is loaded.

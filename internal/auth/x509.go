@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -41,11 +42,9 @@ func (x *X509Settings) X509() (*X509, error) {
 	if x == nil {
 		return nil, nil
 	}
-	refresh := defaultX509Refresh
-	if x.Refresh != nil {
-		refresh = x.Refresh.D()
-	}
-	a := &X509{settings: *x, refresh: refresh}
+	a := &X509{settings: *x}
+	a.settings.defaults(os.Getenv) // a Refresh of 0 would stop the ticker
+	a.refresh = a.settings.Refresh.D()
 	if err := a.Reload(); err != nil {
 		return nil, err
 	}

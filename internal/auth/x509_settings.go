@@ -28,8 +28,8 @@ type X509Settings struct {
 	// Refresh is how often the CA directory, the vomsdir and the mapfiles
 	// are read again (default "1h"; between 1m and 24h), so CRLs
 	// fetch-crl renews and CAs the IGTF distribution adds count without
-	// a restart.
-	Refresh *units.Duration `toml:"refresh"`
+	// a restart. 0 is unset; "0s" is refused.
+	Refresh units.Duration `toml:"refresh" nonzero:"duration between 1m and 24h"`
 	// GridMapfile maps DNs to local users, `"/DC=org/…/CN=Alice" alice`
 	// per line (Globus' grid-mapfile); VOMSMapfile maps FQANs,
 	// `"/cms/Role=production/Capability=NULL" cmsprod` (XRootD's
@@ -81,8 +81,8 @@ func (x *X509Settings) defaults(getenv func(string) string) {
 	if x.CRL == "" {
 		x.CRL = x509grid.CRLTry.String()
 	}
-	if x.Refresh == nil {
-		x.Refresh = duration(defaultX509Refresh)
+	if x.Refresh == 0 {
+		x.Refresh = units.Duration(defaultX509Refresh)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"sitebox/internal/store"
+	"sitebox/internal/units"
 	"sitebox/internal/x509grid"
 )
 
@@ -200,7 +201,7 @@ func TestMapfileLines(t *testing.T) {
 // Config check names the rule, the mapfile and the FQAN form at fault.
 func TestX509SettingsProblems(t *testing.T) {
 	dir := t.TempDir()
-	s := X509Settings{CertDir: dir, VOMSDir: dir, Refresh: duration(time.Second),
+	s := X509Settings{CertDir: dir, VOMSDir: dir, Refresh: units.Duration(time.Second),
 		GridMapfile: filepath.Join(dir, "missing-grid-mapfile"),
 		VOMSMapfile: writeText(t, "voms-mapfile", "\"/cms\" ok\n\"/cms/Capability=NULL/Role=x\" bad\n"),
 		Maps: []X509MapEntry{

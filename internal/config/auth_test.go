@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestIssuerVOProblems: wrong VO settings are refused with their line.
@@ -89,5 +90,34 @@ func TestMaxTokenLifetime(t *testing.T) {
 	}
 	if _, _, err := Parse("site.toml", []byte(base+"max_token_lifetime = \"6h\"\n")); err != nil {
 		t.Errorf("max_token_lifetime = 6h: %v", err)
+	}
+}
+
+// TestClockSkew: [auth] clock_skew takes a positive duration up to an
+// hour, 60s when unset; "0s" is refused (kerberos and tokens never read
+// it as "no skew").
+func TestClockSkew(t *testing.T) {
+	dir := t.TempDir()
+	base := "[[export]]\nprefix = \"/store\"\npools = [\"" + dir + "\"]\n[auth]\nsite_issuer = true\n"
+	cfg, _, err := Parse("site.toml", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ApplyDefaults("box.example.org", false)
+	if d := cfg.Auth.Skew(); d != 60*time.Second {
+		t.Errorf("default clock_skew = %v; want 60s", d)
+	}
+	for bad, msg := range map[string]string{
+		"-1s": `"-1s" is not a positive duration of at most 1h`,
+		"2h":  `"2h0m0s" is not a positive duration of at most 1h`,
+		"0s":  `"0s" is not a positive duration of at most 1h (leave the setting out for its default)`,
+	} {
+		_, _, err := Parse("site.toml", []byte(base+"clock_skew = \""+bad+"\"\n"))
+		if err == nil || !strings.Contains(err.Error(), "line 6: auth.clock_skew: "+msg) {
+			t.Errorf("clock_skew = %q: %v, want %s", bad, err, msg)
+		}
+	}
+	if _, _, err := Parse("site.toml", []byte(base+"clock_skew = \"5s\"\n")); err != nil {
+		t.Errorf("clock_skew = 5s: %v", err)
 	}
 }

@@ -93,3 +93,50 @@ pools = ["`+dir+`"]
 		t.Errorf("no problem reported for %s: %v", k, ps.List)
 	}
 }
+
+// A "0s" written for a frontend timeout or an [auth] duration is named
+// at its line, once, with the range the setting takes, rather than taken
+// for "unset" and silently given the default.
+func TestFrontendZeroDurations(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := Parse("zero.toml", []byte(`[root]
+request_timeout = "0s"
+write_timeout = "0s"
+idle_timeout = "0s"
+[https]
+header_timeout = "0s"
+body_timeout = "0s"
+[auth]
+site_issuer = true
+clock_skew = "0s"
+max_token_lifetime = "0s"
+[auth.x509]
+cert_dir = "`+dir+`"
+voms_dir = "`+dir+`"
+refresh = "0s"
+[[export]]
+prefix = "/store"
+pools = ["`+dir+`"]
+`))
+	var ps *Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("Parse error = %v, want *Problems", err)
+	}
+	want := []string{
+		`line 2: root.request_timeout: "0s" is not a duration of at least 1s (leave the setting out for its default)`,
+		`line 3: root.write_timeout: "0s" is not a duration of at least 1s (leave the setting out for its default)`,
+		`line 4: root.idle_timeout: "0s" is not a duration of at least 1s (leave the setting out for its default)`,
+		`line 6: https.header_timeout: "0s" is not a duration of at least 1s (leave the setting out for its default)`,
+		`line 7: https.body_timeout: "0s" is not a duration of at least 1s (leave the setting out for its default)`,
+		`line 10: auth.clock_skew: "0s" is not a positive duration of at most 1h (leave the setting out for its default)`,
+		`line 11: auth.max_token_lifetime: "0s" is not a duration between 1m and 8760h (leave the setting out for its default)`,
+		`line 15: auth.x509.refresh: "0s" is not a duration between 1m and 24h (leave the setting out for its default)`,
+	}
+	var got []string
+	for _, p := range ps.List {
+		got = append(got, p.String())
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

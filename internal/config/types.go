@@ -70,9 +70,12 @@ func walkTable(t reflect.Type, table map[string]any, prefix string, pos *Positio
 	}
 }
 
-// nonZero checks a setting tagged nonzero:"" (a size or duration whose
+// nonZero checks a setting tagged nonzero (a size or duration whose
 // zero value means "unset, take the default"): written as 0 in the file,
-// it would silently become the default, so it is named instead.
+// it would silently become the default, so it is named instead. The
+// tag's value, when given, says what the setting takes ("duration of at
+// least 1s"), so the message names the range Validate holds the setting
+// to rather than only "positive".
 func nonZero(f reflect.StructField, v any, key string, pos *Positions, ps *[]Problem) bool {
 	if _, tagged := f.Tag.Lookup("nonzero"); !tagged {
 		return true
@@ -94,18 +97,21 @@ func nonZero(f reflect.StructField, v any, key string, pos *Positions, ps *[]Pro
 	if !zero {
 		return true
 	}
-	what := "value"
-	switch t {
-	case reflect.TypeOf(units.Size(0)), reflect.TypeOf(BufferMemory(0)):
-		what = "size"
-	case reflect.TypeOf(units.Duration(0)):
-		what = "duration"
+	want := f.Tag.Get("nonzero")
+	if want == "" {
+		want = "positive value"
+		switch t {
+		case reflect.TypeOf(units.Size(0)), reflect.TypeOf(BufferMemory(0)):
+			want = "positive size"
+		case reflect.TypeOf(units.Duration(0)):
+			want = "positive duration"
+		}
 	}
 	written := fmt.Sprint(v)
 	if x, ok := v.(string); ok {
 		written = strconv.Quote(x)
 	}
-	*ps = append(*ps, Problem{Line: pos.Line(key), Key: key, Msg: fmt.Sprintf("%s is not a positive %s (leave the setting out for its default)", written, what)})
+	*ps = append(*ps, Problem{Line: pos.Line(key), Key: key, Msg: fmt.Sprintf("%s is not a %s (leave the setting out for its default)", written, want)})
 	return false
 }
 

@@ -9,9 +9,6 @@ import (
 	"time"
 )
 
-// defaultBodyTimeout is Config.BodyTimeout's default.
-const defaultBodyTimeout = time.Minute
-
 // stallError is an upload body that stopped arriving: 408.
 type stallError struct{ timeout time.Duration }
 

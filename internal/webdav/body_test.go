@@ -10,12 +10,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"sitebox/internal/units"
 )
 
 // An upload whose body stops arriving is abandoned after BodyTimeout with
 // 408 and leaves nothing; one that trickles steadily is taken whole.
 func TestPutBodyTimeout(t *testing.T) {
-	srv, dir := newServer(t, Config{Settings: Settings{BodyTimeout: timeout(300 * time.Millisecond)}})
+	srv, dir := newServer(t, Config{Settings: Settings{BodyTimeout: units.Duration(300 * time.Millisecond)}})
 	put := func(name string, gaps int) (*http.Response, string) {
 		c, err := net.Dial("tcp", srv.Listener.Addr().String())
 		if err != nil {

@@ -14,7 +14,6 @@ import (
 	"sitebox/internal/auth"
 	"sitebox/internal/store"
 	"sitebox/internal/tpc"
-	"sitebox/internal/units"
 )
 
 // Config tunes the handler: the [https] settings of the config file and
@@ -70,10 +69,6 @@ type Handler struct {
 func New(cfg Config, st store.Store, log *slog.Logger) *Handler {
 	if cfg.ServerName == "" {
 		cfg.ServerName = "sitebox"
-	}
-	if cfg.BodyTimeout == nil || *cfg.BodyTimeout <= 0 {
-		d := units.Duration(defaultBodyTimeout)
-		cfg.BodyTimeout = &d
 	}
 	if cfg.CopyBuffers == nil {
 		cfg.CopyBuffers = tpc.NewBudget(tpc.BufferMemoryFor(0))

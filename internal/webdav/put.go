@@ -140,7 +140,7 @@ func withPath(err error, op, name, tmp string) error {
 // client's (clientBodyError → 400, stallError → 408, MaxBytesError → 413);
 // write failures are the store's.
 func (h *Handler) copyBody(w http.ResponseWriter, r *http.Request, f store.WritableFile) (int64, error) {
-	body := newProgressBody(w, r.Body, h.cfg.BodyTimeout.D())
+	body := newProgressBody(w, r.Body, h.cfg.bodyTimeout())
 	defer body.done()
 	buf := make([]byte, firstPutBuffer)
 	var off int64

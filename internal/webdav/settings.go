@@ -28,10 +28,11 @@ type Settings struct {
 	// HeaderTimeout bounds the wait for a request's headers (default
 	// "30s"); BodyTimeout how long an upload's body may go without a byte
 	// before it is abandoned with 408, leaving nothing (default "1m").
-	// Each at least 1s; nil when unset ("0s" is no timeout to keep, and
-	// is refused).
-	HeaderTimeout *units.Duration `toml:"header_timeout"`
-	BodyTimeout   *units.Duration `toml:"body_timeout"`
+	// Each at least 1s; 0 when unset, for the defaults (ReadHeaderTimeout,
+	// bodyTimeout); the tag nonzero has the config's type check refuse a
+	// "0s" in the file, no timeout to keep.
+	HeaderTimeout units.Duration `toml:"header_timeout" nonzero:"duration of at least 1s"`
+	BodyTimeout   units.Duration `toml:"body_timeout" nonzero:"duration of at least 1s"`
 	// MaxConnsPerClient bounds the connections one address may hold open
 	// (default 512; -1: no limit), MaxConnsPerNetwork those of one network,
 	// an IPv4 /24 or IPv6 /64 (default 1024, and no less than
@@ -79,10 +80,10 @@ func (h *Settings) Validate() []problem.Problem {
 	}
 	for _, d := range []struct {
 		key string
-		v   *units.Duration
+		v   units.Duration
 	}{{"header_timeout", h.HeaderTimeout}, {"body_timeout", h.BodyTimeout}} {
-		if d.v == nil {
-			continue
+		if d.v == 0 {
+			continue // unset
 		}
 		if msg := problem.CheckAtLeast(d.v.D(), time.Second); msg != "" {
 			ps.Add(d.key, "%s", msg)
@@ -91,12 +92,26 @@ func (h *Settings) Validate() []problem.Problem {
 	return ps.All
 }
 
+// The timeouts' defaults, taken where a setting is unset (0).
+const (
+	defaultHeaderTimeout = 30 * time.Second
+	defaultBodyTimeout   = time.Minute
+)
+
 // ReadHeaderTimeout is header_timeout with its default (30s).
 func (h *Settings) ReadHeaderTimeout() time.Duration {
-	if h.HeaderTimeout != nil && *h.HeaderTimeout > 0 {
+	if h.HeaderTimeout > 0 {
 		return h.HeaderTimeout.D()
 	}
-	return 30 * time.Second
+	return defaultHeaderTimeout
+}
+
+// bodyTimeout is body_timeout with its default (1m).
+func (h *Settings) bodyTimeout() time.Duration {
+	if h.BodyTimeout > 0 {
+		return h.BodyTimeout.D()
+	}
+	return defaultBodyTimeout
 }
 
 // ConnsPerNetwork is max_conns_per_network with its default, for

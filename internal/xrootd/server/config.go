@@ -128,12 +128,16 @@ func (c *Config) defaults() {
 	// response: one that stops reading its answers is disconnected then,
 	// freeing its buffer. Over plain TCP it is the time without progress;
 	// over TLS, the time for one frame (at most MaxReadChunk).
-	c.WriteTimeout = orDefault(c.WriteTimeout, time.Minute)
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = units.Duration(time.Minute)
+	}
 	// RequestTimeout bounds the wait for the rest of a request once its
 	// first byte arrived: the 24-byte header and its payload, a write's
 	// data included. A client that starts a request and goes silent is
 	// disconnected then.
-	c.RequestTimeout = orDefault(c.RequestTimeout, time.Minute)
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = units.Duration(time.Minute)
+	}
 	c.Limits.defaults()
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = 30 * time.Second
@@ -143,27 +147,18 @@ func (c *Config) defaults() {
 	// hold descriptors for ever; a connection whose files, all open for
 	// reading, have been untouched this long may be closed when others
 	// need its place (reclaim.go).
-	idle := defaultIdleTimeout
-	if c.Manager {
-		idle = defaultManagerIdleTimeout
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = units.Duration(defaultIdleTimeout)
+		if c.Manager {
+			c.IdleTimeout = units.Duration(defaultManagerIdleTimeout)
+		}
 	}
-	c.IdleTimeout = orDefault(c.IdleTimeout, idle)
 	if c.DrainWait <= 0 {
 		c.DrainWait = defaultDrainWait
 	}
 	if c.setupGrace <= 0 {
 		c.setupGrace = defaultSetupGrace
 	}
-}
-
-// orDefault is d when set, else def: a timeout the file leaves unset is
-// nil. The server reads its timeouts after defaults, never nil.
-func orDefault(d *units.Duration, def time.Duration) *units.Duration {
-	if d == nil || *d <= 0 {
-		v := units.Duration(def)
-		return &v
-	}
-	return d
 }
 
 // The default idle timeouts: a minute longer than XrdCl keeps an unused

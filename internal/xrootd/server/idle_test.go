@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"sitebox/internal/units"
 	"sitebox/internal/xrootd/proto"
 )
 
 // A logged-in client that holds nothing is disconnected after IdleTimeout;
 // one with an open file is kept however long it stays quiet.
 func TestIdleTimeout(t *testing.T) {
-	addr, dir := testEnv(t, Config{Settings: Settings{IdleTimeout: timeout(200 * time.Millisecond)}})
+	addr, dir := testEnv(t, Config{Settings: Settings{IdleTimeout: units.Duration(200 * time.Millisecond)}})
 	writeTestFile(t, filepath.Join(dir, "f"), []byte("data"))
 
 	idle := login(t, addr)

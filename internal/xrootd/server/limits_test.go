@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"sitebox/internal/units"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -259,7 +260,7 @@ func wantClosed(t *testing.T, r *rawConn, within time.Duration) time.Duration {
 }
 
 func TestPartialRequestTimeout(t *testing.T) {
-	addr, dir := testEnv(t, Config{Settings: Settings{RequestTimeout: timeout(300 * time.Millisecond)}})
+	addr, dir := testEnv(t, Config{Settings: Settings{RequestTimeout: units.Duration(300 * time.Millisecond)}})
 	writeTestFile(t, filepath.Join(dir, "f"), []byte("data"))
 
 	t.Run("half a header", func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"sitebox/internal/units"
 	"sitebox/internal/xrootd/proto"
 )
 
@@ -122,7 +123,7 @@ func TestReclaimSparesNewSessions(t *testing.T) {
 // for writing is never closed so, nor one silent for less.
 func TestReclaimSilentFileHolders(t *testing.T) {
 	idle := 300 * time.Millisecond
-	addr, dir := testEnv(t, Config{Settings: Settings{IdleTimeout: timeout(idle), Limits: Limits{OpenFiles: 3, OpenFilesPerClient: 3, OpenFilesPerNetwork: 3}}})
+	addr, dir := testEnv(t, Config{Settings: Settings{IdleTimeout: units.Duration(idle), Limits: Limits{OpenFiles: 3, OpenFilesPerClient: 3, OpenFilesPerNetwork: 3}}})
 	writeTestFile(t, filepath.Join(dir, "f"), []byte("data"))
 	writer := loginAt(t, addr, "127.0.1.1")
 	wh := writer.open("/w", proto.OpenNew)

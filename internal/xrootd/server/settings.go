@@ -32,24 +32,25 @@ type Settings struct {
 	// of the packaged unit (LimitNOFILE) and of a common 65536 limit,
 	// with room for https.
 	Limits
-	// The timeouts are nil when unset, for the server's defaults: "0s"
-	// is no timeout the server could keep, and is refused.
+	// The timeouts are 0 when unset, for the server's defaults
+	// (Config.defaults); the tag nonzero has the config's type check
+	// refuse a "0s" in the file, no timeout the server could keep.
 	//
 	// RequestTimeout is how long a started request (its header, a write's
 	// data) may go without a byte before the client is disconnected
 	// (default "1m"; at least 1s).
-	RequestTimeout *units.Duration `toml:"request_timeout"`
+	RequestTimeout units.Duration `toml:"request_timeout" nonzero:"duration of at least 1s"`
 	// WriteTimeout is how long a client may leave an answer unread before
 	// it is disconnected, freeing the buffer it holds (default "1m"; at
 	// least 1s).
-	WriteTimeout *units.Duration `toml:"write_timeout"`
+	WriteTimeout units.Duration `toml:"write_timeout" nonzero:"duration of at least 1s"`
 	// IdleTimeout is how long a session may hold no open file and have no
 	// request in flight before it is closed, and how long a session with
 	// files open only for reading must have been silent before it may be
 	// closed when the open-file limits are reached (default "6m",
 	// "21m" on a director: a minute longer than the XRootD client keeps
 	// an unused connection; at least 1s).
-	IdleTimeout *units.Duration `toml:"idle_timeout"`
+	IdleTimeout units.Duration `toml:"idle_timeout" nonzero:"duration of at least 1s"`
 	// DrainRedirect (root://host:port) is where this server sends new
 	// requests while it drains on a graceful stop: the director it
 	// belongs to. Unset: the root:// address the director in [advertise]
@@ -103,14 +104,14 @@ func (r *Settings) Validate() []problem.Problem {
 	}
 	for _, d := range []struct {
 		key string
-		v   *units.Duration
+		v   units.Duration
 	}{
 		{"request_timeout", r.RequestTimeout},
 		{"write_timeout", r.WriteTimeout},
 		{"idle_timeout", r.IdleTimeout},
 	} {
-		if d.v == nil {
-			continue
+		if d.v == 0 {
+			continue // unset
 		}
 		if msg := problem.CheckAtLeast(d.v.D(), time.Second); msg != "" {
 			ps.Add(d.key, "%s", msg)

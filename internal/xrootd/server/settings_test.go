@@ -13,13 +13,13 @@ import (
 func TestSettingsValidate(t *testing.T) {
 	ok := Settings{Addr: "127.0.0.1:1094", DrainRedirect: "root://director.example.org:1094",
 		Limits:         Limits{Sessions: -1, OpenFilesPerSession: 10, SubstreamsPerSession: 15},
-		RequestTimeout: timeout(time.Second), IdleTimeout: timeout(90 * time.Second)}
+		RequestTimeout: units.Duration(time.Second), IdleTimeout: units.Duration(90 * time.Second)}
 	if ps := ok.Validate(); len(ps) != 0 {
 		t.Fatalf("valid settings: %v", ps)
 	}
 	bad := Settings{Addr: "1094", DrainRedirect: "https://director.example.org:1094",
 		Limits:         Limits{SessionsPerNetwork: -2, OpenFiles: -5, SubstreamsPerSession: 16},
-		RequestTimeout: timeout(500 * time.Millisecond), WriteTimeout: timeout(-time.Second), IdleTimeout: timeout(10 * time.Millisecond)}
+		RequestTimeout: units.Duration(500 * time.Millisecond), WriteTimeout: units.Duration(-time.Second), IdleTimeout: units.Duration(10 * time.Millisecond)}
 	want := map[string]string{
 		"root.addr":                       `"1094" is not host:port`,
 		"root.drain_redirect":             `scheme must be root`,
@@ -57,17 +57,23 @@ func TestSettingsDrainTo(t *testing.T) {
 	}
 }
 
-// timeout is a [root] timeout set to d.
-func timeout(d time.Duration) *units.Duration {
-	v := units.Duration(d)
-	return &v
-}
-
-// A zero timeout is refused rather than taken for "none" or the default.
+// A timeout left at 0 is unset and takes the server's default (a "0s"
+// written in the file is refused by the config's type check, see
+// config.TestFrontendZeroDurations); a director's listener keeps idle
+// sessions longer.
 func TestSettingsZeroTimeout(t *testing.T) {
-	s := Settings{RequestTimeout: timeout(0)}
-	ps := s.Validate()
-	if len(ps) != 1 || ps[0].Key != "root.request_timeout" || ps[0].Msg != `"0s" is not a duration of at least 1s (e.g. "1m")` {
-		t.Errorf("request_timeout = \"0s\": %v", ps)
+	s := Settings{RequestTimeout: 0}
+	if ps := s.Validate(); len(ps) != 0 {
+		t.Errorf("unset request_timeout: %v", ps)
+	}
+	c := Config{Settings: s}
+	c.defaults()
+	if c.RequestTimeout.D() != time.Minute || c.WriteTimeout.D() != time.Minute || c.IdleTimeout.D() != defaultIdleTimeout {
+		t.Errorf("defaults: request %v, write %v, idle %v", c.RequestTimeout, c.WriteTimeout, c.IdleTimeout)
+	}
+	m := Config{Manager: true}
+	m.defaults()
+	if m.IdleTimeout.D() != defaultManagerIdleTimeout {
+		t.Errorf("director's idle timeout %v, want %v", m.IdleTimeout, defaultManagerIdleTimeout)
 	}
 }
