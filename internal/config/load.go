@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sitebox/internal/problem"
 	"strings"
 
 	toml "github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
+
+	"sitebox/internal/problem"
 )
 
 // Problem is one thing wrong with a config file.
