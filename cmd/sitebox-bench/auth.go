@@ -12,17 +12,8 @@ import (
 
 // newBenchAuthCmd is `sitebox-bench auth`: what each wire-protection level
 // costs in throughput, root:// and https:// side by side in one run.
-func newBenchAuthCmd() *cobra.Command {
-	var (
-		cfg     bench.AuthConfig
-		size    string
-		workDir string
-		quick   bool
-	)
-	cmd := &cobra.Command{
-		Use:   "auth",
-		Short: "Throughput of one file read over root:// and https:// at protection levels none, integrity and privacy",
-		Long: `Starts a sitebox box with three public-read namespaces, /bench/none,
+// benchAuthLong is the auth command's help: what it starts and measures.
+const benchAuthLong = `Starts a sitebox box with three public-read namespaces, /bench/none,
 /bench/integrity and /bench/privacy, holding the same file, serving root://
 (and roots:// with its self-signed certificate) and https://, plus a second
 box with the same policy over the same pool serving plain http://. The file
@@ -56,7 +47,19 @@ once (connections/s, server and client CPU per login), and the data rate
 of a copy after a gsi login beside one after an anonymous login.
 Skipped, with a note, without voms-clients; xrootd's rows without
 xrootd-voms-plugins.
-Progress goes to stderr. Needs xrdcp, xrdfs, curl and openssl.`,
+Progress goes to stderr. Needs xrdcp, xrdfs, curl and openssl.`
+
+func newBenchAuthCmd() *cobra.Command {
+	var (
+		cfg     bench.AuthConfig
+		size    string
+		workDir string
+		quick   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "auth",
+		Short: "Throughput of one file read over root:// and https:// at protection levels none, integrity and privacy",
+		Long:  benchAuthLong,
 		Example: `  sitebox-bench auth                 # 1 GiB, 3 rounds: about a minute
   sitebox-bench auth --quick         # 256 MiB, 1 round
   sitebox-bench auth --size 4GiB --rounds 5`,
