@@ -230,6 +230,11 @@ func TestLendFetchBuffers(t *testing.T) {
 		}
 	}
 	e.settle()
+	// The loans go through a handle of their own: lends at offsets
+	// near f's reads would continue f's stream, whose read-ahead would
+	// fetch the blocks the loans below expect in flight.
+	h := e.open("/store/k")
+	defer h.Close()
 	crcs := make([]uint32, pgPages(0, 2<<20))
 	pages := store.LendOptions{CRCs: crcs}
 	check := func(loan store.Loan, off int64) {
@@ -244,7 +249,7 @@ func TestLendFetchBuffers(t *testing.T) {
 	}
 	// Block 2 is kept: lent up to its end, and let go once given back.
 	held := e.c.keep.held()
-	loan, lent, err := lendAt(f, 2<<20+8192, 2<<20, pages)
+	loan, lent, err := lendAt(h, 2<<20+8192, 2<<20, pages)
 	if err != nil || !lent || len(loan.Bytes) != 1<<20-8192 {
 		t.Fatalf("lent %d bytes (%v, %v), want the rest of block 2", len(loan.Bytes), lent, err)
 	}
@@ -258,24 +263,24 @@ func TestLendFetchBuffers(t *testing.T) {
 	}
 	// Not a multiple of 4 KiB: lent, without CRCs (the caller computes
 	// them from the bytes).
-	loan, lent, err = lendAt(f, 3<<20+1, 4096, pages)
+	loan, lent, err = lendAt(h, 3<<20+1, 4096, pages)
 	if err != nil || !lent || !bytes.Equal(loan.Bytes, want[3<<20+1:3<<20+4097]) || loan.CRCs != nil {
 		t.Fatalf("Lend at an unaligned offset: %d bytes (%v, %v), CRCs %v", len(loan.Bytes), lent, err, loan.CRCs)
 	}
 	loan.Release()
 	// Bytes on disk only, mapped pages not allowed: read, with CRCs.
-	loan, lent, err = lendAt(f, 0, 4096, pages)
+	loan, lent, err = lendAt(h, 0, 4096, pages)
 	if err != nil || lent {
 		t.Fatalf("Lend of bytes on disk only: lent %v, %v", lent, err)
 	}
 	check(loan, 0)
 	// A plain read's loan (kXR_read) is lent at any offset.
-	loan, lent, err = lendAt(f, 3<<20+4097, 5000, store.LendOptions{})
+	loan, lent, err = lendAt(h, 3<<20+4097, 5000, store.LendOptions{})
 	if err != nil || !lent || !bytes.Equal(loan.Bytes, want[3<<20+4097:3<<20+9097]) {
 		t.Fatalf("Lend at an unaligned offset: %d bytes (%v, %v), or wrong ones", len(loan.Bytes), lent, err)
 	}
 	loan.Release()
-	if _, lent, _ := lendAt(f, 0, 4096, store.LendOptions{}); lent {
+	if _, lent, _ := lendAt(h, 0, 4096, store.LendOptions{}); lent {
 		t.Fatal("lent bytes on disk only")
 	}
 	// Fetches in flight: the borrower waits for them. One at the end of
@@ -294,7 +299,7 @@ func TestLendFetchBuffers(t *testing.T) {
 			inflight = f.e.inflight[int(off/blockmap.CheckPage)] != nil
 			f.e.mu.Unlock()
 		}
-		loan, lent, err := lendAt(f, off, 1<<20, pages)
+		loan, lent, err := lendAt(h, off, 1<<20, pages)
 		atEnd := off+blockmap.CheckPage > size
 		if !lent || len(loan.Bytes) != min(blockmap.CheckPage, size-int(off)) || atEnd != (err == io.EOF) || err != nil && err != io.EOF {
 			t.Fatalf("lent %d bytes at %d (%v, %v), want the fetch's page", len(loan.Bytes), off, lent, err)

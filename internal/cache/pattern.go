@@ -40,8 +40,10 @@ func (f *File) observe(off, end int64) (stream, ahead bool) {
 	// The first read of a handle (often a header) says nothing about the
 	// pattern; a read far behind the furthest one is a jump, not a stream.
 	// A gap, even a small one, is a reader picking pieces (uproot reading
-	// one branch of interleaved baskets).
-	if prev == 0 || off > prev+4096 || off+4*bs < prev {
+	// one branch of interleaved baskets), except a short hop ahead of a
+	// run that has earned read-ahead: that is a stream whose reads are
+	// served out of order, and it keeps its read-ahead (hopInStream).
+	if prev == 0 || off+reorderBlocks*bs < prev || off > prev+4096 && !f.hopInStream(off, prev, bs) {
 		f.runStart.Store(off)
 		f.runBytes.Store(end - off)
 		return false, false
@@ -55,6 +57,20 @@ func (f *File) observe(off, end int64) (stream, ahead bool) {
 	// ahead would be fetched again when the reader gets there.
 	ahead = stream && end-f.runStart.Load() >= 2*bs && f.c.cfg.ReadAhead > 0 && f.c.disk.Healthy()
 	return stream, ahead
+}
+
+// reorderBlocks is how far from the furthest read a stream's next read
+// may land, behind or ahead, and still continue it: a reader keeping
+// several reads in flight has them served in any order (xrdcp's chunks; a
+// FUSE mount's kernel read-ahead, 8 MiB in 1 MiB requests served in
+// parallel, see internal/mount).
+const reorderBlocks = 8
+
+// hopInStream says a read at off, past the furthest end prev, continues
+// the current run rather than starting a new one: the run has earned
+// read-ahead already and off is within reorderBlocks of prev.
+func (f *File) hopInStream(off, prev, bs int64) bool {
+	return off <= prev+reorderBlocks*bs && f.runBytes.Load() >= fillAfter && prev-f.runStart.Load() >= 2*bs
 }
 
 // readAheadFrom starts read-ahead from the block after a read ending at

@@ -16,10 +16,29 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
-// ioSize is the size of FUSE read and write requests and of the kernel's
-// read-ahead: 1 MiB, the cache's block, so one request is one block
-// fetched (the kernel's 128 KiB default costs eight round trips each).
+// ioSize is the size of FUSE read and write requests: 1 MiB, the
+// cache's block, so one request is one block fetched (the kernel's
+// 128 KiB default costs eight round trips each).
 const ioSize = 1 << 20
+
+// readAhead is the kernel's read-ahead window for the mount: 8 MiB, so a
+// sequential reader has up to eight 1 MiB requests in flight to the
+// mount. With a window of one request the kernel asked for the next MiB
+// only once the reader had taken the last: every request's trip through
+// the kernel and the mount (milliseconds on a busy machine) left the
+// link idle, and a read through the mount ran at half xrdcp's rate at
+// 10–25 ms round trips. The requests of one window are served in
+// parallel, so they reach the cache slightly out of order; the cache's
+// stream detection allows for that (cache.reorderBlocks). Reads with
+// read(2) at scattered offsets are sent as asked; a program faulting in
+// an mmap'ed file at random is read around each fault by the window
+// until the kernel, after a hundred misses, stops reading around.
+const readAhead = 8 << 20
+
+// maxBackground is how many read-ahead requests the kernel keeps in
+// flight to the mount, over all files (FUSE's max_background; go-fuse's
+// default is 12): several streams' windows.
+const maxBackground = 4 * readAhead / ioSize
 
 // Config describes one mount.
 type Config struct {
@@ -100,11 +119,12 @@ func New(cfg Config) (*Mount, error) {
 
 func (m *Mount) options() *fuse.MountOptions {
 	opts := &fuse.MountOptions{
-		FsName:       m.cfg.FsName,
-		Name:         "sitebox",
-		AllowOther:   m.cfg.AllowOther,
-		MaxWrite:     ioSize,
-		MaxReadAhead: ioSize,
+		FsName:        m.cfg.FsName,
+		Name:          "sitebox",
+		AllowOther:    m.cfg.AllowOther,
+		MaxWrite:      ioSize,
+		MaxReadAhead:  ioSize,
+		MaxBackground: maxBackground,
 		// Root mounts with mount(2) itself; other users through
 		// fusermount3 (package fuse3), which the kernel requires.
 		DirectMount: true,
@@ -143,7 +163,7 @@ func (m *Mount) Run(ctx context.Context) error {
 		<-done
 		return fmt.Errorf("mount %s: %w", m.cfg.Dir, err)
 	}
-	if err := setReadAhead(m.cfg.Dir, ioSize); err != nil {
+	if err := setReadAhead(m.cfg.Dir, readAhead); err != nil {
 		m.cfg.Log.Debug("kernel read-ahead left as it was", "err", err.Error())
 	}
 	m.cfg.Log.Info("mounted", "dir", m.cfg.Dir, "source", m.cfg.FsName, "read_only", m.cfg.ReadOnly, "per_caller", m.cfg.PerCaller)

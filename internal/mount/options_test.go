@@ -1,0 +1,21 @@
+package mount
+
+import "testing"
+
+// The kernel may keep a sequential reader's whole read-ahead window in
+// flight to the mount, for several readers at once: a window of 1 MiB
+// requests fits its background requests several times over.
+func TestOptionsKeepReadAheadInFlight(t *testing.T) {
+	m := &Mount{cfg: Config{FsName: "root://h//d"}}
+	o := m.options()
+	if o.MaxWrite != ioSize || o.MaxReadAhead != ioSize {
+		t.Fatalf("request sizes %d/%d, want %d", o.MaxWrite, o.MaxReadAhead, ioSize)
+	}
+	window := readAhead / ioSize
+	if window < 4 {
+		t.Fatalf("read-ahead window of %d requests: the kernel would wait on each", window)
+	}
+	if o.MaxBackground < 2*window {
+		t.Fatalf("max_background %d holds fewer than two windows of %d requests", o.MaxBackground, window)
+	}
+}
