@@ -19,15 +19,24 @@ const (
 func FormatDirectorScale(r *DirectorScaleReport) string {
 	c := r.Config
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d simulated data servers in %d sites, each a root:// server on its own 127.0.0.1 port and a federation member approved in the director's members file, advertising every %s with its own ed25519 key (signed ads, verified by the director; a site's servers share one keep-alive HTTPS transport). One sitebox director (`sitebox serve`, director role only), one level: no regional or site directors. Loopback, %d CPUs shared by the director, the simulated servers and the clients.\n\n",
-		c.Servers, c.Sites, durText(c.Interval), r.CPUs)
+	fmt.Fprintf(&b, "%d simulated data servers in %d sites, each a root:// server on its own 127.0.0.1 port and a federation member approved in the director's members file, advertising every %s with its own ed25519 key (signed ads, verified by the director; a site's servers share %d keep-alive HTTPS connections; the director's per-client connection cap is off since all come from 127.0.0.1). One sitebox director (`sitebox serve`, director role only), one level: no regional or site directors. Loopback, %d CPUs shared by the director, the simulated servers and the clients.\n\n",
+		c.Servers, c.Sites, durText(c.Interval), siteConns, r.CPUs)
 
-	fmt.Fprintf(&b, "Advertisements: all servers usable %s after the first ad; over %s after that, **%.0f ads/s absorbed** of %.0f/s sent (%d refused or failed), ad round trip p50 %s, p99 %s: %s.\n\n",
-		durText(r.Joined.Round(100*time.Millisecond)), durText(c.AdWindow), r.AdsPerSec, r.AdsWanted, r.AdFailures, latText(r.AdP50), latText(r.AdP99), keepsUpText(r))
+	joined := fmt.Sprintf("all servers usable %s after the first ad", durText(r.Joined.Round(100*time.Millisecond)))
+	if r.Usable < c.Servers {
+		joined = fmt.Sprintf("only %d of %d servers usable %s after the first ad", r.Usable, c.Servers, durText(r.Joined.Round(time.Second)))
+	}
+	fmt.Fprintf(&b, "Advertisements: %s; over %s after that, **%.0f ads/s absorbed** of %.0f/s sent (%d refused or failed), ad round trip p50 %s, p99 %s: %s.\n\n",
+		joined, durText(c.AdWindow), r.AdsPerSec, r.AdsWanted, r.AdFailures, latText(r.AdP50), latText(r.AdP99), keepsUpText(r))
 	if r.AdFirstError != "" {
 		fmt.Fprintf(&b, "First ad failure: %s\n\n", r.AdFirstError)
 	}
 
+	if r.LocateSkipped != "" {
+		fmt.Fprintf(&b, "Locate and redirects: %s.\n\nDirector peak RSS (VmHWM) over the run: %s.\n", r.LocateSkipped, rssText(r.PeakRSS))
+		b.WriteString(formatScaleTargets(r))
+		return b.String()
+	}
 	fmt.Fprintf(&b, "Locate: kXR_open (read) on one connection until the director redirects (or says not found), kXR_wait honoured and included. \"First\" is each file's first open, for which the director asks every server that advertises the prefix (%d stats); \"again\" is %d more opens of each, answered from what it found. %d files per row; the director's first search ever (which connects to every server) took %s and is not in the rows.\n\n",
 		c.Servers, warmRounds, c.Files, latText(r.FirstSearch))
 	b.WriteString("| file held by | first p50 | first p99 | again p50 | again p99 | waits |\n|---|---:|---:|---:|---:|---:|\n")

@@ -192,11 +192,16 @@ func (c *adCounter) take() []time.Duration {
 	return out
 }
 
+// siteConns is how many connections a site's servers share to the
+// director.
+const siteConns = 4
+
 // advertise runs one fleet.Advertiser per simulated server until ctx
 // ends, their first ads spread evenly over one interval as boxes started
 // at different times would be. Each site's servers share one HTTP
-// transport (keep-alive), so the director sees tens of connections, not
-// one per server.
+// transport of siteConns keep-alive connections, so the director sees a
+// few hundred connections, not one per server (descriptors on one
+// machine).
 func (f *simFleet) advertise(ctx context.Context, to, caFile string, interval time.Duration, sites int, counter *adCounter, wg *sync.WaitGroup) error {
 	clients := make([]*http.Client, sites)
 	for i := range clients {
@@ -204,7 +209,9 @@ func (f *simFleet) advertise(ctx context.Context, to, caFile string, interval ti
 		if err != nil {
 			return err
 		}
-		c.Transport = &adCounterShim{counter: counter, next: c.Transport}
+		tr := c.Transport.(*http.Transport)
+		tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost = siteConns, siteConns
+		c.Transport = &adCounterShim{counter: counter, next: tr}
 		clients[i] = c
 	}
 	step := interval / time.Duration(max(len(f.servers), 1))
