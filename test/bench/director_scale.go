@@ -170,22 +170,10 @@ func DirectorScale(ctx context.Context, cfg DirectorScaleConfig) (*DirectorScale
 	}
 	// The ads go on while the director locates and redirects, as they
 	// would in a federation.
-	if rep.FirstSearch, err = firstSearch(ctx, d.root); err != nil {
+	dcfg := &DirectorConfig{Duration: cfg.Duration, WarmWait: 30 * time.Second}
+	if err := measureRouting(ctx, &cfg, dcfg, rep, d.root); err != nil {
 		return rep, err
 	}
-	fmt.Fprintf(cfg.Out, "  first search (connects to every server): %s\n", latText(rep.FirstSearch))
-	for _, n := range holderClasses {
-		l := measureLocate(ctx, d.root, n, min(n, cfg.Servers), cfg.Files)
-		rep.Locate = append(rep.Locate, l)
-		fmt.Fprintln(cfg.Out, locateLine(l))
-	}
-	held := make([]string, cfg.Files)
-	for k := range held {
-		held[k] = scalePath(1, k)
-	}
-	dcfg := &DirectorConfig{Duration: cfg.Duration, WarmWait: 30 * time.Second}
-	rep.Redirects = measure(ctx, dcfg, "sitebox", d.root, openOp(0), held, cfg.Clients)
-	fmt.Fprintln(cfg.Out, progressLine(rep.Redirects))
 	if err := finishScale(rep, d); err != nil {
 		fmt.Fprintf(cfg.Out, "  director peak RSS: %v\n", err)
 	}
@@ -200,6 +188,28 @@ func DirectorScale(ctx context.Context, cfg DirectorScaleConfig) (*DirectorScale
 		fmt.Fprintln(cfg.Out, progressLine(p))
 	}
 	return rep, ctx.Err()
+}
+
+// measureRouting measures the director's first search, locates of each
+// holder class and the redirect rate.
+func measureRouting(ctx context.Context, cfg *DirectorScaleConfig, dcfg *DirectorConfig, rep *DirectorScaleReport, root string) error {
+	var err error
+	if rep.FirstSearch, err = firstSearch(ctx, root); err != nil {
+		return err
+	}
+	fmt.Fprintf(cfg.Out, "  first search (connects to every server): %s\n", latText(rep.FirstSearch))
+	for _, n := range holderClasses {
+		l := measureLocate(ctx, root, n, min(n, cfg.Servers), cfg.Files)
+		rep.Locate = append(rep.Locate, l)
+		fmt.Fprintln(cfg.Out, locateLine(l))
+	}
+	held := make([]string, cfg.Files)
+	for k := range held {
+		held[k] = scalePath(1, k)
+	}
+	rep.Redirects = measure(ctx, dcfg, "sitebox", root, openOp(0), held, cfg.Clients)
+	fmt.Fprintln(cfg.Out, progressLine(rep.Redirects))
+	return nil
 }
 
 // locateFDs is about how many descriptors this process needs to have the
