@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +19,7 @@ func newBenchDirectorCmd() *cobra.Command {
 		cfg     bench.DirectorConfig
 		setups  string
 		workDir string
+		scale   bench.DirectorScaleConfig
 	)
 	cmd := &cobra.Command{
 		Use:   "director",
@@ -33,9 +36,19 @@ Which redirector goes first alternates per client count.
 Prints redirects/s, p50 and p99 of one open→redirect round trip, the
 sitebox ÷ cmsd ratio, the latency one redirect adds over a kXR_stat the
 data server answers itself, and both redirectors' peak RSS as a Markdown
-table.`,
+table.
+
+With --scale N the director is measured at scale instead: N simulated
+data servers in --sites sites (each a root:// server on its own loopback
+port and an approved federation member sending signed ads every
+--interval) advertise to one sitebox director. Prints the ads absorbed
+per second and whether it keeps up, locate latency for files held by 1,
+10 and 100 servers and for missing files, redirects/s with --clients
+clients (beside a cmsd manager with one data server unless --cmsd=false)
+and the director's peak RSS.`,
 		Example: `  sitebox-bench director                      # about 2 minutes
-  sitebox-bench director --setups cmsd --clients 1,4 --duration 5s`,
+  sitebox-bench director --setups cmsd --clients 1,4 --duration 5s
+  sitebox-bench director --scale 1000         # about 1 minute`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Setups = strings.Split(setups, ",")
@@ -44,6 +57,9 @@ table.`,
 				return err
 			}
 			defer run.done()
+			if scale.Servers > 0 {
+				return runDirectorScale(cmd, run, scale)
+			}
 			cfg.Sitebox, cfg.WorkDir, cfg.Out = run.sitebox, run.workDir, cmd.ErrOrStderr()
 			rep, err := bench.Director(run.ctx, cfg)
 			if rep != nil && (len(rep.Points) > 0 || rep.Floor.Setup != "") {
@@ -58,5 +74,27 @@ table.`,
 	fl.IntVar(&cfg.Files, "files", 100, "number of files on the data server, opened round-robin")
 	fl.StringVar(&setups, "setups", "sitebox,cmsd", "redirectors to measure, comma-separated")
 	fl.StringVar(&workDir, "work-dir", "", "scratch directory (default: a temporary one, removed)")
+	fl.IntVar(&scale.Servers, "scale", 0, "measure the director with this many simulated data servers instead")
+	fl.IntVar(&scale.Sites, "sites", 50, "with --scale: sites the simulated servers are spread over")
+	fl.DurationVar(&scale.Interval, "interval", 10*time.Second, "with --scale: the servers' advertisement interval")
+	fl.BoolVar(&scale.Cmsd, "cmsd", true, "with --scale: also measure a cmsd manager with one data server")
 	return cmd
+}
+
+// runDirectorScale is `sitebox-bench director --scale N`; --clients
+// (its largest value) and --duration apply to the redirect rate.
+func runDirectorScale(cmd *cobra.Command, run *benchRun, scale bench.DirectorScaleConfig) error {
+	fl := cmd.Flags()
+	if fl.Changed("clients") {
+		if clients, _ := fl.GetIntSlice("clients"); len(clients) > 0 {
+			scale.Clients = slices.Max(clients)
+		}
+	}
+	scale.Duration, _ = fl.GetDuration("duration")
+	scale.Sitebox, scale.WorkDir, scale.Out = run.sitebox, run.workDir, cmd.ErrOrStderr()
+	rep, err := bench.DirectorScale(run.ctx, scale)
+	if rep != nil && rep.Joined > 0 {
+		fmt.Fprint(cmd.OutOrStdout(), bench.FormatDirectorScale(rep))
+	}
+	return err
 }

@@ -1,0 +1,263 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+)
+
+// DirectorScaleConfig describes the director-at-scale benchmark: Servers
+// simulated data servers in Sites sites advertising to one sitebox
+// director every Interval. Zero fields take the documented defaults.
+type DirectorScaleConfig struct {
+	Sitebox  string // sitebox binary
+	WorkDir  string // scratch: the director's config, state and log
+	Servers  int
+	Sites    int           // default 50
+	Interval time.Duration // advertisement interval (default 10 s)
+	// AdWindow is how long absorbed ads are counted once every server
+	// has joined (default two intervals).
+	AdWindow time.Duration
+	Files    int           // files per holder class located (default 20)
+	Clients  int           // parallel clients for the redirect rate (default 16)
+	Duration time.Duration // redirect-rate measurement (default 5 s)
+	// Cmsd adds the baseline: a real cmsd manager with one xrootd data
+	// server under the same redirect load.
+	Cmsd bool
+	Out  io.Writer // progress lines
+}
+
+func (c *DirectorScaleConfig) applyDefaults() {
+	if c.Sites <= 0 {
+		c.Sites = 50
+	}
+	if c.Interval <= 0 {
+		c.Interval = 10 * time.Second
+	}
+	if c.AdWindow <= 0 {
+		c.AdWindow = 2 * c.Interval
+	}
+	if c.Files <= 0 {
+		c.Files = 20
+	}
+	if c.Clients <= 0 {
+		c.Clients = 16
+	}
+	if c.Duration <= 0 {
+		c.Duration = 5 * time.Second
+	}
+	if c.Out == nil {
+		c.Out = io.Discard
+	}
+}
+
+func (c *DirectorScaleConfig) validate() error {
+	switch {
+	case c.Servers < 1:
+		return fmt.Errorf("scale %d: want at least 1 server", c.Servers)
+	case c.Servers > 15000:
+		// Each server is a listener here and two connections at the
+		// director: past this, descriptors run out before the director
+		// is measured.
+		return fmt.Errorf("scale %d: at most 15000 simulated servers on one machine", c.Servers)
+	case c.Sitebox == "":
+		return fmt.Errorf("no sitebox binary given")
+	}
+	return nil
+}
+
+// DirectorScaleReport is the whole run.
+type DirectorScaleReport struct {
+	Config DirectorScaleConfig
+	CPUs   int
+	// Joined is how long after the first ad every server was listed as
+	// usable by the director, or when the benchmark stopped waiting;
+	// Usable is how many were then.
+	Joined time.Duration
+	Usable int
+	// Ads absorbed (answered 2xx) per second over the ad window, against
+	// Wanted = Servers/Interval; AdFailures counts refusals and errors.
+	AdsPerSec, AdsWanted float64
+	AdFailures           int64
+	AdFirstError         string
+	AdP50, AdP99         time.Duration
+	// FirstSearch is the first locate, which connects the director to
+	// every server; later searches reuse those connections.
+	FirstSearch time.Duration
+	Locate      []ScaleLocate
+	// LocateSkipped says why locates and redirects were not measured.
+	LocateSkipped string
+	// Redirects is the open→redirect rate for files held by one server,
+	// located already; Cmsd the same load on the cmsd baseline.
+	Redirects DirectorPoint
+	Cmsd      *DirectorPoint
+	PeakRSS   int64 // the director process's
+}
+
+// KeepsUp reports whether the director absorbed the ads as fast as they
+// came, refusing none.
+func (r *DirectorScaleReport) KeepsUp() bool {
+	return r.Usable == r.Config.Servers && r.AdFailures == 0 && r.AdsPerSec >= 0.95*r.AdsWanted
+}
+
+// ScaleLocate is locating files held by Holders servers (0: by none).
+type ScaleLocate struct {
+	Holders int
+	// Cold is the first open of each file: the director asks every
+	// server, the client honouring kXR_wait; Waits counts those.
+	ColdP50, ColdP99 time.Duration
+	Waits            int
+	// Warm is opening them again, answered from what the director found.
+	WarmP50, WarmP99 time.Duration
+	Err              string
+}
+
+// DirectorScale runs the benchmark.
+func DirectorScale(ctx context.Context, cfg DirectorScaleConfig) (*DirectorScaleReport, error) {
+	cfg.applyDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	rep := &DirectorScaleReport{Config: cfg, CPUs: runtime.NumCPU(), AdsWanted: float64(cfg.Servers) / cfg.Interval.Seconds()}
+	fl, err := startSimFleet(cfg.Servers, cfg.Sites)
+	if err != nil {
+		return nil, err
+	}
+	defer fl.Stop()
+	d, err := startScaleDirector(ctx, cfg.Sitebox, filepath.Join(cfg.WorkDir, "director"), cfg.Servers, fl.approve)
+	if err != nil {
+		return nil, err
+	}
+	defer d.stop()
+	fmt.Fprintf(cfg.Out, "bench director --scale %d: %d simulated servers in %d sites, director %s (https %s)\n", cfg.Servers, cfg.Servers, cfg.Sites, d.root, d.https)
+
+	actx, stopAds := context.WithCancel(ctx)
+	var ads sync.WaitGroup
+	defer func() { stopAds(); ads.Wait() }()
+	counter := &adCounter{}
+	start := time.Now()
+	if err := fl.advertise(actx, d.https, d.caFile, cfg.Interval, cfg.Sites, counter, &ads); err != nil {
+		return nil, err
+	}
+	if rep.Usable, err = d.waitUsable(ctx, cfg.Servers, cfg.Interval+30*time.Second); err != nil {
+		return rep, err
+	}
+	rep.Joined = time.Since(start)
+	fmt.Fprintf(cfg.Out, "  %d of %d servers usable after %s\n", rep.Usable, cfg.Servers, rep.Joined.Round(100*time.Millisecond))
+
+	if err := measureAds(ctx, &cfg, rep, counter); err != nil {
+		return rep, err
+	}
+	fmt.Fprintf(cfg.Out, "  ads: %.0f/s absorbed (%.0f/s sent at a %s interval), failures %d, p50 %s p99 %s\n",
+		rep.AdsPerSec, rep.AdsWanted, cfg.Interval, rep.AdFailures, latText(rep.AdP50), latText(rep.AdP99))
+
+	if rep.Usable < cfg.Servers {
+		rep.LocateSkipped = fmt.Sprintf("not measured: only %d of the %d servers were usable %s after the first ad", rep.Usable, cfg.Servers, durText(rep.Joined.Round(time.Second)))
+		fmt.Fprintf(cfg.Out, "  locate and redirects %s\n", rep.LocateSkipped)
+		return rep, finishScale(rep, d)
+	}
+	if need, have := locateFDs(cfg.Servers), openFilesLimit(); have > 0 && need > have {
+		// Every server would hold the director's probe connection on top
+		// of its listener: measure what fits rather than fail midway.
+		rep.LocateSkipped = fmt.Sprintf("not measured: locating through %d servers needs about %d descriptors in the benchmark process (a listener and the director's connection per server), and it may open %d (ulimit -n)", cfg.Servers, need, have)
+		fmt.Fprintf(cfg.Out, "  locate and redirects %s\n", rep.LocateSkipped)
+		return rep, finishScale(rep, d)
+	}
+	// The ads go on while the director locates and redirects, as they
+	// would in a federation.
+	dcfg := &DirectorConfig{Duration: cfg.Duration, WarmWait: 30 * time.Second}
+	if err := measureRouting(ctx, &cfg, dcfg, rep, d.root); err != nil {
+		return rep, err
+	}
+	if err := finishScale(rep, d); err != nil {
+		fmt.Fprintf(cfg.Out, "  director peak RSS: %v\n", err)
+	}
+	stopAds()
+	ads.Wait()
+	if cfg.Cmsd {
+		p, err := cmsdBaseline(ctx, dcfg, filepath.Join(cfg.WorkDir, "cmsd"), cfg.Clients)
+		if err != nil {
+			return rep, err
+		}
+		rep.Cmsd = &p
+		fmt.Fprintln(cfg.Out, progressLine(p))
+	}
+	return rep, ctx.Err()
+}
+
+// measureRouting measures the director's first search, locates of each
+// holder class and the redirect rate.
+func measureRouting(ctx context.Context, cfg *DirectorScaleConfig, dcfg *DirectorConfig, rep *DirectorScaleReport, root string) error {
+	var err error
+	if rep.FirstSearch, err = firstSearch(ctx, root); err != nil {
+		return err
+	}
+	fmt.Fprintf(cfg.Out, "  first search (connects to every server): %s\n", latText(rep.FirstSearch))
+	for _, n := range holderClasses {
+		l := measureLocate(ctx, root, n, min(n, cfg.Servers), cfg.Files)
+		rep.Locate = append(rep.Locate, l)
+		fmt.Fprintln(cfg.Out, locateLine(l))
+	}
+	held := make([]string, cfg.Files)
+	for k := range held {
+		held[k] = scalePath(1, k)
+	}
+	rep.Redirects = measure(ctx, dcfg, "sitebox", root, openOp(0), held, cfg.Clients)
+	fmt.Fprintln(cfg.Out, progressLine(rep.Redirects))
+	return nil
+}
+
+// locateFDs is about how many descriptors this process needs to have the
+// director locate through n servers.
+func locateFDs(n int) uint64 { return uint64(2*n + 256) }
+
+// finishScale records the director's peak RSS.
+func finishScale(rep *DirectorScaleReport, d *scaleDirector) error {
+	var err error
+	rep.PeakRSS, err = d.rss()
+	return err
+}
+
+// measureAds counts the ads absorbed over cfg.AdWindow.
+func measureAds(ctx context.Context, cfg *DirectorScaleConfig, rep *DirectorScaleReport, c *adCounter) error {
+	c.take()
+	ok0, failed0 := c.ok.Load(), c.failed.Load()
+	t0 := time.Now()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(cfg.AdWindow):
+	}
+	el := time.Since(t0)
+	lats := c.take()
+	slices.Sort(lats)
+	r := loadResult{Latencies: lats}
+	rep.AdsPerSec = float64(c.ok.Load()-ok0) / el.Seconds()
+	rep.AdFailures = c.failed.Load() - failed0
+	rep.AdP50, rep.AdP99 = r.Quantile(0.50), r.Quantile(0.99)
+	c.mu.Lock()
+	rep.AdFirstError = c.firstErr
+	c.mu.Unlock()
+	return nil
+}
+
+// cmsdBaseline measures a real cmsd manager with one data server under
+// the same redirect load: the largest cmsd setup the benchmark runs.
+func cmsdBaseline(ctx context.Context, dcfg *DirectorConfig, dir string, clients int) (DirectorPoint, error) {
+	data := filepath.Join(dir, "data")
+	paths, err := makeDirectorFiles(data, 20)
+	if err != nil {
+		return DirectorPoint{}, err
+	}
+	cl, err := startCluster(ctx, filepath.Join(dir, "cluster"), data)
+	if err != nil {
+		return DirectorPoint{}, err
+	}
+	defer cl.Stop()
+	return measure(ctx, dcfg, "cmsd", cl.ManagerAddr, openOp(portOf(cl.ServerAddr)), paths, clients), nil
+}
