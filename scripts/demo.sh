@@ -19,19 +19,36 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-wait_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 never opened" >&2; return 1; }
+# free_ports N prints N free ports, all bound at once so no two are the same.
+free_ports() { python3 -c 'import socket, sys
+ss = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"; }
+# wait_port PORT PID waits until PORT answers, and fails naming the port
+# when PID (the sitebox meant to listen there) exits first: another
+# program answering on the port is not that sitebox.
+wait_port() {
+  for _ in $(seq 100); do
+    kill -0 "$2" 2>/dev/null || { echo "the sitebox meant to listen on port $1 exited (see its message above)" >&2; return 1; }
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+      sleep 0.2; kill -0 "$2" 2>/dev/null && return 0
+      echo "the sitebox meant to listen on port $1 exited (see its message above)" >&2; return 1
+    fi
+    sleep 0.1
+  done
+  echo "port $1 never opened" >&2; return 1
+}
 
 mkdir -p "$work/pool1" "$work/pool2" "$work/state" "$work/cache-state"
 head -c $((64 << 20)) /dev/urandom > "$work/pool1/events.root"
 want=$(sha256sum < "$work/pool1/events.root" | cut -d' ' -f1)
 
-root_port=$(free_port); https_port=$(free_port)
+read -r root_port https_port < <(free_ports 2)
 echo "1. Starting a sitebox origin: /store -> two pools, root:// on $root_port, https:// on $https_port"
 "$sitebox" serve --export "/store=$work/pool1,$work/pool2" --root-addr "127.0.0.1:$root_port" \
   --https-addr "127.0.0.1:$https_port" --state-dir "$work/state" --log-level warn &
 pids+=($!)
-wait_port "$root_port"; wait_port "$https_port"
+wait_port "$root_port" "$!"; wait_port "$https_port" "$!"
 
 echo "2. Listing it with xrdfs:"
 xrdfs "127.0.0.1:$root_port" ls -l /store
@@ -53,12 +70,12 @@ echo "hello from the demo" > "$work/hello.txt"
 xrdcp -f -p "$work/hello.txt" "root://127.0.0.1:$root_port//store/user/demo/hello.txt"
 echo "   $(curl -sf --cacert "$work/state/tls/cert.pem" "https://127.0.0.1:$https_port/store/user/demo/hello.txt")"
 
-cache_root=$(free_port); cache_https=$(free_port)
+read -r cache_root cache_https < <(free_ports 2)
 echo "7. Starting a sitebox cache in front of it: /store -> root://127.0.0.1:$root_port, root:// on $cache_root, https:// on $cache_https"
 "$sitebox" serve --cache "/store=root://127.0.0.1:$root_port" --cache-dir "$work/cache" --cache-ram 256MiB \
   --root-addr "127.0.0.1:$cache_root" --https-addr "127.0.0.1:$cache_https" --state-dir "$work/cache-state" --log-level warn &
 pids+=($!)
-wait_port "$cache_root"; wait_port "$cache_https"
+wait_port "$cache_root" "$!"; wait_port "$cache_https" "$!"
 stats() { "$sitebox" cache stats --state-dir "$work/cache-state" --json | python3 -c 'import json, sys; s = json.load(sys.stdin); print("the cache has read %d MiB from the origin" % (s["upstream_bytes"] >> 20))'; }
 
 echo "8. First read through the cache (cold: fetched from the origin):"
@@ -78,7 +95,7 @@ echo "10. What the operator sees:"
 # experiment namespace (/store, filled through the box's own director), the
 # site director on ports of its own, and (as root) the job router — and an
 # origin at site B joins its director.
-dir_root=$(free_port); dir_https=$(free_port); t3_root=$(free_port); t3_https=$(free_port)
+read -r dir_root dir_https t3_root t3_https < <(free_ports 4)
 mkdir -p "$work/t3" "$work/t3-pool/user" "$work/b-pool"
 chmod 750 "$work/t3-pool" # a box with jobs refuses a pool its jobs could read
 head -c $((8 << 20)) /dev/urandom > "$work/t3-pool/user/local.root"
@@ -103,10 +120,10 @@ echo "11. Starting the T3 site box: origin /t3, cache /store, director${jobs:+ a
 "$sitebox" config check "$work/t3/sitebox.toml" | sed 's/^/   /'
 "$sitebox" serve --config "$work/t3/sitebox.toml" &
 pids+=($!)
-wait_port "$t3_root"; wait_port "$t3_https"; wait_port "$dir_root"; wait_port "$dir_https"
+for p in "$t3_root" "$t3_https" "$dir_root" "$dir_https"; do wait_port "$p" "${pids[-1]}"; done
 echo "    data on root:// $t3_root and https:// $t3_https; the director on root:// $dir_root and https:// $dir_https"
 
-b_root=$(free_port); b_https=$(free_port); mkdir -p "$work/b-origin"
+read -r b_root b_https < <(free_ports 2); mkdir -p "$work/b-origin"
 printf '[server]\nname = "b-origin"\nsite = "B"\nstate_dir = "%s"\nlog_level = "warn"\n[root]\naddr = "127.0.0.1:%s"\n[https]\naddr = "127.0.0.1:%s"
 [[export]]\nprefix = "/store"\npools = ["%s"]
 [advertise]\nto = ["https://127.0.0.1:%s"]\ninterval = "1s"\nca = "%s"\n' \
@@ -116,7 +133,7 @@ req=$("$sitebox" federation join "https://127.0.0.1:$dir_https" --config "$work/
 "$sitebox" federation approve "$req" --config "$work/t3/sitebox.toml" --yes --allow-loopback | sed 's/^/   /'
 "$sitebox" serve --config "$work/b-origin/sitebox.toml" &
 pids+=($!)
-wait_port "$b_root"; wait_port "$b_https"
+wait_port "$b_root" "$!"; wait_port "$b_https" "$!"
 fed() { "$sitebox" federation "https://127.0.0.1:$dir_https" --ca "$work/t3/tls/cert.pem" "$@"; }
 for _ in $(seq 50); do [ "$(fed --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["servers"] or []))')" = 3 ] && break; sleep 0.2; done
 
