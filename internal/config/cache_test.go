@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"strings"
 	"testing"
 )
@@ -25,11 +24,7 @@ upstreams = ["ftp://x:1", "root://nohostport"]
 prefix = "/store"
 upstreams = []
 `
-	_, _, err := Parse("site.toml", []byte(text))
-	var ps *Problems
-	if !errors.As(err, &ps) {
-		t.Fatalf("Parse error = %v, want *Problems", err)
-	}
+	ps := problemsIn(t, "site.toml", text)
 	want := map[string]int{ // problem key → line
 		"cache.dir":                2,
 		"cache.ram":                3,
@@ -107,11 +102,7 @@ upstream_files = -3
 prefix = "/store"
 upstreams = ["root://h:1094"]
 `
-	_, _, err := Parse("site.toml", []byte(text))
-	var ps *Problems
-	if !errors.As(err, &ps) {
-		t.Fatalf("Parse error = %v, want *Problems", err)
-	}
+	ps := problemsIn(t, "site.toml", text)
 	got := map[string]int{}
 	for _, p := range ps.List {
 		got[p.Key] = p.Line
@@ -140,11 +131,7 @@ ram = "128KiB"
 prefix = "/store"
 upstreams = ["root://h:1094"]
 `
-	_, _, err := Parse("site.toml", []byte(text))
-	var ps *Problems
-	if !errors.As(err, &ps) {
-		t.Fatalf("Parse error = %v, want *Problems", err)
-	}
+	ps := problemsIn(t, "site.toml", text)
 	want := []string{
 		`line 3: cache.block_size: "big" is not a size (examples: 1GiB, 512MiB, 50MB, 4096)`,
 		`line 4: cache.revalidate: "soon" is not a duration (examples: 30s, 10m, 1h)`,
@@ -153,18 +140,14 @@ upstreams = ["root://h:1094"]
 		`line 7: cache.purge_interval: "-1s" is not a positive duration (e.g. "10s")`,
 		`line 8: cache.ram: "128KiB" is less than 4 blocks of "1MiB" (block_size)`,
 	}
-	for _, w := range want {
-		if !strings.Contains(ps.Error(), w) {
-			t.Errorf("missing %q in\n%v", w, ps)
-		}
-	}
+	wantProblems(t, ps, want...)
 	if len(ps.List) != len(want) {
 		t.Errorf("%d problems, want %d:\n%v", len(ps.List), len(want), ps)
 	}
 
 	// A block size that parses but is no power of two, and one that is.
 	text = strings.Replace(strings.Replace(text, `"big"`, `"3MiB"`, 1), `ram = "128KiB"`, ``, 1)
-	_, _, err = Parse("site.toml", []byte(text))
+	_, _, err := Parse("site.toml", []byte(text))
 	if err == nil || !strings.Contains(err.Error(), `line 3: cache.block_size: "3MiB" must be a power of two from 64KiB to 64MiB`) {
 		t.Errorf("err = %v", err)
 	}
@@ -188,22 +171,14 @@ interval = "0s"
 [jobs]
 memory = "0"
 `
-	_, _, err := Parse("site.toml", []byte(text))
-	var ps *Problems
-	if !errors.As(err, &ps) {
-		t.Fatalf("Parse error = %v, want *Problems", err)
-	}
+	ps := problemsIn(t, "site.toml", text)
 	want := []string{
 		`line 3: cache.revalidate: "0s" is not a positive duration (leave the setting out for its default)`,
 		`line 4: cache.ram: 0 is not a positive size (leave the setting out for its default)`,
 		`line 9: director.locate_timeout: "0s" is not a positive duration (leave the setting out for its default)`,
 		`line 14: jobs.memory: "0" is not a positive size (leave the setting out for its default)`,
 	}
-	for _, w := range want {
-		if !strings.Contains(ps.Error(), w) {
-			t.Errorf("missing %q in\n%v", w, ps)
-		}
-	}
+	wantProblems(t, ps, want...)
 	// startup_wait = "0s" turns the wait off and [probe] interval = "0s"
 	// probes never: both are allowed.
 	if strings.Contains(ps.Error(), "startup_wait") || strings.Contains(ps.Error(), "probe") {
@@ -222,16 +197,8 @@ colour = "blue"
 prefix = "/store"
 upstreams = ["root://h:1094"]
 `
-	_, _, err := Parse("site.toml", []byte(text))
-	var ps *Problems
-	if !errors.As(err, &ps) {
-		t.Fatalf("Parse error = %v, want *Problems", err)
-	}
-	for _, w := range []string{`line 3: cache.revalidate: want a duration in quotes (e.g. "30s"), found the number 30`, `line 4: cache.colour: unknown setting`} {
-		if !strings.Contains(ps.Error(), w) {
-			t.Errorf("missing %q in\n%v", w, ps)
-		}
-	}
+	ps := problemsIn(t, "site.toml", text)
+	wantProblems(t, ps, `line 3: cache.revalidate: want a duration in quotes (e.g. "30s"), found the number 30`, `line 4: cache.colour: unknown setting`)
 	if len(ps.List) != 2 {
 		t.Errorf("%d problems, want 2:\n%v", len(ps.List), ps)
 	}

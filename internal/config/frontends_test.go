@@ -49,7 +49,7 @@ idle_timeout = "10ms"
 // words that say what to write instead.
 func TestFrontendProblemsAtTheirLines(t *testing.T) {
 	dir := t.TempDir()
-	_, _, err := Parse("bad.toml", []byte(`[root]
+	ps := problemsIn(t, "bad.toml", `[root]
 request_timeout = "soon"
 write_timeout = 30
 
@@ -62,11 +62,7 @@ max_conns_per_client = -3
 [[export]]
 prefix = "/store"
 pools = ["`+dir+`"]
-`))
-	var ps *Problems
-	if !errors.As(err, &ps) {
-		t.Fatalf("Parse error = %v, want *Problems", err)
-	}
+`)
 	want := map[string]struct {
 		line int
 		msg  string
@@ -99,7 +95,7 @@ pools = ["`+dir+`"]
 // for "unset" and silently given the default.
 func TestFrontendZeroDurations(t *testing.T) {
 	dir := t.TempDir()
-	_, _, err := Parse("zero.toml", []byte(`[root]
+	ps := problemsIn(t, "zero.toml", `[root]
 request_timeout = "0s"
 write_timeout = "0s"
 idle_timeout = "0s"
@@ -117,11 +113,7 @@ refresh = "0s"
 [[export]]
 prefix = "/store"
 pools = ["`+dir+`"]
-`))
-	var ps *Problems
-	if !errors.As(err, &ps) {
-		t.Fatalf("Parse error = %v, want *Problems", err)
-	}
+`)
 	want := []string{
 		`line 2: root.request_timeout: "0s" is not a duration of at least 1s (leave the setting out for its default)`,
 		`line 3: root.write_timeout: "0s" is not a duration of at least 1s (leave the setting out for its default)`,

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -69,22 +68,14 @@ half_life = "a day"
 preempt_grace = 30
 sandbox_retention = "-1h"
 `
-	_, _, err := Parse("jobs.toml", []byte(text))
-	var ps *Problems
-	if !errors.As(err, &ps) {
-		t.Fatalf("Parse error = %v, want *Problems", err)
-	}
+	ps := problemsIn(t, "jobs.toml", text)
 	want := []string{
 		`line 6: jobs.memory: "x" is not a size (examples: 1GiB, 512MiB, 50MB, 4096)`,
 		`line 7: jobs.half_life: "a day" is not a duration (examples: 30s, 10m, 1h)`,
 		`line 8: jobs.preempt_grace: want a duration in quotes (e.g. "30s"), found the number 30`,
 		`line 9: jobs.sandbox_retention: "-1h" is not a positive duration (e.g. "168h") or "forever"`,
 	}
-	for _, w := range want {
-		if !strings.Contains(ps.Error(), w) {
-			t.Errorf("missing %q in\n%v", w, ps)
-		}
-	}
+	wantProblems(t, ps, want...)
 	if len(ps.List) != len(want) {
 		t.Errorf("%d problems, want %d:\n%v", len(ps.List), len(want), ps)
 	}
