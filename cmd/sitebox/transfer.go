@@ -54,7 +54,7 @@ func (f *remoteFlags) open(raw string) (*transfer.Remote, error) {
 // /etc/grid-security/certificates) besides the system roots, as they
 // are whenever X509_CERT_DIR is set. Without either nothing changes.
 func userProxy(opts *transfer.Options) error {
-	file, ok, err := remote.UserProxyFile(os.Getenv, os.Getuid())
+	file, ok, err := outbound.UserProxyFile(os.Getenv, os.Getuid())
 	if err != nil {
 		return err
 	}

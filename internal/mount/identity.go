@@ -148,7 +148,7 @@ func findCallerCredential(uid int) (tokFile, proxyFile string, err error) {
 			return "", "", err
 		}
 	}
-	f := fmt.Sprintf("/tmp/x509up_u%d", uid)
+	f := outbound.UserProxyPath(uid)
 	if err := outbound.OwnedFile(f, uid); err == nil {
 		proxyFile = f
 	} else if !isNotExist(err) {

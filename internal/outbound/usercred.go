@@ -147,3 +147,25 @@ func openOwned(name string, uid int) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// UserProxyPath is where the grid's X.509 clients keep uid's proxy when
+// no $X509_USER_PROXY says otherwise.
+func UserProxyPath(uid int) string { return fmt.Sprintf("/tmp/x509up_u%d", uid) }
+
+// UserProxyFile is the X.509 proxy of the user running a command, where
+// the grid's clients look for it: $X509_USER_PROXY, else
+// /tmp/x509up_u<uid>. ok is false when neither is there (the command
+// then presents none); a file X509_USER_PROXY names must exist.
+func UserProxyFile(getenv func(string) string, uid int) (file string, ok bool, err error) {
+	if f := getenv("X509_USER_PROXY"); f != "" {
+		if _, err := os.Stat(f); err != nil {
+			return "", false, fmt.Errorf("X509_USER_PROXY: %w", err)
+		}
+		return f, true, nil
+	}
+	f := UserProxyPath(uid)
+	if _, err := os.Stat(f); err != nil {
+		return "", false, nil
+	}
+	return f, true, nil
+}

@@ -12,7 +12,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -165,22 +164,4 @@ func (u *URL) Dial(opts Options) (Client, error) {
 func GridRoots(certDir string) (*x509.CertPool, error) {
 	sys, _ := x509.SystemCertPool()
 	return x509grid.CertPool(certDir, sys)
-}
-
-// UserProxyFile is the X.509 proxy of the user running a command, where
-// the grid's clients look for it: $X509_USER_PROXY, else
-// /tmp/x509up_u<uid>. ok is false when neither is there (the command
-// then presents none); a file X509_USER_PROXY names must exist.
-func UserProxyFile(getenv func(string) string, uid int) (file string, ok bool, err error) {
-	if f := getenv("X509_USER_PROXY"); f != "" {
-		if _, err := os.Stat(f); err != nil {
-			return "", false, fmt.Errorf("X509_USER_PROXY: %w", err)
-		}
-		return f, true, nil
-	}
-	f := fmt.Sprintf("/tmp/x509up_u%d", uid)
-	if _, err := os.Stat(f); err != nil {
-		return "", false, nil
-	}
-	return f, true, nil
 }
