@@ -15,6 +15,7 @@ import (
 	"sitebox/internal/outbound"
 	"sitebox/internal/remote"
 	"sitebox/internal/store"
+	"sitebox/internal/units"
 	"sitebox/internal/x509grid"
 )
 
@@ -25,6 +26,7 @@ type mountFlags struct {
 	attr, entry, negative, dirTTL         time.Duration
 	dirEntries, maxClients                int
 	cacheDir, tempDir, logLevel, cacheRAM string
+	smallFiles, smallFilesRAM             string
 	revalidate                            time.Duration
 	attrSet, entrySet, negativeSet, tSet  bool
 }
@@ -86,6 +88,8 @@ systemd.`,
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "read through a local cache in this directory (each byte crosses the WAN once; with --allow-other, one per credential)")
 	fl.StringVar(&f.cacheRAM, "cache-ram", "256MiB", "with --cache-dir: memory for blocks in flight")
 	fl.DurationVar(&f.revalidate, "cache-revalidate", 0, "with --cache-dir: how long a cached copy is trusted before its size and mtime are checked (default --dir-ttl)")
+	fl.StringVar(&f.smallFiles, "small-files", "64KiB", "read the files of up to this size whole, all at once, when their directory is listed, so opening them costs no round trip (0: never)")
+	fl.StringVar(&f.smallFilesRAM, "small-files-ram", "64MiB", "memory for the small files read whole")
 	fl.StringVar(&f.tempDir, "temp-dir", os.TempDir(), "where files being written are kept until they are closed")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.BoolVar(&f.debug, "debug", false, "log every FUSE request")
@@ -106,6 +110,9 @@ func runMount(f *mountFlags, rawURL, dir string) error {
 	cfg := mount.Config{Dir: dir, Root: u.Path, ReadOnly: f.readOnly, AllowOther: f.allowOther, PerCaller: perCaller,
 		DirEntries: f.dirEntries, TempDir: f.tempDir, FsName: sourceName(u), Debug: f.debug, Log: log}
 	f.timeouts(&cfg)
+	if cfg.SmallFiles, cfg.SmallFilesRAM, err = f.smallFileSizes(); err != nil {
+		return err
+	}
 	if u.XRootD() {
 		cfg.XRootDURL = u.Scheme + "://" + u.Host
 	}
@@ -180,6 +187,21 @@ func (f *mountFlags) timeouts(cfg *mount.Config) {
 			*o.to = o.val
 		}
 	}
+}
+
+// smallFileSizes are --small-files and --small-files-ram.
+func (f *mountFlags) smallFileSizes() (file, ram int64, err error) {
+	for _, s := range []struct {
+		flag, val string
+		to        *int64
+	}{{"--small-files", f.smallFiles, &file}, {"--small-files-ram", f.smallFilesRAM, &ram}} {
+		var size units.Size
+		if err := size.UnmarshalText([]byte(s.val)); err != nil || size < 0 {
+			return 0, 0, fmt.Errorf("%s %q: want a size like 64KiB (0 for none)", s.flag, s.val)
+		}
+		*s.to = int64(size)
+	}
+	return file, ram, nil
 }
 
 // baseOptions are the options every caller's client shares: the CAs

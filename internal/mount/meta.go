@@ -59,7 +59,30 @@ func (m *fsys) list(ctx context.Context, v *View, sp string) (*cached, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.dirs.putListing(v.Key, sp, fis), nil
+	l := m.dirs.putListing(v.Key, sp, fis)
+	m.small.listed(v, sp, fis)
+	return l, nil
+}
+
+// known describes rel from what the mount holds (a fresh listing of its
+// directory, or a fresh stat), never asking the server.
+func (m *fsys) known(v *View, rel string) (store.FileInfo, bool) {
+	sp := m.storePath(rel)
+	if l := m.dirs.listing(v.Key, path.Dir(sp)); l != nil {
+		fi, ok := l.entries[path.Base(sp)]
+		return fi, ok
+	}
+	if c := m.dirs.stat(v.Key, sp); c != nil && c.err == nil {
+		return c.fi, true
+	}
+	return store.FileInfo{}, false
+}
+
+// changed forgets what the mount held about the paths given (store
+// paths), after it changed them on the server.
+func (m *fsys) changed(paths ...string) {
+	m.dirs.invalidate(paths...)
+	m.small.forget(paths...)
 }
 
 // statPath asks about sp alone, keeping the answer ("not there" too).

@@ -64,6 +64,11 @@ type Config struct {
 	// DirEntries caps the names kept in memory.
 	DirTTL     time.Duration
 	DirEntries int
+	// SmallFiles is the size up to which the files of a directory are
+	// read whole, in parallel, when it is listed, so that opening them
+	// costs no round trip (0: never); SmallFilesRAM bounds the memory
+	// they are kept in.
+	SmallFiles, SmallFilesRAM int64
 	// TempDir holds the local copies of files being written.
 	TempDir string
 	FsName  string // shown by mount(8) and df as the source
@@ -158,6 +163,16 @@ func (m *Mount) Run(ctx context.Context) error {
 		server.Serve()
 		close(done)
 	}()
+	readsCtx, stopReads := context.WithCancel(ctx)
+	readsDone := make(chan struct{})
+	go func() {
+		m.fs.small.run(readsCtx)
+		close(readsDone)
+	}()
+	defer func() {
+		stopReads()
+		<-readsDone
+	}()
 	if err := server.WaitMount(); err != nil {
 		server.Unmount()
 		<-done
@@ -208,6 +223,7 @@ type fsys struct {
 	log                *slog.Logger
 	nodes              *nodes
 	dirs               *dirCache
+	small              *smallFiles
 
 	mu      sync.Mutex
 	handles map[uint64]handle
@@ -222,6 +238,7 @@ func newFsys(cfg Config) *fsys {
 		log:           cfg.Log,
 		nodes:         newNodes(),
 		dirs:          newDirCache(cfg.DirTTL, cfg.DirEntries),
+		small:         newSmallFiles(cfg.SmallFiles, cfg.SmallFilesRAM, cfg.Log),
 		handles:       map[uint64]handle{},
 		nextFh:        1,
 		writers:       map[uint64]*writeFile{},

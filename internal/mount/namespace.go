@@ -56,7 +56,7 @@ func (m *fsys) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, ou
 	if err == nil {
 		err = f.Close()
 	}
-	m.dirs.invalidate(m.storePath(dir), sp)
+	m.changed(m.storePath(dir), sp)
 	if err != nil {
 		return m.errno("create", rel, v, err)
 	}
@@ -80,7 +80,7 @@ func (m *fsys) Mkdir(cancel <-chan struct{}, in *fuse.MkdirIn, name string, out 
 	ctx, rel := reqCtx(cancel), path.Join(dir, name)
 	sp := m.storePath(rel)
 	err := ns.Mkdir(ctx, sp, fs.FileMode(in.Mode)&fs.ModePerm, false)
-	m.dirs.invalidate(m.storePath(dir), sp)
+	m.changed(m.storePath(dir), sp)
 	if err != nil {
 		return m.errno("mkdir", rel, v, err)
 	}
@@ -107,7 +107,7 @@ func (m *fsys) remove(cancel <-chan struct{}, h *fuse.InHeader, name, op string,
 	rel := path.Join(dir, name)
 	sp := m.storePath(rel)
 	err := rm(ns, reqCtx(cancel), sp)
-	m.dirs.invalidate(m.storePath(dir), sp)
+	m.changed(m.storePath(dir), sp)
 	if err != nil {
 		return m.errno(op, rel, v, err)
 	}
@@ -145,7 +145,7 @@ func (m *fsys) Rename(cancel <-chan struct{}, in *fuse.RenameIn, oldName, newNam
 		}
 	}
 	err := ns.Rename(ctx, m.storePath(from), m.storePath(to))
-	m.dirs.invalidate(m.storePath(dir), m.storePath(newDir), m.storePath(from), m.storePath(to))
+	m.changed(m.storePath(dir), m.storePath(newDir), m.storePath(from), m.storePath(to))
 	if err != nil {
 		return m.errno("mv", from, v, err)
 	}
@@ -184,7 +184,7 @@ func (m *fsys) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.Att
 		}
 		sp := m.storePath(rel)
 		err := ns.Chmod(ctx, sp, fs.FileMode(in.Mode)&fs.ModePerm)
-		m.dirs.invalidate(path.Dir(sp), sp)
+		m.changed(path.Dir(sp), sp)
 		if err != nil {
 			return m.errno("chmod", rel, v, err)
 		}

@@ -41,6 +41,16 @@ func (m *fsys) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) 
 		out.Fh = m.addHandle(w.share())
 		return fuse.OK
 	}
+	if fi, ok := m.known(v, rel); ok && !fi.IsDir() {
+		if data, ok := m.small.get(ctx, v, m.storePath(rel), fi); ok {
+			if m.nodes.keep(in.NodeId, fi.Size, fi.ModTime) {
+				out.OpenFlags |= fuse.FOPEN_KEEP_CACHE
+			}
+			out.OpenFlags |= fuse.FOPEN_NOFLUSH
+			out.Fh = m.addHandle(&memFile{data: data})
+			return fuse.OK
+		}
+	}
 	f, err := v.Data.Open(ctx, m.storePath(rel))
 	if err != nil {
 		return m.errno("open", rel, v, err)
@@ -50,6 +60,9 @@ func (m *fsys) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) 
 	if fi, err := f.Stat(); err == nil && m.nodes.keep(in.NodeId, fi.Size, fi.ModTime) {
 		out.OpenFlags |= fuse.FOPEN_KEEP_CACHE
 	}
+	// Closing a file read here has nothing to upload: the kernel need
+	// not tell us (a compiler opens and closes thousands of headers).
+	out.OpenFlags |= fuse.FOPEN_NOFLUSH
 	v.refs.Add(1)
 	out.Fh = m.addHandle(&readFile{f: f, view: v})
 	return fuse.OK
@@ -62,6 +75,8 @@ func (m *fsys) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.R
 	switch h := m.handle(in.Fh).(type) {
 	case *readFile:
 		n, err = readAt(reqCtx(cancel), h.f, buf, int64(in.Offset))
+	case *memFile:
+		n = h.readAt(buf, int64(in.Offset))
 	case *writeHandle:
 		n, err = h.w.readAt(buf, int64(in.Offset))
 	default:

@@ -176,7 +176,7 @@ func (w *writeFile) upload(ctx context.Context) error {
 	}
 	sp := m.storePath(rel)
 	err := w.send(ctx, sp)
-	m.dirs.invalidate(path.Dir(sp), sp)
+	m.changed(path.Dir(sp), sp)
 	if err != nil {
 		m.log.Error("upload failed", "path", sp, "size", w.n.Load(), "who", w.view.Who, "err", err.Error())
 		return err
