@@ -24,7 +24,7 @@ type mountFlags struct {
 	remoteFlags
 	readOnly, allowOther, debug           bool
 	attr, entry, negative, dirTTL         time.Duration
-	dirEntries, maxClients                int
+	dirEntries, maxClients, maxInodes     int
 	cacheDir, tempDir, logLevel, cacheRAM string
 	smallFiles, smallFilesRAM             string
 	revalidate                            time.Duration
@@ -84,11 +84,12 @@ systemd.`,
 	fl.DurationVar(&f.negative, "negative-timeout", 0, "how long the kernel keeps \"no such file\" (default 30s read-only, 1s writable)")
 	fl.DurationVar(&f.dirTTL, "dir-ttl", 0, "how long a directory listing answers for its names (default 1m read-only, 2s writable)")
 	fl.IntVar(&f.dirEntries, "dir-cache-entries", 100_000, "names kept in memory from listings, at most")
+	fl.IntVar(&f.maxInodes, "max-inodes", 100_000, "names the kernel may hold from the mount; past this it is asked to drop unused ones (bounds memory in a find over millions of files)")
 	fl.IntVar(&f.maxClients, "max-clients", 64, "with --allow-other as root: server clients kept, one per credential")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "read through a local cache in this directory (each byte crosses the WAN once; with --allow-other, one per credential)")
 	fl.StringVar(&f.cacheRAM, "cache-ram", "256MiB", "with --cache-dir: memory for blocks in flight")
 	fl.DurationVar(&f.revalidate, "cache-revalidate", 0, "with --cache-dir: how long a cached copy is trusted before its size and mtime are checked (default --dir-ttl)")
-	fl.StringVar(&f.smallFiles, "small-files", "64KiB", "read the files of up to this size whole, all at once, when their directory is listed, so opening them costs no round trip (0: never)")
+	fl.StringVar(&f.smallFiles, "small-files", "64KiB", "when a file of a directory is opened, read the directory's files of up to this size whole, all at once, so opening them costs no round trip (0: never)")
 	fl.StringVar(&f.smallFilesRAM, "small-files-ram", "64MiB", "memory for the small files read whole")
 	fl.StringVar(&f.tempDir, "temp-dir", os.TempDir(), "where files being written are kept until they are closed")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -108,7 +109,7 @@ func runMount(f *mountFlags, rawURL, dir string) error {
 	var lv slog.LevelVar
 	log := newLogger("text", f.logLevel, &lv).With("component", "mount")
 	cfg := mount.Config{Dir: dir, Root: u.Path, ReadOnly: f.readOnly, AllowOther: f.allowOther, PerCaller: perCaller,
-		DirEntries: f.dirEntries, TempDir: f.tempDir, FsName: sourceName(u), Debug: f.debug, Log: log}
+		DirEntries: f.dirEntries, MaxNodes: f.maxInodes, TempDir: f.tempDir, FsName: sourceName(u), Debug: f.debug, Log: log}
 	f.timeouts(&cfg)
 	if cfg.SmallFiles, cfg.SmallFilesRAM, err = f.smallFileSizes(); err != nil {
 		return err

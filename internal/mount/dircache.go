@@ -3,6 +3,7 @@ package mount
 import (
 	"container/list"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"sitebox/internal/store"
@@ -43,6 +44,20 @@ type cached struct {
 	names   []string // listing order
 	fi      store.FileInfo
 	err     error
+	opened  atomic.Bool // a file of this listing was opened
+}
+
+// firstOpen reports whether this is the first open of a file of the
+// listing's directory since it was listed.
+func (r *cached) firstOpen() bool { return !r.opened.Swap(true) }
+
+// files are the listing's entries in listing order.
+func (r *cached) files() []store.FileInfo {
+	fis := make([]store.FileInfo, 0, len(r.names))
+	for _, n := range r.names {
+		fis = append(fis, r.entries[n])
+	}
+	return fis
 }
 
 func newDirCache(ttl time.Duration, maxEntries int) *dirCache {

@@ -59,23 +59,21 @@ func (m *fsys) list(ctx context.Context, v *View, sp string) (*cached, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := m.dirs.putListing(v.Key, sp, fis)
-	m.small.listed(v, sp, fis)
-	return l, nil
+	return m.dirs.putListing(v.Key, sp, fis), nil
 }
 
 // known describes rel from what the mount holds (a fresh listing of its
-// directory, or a fresh stat), never asking the server.
-func (m *fsys) known(v *View, rel string) (store.FileInfo, bool) {
+// directory, returned too, or a fresh stat), never asking the server.
+func (m *fsys) known(v *View, rel string) (store.FileInfo, *cached, bool) {
 	sp := m.storePath(rel)
 	if l := m.dirs.listing(v.Key, path.Dir(sp)); l != nil {
 		fi, ok := l.entries[path.Base(sp)]
-		return fi, ok
+		return fi, l, ok
 	}
 	if c := m.dirs.stat(v.Key, sp); c != nil && c.err == nil {
-		return c.fi, true
+		return c.fi, nil, true
 	}
-	return store.FileInfo{}, false
+	return store.FileInfo{}, nil, false
 }
 
 // changed forgets what the mount held about the paths given (store

@@ -65,10 +65,14 @@ type Config struct {
 	DirTTL     time.Duration
 	DirEntries int
 	// SmallFiles is the size up to which the files of a directory are
-	// read whole, in parallel, when it is listed, so that opening them
-	// costs no round trip (0: never); SmallFilesRAM bounds the memory
+	// read whole, in parallel, when the first of them is opened, so that
+	// opening the others costs no round trip (0: never); SmallFilesRAM bounds the memory
 	// they are kept in.
 	SmallFiles, SmallFilesRAM int64
+	// MaxNodes is how many names the kernel may hold at once before the
+	// mount asks it to drop unused ones (memory for a find over a
+	// million files).
+	MaxNodes int
 	// TempDir holds the local copies of files being written.
 	TempDir string
 	FsName  string // shown by mount(8) and df as the source
@@ -115,6 +119,9 @@ func New(cfg Config) (*Mount, error) {
 	}
 	if cfg.DirEntries <= 0 {
 		cfg.DirEntries = 100_000
+	}
+	if cfg.MaxNodes <= 0 {
+		cfg.MaxNodes = defaultMaxNodes
 	}
 	if cfg.PerCaller {
 		cfg.AttrTimeout, cfg.EntryTimeout, cfg.NegativeTimeout = 0, 0, 0
@@ -163,21 +170,27 @@ func (m *Mount) Run(ctx context.Context) error {
 		server.Serve()
 		close(done)
 	}()
-	readsCtx, stopReads := context.WithCancel(ctx)
-	readsDone := make(chan struct{})
-	go func() {
-		m.fs.small.run(readsCtx)
-		close(readsDone)
-	}()
-	defer func() {
-		stopReads()
-		<-readsDone
-	}()
 	if err := server.WaitMount(); err != nil {
 		server.Unmount()
 		<-done
 		return fmt.Errorf("mount %s: %w", m.cfg.Dir, err)
 	}
+	// The mount's own work (small files read ahead, kernel names
+	// pruned) runs while it is mounted.
+	workCtx, stopWork := context.WithCancel(ctx)
+	var work sync.WaitGroup
+	prune := &pruner{nodes: m.fs.nodes, max: m.cfg.MaxNodes, srv: server, log: m.cfg.Log}
+	for _, run := range []func(context.Context){m.fs.small.run, prune.run} {
+		work.Add(1)
+		go func() {
+			defer work.Done()
+			run(workCtx)
+		}()
+	}
+	defer func() {
+		stopWork()
+		work.Wait()
+	}()
 	if err := setReadAhead(m.cfg.Dir, readAhead); err != nil {
 		m.cfg.Log.Debug("kernel read-ahead left as it was", "err", err.Error())
 	}
@@ -236,7 +249,7 @@ func newFsys(cfg Config) *fsys {
 		RawFileSystem: fuse.NewDefaultRawFileSystem(),
 		cfg:           cfg,
 		log:           cfg.Log,
-		nodes:         newNodes(),
+		nodes:         newNodes(cfg.MaxNodes),
 		dirs:          newDirCache(cfg.DirTTL, cfg.DirEntries),
 		small:         newSmallFiles(cfg.SmallFiles, cfg.SmallFilesRAM, cfg.Log),
 		handles:       map[uint64]handle{},

@@ -1,7 +1,9 @@
 package mount
 
 import (
+	"cmp"
 	"path"
+	"slices"
 	"sync"
 	"time"
 )
@@ -18,13 +20,17 @@ type node struct {
 	name    string
 	lookups uint64
 	kids    map[string]*node
-	gone    bool // unlinked: its name now names nothing
+	gone    bool   // unlinked: its name now names nothing
+	used    uint64 // when it was last looked up (nodes.clock)
+}
 
-	// The size and mtime the file had when its data was last opened:
-	// while they are unchanged the kernel may keep the pages it holds
-	// (FOPEN_KEEP_CACHE).
-	keptSize  int64
-	keptMTime time.Time
+// kept is the size and mtime a file had when its data was last opened:
+// while they are unchanged the kernel may keep the pages it holds
+// (FOPEN_KEEP_CACHE). Only files opened have one, so the nodes of a
+// million names listed stay small.
+type kept struct {
+	size  int64
+	mtime time.Time
 }
 
 // nodes is the inode table: inode numbers for the names the kernel has
@@ -34,11 +40,50 @@ type nodes struct {
 	byIno map[uint64]*node
 	next  uint64
 	root  *node
+	kept  map[uint64]kept // by inode
+	clock uint64          // counts lookups, to order nodes by last use
+	// max is the count past which a lookup nudges the pruner (over); 0
+	// for none.
+	max  int
+	over chan struct{}
 }
 
-func newNodes() *nodes {
+func newNodes(max int) *nodes {
 	root := &node{ino: rootIno, lookups: 1}
-	return &nodes{byIno: map[uint64]*node{rootIno: root}, next: rootIno + 1, root: root}
+	return &nodes{byIno: map[uint64]*node{rootIno: root}, next: rootIno + 1, root: root, kept: map[uint64]kept{}, max: max, over: make(chan struct{}, 1)}
+}
+
+// count is the number of nodes held.
+func (t *nodes) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.byIno)
+}
+
+// leaf is a node the kernel may be asked to forget: by its inode, or by
+// its name in its parent.
+type leaf struct {
+	ino, parent uint64
+	name        string
+	used        uint64
+}
+
+// leaves names the n least recently looked up nodes with no names below
+// them. Oldest first, so a directory walked long ago loses all its
+// names and then goes itself (a name dropped that is still wanted costs
+// one lookup, answered from the listings).
+func (t *nodes) leaves(n int) []leaf {
+	t.mu.Lock()
+	var out []leaf
+	for _, nd := range t.byIno {
+		if nd == t.root || len(nd.kids) > 0 || nd.gone || nd.parent == nil {
+			continue
+		}
+		out = append(out, leaf{ino: nd.ino, parent: nd.parent.ino, name: nd.name, used: nd.used})
+	}
+	t.mu.Unlock()
+	slices.SortFunc(out, func(a, b leaf) int { return cmp.Compare(a.used, b.used) })
+	return out[:min(n, len(out))]
 }
 
 // path is the node's path below the mount's root ("/" for the root);
@@ -83,8 +128,16 @@ func (t *nodes) lookup(parent uint64, name string) (uint64, bool) {
 		}
 		p.kids[name] = n
 		t.byIno[n.ino] = n
+		if t.max > 0 && len(t.byIno) > t.max {
+			select {
+			case t.over <- struct{}{}:
+			default:
+			}
+		}
 	}
 	n.lookups++
+	t.clock++
+	n.used = t.clock
 	return n.ino, true
 }
 
@@ -103,6 +156,7 @@ func (t *nodes) forget(ino, count uint64) {
 	// before its last child leaves with it.
 	for n != t.root && n.lookups == 0 && len(n.kids) == 0 {
 		delete(t.byIno, n.ino)
+		delete(t.kept, n.ino)
 		p := n.parent
 		if p == nil {
 			return
@@ -158,11 +212,11 @@ func (t *nodes) rename(oldParent uint64, oldName string, newParent uint64, newNa
 func (t *nodes) keep(ino uint64, size int64, mtime time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n := t.byIno[ino]
-	if n == nil {
+	if t.byIno[ino] == nil {
 		return false
 	}
-	same := n.keptSize == size && n.keptMTime.Equal(mtime) && !mtime.IsZero()
-	n.keptSize, n.keptMTime = size, mtime
+	k, ok := t.kept[ino]
+	same := ok && k.size == size && k.mtime.Equal(mtime) && !mtime.IsZero()
+	t.kept[ino] = kept{size: size, mtime: mtime}
 	return same
 }

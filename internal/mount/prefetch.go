@@ -19,8 +19,9 @@ import (
 // open, the read and, through a cache, the cache's check of the file,
 // several round trips in series for a few kilobytes. smallFiles reads
 // the small files of a directory whole, all at once in parallel, when
-// the directory is listed (a listing comes first: the lookup of a name
-// in it), so those opens are answered from memory. The bytes are read
+// the first of them is opened after the directory was listed, so the
+// opens that follow are answered from memory (listing alone, as ls and
+// find do, reads nothing). The bytes are read
 // through the view's data store, so a local cache in front of the
 // server keeps them too and the WAN carries them once.
 //
@@ -64,10 +65,10 @@ type smallEntry struct {
 }
 
 type smallJob struct {
-	v    *View
-	key  smallKey
-	fi   store.FileInfo
-	p    *pendingRead
+	v   *View
+	key smallKey
+	fi  store.FileInfo
+	p   *pendingRead
 }
 
 // Defaults of the small-file reads: files up to 64 KiB (source files
@@ -123,8 +124,8 @@ func (s *smallFiles) run(ctx context.Context) {
 	}
 }
 
-// listed queues the small files of the directory dir (a store path)
-// just listed by v.
+// listed queues the small files (not empty ones: there is nothing to
+// read) of the directory dir (a store path) as v listed it.
 func (s *smallFiles) listed(v *View, dir string, fis []store.FileInfo) {
 	if !s.enabled() {
 		return
@@ -135,7 +136,7 @@ func (s *smallFiles) listed(v *View, dir string, fis []store.FileInfo) {
 			s.log.Debug("small files of a directory read only in part", "dir", dir, "read", queued)
 			return
 		}
-		if fi.IsDir() || fi.Size > s.maxFile || fi.Name == "" || fi.Name == "." || fi.Name == ".." {
+		if fi.IsDir() || fi.Size > s.maxFile || fi.Size == 0 || fi.Name == "" || fi.Name == "." || fi.Name == ".." {
 			continue
 		}
 		key := smallKey{who: v.Key, path: path.Join(dir, fi.Name)}

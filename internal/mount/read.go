@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"path"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -41,7 +42,14 @@ func (m *fsys) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) 
 		out.Fh = m.addHandle(w.share())
 		return fuse.OK
 	}
-	if fi, ok := m.known(v, rel); ok && !fi.IsDir() {
+	if fi, l, ok := m.known(v, rel); ok && !fi.IsDir() {
+		// A program opening a file of a directory opens its neighbours
+		// next (a compiler, an import): the first open reads the small
+		// files of the directory, its own among them. Listing alone (ls,
+		// find) reads nothing.
+		if l != nil && l.firstOpen() {
+			m.small.listed(v, path.Dir(m.storePath(rel)), l.files())
+		}
 		if data, ok := m.small.get(ctx, v, m.storePath(rel), fi); ok {
 			if m.nodes.keep(in.NodeId, fi.Size, fi.ModTime) {
 				out.OpenFlags |= fuse.FOPEN_KEEP_CACHE

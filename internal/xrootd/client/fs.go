@@ -128,6 +128,11 @@ func (f *FS) List(ctx context.Context, name string) ([]store.FileInfo, error) {
 		return nil, pathOp("list", r.path, err)
 	}
 	out, err := parseDirlist(string(resp))
+	for i := range out {
+		// Each name on its own: a name kept (a mount's or a cache's
+		// listing) must not keep the whole response with it.
+		out[i].Name = strings.Clone(out[i].Name)
+	}
 	return out, pathOp("list", r.path, err)
 }
 
