@@ -29,7 +29,9 @@ trip time every setup mounts it afresh (empty caches) for each workload:
   seq     a large file read start to end in 1 MiB reads;
   fio     fio random 4 KiB reads of a file read once before;
   uproot  4 branches of a 200-branch tree read by path by 1, 2, 4, 8
-          reader processes together.
+          reader processes together;
+  find    find(1) over --find-entries empty files (a million), local and
+          sitebox only: its time and the mount's peak memory.
 
 Setups: local (the origin's directory), sitebox (sitebox mount over
 root://), xrootdfs (over root://, the same server), rclone (rclone mount
@@ -87,6 +89,7 @@ func (f *mountFlags) parse(cmd *cobra.Command) error {
 		quickDefault(cmd, "readers", func() { cfg.Readers = []int{1, 2} })
 		quickDefault(cmd, "entries", func() { cfg.Entries = 20_000 })
 		quickDefault(cmd, "jobs", func() { cfg.Jobs = 1 })
+		quickDefault(cmd, "find-entries", func() { cfg.FindEntries = 20_000 })
 	}
 	var err error
 	if cfg.SeqSize, err = units.ParseSize(f.seqSize); err != nil {
@@ -104,7 +107,7 @@ func (f *mountFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.DurationSliceVar(&f.rtts, "rtt", []time.Duration{0, 10 * time.Millisecond, 25 * time.Millisecond}, "round trip times the link adds")
 	fl.StringVar(&f.setups, "setups", "local,sitebox,xrootdfs,rclone,root", "setups to run, comma-separated")
-	fl.StringVar(&f.workloads, "workloads", "build,sweep,seq,fio,uproot", "workloads to run, comma-separated")
+	fl.StringVar(&f.workloads, "workloads", "build,sweep,seq,fio,uproot,find", "workloads to run, comma-separated")
 	fl.IntVar(&cfg.Scale, "scale", 100, "divide the CMSSW build's metadata calls (24k opens, 24k stats, 306k lstats, 1.5k readlinks) by this")
 	fl.IntVar(&cfg.Sources, "sources", 40, "C sources of the generated tree")
 	fl.IntVar(&cfg.Headers, "headers", 20, "headers in each of its 4 include directories")
@@ -114,6 +117,7 @@ func (f *mountFlags) register(cmd *cobra.Command) {
 	fl.IntSliceVar(&cfg.Readers, "readers", []int{1, 2, 4, 8}, "uproot reader process counts")
 	fl.IntVar(&cfg.Entries, "entries", 100_000, "entries of the uproot tree")
 	fl.IntVar(&cfg.Jobs, "jobs", 2, "uproot jobs per reader process")
+	fl.IntVar(&cfg.FindEntries, "find-entries", 1_000_000, "empty files find(1) walks (local and sitebox only), in directories of 1,000")
 	fl.StringVar(&f.workDir, "work-dir", "", "scratch directory; the origin's files are kept there for reruns (default: a temporary one, removed)")
 	fl.BoolVar(&f.quick, "quick", false, "smoke test: 10 ms only, a small tree, scale 500, 32 MiB file, readers 1,2, one job each (explicit flags win)")
 }

@@ -15,7 +15,7 @@ import (
 // trip time. The workloads are a build (a generated include-heavy C tree
 // compiled with make -j2, outputs on local disk), a metadata sweep in the
 // proportions of a CMSSW build (24k opens, 24k stats, 306k lstats, 1.5k
-// readlinks, divided by Scale), a sequential read of a large file, fio
+// readlinks, divided by Scale), find(1) over a million names, a sequential read of a large file, fio
 // random 4 KiB reads of a file read once before, and uproot reading 4
 // branches of a 200-branch tree by path with several reader processes.
 // The "root" setup is the same reads over root:// without a mount
@@ -27,17 +27,20 @@ type MountConfig struct {
 	RTTs    []time.Duration // round trip times added by Toxiproxy (default 0, 10ms, 25ms)
 	Setups  []string        // default local, sitebox, xrootdfs, rclone, root
 
-	Scale     int   // divisor of the CMSSW proportions (default 100)
-	Sources   int   // C files in the generated tree (default 40)
-	Headers   int   // headers in each of the 4 include directories (default 20)
-	SeqSize   int64 // the large file (default 256 MiB)
-	FioSize   int64 // fio's file (default 64 MiB)
-	FioTime   time.Duration
-	Readers   []int // uproot reader processes (default 1, 2, 4, 8)
-	Entries   int   // entries of the uproot tree (default 100,000)
-	Jobs      int   // uproot jobs per reader (default 2)
-	Out       io.Writer
-	Workloads []string // default build, sweep, seq, fio, uproot
+	Scale   int   // divisor of the CMSSW proportions (default 100)
+	Sources int   // C files in the generated tree (default 40)
+	Headers int   // headers in each of the 4 include directories (default 20)
+	SeqSize int64 // the large file (default 256 MiB)
+	FioSize int64 // fio's file (default 64 MiB)
+	FioTime time.Duration
+	Readers []int // uproot reader processes (default 1, 2, 4, 8)
+	Entries int   // entries of the uproot tree (default 100,000)
+	Jobs    int   // uproot jobs per reader (default 2)
+	// FindEntries is the number of empty files the find workload walks
+	// (default 1,000,000, in directories of 1,000).
+	FindEntries int
+	Out         io.Writer
+	Workloads   []string // default build, sweep, seq, fio, uproot, find
 }
 
 // MountPoint is one setup at one round trip time. A zero figure was not
@@ -51,6 +54,8 @@ type MountPoint struct {
 	SeqMBps              float64
 	FioIOPS              float64
 	Uproot               map[int]float64 // reader processes → MB/s of arrays read
+	Find                 time.Duration   // find(1) over FindEntries names
+	FindRSS              int64           // the mount process's peak RSS after it
 	Errs                 []string
 	// Unavailable says why the setup was not run at all (no `sitebox
 	// mount` in the binary yet).
@@ -65,7 +70,7 @@ type MountReport struct {
 
 var mountSetups = []string{"local", "sitebox", "xrootdfs", "rclone", "root"}
 
-var mountWorkloads = []string{"build", "sweep", "seq", "fio", "uproot"}
+var mountWorkloads = []string{"build", "sweep", "seq", "fio", "uproot", "find"}
 
 func (c *MountConfig) applyDefaults() {
 	if len(c.RTTs) == 0 {
@@ -87,6 +92,7 @@ func (c *MountConfig) applyDefaults() {
 	def(&c.Headers, 20)
 	def(&c.Entries, 100_000)
 	def(&c.Jobs, 2)
+	def(&c.FindEntries, 1_000_000)
 	if c.SeqSize <= 0 {
 		c.SeqSize = 256 << 20
 	}

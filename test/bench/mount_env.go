@@ -117,17 +117,18 @@ func siteboxMountMissing(ctx context.Context, bin string) string {
 }
 
 // mountSetup mounts setup afresh (a new mount point, an empty cache) and
-// returns the directory that holds the origin's /store and how to
-// unmount it. Local disk is the origin's directory itself.
-func (e *mountEnv) mountSetup(ctx context.Context, setup, data string) (string, func(), error) {
+// returns the directory that holds the origin's /store, the mount, and
+// how to unmount it. Local disk is the origin's directory itself (no
+// mount).
+func (e *mountEnv) mountSetup(ctx context.Context, setup, data string) (string, *peers.FuseMount, func(), error) {
 	if setup == "local" {
-		return data, func() {}, nil
+		return data, nil, func() {}, nil
 	}
 	e.mountCount++
 	dir := filepath.Join(e.mounts, fmt.Sprintf("%s-%d", setup, e.mountCount))
 	cache := filepath.Join(e.cfg.WorkDir, "mount-cache", fmt.Sprintf("%s-%d", setup, e.mountCount))
 	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	var m *peers.FuseMount
 	var err error
@@ -139,13 +140,13 @@ func (e *mountEnv) mountSetup(ctx context.Context, setup, data string) (string, 
 	case "rclone":
 		m, err = peers.StartRcloneWebDAV(ctx, "https://"+e.dav.Addr+"/store", dir, peers.RcloneOptions{CacheDir: cache})
 	default:
-		return "", nil, fmt.Errorf("setup %q has no mount", setup)
+		return "", nil, nil, fmt.Errorf("setup %q has no mount", setup)
 	}
 	if err != nil {
 		os.RemoveAll(cache)
-		return "", nil, err
+		return "", nil, nil, err
 	}
-	return dir, func() {
+	return dir, m, func() {
 		if err := m.Unmount(); err != nil {
 			fmt.Fprintf(e.cfg.Out, "  unmount %s: %v\n", dir, err)
 		}

@@ -46,6 +46,7 @@ func FormatMount(rep *MountReport) string {
 	}
 	w.Flush()
 	b.WriteString(mountRatios(rep))
+	b.WriteString(findSummary(rep))
 	for _, p := range rep.Points {
 		for _, e := range p.Errs {
 			fmt.Fprintf(&b, "\n%v %s: %s", p.RTT, p.Setup, firstLine(e))

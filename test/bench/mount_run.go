@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"sitebox/test/peers"
 )
 
 // runSetup measures every workload of one setup at the link's current
@@ -76,18 +78,27 @@ func (e *mountEnv) runSetup(ctx context.Context, setup string, d *mountData) Mou
 			return e.uprootReaders(ctx, root, d, &p)
 		}))
 	}
+	if e.cfg.does("find") && findSetup(setup) {
+		fail("find", e.runFind(ctx, setup, &p))
+	}
 	return p
 }
 
 // withMount runs f on a fresh mount of setup, unmounting on every path.
 func (e *mountEnv) withMount(ctx context.Context, setup string, f func(root string) error) error {
-	root, unmount, err := e.mountSetup(ctx, setup, e.cfg.dataDir())
+	return e.withMountProc(ctx, setup, func(root string, _ *peers.FuseMount) error { return f(root) })
+}
+
+// withMountProc is withMount giving f the mount's process too (nil for
+// local disk).
+func (e *mountEnv) withMountProc(ctx context.Context, setup string, f func(root string, m *peers.FuseMount) error) error {
+	root, m, unmount, err := e.mountSetup(ctx, setup, e.cfg.dataDir())
 	if err != nil {
 		return fmt.Errorf("mount: %w", err)
 	}
 	defer unmount()
 	t0 := time.Now()
-	err = f(root)
+	err = f(root, m)
 	fmt.Fprintf(e.cfg.Out, "  %s mount used for %v\n", setup, time.Since(t0).Round(time.Millisecond))
 	return err
 }

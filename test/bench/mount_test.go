@@ -42,7 +42,7 @@ func TestMountBenchEndToEnd(t *testing.T) {
 	rep, err := Mount(ctx, MountConfig{
 		Sitebox: built.Binary(t), WorkDir: work, Python: py,
 		RTTs: []time.Duration{2 * time.Millisecond}, Scale: 1000, Sources: 8, Headers: 10,
-		SeqSize: 8 << 20, FioSize: 2 << 20, FioTime: time.Second, Readers: []int{1, 2}, Entries: 10_000, Jobs: 1,
+		SeqSize: 8 << 20, FioSize: 2 << 20, FioTime: time.Second, Readers: []int{1, 2}, Entries: 10_000, Jobs: 1, FindEntries: 2500,
 		Out: &progress,
 	})
 	t.Logf("progress:\n%s", progress.String())

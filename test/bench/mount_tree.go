@@ -46,6 +46,11 @@ func prepareMountData(ctx context.Context, cfg *MountConfig, data string) (*moun
 	if err := d.writeTree(cfg, filepath.Join(data, d.tree)); err != nil {
 		return nil, err
 	}
+	if cfg.does("find") {
+		if err := writeFindTree(filepath.Join(data, cfg.findTree()), cfg.FindEntries); err != nil {
+			return nil, err
+		}
+	}
 	if err := makeFile(filepath.Join(data, d.big), cfg.SeqSize); err != nil {
 		return nil, err
 	}
