@@ -37,7 +37,11 @@ type MountConfig struct {
 	Entries   int   // entries of the uproot tree (default 100,000)
 	Jobs      int   // uproot jobs per reader (default 2)
 	Out       io.Writer
-	Workloads []string // default build, sweep, seq, fio, uproot
+	Workloads []string // default build, sweep, seq, fio, uproot; fiorw on request
+	// Protections are the levels the sitebox setup runs at, one row each
+	// (`sitebox mount --protection`: auth, integrity, privacy; privacy
+	// over roots://); default auth.
+	Protections []string
 }
 
 // MountPoint is one setup at one round trip time. A zero figure was not
@@ -51,7 +55,11 @@ type MountPoint struct {
 	SeqMBps              float64
 	FioIOPS              float64
 	Uproot               map[int]float64 // reader processes → MB/s of arrays read
-	Errs                 []string
+	// Protection is the sitebox setup's --protection ("" for the others).
+	Protection string
+	// RW is the fiorw workload's figures.
+	RW   FioRW
+	Errs []string
 	// Unavailable says why the setup was not run at all (no `sitebox
 	// mount` in the binary yet).
 	Unavailable string
@@ -67,6 +75,11 @@ var mountSetups = []string{"local", "sitebox", "xrootdfs", "rclone", "root"}
 
 var mountWorkloads = []string{"build", "sweep", "seq", "fio", "uproot"}
 
+// mountExtraWorkloads run only when asked for.
+var mountExtraWorkloads = []string{"fiorw"}
+
+var mountProtections = []string{"auth", "integrity", "privacy"}
+
 func (c *MountConfig) applyDefaults() {
 	if len(c.RTTs) == 0 {
 		c.RTTs = []time.Duration{0, 10 * time.Millisecond, 25 * time.Millisecond}
@@ -76,6 +89,9 @@ func (c *MountConfig) applyDefaults() {
 	}
 	if len(c.Workloads) == 0 {
 		c.Workloads = mountWorkloads
+	}
+	if len(c.Protections) == 0 {
+		c.Protections = []string{"auth"}
 	}
 	def := func(v *int, d int) {
 		if *v <= 0 {
@@ -120,8 +136,13 @@ func (c *MountConfig) validate() error {
 		}
 	}
 	for _, w := range c.Workloads {
-		if !slices.Contains(mountWorkloads, w) {
-			return fmt.Errorf("workload %q: want one of %v", w, mountWorkloads)
+		if !slices.Contains(mountWorkloads, w) && !slices.Contains(mountExtraWorkloads, w) {
+			return fmt.Errorf("workload %q: want one of %v", w, slices.Concat(mountWorkloads, mountExtraWorkloads))
+		}
+	}
+	for _, l := range c.Protections {
+		if !slices.Contains(mountProtections, l) {
+			return fmt.Errorf("protection %q: want one of %v", l, mountProtections)
 		}
 	}
 	if c.Scale > cmsswReadlinks {
@@ -160,17 +181,33 @@ func Mount(ctx context.Context, cfg MountConfig) (*MountReport, error) {
 			return rep, err
 		}
 		for _, setup := range cfg.Setups {
-			if err := ctx.Err(); err != nil {
-				return rep, err
+			levels := []string{""}
+			if setup == "sitebox" {
+				levels = cfg.Protections
 			}
-			fmt.Fprintf(cfg.Out, "bench mount: %s at %v round trip\n", setup, rtt)
-			p := env.runSetup(ctx, setup, files)
-			p.RTT = rtt
-			for _, e := range p.Errs {
-				fmt.Fprintf(cfg.Out, "  error: %s\n", e)
+			for _, level := range levels {
+				if err := ctx.Err(); err != nil {
+					return rep, err
+				}
+				fmt.Fprintf(cfg.Out, "bench mount: %s at %v round trip\n", MountPoint{Setup: setup, Protection: level}.label(), rtt)
+				p := env.runSetup(ctx, mountKind{setup: setup, protection: level}, files)
+				p.RTT = rtt
+				for _, e := range p.Errs {
+					fmt.Fprintf(cfg.Out, "  error: %s\n", e)
+				}
+				rep.Points = append(rep.Points, p)
 			}
-			rep.Points = append(rep.Points, p)
 		}
 	}
 	return rep, nil
+}
+
+// label names the point's setup in the tables: the sitebox setup's
+// protection beside it, but for auth (the default, and the earlier
+// reports' plain "sitebox").
+func (p MountPoint) label() string {
+	if p.Protection == "" || p.Protection == "auth" {
+		return p.Setup
+	}
+	return p.Setup + " " + p.Protection
 }
