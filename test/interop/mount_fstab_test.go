@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -230,6 +231,27 @@ func TestMountProtection(t *testing.T) {
 	if !p.logs(`protection="privacy (TLS for the whole session; page CRC32C, kXR_pgread)"`) {
 		t.Errorf("the privacy mount's log does not name its protection:\n%s", p.log.String())
 	}
+
+	// XRootD 5.5's kXR_pgread, straight and through the mount's cache
+	// (whose fetches are vector reads: one pgread per piece).
+	t.Run("xrootd", func(t *testing.T) {
+		data := t.TempDir()
+		want := writeRandom(t, filepath.Join(data, "x.bin"), 5<<20+4097)
+		host := startXrootdOrigin(t, data)
+		for _, extra := range [][]string{nil, {"--cache-dir", t.TempDir()}} {
+			m := startMount(t, "root://"+host+"//", append([]string{"-r", "--protection", "integrity"}, extra...)...)
+			sameFile(t, filepath.Join(m.dir, "x.bin"), want)
+			f, err := os.Open(filepath.Join(m.dir, "x.bin"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 10000)
+			if n, err := f.ReadAt(buf, 3<<20+123); n != len(buf) || err != nil || !bytes.Equal(buf, want[3<<20+123:3<<20+123+len(buf)]) {
+				t.Errorf("an unaligned read %v: %d, %v", extra, n, err)
+			}
+			f.Close()
+		}
+	})
 
 	out, err := run(t, true, siteboxBin, "mount", "-r", "--protection", "privacy", o.rootURL+"//store", t.TempDir())
 	if err == nil || !strings.Contains(out, "--protection privacy refuses "+o.rootURL+"//store") {
