@@ -22,7 +22,7 @@ import (
 // mountFlags are `sitebox mount`'s options.
 type mountFlags struct {
 	remoteFlags
-	readOnly, allowOther, debug           bool
+	readOnly, allowOther, debug, noExec   bool
 	attr, entry, negative, dirTTL         time.Duration
 	dirEntries, maxClients                int
 	cacheDir, tempDir, logLevel, cacheRAM string
@@ -115,6 +115,7 @@ the mount.fuse.sitebox helper; see docs/mount.md.`,
 	fl := cmd.Flags()
 	f.remoteFlags.add(cmd)
 	fl.BoolVarP(&f.readOnly, "read-only", "r", false, "mount read-only (longer caching: nothing changes through the mount)")
+	fl.BoolVar(&f.noExec, "noexec", false, "programs in the mount cannot be run (mount's noexec)")
 	fl.BoolVar(&f.allowOther, "allow-other", false, "let every user use the mount (as root: each with their own credential)")
 	fl.DurationVar(&f.attr, "attr-timeout", 0, "how long the kernel keeps attributes (default 1m read-only, 1s writable; 0 with --allow-other)")
 	fl.DurationVar(&f.entry, "entry-timeout", 0, "how long the kernel keeps names (default 1m read-only, 1s writable)")
@@ -161,7 +162,7 @@ func runMount(f *mountFlags, rawURL, dir string) error {
 	}
 	log = log.With("component", "mount")
 	cfg := mount.Config{Dir: dir, Root: u.Path, ReadOnly: f.readOnly, AllowOther: f.allowOther, PerCaller: perCaller,
-		DirEntries: f.dirEntries, TempDir: f.tempDir, FsName: sourceName(u), Debug: f.debug, Log: log,
+		DirEntries: f.dirEntries, TempDir: f.tempDir, FsName: sourceName(u), Debug: f.debug, Log: log, NoExec: f.noExec,
 		Protection: f.level.what(u)}
 	if ready != nil {
 		cfg.Ready = func() { detach(ready, logFile, warning) }

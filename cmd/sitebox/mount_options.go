@@ -55,8 +55,9 @@ func applyMountOption(fl *pflag.FlagSet, opt string) error {
 // systemd pass along for themselves: when to mount (auto, noauto,
 // _netdev, nofail, x-systemd.*), who may (user, users, owner, group,
 // and the user= libmount adds), and the generic flags of a local
-// filesystem that change nothing here (the mount is always nodev and
-// its files carry no set-uid bits that would matter).
+// filesystem that change nothing here: the mount is nosuid and nodev
+// always (suid and dev do not lift that), atime is the server's, and
+// exec is the default (noexec is a flag of its own, --noexec).
 func ignoredMountOption(key string, hasVal bool) bool {
 	if strings.HasPrefix(key, "x-") {
 		return true // x-systemd.*, x-mount.*, x-gvfs-*: for the tools
@@ -67,7 +68,7 @@ func ignoredMountOption(key string, hasVal bool) bool {
 	switch key {
 	case "defaults", "auto", "noauto", "nofail", "_netdev", "_rnetdev",
 		"user", "users", "nouser", "owner", "group",
-		"dev", "nodev", "suid", "nosuid", "exec", "noexec",
+		"dev", "nodev", "suid", "nosuid", "exec",
 		"atime", "noatime", "relatime", "norelatime", "strictatime", "nostrictatime",
 		"diratime", "nodiratime", "lazytime", "nolazytime", "async", "silent", "loud":
 		return true

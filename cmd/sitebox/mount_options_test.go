@@ -26,12 +26,12 @@ func mountFlagSet(t *testing.T) *pflag.FlagSet {
 func TestMountOptionsFromFstab(t *testing.T) {
 	fl := mountFlagSet(t)
 	err := applyMountOptions(fl, []string{"ro,allow_other,cache_dir=/var/cache/sitebox-mount,_netdev,nofail,noauto,x-systemd.automount,x-systemd.idle-timeout=60,defaults,user,users,nosuid,nodev,noexec,user=alice,comment=x",
-		"dir_ttl=2m,attr_timeout=30s,protection=integrity,debug"})
+		"dir_ttl=2m,attr_timeout=30s,protection=integrity,debug,noexec"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{"read-only": "true", "allow-other": "true", "cache-dir": "/var/cache/sitebox-mount",
-		"dir-ttl": "2m0s", "attr-timeout": "30s", "protection": "integrity", "debug": "true"} {
+		"dir-ttl": "2m0s", "attr-timeout": "30s", "protection": "integrity", "debug": "true", "noexec": "true"} {
 		if f := fl.Lookup(name); f.Value.String() != want || !f.Changed {
 			t.Errorf("-o set --%s to %q (changed %v), want %q", name, f.Value.String(), f.Changed, want)
 		}

@@ -69,6 +69,9 @@ type Config struct {
 	FsName  string // shown by mount(8) and df as the source
 	Debug   bool   // log every FUSE request
 	Log     *slog.Logger
+	// NoExec mounts with noexec: programs in the mount cannot be run
+	// (the mount is nosuid and nodev always).
+	NoExec bool
 	// Protection names the mount's protection level for its log line
 	// (how the clients keep it is theirs to do).
 	Protection string
@@ -141,6 +144,9 @@ func (m *Mount) options() *fuse.MountOptions {
 		IgnoreSecurityLabels: true,
 		Debug:                m.cfg.Debug,
 		Logger:               log.New(os.Stderr, "fuse: ", 0),
+	}
+	if m.cfg.NoExec {
+		opts.Options = append(opts.Options, "noexec") // a flag of mount(2) or fusermount3's option
 	}
 	if m.cfg.ReadOnly {
 		opts.Options = append(opts.Options, "ro")

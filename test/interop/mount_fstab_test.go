@@ -108,7 +108,7 @@ func TestMountHelper(t *testing.T) {
 	t.Run("mount.fuse.sitebox", func(t *testing.T) {
 		dir, logFile := t.TempDir(), filepath.Join(t.TempDir(), "mount.log")
 		cleanupMount(t, dir)
-		opts := "ro,allow_other,_netdev,nofail,x-systemd.automount,defaults,nosuid,nodev,dir_ttl=5s,log_file=" + logFile
+		opts := "ro,allow_other,_netdev,nofail,x-systemd.automount,defaults,nosuid,nodev,noexec,dir_ttl=5s,log_file=" + logFile
 		out, code := runHelper(t, nil, filepath.Join(bin, "mount.fuse.sitebox"), source, dir, "-n", "-o", opts)
 		if code != 0 {
 			t.Fatalf("mount.fuse.sitebox: exit %d: %s", code, out)
@@ -119,6 +119,9 @@ func TestMountHelper(t *testing.T) {
 		sameFile(t, filepath.Join(dir, "sub", "big.bin"), big)
 		if err := os.WriteFile(filepath.Join(dir, "new"), nil, 0o644); err == nil {
 			t.Error("-o ro: a write worked")
+		}
+		if flags := mountFlags(dir); !strings.Contains(","+flags+",", ",noexec,") || !strings.Contains(","+flags+",", ",nosuid,") {
+			t.Errorf("the kernel's flags of the mount: %q, want noexec and nosuid", flags)
 		}
 		pids := serving(dir)
 		if len(pids) != 1 {
@@ -168,6 +171,18 @@ func TestMountHelper(t *testing.T) {
 			}
 		}
 	})
+}
+
+// mountFlags is the kernel's per-mount flags of dir (mountinfo's sixth
+// field: ro, nosuid, noexec, ...).
+func mountFlags(dir string) string {
+	b, _ := os.ReadFile("/proc/self/mountinfo")
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 5 && f[4] == dir {
+			return f[5]
+		}
+	}
+	return ""
 }
 
 // sessionOf is the session id of pid (/proc/PID/stat's sixth field).
