@@ -30,8 +30,12 @@ func requireRootMount(t *testing.T) {
 func helperDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
+	bin, err := filepath.Abs(siteboxBin)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range []string{"mount.fuse.sitebox", "sitebox"} {
-		if err := os.Symlink(siteboxBin, filepath.Join(dir, name)); err != nil {
+		if err := os.Symlink(bin, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -135,6 +139,50 @@ func TestMountHelper(t *testing.T) {
 		unmountEnds(t, dir, pids[0])
 		if log, _ := os.ReadFile(logFile); !strings.Contains(string(log), "msg=mounted") || !strings.Contains(string(log), "msg=unmounted") {
 			t.Errorf("the log file does not tell the mount and the unmount:\n%s", log)
+		}
+	})
+
+	// mount(8) itself, from an fstab line and from the command line: in
+	// a mount namespace of its own where /usr/sbin (/sbin) also holds the
+	// helper, as the package installs it, the system's left as it is.
+	t.Run("mount(8)", func(t *testing.T) {
+		peers.Require(t, "unshare")
+		dir, logFile, work := t.TempDir(), filepath.Join(t.TempDir(), "mount.log"), t.TempDir()
+		cleanupMount(t, dir)
+		up, ovl := filepath.Join(work, "up"), filepath.Join(work, "work")
+		os.Mkdir(up, 0o755)
+		os.Mkdir(ovl, 0o755)
+		helper, _ := os.Readlink(filepath.Join(bin, "mount.fuse.sitebox"))
+		if err := os.Symlink(helper, filepath.Join(up, "mount.fuse.sitebox")); err != nil {
+			t.Fatal(err)
+		}
+		fstab := filepath.Join(work, "fstab")
+		line := source + " " + dir + " fuse.sitebox ro,allow_other,_netdev,nofail,log_file=" + logFile + " 0 0\n"
+		if err := os.WriteFile(fstab, []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := filepath.Join(b.pools[0], "sub", "big.bin")
+		script := `set -e
+mount -t overlay overlay -o lowerdir=/usr/sbin,upperdir="$1",workdir="$2" /usr/sbin
+mount -T "$3" "$4"
+grep -q " $4 fuse.sitebox " /proc/self/mounts
+cmp "$4/sub/big.bin" "$5"
+umount "$4"
+mount -t fuse.sitebox -o ro,protection=integrity,log_file="$7" "$6" "$4"
+cmp "$4/sub/big.bin" "$5"
+umount "$4"
+echo all-done`
+		out, err := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", up, ovl, fstab, dir, want, source, logFile).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "all-done") {
+			t.Fatalf("mount(8) with the helper: %v\n%s", err, out)
+		}
+		for deadline := time.Now().Add(15 * time.Second); len(serving(dir)) > 0; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("processes %v still serve %s 15 s after umount", serving(dir), dir)
+			}
+		}
+		if log, _ := os.ReadFile(logFile); strings.Count(string(log), "msg=unmounted") != 2 || !strings.Contains(string(log), `protection="integrity`) {
+			t.Errorf("the log of the two mounts:\n%s", log)
 		}
 	})
 
