@@ -145,7 +145,7 @@ func (f *mountFlags) mountLogger(child bool, lv *slog.LevelVar) (log *slog.Logge
 	case child:
 		sl, err := syslog.New(syslog.LOG_DAEMON|syslog.LOG_INFO, "sitebox-mount")
 		if err != nil {
-			warning = fmt.Sprintf("warning: no system log (%v): the mount's log is discarded; give -o log_file=PATH to keep it", err)
+			warning = fmt.Sprintf("sitebox mount: warning: no system log (%v): the mount's log is discarded; give -o log_file=PATH to keep it", err)
 			out = io.Discard
 		} else {
 			out = sl
