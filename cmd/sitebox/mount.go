@@ -52,7 +52,7 @@ const mountExamples = `  # The site's federation under /fed, read-only: names an
 
   # As mount(8) does for the fstab line
   #   root://box.site:1094//store /fed fuse.sitebox ro,allow_other,_netdev 0 0
-  # (through /usr/sbin/mount.fuse.sitebox): return once mounted, serve
+  # (through /sbin/mount.fuse.sitebox): return once mounted, serve
   # on in the background, log to the system log.
   sitebox mount --background -o ro,allow_other root://box.site:1094//store /fed
 

@@ -8,7 +8,7 @@ import (
 
 // mountHelperName is the program mount(8) runs for fstab lines and
 // systemd .mount units of type fuse.sitebox: the package links it
-// (/usr/sbin/mount.fuse.sitebox) to the sitebox program, which then
+// (/sbin/mount.fuse.sitebox) to the sitebox program, which then
 // acts as the helper.
 const mountHelperName = "mount.fuse.sitebox"
 
