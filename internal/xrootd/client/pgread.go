@@ -36,6 +36,10 @@ func (f *File) pgReadAt(ctx context.Context, p []byte, off int64) (int, error) {
 		if err == nil {
 			err = pg.result()
 		}
+		if err == nil && !pg.final {
+			// A plain kXR_ok: bytes without checksums are no answer here.
+			err = fmt.Errorf("%w: %s answered kXR_pgread without page checksums", store.ErrIO, f.c.addr)
+		}
 		if err != nil {
 			return n, pathOp("pgread", f.name, err)
 		}
@@ -58,6 +62,9 @@ type pgSink struct {
 	base int64 // file offset of dst[0]
 	next int64 // file offset of the next byte expected
 	err  error
+	// final is set by the reader once the last kXR_status frame is in,
+	// before the call is answered.
+	final bool
 }
 
 // frame reads a frame's n data bytes (CRCs and pages) from r; off is the
@@ -145,6 +152,7 @@ func (c *Conn) readStatus(h proto.ResponseHeader) error {
 	c.fillMu.Unlock()
 	c.mu.Unlock()
 	if err == nil && st.RespType == proto.RespFinal {
+		cl.pg.final = true
 		c.finish(h.Stream, cl, reply{status: proto.StatusOK})
 	}
 	return err

@@ -102,3 +102,25 @@ func TestPgReadMismatchIsAnError(t *testing.T) {
 		t.Fatalf("read of a good page after the mismatch: %d, %v", n, err)
 	}
 }
+
+// A server answering kXR_pgread with plain data (no checksums) fails the
+// read: it would pass unchecked bytes off as checked ones.
+func TestPgReadWithoutChecksumsRefused(t *testing.T) {
+	addr := fakeServer(t, func(c net.Conn, req *proto.Request) {
+		switch req.ID {
+		case proto.ReqOpen:
+			send(c, req.Stream, proto.StatusOK, []byte{1, 2, 3, 4})
+		default:
+			send(c, req.Stream, proto.StatusOK, []byte("unchecked"))
+		}
+	})
+	fs := NewFSOptions(addr, Options{PageChecks: true})
+	defer fs.Close()
+	f, err := fs.Open(testCtx(t), "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ReadAt(make([]byte, 9), 0); !errors.Is(err, store.ErrIO) || !strings.Contains(err.Error(), "without page checksums") {
+		t.Fatalf("pgread answered with kXR_ok: %v", err)
+	}
+}
