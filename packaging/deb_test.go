@@ -83,6 +83,11 @@ func TestDeb(t *testing.T) {
 		`-rw-r----- root/root .* \./etc/sitebox/sitebox\.toml\n`,
 		`\./usr/share/doc/sitebox/examples/origin\.toml\n`,
 		`\./usr/share/doc/sitebox/examples/cache\.toml\n`,
+		// The helper mount(8) runs for type fuse.sitebox, and how to use it.
+		`lrwxrwxrwx root/root .* \./sbin/mount\.fuse\.sitebox -> /usr/bin/sitebox\n`,
+		`\./usr/share/doc/sitebox/examples/fed\.mount\n`,
+		`\./usr/share/doc/sitebox/examples/fed\.automount\n`,
+		`\./usr/share/doc/sitebox/mount\.md\n`,
 	} {
 		if !regexp.MustCompile(want).MatchString(contents) {
 			t.Errorf("dpkg-deb -c: nothing matches %q in\n%s", want, contents)

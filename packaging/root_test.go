@@ -158,6 +158,12 @@ func installInRoot(t *testing.T, deb string) {
 	// The installed box, as its own user, accepts the installed config.
 	ids := fmt.Sprintf("--userspec=%d:%d", uid, gid)
 	run(t, "chroot", ids, root, "/usr/bin/sitebox", "config", "check", "/etc/sitebox/sitebox.toml")
+	// mount(8)'s helper for type fuse.sitebox is the installed binary:
+	// it answers as the helper (mount -f mounts nothing).
+	run(t, "chroot", root, "/sbin/mount.fuse.sitebox", "root://cache.site:1094//store", "/fed", "-f", "-o", "ro,_netdev")
+	if out, err := exec.Command("chroot", root, "/sbin/mount.fuse.sitebox").CombinedOutput(); err == nil || !strings.Contains(string(out), "usage: mount.fuse.sitebox URL DIR") {
+		t.Errorf("the installed mount helper without arguments: %v: %s", err, out)
+	}
 
 	serveInRoot(t, root, ids)
 

@@ -76,6 +76,30 @@ func TestSystemdUnits(t *testing.T) {
 	}
 }
 
+// The example .mount and .automount units mount /fed with the helper
+// the package installs, and systemd accepts them.
+func TestMountUnitExamples(t *testing.T) {
+	m := unit(t, "systemd/examples/fed.mount")["Mount"]
+	for k, want := range map[string]string{"Type": "fuse.sitebox", "Where": "/fed", "What": "root://cache.site:1094//store"} {
+		if got := m[k]; len(got) != 1 || got[0] != want {
+			t.Errorf("fed.mount %s=%v, want %s", k, got, want)
+		}
+	}
+	if o := strings.Join(m["Options"], ","); !strings.Contains(o, "_netdev") || !strings.Contains(o, "allow_other") {
+		t.Errorf("fed.mount Options=%s: want a network mount for every user", o)
+	}
+	if a := unit(t, "systemd/examples/fed.automount")["Automount"]; len(a["Where"]) != 1 || a["Where"][0] != "/fed" {
+		t.Errorf("fed.automount Where=%v, want /fed", a["Where"])
+	}
+	for _, f := range []string{"fed.mount", "fed.automount"} {
+		b, err := os.ReadFile(filepath.Join("systemd/examples", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		verifyText(t, f, string(b), "/usr/local/bin/sitebox")
+	}
+}
+
 // verify runs systemd-analyze verify where it exists: any complaint about
 // the unit (an unknown key, a bad value) fails. The binary is replaced
 // by /bin/true, which every machine has.

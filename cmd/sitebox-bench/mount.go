@@ -31,17 +31,24 @@ trip time every setup mounts it afresh (empty caches) for each workload:
   uproot  4 branches of a 200-branch tree read by path by 1, 2, 4, 8
           reader processes together;
   find    find(1) over --find-entries empty files (a million), local and
-          sitebox only: its time and the mount's peak memory.
+          sitebox only: its time and the mount's peak memory;
+  fiorw   (only when asked for) fio sequential write and read (1 MiB
+          blocks) and random 4 KiB reads and writes of a new file on a
+          writable mount.
 
 Setups: local (the origin's directory), sitebox (sitebox mount over
 root://), xrootdfs (over root://, the same server), rclone (rclone mount
 over WebDAV with a full VFS cache), root (no mount: xrdcp and uproot with
-root:// URLs over the same link). A sitebox without a mount command is
+root:// URLs over the same link). --protection runs the sitebox setup at
+each level given (sitebox mount --protection: auth, integrity with
+checked pages, privacy over roots://), one row each. A sitebox without a mount command is
 reported as not available. Needs root, /dev/fuse, xrootdfs, rclone, fio,
 make, cc, xrdcp and Python with uproot.`,
 		Example: `  sitebox-bench mount                         # 0, 10 and 25 ms
   sitebox-bench mount --quick
-  sitebox-bench mount --rtt 10ms --setups local,xrootdfs --workloads build,sweep`,
+  sitebox-bench mount --rtt 10ms --setups local,xrootdfs --workloads build,sweep
+  # fio read and write per protection level
+  sitebox-bench mount --quick --setups local,sitebox --workloads seq,fio,fiorw --protection auth,integrity,privacy`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.parse(cmd); err != nil {
@@ -71,6 +78,7 @@ type mountFlags struct {
 	cfg                       bench.MountConfig
 	rtts                      []time.Duration
 	setups, workloads         string
+	protections               string
 	seqSize, fioSize, workDir string
 	quick                     bool
 }
@@ -99,6 +107,7 @@ func (f *mountFlags) parse(cmd *cobra.Command) error {
 		return fmt.Errorf("--fio-size: %w", err)
 	}
 	cfg.RTTs, cfg.Setups, cfg.Workloads = f.rtts, strings.Split(f.setups, ","), strings.Split(f.workloads, ",")
+	cfg.Protections = strings.Split(f.protections, ",")
 	return nil
 }
 
@@ -107,7 +116,8 @@ func (f *mountFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.DurationSliceVar(&f.rtts, "rtt", []time.Duration{0, 10 * time.Millisecond, 25 * time.Millisecond}, "round trip times the link adds")
 	fl.StringVar(&f.setups, "setups", "local,sitebox,xrootdfs,rclone,root", "setups to run, comma-separated")
-	fl.StringVar(&f.workloads, "workloads", "build,sweep,seq,fio,uproot,find", "workloads to run, comma-separated")
+	fl.StringVar(&f.workloads, "workloads", "build,sweep,seq,fio,uproot,find", "workloads to run, comma-separated (and fiorw)")
+	fl.StringVar(&f.protections, "protection", "auth", "protection levels the sitebox setup runs at, comma-separated: auth, integrity, privacy")
 	fl.IntVar(&cfg.Scale, "scale", 100, "divide the CMSSW build's metadata calls (24k opens, 24k stats, 306k lstats, 1.5k readlinks) by this")
 	fl.IntVar(&cfg.Sources, "sources", 40, "C sources of the generated tree")
 	fl.IntVar(&cfg.Headers, "headers", 20, "headers in each of its 4 include directories")

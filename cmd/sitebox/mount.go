@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,13 +23,17 @@ import (
 // mountFlags are `sitebox mount`'s options.
 type mountFlags struct {
 	remoteFlags
-	readOnly, allowOther, debug           bool
+	readOnly, allowOther, debug, noExec   bool
 	attr, entry, negative, dirTTL         time.Duration
 	dirEntries, maxClients, maxInodes     int
 	cacheDir, tempDir, logLevel, cacheRAM string
 	smallFiles, smallFilesRAM             string
 	revalidate                            time.Duration
 	attrSet, entrySet, negativeSet, tSet  bool
+	options                               []string // -o lists, mount(8)'s spelling
+	protection, logFile                   string
+	background                            bool
+	level                                 protection // --protection, parsed
 }
 
 const mountExamples = `  # The site's federation under /fed, read-only: names and attributes
@@ -46,6 +51,15 @@ const mountExamples = `  # The site's federation under /fed, read-only: names an
   # own token (/run/user/<uid>/bt_u<uid>, /tmp/bt_u<uid>) or X.509 proxy
   # (/tmp/x509up_u<uid>), anonymously without one.
   sitebox mount --allow-other root://box.site:1094// /fed
+
+  # As mount(8) does for the fstab line
+  #   root://box.site:1094//store /fed fuse.sitebox ro,allow_other,_netdev 0 0
+  # (through /sbin/mount.fuse.sitebox): return once mounted, serve
+  # on in the background, log to the system log.
+  sitebox mount --background -o ro,allow_other root://box.site:1094//store /fed
+
+  # Reads checked end to end: every 4 KiB page against its CRC32C.
+  sitebox mount -r --protection integrity root://box.site:1094//store /fed
 
   # Stop with Ctrl-C, SIGTERM or "umount /fed". After a crash:
   umount -l /fed     # or, as a user: fusermount3 -uz /fed`
@@ -65,12 +79,37 @@ the kernel keeps names and attributes for --entry-timeout and
 root:// URL in the extended attributes user.xrootd.url, xrootd.url and
 eos.url.xroot, for programs that read such files over root:// themselves.
 
-The command stays in the foreground; see docs/mount.md for fstab and
-systemd.`,
+--protection sets how the data is protected on the wire: auth (the
+credential is checked; the default), integrity (no altered byte is
+served: over root:// and roots:// every page read is checked against
+its CRC32C, kXR_pgread; over https:// TLS checks it) or privacy (only
+roots:// and https://: TLS for the whole session).
+
+-o takes mount(8)'s options: ro, rw, and each long flag as key=value
+with _ for - (allow_other, cache_dir=..., dir_ttl=2m, protection=...);
+the ones mount(8) and systemd pass for themselves (_netdev, nofail,
+noauto, x-systemd.*, defaults, user, nosuid, ...) are ignored.
+
+The command stays in the foreground unless --background: then it
+returns once the filesystem is mounted (or with the error that kept it
+from mounting) and serves on in its own session, logging to the system
+log (journald) or --log-file, until "umount DIR". mount(8) runs it so
+for fstab lines and systemd .mount units of type fuse.sitebox, through
+the mount.fuse.sitebox helper; see docs/mount.md.`,
 		Example: mountExamples,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl := cmd.Flags()
+			if err := applyMountOptions(fl, f.options); err != nil {
+				return err
+			}
+			if f.background {
+				dir, err := filepath.Abs(args[1])
+				if err != nil {
+					return err
+				}
+				return startBackground(mountChildArgs(fl, args[0], dir))
+			}
 			f.attrSet, f.entrySet, f.negativeSet, f.tSet = fl.Changed("attr-timeout"), fl.Changed("entry-timeout"), fl.Changed("negative-timeout"), fl.Changed("dir-ttl")
 			return runMount(&f, args[0], args[1])
 		},
@@ -78,6 +117,7 @@ systemd.`,
 	fl := cmd.Flags()
 	f.remoteFlags.add(cmd)
 	fl.BoolVarP(&f.readOnly, "read-only", "r", false, "mount read-only (longer caching: nothing changes through the mount)")
+	fl.BoolVar(&f.noExec, "noexec", false, "programs in the mount cannot be run (mount's noexec)")
 	fl.BoolVar(&f.allowOther, "allow-other", false, "let every user use the mount (as root: each with their own credential)")
 	fl.DurationVar(&f.attr, "attr-timeout", 0, "how long the kernel keeps attributes (default 1m read-only, 1s writable; 0 with --allow-other)")
 	fl.DurationVar(&f.entry, "entry-timeout", 0, "how long the kernel keeps names (default 1m read-only, 1s writable)")
@@ -94,22 +134,44 @@ systemd.`,
 	fl.StringVar(&f.tempDir, "temp-dir", os.TempDir(), "where files being written are kept until they are closed")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.BoolVar(&f.debug, "debug", false, "log every FUSE request")
+	fl.StringArrayVarP(&f.options, "options", "o", nil, "mount(8) options, comma-separated: ro, rw, allow_other, protection=..., any long flag as key=value (cache_dir=/var/cache/x)")
+	fl.StringVar(&f.protection, "protection", "auth", "data protection on the wire: auth, integrity (checked pages or TLS) or privacy (TLS only)")
+	fl.BoolVar(&f.background, "background", false, "return once mounted and serve on in the background (what mount(8) runs)")
+	fl.StringVar(&f.logFile, "log-file", "", "append the log to this file (default stderr; in the background, the system log)")
 	root.AddCommand(cmd)
 }
 
 func runMount(f *mountFlags, rawURL, dir string) error {
+	ready := backgroundChild()
 	u, err := remote.Parse(rawURL)
 	if err != nil {
+		return err
+	}
+	if f.level, err = parseProtection(f.protection); err != nil {
+		return err
+	}
+	if err := f.level.check(u); err != nil {
 		return err
 	}
 	perCaller := f.allowOther && os.Geteuid() == 0
 	if f.allowOther && !perCaller {
 		return errors.New("--allow-other needs root: run by a user, the mount would let everyone act with that user's credential")
 	}
+	if dir, err = f.absPaths(dir); err != nil {
+		return err
+	}
 	var lv slog.LevelVar
-	log := newLogger("text", f.logLevel, &lv).With("component", "mount")
+	log, logFile, warning, err := f.mountLogger(ready != nil, &lv)
+	if err != nil {
+		return err
+	}
+	log = log.With("component", "mount")
 	cfg := mount.Config{Dir: dir, Root: u.Path, ReadOnly: f.readOnly, AllowOther: f.allowOther, PerCaller: perCaller,
-		DirEntries: f.dirEntries, MaxNodes: f.maxInodes, TempDir: f.tempDir, FsName: sourceName(u), Debug: f.debug, Log: log}
+		DirEntries: f.dirEntries, MaxNodes: f.maxInodes, TempDir: f.tempDir, FsName: sourceName(u), Debug: f.debug, Log: log, NoExec: f.noExec,
+		Protection: f.level.what(u)}
+	if ready != nil {
+		cfg.Ready = func() { detach(ready, logFile, warning) }
+	}
 	f.timeouts(&cfg)
 	if cfg.SmallFiles, cfg.SmallFilesRAM, err = f.smallFileSizes(); err != nil {
 		return err
@@ -120,7 +182,7 @@ func runMount(f *mountFlags, rawURL, dir string) error {
 	ctx, stop := signalContext()
 	defer stop()
 	if perCaller {
-		base, err := f.baseOptions()
+		base, err := f.baseOptions(u)
 		if err != nil {
 			return err
 		}
@@ -207,8 +269,8 @@ func (f *mountFlags) smallFileSizes() (file, ram int64, err error) {
 
 // baseOptions are the options every caller's client shares: the CAs
 // servers are checked against, and no credential of the mount's own.
-func (f *mountFlags) baseOptions() (remote.Options, error) {
-	o := remote.Options{CAFile: f.caFile, Insecure: f.insecure}
+func (f *mountFlags) baseOptions(u *remote.URL) (remote.Options, error) {
+	o := remote.Options{CAFile: f.caFile, Insecure: f.insecure, PageChecks: f.level.pageChecks(u)}
 	if err := userProxy(&o); err != nil {
 		return o, err
 	}
@@ -224,7 +286,7 @@ func (f *mountFlags) ownView(ctx context.Context, u *remote.URL, dirTTL time.Dur
 	if err != nil {
 		return nil, err
 	}
-	opts := remote.Options{CAFile: f.caFile, Insecure: f.insecure, Options: outbound.Options{Token: tok}}
+	opts := remote.Options{CAFile: f.caFile, Insecure: f.insecure, Options: outbound.Options{Token: tok}, PageChecks: f.level.pageChecks(u)}
 	if err := userProxy(&opts); err != nil {
 		return nil, err
 	}
@@ -243,6 +305,23 @@ func (f *mountFlags) ownView(ctx context.Context, u *remote.URL, dirTTL time.Dur
 	}
 	v.Data = cc
 	return mount.Single{V: v, Closer: closers{stopCache, c}}, nil
+}
+
+// absPaths makes the paths the mount uses after it has started
+// absolute, since a background mount serves from / (see detach); dir
+// is the mount point's.
+func (f *mountFlags) absPaths(dir string) (string, error) {
+	for _, p := range []*string{&dir, &f.cacheDir, &f.tempDir, &f.logFile, &f.caFile} {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return "", err
+		}
+		*p = abs
+	}
+	return dir, nil
 }
 
 // sourceName is the URL as mount(8) and df show the mount's source.

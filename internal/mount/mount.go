@@ -78,6 +78,16 @@ type Config struct {
 	FsName  string // shown by mount(8) and df as the source
 	Debug   bool   // log every FUSE request
 	Log     *slog.Logger
+	// NoExec mounts with noexec: programs in the mount cannot be run
+	// (the mount is nosuid and nodev always).
+	NoExec bool
+	// Protection names the mount's protection level for its log line
+	// (how the clients keep it is theirs to do).
+	Protection string
+	// Ready, when set, is called once the filesystem is mounted, before
+	// it is served on: a mount run in the background tells the command
+	// that started it that it may return.
+	Ready func()
 }
 
 // Timeouts are the defaults for the kernel's and the mount's caches: a
@@ -147,6 +157,9 @@ func (m *Mount) options() *fuse.MountOptions {
 		Debug:                m.cfg.Debug,
 		Logger:               log.New(os.Stderr, "fuse: ", 0),
 	}
+	if m.cfg.NoExec {
+		opts.Options = append(opts.Options, "noexec") // a flag of mount(2) or fusermount3's option
+	}
 	if m.cfg.ReadOnly {
 		opts.Options = append(opts.Options, "ro")
 		opts.DirectMountFlags = syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_RDONLY
@@ -194,7 +207,10 @@ func (m *Mount) Run(ctx context.Context) error {
 	if err := setReadAhead(m.cfg.Dir, readAhead); err != nil {
 		m.cfg.Log.Debug("kernel read-ahead left as it was", "err", err.Error())
 	}
-	m.cfg.Log.Info("mounted", "dir", m.cfg.Dir, "source", m.cfg.FsName, "read_only", m.cfg.ReadOnly, "per_caller", m.cfg.PerCaller)
+	m.cfg.Log.Info("mounted", "dir", m.cfg.Dir, "source", m.cfg.FsName, "read_only", m.cfg.ReadOnly, "per_caller", m.cfg.PerCaller, "protection", m.cfg.Protection)
+	if m.cfg.Ready != nil {
+		m.cfg.Ready()
+	}
 	select {
 	case <-done:
 		m.cfg.Log.Info("unmounted", "dir", m.cfg.Dir)

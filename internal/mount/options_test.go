@@ -1,6 +1,9 @@
 package mount
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // The kernel may keep a sequential reader's whole read-ahead window in
 // flight to the mount, for several readers at once: a window of 1 MiB
@@ -17,5 +20,16 @@ func TestOptionsKeepReadAheadInFlight(t *testing.T) {
 	}
 	if o.MaxBackground < 2*window {
 		t.Fatalf("max_background %d holds fewer than two windows of %d requests", o.MaxBackground, window)
+	}
+}
+
+// noexec reaches the kernel's mount flags (go-fuse turns the option into
+// MS_NOEXEC for mount(2)); without it there is no such option.
+func TestOptionsNoExec(t *testing.T) {
+	if o := (&Mount{cfg: Config{NoExec: true}}).options(); !slices.Contains(o.Options, "noexec") {
+		t.Errorf("options %v: no noexec", o.Options)
+	}
+	if o := (&Mount{cfg: Config{}}).options(); slices.Contains(o.Options, "noexec") {
+		t.Errorf("options %v: noexec unasked", o.Options)
 	}
 }

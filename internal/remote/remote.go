@@ -79,6 +79,10 @@ type Options struct {
 	// IOTimeout bounds each request on an open XRootD file; zero means
 	// the client's default (two minutes).
 	IOTimeout time.Duration
+	// PageChecks has XRootD clients read with kXR_pgread, each page
+	// checked against its CRC32C (see xrdclient.Options.PageChecks);
+	// http:// and https:// clients ignore it.
+	PageChecks bool
 }
 
 // Client is a store reached over the network; Close releases its
@@ -137,7 +141,7 @@ func Dial(raw string, opts Options) (Client, error) {
 // Dial returns a client for the server u names.
 func (u *URL) Dial(opts Options) (Client, error) {
 	if u.XRootD() {
-		co := xrdclient.Options{Options: opts.Options, IOTimeout: opts.IOTimeout}
+		co := xrdclient.Options{Options: opts.Options, IOTimeout: opts.IOTimeout, PageChecks: opts.PageChecks}
 		if Encrypted(u.Scheme) {
 			tc, err := tlsutil.ClientConfigRoots(opts.CAFile, opts.Insecure, opts.GridRoots)
 			if err != nil {

@@ -40,7 +40,11 @@ type MountConfig struct {
 	// (default 1,000,000, in directories of 1,000).
 	FindEntries int
 	Out         io.Writer
-	Workloads   []string // default build, sweep, seq, fio, uproot, find
+	Workloads   []string // default build, sweep, seq, fio, uproot, find; fiorw on request
+	// Protections are the levels the sitebox setup runs at, one row each
+	// (`sitebox mount --protection`: auth, integrity, privacy; privacy
+	// over roots://); default auth.
+	Protections []string
 }
 
 // MountPoint is one setup at one round trip time. A zero figure was not
@@ -56,7 +60,11 @@ type MountPoint struct {
 	Uproot               map[int]float64 // reader processes → MB/s of arrays read
 	Find                 time.Duration   // find(1) over FindEntries names
 	FindRSS              int64           // the mount process's peak RSS after it
-	Errs                 []string
+	// Protection is the sitebox setup's --protection ("" for the others).
+	Protection string
+	// RW is the fiorw workload's figures.
+	RW   FioRW
+	Errs []string
 	// Unavailable says why the setup was not run at all (no `sitebox
 	// mount` in the binary yet).
 	Unavailable string
@@ -72,6 +80,11 @@ var mountSetups = []string{"local", "sitebox", "xrootdfs", "rclone", "root"}
 
 var mountWorkloads = []string{"build", "sweep", "seq", "fio", "uproot", "find"}
 
+// mountExtraWorkloads run only when asked for.
+var mountExtraWorkloads = []string{"fiorw"}
+
+var mountProtections = []string{"auth", "integrity", "privacy"}
+
 func (c *MountConfig) applyDefaults() {
 	if len(c.RTTs) == 0 {
 		c.RTTs = []time.Duration{0, 10 * time.Millisecond, 25 * time.Millisecond}
@@ -81,6 +94,9 @@ func (c *MountConfig) applyDefaults() {
 	}
 	if len(c.Workloads) == 0 {
 		c.Workloads = mountWorkloads
+	}
+	if len(c.Protections) == 0 {
+		c.Protections = []string{"auth"}
 	}
 	def := func(v *int, d int) {
 		if *v <= 0 {
@@ -126,8 +142,13 @@ func (c *MountConfig) validate() error {
 		}
 	}
 	for _, w := range c.Workloads {
-		if !slices.Contains(mountWorkloads, w) {
-			return fmt.Errorf("workload %q: want one of %v", w, mountWorkloads)
+		if !slices.Contains(mountWorkloads, w) && !slices.Contains(mountExtraWorkloads, w) {
+			return fmt.Errorf("workload %q: want one of %v", w, slices.Concat(mountWorkloads, mountExtraWorkloads))
+		}
+	}
+	for _, l := range c.Protections {
+		if !slices.Contains(mountProtections, l) {
+			return fmt.Errorf("protection %q: want one of %v", l, mountProtections)
 		}
 	}
 	if c.Scale > cmsswReadlinks {
@@ -166,17 +187,33 @@ func Mount(ctx context.Context, cfg MountConfig) (*MountReport, error) {
 			return rep, err
 		}
 		for _, setup := range cfg.Setups {
-			if err := ctx.Err(); err != nil {
-				return rep, err
+			levels := []string{""}
+			if setup == "sitebox" {
+				levels = cfg.Protections
 			}
-			fmt.Fprintf(cfg.Out, "bench mount: %s at %v round trip\n", setup, rtt)
-			p := env.runSetup(ctx, setup, files)
-			p.RTT = rtt
-			for _, e := range p.Errs {
-				fmt.Fprintf(cfg.Out, "  error: %s\n", e)
+			for _, level := range levels {
+				if err := ctx.Err(); err != nil {
+					return rep, err
+				}
+				fmt.Fprintf(cfg.Out, "bench mount: %s at %v round trip\n", MountPoint{Setup: setup, Protection: level}.label(), rtt)
+				p := env.runSetup(ctx, mountKind{setup: setup, protection: level}, files)
+				p.RTT = rtt
+				for _, e := range p.Errs {
+					fmt.Fprintf(cfg.Out, "  error: %s\n", e)
+				}
+				rep.Points = append(rep.Points, p)
 			}
-			rep.Points = append(rep.Points, p)
 		}
 	}
 	return rep, nil
+}
+
+// label names the point's setup in the tables: the sitebox setup's
+// protection beside it, but for auth (the default, and the earlier
+// reports' plain "sitebox").
+func (p MountPoint) label() string {
+	if p.Protection == "" || p.Protection == "auth" {
+		return p.Setup
+	}
+	return p.Setup + " " + p.Protection
 }

@@ -21,6 +21,7 @@ type mountEnv struct {
 	tp         *peers.Toxiproxy
 	root, dav  *peers.Link
 	mounts     string // where the mount points are made
+	caFile     string // the origin's TLS certificate, for roots://
 	noSitebox  string // why `sitebox mount` cannot run, if it cannot
 	mountCount int    // makes every mount point and cache directory fresh
 }
@@ -42,6 +43,7 @@ func startMountEnv(ctx context.Context, cfg *MountConfig, data string) (_ *mount
 		return nil, err
 	}
 	state := filepath.Join(cfg.WorkDir, "origin-state")
+	e.caFile = filepath.Join(state, "tls", "cert.pem")
 	e.box, err = peers.StartSitebox(ctx, cfg.Sitebox, []int{rp, hp}, "serve", "--export", "/store="+data,
 		"--root-addr", "127.0.0.1:"+strconv.Itoa(rp), "--https-addr", "127.0.0.1:"+strconv.Itoa(hp),
 		"--state-dir", state, "--log-level", "warn")
@@ -95,13 +97,37 @@ func (e *mountEnv) setRTT(ctx context.Context, rtt time.Duration) error {
 // rootURL is the origin's /store over the shaped link.
 func (e *mountEnv) rootURL() string { return "root://" + e.root.Addr + "//store" }
 
+// mountKind is what a setup's mount is made for: the setup, the sitebox
+// setup's protection level, and whether it is written to (fiorw).
+type mountKind struct {
+	setup, protection string
+	writable          bool
+}
+
 // siteboxMountCmd is the command line of `sitebox mount`: the one place
 // to adapt when its flags change. It mounts the origin's /store from url
-// on dir, caching in cacheDir, in the foreground until unmounted;
-// read-only, as a build or an analysis reads a federation (and with its
-// longer attribute caching).
-func siteboxMountCmd(bin, url, dir, cacheDir string) *exec.Cmd {
-	return exec.Command(bin, "mount", "-r", "--cache-dir", cacheDir, url+"/", dir)
+// on dir, caching in cacheDir, in the foreground until unmounted, at the
+// protection level k names; read-only unless k is writable, as a build
+// or an analysis reads a federation (and with its longer attribute
+// caching). ca is the origin's certificate, for roots://.
+func siteboxMountCmd(bin, url, dir, cacheDir, ca string, k mountKind) *exec.Cmd {
+	args := []string{"mount", "--cache-dir", cacheDir}
+	if !k.writable {
+		args = append(args, "-r")
+	}
+	if k.protection != "" {
+		args = append(args, "--protection", k.protection, "--ca", ca)
+	}
+	return exec.Command(bin, append(args, url+"/", dir)...)
+}
+
+// siteboxURL is the origin's /store over the shaped link as the sitebox
+// setup at level reaches it: over roots:// for privacy.
+func (e *mountEnv) siteboxURL(level string) string {
+	if level == "privacy" {
+		return "roots://" + e.root.Addr + "//store"
+	}
+	return e.rootURL()
 }
 
 // siteboxMountMissing says why the binary cannot mount ("" if it can):
@@ -120,7 +146,8 @@ func siteboxMountMissing(ctx context.Context, bin string) string {
 // returns the directory that holds the origin's /store, the mount, and
 // how to unmount it. Local disk is the origin's directory itself (no
 // mount).
-func (e *mountEnv) mountSetup(ctx context.Context, setup, data string) (string, *peers.FuseMount, func(), error) {
+func (e *mountEnv) mountSetup(ctx context.Context, k mountKind, data string) (string, *peers.FuseMount, func(), error) {
+	setup := k.setup
 	if setup == "local" {
 		return data, nil, func() {}, nil
 	}
@@ -134,7 +161,7 @@ func (e *mountEnv) mountSetup(ctx context.Context, setup, data string) (string, 
 	var err error
 	switch setup {
 	case "sitebox":
-		m, err = peers.StartFuseMount(ctx, "sitebox mount", siteboxMountCmd(e.cfg.Sitebox, e.rootURL(), dir, cache), dir)
+		m, err = peers.StartFuseMount(ctx, "sitebox mount", siteboxMountCmd(e.cfg.Sitebox, e.siteboxURL(k.protection), dir, cache, e.caFile, k), dir)
 	case "xrootdfs":
 		m, err = peers.StartXrootdfs(ctx, e.rootURL()+"/", dir)
 	case "rclone":

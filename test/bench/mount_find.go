@@ -49,8 +49,8 @@ func findSetup(setup string) bool { return setup == "local" || setup == "sitebox
 
 // runFind walks the tree with find(1) on a fresh mount, checks it saw
 // every name, and records the time and the mount process's peak memory.
-func (e *mountEnv) runFind(ctx context.Context, setup string, p *MountPoint) error {
-	return e.withMountProc(ctx, setup, func(root string, m *peers.FuseMount) error {
+func (e *mountEnv) runFind(ctx context.Context, k mountKind, p *MountPoint) error {
+	return e.withMountProc(ctx, k, func(root string, m *peers.FuseMount) error {
 		t0 := time.Now()
 		out, err := exec.CommandContext(ctx, "find", filepath.Join(root, e.cfg.findTree()), "-type", "f", "-name", "f*").Output()
 		if err != nil {
@@ -78,7 +78,7 @@ func findSummary(rep *MountReport) string {
 		if p.Find <= 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\nfind over %s files, %v %s: %s", strconv.Itoa(rep.Config.FindEntries), p.RTT, p.Setup, secs(p.Find))
+		fmt.Fprintf(&b, "\nfind over %s files, %v %s: %s", strconv.Itoa(rep.Config.FindEntries), p.RTT, p.label(), secs(p.Find))
 		if p.FindRSS > 0 {
 			fmt.Fprintf(&b, ", peak RSS of the mount %d MiB", p.FindRSS>>20)
 		}

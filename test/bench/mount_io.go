@@ -2,11 +2,9 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
 	"sync"
 	"time"
@@ -60,29 +58,9 @@ func fioRandRead(ctx context.Context, path string, d time.Duration) (float64, er
 	if _, err := readRate(ctx, path); err != nil {
 		return 0, fmt.Errorf("read it first: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, d+2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "fio", "--name=randread", "--filename="+path, "--readonly", "--rw=randread",
-		"--bs=4k", "--ioengine=psync", "--time_based", "--runtime="+strconv.Itoa(int(d.Seconds()))+"s",
-		"--output-format=json").Output()
-	if err != nil {
-		msg := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			msg = trimMsg(ee.Stderr)
-		}
-		return 0, fmt.Errorf("fio: %v: %s %s", err, msg, trimMsg(out))
-	}
-	var r struct {
-		Jobs []struct {
-			Read struct {
-				IOPS float64 `json:"iops"`
-			} `json:"read"`
-		} `json:"jobs"`
-	}
-	if err := json.Unmarshal(out, &r); err != nil || len(r.Jobs) == 0 {
-		return 0, fmt.Errorf("fio output %q: %v", trimMsg(out), err)
-	}
-	return r.Jobs[0].Read.IOPS, nil
+	j, err := runFio(ctx, []string{"--name=randread", "--filename=" + path, "--readonly", "--rw=randread",
+		"--bs=4k", "--ioengine=psync", "--time_based", "--runtime=" + strconv.Itoa(int(d.Seconds())) + "s"}, d)
+	return j.Read.IOPS, err
 }
 
 // startAtPy holds a reader process until the Unix time at, after its

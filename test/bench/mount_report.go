@@ -29,7 +29,7 @@ func FormatMount(rep *MountReport) string {
 	}
 	fmt.Fprintln(w)
 	for _, p := range rep.Points {
-		fmt.Fprintf(w, "| %v\t| %s\t|", p.RTT, p.Setup)
+		fmt.Fprintf(w, "| %v\t| %s\t|", p.RTT, p.label())
 		if p.Unavailable != "" {
 			fmt.Fprintf(w, " not available\t|")
 			for range 5 + len(c.Readers) {
@@ -47,15 +47,18 @@ func FormatMount(rep *MountReport) string {
 	w.Flush()
 	b.WriteString(mountRatios(rep))
 	b.WriteString(findSummary(rep))
+	if c.does("fiorw") {
+		b.WriteString(mountRW(rep))
+	}
 	for _, p := range rep.Points {
 		for _, e := range p.Errs {
-			fmt.Fprintf(&b, "\n%v %s: %s", p.RTT, p.Setup, firstLine(e))
+			fmt.Fprintf(&b, "\n%v %s: %s", p.RTT, p.label(), firstLine(e))
 		}
 		if p.SweepNote != "" {
-			fmt.Fprintf(&b, "\n%v %s sweep: %s", p.RTT, p.Setup, p.SweepNote)
+			fmt.Fprintf(&b, "\n%v %s sweep: %s", p.RTT, p.label(), p.SweepNote)
 		}
 		if p.Unavailable != "" {
-			fmt.Fprintf(&b, "\n%v %s: %s", p.RTT, p.Setup, p.Unavailable)
+			fmt.Fprintf(&b, "\n%v %s: %s", p.RTT, p.label(), p.Unavailable)
 		}
 	}
 	b.WriteString("\n")
@@ -79,11 +82,31 @@ func mountRatios(rep *MountReport) string {
 			continue
 		}
 		local, root, xfs := findPoint(rep, p.RTT, "local"), findPoint(rep, p.RTT, "root"), findPoint(rep, p.RTT, "xrootdfs")
-		fmt.Fprintf(w, "| %v\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t|\n", p.RTT, p.Setup,
+		fmt.Fprintf(w, "| %v\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t|\n", p.RTT, p.label(),
 			mountRatio(p.BuildCold.Seconds(), local.BuildCold.Seconds()), mountRatio(p.BuildWarm.Seconds(), local.BuildWarm.Seconds()),
 			mountRatio(p.SweepCold.Seconds(), local.SweepCold.Seconds()), mountRatio(p.SweepWarm.Seconds(), local.SweepWarm.Seconds()),
 			mountRatio(local.FioIOPS, p.FioIOPS), mountRatio(p.SeqMBps, root.SeqMBps), mountRatio(p.Uproot[last], root.Uproot[last]),
 			mountRatio(xfs.BuildCold.Seconds(), p.BuildCold.Seconds()))
+	}
+	w.Flush()
+	return b.String()
+}
+
+// mountRW is the fiorw table: each mount's fio read and write figures,
+// on a writable mount of its own (the sitebox rows per protection level).
+func mountRW(rep *MountReport) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nfio read and write on a writable mount: a %d MiB file written and read in 1 MiB blocks (writes end with fsync: uploaded), then 4 KiB random reads and writes for %v each:\n\n",
+		rep.Config.FioSize>>20, rep.Config.FioTime)
+	w := tabwriter.NewWriter(&b, 0, 0, 1, ' ', 0)
+	fmt.Fprintln(w, "| RTT\t| setup\t| seq write MB/s\t| seq read MB/s\t| rand read IOPS\t| rand write IOPS\t|")
+	fmt.Fprintln(w, "| ---:\t| ---:\t| ---:\t| ---:\t| ---:\t| ---:\t|")
+	for _, p := range rep.Points {
+		if p.Setup == "root" || p.Unavailable != "" {
+			continue
+		}
+		fmt.Fprintf(w, "| %v\t| %s\t| %s\t| %s\t| %s\t| %s\t|\n", p.RTT, p.label(),
+			num(p.RW.SeqWriteMBps, 1), num(p.RW.SeqReadMBps, 1), num(p.RW.RandReadIOPS, 0), num(p.RW.RandWriteIOPS, 0))
 	}
 	w.Flush()
 	return b.String()

@@ -12,8 +12,9 @@ import (
 // round trip time, each workload on a mount of its own made afresh, so
 // "cold" is an empty cache and nothing in the kernel's caches either.
 // A failed workload is recorded and the next one runs.
-func (e *mountEnv) runSetup(ctx context.Context, setup string, d *mountData) MountPoint {
-	p := MountPoint{Setup: setup, Uproot: map[int]float64{}}
+func (e *mountEnv) runSetup(ctx context.Context, k mountKind, d *mountData) MountPoint {
+	setup := k.setup
+	p := MountPoint{Setup: setup, Protection: k.protection, Uproot: map[int]float64{}}
 	if setup == "sitebox" && e.noSitebox != "" {
 		p.Unavailable = e.noSitebox
 		return p
@@ -35,7 +36,7 @@ func (e *mountEnv) runSetup(ctx context.Context, setup string, d *mountData) Mou
 		return p
 	}
 	if e.cfg.does("build") {
-		fail("build", e.withMount(ctx, setup, func(root string) error {
+		fail("build", e.withMount(ctx, k, func(root string) error {
 			var err error
 			if p.BuildCold, err = d.build(ctx, e.cfg, root); err != nil {
 				return fmt.Errorf("cold: %w", err)
@@ -45,7 +46,7 @@ func (e *mountEnv) runSetup(ctx context.Context, setup string, d *mountData) Mou
 		}))
 	}
 	if e.cfg.does("sweep") {
-		fail("sweep", e.withMount(ctx, setup, func(root string) error {
+		fail("sweep", e.withMount(ctx, k, func(root string) error {
 			var err error
 			if p.SweepCold, p.SweepNote, err = d.sweep(root); err != nil {
 				return fmt.Errorf("cold: %w", err)
@@ -55,7 +56,7 @@ func (e *mountEnv) runSetup(ctx context.Context, setup string, d *mountData) Mou
 		}))
 	}
 	if e.cfg.does("seq") || e.cfg.does("fio") {
-		fail("read", e.withMount(ctx, setup, func(root string) error {
+		fail("read", e.withMount(ctx, k, func(root string) error {
 			if e.cfg.does("seq") {
 				mbps, err := readRate(ctx, root+"/"+d.big)
 				if err != nil {
@@ -74,25 +75,35 @@ func (e *mountEnv) runSetup(ctx context.Context, setup string, d *mountData) Mou
 		}))
 	}
 	if e.cfg.does("uproot") {
-		fail("uproot", e.withMount(ctx, setup, func(root string) error {
+		fail("uproot", e.withMount(ctx, k, func(root string) error {
 			return e.uprootReaders(ctx, root, d, &p)
 		}))
 	}
 	if e.cfg.does("find") && findSetup(setup) {
-		fail("find", e.runFind(ctx, setup, &p))
+		fail("find", e.runFind(ctx, k, &p))
+	}
+	if e.cfg.does("fiorw") {
+		w := k
+		w.writable = true
+		fail("fiorw", e.withMount(ctx, w, func(root string) error {
+			var err error
+			p.RW, err = fioReadWrite(ctx, root, e.cfg.FioSize, e.cfg.FioTime)
+			return err
+		}))
 	}
 	return p
 }
 
-// withMount runs f on a fresh mount of setup, unmounting on every path.
-func (e *mountEnv) withMount(ctx context.Context, setup string, f func(root string) error) error {
-	return e.withMountProc(ctx, setup, func(root string, _ *peers.FuseMount) error { return f(root) })
+// withMount runs f on a fresh mount of k, unmounting on every path.
+func (e *mountEnv) withMount(ctx context.Context, k mountKind, f func(root string) error) error {
+	return e.withMountProc(ctx, k, func(root string, _ *peers.FuseMount) error { return f(root) })
 }
 
 // withMountProc is withMount giving f the mount's process too (nil for
 // local disk).
-func (e *mountEnv) withMountProc(ctx context.Context, setup string, f func(root string, m *peers.FuseMount) error) error {
-	root, m, unmount, err := e.mountSetup(ctx, setup, e.cfg.dataDir())
+func (e *mountEnv) withMountProc(ctx context.Context, k mountKind, f func(root string, m *peers.FuseMount) error) error {
+	setup := k.setup
+	root, m, unmount, err := e.mountSetup(ctx, k, e.cfg.dataDir())
 	if err != nil {
 		return fmt.Errorf("mount: %w", err)
 	}

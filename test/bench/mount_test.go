@@ -88,3 +88,25 @@ func TestMountBenchEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// The protection levels and workloads the config takes, and the rows
+// the sitebox setup gets per level.
+func TestMountConfigProtections(t *testing.T) {
+	c := MountConfig{Sitebox: "/bin/true", WorkDir: t.TempDir(), Workloads: []string{"fiorw"}, Protections: []string{"auth", "integrity", "privacy"}}
+	c.applyDefaults()
+	if err := c.validate(); err != nil {
+		t.Fatal(err)
+	}
+	c.Protections = []string{"krb5p"}
+	if err := c.validate(); err == nil || !strings.Contains(err.Error(), `protection "krb5p"`) {
+		t.Errorf("an unknown level: %v", err)
+	}
+	for _, c := range []struct {
+		p    MountPoint
+		want string
+	}{{MountPoint{Setup: "sitebox", Protection: "auth"}, "sitebox"}, {MountPoint{Setup: "sitebox", Protection: "privacy"}, "sitebox privacy"}, {MountPoint{Setup: "local"}, "local"}} {
+		if p, want := c.p, c.want; p.label() != want {
+			t.Errorf("label of %s/%s: %q, want %q", p.Setup, p.Protection, p.label(), want)
+		}
+	}
+}

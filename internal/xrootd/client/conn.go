@@ -73,8 +73,10 @@ type call struct {
 	dst []byte
 	n   int
 	// vec, when set, receives a kXR_readv answer's segments straight into
-	// the caller's buffers (see vecSink).
+	// the caller's buffers (see vecSink); pg a kXR_pgread answer's pages,
+	// each checked against its CRC32C (see pgSink).
 	vec *vecSink
+	pg  *pgSink
 }
 
 type reply struct {
@@ -98,6 +100,10 @@ type Options struct {
 	// stops answering fails the call instead of hanging it; zero means
 	// DefaultIOTimeout.
 	IOTimeout time.Duration
+	// PageChecks reads files with kXR_pgread, every 4 KiB page checked
+	// against the CRC32C the server sends with it (a mount's integrity
+	// protection): a mismatch fails the read, no altered byte is returned.
+	PageChecks bool
 }
 
 func (o Options) ioTimeout() time.Duration { return cmp.Or(o.IOTimeout, DefaultIOTimeout) }
@@ -267,9 +273,9 @@ func (c *Conn) doInto(ctx context.Context, id uint16, body [16]byte, dst []byte)
 
 // do is Do with the wait budget of a whole operation, which may span
 // several servers.
-func (c *Conn) do(ctx context.Context, w *waiter, id uint16, body [16]byte, data, dst []byte, vec *vecSink) ([]byte, error) {
+func (c *Conn) do(ctx context.Context, w *waiter, id uint16, body [16]byte, data, dst []byte, sk sink) ([]byte, error) {
 	for {
-		r, err := c.roundTrip(ctx, id, body, data, dst, vec)
+		r, err := c.roundTrip(ctx, id, body, data, dst, sk)
 		if err != nil {
 			return nil, err
 		}
@@ -290,8 +296,18 @@ func (c *Conn) do(ctx context.Context, w *waiter, id uint16, body [16]byte, data
 	}
 }
 
-func (c *Conn) roundTrip(ctx context.Context, id uint16, body [16]byte, data, dst []byte, vec *vecSink) (reply, error) {
-	cl := &call{reply: make(chan reply, 1), dst: dst, vec: vec}
+// sink is where an answer's data goes instead of a reply body: a
+// *vecSink (readv) or a *pgSink (pgread); nil for neither.
+type sink interface{ result() error }
+
+func (c *Conn) roundTrip(ctx context.Context, id uint16, body [16]byte, data, dst []byte, sk sink) (reply, error) {
+	cl := &call{reply: make(chan reply, 1), dst: dst}
+	switch s := sk.(type) {
+	case *vecSink:
+		cl.vec = s
+	case *pgSink:
+		cl.pg = s
+	}
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err

@@ -27,6 +27,7 @@ type File struct {
 	info   store.FileInfo
 	infoOK bool
 	closed atomic.Bool // counted off the connection's open files
+	pages  bool        // read with kXR_pgread (Options.PageChecks)
 }
 
 var _ store.WritableFile = (*File)(nil)
@@ -74,7 +75,7 @@ func (f *FS) open(ctx context.Context, name string, opts, mode uint16) (*File, e
 	if len(resp) < 4 {
 		return nil, pathOp("open", r.path, io.ErrUnexpectedEOF)
 	}
-	file := &File{c: c, name: r.path}
+	file := &File{c: c, name: r.path, pages: f.opts.PageChecks}
 	c.files.Add(1)
 	copy(file.h[:], resp[:4])
 	if len(resp) > 12 {
@@ -114,6 +115,9 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 
 // ReadAtContext is ReadAt bounded by ctx as well as Options.IOTimeout.
 func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
+	if f.pages {
+		return f.pgReadAt(ctx, p, off)
+	}
 	n := 0
 	for n < len(p) {
 		want := min(len(p)-n, maxIO)

@@ -9,6 +9,9 @@ import (
 
 // readFrame reads the body of a frame whose header is h and delivers it.
 func (c *Conn) readFrame(h proto.ResponseHeader) error {
+	if h.Status == proto.StatusStatus {
+		return c.readStatus(h)
+	}
 	data := h.Status == proto.StatusOK || h.Status == proto.StatusOKSoFar
 	c.mu.Lock()
 	cl := c.pending[h.Stream]

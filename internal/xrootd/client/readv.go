@@ -2,7 +2,9 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
@@ -32,6 +34,9 @@ func (f *File) ReadV(ctx context.Context, bufs [][]byte, offs []int64) error {
 	if total > maxReadvBytes {
 		return pathOp("readv", f.name, fmt.Errorf("%w: %d bytes in one readv (at most %d)", store.ErrInvalid, total, maxReadvBytes))
 	}
+	if f.pages {
+		return f.pgReadV(ctx, bufs, offs)
+	}
 	ctx, cancel := context.WithTimeout(ctx, f.c.ioTimeout)
 	defer cancel()
 	vec := &vecSink{bufs: bufs, offs: offs}
@@ -43,4 +48,27 @@ func (f *File) ReadV(ctx context.Context, bufs [][]byte, offs []int64) error {
 		return pathOp("readv", f.name, err)
 	}
 	return nil
+}
+
+// pgReadV is ReadV with page checks: kXR_readv carries no checksums, so
+// each segment is a kXR_pgread of its own, all in flight at once on the
+// connection (one round trip still, more frames).
+func (f *File) pgReadV(ctx context.Context, bufs [][]byte, offs []int64) error {
+	errs := make(chan error, len(bufs))
+	for i := range bufs {
+		go func() {
+			n, err := f.pgReadAt(ctx, bufs[i], offs[i])
+			if errors.Is(err, io.EOF) || err == nil && n < len(bufs[i]) {
+				err = pathOp("readv", f.name, fmt.Errorf("%w: segment %d ends at %d, before the %d bytes asked", store.ErrIO, i, offs[i]+int64(n), len(bufs[i])))
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range bufs {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
