@@ -85,3 +85,32 @@ func CRC32COf(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 
 // UpdateCRC32C continues a Castagnoli CRC over b.
 func UpdateCRC32C(crc uint32, b []byte) uint32 { return crc32.Update(crc, castagnoli, b) }
+
+// adlerMod is adler32's modulus, the largest prime below 2^16.
+const adlerMod = 65521
+
+// Adler32Combine returns the adler32 of A followed by B from the adler32
+// of A (a), that of B (b) and B's length: pieces of a file summed apart
+// (the chunks of a copy, written by several streams in any order) give
+// the whole file's sum without reading it again. (zlib's
+// adler32_combine.)
+func Adler32Combine(a, b uint32, lenB int64) uint32 {
+	rem := uint32(lenB % adlerMod)
+	s1 := a & 0xffff
+	s2 := (rem * s1) % adlerMod
+	s1 += (b & 0xffff) + adlerMod - 1
+	s2 += (a >> 16) + (b >> 16) + adlerMod - rem
+	if s1 >= adlerMod {
+		s1 -= adlerMod
+	}
+	if s1 >= adlerMod {
+		s1 -= adlerMod
+	}
+	if s2 >= adlerMod<<1 {
+		s2 -= adlerMod << 1
+	}
+	if s2 >= adlerMod {
+		s2 -= adlerMod
+	}
+	return s1 | s2<<16
+}

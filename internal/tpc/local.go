@@ -103,11 +103,7 @@ func localSink(ctx context.Context, st store.Store, ns store.Namespace, name str
 		return Sink{}, false, named(err)
 	}
 	return Sink{
-		File: f,
-		Checksum: func(ctx context.Context) (string, error) {
-			sum, err := store.Checksum(ctx, st, tmp, ChecksumAlgo)
-			return sum, named(err)
-		},
+		File:   f,
 		Commit: func(ctx context.Context) error { return store.Land(ctx, f, ns, tmp, name) },
 		Abort: func(ctx context.Context) {
 			f.Close() // may be closed already: the error says nothing new

@@ -14,7 +14,6 @@ import (
 	"io"
 	"log/slog"
 	"path"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -95,7 +94,9 @@ type Sink struct {
 	// Sequential is true when File accepts writes only in order (an HTTP
 	// upload): the copy then uses one stream.
 	Sequential bool
-	// Checksum gives the written data's checksum once File is closed.
+	// Checksum gives the written data's checksum once File is closed,
+	// as the server holding it computes it (a remote upload); nil: the
+	// copy sums the data as it writes it (a local file).
 	Checksum func(ctx context.Context) (string, error)
 	// Cancel, if set, makes a write blocked on File return (an upload to
 	// a server that stopped reading); the copy then fails.
@@ -121,6 +122,7 @@ type Job struct {
 	Buffers *Budget
 	Log     *slog.Logger
 	moved   atomic.Int64
+	sums    chunkSums // of the chunks written, when the copy verifies them
 }
 
 // Moved is the number of bytes written so far; safe to call while Run runs.
@@ -145,13 +147,18 @@ func (j *Job) Run(ctx context.Context) (err error) {
 			err = j.Dst.NameErrors(err)
 		}
 	}()
+	src := j.askSource(ctx)
+	defer src.stop()
+	if src != nil && j.Dst.Checksum == nil {
+		j.sums = newChunkSums(j.Src.Size)
+	}
 	if err = j.copy(ctx); err != nil {
 		return err
 	}
 	if err = j.Dst.File.Close(); err != nil {
 		return fmt.Errorf("closing destination: %w", err)
 	}
-	if err = j.verify(ctx); err != nil {
+	if err = j.verify(ctx, src); err != nil {
 		return err
 	}
 	if j.Dst.Commit != nil {
@@ -198,6 +205,7 @@ func (j *Job) readWrite(ctx context.Context, buf []byte, off int64) error {
 	if _, err := j.Dst.File.WriteAt(buf[:want], off); err != nil {
 		return fmt.Errorf("writing destination at %d: %w", off, err)
 	}
+	j.sums.add(off, buf[:want])
 	j.moved.Add(int64(want))
 	return nil
 }
@@ -220,22 +228,27 @@ func readFullAt(read func([]byte, int64) (int, error), p []byte, off int64) (int
 	return n, nil
 }
 
-// verify compares both ends' checksums when both can give one; a server
+// verify compares the source's checksum with the data written (summed
+// as it was written, or as the destination server gives it); a source
 // that offers none leaves the copy verified by its size only.
-func (j *Job) verify(ctx context.Context) error {
-	if j.Src.Checksum == nil || j.Dst.Checksum == nil {
+func (j *Job) verify(ctx context.Context, src *sourceSum) error {
+	if src == nil {
 		return nil
 	}
-	want, err := j.Src.Checksum(ctx)
+	want, err := src.wait(ctx)
 	if err != nil || want == "" {
 		j.logger().Debug("source offers no checksum; size-verified only", "err", err)
 		return nil
 	}
-	got, err := j.Dst.Checksum(ctx)
-	if err != nil {
-		return fmt.Errorf("destination checksum: %w", err)
+	var got string
+	if j.Dst.Checksum != nil {
+		if got, err = j.Dst.Checksum(ctx); err != nil {
+			return fmt.Errorf("destination checksum: %w", err)
+		}
+	} else {
+		got = j.sums.total(j.Src.Size)
 	}
-	if !strings.EqualFold(strings.TrimLeft(want, "0"), strings.TrimLeft(got, "0")) {
+	if !sameSum(want, got) {
 		return fmt.Errorf("%w: %s mismatch: source %s, destination %s", ErrChecksum, ChecksumAlgo, want, got)
 	}
 	return nil
