@@ -15,7 +15,6 @@ import (
 	"sitebox/internal/outbound"
 	"sitebox/internal/remote"
 	"sitebox/internal/store"
-	"sitebox/internal/x509grid"
 )
 
 // mountFlags are `sitebox mount`'s options.
@@ -116,22 +115,22 @@ func runMount(f *mountFlags, rawURL, dir string) error {
 		if err != nil {
 			return err
 		}
-		withCred := func(tok func() string, proxy func() (*x509grid.Credential, error)) remote.Options {
+		withCred := func(c mount.Credential) remote.Options {
 			o := base
-			o.TokenFunc, o.Proxy = tok, proxy
+			c.Apply(&o.Options)
 			return o
 		}
-		pc := &mount.PerCaller{MaxClients: f.maxClients,
-			Dial: func(tok func() string, proxy func() (*x509grid.Credential, error)) (remote.Client, error) {
-				return u.Dial(withCred(tok, proxy))
-			}}
+		// Callers' credential caches are used with the machine's
+		// krb5.conf (or the one $KRB5_CONFIG names for the mount).
+		pc := &mount.PerCaller{MaxClients: f.maxClients, Krb5Conf: outbound.KerberosConfigFile(os.Getenv),
+			Dial: func(c mount.Credential) (remote.Client, error) { return u.Dial(withCred(c)) }}
 		if f.cacheDir != "" {
-			pc.Front = func(key string, tok func() string, proxy func() (*x509grid.Credential, error)) (store.Store, io.Closer, error) {
+			pc.Front = func(key string, c mount.Credential) (store.Store, io.Closer, error) {
 				dir, err := callerCacheDir(f.cacheDir, key)
 				if err != nil {
 					return nil, nil, err
 				}
-				return f.startCache(ctx, dir, u, withCred(tok, proxy), cfg.DirTTL, log.With("who", key))
+				return f.startCache(ctx, dir, u, withCred(c), cfg.DirTTL, log.With("who", key))
 			}
 		}
 		cfg.Identities = pc
@@ -205,6 +204,7 @@ func (f *mountFlags) ownView(ctx context.Context, u *remote.URL, dirTTL time.Dur
 	if err := userProxy(&opts); err != nil {
 		return nil, err
 	}
+	userKerberos(&opts.Options)
 	c, err := u.Dial(opts)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,6 @@ import (
 
 	"sitebox/internal/outbound"
 	"sitebox/internal/remote"
-	"sitebox/internal/x509grid"
 )
 
 // Callers without a credential share the anonymous view; clients past
@@ -15,7 +14,7 @@ import (
 // files open.
 func TestPerCallerClients(t *testing.T) {
 	closed := 0
-	p := &PerCaller{MaxClients: 1, Dial: func(func() string, func() (*x509grid.Credential, error)) (remote.Client, error) {
+	p := &PerCaller{MaxClients: 1, Dial: func(Credential) (remote.Client, error) {
 		return &fakeClient{closed: &closed}, nil
 	}}
 	a, err := p.view("k1", dialer(p))
@@ -54,7 +53,7 @@ func TestCallerCredentialRefused(t *testing.T) {
 
 func dialer(p *PerCaller) func() (backend, error) {
 	return func() (backend, error) {
-		c, err := p.Dial(nil, nil)
+		c, err := p.Dial(Credential{})
 		return backend{meta: c, data: c, close: c}, err
 	}
 }
