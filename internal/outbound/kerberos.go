@@ -2,6 +2,7 @@ package outbound
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -124,6 +125,18 @@ func KerberosConfigFile(getenv func(string) string) string {
 	return "/etc/krb5.conf"
 }
 
+// loadConfig reads a krb5.conf. Directives the Go library does not know
+// (MIT has many more) are left out, as MIT's library ignores those it
+// does not know; the rest is used.
+func loadConfig(name string) (*config.Config, error) {
+	conf, err := config.Load(name)
+	var unsupported config.UnsupportedDirective
+	if err != nil && !(errors.As(err, &unsupported) && conf != nil) {
+		return nil, fmt.Errorf("kerberos: configuration %s: %w", name, err)
+	}
+	return conf, nil
+}
+
 // KerberosFile is a user's credential cache file, read again when it
 // changes (kinit renewed it), checked (OwnedSecretFile) at every read.
 type KerberosFile struct {
@@ -172,9 +185,9 @@ func (f *KerberosFile) Get() (*Kerberos, error) {
 	if len(b) > maxCCache {
 		return nil, fmt.Errorf("kerberos: %s is larger than %d bytes: not a credential cache", f.file, maxCCache)
 	}
-	conf, err := config.Load(f.conf)
+	conf, err := loadConfig(f.conf)
 	if err != nil {
-		return nil, fmt.Errorf("kerberos: configuration %s: %w", f.conf, err)
+		return nil, err
 	}
 	k, err := NewKerberos(b, conf)
 	if err != nil {

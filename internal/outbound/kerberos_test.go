@@ -126,3 +126,17 @@ func TestKerberosConfigFile(t *testing.T) {
 		t.Errorf("default: %s", f)
 	}
 }
+
+// A krb5.conf with what the Go library does not support (v4 settings)
+// is still used for the rest, as MIT's library would.
+func TestLoadConfigUnsupported(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "krb5.conf")
+	os.WriteFile(conf, []byte("[realms]\n EXAMPLE.ORG = {\n  kdc = 127.0.0.1:88\n  v4_realm = OLD\n }\n"), 0o600)
+	c, err := loadConfig(conf)
+	if err != nil || len(c.Realms) != 1 || c.Realms[0].KDC[0] != "127.0.0.1:88" {
+		t.Errorf("%+v, %v", c, err)
+	}
+	if _, err := loadConfig(filepath.Join(t.TempDir(), "none")); err == nil || !strings.Contains(err.Error(), "kerberos: configuration") {
+		t.Errorf("a missing krb5.conf: %v", err)
+	}
+}

@@ -76,6 +76,28 @@ func TestMountPerCallerKerberos(t *testing.T) {
 	}
 }
 
+// TestMountKerberosOwn: a user's own mount (no --allow-other) presents
+// the tickets $KRB5CCNAME names, as sitebox get does.
+func TestMountKerberosOwn(t *testing.T) {
+	requireFUSE(t)
+	kdc := startKDC(t, krbRealm)
+	keytab := kdc.servicePrincipals(t, "xrootd/localhost", "HTTP/localhost")
+	kdc.user(t, "alice", "alice-pw")
+	box, pool := kerberosBox(t, kdc, keytab, "", "")
+	os.WriteFile(filepath.Join(pool, "user", "alice", "mine.txt"), []byte("alice's\n"), 0o644)
+	for _, kv := range kdc.kinit(t, "alice", "alice-pw") {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	m := startMount(t, "root://localhost:"+strconv.Itoa(portOf(box.rootHost))+"//store/user/alice")
+	if b, err := os.ReadFile(filepath.Join(m.dir, "mine.txt")); err != nil || string(b) != "alice's\n" {
+		t.Errorf("reading through a mount with alice's tickets: %q, %v", b, err)
+	}
+	if !strings.Contains(box.proc.Log.String(), "protocol=krb5 issuer=krb5:EXAMPLE.ORG subject=alice") {
+		t.Errorf("the box did not authenticate the mount by krb5")
+	}
+}
+
 // slotUIDs are the uids of the named slot users (scripts/setup.sh makes
 // them); missing ones fail the test under CI and skip it elsewhere.
 func slotUIDs(t *testing.T, names ...string) []uint32 {
