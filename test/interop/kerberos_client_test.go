@@ -13,7 +13,8 @@ import (
 
 // sitebox's own client with nothing but a kinit: `sitebox get` reads a
 // protected file from a box that takes Kerberos, over root:// (krb5)
-// and https:// (Negotiate), and from XRootD 5.5 that takes only krb5.
+// and https:// (Negotiate), and from XRootD 5.5 that takes only krb5;
+// `sitebox put` and `ls` write and list the user's area on the box.
 // Without the tickets it is refused, and says what the server wanted.
 func TestKerberosClientGet(t *testing.T) {
 	kdc := startKDC(t, krbRealm)
@@ -48,6 +49,7 @@ func TestKerberosClientGet(t *testing.T) {
 		if _, out, err := get(none, u); err == nil || !strings.Contains(out, "krb5") {
 			t.Errorf("without tickets (%v):\n%s", err, out)
 		}
+		putLs(t, alice, pool, "root://localhost:"+strconv.Itoa(portOf(box.rootHost))+"//store/user/alice")
 	})
 
 	t.Run("https", func(t *testing.T) {
@@ -61,6 +63,7 @@ func TestKerberosClientGet(t *testing.T) {
 		if _, out, err := get(none, "--ca", box.certFile, u); err == nil || !strings.Contains(out, "401") || !strings.Contains(out, "run kinit") {
 			t.Errorf("without tickets (%v):\n%s", err, out)
 		}
+		putLs(t, append(alice, "SITEBOX_CA="+box.certFile), pool, strings.TrimSuffix(u, "/note.txt"))
 	})
 
 	t.Run("xrootd", func(t *testing.T) {
@@ -76,6 +79,24 @@ func TestKerberosClientGet(t *testing.T) {
 			t.Errorf("without tickets (%v):\n%s", err, out)
 		}
 	})
+}
+
+// putLs uploads a file into dir (alice's area, a URL) with the tickets
+// of env and lists it there.
+func putLs(t *testing.T, env []string, pool, dir string) {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "up.txt")
+	os.WriteFile(src, []byte("uploaded\n"), 0o644)
+	name := "up-" + strings.SplitN(dir, ":", 2)[0] + ".txt"
+	if out, err := runEnv(t, env, siteboxBin, "put", "-f", src, dir+"/"+name); err != nil {
+		t.Fatalf("sitebox put with a ccache: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(pool, "user", "alice", name)); string(b) != "uploaded\n" {
+		t.Errorf("the pool holds %q", b)
+	}
+	if out, err := runEnv(t, env, siteboxBin, "ls", dir); err != nil || !strings.Contains(out, name) {
+		t.Errorf("sitebox ls with a ccache (%v):\n%s", err, out)
+	}
 }
 
 // krb5Xrootd starts XRootD 5.5 taking only krb5, as xrootd/localhost of
