@@ -25,7 +25,7 @@ func TestMountPerCallerKerberos(t *testing.T) {
 	}
 	// Callers are uids no account has: the job tests' reapers remove
 	// whatever their slot users leave in /tmp, credential caches included.
-	slots := []uint32{4243, 4244, 4245}
+	callers := []uint32{4243, 4244, 4245}
 	kdc := startKDC(t, krbRealm)
 	keytab := kdc.servicePrincipals(t, "xrootd/localhost", "HTTP/localhost")
 	// Each user of the realm reads only their own area.
@@ -37,9 +37,9 @@ func TestMountPerCallerKerberos(t *testing.T) {
 	for i, name := range users {
 		kdc.user(t, name, name+"-pw")
 		os.WriteFile(filepath.Join(pool, "user", name, "mine.txt"), []byte(name+"'s\n"), 0o644)
-		ccacheFor(t, kdc, slots[i], name)
+		ccacheFor(t, kdc, callers[i], name)
 	}
-	planted := ccachePath(t, slots[2]) // valid tickets, but root's file
+	planted := ccachePath(t, callers[2]) // valid tickets, but root's file
 	if _, err := kdc.Kinit(t.Context(), "alice", "alice-pw", planted); err != nil {
 		t.Fatal(err)
 	}
@@ -54,17 +54,17 @@ func TestMountPerCallerKerberos(t *testing.T) {
 			os.Chmod(filepath.Dir(m.dir), 0o711) // reachable, not listable (see TestMountPerCaller)
 			for i, name := range users {
 				other := users[1-i]
-				if out, err := asUID(slots[i], "cat", filepath.Join(m.dir, name, "mine.txt")); err != nil || out != name+"'s\n" {
+				if out, err := asUID(callers[i], "cat", filepath.Join(m.dir, name, "mine.txt")); err != nil || out != name+"'s\n" {
 					t.Errorf("%s reading their own file: %q, %v", name, out, err)
 				}
-				if out, err := asUID(slots[i], "cat", filepath.Join(m.dir, other, "mine.txt")); err == nil || !strings.Contains(out, "Permission denied") {
+				if out, err := asUID(callers[i], "cat", filepath.Join(m.dir, other, "mine.txt")); err == nil || !strings.Contains(out, "Permission denied") {
 					t.Errorf("%s reading %s's file: %q, %v; want EACCES", name, other, out, err)
 				}
 			}
-			if out, err := asUID(slots[2], "cat", filepath.Join(m.dir, "alice", "mine.txt")); err == nil || !strings.Contains(out, "Permission denied") {
+			if out, err := asUID(callers[2], "cat", filepath.Join(m.dir, "alice", "mine.txt")); err == nil || !strings.Contains(out, "Permission denied") {
 				t.Errorf("a caller with a planted credential cache: %q, %v; want EACCES", out, err)
 			}
-			if !m.logs(planted + " does not belong to uid " + strconv.Itoa(int(slots[2]))) {
+			if !m.logs(planted + " does not belong to uid " + strconv.Itoa(int(callers[2]))) {
 				t.Errorf("the mount's log does not say why the planted cache was refused:\n%s", m.log.String())
 			}
 		})
