@@ -7,20 +7,23 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"sitebox/test/peers"
 )
 
 // sitebox's own client with nothing but a kinit: `sitebox get` reads a
 // protected file from a box that takes Kerberos, over root:// (krb5)
-// and https:// (Negotiate), and from XRootD 5.5 that takes only krb5;
+// and https:// (Negotiate), through a director, and from XRootD 5.5
+// that takes only krb5;
 // `sitebox put` and `ls` write and list the user's area on the box.
 // Without the tickets it is refused, and says what the server wanted.
 func TestKerberosClientGet(t *testing.T) {
 	kdc := startKDC(t, krbRealm)
 	keytab := kdc.servicePrincipals(t, "xrootd/localhost", "HTTP/localhost")
 	kdc.user(t, "alice", "alice-pw")
-	box, pool := kerberosBox(t, kdc, keytab, "", "")
+	region := startFedNode(t, "region", "R", "[director]\nenabled = true\n")
+	box, pool := kerberosBox(t, kdc, keytab, "", advertiseTo(region, "500ms"))
 	os.WriteFile(filepath.Join(pool, "user", "alice", "note.txt"), []byte("alice's note\n"), 0o644)
 	// No token or proxy may stand in for the tickets.
 	clean := []string{"BEARER_TOKEN=", "BEARER_TOKEN_FILE=", "XDG_RUNTIME_DIR=" + t.TempDir(), "X509_USER_PROXY="}
@@ -64,6 +67,26 @@ func TestKerberosClientGet(t *testing.T) {
 			t.Errorf("without tickets (%v):\n%s", err, out)
 		}
 		putLs(t, append(alice, "SITEBOX_CA="+box.certFile), pool, strings.TrimSuffix(u, "/note.txt"))
+	})
+
+	// A director with no Kerberos of its own sends the client to the
+	// box, where it logs in with its tickets (the director locates files
+	// anonymously, so this one is outside the token namespaces).
+	t.Run("director", func(t *testing.T) {
+		os.MkdirAll(filepath.Join(pool, "pub"), 0o755)
+		os.WriteFile(filepath.Join(pool, "pub", "via.txt"), []byte("redirected\n"), 0o644)
+		waitFor(t, 15*time.Second, "the box in the director's registry", func() bool {
+			out, _ := runEnv(t, nil, siteboxBin, "federation", region.httpsURL, "--ca", region.certFile, "--json")
+			return strings.Contains(out, `"krb"`)
+		})
+		before := authed()
+		u := "root://localhost:" + strconv.Itoa(portOf(region.rootHost)) + "//store/pub/via.txt"
+		if got, out, err := get(alice, u); err != nil || got != "redirected\n" {
+			t.Fatalf("sitebox get through the director: %q, %v\n%s", got, err, out)
+		}
+		if authed() == before {
+			t.Errorf("the redirected client did not authenticate at the box by krb5")
+		}
 	})
 
 	t.Run("xrootd", func(t *testing.T) {
