@@ -15,8 +15,8 @@ import (
 // sitebox's own client with nothing but a kinit: `sitebox get` reads a
 // protected file from a box that takes Kerberos, over root:// (krb5)
 // and https:// (Negotiate), through a director, and from XRootD 5.5
-// that takes only krb5;
-// `sitebox put` and `ls` write and list the user's area on the box.
+// that takes only krb5; `sitebox put` and `ls` write and list the
+// user's area on the box.
 // Without the tickets it is refused, and says what the server wanted.
 func TestKerberosClientGet(t *testing.T) {
 	kdc := startKDC(t, krbRealm)
