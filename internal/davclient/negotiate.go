@@ -44,8 +44,11 @@ func offersNegotiate(challenges []string) bool {
 }
 
 // negotiateHeader is the Authorization header for a host that asked for
-// Kerberos; ok is false for the others.
-func (f *FS) negotiateHeader(u *url.URL) (string, bool, error) {
+// Kerberos; ok is false for the others. Why no ticket could be made is
+// an error only when the host challenged this very request: sent
+// unasked (the host wanted one before), the request goes without, and a
+// file the host serves to anyone is still read.
+func (f *FS) negotiateHeader(u *url.URL, challenged bool) (string, bool, error) {
 	if _, asked := f.negotiate.Load(hostPort(u)); !asked || f.kerberos == nil {
 		return "", false, nil
 	}
@@ -55,6 +58,9 @@ func (f *FS) negotiateHeader(u *url.URL) (string, bool, error) {
 		if h, err = k.Negotiate("HTTP/" + strings.ToLower(u.Hostname())); err == nil {
 			return h, true, nil
 		}
+	}
+	if !challenged {
+		return "", false, nil
 	}
 	return "", false, fmt.Errorf("%w: %s asks for Kerberos (Negotiate): %w", store.ErrPermission, hostPort(u), err)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -77,5 +79,29 @@ func TestOffersNegotiate(t *testing.T) {
 		if got := offersNegotiate([]string{v}); got != want {
 			t.Errorf("%q: %v, want %v", v, got, want)
 		}
+	}
+}
+
+// A host that wanted Kerberos once still serves its public files when no
+// ticket can be made: the credential is an error only when the request
+// itself is challenged.
+func TestNegotiatePublicAfterChallenge(t *testing.T) {
+	h, dir := newOrigin(t)
+	if err := os.WriteFile(filepath.Join(dir, "pub"), []byte("public"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := tlsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/secret") {
+			askNegotiate(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	fs, _ := krbClient(t, s.URL)
+	if _, err := fs.Stat(context.Background(), "/store/secret"); err == nil || !strings.Contains(err.Error(), "asks for Kerberos") {
+		t.Fatalf("the protected file: %v", err)
+	}
+	if fi, err := fs.Stat(context.Background(), "/store/pub"); err != nil || fi.Size != 6 {
+		t.Errorf("the public file after the challenge: %v, %v", fi, err)
 	}
 }

@@ -38,7 +38,7 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 	hops := 0
 	tried := map[string]bool{} // hosts sent Kerberos in this request
 	for {
-		req, withheld, err := f.newRequest(ctx, method, target, rb, hdr)
+		req, withheld, err := f.newRequest(ctx, method, target, rb, hdr, tried)
 		if err != nil {
 			return nil, err
 		}
@@ -106,8 +106,9 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 }
 
 // newRequest builds one hop's request; withheld reports that a token was
-// kept back from a host that has not asked for it yet.
-func (f *FS) newRequest(ctx context.Context, method, target string, body *replayBody, hdr map[string]string) (*http.Request, bool, error) {
+// kept back from a host that has not asked for it yet. tried holds the
+// hosts that challenged this request for Kerberos (see negotiateHeader).
+func (f *FS) newRequest(ctx context.Context, method, target string, body *replayBody, hdr map[string]string, tried map[string]bool) (*http.Request, bool, error) {
 	var r io.Reader
 	if body != nil {
 		r = body
@@ -123,7 +124,7 @@ func (f *FS) newRequest(ctx context.Context, method, target string, body *replay
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
-	if h, ok, err := f.negotiateHeader(req.URL); err != nil {
+	if h, ok, err := f.negotiateHeader(req.URL, tried[hostPort(req.URL)]); err != nil {
 		return nil, false, err
 	} else if ok {
 		req.Header.Set("Authorization", h)
