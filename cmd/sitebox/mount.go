@@ -39,9 +39,13 @@ const mountExamples = `  # The site's federation under /fed, read-only: names an
   # ($BEARER_TOKEN_FILE, $XDG_RUNTIME_DIR/bt_u$UID or /tmp/bt_u$UID).
   sitebox mount https://box.site:8443/home/alice ~/fed
 
+  # With your Kerberos tickets (kinit; $KRB5CCNAME FILE: or /tmp/krb5cc_$UID).
+  kinit alice@EXAMPLE.ORG && sitebox mount root://box.site:1094//store/user/alice ~/fed
+
   # For every user of a machine (as root): each caller reads with their
-  # own token (/run/user/<uid>/bt_u<uid>, /tmp/bt_u<uid>) or X.509 proxy
-  # (/tmp/x509up_u<uid>), anonymously without one.
+  # own token (/run/user/<uid>/bt_u<uid>, /tmp/bt_u<uid>), X.509 proxy
+  # (/tmp/x509up_u<uid>) or Kerberos tickets (/tmp/krb5cc_<uid>),
+  # anonymously without one.
   sitebox mount --allow-other root://box.site:1094// /fed
 
   # Stop with Ctrl-C, SIGTERM or "umount /fed". After a crash:
