@@ -63,7 +63,8 @@ type Credential struct {
 	Kerberos func() (*outbound.Kerberos, error)
 }
 
-// Apply puts the credential into a client's options.
+// Apply puts the credential into a client's options, replacing every
+// credential they had: a caller never presents the mount's own.
 func (c Credential) Apply(o *outbound.Options) {
 	o.Token, o.TokenFunc, o.Proxy, o.Kerberos = "", c.Token, c.Proxy, c.Kerberos
 }
@@ -97,14 +98,14 @@ type callerFiles struct{ token, proxy, ccache string }
 // key names the credential: the caller and its files; every caller
 // without one shares the anonymous view.
 func (f callerFiles) key(uid int) string {
+	if f == (callerFiles{}) {
+		return "anonymous"
+	}
 	key := fmt.Sprintf("uid %d", uid)
 	for _, p := range [][2]string{{"token", f.token}, {"proxy", f.proxy}, {"krb5", f.ccache}} {
 		if p[1] != "" {
 			key += " " + p[0] + " " + p[1]
 		}
-	}
-	if f == (callerFiles{}) {
-		return "anonymous"
 	}
 	return key
 }
