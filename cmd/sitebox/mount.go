@@ -17,7 +17,6 @@ import (
 	"sitebox/internal/remote"
 	"sitebox/internal/store"
 	"sitebox/internal/units"
-	"sitebox/internal/x509grid"
 )
 
 // mountFlags are `sitebox mount`'s options.
@@ -47,9 +46,13 @@ const mountExamples = `  # The site's federation under /fed, read-only: names an
   # ($BEARER_TOKEN_FILE, $XDG_RUNTIME_DIR/bt_u$UID or /tmp/bt_u$UID).
   sitebox mount https://box.site:8443/home/alice ~/fed
 
+  # With your Kerberos tickets (kinit; $KRB5CCNAME FILE: or /tmp/krb5cc_$UID).
+  kinit alice@EXAMPLE.ORG && sitebox mount root://box.site:1094//store/user/alice ~/fed
+
   # For every user of a machine (as root): each caller reads with their
-  # own token (/run/user/<uid>/bt_u<uid>, /tmp/bt_u<uid>) or X.509 proxy
-  # (/tmp/x509up_u<uid>), anonymously without one.
+  # own token (/run/user/<uid>/bt_u<uid>, /tmp/bt_u<uid>), X.509 proxy
+  # (/tmp/x509up_u<uid>) or Kerberos tickets (/tmp/krb5cc_<uid>),
+  # anonymously without one.
   sitebox mount --allow-other root://box.site:1094// /fed
 
   # As mount(8) does for the fstab line
@@ -186,22 +189,22 @@ func runMount(f *mountFlags, rawURL, dir string) error {
 		if err != nil {
 			return err
 		}
-		withCred := func(tok func() string, proxy func() (*x509grid.Credential, error)) remote.Options {
+		withCred := func(c mount.Credential) remote.Options {
 			o := base
-			o.TokenFunc, o.Proxy = tok, proxy
+			c.Apply(&o.Options)
 			return o
 		}
-		pc := &mount.PerCaller{MaxClients: f.maxClients,
-			Dial: func(tok func() string, proxy func() (*x509grid.Credential, error)) (remote.Client, error) {
-				return u.Dial(withCred(tok, proxy))
-			}}
+		// Callers' credential caches are used with the machine's
+		// krb5.conf (or the one $KRB5_CONFIG names for the mount).
+		pc := &mount.PerCaller{MaxClients: f.maxClients, Krb5Conf: outbound.KerberosConfigFile(os.Getenv),
+			Dial: func(c mount.Credential) (remote.Client, error) { return u.Dial(withCred(c)) }}
 		if f.cacheDir != "" {
-			pc.Front = func(key string, tok func() string, proxy func() (*x509grid.Credential, error)) (store.Store, io.Closer, error) {
+			pc.Front = func(key string, c mount.Credential) (store.Store, io.Closer, error) {
 				dir, err := callerCacheDir(f.cacheDir, key)
 				if err != nil {
 					return nil, nil, err
 				}
-				return f.startCache(ctx, dir, u, withCred(tok, proxy), cfg.DirTTL, log.With("who", key))
+				return f.startCache(ctx, dir, u, withCred(c), cfg.DirTTL, log.With("who", key))
 			}
 		}
 		cfg.Identities = pc
@@ -290,6 +293,7 @@ func (f *mountFlags) ownView(ctx context.Context, u *remote.URL, dirTTL time.Dur
 	if err := userProxy(&opts); err != nil {
 		return nil, err
 	}
+	userKerberos(&opts.Options)
 	c, err := u.Dial(opts)
 	if err != nil {
 		return nil, err

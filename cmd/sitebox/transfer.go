@@ -44,6 +44,7 @@ func (f *remoteFlags) open(raw string) (*transfer.Remote, error) {
 	if err := userProxy(&opts); err != nil {
 		return nil, err
 	}
+	userKerberos(&opts.Options)
 	return transfer.Open(raw, opts)
 }
 

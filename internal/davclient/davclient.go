@@ -46,7 +46,9 @@ type FS struct {
 	token      func() string
 	redirectTo func(hostport string) error // nil: follow all (see Options)
 	asked      sync.Map                    // hosts (host:port) that asked for the token
-	maxWait    time.Duration               // Options.MaxWait
+	kerberos   func() (*outbound.Kerberos, error)
+	negotiate  sync.Map      // hosts (host:port) that asked for Kerberos (negotiate.go)
+	maxWait    time.Duration // Options.MaxWait
 	// noMultiRange is set once the server answers a multi-range request
 	// with anything but the ranges (see file.ReadV).
 	noMultiRange atomic.Bool
@@ -87,6 +89,7 @@ func New(base string, opts Options) (*FS, error) {
 		base:       &url.URL{Scheme: u.Scheme, Host: u.Host},
 		client:     &http.Client{Transport: rt, Timeout: 0, CheckRedirect: noFollow},
 		token:      opts.CurrentToken,
+		kerberos:   opts.Kerberos,
 		redirectTo: opts.RedirectTo,
 		maxWait:    opts.Wait(),
 	}, nil
@@ -121,6 +124,9 @@ func (f *FS) doAt(ctx context.Context, method, name, target string, body io.Read
 		}
 	}
 	msg := peek(resp)
+	if resp.StatusCode == http.StatusUnauthorized && f.kerberos == nil && offersNegotiate(resp.Header.Values("WWW-Authenticate")) {
+		msg += " (the server also takes Kerberos: no credential cache found, run kinit)"
+	}
 	return nil, &store.PathError{Op: op, Path: name, Err: statusErr(resp.StatusCode, msg)}
 }
 

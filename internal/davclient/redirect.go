@@ -36,8 +36,9 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 	}
 	var waited time.Duration
 	hops := 0
+	tried := map[string]bool{} // hosts sent Kerberos in this request
 	for {
-		req, withheld, err := f.newRequest(ctx, method, target, rb, hdr)
+		req, withheld, err := f.newRequest(ctx, method, target, rb, hdr, tried)
 		if err != nil {
 			return nil, err
 		}
@@ -69,6 +70,12 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 				return nil, fmt.Errorf("%w: %s: more than %d redirects, the last to %s", store.ErrIO, method, MaxHops, redact(next))
 			}
 			target = next.String()
+		case f.wantsNegotiate(req, resp, tried):
+			// The host wants Kerberos: it gets it from now on,
+			// starting with this request again.
+			drain(resp)
+			f.negotiate.Store(hostPort(req.URL), true)
+			tried[hostPort(req.URL)] = true
 		case withheld && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden):
 			// The host a redirect led to wants the token: from now on it
 			// gets it, starting with this request again.
@@ -99,8 +106,9 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 }
 
 // newRequest builds one hop's request; withheld reports that a token was
-// kept back from a host that has not asked for it yet.
-func (f *FS) newRequest(ctx context.Context, method, target string, body *replayBody, hdr map[string]string) (*http.Request, bool, error) {
+// kept back from a host that has not asked for it yet. tried holds the
+// hosts that challenged this request for Kerberos (see negotiateHeader).
+func (f *FS) newRequest(ctx context.Context, method, target string, body *replayBody, hdr map[string]string, tried map[string]bool) (*http.Request, bool, error) {
 	var r io.Reader
 	if body != nil {
 		r = body
@@ -115,6 +123,11 @@ func (f *FS) newRequest(ctx context.Context, method, target string, body *replay
 	tok, withheld := f.tokenFor(req.URL)
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	if h, ok, err := f.negotiateHeader(req.URL, tried[hostPort(req.URL)]); err != nil {
+		return nil, false, err
+	} else if ok {
+		req.Header.Set("Authorization", h)
 	}
 	return req, withheld, nil
 }

@@ -55,19 +55,36 @@ func (s Single) Close() error {
 	return s.Closer.Close()
 }
 
+// Credential is what one caller's clients present: each part nil when
+// the caller has none.
+type Credential struct {
+	Token    func() string
+	Proxy    func() (*x509grid.Credential, error)
+	Kerberos func() (*outbound.Kerberos, error)
+}
+
+// Apply puts the credential into a client's options, replacing every
+// credential they had: a caller never presents the mount's own.
+func (c Credential) Apply(o *outbound.Options) {
+	o.Token, o.TokenFunc, o.Proxy, o.Kerberos = "", c.Token, c.Proxy, c.Kerberos
+}
+
 // PerCaller finds each caller's own credential, as the grid's clients
 // would for that user, and keeps an upstream client per credential.
 type PerCaller struct {
 	// Dial makes a client with the mount's options and the credential
-	// given (nil for none).
-	Dial func(token func() string, proxy func() (*x509grid.Credential, error)) (remote.Client, error)
+	// given (all nil for none).
+	Dial func(Credential) (remote.Client, error)
 	// Front, when set, is the store a view's reads go to instead of its
 	// client, and what closes it: a local cache of the view's own,
 	// filled with that credential only, for key (the view's Key).
-	Front func(key string, token func() string, proxy func() (*x509grid.Credential, error)) (store.Store, io.Closer, error)
+	Front func(key string, cred Credential) (store.Store, io.Closer, error)
 	// MaxClients bounds the clients kept; past it the least recently
 	// used one without open files is closed.
 	MaxClients int
+	// Krb5Conf is the Kerberos configuration (krb5.conf) callers'
+	// credential caches are used with.
+	Krb5Conf string
 
 	mu      sync.Mutex
 	lru     *list.List // of *View, most recently used first
@@ -75,53 +92,72 @@ type PerCaller struct {
 	closers map[*View]func() error
 }
 
+// callerFiles are the files of a caller's credential, "" for none.
+type callerFiles struct{ token, proxy, ccache string }
+
+// key names the credential: the caller and its files; every caller
+// without one shares the anonymous view.
+func (f callerFiles) key(uid int) string {
+	if f == (callerFiles{}) {
+		return "anonymous"
+	}
+	key := fmt.Sprintf("uid %d", uid)
+	for _, p := range [][2]string{{"token", f.token}, {"proxy", f.proxy}, {"krb5", f.ccache}} {
+		if p[1] != "" {
+			key += " " + p[0] + " " + p[1]
+		}
+	}
+	return key
+}
+
 // For finds uid's credential (a bearer token in
 // /run/user/<uid>/bt_u<uid> or /tmp/bt_u<uid>, an X.509 proxy in
-// /tmp/x509up_u<uid>, each owned by uid and writable by nobody else) and
-// returns the view of it; a caller without one reads anonymously.
+// /tmp/x509up_u<uid>, a Kerberos credential cache in /tmp/krb5cc_<uid>,
+// each owned by uid and writable by nobody else, the cache readable by
+// nobody else) and returns the view of it; a caller without one reads
+// anonymously.
 func (p *PerCaller) For(uid uint32) (*View, error) {
 	u := int(uid)
-	tokFile, proxyFile, err := findCallerCredential(u)
+	files, err := findCallerCredential(u)
 	if err != nil {
 		return nil, err
 	}
-	key := fmt.Sprintf("uid %d", uid)
-	switch {
-	case tokFile != "" && proxyFile != "":
-		key += " token " + tokFile + " proxy " + proxyFile
-	case tokFile != "":
-		key += " token " + tokFile
-	case proxyFile != "":
-		key += " proxy " + proxyFile
-	default:
-		key = "anonymous" // every caller without a credential shares one view
-	}
+	key := files.key(u)
 	return p.view(key, func() (backend, error) {
-		var tok func() string
-		var proxy func() (*x509grid.Credential, error)
-		if tokFile != "" {
-			tok = callerToken(tokFile, u)
-		}
-		if proxyFile != "" {
-			cf := x509grid.NewCredentialFile(proxyFile)
-			proxy = func() (*x509grid.Credential, error) {
-				if err := outbound.OwnedFile(proxyFile, u); err != nil {
-					return nil, err
-				}
-				return cf.Get()
-			}
-		}
-		c, err := p.Dial(tok, proxy)
+		cred := p.credential(files, u)
+		c, err := p.Dial(cred)
 		if err != nil || p.Front == nil {
 			return backend{meta: c, data: c, close: c}, err
 		}
-		data, closer, err := p.Front(key, tok, proxy)
+		data, closer, err := p.Front(key, cred)
 		if err != nil {
 			c.Close()
 			return backend{}, err
 		}
 		return backend{meta: c, data: data, close: closeBoth{closer, c}}, nil
 	})
+}
+
+// credential reads the files found for uid, each checked again at
+// every use: a file replaced since must still be uid's own.
+func (p *PerCaller) credential(files callerFiles, uid int) Credential {
+	var c Credential
+	if files.token != "" {
+		c.Token = callerToken(files.token, uid)
+	}
+	if files.proxy != "" {
+		cf := x509grid.NewCredentialFile(files.proxy)
+		c.Proxy = func() (*x509grid.Credential, error) {
+			if err := outbound.OwnedFile(files.proxy, uid); err != nil {
+				return nil, err
+			}
+			return cf.Get()
+		}
+	}
+	if files.ccache != "" {
+		c.Kerberos = outbound.NewKerberosFile(files.ccache, uid, p.Krb5Conf).Get
+	}
+	return c
 }
 
 // backend is what a view's stores are and what closes them.
@@ -135,26 +171,39 @@ type closeBoth [2]io.Closer
 
 func (c closeBoth) Close() error { return errors.Join(c[0].Close(), c[1].Close()) }
 
-// findCallerCredential names uid's token file and proxy file, "" for
-// none; a file that is there but may not be used (someone else's, or
-// writable by others) refuses the caller, so nobody reads as another
-// user, nor anonymously by mistake.
-func findCallerCredential(uid int) (tokFile, proxyFile string, err error) {
-	for _, f := range outbound.UserTokenFiles(outbound.OtherUserEnv(uid), uid) {
-		if err := outbound.OwnedFile(f, uid); err == nil {
-			tokFile = f
+// findCallerCredential names uid's token, proxy and Kerberos credential
+// cache files; a file that is there but may not be used (someone
+// else's, writable by others, a credential cache readable by others)
+// refuses the caller, so nobody reads as another user, nor anonymously
+// by mistake.
+func findCallerCredential(uid int) (callerFiles, error) {
+	var f callerFiles
+	var err error
+	for _, name := range outbound.UserTokenFiles(outbound.OtherUserEnv(uid), uid) {
+		if f.token, err = usable(name, uid, outbound.OwnedFile); f.token != "" || err != nil {
 			break
-		} else if !isNotExist(err) {
-			return "", "", err
 		}
 	}
-	f := outbound.UserProxyPath(uid)
-	if err := outbound.OwnedFile(f, uid); err == nil {
-		proxyFile = f
-	} else if !isNotExist(err) {
-		return "", "", err
+	if err == nil {
+		f.proxy, err = usable(outbound.UserProxyPath(uid), uid, outbound.OwnedFile)
 	}
-	return tokFile, proxyFile, nil
+	if err == nil {
+		f.ccache, err = usable(outbound.UserCCachePath(uid), uid, outbound.OwnedSecretFile)
+	}
+	return f, err
+}
+
+// usable is name when check passes for uid, "" when there is no such
+// file, and check's error otherwise.
+func usable(name string, uid int, check func(string, int) error) (string, error) {
+	switch err := check(name, uid); {
+	case err == nil:
+		return name, nil
+	case isNotExist(err):
+		return "", nil
+	default:
+		return "", err
+	}
 }
 
 // callerToken reads the token from file each time a connection needs

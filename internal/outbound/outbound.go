@@ -43,6 +43,17 @@ type Options struct {
 	// (x509grid.CredentialFile) is used from then on; its error is
 	// reported when a server needs the proxy.
 	Proxy func() (*x509grid.Credential, error)
+	// Kerberos, when set, gives the user's Kerberos credential (the
+	// tickets kinit left in a credential cache, KerberosFile.Get) for
+	// servers that ask for one: krb5 on root:// and roots:// (the AP-REQ
+	// is bound to the server's principal, so over root:// too), SPNEGO
+	// (Authorization: Negotiate) on https:// to a server answering 401
+	// with "WWW-Authenticate: Negotiate". It goes to the server the
+	// client was made for and to the hosts a redirect leads to on the
+	// terms the token goes there (see RedirectTo). It is asked again for
+	// each connection (each challenge on https://), so a new kinit is
+	// used from then on; its error is reported when a server needs it.
+	Kerberos func() (*Kerberos, error)
 	// GridRoots, when set, are the CAs servers must chain to instead of
 	// the system roots: the grid CA directory ([auth.x509] cert_dir,
 	// X509_CERT_DIR), for gsi's host certificates and https alike.

@@ -169,3 +169,66 @@ func UserProxyFile(getenv func(string) string, uid int) (file string, ok bool, e
 	}
 	return f, true, nil
 }
+
+// maxCCache bounds a credential cache's size: a TGT and some service
+// tickets take a few KiB, and a file that is not one must not be read
+// whole.
+const maxCCache = 1 << 20
+
+// UserCCachePath is where MIT Kerberos keeps uid's credential cache when
+// no $KRB5CCNAME says otherwise.
+func UserCCachePath(uid int) string { return fmt.Sprintf("/tmp/krb5cc_%d", uid) }
+
+// UserCCache is the Kerberos credential cache of user uid, where the
+// Kerberos library looks for it: $KRB5CCNAME (a FILE: cache, or a plain
+// path), else /tmp/krb5cc_<uid>. ok is false when there is none (the
+// user has not run kinit); a KRB5CCNAME of another type (KEYRING:, KCM:,
+// DIR:) is an error, since only files are read. Whether the file may be
+// used (OwnedSecretFile) is checked when it is read.
+func UserCCache(getenv func(string) string, uid int) (file string, ok bool, err error) {
+	if name := getenv("KRB5CCNAME"); name != "" {
+		f, isFile := strings.CutPrefix(name, "FILE:")
+		if !isFile && strings.Contains(name, ":") && !strings.HasPrefix(name, "/") {
+			typ, _, _ := strings.Cut(name, ":")
+			return "", false, fmt.Errorf("KRB5CCNAME=%s: a %s: credential cache cannot be read, only FILE: ones (kinit -c FILE:%s)", name, typ, UserCCachePath(uid))
+		}
+		if _, err := os.Lstat(f); err != nil {
+			return "", false, nil
+		}
+		return f, true, nil
+	}
+	f := UserCCachePath(uid)
+	if _, err := os.Lstat(f); err != nil {
+		return "", false, nil
+	}
+	return f, true, nil
+}
+
+// OwnedSecretFile is OwnedFile for a credential whose content is the
+// secret itself (a Kerberos credential cache holds session keys): it
+// must also be unreadable by the group and others.
+func OwnedSecretFile(name string, uid int) error {
+	f, err := openSecret(name, uid)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// openSecret is openOwned with the check that nobody but the owner may
+// read the file.
+func openSecret(name string, uid int) (*os.File, error) {
+	f, err := openOwned(name, uid)
+	if err != nil || uid < 0 {
+		return f, err
+	}
+	fi, err := f.Stat()
+	if err == nil && fi.Mode().Perm()&0o044 != 0 {
+		err = fmt.Errorf("%s is readable by others (mode %v): not used as a credential", name, fi.Mode().Perm())
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}

@@ -22,6 +22,13 @@ const krbRealm = "EXAMPLE.ORG"
 // the sample's realm name when set (a box that maps another realm).
 func kerberosBox(t *testing.T, kdc *testKDC, keytab, realm, extra string) (*fedNode, string) {
 	t.Helper()
+	return kerberosBoxEdit(t, keytab, realm, extra, nil)
+}
+
+// kerberosBoxEdit is kerberosBox with edit applied to the sample's text
+// (the realm's scopes changed, say).
+func kerberosBoxEdit(t *testing.T, keytab, realm, extra string, edit func(string) string) (*fedNode, string) {
+	t.Helper()
 	sample, err := os.ReadFile("../../packaging/config/kerberos.toml")
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +45,9 @@ func kerberosBox(t *testing.T, kdc *testKDC, keytab, realm, extra string) (*fedN
 	s = strings.NewReplacer("/etc/sitebox/krb5.keytab", keytab, "t3.example.org", "localhost", "/data/pool1", pool).Replace(s)
 	if realm != "" {
 		s = strings.Replace(s, "name = \""+krbRealm+"\"", "name = \""+realm+"\"", 1)
+	}
+	if edit != nil {
+		s = edit(s)
 	}
 	spec := prepareNode(t, 0)
 	run(t, false, siteboxBin, "token", "keygen", "--state-dir", spec.state)

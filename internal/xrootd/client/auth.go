@@ -17,14 +17,15 @@ import (
 )
 
 // ErrNoAuth is wrapped when a server requires a security protocol this
-// client cannot satisfy (no token, no TLS for ztn, no proxy for gsi, or
-// only protocols such as krb5 that it does not speak).
+// client cannot satisfy (no token, no TLS for ztn, no proxy for gsi, no
+// Kerberos tickets for krb5, or only protocols it does not speak).
 var ErrNoAuth = errors.New("no usable security protocol")
 
 // authenticate answers the security protocols a login response lists
 // ("&P=ztn,0:4096:&P=unix"), in the server's order as XrdCl does: ztn
 // with the bearer token when there is one and the connection is TLS, unix
-// (anonymous) otherwise; gsi with the X.509 proxy when there is one.
+// (anonymous) otherwise; gsi with the X.509 proxy when there is one;
+// krb5 with the user's Kerberos tickets when Options.Kerberos is set.
 // credErr is why Options.Proxy gave none, named if the server needs gsi.
 func (c *Conn) authenticate(ctx context.Context, sec string, opts Options, credErr error) error {
 	var offered []string
@@ -57,16 +58,18 @@ func (c *Conn) authenticate(ctx context.Context, sec string, opts Options, credE
 				continue
 			}
 			return nil
+		case "krb5":
+			if opts.Kerberos == nil {
+				continue
+			}
+			var err error
+			if cred, err = krb5Credential(opts.Kerberos, params); err != nil {
+				lastErr = err
+				continue
+			}
 		case "unix":
 			cred = []byte("unix\x00" + userName() + " " + groupName() + "\x00")
-			// Anonymous after a proxy could not serve: a refusal
-			// later names why (see FS.try), as XrdCl only logs it.
-			switch {
-			case lastErr != nil:
-				c.anonNote = lastErr.Error()
-			case credErr != nil && slices.Contains(offered, "gsi"):
-				c.anonNote = "gsi: no usable proxy: " + credErr.Error()
-			}
+			c.anonNote = anonNote(offered, opts, lastErr, credErr)
 		default:
 			continue
 		}
@@ -81,11 +84,26 @@ func (c *Conn) authenticate(ctx context.Context, sec string, opts Options, credE
 	if lastErr != nil {
 		return fmt.Errorf("authentication failed: %w", lastErr)
 	}
-	hint := "ztn needs a token and roots://, gsi an X.509 proxy"
+	hint := "ztn needs a token and roots://, gsi an X.509 proxy, krb5 Kerberos tickets (kinit)"
 	if credErr != nil {
 		hint += "; the proxy: " + credErr.Error()
 	}
 	return fmt.Errorf("%w: the server offers %s (%s)", ErrNoAuth, strings.Join(offered, ", "), hint)
+}
+
+// anonNote is why a login goes on anonymously (unix) after the
+// protocols before it: a refusal later names it (see FS.try), as XrdCl
+// only logs it.
+func anonNote(offered []string, opts Options, lastErr, credErr error) string {
+	switch {
+	case lastErr != nil:
+		return lastErr.Error()
+	case credErr != nil && slices.Contains(offered, "gsi"):
+		return "gsi: no usable proxy: " + credErr.Error()
+	case opts.Kerberos == nil && slices.Contains(offered, "krb5"):
+		return "krb5: no Kerberos credential cache (run kinit)"
+	}
+	return ""
 }
 
 // gsi runs XRootD's gsi exchange (two kXR_auth rounds, see package
