@@ -26,6 +26,7 @@ type mountFlags struct {
 	dirEntries, maxClients                int
 	cacheDir, tempDir, logLevel, cacheRAM string
 	revalidate                            time.Duration
+	timeout                               time.Duration
 	attrSet, entrySet, negativeSet, tSet  bool
 }
 
@@ -86,6 +87,7 @@ systemd.`,
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "read through a local cache in this directory (each byte crosses the WAN once; with --allow-other, one per credential)")
 	fl.StringVar(&f.cacheRAM, "cache-ram", "256MiB", "with --cache-dir: memory for blocks in flight")
 	fl.DurationVar(&f.revalidate, "cache-revalidate", 0, "with --cache-dir: how long a cached copy is trusted before its size and mtime are checked (default --dir-ttl)")
+	fl.DurationVar(&f.timeout, "timeout", defaultMountTimeout, "how long a request waits for a server that is down or not answering before it fails with EIO (reconnects and retries within it)")
 	fl.StringVar(&f.tempDir, "temp-dir", os.TempDir(), "where files being written are kept until they are closed")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.BoolVar(&f.debug, "debug", false, "log every FUSE request")
@@ -96,6 +98,9 @@ func runMount(f *mountFlags, rawURL, dir string) error {
 	u, err := remote.Parse(rawURL)
 	if err != nil {
 		return err
+	}
+	if f.timeout <= 0 {
+		return fmt.Errorf("--timeout %v: want a duration above zero (a request must give up on a dead server some time)", f.timeout)
 	}
 	perCaller := f.allowOther && os.Geteuid() == 0
 	if f.allowOther && !perCaller {
@@ -182,10 +187,24 @@ func (f *mountFlags) timeouts(cfg *mount.Config) {
 	}
 }
 
+// defaultMountTimeout is --timeout's default: a restarting server is
+// back well within it, and a program (ls) learns of a dead one in half
+// a minute instead of hanging.
+const defaultMountTimeout = 30 * time.Second
+
+// waits bounds every request the mount makes: the client's wait budget
+// (kXR_wait, 503 + Retry-After, and reconnecting to a server that
+// restarts or fails over, which the mount's clients do) and its wait
+// for each answer.
+func (f *mountFlags) waits(o *remote.Options) {
+	o.Reconnect, o.MaxWait, o.IOTimeout = true, f.timeout, f.timeout
+}
+
 // baseOptions are the options every caller's client shares: the CAs
 // servers are checked against, and no credential of the mount's own.
 func (f *mountFlags) baseOptions() (remote.Options, error) {
 	o := remote.Options{CAFile: f.caFile, Insecure: f.insecure}
+	f.waits(&o)
 	if err := userProxy(&o); err != nil {
 		return o, err
 	}
@@ -202,6 +221,7 @@ func (f *mountFlags) ownView(ctx context.Context, u *remote.URL, dirTTL time.Dur
 		return nil, err
 	}
 	opts := remote.Options{CAFile: f.caFile, Insecure: f.insecure, Options: outbound.Options{Token: tok}}
+	f.waits(&opts)
 	if err := userProxy(&opts); err != nil {
 		return nil, err
 	}

@@ -36,6 +36,11 @@ type Options struct {
 	CAFile string
 	// Insecure skips certificate verification (tests, first contact).
 	Insecure bool
+	// IOTimeout, when set, bounds the wait for each answer's headers and
+	// each range read, so a server that stops answering fails the
+	// request instead of hanging it; zero waits as long as the server
+	// keeps the connection.
+	IOTimeout time.Duration
 }
 
 // FS talks to one server; base is "https://host:port". Safe for
@@ -47,6 +52,8 @@ type FS struct {
 	redirectTo func(hostport string) error // nil: follow all (see Options)
 	asked      sync.Map                    // hosts (host:port) that asked for the token
 	maxWait    time.Duration               // Options.MaxWait
+	ioTimeout  time.Duration               // Options.IOTimeout
+	reconnect  bool                        // Options.Reconnect
 	// noMultiRange is set once the server answers a multi-range request
 	// with anything but the ranges (see file.ReadV).
 	noMultiRange atomic.Bool
@@ -77,6 +84,7 @@ func New(base string, opts Options) (*FS, error) {
 	// of the body is sent and the upload can go to the next hop. Servers
 	// that ignore Expect get the body after this long.
 	tr.ExpectContinueTimeout = 3 * time.Second
+	tr.ResponseHeaderTimeout = opts.IOTimeout
 	// Redirects are followed by send (redirect.go), not by http.Client.
 	noFollow := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	var rt http.RoundTripper = tr
@@ -89,6 +97,8 @@ func New(base string, opts Options) (*FS, error) {
 		token:      opts.CurrentToken,
 		redirectTo: opts.RedirectTo,
 		maxWait:    opts.Wait(),
+		ioTimeout:  opts.IOTimeout,
+		reconnect:  opts.Reconnect,
 	}, nil
 }
 

@@ -77,7 +77,12 @@ func (f *FS) conn(ctx context.Context, addr string) (*Conn, error) {
 	if c != nil && c.Err() == nil && !f.stale(c) {
 		return c, nil
 	}
-	nc, err := DialOptions(ctx, addr, f.opts)
+	// A server that takes the connection but never answers (stopped, a
+	// black hole) fails the dial within the I/O timeout, as it would
+	// a request.
+	dctx, cancel := context.WithTimeout(ctx, f.opts.ioTimeout())
+	nc, err := DialOptions(dctx, addr, f.opts)
+	cancel()
 	if err != nil {
 		return nil, err
 	}

@@ -2,10 +2,15 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"strings"
+	"time"
 
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
@@ -66,10 +71,19 @@ func (r *pathReq) payload(cgi string) []byte {
 // cannot be reached, or answers with an error another server may not
 // have, sends the request back to that director with tried= naming it,
 // as XrdCl does with its load balancer; every such return counts as a
-// redirect. It returns the connection that answered, which owns any file
-// handle in the answer.
+// redirect. With Options.Reconnect, a server with no director to return
+// to (the FS's own, or the director itself) that cannot be reached, or
+// drops the connection before it answers, is tried again within the same
+// budget (see retriable): a restart or a failover is ridden out, a dead
+// server fails the request with store.ErrUnavailable. It returns the connection that
+// answered, which owns any file handle in the answer.
 func (f *FS) do(ctx context.Context, r *pathReq) ([]byte, *Conn, error) {
-	w := waiter{max: f.opts.Wait()}
+	return f.doWait(ctx, &waiter{max: f.opts.Wait()}, r)
+}
+
+// doWait is do within the budget w, which the caller may have spent part
+// of already (a read that lost its connection opening its file again).
+func (f *FS) doWait(ctx context.Context, w *waiter, r *pathReq) ([]byte, *Conn, error) {
 	// A proxy's own request upstream (store.WithUpstream) rides with the
 	// caller's CGI: "sbx.via=cache&vo=cms" from a sitebox cache.
 	addr, cgi := f.addr, mergeCGI(r.cgi, store.UpstreamCGI(ctx))
@@ -77,7 +91,8 @@ func (f *FS) do(ctx context.Context, r *pathReq) ([]byte, *Conn, error) {
 	var tried []string
 	var failed error // the last failure at a server in tried
 	for redirects := 0; ; {
-		resp, c, err := f.try(ctx, &w, addr, r, cgi)
+		began := time.Now()
+		resp, c, unsent, err := f.try(ctx, w, addr, r, cgi)
 		var rd *Redirect
 		switch {
 		case errors.As(err, &rd):
@@ -85,8 +100,16 @@ func (f *FS) do(ctx context.Context, r *pathReq) ([]byte, *Conn, error) {
 				return nil, nil, failed // the director knows no other server
 			}
 			director = addr
-		case err == nil || director == "" || addr == director || ctx.Err() != nil:
+		case err == nil || ctx.Err() != nil:
 			return resp, c, err
+		case director == "" || addr == director:
+			if !f.opts.Reconnect || !retriable(r, err, unsent) {
+				return resp, c, err
+			}
+			if err := w.reconnect(ctx, addr, r.id, err, began); err != nil {
+				return nil, nil, err
+			}
+			continue // the same server again: not a redirect
 		default:
 			rc, retry := triedCode(err)
 			if !retry {
@@ -131,18 +154,46 @@ func (f *FS) mayFollow(addr string) error {
 	return f.opts.RedirectTo(addr)
 }
 
-// try sends r once to the server at addr.
-func (f *FS) try(ctx context.Context, w *waiter, addr string, r *pathReq, cgi string) ([]byte, *Conn, error) {
-	c, err := f.conn(ctx, addr)
+// try sends r once to the server at addr; unsent says it never left
+// (no connection could be made).
+func (f *FS) try(ctx context.Context, w *waiter, addr string, r *pathReq, cgi string) (resp []byte, c *Conn, unsent bool, err error) {
+	c, err = f.conn(ctx, addr)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, true, err
 	}
-	resp, err := c.do(ctx, w, r.id, r.body, r.payload(cgi), nil, nil)
+	resp, err = c.do(ctx, w, r.id, r.body, r.payload(cgi), nil, nil)
 	var xe *Error
 	if c.anonNote != "" && errors.As(err, &xe) && xe.Code == proto.ErrNotAuthorized {
 		err = fmt.Errorf("%w (read anonymously: %s)", err, c.anonNote)
 	}
-	return resp, c, err
+	return resp, c, false, err
+}
+
+// retriable says whether r, which failed with err, may be sent to the
+// same server again once it can be reached. A request that never left
+// may, when what failed was reaching the server (refused, reset, timed
+// out, closed during login), not the server's answer (a refused login, a
+// certificate that does not verify). One the server may have carried
+// out before the connection dropped is sent again unless doing it twice
+// does harm: an open that creates or truncates (XrdCl's rule; its
+// IsRetriable).
+func retriable(r *pathReq, err error, unsent bool) bool {
+	if !unsent {
+		if !errors.Is(err, ErrClosed) {
+			return false
+		}
+		if r.id == proto.ReqOpen {
+			return binary.BigEndian.Uint16(r.body[2:4])&(proto.OpenDelete|proto.OpenNew) == 0
+		}
+		return true
+	}
+	var xe *Error
+	var cv *tls.CertificateVerificationError
+	if errors.As(err, &xe) || errors.As(err, &cv) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var ne net.Error
+	return errors.Is(err, ErrClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne)
 }
 
 // triedCode says whether a failure at a server a director chose is worth
