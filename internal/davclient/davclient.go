@@ -54,6 +54,7 @@ type FS struct {
 	maxWait    time.Duration               // Options.MaxWait
 	ioTimeout  time.Duration               // Options.IOTimeout
 	reconnect  bool                        // Options.Reconnect
+	down       sync.Map                    // host:port → when it was last waited for in vain (reconnect.go)
 	// noMultiRange is set once the server answers a multi-range request
 	// with anything but the ranges (see file.ReadV).
 	noMultiRange atomic.Bool

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,6 +36,10 @@ type outage struct {
 	pauses int
 }
 
+// A server waited for in vain is noted (FS.down) until it answers
+// again: meanwhile a request that cannot reach it fails at once, instead
+// of waiting the budget again.
+
 // retry decides on a request that failed with err at a try that began
 // then: nil after a pause says send it again. Only requests without a
 // body that change nothing are (reads, listings): the server may have
@@ -44,11 +49,19 @@ func (f *FS) retry(ctx context.Context, o *outage, method, target string, hasBod
 	if !f.reconnect || hasBody || !idempotent(method) || ctx.Err() != nil || !unreachable(err) {
 		return err
 	}
+	host := target
+	if u, perr := url.Parse(target); perr == nil {
+		host = hostPort(u)
+	}
+	if since, ok := f.down.Load(host); ok {
+		return fmt.Errorf("%w: %s %s: unreachable since %s: %w", store.ErrUnavailable, method, redactString(target), since.(time.Time).Format(time.TimeOnly), err)
+	}
 	if o.down.IsZero() {
 		o.down = began
 	}
 	spent := waited + time.Since(o.down)
 	if spent >= f.maxWait {
+		f.down.LoadOrStore(host, o.down)
 		return fmt.Errorf("%w: %s %s: unreachable for %v: %w", store.ErrUnavailable, method, redactString(target), time.Since(o.down).Round(time.Millisecond), err)
 	}
 	d := min(reconnectPause<<min(o.pauses, 8), maxReconnectPause, f.maxWait-spent)
@@ -79,5 +92,8 @@ func unreachable(err error) bool {
 		err = ue.Err // a url.Error is a net.Error whatever it wraps
 	}
 	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		// net/http's answer to a connection closed before any byte of
+		// the response: an unexported error, known by its text only.
+		strings.Contains(err.Error(), "server closed idle connection")
 }

@@ -21,7 +21,8 @@ import (
 // itself (TCP's simultaneous open), and the port is no longer free.
 type restarting struct {
 	net.Listener
-	up atomic.Bool
+	up      atomic.Bool
+	refused atomic.Int32 // connections closed
 }
 
 func (l *restarting) Accept() (net.Conn, error) {
@@ -30,6 +31,7 @@ func (l *restarting) Accept() (net.Conn, error) {
 		if err != nil || l.up.Load() {
 			return c, err
 		}
+		l.refused.Add(1)
 		c.Close()
 	}
 }
@@ -83,7 +85,8 @@ func TestReadWaitsForRestartingServer(t *testing.T) {
 }
 
 // A server that stays down fails a read with ErrUnavailable once the
-// budget is spent; without Reconnect, at once.
+// budget is spent, and the next at once (after one try), until it
+// answers again; without Reconnect, a read fails at once.
 func TestReadFailsWhenServerGone(t *testing.T) {
 	l := startRestarting(t)
 	f, err := New("http://"+l.Addr().String(), Options{Options: outbound.Options{Reconnect: true, MaxWait: time.Second}})
@@ -93,6 +96,17 @@ func TestReadFailsWhenServerGone(t *testing.T) {
 	if _, err := f.send(testCtx(t), "PROPFIND", f.url("/d"), nil, nil); !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("a listing of a server that is gone: %v, want ErrUnavailable", err)
 	}
+	tries := l.refused.Load()
+	if _, err := f.send(testCtx(t), "PROPFIND", f.url("/d"), nil, nil); !errors.Is(err, store.ErrUnavailable) || l.refused.Load() != tries+1 {
+		t.Errorf("a listing of a server known gone: %v after %d tries; want ErrUnavailable after one", err, l.refused.Load()-tries)
+	}
+	l.up.Store(true)
+	resp, err := f.send(testCtx(t), http.MethodGet, f.url("/f"), nil, nil)
+	if err != nil {
+		t.Fatalf("a read once the server is back: %v", err)
+	}
+	resp.Body.Close()
+	l.up.Store(false)
 	f, err = New("http://"+l.Addr().String(), Options{Options: outbound.Options{MaxWait: time.Minute}})
 	if err != nil {
 		t.Fatal(err)

@@ -51,6 +51,9 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 			}
 			continue // the same server again, once it can be reached
 		}
+		if f.reconnect {
+			f.down.Delete(hostPort(req.URL)) // it answers
+		}
 		switch {
 		case isRedirect(method, resp.StatusCode):
 			loc := resp.Header.Get("Location")

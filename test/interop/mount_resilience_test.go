@@ -150,7 +150,7 @@ func TestMountServerGone(t *testing.T) {
 			os.WriteFile(filepath.Join(b.pools[0], "a.txt"), []byte("hello\n"), 0o644)
 			big := writeRandom(t, filepath.Join(b.pools[0], "big.bin"), 24<<20)
 			url, args := mountURL(b, scheme)
-			const timeout = 3 * time.Second
+			const timeout = 5 * time.Second
 			m := startMount(t, url, append(append(args, uncached...), "--timeout", timeout.String())...)
 			f, err := os.Open(filepath.Join(m.dir, "big.bin"))
 			if err != nil {

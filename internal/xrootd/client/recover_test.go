@@ -16,32 +16,33 @@ import (
 )
 
 // A server that cannot be reached fails a request with ErrUnavailable
-// once the wait budget (MaxWait) is spent, after trying more than once.
+// once the wait budget (MaxWait) is spent, after trying more than once;
+// the next request tries it once and fails at once, until it is reached
+// again.
 func TestServerGoneFailsWithinBudget(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dials atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			dials.Add(1)
-			c.Close() // a server stopping: the connection is refused a login
-		}
-	}()
-	t.Cleanup(func() { ln.Close() })
+	l := &restarting{Listener: ln}
+	serveFake(t, l, func(c net.Conn, req *proto.Request) {
+		send(c, req.Stream, proto.StatusOK, []byte("1 5 16 0\x00"))
+	})
 	fs := NewFSOptions(ln.Addr().String(), Options{Options: outbound.Options{Reconnect: true, MaxWait: time.Second}})
 	defer fs.Close()
-	_, err = fs.Stat(testCtx(t), "/x")
-	if !errors.Is(err, store.ErrUnavailable) {
+	if _, err = fs.Stat(testCtx(t), "/x"); !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("stat of a server that is gone: %v, want ErrUnavailable", err)
 	}
-	if dials.Load() < 2 {
-		t.Errorf("the server was tried %d times; want it tried again within the budget", dials.Load())
+	tries := l.refused.Load()
+	if tries < 2 {
+		t.Errorf("the server was tried %d times; want it tried again within the budget", tries)
+	}
+	if _, err = fs.Stat(testCtx(t), "/x"); !errors.Is(err, store.ErrUnavailable) || l.refused.Load() != tries+1 {
+		t.Errorf("stat of a server known gone: %v after %d tries; want ErrUnavailable after one", err, l.refused.Load()-tries)
+	}
+	l.up.Store(true)
+	if _, err = fs.Stat(testCtx(t), "/x"); err != nil {
+		t.Errorf("stat once the server is back: %v", err)
 	}
 }
 
@@ -76,7 +77,8 @@ func TestServerBackWithinBudget(t *testing.T) {
 // is set.
 type restarting struct {
 	net.Listener
-	up atomic.Bool
+	up      atomic.Bool
+	refused atomic.Int32 // connections closed
 }
 
 func (l *restarting) Accept() (net.Conn, error) {
@@ -85,6 +87,7 @@ func (l *restarting) Accept() (net.Conn, error) {
 		if err != nil || l.up.Load() {
 			return c, err
 		}
+		l.refused.Add(1)
 		c.Close()
 	}
 }

@@ -106,7 +106,13 @@ func (f *FS) doWait(ctx context.Context, w *waiter, r *pathReq) ([]byte, *Conn, 
 			if !f.opts.Reconnect || !retriable(r, err, unsent) {
 				return resp, c, err
 			}
+			if since, down := f.isDown(addr); down {
+				return nil, nil, fmt.Errorf("xrootd: %s: %w: %s unreachable since %s: %w", proto.RequestName(r.id), store.ErrUnavailable, addr, since.Format(time.TimeOnly), err)
+			}
 			if err := w.reconnect(ctx, addr, r.id, err, began); err != nil {
+				if errors.Is(err, store.ErrUnavailable) {
+					f.markDown(addr, began)
+				}
 				return nil, nil, err
 			}
 			continue // the same server again: not a redirect
