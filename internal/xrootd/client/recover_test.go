@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -171,5 +172,47 @@ func TestReadReopensAfterDrop(t *testing.T) {
 	}
 	if opens.Load() != 3 {
 		t.Errorf("%d opens; a file open for writing must not be opened again", opens.Load())
+	}
+}
+
+// A director that knows one server for a file keeps sending the request
+// back to it while it restarts: with Reconnect the client waits for the
+// server (within the budget) instead of failing at the first refusal.
+func TestDirectorsOnlyServerRestarts(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := &restarting{Listener: ln}
+	serveFake(t, data, func(c net.Conn, req *proto.Request) {
+		send(c, req.Stream, proto.StatusOK, []byte("1 5 16 0\x00"))
+	})
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	var asked atomic.Int32
+	director := fakeServer(t, func(c net.Conn, req *proto.Request) {
+		asked.Add(1)
+		b := make([]byte, 4)
+		p, _ := strconv.Atoi(port)
+		binary.BigEndian.PutUint32(b, uint32(p))
+		send(c, req.Stream, proto.StatusRedirect, append(b, host...))
+	})
+	fs := NewFSOptions(director, Options{Options: outbound.Options{MaxWait: 20 * time.Second}})
+	defer fs.Close()
+	if _, err := fs.Stat(testCtx(t), "/x"); err == nil {
+		t.Fatal("stat through a director whose one server is down succeeded without Reconnect")
+	}
+	fs = NewFSOptions(director, Options{Options: outbound.Options{Reconnect: true, MaxWait: 20 * time.Second}})
+	defer fs.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := fs.Stat(testCtx(t), "/x")
+		done <- err
+	}()
+	for data.refused.Load() < 4 { // the director asked again, the server refused again
+		time.Sleep(10 * time.Millisecond)
+	}
+	data.up.Store(true)
+	if err := <-done; err != nil {
+		t.Fatalf("stat through a director while its one server restarted: %v", err)
 	}
 }

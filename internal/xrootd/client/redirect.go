@@ -71,12 +71,13 @@ func (r *pathReq) payload(cgi string) []byte {
 // cannot be reached, or answers with an error another server may not
 // have, sends the request back to that director with tried= naming it,
 // as XrdCl does with its load balancer; every such return counts as a
-// redirect. With Options.Reconnect, a server with no director to return
-// to (the FS's own, or the director itself) that cannot be reached, or
-// drops the connection before it answers, is tried again within the same
-// budget (see retriable): a restart or a failover is ridden out, a dead
-// server fails the request with store.ErrUnavailable. It returns the connection that
-// answered, which owns any file handle in the answer.
+// redirect. With Options.Reconnect, a server that cannot be reached, or
+// drops the connection before it answers, when no other can serve the
+// request (the FS's own, the director itself, or the one server a
+// director knows), is tried again within the same budget (waitFor): a
+// restart or a failover is ridden out, a dead server fails the request
+// with store.ErrUnavailable. It returns the connection that answered,
+// which owns any file handle in the answer.
 func (f *FS) do(ctx context.Context, r *pathReq) ([]byte, *Conn, error) {
 	return f.doWait(ctx, &waiter{max: f.opts.Wait()}, r)
 }
@@ -90,38 +91,37 @@ func (f *FS) doWait(ctx context.Context, w *waiter, r *pathReq) ([]byte, *Conn, 
 	director := "" // the server that last redirected this request
 	var tried []string
 	var failed error // the last failure at a server in tried
+	var failedUnsent bool
+	var failedAt time.Time
 	for redirects := 0; ; {
 		began := time.Now()
 		resp, c, unsent, err := f.try(ctx, w, addr, r, cgi)
 		var rd *Redirect
+		paused := false // waited for a server: a retry, not a redirect
 		switch {
 		case errors.As(err, &rd):
 			if failed != nil && slices.Contains(tried, rd.Addr()) {
-				return nil, nil, failed // the director knows no other server
+				// The director knows no other server: wait for that one
+				// to come back, or give up.
+				if err := f.waitFor(ctx, w, rd.Addr(), r, failed, failedUnsent, failedAt); err != nil {
+					return nil, nil, err
+				}
+				paused = true
 			}
 			director = addr
 		case err == nil || ctx.Err() != nil:
 			return resp, c, err
 		case director == "" || addr == director:
-			if !f.opts.Reconnect || !retriable(r, err, unsent) {
+			if err := f.waitFor(ctx, w, addr, r, err, unsent, began); err != nil {
 				return resp, c, err
 			}
-			if since, down := f.isDown(addr); down {
-				return nil, nil, fmt.Errorf("xrootd: %s: %w: %s unreachable since %s: %w", proto.RequestName(r.id), store.ErrUnavailable, addr, since.Format(time.TimeOnly), err)
-			}
-			if err := w.reconnect(ctx, addr, r.id, err, began); err != nil {
-				if errors.Is(err, store.ErrUnavailable) {
-					f.markDown(addr, began)
-				}
-				return nil, nil, err
-			}
-			continue // the same server again: not a redirect
+			continue // the same server again
 		default:
 			rc, retry := triedCode(err)
 			if !retry {
 				return nil, nil, err
 			}
-			failed = err
+			failed, failedUnsent, failedAt = err, unsent, began
 			if !slices.Contains(tried, addr) {
 				tried = append(tried, addr)
 			}
@@ -131,14 +131,16 @@ func (f *FS) doWait(ctx context.Context, w *waiter, r *pathReq) ([]byte, *Conn, 
 			}
 			rd = &Redirect{Opaque: back}
 		}
-		if redirects == MaxRedirects {
-			if rd.Host == "" {
-				return nil, nil, fmt.Errorf("xrootd: %s: %w after %s failed: %w", proto.RequestName(r.id), ErrRedirectLimit, addr, err)
+		if !paused {
+			if redirects == MaxRedirects {
+				if rd.Host == "" {
+					return nil, nil, fmt.Errorf("xrootd: %s: %w after %s failed: %w", proto.RequestName(r.id), ErrRedirectLimit, addr, err)
+				}
+				return nil, nil, fmt.Errorf("xrootd: %s: %w: loop between directors? (the last, %s, sent it on to %s)",
+					proto.RequestName(r.id), ErrRedirectLimit, addr, rd.Addr())
 			}
-			return nil, nil, fmt.Errorf("xrootd: %s: %w: loop between directors? (the last, %s, sent it on to %s)",
-				proto.RequestName(r.id), ErrRedirectLimit, addr, rd.Addr())
+			redirects++
 		}
-		redirects++
 		if rd.Host == "" {
 			addr = director // back to the director, telling it where we failed
 		} else {
@@ -149,6 +151,29 @@ func (f *FS) doWait(ctx context.Context, w *waiter, r *pathReq) ([]byte, *Conn, 
 		}
 		cgi = mergeCGI(cgi, rd.Opaque)
 	}
+}
+
+// waitFor decides on r, which failed with err at addr (at a try that
+// began then, unsent if it never left) when no other server can serve
+// it: with Options.Reconnect, a nil answer after a pause says send it to
+// addr again; an error (err, or store.ErrUnavailable once the budget is
+// spent) ends the operation. A server waited for in vain is noted, so
+// later operations try it once and fail at once until it is reached
+// again.
+func (f *FS) waitFor(ctx context.Context, w *waiter, addr string, r *pathReq, err error, unsent bool, began time.Time) error {
+	if !f.opts.Reconnect || !retriable(r, err, unsent) {
+		return err
+	}
+	if since, down := f.isDown(addr); down {
+		return fmt.Errorf("xrootd: %s: %w: %s unreachable since %s: %w", proto.RequestName(r.id), store.ErrUnavailable, addr, since.Format(time.TimeOnly), err)
+	}
+	if werr := w.reconnect(ctx, addr, r.id, err, began); werr != nil {
+		if errors.Is(werr, store.ErrUnavailable) {
+			f.markDown(addr, began)
+		}
+		return werr
+	}
+	return nil
 }
 
 // mayFollow asks Options.RedirectTo whether a redirect to addr may be

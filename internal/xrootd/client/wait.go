@@ -11,7 +11,8 @@ import (
 	"sitebox/internal/xrootd/proto"
 )
 
-// waiter keeps an operation's kXR_wait budget.
+// waiter keeps an operation's wait budget: for kXR_wait, and for
+// reconnecting (Options.Reconnect).
 type waiter struct {
 	total  time.Duration
 	max    time.Duration // the budget (Options.MaxWait)
@@ -73,9 +74,10 @@ const (
 
 // reconnect sleeps before a request that failed for want of a connection
 // (cause, at a try that began then) is tried again at addr. The time
-// since the first such try began (the tries and the pauses) comes out of the same budget as kXR_wait's
-// (Options.MaxWait), so an operation on a dead server fails with
-// store.ErrUnavailable once the budget is spent, never hangs.
+// since the first such try began (the tries and the pauses) comes out of
+// the same budget as kXR_wait's (Options.MaxWait), so an operation on a
+// dead server fails with store.ErrUnavailable once the budget is spent,
+// never hangs.
 func (w *waiter) reconnect(ctx context.Context, addr string, id uint16, cause error, began time.Time) error {
 	if w.down.IsZero() {
 		w.down = began // the failed try's own time counts too
