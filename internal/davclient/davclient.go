@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -85,7 +86,14 @@ func New(base string, opts Options) (*FS, error) {
 	// of the body is sent and the upload can go to the next hop. Servers
 	// that ignore Expect get the body after this long.
 	tr.ExpectContinueTimeout = 3 * time.Second
-	tr.ResponseHeaderTimeout = opts.IOTimeout
+	if t := opts.IOTimeout; t > 0 {
+		// A server that takes connections but does not answer (stopped,
+		// overloaded) fails each try within t, however it hangs.
+		tr.ResponseHeaderTimeout, tr.TLSHandshakeTimeout = t, min(tr.TLSHandshakeTimeout, t)
+		if opts.DialContext == nil {
+			tr.DialContext = (&net.Dialer{Timeout: t, KeepAlive: 30 * time.Second}).DialContext
+		}
+	}
 	// Redirects are followed by send (redirect.go), not by http.Client.
 	noFollow := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	var rt http.RoundTripper = tr

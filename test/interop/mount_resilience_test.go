@@ -237,3 +237,58 @@ func TestMountDirectorFailover(t *testing.T) {
 	b.proc.Kill()
 	readAt(t, f, big, 32<<20, 1<<20)
 }
+
+// TestMountServerStopped: a server that keeps its connections but stops
+// answering (SIGSTOP: a hung process, a machine swapping) fails ls,
+// stat and the reads of an open file with EIO once --timeout has passed,
+// never hangs them; once it answers again, the mount works again.
+func TestMountServerStopped(t *testing.T) {
+	requireFUSE(t)
+	for _, scheme := range []string{"root", "https"} {
+		t.Run(scheme, func(t *testing.T) {
+			b := startBox(t, 1)
+			os.WriteFile(filepath.Join(b.pools[0], "a.txt"), []byte("hello\n"), 0o644)
+			big := writeRandom(t, filepath.Join(b.pools[0], "big.bin"), 24<<20)
+			url, args := mountURL(b, scheme)
+			const timeout = 5 * time.Second
+			m := startMount(t, url, append(append(args, uncached...), "--timeout", timeout.String())...)
+			f, err := os.Open(filepath.Join(m.dir, "big.bin"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			readAt(t, f, big, 0, 1<<20)
+
+			pid := b.proc.Cmd.Process.Pid
+			syscall.Kill(pid, syscall.SIGSTOP)
+			defer syscall.Kill(pid, syscall.SIGCONT)
+			for _, op := range []struct {
+				name string
+				do   func() error
+			}{
+				{"ls", func() error { _, err := os.ReadDir(m.dir); return err }},
+				{"read of the open file", func() error { _, err := f.ReadAt(make([]byte, 4096), 20<<20); return err }},
+			} {
+				start := time.Now()
+				done := make(chan error, 1)
+				go func() { done <- op.do() }()
+				select {
+				case err := <-done:
+					took := time.Since(start)
+					if !errors.Is(err, syscall.EIO) {
+						t.Errorf("%s with the server stopped: %v, want EIO", op.name, err)
+					}
+					if took > timeout+15*time.Second {
+						t.Errorf("%s with the server stopped took %v (--timeout %v)", op.name, took, timeout)
+					}
+					t.Logf("%s with the server stopped: %v after %v", op.name, err, took.Round(time.Millisecond))
+				case <-time.After(90 * time.Second):
+					t.Fatalf("%s with the server stopped: no answer after 90 s", op.name)
+				}
+			}
+			syscall.Kill(pid, syscall.SIGCONT)
+			mountWorks(t, m, big)
+			readAt(t, f, big, 20<<20, 1<<20)
+		})
+	}
+}
