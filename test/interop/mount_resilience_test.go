@@ -85,19 +85,23 @@ func mountWorks(t *testing.T, m *mounted, big []byte) {
 	sameFile(t, filepath.Join(m.dir, "a.txt"), []byte("hello\n"))
 }
 
-// TestMountServerRestart: a root:// and an https:// mount survive their
-// server's crash and restart on the same ports without a remount: a file
-// open across the restart reads on (the client opens it again on a new
-// connection), ls, stat and cat work afterwards, and a request made
-// while the server is down for a moment waits for it instead of failing.
+// TestMountServerRestart: a root:// and an https:// mount (and a root://
+// one reading through a local cache) survive their server's crash and
+// restart on the same ports without a remount: a file open across the
+// restart reads on (the client opens it again on a new connection), ls,
+// stat and cat work afterwards, and a request made while the server is
+// down for a moment waits for it instead of failing.
 func TestMountServerRestart(t *testing.T) {
 	requireFUSE(t)
-	for _, scheme := range []string{"root", "https"} {
+	for _, scheme := range []string{"root", "https", "root+cache-dir"} {
 		t.Run(scheme, func(t *testing.T) {
 			b := startBox(t, 1)
 			os.WriteFile(filepath.Join(b.pools[0], "a.txt"), []byte("hello\n"), 0o644)
 			big := writeRandom(t, filepath.Join(b.pools[0], "big.bin"), 24<<20)
-			url, args := mountURL(b, scheme)
+			url, args := mountURL(b, strings.TrimSuffix(scheme, "+cache-dir"))
+			if strings.HasSuffix(scheme, "+cache-dir") {
+				args = append(args, "--cache-dir", t.TempDir())
+			}
 			m := startMount(t, url, append(append(args, uncached...), "--timeout", "20s")...)
 
 			f, err := os.Open(filepath.Join(m.dir, "big.bin"))
