@@ -87,7 +87,7 @@ systemd.`,
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "read through a local cache in this directory (each byte crosses the WAN once; with --allow-other, one per credential)")
 	fl.StringVar(&f.cacheRAM, "cache-ram", "256MiB", "with --cache-dir: memory for blocks in flight")
 	fl.DurationVar(&f.revalidate, "cache-revalidate", 0, "with --cache-dir: how long a cached copy is trusted before its size and mtime are checked (default --dir-ttl)")
-	fl.DurationVar(&f.timeout, "timeout", defaultMountTimeout, "how long a request waits for a server that is down or not answering before it fails with EIO (reconnects and retries within it)")
+	fl.DurationVar(&f.timeout, "timeout", defaultMountTimeout, "how long a request waits for a server that is down or does not answer (reconnecting meanwhile) before it fails with EIO")
 	fl.StringVar(&f.tempDir, "temp-dir", os.TempDir(), "where files being written are kept until they are closed")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.BoolVar(&f.debug, "debug", false, "log every FUSE request")
