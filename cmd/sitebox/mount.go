@@ -28,6 +28,7 @@ type mountFlags struct {
 	cacheDir, tempDir, logLevel, cacheRAM string
 	smallFiles, smallFilesRAM             string
 	revalidate                            time.Duration
+	timeout                               time.Duration
 	attrSet, entrySet, negativeSet, tSet  bool
 	options                               []string // -o lists, mount(8)'s spelling
 	protection, logFile                   string
@@ -134,6 +135,7 @@ the mount.fuse.sitebox helper; see docs/mount.md.`,
 	fl.DurationVar(&f.revalidate, "cache-revalidate", 0, "with --cache-dir: how long a cached copy is trusted before its size and mtime are checked (default --dir-ttl)")
 	fl.StringVar(&f.smallFiles, "small-files", "64KiB", "when a file of a directory is opened, read the directory's files of up to this size whole, all at once, so opening them costs no round trip (0: never)")
 	fl.StringVar(&f.smallFilesRAM, "small-files-ram", "64MiB", "memory for the small files read whole")
+	fl.DurationVar(&f.timeout, "timeout", defaultMountTimeout, "how long a request waits for a server that is down or does not answer (reconnecting meanwhile) before it fails with EIO")
 	fl.StringVar(&f.tempDir, "temp-dir", os.TempDir(), "where files being written are kept until they are closed")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fl.BoolVar(&f.debug, "debug", false, "log every FUSE request")
@@ -155,6 +157,9 @@ func runMount(f *mountFlags, rawURL, dir string) error {
 	}
 	if err := f.level.check(u); err != nil {
 		return err
+	}
+	if f.timeout <= 0 {
+		return fmt.Errorf("--timeout %v: want a duration above zero (a request must give up on a dead server some time)", f.timeout)
 	}
 	perCaller := f.allowOther && os.Geteuid() == 0
 	if f.allowOther && !perCaller {
@@ -270,10 +275,24 @@ func (f *mountFlags) smallFileSizes() (file, ram int64, err error) {
 	return file, ram, nil
 }
 
+// defaultMountTimeout is --timeout's default: a restarting server is
+// back well within it, and a program (ls) learns of a dead one in half
+// a minute instead of hanging.
+const defaultMountTimeout = 30 * time.Second
+
+// waits bounds every request the mount makes: the client's wait budget
+// (kXR_wait, 503 + Retry-After, and reconnecting to a server that
+// restarts or fails over, which the mount's clients do) and its wait
+// for each answer.
+func (f *mountFlags) waits(o *remote.Options) {
+	o.Reconnect, o.MaxWait, o.IOTimeout = true, f.timeout, f.timeout
+}
+
 // baseOptions are the options every caller's client shares: the CAs
 // servers are checked against, and no credential of the mount's own.
 func (f *mountFlags) baseOptions(u *remote.URL) (remote.Options, error) {
 	o := remote.Options{CAFile: f.caFile, Insecure: f.insecure, PageChecks: f.level.pageChecks(u)}
+	f.waits(&o)
 	if err := userProxy(&o); err != nil {
 		return o, err
 	}
@@ -290,6 +309,7 @@ func (f *mountFlags) ownView(ctx context.Context, u *remote.URL, dirTTL time.Dur
 		return nil, err
 	}
 	opts := remote.Options{CAFile: f.caFile, Insecure: f.insecure, Options: outbound.Options{Token: tok}, PageChecks: f.level.pageChecks(u)}
+	f.waits(&opts)
 	if err := userProxy(&opts); err != nil {
 		return nil, err
 	}

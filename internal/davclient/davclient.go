@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -36,6 +37,11 @@ type Options struct {
 	CAFile string
 	// Insecure skips certificate verification (tests, first contact).
 	Insecure bool
+	// IOTimeout, when set, bounds the wait for each answer's headers and
+	// each range read, so a server that stops answering fails the
+	// request instead of hanging it; zero waits as long as the server
+	// keeps the connection.
+	IOTimeout time.Duration
 }
 
 // FS talks to one server; base is "https://host:port". Safe for
@@ -49,6 +55,9 @@ type FS struct {
 	kerberos   func() (*outbound.Kerberos, error)
 	negotiate  sync.Map      // hosts (host:port) that asked for Kerberos (negotiate.go)
 	maxWait    time.Duration // Options.MaxWait
+	ioTimeout  time.Duration // Options.IOTimeout
+	reconnect  bool          // Options.Reconnect
+	down       sync.Map      // host:port → when it was last waited for in vain (reconnect.go)
 	// noMultiRange is set once the server answers a multi-range request
 	// with anything but the ranges (see file.ReadV).
 	noMultiRange atomic.Bool
@@ -79,6 +88,14 @@ func New(base string, opts Options) (*FS, error) {
 	// of the body is sent and the upload can go to the next hop. Servers
 	// that ignore Expect get the body after this long.
 	tr.ExpectContinueTimeout = 3 * time.Second
+	if t := opts.IOTimeout; t > 0 {
+		// A server that takes connections but does not answer (stopped,
+		// overloaded) fails each try within t, however it hangs.
+		tr.ResponseHeaderTimeout, tr.TLSHandshakeTimeout = t, min(tr.TLSHandshakeTimeout, t)
+		if opts.DialContext == nil {
+			tr.DialContext = (&net.Dialer{Timeout: t, KeepAlive: 30 * time.Second}).DialContext
+		}
+	}
 	// Redirects are followed by send (redirect.go), not by http.Client.
 	noFollow := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	var rt http.RoundTripper = tr
@@ -92,6 +109,8 @@ func New(base string, opts Options) (*FS, error) {
 		kerberos:   opts.Kerberos,
 		redirectTo: opts.RedirectTo,
 		maxWait:    opts.Wait(),
+		ioTimeout:  opts.IOTimeout,
+		reconnect:  opts.Reconnect,
 	}, nil
 }
 

@@ -51,6 +51,11 @@ func (r *file) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 	if len(p) == 0 {
 		return 0, nil // no request: "bytes=off-(off-1)" is not a range
 	}
+	if r.fs.ioTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.fs.ioTimeout)
+		defer cancel()
+	}
 	want := int(min(int64(len(p)), r.info.Size-off)) // not off+len(p): it may wrap
 	asked := []span{{off: off, buf: p[:want]}}
 	resp, err := r.fs.doAt(ctx, http.MethodGet, r.name, r.at, nil, map[string]string{"Range": rangeHeader(asked)}, 206, 200)

@@ -24,7 +24,8 @@ const MaxHops = 16
 // send makes one request, following redirects and waits by itself rather
 // than through http.Client: Go turns a 302 to PROPFIND into a GET, cannot
 // resend a streamed PUT body, and knows nothing of Retry-After. A client
-// made for https:// follows no redirect to plain http://. Headers
+// made for https:// follows no redirect to plain http://. A read that
+// cannot reach its server is sent again within the wait budget (retry). Headers
 // (Range, Depth, Want-Digest, If-None-Match) go to every hop; the bearer
 // token only to hops that keep it private and need it (tokenFor); a
 // redirect the client's RedirectTo refuses is never followed. The
@@ -35,6 +36,7 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 		rb = &replayBody{r: body, mu: &sync.Mutex{}}
 	}
 	var waited time.Duration
+	var out outage
 	hops := 0
 	tried := map[string]bool{} // hosts sent Kerberos in this request
 	for {
@@ -42,9 +44,16 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 		if err != nil {
 			return nil, err
 		}
+		began := time.Now()
 		resp, err := f.client.Do(req)
 		if err != nil {
-			return nil, err
+			if err := f.retry(ctx, &out, method, target, rb != nil, err, began, waited); err != nil {
+				return nil, err
+			}
+			continue // the same server again, once it can be reached
+		}
+		if f.reconnect {
+			f.down.Delete(hostPort(req.URL)) // it answers
 		}
 		switch {
 		case isRedirect(method, resp.StatusCode):

@@ -1,16 +1,24 @@
 package mount
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"sitebox/internal/store"
 	"sitebox/internal/store/errno"
 )
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// unreachable reports whether err says the server could not be reached
+// or did not answer within the client's time (--timeout).
+func unreachable(err error) bool {
+	return errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
+}
 
 // errno is the status for err; every refusal and failure but "no such
 // file" is logged with its reason, since the program that sees EACCES or

@@ -41,7 +41,9 @@ func (m *fsys) entry(ctx context.Context, v *View, dir, name string) (store.File
 	if l == nil {
 		var err error
 		if l, err = m.list(ctx, v, sp); err != nil {
-			if isNotExist(err) || errors.Is(err, store.ErrNotDir) {
+			if isNotExist(err) || errors.Is(err, store.ErrNotDir) || unreachable(err) {
+				// A server that did not answer the listing in the
+				// client's time would not answer the stat either.
 				return store.FileInfo{}, err
 			}
 			return m.statPath(ctx, v, path.Join(sp, name))

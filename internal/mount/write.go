@@ -30,7 +30,9 @@ type writeFile struct {
 	tmp   *os.File
 	n     atomic.Int64 // size: read without mu, which an upload holds for its duration
 	dirty bool         // changed since the last upload
-	refs  int          // handles open on it (under m.mu)
+	// failed is why the last upload failed, nil after one that did not.
+	failed error
+	refs   int // handles open on it (under m.mu)
 }
 
 // writeHandle is one open of a writeFile.
@@ -95,7 +97,16 @@ func (m *fsys) releaseWriter(ctx context.Context, w *writeFile) error {
 	if !last {
 		return nil
 	}
-	err := w.upload(ctx)
+	w.mu.Lock()
+	err := w.failed
+	w.mu.Unlock()
+	if err == nil || !unreachable(err) {
+		// The last close tries once more; not when the server could not
+		// be reached for the whole --timeout just now (the close's own
+		// upload): that would hold the release, and an unmount, as long
+		// again.
+		err = w.upload(ctx)
+	}
 	w.tmp.Close()
 	w.view.refs.Add(-1)
 	return err
@@ -176,6 +187,7 @@ func (w *writeFile) upload(ctx context.Context) error {
 	}
 	sp := m.storePath(rel)
 	err := w.send(ctx, sp)
+	w.failed = err
 	m.changed(path.Dir(sp), sp)
 	if err != nil {
 		m.log.Error("upload failed", "path", sp, "size", w.n.Load(), "who", w.view.Who, "err", err.Error())

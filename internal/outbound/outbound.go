@@ -79,6 +79,15 @@ type Options struct {
 	// "wait" (kXR_wait, 503 + Retry-After: a director still searching),
 	// over all the servers it is sent to; zero means DefaultMaxWait.
 	MaxWait time.Duration
+	// Reconnect rides out a server that restarts or fails over: a
+	// request that cannot reach its server, or loses the connection
+	// before its answer, is sent again (unless a second try could do
+	// harm: an upload, an open that truncates) until it is answered or
+	// MaxWait is spent in all, and then fails with
+	// store.ErrUnavailable. Off, such a request fails at once: a client
+	// with other servers to turn to (a cache's upstreams, a director's
+	// probes) tries those rather than wait. `sitebox mount` sets it.
+	Reconnect bool
 }
 
 // CurrentToken is the token to present now: TokenFunc's, else Token.

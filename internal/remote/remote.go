@@ -76,8 +76,9 @@ type Options struct {
 	outbound.Options
 	CAFile   string // extra CA (PEM) for https://, davs:// and roots:// servers
 	Insecure bool   // skip certificate checks (tests, first contact)
-	// IOTimeout bounds each request on an open XRootD file; zero means
-	// the client's default (two minutes).
+	// IOTimeout bounds the wait for each answer: every XRootD request
+	// but a checksum query (zero: the client's default, two minutes),
+	// and each https answer's headers and range read (zero: none).
 	IOTimeout time.Duration
 	// PageChecks has XRootD clients read with kXR_pgread, each page
 	// checked against its CRC32C (see xrdclient.Options.PageChecks);
@@ -160,7 +161,7 @@ func (u *URL) Dial(opts Options) (Client, error) {
 	}
 	// Redirects (a director's 307) and waits (503 + Retry-After) are
 	// followed inside davclient.
-	return davclient.New(scheme+"://"+u.Host, davclient.Options{Options: opts.Options, CAFile: opts.CAFile, Insecure: opts.Insecure})
+	return davclient.New(scheme+"://"+u.Host, davclient.Options{Options: opts.Options, CAFile: opts.CAFile, Insecure: opts.Insecure, IOTimeout: opts.IOTimeout})
 }
 
 // GridRoots are the system roots plus the CA certificates of a grid CA

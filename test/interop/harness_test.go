@@ -53,6 +53,7 @@ type box struct {
 	state    string // state dir: admin socket, TLS certificate
 	pools    []string
 	proc     *peers.Process
+	args     []string // the command line it was started with
 }
 
 // startBox serves /store from nPools pools plus a read-only /pub.
@@ -80,7 +81,7 @@ func startBox(t *testing.T, nPools int, extra ...string) *box {
 			t.Logf("sitebox log:\n%s", p.Log.String())
 		}
 	})
-	b.proc = p
+	b.proc, b.args = p, args
 	b.rootHost = "127.0.0.1:" + strconv.Itoa(rp)
 	b.rootURL = "root://" + b.rootHost
 	b.httpsURL = "https://127.0.0.1:" + strconv.Itoa(hp)

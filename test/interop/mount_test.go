@@ -114,7 +114,9 @@ func TestMount(t *testing.T) {
 	pool := b.pools[0]
 	os.WriteFile(filepath.Join(pool, "a.txt"), []byte("hello\n"), 0o644)
 	big := writeRandom(t, filepath.Join(pool, "sub", "big.bin"), 3<<20+17)
-	m := startMount(t, b.rootURL+"//store")
+	// A short --timeout: the failed upload below waits that long for
+	// the server before close(2) fails.
+	m := startMount(t, b.rootURL+"//store", "--timeout", "3s")
 
 	entries, err := os.ReadDir(m.dir)
 	if err != nil {

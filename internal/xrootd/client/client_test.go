@@ -44,6 +44,12 @@ func fakeServer(t *testing.T, answer func(net.Conn, *proto.Request)) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	serveFake(t, ln, answer)
+	return ln.Addr().String()
+}
+
+// serveFake is fakeServer on a listener of the caller's.
+func serveFake(t *testing.T, ln net.Listener, answer func(net.Conn, *proto.Request)) {
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -77,7 +83,6 @@ func fakeServer(t *testing.T, answer func(net.Conn, *proto.Request)) string {
 			}()
 		}
 	}()
-	return ln.Addr().String()
 }
 
 func send(c net.Conn, s proto.StreamID, status uint16, body []byte) {
@@ -124,7 +129,7 @@ func TestErrorsMapToStoreSentinels(t *testing.T) {
 }
 
 // A server that drops the connection mid-request fails the call with an
-// error; the next call re-dials.
+// error (without Options.Reconnect); the next call re-dials.
 func TestDroppedConnection(t *testing.T) {
 	var calls atomic.Int32
 	addr := fakeServer(t, func(c net.Conn, req *proto.Request) {

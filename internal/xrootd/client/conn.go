@@ -96,9 +96,10 @@ type Options struct {
 	// client to TLS by itself is verified against the system roots. The
 	// token goes only over TLS (ztn), at each connection's login.
 	TLS *tls.Config
-	// IOTimeout bounds each request on an open file, so a server that
-	// stops answering fails the call instead of hanging it; zero means
-	// DefaultIOTimeout.
+	// IOTimeout bounds the wait for each answer (and each dial and
+	// login), so a server that stops answering fails the call instead of
+	// hanging it; zero means DefaultIOTimeout. Checksum queries are not
+	// bounded by it (see Conn.answer).
 	IOTimeout time.Duration
 	// PageChecks reads files with kXR_pgread, every 4 KiB page checked
 	// against the CRC32C the server sends with it (a mount's integrity
@@ -148,11 +149,11 @@ func (c *Conn) TLS() bool { _, ok := c.nc.(*tls.Conn); return ok }
 // handshake sends the client hello and kXR_protocol and reads both answers
 // synchronously, before the reader goroutine starts.
 func (c *Conn) handshake(ctx context.Context, opts Options) error {
-	if dl, ok := ctx.Deadline(); ok {
-		c.nc.SetDeadline(dl)
-	} else {
-		c.nc.SetDeadline(time.Now().Add(30 * time.Second))
+	dl := time.Now().Add(30 * time.Second)
+	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
+		dl = d
 	}
+	c.nc.SetDeadline(dl)
 	defer c.nc.SetDeadline(time.Time{})
 	// A cancelled caller (a client that left, a shutdown) ends the wait at
 	// once instead of at the deadline.
@@ -275,7 +276,7 @@ func (c *Conn) doInto(ctx context.Context, id uint16, body [16]byte, dst []byte)
 // several servers.
 func (c *Conn) do(ctx context.Context, w *waiter, id uint16, body [16]byte, data, dst []byte, sk sink) ([]byte, error) {
 	for {
-		r, err := c.roundTrip(ctx, id, body, data, dst, sk)
+		r, err := c.answer(ctx, id, body, data, dst, sk)
 		if err != nil {
 			return nil, err
 		}
@@ -299,6 +300,20 @@ func (c *Conn) do(ctx context.Context, w *waiter, id uint16, body [16]byte, data
 // sink is where an answer's data goes instead of a reply body: a
 // *vecSink (readv) or a *pgSink (pgread); nil for neither.
 type sink interface{ result() error }
+
+// answer is one round trip bounded by the I/O timeout (Options.IOTimeout),
+// so a server that stops answering (stopped, cut off without a reset)
+// fails the request instead of hanging it. A checksum query is not: a
+// server computes it as it is asked, which takes minutes for a large
+// file.
+func (c *Conn) answer(ctx context.Context, id uint16, body [16]byte, data, dst []byte, sk sink) (reply, error) {
+	if id != proto.ReqQuery {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.ioTimeout)
+		defer cancel()
+	}
+	return c.roundTrip(ctx, id, body, data, dst, sk)
+}
 
 func (c *Conn) roundTrip(ctx context.Context, id uint16, body [16]byte, data, dst []byte, sk sink) (reply, error) {
 	cl := &call{reply: make(chan reply, 1), dst: dst}

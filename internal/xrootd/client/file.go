@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,8 +20,6 @@ const maxIO = 8 << 20
 // File is an open remote file. ReadAt and WriteAt may be called
 // concurrently: each is its own request on the shared connection.
 type File struct {
-	c    *Conn
-	h    [4]byte
 	name string
 	// info is the kXR_retstat answer at open; infoOK says the server
 	// sent one.
@@ -28,6 +27,19 @@ type File struct {
 	infoOK bool
 	closed atomic.Bool // counted off the connection's open files
 	pages  bool        // read with kXR_pgread (Options.PageChecks)
+
+	// fs and open are how the file was opened, so a file open for
+	// reading whose connection dropped is opened again (recover.go);
+	// open is nil for a file open for writing, which is not.
+	fs   *FS
+	open *pathReq
+
+	mu sync.Mutex // guards c and h, which a reopen replaces
+	c  *Conn
+	h  [4]byte
+	// reopening is held while the file is opened again, so the reads
+	// that failed together reopen it once.
+	reopening sync.Mutex
 }
 
 var _ store.WritableFile = (*File)(nil)
@@ -72,10 +84,22 @@ func (f *FS) open(ctx context.Context, name string, opts, mode uint16) (*File, e
 	if err != nil {
 		return nil, pathOp("open", r.path, err)
 	}
+	file, err := f.opened(r, resp, c)
+	if err != nil {
+		return nil, err
+	}
+	if opts&(proto.OpenDelete|proto.OpenNew|proto.OpenUpdate|proto.OpenAppend|proto.OpenWriteOnly) == 0 {
+		file.open = r // open for reading: opened again after a drop
+	}
+	return file, nil
+}
+
+// opened is the file an open request r answered with resp on c.
+func (f *FS) opened(r *pathReq, resp []byte, c *Conn) (*File, error) {
 	if len(resp) < 4 {
 		return nil, pathOp("open", r.path, io.ErrUnexpectedEOF)
 	}
-	file := &File{c: c, name: r.path, pages: f.opts.PageChecks}
+	file := &File{c: c, name: r.path, fs: f, pages: f.opts.PageChecks}
 	c.files.Add(1)
 	copy(file.h[:], resp[:4])
 	if len(resp) > 12 {
@@ -89,15 +113,20 @@ func (f *FS) open(ctx context.Context, name string, opts, mode uint16) (*File, e
 // DefaultIOTimeout is Options.IOTimeout when unset.
 const DefaultIOTimeout = 2 * time.Minute
 
-func (f *File) call(id uint16, body [16]byte, data []byte) ([]byte, error) {
-	return f.callCtx(context.Background(), id, body, data)
+func (f *File) call(id uint16, body [16]byte, data []byte, put func(*[16]byte, [4]byte)) ([]byte, error) {
+	return f.callCtx(context.Background(), id, body, data, put)
 }
 
-func (f *File) callCtx(ctx context.Context, id uint16, body [16]byte, data []byte) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, f.c.ioTimeout)
-	defer cancel()
-	return f.c.Do(ctx, id, body, data)
+// callCtx sends a request on the file's handle, which put sets in body.
+func (f *File) callCtx(ctx context.Context, id uint16, body [16]byte, data []byte, put func(*[16]byte, [4]byte)) ([]byte, error) {
+	c, h := f.at()
+	put(&body, h)
+	return c.Do(ctx, id, body, data)
 }
+
+// handleAt puts a handle where most requests take it, in the first
+// four bytes.
+func handleAt(b *[16]byte, h [4]byte) { copy(b[0:4], h[:]) }
 
 // Size is the file's size when it was opened.
 func (f *File) Size() int64 { return f.info.Size }
@@ -114,20 +143,26 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // ReadAtContext is ReadAt bounded by ctx as well as Options.IOTimeout.
+// A read whose connection dropped opens the file again and is sent again
+// (recover), within the wait budget (Options.MaxWait).
 func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
 	if f.pages {
 		return f.pgReadAt(ctx, p, off)
 	}
 	n := 0
+	w := f.waiter()
 	for n < len(p) {
 		want := min(len(p)-n, maxIO)
 		var body [16]byte
-		copy(body[0:4], f.h[:])
 		binary.BigEndian.PutUint64(body[4:12], uint64(off+int64(n)))
 		binary.BigEndian.PutUint32(body[12:16], uint32(want))
-		rctx, cancel := context.WithTimeout(ctx, f.c.ioTimeout)
-		resp, err := f.c.doInto(rctx, proto.ReqRead, body, p[n:n+want])
-		cancel()
+		c, h := f.at()
+		handleAt(&body, h)
+		began := time.Now()
+		resp, err := c.doInto(ctx, proto.ReqRead, body, p[n:n+want])
+		if err != nil && f.recover(ctx, w, c, err, began) == nil {
+			continue // opened again: the same read on the new handle
+		}
 		if err != nil {
 			return n, pathOp("read", f.name, err)
 		}
@@ -145,9 +180,8 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 	for n < len(p) {
 		chunk := p[n:min(len(p), n+maxIO)]
 		var body [16]byte
-		copy(body[0:4], f.h[:])
 		binary.BigEndian.PutUint64(body[4:12], uint64(off+int64(n)))
-		if _, err := f.call(proto.ReqWrite, body, chunk); err != nil {
+		if _, err := f.call(proto.ReqWrite, body, chunk, handleAt); err != nil {
 			return n, pathOp("write", f.name, err)
 		}
 		n += len(chunk)
@@ -157,9 +191,7 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 
 // Stat asks the server about the open file.
 func (f *File) Stat() (store.FileInfo, error) {
-	var body [16]byte
-	copy(body[12:16], f.h[:])
-	resp, err := f.call(proto.ReqStat, body, nil)
+	resp, err := f.call(proto.ReqStat, [16]byte{}, nil, func(b *[16]byte, h [4]byte) { copy(b[12:16], h[:]) })
 	if err != nil {
 		return store.FileInfo{}, pathOp("stat", f.name, err)
 	}
@@ -168,11 +200,10 @@ func (f *File) Stat() (store.FileInfo, error) {
 
 func (f *File) handleOp(op string, id uint16, extra func(*[16]byte)) error {
 	var body [16]byte
-	copy(body[0:4], f.h[:])
 	if extra != nil {
 		extra(&body)
 	}
-	_, err := f.call(id, body, nil)
+	_, err := f.call(id, body, nil, handleAt)
 	return pathOp(op, f.name, err)
 }
 
@@ -187,7 +218,8 @@ func (f *File) Truncate(size int64) error {
 // Close closes the remote handle.
 func (f *File) Close() error {
 	if f.closed.CompareAndSwap(false, true) {
-		defer f.c.fileClosed()
+		c, _ := f.at()
+		defer c.fileClosed()
 	}
 	return f.handleOp("close", proto.ReqClose, nil)
 }

@@ -26,6 +26,11 @@ type FS struct {
 
 	mu    sync.Mutex
 	conns map[string]*Conn
+	// down holds the servers an operation waited for in vain
+	// (Options.Reconnect), since when: until one is reached again, a
+	// request that cannot reach it fails at once instead of waiting the
+	// budget again.
+	down map[string]time.Time
 }
 
 var (
@@ -77,12 +82,18 @@ func (f *FS) conn(ctx context.Context, addr string) (*Conn, error) {
 	if c != nil && c.Err() == nil && !f.stale(c) {
 		return c, nil
 	}
-	nc, err := DialOptions(ctx, addr, f.opts)
+	// A server that takes the connection but never answers (stopped, a
+	// black hole) fails the dial within the I/O timeout, as it would
+	// a request.
+	dctx, cancel := context.WithTimeout(ctx, f.opts.ioTimeout())
+	nc, err := DialOptions(dctx, addr, f.opts)
+	cancel()
 	if err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	delete(f.down, addr)
 	if old := f.conns[addr]; old != nil && old.Err() == nil {
 		if old.cred == nc.cred {
 			nc.Close()
@@ -92,6 +103,28 @@ func (f *FS) conn(ctx context.Context, addr string) (*Conn, error) {
 	}
 	f.conns[addr] = nc
 	return nc, nil
+}
+
+// markDown notes that an operation waited for addr in vain, since a try
+// that began then.
+func (f *FS) markDown(addr string, since time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down == nil {
+		f.down = map[string]time.Time{}
+	}
+	if _, ok := f.down[addr]; !ok {
+		f.down[addr] = since
+	}
+}
+
+// isDown reports whether addr was waited for in vain and not reached
+// since, and since when.
+func (f *FS) isDown(addr string) (time.Time, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, ok := f.down[addr]
+	return t, ok
 }
 
 func pathOp(op, name string, err error) error {

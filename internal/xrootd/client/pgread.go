@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"time"
 
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
@@ -21,24 +22,27 @@ const maxStatusInfo = 4096
 // of reaching the caller.
 func (f *File) pgReadAt(ctx context.Context, p []byte, off int64) (int, error) {
 	n := 0
+	w := f.waiter()
 	for n < len(p) {
 		want := min(len(p)-n, maxIO)
 		var body [16]byte
-		copy(body[0:4], f.h[:])
 		at := off + int64(n)
 		binary.BigEndian.PutUint64(body[4:12], uint64(at))
 		binary.BigEndian.PutUint32(body[12:16], uint32(want))
+		c, h := f.at()
+		handleAt(&body, h)
 		pg := &pgSink{dst: p[n : n+want], base: at, next: at}
-		rctx, cancel := context.WithTimeout(ctx, f.c.ioTimeout)
-		w := waiter{max: f.c.maxWait}
-		_, err := f.c.do(rctx, &w, proto.ReqPgread, body, nil, nil, pg)
-		cancel()
+		began := time.Now()
+		_, err := c.do(ctx, w, proto.ReqPgread, body, nil, nil, pg)
+		if err != nil && f.recover(ctx, w, c, err, began) == nil {
+			continue // opened again: the same read on the new handle
+		}
 		if err == nil {
 			err = pg.result()
 		}
 		if err == nil && !pg.final {
 			// A plain kXR_ok: bytes without checksums are no answer here.
-			err = fmt.Errorf("%w: %s answered kXR_pgread without page checksums", store.ErrIO, f.c.addr)
+			err = fmt.Errorf("%w: %s answered kXR_pgread without page checksums", store.ErrIO, c.addr)
 		}
 		if err != nil {
 			return n, pathOp("pgread", f.name, err)

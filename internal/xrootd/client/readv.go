@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
@@ -22,14 +23,12 @@ func (f *File) ReadV(ctx context.Context, bufs [][]byte, offs []int64) error {
 	if len(bufs) != len(offs) || len(bufs) == 0 || len(bufs) > proto.ReadvMaxElems {
 		return pathOp("readv", f.name, fmt.Errorf("%w: %d segments (want 1 to %d)", store.ErrInvalid, len(bufs), proto.ReadvMaxElems))
 	}
-	list := make([]byte, proto.ReadvElemLen*len(bufs))
 	total := 0
 	for i, b := range bufs {
 		if len(b) > proto.ReadvMaxElemLen {
 			return pathOp("readv", f.name, fmt.Errorf("%w: segment %d of %d bytes is over %d", store.ErrInvalid, i, len(b), proto.ReadvMaxElemLen))
 		}
 		total += len(b)
-		proto.PutReadListElem(list[i*proto.ReadvElemLen:], proto.ReadListElem{Handle: f.h, Len: int32(len(b)), Offset: offs[i]})
 	}
 	if total > maxReadvBytes {
 		return pathOp("readv", f.name, fmt.Errorf("%w: %d bytes in one readv (at most %d)", store.ErrInvalid, total, maxReadvBytes))
@@ -37,17 +36,24 @@ func (f *File) ReadV(ctx context.Context, bufs [][]byte, offs []int64) error {
 	if f.pages {
 		return f.pgReadV(ctx, bufs, offs)
 	}
-	ctx, cancel := context.WithTimeout(ctx, f.c.ioTimeout)
-	defer cancel()
-	vec := &vecSink{bufs: bufs, offs: offs}
-	w := waiter{max: f.c.maxWait}
-	if _, err := f.c.do(ctx, &w, proto.ReqReadv, [16]byte{}, list, nil, vec); err != nil {
+	w := f.waiter()
+	for {
+		c, h := f.at()
+		list := make([]byte, proto.ReadvElemLen*len(bufs))
+		for i, b := range bufs {
+			proto.PutReadListElem(list[i*proto.ReadvElemLen:], proto.ReadListElem{Handle: h, Len: int32(len(b)), Offset: offs[i]})
+		}
+		vec := &vecSink{bufs: bufs, offs: offs}
+		began := time.Now()
+		_, err := c.do(ctx, w, proto.ReqReadv, [16]byte{}, list, nil, vec)
+		if err != nil && f.recover(ctx, w, c, err, began) == nil {
+			continue // opened again: the same segments on the new handle
+		}
+		if err == nil {
+			err = vec.result()
+		}
 		return pathOp("readv", f.name, err)
 	}
-	if err := vec.result(); err != nil {
-		return pathOp("readv", f.name, err)
-	}
-	return nil
 }
 
 // pgReadV is ReadV with page checks: kXR_readv carries no checksums, so

@@ -2,10 +2,15 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"strings"
+	"time"
 
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
@@ -66,33 +71,57 @@ func (r *pathReq) payload(cgi string) []byte {
 // cannot be reached, or answers with an error another server may not
 // have, sends the request back to that director with tried= naming it,
 // as XrdCl does with its load balancer; every such return counts as a
-// redirect. It returns the connection that answered, which owns any file
-// handle in the answer.
+// redirect. With Options.Reconnect, a server that cannot be reached, or
+// drops the connection before it answers, when no other can serve the
+// request (the FS's own, the director itself, or the one server a
+// director knows), is tried again within the same budget (waitFor): a
+// restart or a failover is ridden out, a dead server fails the request
+// with store.ErrUnavailable. It returns the connection that answered,
+// which owns any file handle in the answer.
 func (f *FS) do(ctx context.Context, r *pathReq) ([]byte, *Conn, error) {
-	w := waiter{max: f.opts.Wait()}
+	return f.doWait(ctx, &waiter{max: f.opts.Wait()}, r)
+}
+
+// doWait is do within the budget w, which the caller may have spent part
+// of already (a read that lost its connection opening its file again).
+func (f *FS) doWait(ctx context.Context, w *waiter, r *pathReq) ([]byte, *Conn, error) {
 	// A proxy's own request upstream (store.WithUpstream) rides with the
 	// caller's CGI: "sbx.via=cache&vo=cms" from a sitebox cache.
 	addr, cgi := f.addr, mergeCGI(r.cgi, store.UpstreamCGI(ctx))
 	director := "" // the server that last redirected this request
 	var tried []string
 	var failed error // the last failure at a server in tried
+	var failedUnsent bool
+	var failedAt time.Time
 	for redirects := 0; ; {
-		resp, c, err := f.try(ctx, &w, addr, r, cgi)
+		began := time.Now()
+		resp, c, unsent, err := f.try(ctx, w, addr, r, cgi)
 		var rd *Redirect
+		paused := false // waited for a server: a retry, not a redirect
 		switch {
 		case errors.As(err, &rd):
 			if failed != nil && slices.Contains(tried, rd.Addr()) {
-				return nil, nil, failed // the director knows no other server
+				// The director knows no other server: wait for that one
+				// to come back, or give up.
+				if err := f.waitFor(ctx, w, rd.Addr(), r, failed, failedUnsent, failedAt); err != nil {
+					return nil, nil, err
+				}
+				paused = true
 			}
 			director = addr
-		case err == nil || director == "" || addr == director || ctx.Err() != nil:
+		case err == nil || ctx.Err() != nil:
 			return resp, c, err
+		case director == "" || addr == director:
+			if err := f.waitFor(ctx, w, addr, r, err, unsent, began); err != nil {
+				return resp, c, err
+			}
+			continue // the same server again
 		default:
 			rc, retry := triedCode(err)
 			if !retry {
 				return nil, nil, err
 			}
-			failed = err
+			failed, failedUnsent, failedAt = err, unsent, began
 			if !slices.Contains(tried, addr) {
 				tried = append(tried, addr)
 			}
@@ -102,14 +131,16 @@ func (f *FS) do(ctx context.Context, r *pathReq) ([]byte, *Conn, error) {
 			}
 			rd = &Redirect{Opaque: back}
 		}
-		if redirects == MaxRedirects {
-			if rd.Host == "" {
-				return nil, nil, fmt.Errorf("xrootd: %s: %w after %s failed: %w", proto.RequestName(r.id), ErrRedirectLimit, addr, err)
+		if !paused {
+			if redirects == MaxRedirects {
+				if rd.Host == "" {
+					return nil, nil, fmt.Errorf("xrootd: %s: %w after %s failed: %w", proto.RequestName(r.id), ErrRedirectLimit, addr, err)
+				}
+				return nil, nil, fmt.Errorf("xrootd: %s: %w: loop between directors? (the last, %s, sent it on to %s)",
+					proto.RequestName(r.id), ErrRedirectLimit, addr, rd.Addr())
 			}
-			return nil, nil, fmt.Errorf("xrootd: %s: %w: loop between directors? (the last, %s, sent it on to %s)",
-				proto.RequestName(r.id), ErrRedirectLimit, addr, rd.Addr())
+			redirects++
 		}
-		redirects++
 		if rd.Host == "" {
 			addr = director // back to the director, telling it where we failed
 		} else {
@@ -122,6 +153,29 @@ func (f *FS) do(ctx context.Context, r *pathReq) ([]byte, *Conn, error) {
 	}
 }
 
+// waitFor decides on r, which failed with err at addr (at a try that
+// began then, unsent if it never left) when no other server can serve
+// it: with Options.Reconnect, a nil answer after a pause says send it to
+// addr again; an error (err, or store.ErrUnavailable once the budget is
+// spent) ends the operation. A server waited for in vain is noted, so
+// later operations try it once and fail at once until it is reached
+// again.
+func (f *FS) waitFor(ctx context.Context, w *waiter, addr string, r *pathReq, err error, unsent bool, began time.Time) error {
+	if !f.opts.Reconnect || !retriable(r, err, unsent) {
+		return err
+	}
+	if since, down := f.isDown(addr); down {
+		return fmt.Errorf("xrootd: %s: %w: %s unreachable since %s: %w", proto.RequestName(r.id), store.ErrUnavailable, addr, since.Format(time.TimeOnly), err)
+	}
+	if werr := w.reconnect(ctx, addr, r.id, err, began); werr != nil {
+		if errors.Is(werr, store.ErrUnavailable) {
+			f.markDown(addr, began)
+		}
+		return werr
+	}
+	return nil
+}
+
 // mayFollow asks Options.RedirectTo whether a redirect to addr may be
 // followed; the server the FS was made for is always fine.
 func (f *FS) mayFollow(addr string) error {
@@ -131,18 +185,46 @@ func (f *FS) mayFollow(addr string) error {
 	return f.opts.RedirectTo(addr)
 }
 
-// try sends r once to the server at addr.
-func (f *FS) try(ctx context.Context, w *waiter, addr string, r *pathReq, cgi string) ([]byte, *Conn, error) {
-	c, err := f.conn(ctx, addr)
+// try sends r once to the server at addr; unsent says it never left
+// (no connection could be made).
+func (f *FS) try(ctx context.Context, w *waiter, addr string, r *pathReq, cgi string) (resp []byte, c *Conn, unsent bool, err error) {
+	c, err = f.conn(ctx, addr)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, true, err
 	}
-	resp, err := c.do(ctx, w, r.id, r.body, r.payload(cgi), nil, nil)
+	resp, err = c.do(ctx, w, r.id, r.body, r.payload(cgi), nil, nil)
 	var xe *Error
 	if c.anonNote != "" && errors.As(err, &xe) && xe.Code == proto.ErrNotAuthorized {
 		err = fmt.Errorf("%w (read anonymously: %s)", err, c.anonNote)
 	}
-	return resp, c, err
+	return resp, c, false, err
+}
+
+// retriable says whether r, which failed with err, may be sent to the
+// same server again once it can be reached. A request that never left
+// may, when what failed was reaching the server (refused, reset, timed
+// out, closed during login), not the server's answer (a refused login, a
+// certificate that does not verify). One the server may have carried
+// out before the connection dropped is sent again unless doing it twice
+// does harm: an open that creates or truncates (XrdCl's rule; its
+// IsRetriable).
+func retriable(r *pathReq, err error, unsent bool) bool {
+	if !unsent {
+		if !errors.Is(err, ErrClosed) {
+			return false
+		}
+		if r.id == proto.ReqOpen {
+			return binary.BigEndian.Uint16(r.body[2:4])&(proto.OpenDelete|proto.OpenNew) == 0
+		}
+		return true
+	}
+	var xe *Error
+	var cv *tls.CertificateVerificationError
+	if errors.As(err, &xe) || errors.As(err, &cv) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var ne net.Error
+	return errors.Is(err, ErrClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne)
 }
 
 // triedCode says whether a failure at a server a director chose is worth
