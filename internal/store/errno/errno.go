@@ -18,6 +18,12 @@ import (
 // EBUSY from a disk are read as i/o errors, as before, since the origin
 // recognises the ones it expects (xattrs) where it makes the call.
 var StoreCodes = store.Codes[syscall.Errno]{
+	// First: a request the kernel interrupted (the calling program took
+	// a signal) is EINTR, so the program's call is restarted, however
+	// the client reported the cancelled request (an https client says
+	// "i/o error: ...: context canceled"). As EIO, a Go program's ls
+	// failed when the runtime's preemption signal hit it mid-call.
+	{Code: syscall.EINTR, Err: context.Canceled, Way: store.Sends},
 	{Code: syscall.ENOENT, Err: store.ErrNotFound},
 	{Code: syscall.ENAMETOOLONG, Err: store.ErrNameTooLong},
 	{Code: syscall.EACCES, Err: store.ErrPermission},
@@ -35,5 +41,4 @@ var StoreCodes = store.Codes[syscall.Errno]{
 	{Code: syscall.EINVAL, Err: store.ErrInvalid},
 	{Code: syscall.ELOOP, Err: store.ErrInvalid, Way: store.Reads},
 	{Code: syscall.EIO, Err: store.ErrIO},
-	{Code: syscall.EINTR, Err: context.Canceled, Way: store.Sends},
 }
