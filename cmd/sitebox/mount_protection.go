@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"sitebox/internal/auth"
 	"sitebox/internal/remote"
 )
 
@@ -11,34 +12,32 @@ import (
 // Lustre's security flavours: auth (the credential is checked, the data
 // travels as the URL's scheme carries it), integrity (no altered byte
 // is served) and privacy (nothing travels in clear).
-type protection int
+type protection auth.Level
 
+// The mount's levels are the server's (auth.Level), "none" being called
+// auth here: the credential is still checked.
 const (
-	protAuth protection = iota
-	protIntegrity
-	protPrivacy
+	protAuth      = protection(auth.LevelNone)
+	protIntegrity = protection(auth.LevelIntegrity)
+	protPrivacy   = protection(auth.LevelPrivacy)
 )
 
 func parseProtection(s string) (protection, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "auth", "none", "":
+	if strings.EqualFold(strings.TrimSpace(s), "auth") {
 		return protAuth, nil
-	case "integrity":
-		return protIntegrity, nil
-	case "privacy":
-		return protPrivacy, nil
 	}
-	return protAuth, fmt.Errorf("--protection %q: want auth, integrity or privacy", s)
+	l, err := auth.ParseLevel(s)
+	if err != nil {
+		return protAuth, fmt.Errorf("--protection %q: want auth, integrity or privacy", s)
+	}
+	return protection(l), nil
 }
 
 func (p protection) String() string {
-	switch p {
-	case protIntegrity:
-		return "integrity"
-	case protPrivacy:
-		return "privacy"
+	if p == protAuth {
+		return "auth"
 	}
-	return "auth"
+	return auth.Level(p).String()
 }
 
 // check refuses a URL over which the level cannot be kept, before
