@@ -57,28 +57,13 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 		}
 		switch {
 		case isRedirect(method, resp.StatusCode):
-			loc := resp.Header.Get("Location")
-			if loc == "" {
+			if resp.Header.Get("Location") == "" {
 				return resp, nil // a 3xx without a target is the caller's error status
 			}
-			next, err := req.URL.Parse(loc)
-			drain(resp)
-			if err != nil || (next.Scheme != "https" && next.Scheme != "http") || next.Host == "" {
-				return nil, fmt.Errorf("%s %s: redirected to a bad Location %q", method, target, loc)
-			}
-			if f.base.Scheme == "https" && next.Scheme != "https" {
-				// What was asked over TLS stays over TLS: data and headers
-				// would otherwise travel in clear behind the caller's back.
-				return nil, fmt.Errorf("%w: %s %s: redirected from https:// to plain %s; refused", store.ErrPermission, method, redactString(target), redact(next))
-			}
-			if err := f.mayFollow(next); err != nil {
-				return nil, fmt.Errorf("%w: %s: %w", store.ErrPermission, method, err)
-			}
 			hops++
-			if hops > MaxHops {
-				return nil, fmt.Errorf("%w: %s: more than %d redirects, the last to %s", store.ErrIO, method, MaxHops, redact(next))
+			if target, err = f.redirected(req, resp, method, target, hops); err != nil {
+				return nil, err
 			}
-			target = next.String()
 		case f.wantsNegotiate(req, resp, tried):
 			// The host wants Kerberos: it gets it from now on,
 			// starting with this request again.
@@ -91,17 +76,7 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 			drain(resp)
 			f.asked.Store(hostPort(req.URL), true)
 		case resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != "":
-			d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now())
-			msg := peek(resp)
-			if !ok {
-				return nil, fmt.Errorf("%w: %s %s: HTTP 503 with a bad Retry-After %q: %s", store.ErrUnavailable, method, redactString(target), resp.Header.Get("Retry-After"), msg)
-			}
-			if waited+d > f.maxWait {
-				return nil, fmt.Errorf("%w: %s %s asks to wait %v more (%q) after %v of waiting; giving up at %v",
-					store.ErrUnavailable, method, redactString(target), d, msg, waited, f.maxWait)
-			}
-			waited += d
-			if err := sleep(ctx, d); err != nil {
+			if err := f.deferred(ctx, resp, method, target, &waited); err != nil {
 				return nil, err
 			}
 		default:
@@ -112,6 +87,46 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 		}
 		rb = rb.again()
 	}
+}
+
+// redirected is where a redirect (hop number hops) leads: a Location
+// that is a URL, over TLS when the request was, to a host the options
+// allow, within MaxHops.
+func (f *FS) redirected(req *http.Request, resp *http.Response, method, target string, hops int) (string, error) {
+	loc := resp.Header.Get("Location")
+	next, err := req.URL.Parse(loc)
+	drain(resp)
+	if err != nil || (next.Scheme != "https" && next.Scheme != "http") || next.Host == "" {
+		return "", fmt.Errorf("%s %s: redirected to a bad Location %q", method, target, loc)
+	}
+	if f.base.Scheme == "https" && next.Scheme != "https" {
+		// What was asked over TLS stays over TLS: data and headers
+		// would otherwise travel in clear behind the caller's back.
+		return "", fmt.Errorf("%w: %s %s: redirected from https:// to plain %s; refused", store.ErrPermission, method, redactString(target), redact(next))
+	}
+	if err := f.mayFollow(next); err != nil {
+		return "", fmt.Errorf("%w: %s: %w", store.ErrPermission, method, err)
+	}
+	if hops > MaxHops {
+		return "", fmt.Errorf("%w: %s: more than %d redirects, the last to %s", store.ErrIO, method, MaxHops, redact(next))
+	}
+	return next.String(), nil
+}
+
+// deferred waits as a 503 with Retry-After asks, within the wait budget
+// (Options.MaxWait, counted in waited over the request's tries).
+func (f *FS) deferred(ctx context.Context, resp *http.Response, method, target string, waited *time.Duration) error {
+	d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now())
+	msg := peek(resp)
+	if !ok {
+		return fmt.Errorf("%w: %s %s: HTTP 503 with a bad Retry-After %q: %s", store.ErrUnavailable, method, redactString(target), resp.Header.Get("Retry-After"), msg)
+	}
+	if *waited+d > f.maxWait {
+		return fmt.Errorf("%w: %s %s asks to wait %v more (%q) after %v of waiting; giving up at %v",
+			store.ErrUnavailable, method, redactString(target), d, msg, *waited, f.maxWait)
+	}
+	*waited += d
+	return sleep(ctx, d)
 }
 
 // newRequest builds one hop's request; withheld reports that a token was

@@ -79,8 +79,15 @@ func (e *mountEnv) runSetup(ctx context.Context, k mountKind, d *mountData) Moun
 			return e.uprootReaders(ctx, root, d, &p)
 		}))
 	}
-	if e.cfg.does("find") && findSetup(setup) {
-		fail("find", e.runFind(ctx, k, &p))
+	e.runMetaAndWrites(ctx, k, &p, fail)
+	return p
+}
+
+// runMetaAndWrites measures the workloads that are not reads of the
+// tree: find over many names, and fio writing on a writable mount.
+func (e *mountEnv) runMetaAndWrites(ctx context.Context, k mountKind, p *MountPoint, fail func(string, error)) {
+	if e.cfg.does("find") && findSetup(k.setup) {
+		fail("find", e.runFind(ctx, k, p))
 	}
 	if e.cfg.does("fiorw") {
 		w := k
@@ -91,7 +98,6 @@ func (e *mountEnv) runSetup(ctx context.Context, k mountKind, d *mountData) Moun
 			return err
 		}))
 	}
-	return p
 }
 
 // withMount runs f on a fresh mount of k, unmounting on every path.
