@@ -1,0 +1,91 @@
+package director
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"sitebox/internal/store"
+)
+
+// scaleDirector is a director with n origins in 50 sites, all exporting
+// /scale, and file f held by server f mod n: the registry of
+// `sitebox-bench director --scale n`, probed in process.
+func scaleDirector(b *testing.B, n int) (*Director, *fakeProber) {
+	b.Helper()
+	p := &fakeProber{files: map[string][]string{}}
+	d := newWithProber(Config{Name: "dir", Site: "site0", MaxServers: n}, p, nil)
+	for i := range n {
+		root := fmt.Sprintf("127.0.0.1:%d", 10000+i)
+		p.files[root] = []string{fmt.Sprintf("/scale/f%d", i)}
+		if err := d.Advertise(Ad{Name: fmt.Sprintf("s%05d", i), Site: fmt.Sprintf("site%d", i%50), Role: RoleOrigin,
+			Root: root, Prefixes: []string{"/scale"}, Load: float64(i%7) / 10, Interval: 3600}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return d, p
+}
+
+// BenchmarkLocate is one redirect for a file already located (held by
+// one server), among 1,000 and 10,000 servers exporting its prefix.
+func BenchmarkLocate(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("servers=%d", n), func(b *testing.B) {
+			d, _ := scaleDirector(b, n)
+			ctx := store.WithRequest(context.Background(), store.NewRequest("10.0.0.1", ""))
+			names := make([]string, 20)
+			for k := range names {
+				names[k] = fmt.Sprintf("/scale/f%d", k*7%n)
+				if rt, err := d.Route(ctx, store.Call{Op: "open", Path: names[k]}); err != nil || len(rt.To) != 1 {
+					b.Fatalf("%s: %+v %v", names[k], rt, err)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				if _, err := d.Route(ctx, store.Call{Op: "open", Path: names[i%len(names)]}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLocateFirst is the first open of a file: every server
+// exporting its prefix is asked (answering at once, in process).
+func BenchmarkLocateFirst(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("servers=%d", n), func(b *testing.B) {
+			d, _ := scaleDirector(b, n)
+			d.cfg.WaitAfter = time.Minute
+			ctx := store.WithRequest(context.Background(), store.NewRequest("10.0.0.1", ""))
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				name := fmt.Sprintf("/scale/f%d", i%n)
+				d.loc.forget(name)
+				if rt, err := d.Route(ctx, store.Call{Op: "open", Path: name}); err != nil || len(rt.To) != 1 {
+					b.Fatalf("%s: %+v %v", name, rt, err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAdvertise is one server's periodic advertisement among 1,000
+// and 10,000 (the ad itself: the HTTP API verifies its signature first).
+func BenchmarkAdvertise(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("servers=%d", n), func(b *testing.B) {
+			d, _ := scaleDirector(b, n)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				k := i % n
+				if err := d.Advertise(Ad{Name: fmt.Sprintf("s%05d", k), Site: fmt.Sprintf("site%d", k%50), Role: RoleOrigin,
+					Root: fmt.Sprintf("127.0.0.1:%d", 10000+k), Prefixes: []string{"/scale"}, Load: float64(i%7) / 10, Interval: 3600}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
