@@ -86,10 +86,12 @@ type DirectorScaleReport struct {
 	AdFailures           int64
 	AdFirstError         string
 	AdP50, AdP99         time.Duration
-	// AdCPU is the director's CPU time per ad absorbed over the window
-	// (all its work then: verifying and recording ads, its upkeep),
-	// which tells its share from the simulated servers' on one machine.
-	AdCPU time.Duration
+	// AdBusy is the director's CPU time over the window in cores (all
+	// its work then: verifying and recording ads, its upkeep), AdCPU the
+	// same per ad absorbed: they tell its share from the simulated
+	// servers' on one machine.
+	AdBusy float64
+	AdCPU  time.Duration
 	// FirstSearch is the first locate, which connects the director to
 	// every server; later searches reuse those connections.
 	FirstSearch time.Duration
@@ -157,8 +159,8 @@ func DirectorScale(ctx context.Context, cfg DirectorScaleConfig) (*DirectorScale
 	if err := measureAds(ctx, &cfg, rep, counter, d.cpu); err != nil {
 		return rep, err
 	}
-	fmt.Fprintf(cfg.Out, "  ads: %.0f/s absorbed (%.0f/s sent at a %s interval), failures %d, p50 %s p99 %s, director CPU %s per ad\n",
-		rep.AdsPerSec, rep.AdsWanted, cfg.Interval, rep.AdFailures, latText(rep.AdP50), latText(rep.AdP99), latText(rep.AdCPU))
+	fmt.Fprintf(cfg.Out, "  ads: %.0f/s absorbed (%.0f/s sent at a %s interval), failures %d, p50 %s p99 %s; director CPU %.0f%% of a core, %s per ad\n",
+		rep.AdsPerSec, rep.AdsWanted, cfg.Interval, rep.AdFailures, latText(rep.AdP50), latText(rep.AdP99), 100*rep.AdBusy, latText(rep.AdCPU))
 
 	if rep.Usable < cfg.Servers {
 		rep.LocateSkipped = fmt.Sprintf("not measured: only %d of the %d servers were usable %s after the first ad", rep.Usable, cfg.Servers, durText(rep.Joined.Round(time.Second)))
@@ -243,8 +245,11 @@ func measureAds(ctx context.Context, cfg *DirectorScaleConfig, rep *DirectorScal
 	lats := c.take()
 	slices.Sort(lats)
 	r := loadResult{Latencies: lats}
-	if cpu1, err := cpu(); err == nil && cpuErr == nil && c.ok.Load() > ok0 {
-		rep.AdCPU = (cpu1 - cpu0) / time.Duration(c.ok.Load()-ok0)
+	if cpu1, err := cpu(); err == nil && cpuErr == nil {
+		rep.AdBusy = (cpu1 - cpu0).Seconds() / el.Seconds()
+		if n := c.ok.Load() - ok0; n > 0 {
+			rep.AdCPU = (cpu1 - cpu0) / time.Duration(n)
+		}
 	}
 	rep.AdsPerSec = float64(c.ok.Load()-ok0) / el.Seconds()
 	rep.AdFailures = c.failed.Load() - failed0
