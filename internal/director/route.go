@@ -3,6 +3,7 @@ package director
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"sort"
 	"strconv"
@@ -147,7 +148,10 @@ type query struct {
 // federation is still being asked.
 func (d *Director) ask(ctx context.Context, op, name string) (*query, store.Route, error) {
 	req := store.RequestFrom(ctx)
-	hops, _ := strconv.Atoi(req.Opaque.Get(hopsKey))
+	var hops int
+	if h := req.Opaque.Get(hopsKey); h != "" { // a client's first request has none: no error to build
+		hops, _ = strconv.Atoi(h)
+	}
 	if hops >= MaxHops {
 		d.stats.count("loop")
 		return nil, store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: redirected %d times: a loop between directors? (last: %s)", store.ErrInvalid, hops, d.cfg.Name)}
@@ -308,7 +312,9 @@ func (d *Director) redirect(op, name string, req *store.Request, hops int, to []
 		q.Set("vo", vo)
 	}
 	q.Set(hopsKey, strconv.Itoa(hops+1))
-	d.log.Debug("redirect", "op", op, "path", name, "to", to[0].String(), "why", why)
+	if d.log.Enabled(context.Background(), slog.LevelDebug) { // every redirect passes here
+		d.log.Debug("redirect", "op", op, "path", name, "to", to[0].String(), "why", why)
+	}
 	return store.Route{To: to, Opaque: q.Encode(), Reason: why}
 }
 
