@@ -18,12 +18,12 @@ import (
 //     pointer), so a reader holding one needs no lock; the usual
 //     advertisement (same prefixes, new load, space and expiry) is one
 //     pointer swap and touches no index;
-//   - the index (prefix → entries by name) is an immutable value
-//     published through an atomic pointer. A new server, a change of
-//     prefixes or a removal marks the entry dirty; the next reader (or
-//     the next second's upkeep) folds every dirty entry into a new index
-//     at once, so a thousand servers joining cost one rebuild per read,
-//     not one per advertisement.
+//   - the index (role and prefix → entries by name) is an immutable
+//     value published through an atomic pointer. A new server, a change
+//     of prefixes or role, or a removal marks the entry dirty; the next
+//     reader folds every dirty entry into a new index at once, so a
+//     thousand servers joining cost one rebuild per read, not one per
+//     advertisement.
 //
 // A lookup walks the path's ancestors (each a map lookup) and visits only
 // the servers exporting one of them: its work grows with the servers that
@@ -50,8 +50,6 @@ type prefixIndex struct {
 	byPrefix map[indexKey][]*entry
 }
 
-var emptyIndex = &prefixIndex{byPrefix: map[indexKey][]*entry{}}
-
 // indexKeys is the sorted, unique form s is indexed under.
 func indexKeys(s *Server) []indexKey {
 	out := make([]indexKey, 0, len(s.Prefixes))
@@ -62,7 +60,8 @@ func indexKeys(s *Server) []indexKey {
 	return slices.Compact(out)
 }
 
-// markDirty schedules e's index entries to be redone; r.mu held.
+// markDirty schedules e's index entries to be redone, and starts a new
+// epoch (epoch.go); r.mu held.
 func (r *registry) markDirty(e *entry) {
 	r.dirty[e] = struct{}{}
 	r.stale.Store(true)

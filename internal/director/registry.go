@@ -109,7 +109,7 @@ type registry struct {
 func newRegistry(dropAfter, maxServers int) *registry {
 	r := &registry{servers: map[string]*entry{}, byRoot: map[string][]*entry{}, dirty: map[*entry]struct{}{},
 		dropAfter: dropAfter, maxServers: maxServers}
-	r.view.Store(emptyIndex)
+	r.view.Store(&prefixIndex{byPrefix: map[indexKey][]*entry{}})
 	r.epoch.Store(1)
 	return r
 }
