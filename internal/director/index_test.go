@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -188,5 +189,50 @@ func TestLocatedPathAsksNewlyEligibleServers(t *testing.T) {
 	time.Sleep(400 * time.Millisecond)
 	if _, to := redirectOf(t, d.routeT(ctx, "open", "/store/f")); to != "c:1" {
 		t.Errorf("c's downtime over: sent to %s, want c:1", to)
+	}
+}
+
+// Readers take no lock: while ads change prefixes and servers come and
+// go, every server a lookup returns covers the path in the role asked
+// for (run with -race to check the sharing too).
+func TestIndexReadsDuringChanges(t *testing.T) {
+	r := newRegistry(3, 0)
+	now := time.Now()
+	done := make(chan struct{})
+	var writers sync.WaitGroup
+	for w := range 2 {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for range 3000 {
+				name := fmt.Sprintf("s%d", rng.IntN(30))
+				if rng.IntN(6) == 0 {
+					r.remove(name)
+					continue
+				}
+				role := []string{RoleOrigin, RoleCache}[rng.IntN(2)]
+				p := []string{"/a", "/a/b", "/c", "/"}[rng.IntN(4)]
+				if _, err := r.advertise(ad(name, "S", role, name+":1", p), now, name, nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	go func() { writers.Wait(); close(done) }()
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		for _, name := range []string{"/a/b/f", "/c/x", "/z"} {
+			for _, s := range r.covering(RoleOrigin, name, nil) {
+				if s.Role != RoleOrigin || !s.holds(name) {
+					t.Fatalf("covering %s: %s (%s %v)", name, s.Name, s.Role, s.Prefixes)
+				}
+			}
+		}
 	}
 }
