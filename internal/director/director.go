@@ -151,12 +151,7 @@ func newWithProber(cfg Config, p prober, log *slog.Logger) *Director {
 	return d
 }
 
-func (d *Director) server(name string) (Server, bool) {
-	for _, s := range d.reg.list(func(s *Server) bool { return s.Name == name }) {
-		return s, true
-	}
-	return Server{}, false
-}
+func (d *Director) server(name string) (Server, bool) { return d.reg.get(name) }
 
 // Remove drops a server from the registry, on an operator's word (a box
 // that went down for good). It reports whether the director had it.
@@ -221,16 +216,19 @@ func (d *Director) probeStatic(ctx context.Context) {
 }
 
 // pick returns the servers whose root endpoint is in roots.
-func pick(servers []Server, roots []string) []Server {
-	in := map[string]bool{}
+func pick(servers []*Server, roots []string) []*Server {
+	if len(roots) == 0 {
+		return nil
+	}
+	in := make(map[string]bool, len(roots))
 	for _, r := range roots {
 		in[r] = true
 	}
-	return filter(servers, func(s Server) bool { return in[s.Root] })
+	return filter(servers, func(s *Server) bool { return in[s.Root] })
 }
 
-func filter(servers []Server, keep func(Server) bool) []Server {
-	var out []Server
+func filter(servers []*Server, keep func(*Server) bool) []*Server {
+	var out []*Server
 	for _, s := range servers {
 		if keep(s) {
 			out = append(out, s)
@@ -242,8 +240,8 @@ func filter(servers []Server, keep func(Server) bool) []Server {
 // best orders servers: not yet tried by the client first, then least
 // loaded, then most free space, then by name so equal servers are chosen
 // stably.
-func best(servers []Server, t tried) []Server {
-	out := append([]Server(nil), servers...)
+func best(servers []*Server, t tried) []*Server {
+	out := append([]*Server(nil), servers...)
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if ta, tb := t.hostTried(a.Root), t.hostTried(b.Root); ta != tb {

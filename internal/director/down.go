@@ -22,15 +22,15 @@ const downWaitStep = 5 * time.Second
 
 // unavailableHolders are the origins covering name that clients cannot be
 // sent to now (down, silent or in downtime), except those already tried.
-func (d *Director) unavailableHolders(name string, tried tried, now time.Time) []Server {
-	return d.reg.list(func(s *Server) bool {
-		return s.Role == RoleOrigin && s.Root != "" && !s.usable(now) && s.holds(name) && !tried.has(s.Root)
+func (d *Director) unavailableHolders(name string, tried tried, now time.Time) []*Server {
+	return d.reg.covering(RoleOrigin, name, func(s *Server) bool {
+		return s.Root != "" && !s.usable(now) && !tried.has(s.Root)
 	})
 }
 
 // unavailableSince is when s stopped being usable: the start of its
 // downtime, or when it was found down or silent.
-func unavailableSince(s Server, now time.Time) time.Time {
+func unavailableSince(s *Server, now time.Time) time.Time {
 	if s.Downtime.Active(now) {
 		return s.Downtime.Start
 	}
@@ -72,7 +72,7 @@ func (d *Director) downRoute(op, name string, tried tried, now time.Time) (rt st
 }
 
 // describeDown says which server is unavailable, why and since when.
-func describeDown(s Server, now time.Time) string {
+func describeDown(s *Server, now time.Time) string {
 	since := unavailableSince(s, now).UTC().Format(time.RFC3339)
 	switch {
 	case s.Downtime.Active(now):

@@ -24,8 +24,12 @@ type prober interface {
 // path, kept until expires.
 type found struct {
 	holders   map[string]bool
+	has       []string // the roots holding it: holders' true ones
 	expires   time.Time
 	rechecked time.Time // last recheck on a client's tried=
+	// epoch is the registry's epoch at which every server eligible for
+	// the path has an answer here (0: not known to be so).
+	epoch uint64
 }
 
 // locator finds which candidate servers hold a path: all asked in
@@ -44,16 +48,31 @@ type locator struct {
 	stats              *stats
 }
 
-// lookup returns the holders of name among cands (root endpoints),
-// searching those not answered recently. wait bounds how long the caller
-// waits; the search goes on in the background when it is exceeded, and
-// done reports whether the answer is complete.
-func (l *locator) lookup(name string, cands []string, wait time.Duration) (holders []string, done bool) {
-	if r := l.cached(name, cands); r != nil {
+// known returns the roots holding name if what is known about it covers
+// every server eligible at the registry's epoch: no server need be
+// visited to tell. asked is how many servers answered.
+func (l *locator) known(name string, epoch uint64) (has []string, asked int, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f := l.results[name]
+	if f == nil || f.epoch == 0 || f.epoch != epoch || time.Now().After(f.expires) {
+		return nil, 0, false
+	}
+	l.answered++
+	return f.has, len(f.holders), true
+}
+
+// lookup returns the holders of name among cands (root endpoints, the
+// servers eligible at the registry's epoch), searching those not
+// answered recently. wait bounds how long the caller waits; the search
+// goes on in the background when it is exceeded, and done reports
+// whether the answer is complete.
+func (l *locator) lookup(name string, cands []string, wait time.Duration, epoch uint64) (holders []string, done bool) {
+	if r := l.cached(name, cands, epoch); r != nil {
 		return r, true
 	}
 	ch := l.flight.DoChan(name, func() (any, error) {
-		l.search(name, cands)
+		l.search(name, cands, epoch, false)
 		return nil, nil
 	})
 	timer := time.NewTimer(wait)
@@ -63,7 +82,7 @@ func (l *locator) lookup(name string, cands []string, wait time.Duration) (holde
 	case <-timer.C:
 		return nil, false
 	}
-	if r := l.cached(name, cands); r != nil {
+	if r := l.cached(name, cands, epoch); r != nil {
 		return r, true
 	}
 	// A candidate added while we searched: not asked yet, so not complete;
@@ -72,8 +91,9 @@ func (l *locator) lookup(name string, cands []string, wait time.Duration) (holde
 }
 
 // cached returns the holders among cands if every candidate's answer is
-// known and fresh, else nil.
-func (l *locator) cached(name string, cands []string) []string {
+// known and fresh, else nil. The answer then covers the epoch cands were
+// taken at.
+func (l *locator) cached(name string, cands []string, epoch uint64) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	f := l.results[name]
@@ -90,6 +110,7 @@ func (l *locator) cached(name string, cands []string) []string {
 			out = append(out, c)
 		}
 	}
+	f.epoch = epoch
 	l.answered++
 	return out
 }
@@ -111,7 +132,10 @@ func (l *locator) partial(name string, cands []string) []string {
 // search asks every candidate and records the answers. A server that
 // cannot be reached counts as not holding the file and is reported, so
 // the director stops sending clients there.
-func (l *locator) search(name string, cands []string) {
+//
+// A full search asks every server eligible at epoch; a partial one (a
+// recheck) only some, the others' answers kept from before.
+func (l *locator) search(name string, cands []string, epoch uint64, partial bool) {
 	if l.stats != nil {
 		defer l.stats.searched(time.Now())
 	}
@@ -120,12 +144,13 @@ func (l *locator) search(name string, cands []string) {
 	type answer struct {
 		root       string
 		has, known bool
+		down       bool // unreachable: marked down, so no longer eligible
 	}
 	ch := make(chan answer, len(cands))
 	for _, c := range cands {
 		go func() {
 			_, err := l.probe.Stat(ctx, c, name)
-			known := true
+			known, down := true, false
 			switch {
 			case err == nil:
 				l.onReachable(c)
@@ -137,20 +162,23 @@ func (l *locator) search(name string, cands []string) {
 				known = false
 				if ctx.Err() == nil {
 					l.onUnreachable(c)
+					down = true
 				}
 			}
 			// A directory counts: `xrdfs ls` locates the servers
 			// holding one before asking each for its listing.
-			ch <- answer{c, err == nil, known}
+			ch <- answer{c, err == nil, known, down}
 		}()
 	}
 	holders := map[string]bool{}
-	anyHas := false
+	anyHas, complete := false, true
 	for range cands {
-		if a := <-ch; a.known {
+		a := <-ch
+		if a.known {
 			holders[a.root] = a.has
 			anyHas = anyHas || a.has
 		}
+		complete = complete && (a.known || a.down)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -160,8 +188,14 @@ func (l *locator) search(name string, cands []string) {
 	// Fresh answers of servers not asked this time are kept (a recheck
 	// asks only some); the entry lives as long as its positive or
 	// negative TTL from now.
+	// The whole epoch is covered if every server asked answered (or is
+	// down now) and, for a recheck of a few, the rest was covered before.
 	old := l.results[name]
-	if old != nil && time.Now().Before(old.expires) {
+	fresh := old != nil && time.Now().Before(old.expires)
+	if !complete || partial && (!fresh || old.epoch != epoch) {
+		epoch = 0
+	}
+	if fresh {
 		for root, has := range old.holders {
 			if _, answered := holders[root]; !answered && !slices.Contains(cands, root) {
 				holders[root] = has
@@ -173,7 +207,12 @@ func (l *locator) search(name string, cands []string) {
 	if anyHas {
 		ttl = l.ttl
 	}
-	f := &found{holders: holders, expires: time.Now().Add(ttl)}
+	f := &found{holders: holders, expires: time.Now().Add(ttl), epoch: epoch}
+	for root, has := range holders {
+		if has {
+			f.has = append(f.has, root)
+		}
+	}
 	if old != nil {
 		f.rechecked = old.rechecked
 	}
@@ -190,7 +229,7 @@ const recheckAfter = time.Second
 // it failed at them (XRootD's tried= CGI). A server that went away is
 // marked down by the search; one that lost the file stops being offered.
 // Concurrent rechecks of the same path and servers are one.
-func (l *locator) recheck(name string, cands []string) {
+func (l *locator) recheck(name string, cands []string, epoch uint64) {
 	if len(cands) == 0 {
 		return
 	}
@@ -205,7 +244,7 @@ func (l *locator) recheck(name string, cands []string) {
 	l.mu.Unlock()
 	key := "recheck\x00" + name + "\x00" + strings.Join(cands, ",")
 	l.flight.Do(key, func() (any, error) {
-		l.search(name, cands)
+		l.search(name, cands, epoch, true)
 		return nil, nil
 	})
 }

@@ -19,6 +19,7 @@ type membership struct {
 	mu      sync.Mutex
 	file    map[string]Member
 	keys    map[string]ed25519.PublicKey
+	owners  map[string]string // registry name → member owning it
 	stamp   fileStamp
 	loadErr string           // the last load failure, logged once
 	seq     map[string]int64 // member → last accepted sequence
@@ -72,16 +73,7 @@ func (m *membership) get(name string) (Member, ed25519.PublicKey, bool) {
 func (m *membership) owner(entry string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, set := range []map[string]Member{m.static, m.file} {
-		for _, mem := range set {
-			for _, n := range mem.names() {
-				if n == entry {
-					return mem.Name
-				}
-			}
-		}
-	}
-	return ""
+	return m.owners[entry]
 }
 
 // advance records seq as the member's latest if it is after the last one
@@ -147,14 +139,27 @@ func (m *membership) reload(now time.Time) (gone []string, loadErr string) {
 	return gone, ""
 }
 
-// rebuildKeys parses the members' keys once, not at every ad; m.mu held
-// (or m not shared yet). Records were checked when read.
+// rebuildKeys parses the members' keys once, not at every ad, and notes
+// which member owns which registry name (a child director's ad asks for
+// each of up to MaxChildren names); m.mu held (or m not shared yet).
+// Records were checked when read.
 func (m *membership) rebuildKeys() {
 	m.keys = map[string]ed25519.PublicKey{}
+	m.owners = map[string]string{}
 	for _, set := range []map[string]Member{m.file, m.static} {
 		for name, mem := range set {
 			if k, err := ParseKey(mem.Key); err == nil {
 				m.keys[name] = k
+			}
+		}
+	}
+	// The config's members first: their names stand over the file's.
+	for _, set := range []map[string]Member{m.static, m.file} {
+		for _, mem := range set {
+			for _, n := range mem.names() {
+				if _, taken := m.owners[n]; !taken {
+					m.owners[n] = mem.Name
+				}
 			}
 		}
 	}

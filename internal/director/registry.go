@@ -3,8 +3,10 @@ package director
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"sitebox/internal/fleet"
@@ -85,16 +87,84 @@ func (s *Server) holds(name string) bool {
 	return false
 }
 
-// registry is the set of known servers, keyed by name.
+// registry is the set of known servers, keyed by name. Writers take mu;
+// routing reads the prefix index (index.go) without it.
 type registry struct {
-	mu         sync.Mutex
-	servers    map[string]*Server
+	mu      sync.Mutex
+	servers map[string]*entry
+	byRoot  map[string][]*entry // root endpoint → entries, for the prober's verdicts
+	dirty   map[*entry]struct{} // entries to redo in the index
+	stale   atomic.Bool         // dirty is not empty
+	view    atomic.Pointer[prefixIndex]
+	downs   atomic.Int64 // entries found down by a probe
+	// epoch and the earliest end of a planned downtime (Unix ns, 0
+	// none): see epoch.go.
+	epoch       atomic.Uint64
+	downtimeEnd atomic.Int64
+
 	dropAfter  int
 	maxServers int
 }
 
 func newRegistry(dropAfter, maxServers int) *registry {
-	return &registry{servers: map[string]*Server{}, dropAfter: dropAfter, maxServers: maxServers}
+	r := &registry{servers: map[string]*entry{}, byRoot: map[string][]*entry{}, dirty: map[*entry]struct{}{},
+		dropAfter: dropAfter, maxServers: maxServers}
+	r.view.Store(&prefixIndex{byPrefix: map[indexKey][]*entry{}})
+	r.epoch.Store(1)
+	return r
+}
+
+// put records s under its name, replacing what was there; r.mu held.
+func (r *registry) put(s *Server, now time.Time) {
+	e := r.servers[s.Name]
+	if e == nil {
+		e = &entry{name: s.Name}
+		r.servers[s.Name] = e
+	}
+	if old := e.cur.Load(); old == nil || old.Root != s.Root {
+		if old != nil {
+			r.unlinkRoot(e, old.Root)
+		}
+		r.byRoot[s.Root] = append(r.byRoot[s.Root], e)
+		r.bump()
+	} else if !old.usable(now) && s.usable(now) {
+		r.bump()
+	}
+	r.noteDowntime(s, now)
+	r.countDown(e.cur.Load(), s)
+	e.cur.Store(s)
+	if keys := indexKeys(s); !e.live || !slices.Equal(keys, e.indexed) {
+		e.indexed, e.live = keys, true
+		r.markDirty(e)
+	}
+}
+
+// drop removes the entry e; r.mu held.
+func (r *registry) drop(e *entry) {
+	delete(r.servers, e.name)
+	r.unlinkRoot(e, e.cur.Load().Root)
+	r.countDown(e.cur.Load(), nil)
+	e.live = false
+	r.markDirty(e)
+}
+
+func (r *registry) unlinkRoot(e *entry, root string) {
+	l := slices.DeleteFunc(r.byRoot[root], func(x *entry) bool { return x == e })
+	if len(l) == 0 {
+		delete(r.byRoot, root)
+		return
+	}
+	r.byRoot[root] = l
+}
+
+// get returns the entry of that name (a copy), if there is one.
+func (r *registry) get(name string) (Server, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e := r.servers[name]; e != nil {
+		return *e.cur.Load(), true
+	}
+	return Server{}, false
 }
 
 // Refusals of an advertisement by the registry.
@@ -117,8 +187,8 @@ func (r *registry) advertise(ad Ad, now time.Time, member string, owner func(str
 	expires := now.Add(time.Duration(r.dropAfter) * interval)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if old := r.servers[ad.Name]; old != nil {
-		switch {
+	if e := r.servers[ad.Name]; e != nil {
+		switch old := e.cur.Load(); {
 		case old.Static:
 			return nil, fmt.Errorf("name %q %w", ad.Name, errStatic)
 		case old.Member != "" && old.Member != member && old.Via == "":
@@ -129,9 +199,12 @@ func (r *registry) advertise(ad Ad, now time.Time, member string, owner func(str
 	}
 	children := ad.Servers
 	ad.Servers, ad.Probes = nil, nil
-	r.servers[ad.Name] = &Server{Ad: ad, Member: member, LastSeen: now, Expires: expires}
+	r.put(&Server{Ad: ad, Member: member, LastSeen: now, Expires: expires}, now)
 	for _, c := range flatten(children) {
-		old := r.servers[c.Name]
+		var old *Server
+		if e := r.servers[c.Name]; e != nil {
+			old = e.cur.Load()
+		}
 		switch {
 		case c.Name == ad.Name,
 			old != nil && (old.Static || old.Via != ad.Name),
@@ -144,7 +217,7 @@ func (r *registry) advertise(ad Ad, now time.Time, member string, owner func(str
 			skipped = append(skipped, c.Name)
 			continue
 		}
-		r.servers[c.Name] = &Server{Ad: c, Via: ad.Name, Member: member, LastSeen: now, Expires: expires}
+		r.put(&Server{Ad: c, Via: ad.Name, Member: member, LastSeen: now, Expires: expires}, now)
 	}
 	return skipped, nil
 }
@@ -155,9 +228,9 @@ func (r *registry) dropMember(member string) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var gone []string
-	for name, s := range r.servers {
-		if !s.Static && s.Member == member {
-			delete(r.servers, name)
+	for name, e := range r.servers {
+		if s := e.cur.Load(); !s.Static && s.Member == member {
+			r.drop(e)
 			gone = append(gone, name)
 		}
 	}
@@ -180,24 +253,45 @@ func flatten(ads []Ad) []Ad {
 func (r *registry) addStatic(s Server) {
 	s.Static = true
 	r.mu.Lock()
-	r.servers[s.Name] = &s
+	r.put(&s, time.Now())
 	r.mu.Unlock()
+}
+
+// countDown keeps r.downs as an entry goes from old to s (nil: none);
+// r.mu held.
+func (r *registry) countDown(old, s *Server) {
+	was, is := old != nil && old.Down, s != nil && s.Down
+	switch {
+	case is && !was:
+		r.downs.Add(1)
+	case was && !is:
+		r.downs.Add(-1)
+	}
 }
 
 // setDown marks the server with this root endpoint unreachable (or back).
 func (r *registry) setDown(root string, down bool, now time.Time) {
+	if !down && r.downs.Load() == 0 {
+		return // every answer of a search lands here: none was down
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, s := range r.servers {
-		if s.Root != root {
-			continue
-		}
+	for _, e := range r.byRoot[root] {
+		old := e.cur.Load()
+		s := *old
 		s.Down = down
 		switch {
 		case down && s.DownSince.IsZero():
 			s.DownSince = now
 		case !down && (s.Static || now.Before(s.Expires)):
 			s.DownSince = time.Time{}
+		}
+		if s.Down != old.Down || !s.DownSince.Equal(old.DownSince) {
+			r.countDown(old, &s)
+			e.cur.Store(&s)
+		}
+		if old.Down && !down {
+			r.bump()
 		}
 	}
 }
@@ -209,9 +303,11 @@ func (r *registry) expire(now time.Time) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var gone []string
-	for name, s := range r.servers {
-		if !s.Static && now.After(s.Expires) && s.DownSince.IsZero() {
+	for name, e := range r.servers {
+		if old := e.cur.Load(); !old.Static && now.After(old.Expires) && old.DownSince.IsZero() {
+			s := *old
 			s.DownSince = s.Expires
+			e.cur.Store(&s)
 			gone = append(gone, name)
 		}
 	}
@@ -223,28 +319,43 @@ func (r *registry) expire(now time.Time) []string {
 func (r *registry) remove(name string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.servers[name]; !ok {
+	e := r.servers[name]
+	if e == nil {
 		return false
 	}
-	delete(r.servers, name)
-	for n, s := range r.servers {
-		if s.Via == name {
-			delete(r.servers, n)
+	r.drop(e)
+	for _, c := range r.servers {
+		if c.cur.Load().Via == name {
+			r.drop(c)
 		}
 	}
 	return true
 }
 
-// list returns copies of the servers matching keep, sorted by name.
+// list returns copies of the servers matching keep, sorted by name: for
+// the views of the whole registry (routing uses covering).
 func (r *registry) list(keep func(*Server) bool) []Server {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []Server
-	for _, s := range r.servers {
-		if keep == nil || keep(s) {
+	for _, e := range r.servers {
+		if s := e.cur.Load(); keep == nil || keep(s) {
 			out = append(out, *s)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// count returns how many servers there are, and how many of them clients
+// cannot be sent to now.
+func (r *registry) count(now time.Time) (all, down int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.servers {
+		if !e.cur.Load().usable(now) {
+			down++
+		}
+	}
+	return len(r.servers), down
 }

@@ -3,6 +3,7 @@ package director
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"sort"
 	"strconv"
@@ -49,8 +50,8 @@ func (d *Director) Route(ctx context.Context, c store.Call) (store.Route, error)
 // must not get the cached "not found".
 func (d *Director) uploadRoute(ctx context.Context, op, name string) (store.Route, error) {
 	now := time.Now()
-	origins := d.reg.list(func(s *Server) bool {
-		return s.Role == RoleOrigin && s.Site == d.cfg.Site && s.usable(now) && s.holds(name) && !s.Static
+	origins := d.reg.covering(RoleOrigin, name, func(s *Server) bool {
+		return s.Site == d.cfg.Site && s.usable(now) && !s.Static
 	})
 	if len(origins) == 0 {
 		return store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: no origin at site %q exports %s for uploads", store.ErrUnsupported, d.cfg.Site, name)}
@@ -78,12 +79,12 @@ func (d *Director) changeRoute(ctx context.Context, op, name string) (store.Rout
 	if q == nil {
 		return rt, err
 	}
-	req, hops, tried, origins, holders := q.req, q.hops, q.tried, q.origins, q.holders
+	req, hops, tried, asked, holders := q.req, q.hops, q.tried, q.asked, q.holders
 	if len(holders) == 0 {
 		d.stats.count("not_found")
-		return store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: no origin in this director's federation holds it (asked %d server(s))", store.ErrNotFound, len(origins))}
+		return store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: no origin in this director's federation holds it (asked %d server(s))", store.ErrNotFound, asked)}
 	}
-	if local := filter(holders, func(s Server) bool { return s.Site == d.cfg.Site }); len(local) > 0 {
+	if local := filter(holders, func(s *Server) bool { return s.Site == d.cfg.Site }); len(local) > 0 {
 		holders = local
 	}
 	d.loc.forget(name)
@@ -98,8 +99,8 @@ func (d *Director) route(ctx context.Context, op, name string) (store.Route, err
 	if q == nil {
 		return rt, err
 	}
-	req, hops, tried, origins, holders := q.req, q.hops, q.tried, q.origins, q.holders
-	redirect := func(kind string, to []Server, why string) (store.Route, error) {
+	req, hops, tried, asked, holders := q.req, q.hops, q.tried, q.asked, q.holders
+	redirect := func(kind string, to []*Server, why string) (store.Route, error) {
 		d.stats.count(kind)
 		return d.redirect(op, name, req, hops, endpoints(to), why), nil
 	}
@@ -107,7 +108,7 @@ func (d *Director) route(ctx context.Context, op, name string) (store.Route, err
 	if site == "" {
 		site = d.cfg.Site
 	}
-	if local := filter(holders, func(s Server) bool { return s.Site == site }); len(local) > 0 {
+	if local := filter(holders, func(s *Server) bool { return s.Site == site }); len(local) > 0 {
 		return redirect("site", best(local, tried), "data at the client's site "+site)
 	}
 	if caches := d.siteCaches(req, name, site, tried); len(caches) > 0 {
@@ -127,17 +128,18 @@ func (d *Director) route(ctx context.Context, op, name string) (store.Route, err
 	if rt, ok := d.startupRoute(now); ok {
 		return rt, nil
 	}
-	return d.fallback(op, name, req, hops, len(origins), tried)
+	return d.fallback(op, name, req, hops, asked, tried)
 }
 
 // query is what a route decision starts from: who asks, how many
-// directors sent them here, where they failed, and which origins were
-// asked and hold the path.
+// directors sent them here, where they failed, how many origins were
+// asked and which hold the path.
 type query struct {
-	req              *store.Request
-	hops             int
-	tried            tried
-	origins, holders []Server
+	req     *store.Request
+	hops    int
+	tried   tried
+	asked   int
+	holders []*Server
 }
 
 // ask stops a redirect loop, rechecks the servers the client says it
@@ -146,7 +148,10 @@ type query struct {
 // federation is still being asked.
 func (d *Director) ask(ctx context.Context, op, name string) (*query, store.Route, error) {
 	req := store.RequestFrom(ctx)
-	hops, _ := strconv.Atoi(req.Opaque.Get(hopsKey))
+	var hops int
+	if h := req.Opaque.Get(hopsKey); h != "" { // a client's first request has none: no error to build
+		hops, _ = strconv.Atoi(h)
+	}
 	if hops >= MaxHops {
 		d.stats.count("loop")
 		return nil, store.Route{}, &store.PathError{Op: op, Path: name, Err: fmt.Errorf("%w: redirected %d times: a loop between directors? (last: %s)", store.ErrInvalid, hops, d.cfg.Name)}
@@ -155,7 +160,7 @@ func (d *Director) ask(ctx context.Context, op, name string) (*query, store.Rout
 	if len(tried) > 0 {
 		d.recheckTried(name, tried)
 	}
-	origins, holders, done := d.holders(req, name, tried)
+	asked, holders, done := d.holders(req, name, tried)
 	if !done {
 		d.stats.count("wait")
 		return nil, store.Route{Retry: true, Wait: time.Second, Reason: "searching the federation"}, nil
@@ -164,7 +169,7 @@ func (d *Director) ask(ctx context.Context, op, name string) (*query, store.Rout
 		d.stats.count("not_found")
 		return nil, store.Route{}, err
 	}
-	return &query{req: req, hops: hops, tried: tried, origins: origins, holders: holders}, store.Route{}, nil
+	return &query{req: req, hops: hops, tried: tried, asked: asked, holders: holders}, store.Route{}, nil
 }
 
 // refusedByAll answers a client back from a server that refused its
@@ -174,7 +179,7 @@ func (d *Director) ask(ctx context.Context, op, name string) (*query, store.Rout
 // hear the same refusal, and come back, until the redirect limit.
 // XRootD's manager answers such a client that no server is available
 // (3011), and so does a director.
-func refusedByAll(op, name string, req *store.Request, servers []Server) error {
+func refusedByAll(op, name string, req *store.Request, servers []*Server) error {
 	t := triedSet(req.Opaque.Get("tried"))
 	if req.Opaque.Get("triedrc") != "fserr" || len(servers) == 0 {
 		return nil
@@ -199,24 +204,37 @@ func (e *refusedError) Is(target error) bool { return target == store.ErrNotFoun
 // hold it; done is false while the answer is still being looked for.
 // An https client (which does not retry a 503 by itself) waits for the
 // answer up to the locate deadline; a root:// client is told to wait.
-func (d *Director) holders(req *store.Request, name string, tried tried) (origins, holders []Server, done bool) {
+func (d *Director) holders(req *store.Request, name string, tried tried) (asked int, holders []*Server, done bool) {
+	wait := d.cfg.WaitAfter
+	if req.Proto == "https" {
+		wait = d.cfg.LocateTimeout + time.Second
+	}
+	return d.findHolders(name, tried, wait)
+}
+
+// findHolders is holders, waiting at most wait; asked is how many
+// servers were asked. A path located while no server became eligible
+// since (the registry's epoch) is answered from its holders alone.
+func (d *Director) findHolders(name string, tried tried, wait time.Duration) (asked int, holders []*Server, done bool) {
 	now := time.Now()
-	origins = d.reg.list(func(s *Server) bool {
-		return s.Role == RoleOrigin && s.Root != "" && s.usable(now) && s.holds(name) && !tried.has(s.Root)
-	})
+	eligible := func(s *Server) bool { return s.Root != "" && s.usable(now) && !tried.has(s.Root) }
+	epoch := d.reg.epochAt(now)
+	if has, n, ok := d.loc.known(name, epoch); ok {
+		return n, d.reg.atRoots(RoleOrigin, name, has, eligible), true
+	}
+	origins := d.reg.covering(RoleOrigin, name, eligible)
 	if len(origins) == 0 {
-		return nil, nil, true
+		return 0, nil, true
 	}
 	cands := make([]string, len(origins))
 	for i, s := range origins {
 		cands[i] = s.Root
 	}
-	wait := d.cfg.WaitAfter
-	if req.Proto == "https" {
-		wait = d.cfg.LocateTimeout + time.Second
+	if len(tried) > 0 {
+		epoch = 0 // the servers tried were left out: not every eligible one was asked
 	}
-	roots, done := d.loc.lookup(name, cands, wait)
-	return origins, pick(origins, roots), done
+	roots, done := d.loc.lookup(name, cands, wait, epoch)
+	return len(origins), pick(origins, roots), done
 }
 
 // siteCaches are the caches of site covering name. A client back from
@@ -224,13 +242,13 @@ func (d *Director) holders(req *store.Request, name string, tried tried) (origin
 // cache has already asked the federation, or is failing; the client goes
 // to a replica directly, or gets the answer. Nor is a cache asking for
 // its own fill (sbx.via=cache).
-func (d *Director) siteCaches(req *store.Request, name, site string, tried tried) []Server {
+func (d *Director) siteCaches(req *store.Request, name, site string, tried tried) []*Server {
 	if req.Opaque.Get(store.ViaKey) == store.ViaCache || site == "" {
 		return nil
 	}
 	now := time.Now()
-	return d.reg.list(func(s *Server) bool {
-		return s.Role == RoleCache && s.Site == site && s.usable(now) && s.holds(name) &&
+	return d.reg.covering(RoleCache, name, func(s *Server) bool {
+		return s.Site == site && s.usable(now) &&
 			!tried.has(s.Root) && !tried.hostTried(s.Root)
 	})
 }
@@ -276,12 +294,12 @@ func (d *Director) fallback(op, name string, req *store.Request, hops, asked int
 func (d *Director) recheckTried(name string, t tried) {
 	now := time.Now()
 	var roots []string
-	for _, s := range d.reg.list(func(s *Server) bool {
-		return s.Role == RoleOrigin && s.Root != "" && s.usable(now) && s.holds(name) && (t.has(s.Root) || t.hostTried(s.Root))
+	for _, s := range d.reg.covering(RoleOrigin, name, func(s *Server) bool {
+		return s.Root != "" && s.usable(now) && (t.has(s.Root) || t.hostTried(s.Root))
 	}) {
 		roots = append(roots, s.Root)
 	}
-	d.loc.recheck(name, roots)
+	d.loc.recheck(name, roots, d.reg.epochAt(now))
 }
 
 // redirect is the route to servers to, with the client's VO and the hop
@@ -294,11 +312,13 @@ func (d *Director) redirect(op, name string, req *store.Request, hops int, to []
 		q.Set("vo", vo)
 	}
 	q.Set(hopsKey, strconv.Itoa(hops+1))
-	d.log.Debug("redirect", "op", op, "path", name, "to", to[0].String(), "why", why)
+	if d.log.Enabled(context.Background(), slog.LevelDebug) { // every redirect passes here
+		d.log.Debug("redirect", "op", op, "path", name, "to", to[0].String(), "why", why)
+	}
 	return store.Route{To: to, Opaque: q.Encode(), Reason: why}
 }
 
-func endpoints(servers []Server) []store.Endpoint {
+func endpoints(servers []*Server) []store.Endpoint {
 	eps := make([]store.Endpoint, len(servers))
 	for i, s := range servers {
 		eps[i] = s.endpoint()

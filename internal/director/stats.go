@@ -77,12 +77,6 @@ func (d *Director) Stats() Stats {
 		st.Buckets[b] = cum
 	}
 	d.stats.mu.Unlock()
-	now := time.Now()
-	for _, s := range d.reg.list(nil) {
-		st.Servers++
-		if !s.usable(now) {
-			st.ServersDown++
-		}
-	}
+	st.Servers, st.ServersDown = d.reg.count(time.Now())
 	return st
 }

@@ -46,17 +46,9 @@ func (d *Director) statHere(name string) (store.FileInfo, bool) {
 
 // Locate lists every server holding name: all replicas, for `xrdfs locate`.
 func (d *Director) Locate(ctx context.Context, name string) ([]store.Location, error) {
-	now := time.Now()
-	origins := d.reg.list(func(s *Server) bool {
-		return s.Role == RoleOrigin && s.Root != "" && s.usable(now) && s.holds(name)
-	})
-	cands := make([]string, len(origins))
-	for i, s := range origins {
-		cands[i] = s.Root
-	}
-	roots, _ := d.loc.lookup(name, cands, d.cfg.LocateTimeout+time.Second)
+	_, holders, _ := d.findHolders(name, nil, d.cfg.LocateTimeout+time.Second)
 	var locs []store.Location
-	for _, s := range best(pick(origins, roots), nil) {
+	for _, s := range best(holders, nil) {
 		locs = append(locs, store.Location{Endpoint: s.Root})
 	}
 	if len(locs) == 0 {
@@ -125,12 +117,8 @@ func (d *Director) List(ctx context.Context, name string) ([]store.FileInfo, err
 // above one, so clients can walk down to the data.
 func (d *Director) isPrefixDir(name string) (store.FileInfo, bool) {
 	now := time.Now()
-	for _, s := range d.reg.list(func(s *Server) bool { return s.usable(now) }) {
-		for _, p := range s.Prefixes {
-			if store.HasPrefix(p, name) {
-				return store.FileInfo{Name: path.Base(name), Mode: fs.ModeDir | 0o555}, true
-			}
-		}
+	if d.reg.exportsBelow(name, func(s *Server) bool { return s.usable(now) }) {
+		return store.FileInfo{Name: path.Base(name), Mode: fs.ModeDir | 0o555}, true
 	}
 	return store.FileInfo{}, false
 }

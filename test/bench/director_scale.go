@@ -86,6 +86,12 @@ type DirectorScaleReport struct {
 	AdFailures           int64
 	AdFirstError         string
 	AdP50, AdP99         time.Duration
+	// AdBusy is the director's CPU time over the window in cores (all
+	// its work then: verifying and recording ads, its upkeep), AdCPU the
+	// same per ad absorbed: they tell its share from the simulated
+	// servers' on one machine.
+	AdBusy float64
+	AdCPU  time.Duration
 	// FirstSearch is the first locate, which connects the director to
 	// every server; later searches reuse those connections.
 	FirstSearch time.Duration
@@ -150,11 +156,11 @@ func DirectorScale(ctx context.Context, cfg DirectorScaleConfig) (*DirectorScale
 	rep.Joined = time.Since(start)
 	fmt.Fprintf(cfg.Out, "  %d of %d servers usable after %s\n", rep.Usable, cfg.Servers, rep.Joined.Round(100*time.Millisecond))
 
-	if err := measureAds(ctx, &cfg, rep, counter); err != nil {
+	if err := measureAds(ctx, &cfg, rep, counter, d.cpu); err != nil {
 		return rep, err
 	}
-	fmt.Fprintf(cfg.Out, "  ads: %.0f/s absorbed (%.0f/s sent at a %s interval), failures %d, p50 %s p99 %s\n",
-		rep.AdsPerSec, rep.AdsWanted, cfg.Interval, rep.AdFailures, latText(rep.AdP50), latText(rep.AdP99))
+	fmt.Fprintf(cfg.Out, "  ads: %.0f/s absorbed (%.0f/s sent at a %s interval), failures %d, p50 %s p99 %s; director CPU %.0f%% of a core, %s per ad\n",
+		rep.AdsPerSec, rep.AdsWanted, cfg.Interval, rep.AdFailures, latText(rep.AdP50), latText(rep.AdP99), 100*rep.AdBusy, latText(rep.AdCPU))
 
 	if rep.Usable < cfg.Servers {
 		rep.LocateSkipped = fmt.Sprintf("not measured: only %d of the %d servers were usable %s after the first ad", rep.Usable, cfg.Servers, durText(rep.Joined.Round(time.Second)))
@@ -223,10 +229,12 @@ func finishScale(rep *DirectorScaleReport, d *scaleDirector) error {
 	return err
 }
 
-// measureAds counts the ads absorbed over cfg.AdWindow.
-func measureAds(ctx context.Context, cfg *DirectorScaleConfig, rep *DirectorScaleReport, c *adCounter) error {
+// measureAds counts the ads absorbed over cfg.AdWindow, and the
+// director's CPU time over it.
+func measureAds(ctx context.Context, cfg *DirectorScaleConfig, rep *DirectorScaleReport, c *adCounter, cpu func() (time.Duration, error)) error {
 	c.take()
 	ok0, failed0 := c.ok.Load(), c.failed.Load()
+	cpu0, cpuErr := cpu()
 	t0 := time.Now()
 	select {
 	case <-ctx.Done():
@@ -237,6 +245,12 @@ func measureAds(ctx context.Context, cfg *DirectorScaleConfig, rep *DirectorScal
 	lats := c.take()
 	slices.Sort(lats)
 	r := loadResult{Latencies: lats}
+	if cpu1, err := cpu(); err == nil && cpuErr == nil {
+		rep.AdBusy = (cpu1 - cpu0).Seconds() / el.Seconds()
+		if n := c.ok.Load() - ok0; n > 0 {
+			rep.AdCPU = (cpu1 - cpu0) / time.Duration(n)
+		}
+	}
 	rep.AdsPerSec = float64(c.ok.Load()-ok0) / el.Seconds()
 	rep.AdFailures = c.failed.Load() - failed0
 	rep.AdP50, rep.AdP99 = r.Quantile(0.50), r.Quantile(0.99)

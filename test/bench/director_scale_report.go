@@ -26,8 +26,8 @@ func FormatDirectorScale(r *DirectorScaleReport) string {
 	if r.Usable < c.Servers {
 		joined = fmt.Sprintf("only %d of %d servers usable %s after the first ad", r.Usable, c.Servers, durText(r.Joined.Round(time.Second)))
 	}
-	fmt.Fprintf(&b, "Advertisements: %s; over %s after that, **%.0f ads/s absorbed** of %.0f/s sent (%d refused or failed), ad round trip p50 %s, p99 %s: %s.\n\n",
-		joined, durText(c.AdWindow), r.AdsPerSec, r.AdsWanted, r.AdFailures, latText(r.AdP50), latText(r.AdP99), keepsUpText(r))
+	fmt.Fprintf(&b, "Advertisements: %s; over %s after that, **%.0f ads/s absorbed** of %.0f/s sent (%d refused or failed), ad round trip p50 %s, p99 %s: %s. The director was busy %.0f%% of one core over that window (%s of CPU per ad absorbed).\n\n",
+		joined, durText(c.AdWindow), r.AdsPerSec, r.AdsWanted, r.AdFailures, latText(r.AdP50), latText(r.AdP99), keepsUpText(r), 100*r.AdBusy, latText(r.AdCPU))
 	if r.AdFirstError != "" {
 		fmt.Fprintf(&b, "First ad failure: %s\n\n", r.AdFirstError)
 	}

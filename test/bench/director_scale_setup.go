@@ -22,6 +22,7 @@ type scaleDirector struct {
 	caFile string // its generated https certificate, trusted by the advertisers
 	client *http.Client
 	rss    func() (int64, error)
+	cpu    func() (time.Duration, error)
 	stop   func()
 }
 
@@ -79,6 +80,7 @@ max_servers = %d
 		https:  "https://127.0.0.1:" + strconv.Itoa(hport),
 		caFile: filepath.Join(state, "tls", tlsutil.CertName),
 		rss:    p.PeakRSS,
+		cpu:    p.CPUTime,
 		stop:   p.Stop,
 	}
 	if d.client, err = tlsutil.HTTPClient(d.caFile, false, time.Minute); err != nil {
