@@ -135,40 +135,45 @@ func (l *locator) partial(name string, cands []string) []string {
 //
 // A full search asks every server eligible at epoch; a partial one (a
 // recheck) only some, the others' answers kept from before.
+// probeAnswer is what one server said of a name during a search.
+type probeAnswer struct {
+	root       string
+	has, known bool
+	down       bool // unreachable: marked down, so no longer eligible
+}
+
+// ask asks the server c whether it holds name.
+func (l *locator) ask(ctx context.Context, c, name string) probeAnswer {
+	_, err := l.probe.Stat(ctx, c, name)
+	known, down := true, false
+	switch {
+	case err == nil:
+		l.onReachable(c)
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrPermission), errors.Is(err, store.ErrInvalid):
+		l.onReachable(c) // it answered
+	default:
+		// No answer is not "not here": nothing is kept, so the server
+		// is asked again once it is back.
+		known = false
+		if ctx.Err() == nil {
+			l.onUnreachable(c)
+			down = true
+		}
+	}
+	// A directory counts: `xrdfs ls` locates the servers holding one
+	// before asking each for its listing.
+	return probeAnswer{c, err == nil, known, down}
+}
+
 func (l *locator) search(name string, cands []string, epoch uint64, partial bool) {
 	if l.stats != nil {
 		defer l.stats.searched(time.Now())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
-	type answer struct {
-		root       string
-		has, known bool
-		down       bool // unreachable: marked down, so no longer eligible
-	}
-	ch := make(chan answer, len(cands))
+	ch := make(chan probeAnswer, len(cands))
 	for _, c := range cands {
-		go func() {
-			_, err := l.probe.Stat(ctx, c, name)
-			known, down := true, false
-			switch {
-			case err == nil:
-				l.onReachable(c)
-			case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrPermission), errors.Is(err, store.ErrInvalid):
-				l.onReachable(c) // it answered
-			default:
-				// No answer is not "not here": nothing is kept, so the
-				// server is asked again once it is back.
-				known = false
-				if ctx.Err() == nil {
-					l.onUnreachable(c)
-					down = true
-				}
-			}
-			// A directory counts: `xrdfs ls` locates the servers
-			// holding one before asking each for its listing.
-			ch <- answer{c, err == nil, known, down}
-		}()
+		go func() { ch <- l.ask(ctx, c, name) }()
 	}
 	holders := map[string]bool{}
 	anyHas, complete := false, true
