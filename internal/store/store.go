@@ -120,6 +120,15 @@ type ContextReaderAt interface {
 	ReadAtContext(ctx context.Context, p []byte, off int64) (int, error)
 }
 
+// RangeReader is implemented by remote files that can stream a range as
+// it arrives (one HTTP range request whose body is read piece by piece):
+// a copy then writes each piece while it is still in the CPU's cache,
+// instead of filling a chunk-sized buffer first. The reader yields
+// exactly n bytes or fails; Close ends the request.
+type RangeReader interface {
+	ReadRange(ctx context.Context, off, n int64) (io.ReadCloser, error)
+}
+
 // WritableFile is a file opened by Create. ReadAt and WriteAt may be called
 // concurrently on distinct ranges.
 type WritableFile interface {

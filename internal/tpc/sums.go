@@ -20,12 +20,20 @@ import (
 // writes only the entries of its own chunks.
 type chunkSums []uint32
 
-func newChunkSums(size int64) chunkSums { return make(chunkSums, (size+chunk-1)/chunk) }
+func newChunkSums(size int64) chunkSums {
+	s := make(chunkSums, (size+chunk-1)/chunk)
+	for i := range s {
+		s[i] = adler32.Checksum(nil)
+	}
+	return s
+}
 
-// add records the sum of the chunk at off.
-func (s chunkSums) add(off int64, data []byte) {
+// add sums data, the next bytes written of the chunk at chunkOff (the
+// whole chunk, or its pieces in order).
+func (s chunkSums) add(chunkOff int64, data []byte) {
 	if s != nil {
-		s[off/chunk] = adler32.Checksum(data)
+		i := chunkOff / chunk
+		s[i] = cksum.Adler32Combine(s[i], adler32.Checksum(data), int64(len(data)))
 	}
 }
 

