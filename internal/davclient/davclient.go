@@ -53,11 +53,11 @@ type FS struct {
 	redirectTo func(hostport string) error // nil: follow all (see Options)
 	asked      sync.Map                    // hosts (host:port) that asked for the token
 	kerberos   func() (*outbound.Kerberos, error)
-	negotiate  sync.Map      // hosts (host:port) that asked for Kerberos (negotiate.go)
-	maxWait    time.Duration // Options.MaxWait
-	ioTimeout  time.Duration // Options.IOTimeout
-	reconnect  bool          // Options.Reconnect
-	down       sync.Map      // host:port → when it was last waited for in vain (reconnect.go)
+	negotiate  sync.Map           // hosts (host:port) that asked for Kerberos (negotiate.go)
+	maxWait    time.Duration      // Options.MaxWait
+	ioTimeout  time.Duration      // Options.IOTimeout
+	reconnect  bool               // Options.Reconnect
+	down       outbound.Unreached // servers waited for in vain (reconnect.go)
 	// noMultiRange is set once the server answers a multi-range request
 	// with anything but the ranges (see file.ReadV).
 	noMultiRange atomic.Bool

@@ -13,39 +13,23 @@ import (
 	"syscall"
 	"time"
 
+	"sitebox/internal/outbound"
 	"sitebox/internal/store"
 )
 
 // A server that restarts refuses connections for a moment, and one that
 // is gone refuses them for good; with Options.Reconnect, a read asked
-// meanwhile waits for the server within the client's wait budget (Options.MaxWait, shared with
-// 503 + Retry-After) and then fails with store.ErrUnavailable, as the
-// root:// client does (its waiter.reconnect).
-
-// reconnectPause is the first pause before a request that could not
-// reach its server is sent again; each further pause is twice the last,
-// up to maxReconnectPause.
-const (
-	reconnectPause    = 250 * time.Millisecond
-	maxReconnectPause = 2 * time.Second
-)
-
-// outage is one request's time without a server.
-type outage struct {
-	down   time.Time // when the first failed try began
-	pauses int
-}
-
-// A server waited for in vain is noted (FS.down) until it answers
-// again: meanwhile a request that cannot reach it fails at once, instead
-// of waiting the budget again.
+// meanwhile waits for the server within the client's wait budget
+// (Options.MaxWait, shared with 503 + Retry-After) and then fails with
+// store.ErrUnavailable, on the schedule and with the record of
+// unreached servers every client keeps (outbound.Outage, Unreached).
 
 // retry decides on a request that failed with err at a try that began
 // then: nil after a pause says send it again. Only requests without a
 // body that change nothing are (reads, listings): the server may have
 // done the others before the connection broke, and a streamed body
 // cannot be sent twice. waited is what 503 waits took of the budget.
-func (f *FS) retry(ctx context.Context, o *outage, method, target string, hasBody bool, err error, began time.Time, waited time.Duration) error {
+func (f *FS) retry(ctx context.Context, o *outbound.Outage, method, target string, hasBody bool, err error, began time.Time, waited time.Duration) error {
 	if !f.reconnect || hasBody || !idempotent(method) || ctx.Err() != nil || !unreachable(err) {
 		return err
 	}
@@ -53,20 +37,16 @@ func (f *FS) retry(ctx context.Context, o *outage, method, target string, hasBod
 	if u, perr := url.Parse(target); perr == nil {
 		host = hostPort(u)
 	}
-	if since, ok := f.down.Load(host); ok {
-		return fmt.Errorf("%w: %s %s: unreachable since %s: %w", store.ErrUnavailable, method, redactString(target), since.(time.Time).Format(time.TimeOnly), err)
+	if since, ok := f.down.Since(host); ok {
+		return fmt.Errorf("%w: %s %s: unreachable since %s: %w", store.ErrUnavailable, method, redactString(target), since.Format(time.TimeOnly), err)
 	}
-	if o.down.IsZero() {
-		o.down = began
-	}
-	spent := waited + time.Since(o.down)
+	o.Begin(began)
+	spent := waited + o.Lasted()
 	if spent >= f.maxWait {
-		f.down.LoadOrStore(host, o.down)
-		return fmt.Errorf("%w: %s %s: unreachable for %v: %w", store.ErrUnavailable, method, redactString(target), time.Since(o.down).Round(time.Millisecond), err)
+		f.down.Mark(host, o.Since())
+		return fmt.Errorf("%w: %s %s: unreachable for %v: %w", store.ErrUnavailable, method, redactString(target), o.Lasted().Round(time.Millisecond), err)
 	}
-	d := min(reconnectPause<<min(o.pauses, 8), maxReconnectPause, f.maxWait-spent)
-	o.pauses++
-	return sleep(ctx, d)
+	return o.Pause(ctx, f.maxWait-spent)
 }
 
 // idempotent methods change nothing on the server: sending one twice is

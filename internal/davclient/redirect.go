@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"sitebox/internal/outbound"
 	"sitebox/internal/store"
 )
 
@@ -36,7 +37,7 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 		rb = &replayBody{r: body, mu: &sync.Mutex{}}
 	}
 	var waited time.Duration
-	var out outage
+	var out outbound.Outage
 	hops := 0
 	tried := map[string]bool{} // hosts sent Kerberos in this request
 	for {
@@ -53,7 +54,7 @@ func (f *FS) send(ctx context.Context, method, target string, body io.Reader, hd
 			continue // the same server again, once it can be reached
 		}
 		if f.reconnect {
-			f.down.Delete(hostPort(req.URL)) // it answers
+			f.down.Answered(hostPort(req.URL)) // it answers
 		}
 		switch {
 		case isRedirect(method, resp.StatusCode):
@@ -126,7 +127,7 @@ func (f *FS) deferred(ctx context.Context, resp *http.Response, method, target s
 			store.ErrUnavailable, method, redactString(target), d, msg, *waited, f.maxWait)
 	}
 	*waited += d
-	return sleep(ctx, d)
+	return outbound.Sleep(ctx, d)
 }
 
 // newRequest builds one hop's request; withheld reports that a token was
@@ -231,17 +232,6 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 		return max(t.Sub(now), time.Second), true
 	}
 	return 0, false
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // drain reads a little of a response we are done with, so its connection

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"sitebox/internal/cksum"
+	"sitebox/internal/outbound"
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
@@ -27,10 +28,9 @@ type FS struct {
 	mu    sync.Mutex
 	conns map[string]*Conn
 	// down holds the servers an operation waited for in vain
-	// (Options.Reconnect), since when: until one is reached again, a
-	// request that cannot reach it fails at once instead of waiting the
-	// budget again.
-	down map[string]time.Time
+	// (Options.Reconnect): until one is reached again, a request that
+	// cannot reach it fails at once instead of waiting the budget again.
+	down outbound.Unreached
 }
 
 var (
@@ -93,7 +93,7 @@ func (f *FS) conn(ctx context.Context, addr string) (*Conn, error) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	delete(f.down, addr)
+	f.down.Answered(addr)
 	if old := f.conns[addr]; old != nil && old.Err() == nil {
 		if old.cred == nc.cred {
 			nc.Close()
@@ -103,28 +103,6 @@ func (f *FS) conn(ctx context.Context, addr string) (*Conn, error) {
 	}
 	f.conns[addr] = nc
 	return nc, nil
-}
-
-// markDown notes that an operation waited for addr in vain, since a try
-// that began then.
-func (f *FS) markDown(addr string, since time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.down == nil {
-		f.down = map[string]time.Time{}
-	}
-	if _, ok := f.down[addr]; !ok {
-		f.down[addr] = since
-	}
-}
-
-// isDown reports whether addr was waited for in vain and not reached
-// since, and since when.
-func (f *FS) isDown(addr string) (time.Time, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	t, ok := f.down[addr]
-	return t, ok
 }
 
 func pathOp(op, name string, err error) error {

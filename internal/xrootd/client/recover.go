@@ -44,9 +44,7 @@ func (f *File) recover(ctx context.Context, w *waiter, failed *Conn, err error, 
 	if c, _ := f.at(); c != failed {
 		return nil // another read opened it again meanwhile
 	}
-	if w.down.IsZero() {
-		w.down = began // the failed request's time counts
-	}
+	w.out.Begin(began) // the failed request's time counts
 	resp, c, rerr := f.fs.doWait(ctx, w, f.open)
 	if rerr == nil {
 		rerr = f.replace(resp, c)

@@ -164,12 +164,12 @@ func (f *FS) waitFor(ctx context.Context, w *waiter, addr string, r *pathReq, er
 	if !f.opts.Reconnect || !retriable(r, err, unsent) {
 		return err
 	}
-	if since, down := f.isDown(addr); down {
+	if since, down := f.down.Since(addr); down {
 		return fmt.Errorf("xrootd: %s: %w: %s unreachable since %s: %w", proto.RequestName(r.id), store.ErrUnavailable, addr, since.Format(time.TimeOnly), err)
 	}
 	if werr := w.reconnect(ctx, addr, r.id, err, began); werr != nil {
 		if errors.Is(werr, store.ErrUnavailable) {
-			f.markDown(addr, began)
+			f.down.Mark(addr, began)
 		}
 		return werr
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"sitebox/internal/outbound"
 	"sitebox/internal/store"
 	"sitebox/internal/xrootd/proto"
 )
@@ -14,10 +15,9 @@ import (
 // waiter keeps an operation's wait budget: for kXR_wait, and for
 // reconnecting (Options.Reconnect).
 type waiter struct {
-	total  time.Duration
-	max    time.Duration // the budget (Options.MaxWait)
-	pauses int           // reconnect pauses taken
-	down   time.Time     // the first failure to reach a server, for reconnect
+	total time.Duration
+	max   time.Duration   // the budget (Options.MaxWait)
+	out   outbound.Outage // time without a server, for reconnect
 }
 
 // wait sleeps as a kXR_wait answer (ServerResponseBody_Wait: int32
@@ -38,39 +38,13 @@ func (w *waiter) wait(ctx context.Context, addr string, id uint16, body []byte) 
 		msg = msg[:200] + "…"
 	}
 	d := time.Duration(secs) * time.Second
-	if w.total+w.reconnecting()+d > w.max {
+	if w.total+w.out.Lasted()+d > w.max {
 		return fmt.Errorf("xrootd: %s: %w: %s asks to wait %v more (%q) after %v of waiting; giving up at %v",
 			proto.RequestName(id), store.ErrUnavailable, addr, d, msg, w.total, w.max)
 	}
 	w.total += d
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return outbound.Sleep(ctx, d)
 }
-
-// reconnecting is the time since the operation first failed to reach a
-// server, zero if it never did.
-func (w *waiter) reconnecting() time.Duration {
-	if w.down.IsZero() {
-		return 0
-	}
-	return time.Since(w.down)
-}
-
-// reconnectPause is the first pause before another try at a server that
-// could not be reached or dropped the connection; each further pause is
-// twice the last, up to maxReconnectPause. A server restarting is back
-// in a second or two and found at once; one that is gone is not asked
-// more than once a couple of seconds.
-const (
-	reconnectPause    = 250 * time.Millisecond
-	maxReconnectPause = 2 * time.Second
-)
 
 // reconnect sleeps before a request that failed for want of a connection
 // (cause, at a try that began then) is tried again at addr. The time
@@ -79,21 +53,10 @@ const (
 // dead server fails with store.ErrUnavailable once the budget is spent,
 // never hangs.
 func (w *waiter) reconnect(ctx context.Context, addr string, id uint16, cause error, began time.Time) error {
-	if w.down.IsZero() {
-		w.down = began // the failed try's own time counts too
-	}
-	spent := w.total + w.reconnecting()
+	w.out.Begin(began) // the failed try's own time counts too
+	spent := w.total + w.out.Lasted()
 	if spent >= w.max {
-		return fmt.Errorf("xrootd: %s: %w: %s unreachable for %v: %w", proto.RequestName(id), store.ErrUnavailable, addr, time.Since(w.down).Round(time.Millisecond), cause)
+		return fmt.Errorf("xrootd: %s: %w: %s unreachable for %v: %w", proto.RequestName(id), store.ErrUnavailable, addr, w.out.Lasted().Round(time.Millisecond), cause)
 	}
-	d := min(reconnectPause<<min(w.pauses, 8), maxReconnectPause, w.max-spent)
-	w.pauses++
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return w.out.Pause(ctx, w.max-spent)
 }
