@@ -150,47 +150,16 @@ func TestMountServerGone(t *testing.T) {
 	requireFUSE(t)
 	for _, scheme := range []string{"root", "https"} {
 		t.Run(scheme, func(t *testing.T) {
-			b := startBox(t, 1)
-			os.WriteFile(filepath.Join(b.pools[0], "a.txt"), []byte("hello\n"), 0o644)
-			big := writeRandom(t, filepath.Join(b.pools[0], "big.bin"), 24<<20)
-			url, args := mountURL(b, scheme)
 			const timeout = 5 * time.Second
-			m := startMount(t, url, append(append(args, uncached...), "--timeout", timeout.String())...)
-			f, err := os.Open(filepath.Join(m.dir, "big.bin"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			readAt(t, f, big, 0, 1<<20)
+			b, big, m, f := outageMount(t, scheme, timeout)
 
 			b.proc.Kill()
-			for _, op := range []struct {
-				name string
-				do   func() error
-			}{
+			wantEIOWithin(t, "with the server gone", timeout+10*time.Second, 60*time.Second, []mountOp{
 				{"ls", func() error { _, err := os.ReadDir(m.dir); return err }},
 				{"stat", func() error { _, err := os.Stat(filepath.Join(m.dir, "a.txt")); return err }},
 				{"cat", func() error { _, err := os.ReadFile(filepath.Join(m.dir, "a.txt")); return err }},
 				{"read of the open file", func() error { _, err := f.ReadAt(make([]byte, 4096), 20<<20); return err }},
-			} {
-				start := time.Now()
-				done := make(chan error, 1)
-				go func() { done <- op.do() }()
-				select {
-				case err := <-done:
-					took := time.Since(start)
-					if !errors.Is(err, syscall.EIO) {
-						t.Errorf("%s with the server gone: %v, want EIO", op.name, err)
-					}
-					// The bound a user sets, plus room for a busy machine.
-					if took > timeout+10*time.Second {
-						t.Errorf("%s with the server gone took %v (--timeout %v)", op.name, took, timeout)
-					}
-					t.Logf("%s with the server gone: %v after %v", op.name, err, took.Round(time.Millisecond))
-				case <-time.After(60 * time.Second):
-					t.Fatalf("%s with the server gone: no answer after 60 s", op.name)
-				}
-			}
+			})
 			if !m.logs("refused") {
 				t.Errorf("the mount's log says nothing of the failures:\n%s", m.log.String())
 			}
@@ -250,49 +219,69 @@ func TestMountServerStopped(t *testing.T) {
 	requireFUSE(t)
 	for _, scheme := range []string{"root", "https"} {
 		t.Run(scheme, func(t *testing.T) {
-			b := startBox(t, 1)
-			os.WriteFile(filepath.Join(b.pools[0], "a.txt"), []byte("hello\n"), 0o644)
-			big := writeRandom(t, filepath.Join(b.pools[0], "big.bin"), 24<<20)
-			url, args := mountURL(b, scheme)
 			const timeout = 5 * time.Second
-			m := startMount(t, url, append(append(args, uncached...), "--timeout", timeout.String())...)
-			f, err := os.Open(filepath.Join(m.dir, "big.bin"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			readAt(t, f, big, 0, 1<<20)
+			b, big, m, f := outageMount(t, scheme, timeout)
 
 			pid := b.proc.Cmd.Process.Pid
 			syscall.Kill(pid, syscall.SIGSTOP)
 			defer syscall.Kill(pid, syscall.SIGCONT)
-			for _, op := range []struct {
-				name string
-				do   func() error
-			}{
+			wantEIOWithin(t, "with the server stopped", timeout+15*time.Second, 90*time.Second, []mountOp{
 				{"ls", func() error { _, err := os.ReadDir(m.dir); return err }},
 				{"read of the open file", func() error { _, err := f.ReadAt(make([]byte, 4096), 20<<20); return err }},
-			} {
-				start := time.Now()
-				done := make(chan error, 1)
-				go func() { done <- op.do() }()
-				select {
-				case err := <-done:
-					took := time.Since(start)
-					if !errors.Is(err, syscall.EIO) {
-						t.Errorf("%s with the server stopped: %v, want EIO", op.name, err)
-					}
-					if took > timeout+15*time.Second {
-						t.Errorf("%s with the server stopped took %v (--timeout %v)", op.name, took, timeout)
-					}
-					t.Logf("%s with the server stopped: %v after %v", op.name, err, took.Round(time.Millisecond))
-				case <-time.After(90 * time.Second):
-					t.Fatalf("%s with the server stopped: no answer after 90 s", op.name)
-				}
-			}
+			})
 			syscall.Kill(pid, syscall.SIGCONT)
 			mountWorks(t, m, big)
 			readAt(t, f, big, 20<<20, 1<<20)
 		})
+	}
+}
+
+// outageMount starts a box holding a.txt and a 24 MiB big.bin, mounts it
+// over scheme with --timeout and no kernel caching, and opens big.bin
+// with its first MiB read; the file is closed when the test ends.
+func outageMount(t *testing.T, scheme string, timeout time.Duration) (*box, []byte, *mounted, *os.File) {
+	t.Helper()
+	b := startBox(t, 1)
+	os.WriteFile(filepath.Join(b.pools[0], "a.txt"), []byte("hello\n"), 0o644)
+	big := writeRandom(t, filepath.Join(b.pools[0], "big.bin"), 24<<20)
+	url, args := mountURL(b, scheme)
+	m := startMount(t, url, append(append(args, uncached...), "--timeout", timeout.String())...)
+	f, err := os.Open(filepath.Join(m.dir, "big.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	readAt(t, f, big, 0, 1<<20)
+	return b, big, m, f
+}
+
+// mountOp is a call on the mount a test expects to fail.
+type mountOp struct {
+	name string
+	do   func() error
+}
+
+// wantEIOWithin runs each op with the server unreachable (how says
+// how) and wants EIO within bound (the user's --timeout plus room for a
+// busy machine), and an answer at all within hang.
+func wantEIOWithin(t *testing.T, how string, bound, hang time.Duration, ops []mountOp) {
+	t.Helper()
+	for _, op := range ops {
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() { done <- op.do() }()
+		select {
+		case err := <-done:
+			took := time.Since(start)
+			if !errors.Is(err, syscall.EIO) {
+				t.Errorf("%s %s: %v, want EIO", op.name, how, err)
+			}
+			if took > bound {
+				t.Errorf("%s %s took %v (at most %v)", op.name, how, took, bound)
+			}
+			t.Logf("%s %s: %v after %v", op.name, how, err, took.Round(time.Millisecond))
+		case <-time.After(hang):
+			t.Fatalf("%s %s: no answer after %v", op.name, how, hang)
+		}
 	}
 }
