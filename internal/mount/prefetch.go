@@ -124,9 +124,9 @@ func (s *smallFiles) run(ctx context.Context) {
 	}
 }
 
-// listed queues the small files (not empty ones: there is nothing to
+// readDir queues the small files (not empty ones: there is nothing to
 // read) of the directory dir (a store path) as v listed it.
-func (s *smallFiles) listed(v *View, dir string, fis []store.FileInfo) {
+func (s *smallFiles) readDir(v *View, dir string, fis []store.FileInfo) {
 	if !s.enabled() {
 		return
 	}

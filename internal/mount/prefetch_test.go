@@ -85,7 +85,7 @@ func TestSmallFilesServeOpensFromOneListing(t *testing.T) {
 	v := &View{Key: "alice", Meta: st, Data: st}
 	s := startSmall(t, 64, 1<<20)
 	fis := []store.FileInfo{fileInfo("a.h", 7), fileInfo("b.h", 7), fileInfo("big.dat", 100), {Name: "sub", Mode: 1 << 31}}
-	s.listed(v, "/d", fis)
+	s.readDir(v, "/d", fis)
 	ctx := context.Background()
 	for range 3 {
 		data, ok := s.get(ctx, v, "/d/a.h", fis[0])
@@ -106,7 +106,7 @@ func TestSmallFilesServeOpensFromOneListing(t *testing.T) {
 		t.Error("a file over the size limit was served from memory")
 	}
 	// Listed again unchanged: nothing is read again.
-	s.listed(v, "/d", fis)
+	s.readDir(v, "/d", fis)
 	s.get(ctx, v, "/d/a.h", fis[0])
 	if n := st.openCount("/d/a.h"); n != 1 {
 		t.Errorf("an unchanged file was read again (%d opens)", n)
@@ -120,7 +120,7 @@ func TestSmallFilesPerCredential(t *testing.T) {
 	bob := &View{Key: "bob", Meta: bobStore, Data: bobStore}
 	s := startSmall(t, 64, 1<<20)
 	fi := fileInfo("secret", 7)
-	s.listed(alice, "/p", []store.FileInfo{fi})
+	s.readDir(alice, "/p", []store.FileInfo{fi})
 	ctx := context.Background()
 	if _, ok := s.get(ctx, alice, "/p/secret", fi); !ok {
 		t.Fatal("alice's read was not kept")
@@ -128,7 +128,7 @@ func TestSmallFilesPerCredential(t *testing.T) {
 	if data, ok := s.get(ctx, bob, "/p/secret", fi); ok {
 		t.Fatalf("bob was served %q, read with alice's credential", data)
 	}
-	s.listed(bob, "/p", []store.FileInfo{fi})
+	s.readDir(bob, "/p", []store.FileInfo{fi})
 	if data, ok := s.get(ctx, bob, "/p/secret", fi); ok {
 		t.Fatalf("bob was served %q though the server refuses him", data)
 	}
@@ -142,7 +142,7 @@ func TestSmallFilesChangedFile(t *testing.T) {
 	v := &View{Key: "k", Meta: st, Data: st}
 	s := startSmall(t, 64, 1<<20)
 	fi := fileInfo("f", 3)
-	s.listed(v, "/d", []store.FileInfo{fi})
+	s.readDir(v, "/d", []store.FileInfo{fi})
 	ctx := context.Background()
 	if _, ok := s.get(ctx, v, "/d/f", fi); !ok {
 		t.Fatal("not kept")
@@ -156,13 +156,13 @@ func TestSmallFilesChangedFile(t *testing.T) {
 	// nothing is kept.
 	st.files["/d/g"] = "longer than listed"
 	g := fileInfo("g", 3)
-	s.listed(v, "/d", []store.FileInfo{g})
+	s.readDir(v, "/d", []store.FileInfo{g})
 	if _, ok := s.get(ctx, v, "/d/g", g); ok {
 		t.Error("a file whose size differs from its listing was served")
 	}
 	// Changed through the mount: forgotten, as are the files below a
 	// directory changed.
-	s.listed(v, "/d", []store.FileInfo{fi})
+	s.readDir(v, "/d", []store.FileInfo{fi})
 	s.forget("/d")
 	if _, ok := s.get(ctx, v, "/d/f", fi); ok {
 		t.Error("served after its directory was changed through the mount")
@@ -179,7 +179,7 @@ func TestSmallFilesMemoryBound(t *testing.T) {
 	st := &filesStore{files: files}
 	v := &View{Key: "k", Meta: st, Data: st}
 	s := startSmall(t, 64, 100)
-	s.listed(v, "/d", fis)
+	s.readDir(v, "/d", fis)
 	for _, fi := range fis { // wait for every read
 		s.get(context.Background(), v, "/d/"+fi.Name, fi)
 	}
@@ -197,7 +197,7 @@ func TestSmallFilesOff(t *testing.T) {
 	st := &filesStore{files: map[string]string{"/d/a": "a"}}
 	v := &View{Key: "k", Meta: st, Data: st}
 	s := startSmall(t, 0, 1<<20)
-	s.listed(v, "/d", []store.FileInfo{fileInfo("a", 1)})
+	s.readDir(v, "/d", []store.FileInfo{fileInfo("a", 1)})
 	if _, ok := s.get(context.Background(), v, "/d/a", fileInfo("a", 1)); ok || st.openCount("/d/a") != 0 {
 		t.Error("small files were read with the limit at 0")
 	}

@@ -48,7 +48,7 @@ func (m *fsys) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) 
 		// files of the directory, its own among them. Listing alone (ls,
 		// find) reads nothing.
 		if l != nil && l.firstOpen() {
-			m.small.listed(v, path.Dir(m.storePath(rel)), l.files())
+			m.small.readDir(v, path.Dir(m.storePath(rel)), l.files())
 		}
 		if data, ok := m.small.get(ctx, v, m.storePath(rel), fi); ok {
 			if m.nodes.keep(in.NodeId, fi.Size, fi.ModTime) {
