@@ -21,46 +21,29 @@ import (
 // the next request tries it once and fails at once, until it is reached
 // again.
 func TestServerGoneFailsWithinBudget(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := &restarting{Listener: ln}
-	serveFake(t, l, func(c net.Conn, req *proto.Request) {
-		send(c, req.Stream, proto.StatusOK, []byte("1 5 16 0\x00"))
-	})
-	fs := NewFSOptions(ln.Addr().String(), Options{Options: outbound.Options{Reconnect: true, MaxWait: time.Second}})
+	l, addr := downStatServer(t)
+	fs := NewFSOptions(addr, Options{Options: outbound.Options{Reconnect: true, MaxWait: time.Second}})
 	defer fs.Close()
-	if _, err = fs.Stat(testCtx(t), "/x"); !errors.Is(err, store.ErrUnavailable) {
+	if _, err := fs.Stat(testCtx(t), "/x"); !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("stat of a server that is gone: %v, want ErrUnavailable", err)
 	}
 	tries := l.refused.Load()
 	if tries < 2 {
 		t.Errorf("the server was tried %d times; want it tried again within the budget", tries)
 	}
-	if _, err = fs.Stat(testCtx(t), "/x"); !errors.Is(err, store.ErrUnavailable) || l.refused.Load() != tries+1 {
+	if _, err := fs.Stat(testCtx(t), "/x"); !errors.Is(err, store.ErrUnavailable) || l.refused.Load() != tries+1 {
 		t.Errorf("stat of a server known gone: %v after %d tries; want ErrUnavailable after one", err, l.refused.Load()-tries)
 	}
 	l.up.Store(true)
-	if _, err = fs.Stat(testCtx(t), "/x"); err != nil {
+	if _, err := fs.Stat(testCtx(t), "/x"); err != nil {
 		t.Errorf("stat once the server is back: %v", err)
 	}
 }
 
 // A server down for a moment: the request waits for it and is answered.
 func TestServerBackWithinBudget(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Down: each connection closed as it is taken, as by a server
-	// stopping or starting. (Not a closed port: a client dialling one in
-	// a loop can connect to itself, TCP's simultaneous open.)
-	l := &restarting{Listener: ln}
-	serveFake(t, l, func(c net.Conn, req *proto.Request) {
-		send(c, req.Stream, proto.StatusOK, []byte("1 5 16 0\x00"))
-	})
-	fs := NewFSOptions(ln.Addr().String(), Options{Options: outbound.Options{Reconnect: true, MaxWait: 20 * time.Second}})
+	l, addr := downStatServer(t)
+	fs := NewFSOptions(addr, Options{Options: outbound.Options{Reconnect: true, MaxWait: 20 * time.Second}})
 	defer fs.Close()
 	done := make(chan error, 1)
 	go func() {
@@ -179,15 +162,8 @@ func TestReadReopensAfterDrop(t *testing.T) {
 // back to it while it restarts: with Reconnect the client waits for the
 // server (within the budget) instead of failing at the first refusal.
 func TestDirectorsOnlyServerRestarts(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := &restarting{Listener: ln}
-	serveFake(t, data, func(c net.Conn, req *proto.Request) {
-		send(c, req.Stream, proto.StatusOK, []byte("1 5 16 0\x00"))
-	})
-	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	data, dataAddr := downStatServer(t)
+	host, port, _ := net.SplitHostPort(dataAddr)
 	var asked atomic.Int32
 	director := fakeServer(t, func(c net.Conn, req *proto.Request) {
 		asked.Add(1)
@@ -215,4 +191,21 @@ func TestDirectorsOnlyServerRestarts(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("stat through a director while its one server restarted: %v", err)
 	}
+}
+
+// downStatServer is a fake server answering every request with a stat,
+// down (each connection closed as it is taken, as by a server stopping
+// or starting) until its up is set. Not a closed port: a client dialling
+// one in a loop can connect to itself, TCP's simultaneous open.
+func downStatServer(t *testing.T) (*restarting, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &restarting{Listener: ln}
+	serveFake(t, l, func(c net.Conn, req *proto.Request) {
+		send(c, req.Stream, proto.StatusOK, []byte("1 5 16 0\x00"))
+	})
+	return l, ln.Addr().String()
 }
