@@ -1,12 +1,10 @@
 package interop
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -28,19 +26,7 @@ func restartBox(t *testing.T, b *box, args ...string) (stopped time.Duration) {
 		t.Fatalf("sitebox did not stop within 30 s of SIGTERM")
 	}
 	stopped = time.Since(start)
-	rp, _ := strconv.Atoi(b.rootHost[strings.LastIndex(b.rootHost, ":")+1:])
-	hp, _ := strconv.Atoi(b.httpsURL[strings.LastIndex(b.httpsURL, ":")+1:])
-	p, err := peers.StartSitebox(context.Background(), siteboxBin, []int{rp, hp}, args...)
-	if err != nil {
-		t.Fatalf("restart: %v", err)
-	}
-	t.Cleanup(func() {
-		p.Stop()
-		if t.Failed() {
-			t.Logf("restarted sitebox log:\n%s", tail(p.Log.String(), 6000))
-		}
-	})
-	b.proc = p
+	relaunch(t, b, args...)
 	return stopped
 }
 
