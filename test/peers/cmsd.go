@@ -62,7 +62,7 @@ func StartCluster(ctx context.Context, c ClusterConfig) (cl *Cluster, err error)
 		}
 	}()
 	daemon := func(bin, name string, ports []int) (*Process, error) {
-		cmd := exec.Command(bin, "-R", "xrootd", "-n", name, "-c", cfgFile, "-l", filepath.Join(logDir, bin+".log"))
+		cmd := exec.Command(bin, daemonArgs(name, cfgFile, filepath.Join(logDir, bin+".log"))...)
 		p, err := start(ctx, bin+" "+name, cmd, ports, filepath.Join(logDir, name, bin+".log"))
 		if err != nil {
 			return nil, fmt.Errorf("start %s %s: %w", name, bin, err)
