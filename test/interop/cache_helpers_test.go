@@ -158,8 +158,8 @@ func blockTouched(path string, i int) bool {
 	return ok && i < m.blocks && m.any(i)
 }
 
-// mapCachedBytes is about the data the map says is cached: its present
-// pages (or blocks) times their size.
+// mapCachedBytes is the data the map says is cached: its present pages
+// (or blocks), the file's last one as short as the file makes it.
 func mapCachedBytes(path string) int64 {
 	m, ok := readMapBits(path)
 	if !ok {
@@ -168,7 +168,7 @@ func mapCachedBytes(path string) int64 {
 	var n int64
 	for p := range m.nbits {
 		if m.bit(p) {
-			n += m.unit
+			n += min(m.unit, m.size-int64(p)*m.unit)
 		}
 	}
 	return n
@@ -181,6 +181,7 @@ type mapBits struct {
 	perBlock int   // bits per block
 	nbits    int   // bits in all
 	unit     int64 // bytes per bit
+	size     int64 // the file's
 }
 
 func readMapBits(path string) (mapBits, bool) {
@@ -190,7 +191,7 @@ func readMapBits(path string) (mapBits, bool) {
 	}
 	le := binary.LittleEndian
 	version, blockSize, size := le.Uint32(b[4:]), int64(le.Uint32(b[8:])), int64(le.Uint64(b[12:]))
-	m := mapBits{raw: b, blocks: int(le.Uint32(b[44:])), perBlock: 1, unit: blockSize}
+	m := mapBits{raw: b, blocks: int(le.Uint32(b[44:])), perBlock: 1, unit: blockSize, size: size}
 	m.nbits = m.blocks
 	if version >= 3 {
 		m.unit = min(64<<10, blockSize)
