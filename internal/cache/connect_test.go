@@ -86,3 +86,30 @@ func TestConnectRetryIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// Streams that connected and then dropped (a cut that healed at once)
+// are dialed again at the next open, not a retry interval later: until
+// they are, every fetch queues on the few streams still up.
+func TestDroppedStreamsRedialAtOnce(t *testing.T) {
+	e, ds := dialEnv(t, false)
+	e.file("f", 100<<10)
+	waitDialed := func(want int64) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for _, d := range ds {
+			for (d.dials.Load() < want || !d.Connected()) && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if n := d.dials.Load(); n != want || !d.Connected() {
+				t.Fatalf("stream dialed %d times (connected %v), want %d", n, d.Connected(), want)
+			}
+		}
+	}
+	e.open("/store/f").Close()
+	waitDialed(1)
+	for _, d := range ds {
+		d.up.Store(false) // the cut
+	}
+	e.open("/store/f").Close()
+	waitDialed(2)
+}

@@ -31,7 +31,9 @@ type readVer interface {
 // succeeds only with exactly len(p) bytes from a copy of the expected
 // size: short or foreign data is an error, never served.
 func (h *File) ReadAt(p []byte, off int64) error {
-	closed, err := h.failover(len(p), func(ui int, u *Server) error { return h.readOnce(ui, u, p, off) })
+	closed, err := h.failover(len(p), func(ui int, u *Server, retry bool) error {
+		return h.readOnce(ui, u, p, off, h.pick(ui, u, 1, retry))
+	})
 	if err != nil && !closed {
 		return &store.PathError{Op: "read", Path: h.path, Err: fmt.Errorf("%w (%w): no upstream could serve bytes %d-%d: %w", store.ErrIO, store.ErrUnavailable, off, off+int64(len(p))-1, err)}
 	}
@@ -45,7 +47,9 @@ func (h *File) ReadV(bufs [][]byte, offs []int64) error {
 	for _, b := range bufs {
 		total += len(b)
 	}
-	closed, err := h.failover(total, func(ui int, u *Server) error { return h.readOnceMany(ui, u, bufs, offs) })
+	closed, err := h.failover(total, func(ui int, u *Server, retry bool) error {
+		return h.readOnceMany(ui, u, bufs, offs, h.pick(ui, u, GroupSlack, retry))
+	})
 	if err != nil && !closed {
 		return &store.PathError{Op: "read", Path: h.path, Err: fmt.Errorf("%w (%w): no upstream could serve %d ranges from byte %d: %w", store.ErrIO, store.ErrUnavailable, len(bufs), offs[0], err)}
 	}
@@ -57,7 +61,7 @@ func (h *File) ReadV(bufs [][]byte, offs []int64) error {
 // attempt's, and closed says the cache closed under it. The callers wrap
 // the error in both sentinels: root:// clients see an I/O error on the
 // read, https clients a 502 or 504.
-func (h *File) failover(n int, read func(ui int, u *Server) error) (closed bool, err error) {
+func (h *File) failover(n int, read func(ui int, u *Server, retry bool) error) (closed bool, err error) {
 	s := h.route.set
 	var errs []error
 	for ui, u := range h.route.servers {
@@ -65,13 +69,17 @@ func (h *File) failover(n int, read func(ui int, u *Server) error) (closed bool,
 			if try > 0 {
 				time.Sleep(50 * time.Millisecond)
 			}
-			err := read(ui, u)
+			err := read(ui, u, try > 0)
 			if err == nil {
 				s.bytes.Add(int64(n))
 				return false, nil
 			}
 			s.errors.Add(1)
 			errs = append(errs, fmt.Errorf("%s: %w", u.Name, err))
+			// A dropped connection may have taken the server's other
+			// streams with it: have them dialed again now, not at the
+			// next open, so the retries spread over them.
+			s.wantConnected(u)
 			if s.base.Err() != nil {
 				return true, errors.Join(errs...)
 			}
@@ -81,10 +89,25 @@ func (h *File) failover(n int, read func(ui int, u *Server) error) (closed bool,
 	return false, errors.Join(errs...)
 }
 
-func (h *File) readOnce(ui int, u *Server, p []byte, off int64) error {
+// pick prices the streams of server ui for a read (streamCost, with
+// open the price of opening the file there). A retry follows a dropped
+// connection, and the retries of every read in flight on it come at
+// once: priced so, they would queue behind the first on the one stream
+// that reopens the file (or was dialed again) first and go at one
+// connection's speed (a server answers one read per connection at a
+// time), so each takes the least busy stream instead, dialing or
+// opening there as it must.
+func (h *File) pick(ui int, u *Server, open int, retry bool) func(si int) int {
+	if retry {
+		return func(int) int { return 0 }
+	}
+	return h.streamCost(ui, u, open)
+}
+
+func (h *File) readOnce(ui int, u *Server, p []byte, off int64, cost func(si int) int) error {
 	ctx, cancel := context.WithTimeout(h.route.set.base, h.route.set.opts.FetchTimeout)
 	defer cancel()
-	si := u.take(h.streamCost(ui, u, 1))
+	si := u.take(cost)
 	defer u.done(si)
 	f, err := h.open(ctx, ui, si)
 	if err != nil {
@@ -108,12 +131,12 @@ func (h *File) readOnce(ui int, u *Server, p []byte, off int64) error {
 
 // readOnceMany reads the ranges from server ui: one readv where the
 // upstream file has it, else a read per range, in parallel.
-func (h *File) readOnceMany(ui int, u *Server, bufs [][]byte, offs []int64) error {
+func (h *File) readOnceMany(ui int, u *Server, bufs [][]byte, offs []int64, cost func(si int) int) error {
 	ctx, cancel := context.WithTimeout(h.route.set.base, h.route.set.opts.FetchTimeout)
 	defer cancel()
 	// A group queues behind up to GroupSlack requests on a stream
 	// holding the file rather than open it on another.
-	si := u.take(h.streamCost(ui, u, GroupSlack))
+	si := u.take(cost)
 	f, err := h.open(ctx, ui, si)
 	if err == nil {
 		if rv, ok := f.(readVer); ok {
@@ -131,7 +154,7 @@ func (h *File) readOnceMany(ui int, u *Server, bufs [][]byte, offs []int64) erro
 		// client's connection pool.
 		var g errgroup.Group
 		for i := range bufs {
-			g.Go(func() error { return h.readOnce(ui, u, bufs[i], offs[i]) })
+			g.Go(func() error { return h.readOnce(ui, u, bufs[i], offs[i], h.streamCost(ui, u, 1)) })
 		}
 		return g.Wait()
 	}

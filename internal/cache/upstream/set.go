@@ -122,6 +122,9 @@ type Server struct {
 
 	connecting  atomic.Bool  // the connector has it queued or dialing
 	connectedAt atomic.Int64 // when the connector last dialed its streams (unix ns)
+	// connectFailed says a dial of that round failed: the next round
+	// waits connectRetry.
+	connectFailed atomic.Bool
 }
 
 // OpenFiles is how many files are open at s, over all its streams.

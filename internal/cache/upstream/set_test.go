@@ -33,3 +33,19 @@ func TestTakePricesOpensAndDials(t *testing.T) {
 		t.Errorf("busy %v after %v", u.busy, got)
 	}
 }
+
+// The retries after a dropped connection, all at once, spread over the
+// least busy streams rather than queue on the first to reopen the file.
+func TestRetriesTakeTheLeastBusyStreams(t *testing.T) {
+	u := &Server{busy: make([]int, 4)}
+	var h *File // a retry's price needs nothing of the file
+	got := map[int]int{}
+	for range 8 {
+		got[u.take(h.pick(0, u, GroupSlack, true))]++
+	}
+	for si := range 4 {
+		if got[si] != 2 {
+			t.Fatalf("8 retries over 4 idle streams went %v, want 2 each", got)
+		}
+	}
+}
