@@ -10,13 +10,16 @@ import (
 // writer holds a reference too, and the buffer returns to the RAM budget
 // when the last reference goes.
 type fetch struct {
-	p0   int   // first page
-	off  int64 // file offset of buf[0]
-	gen  uint64
-	buf  []byte
-	done chan struct{}
-	err  error
-	refs atomic.Int32
+	p0  int   // first page
+	off int64 // file offset of buf[0]
+	gen uint64
+	// ahead says read-ahead or prefetch started it, not a reader's miss
+	// (set before it is launched).
+	ahead bool
+	buf   []byte
+	done  chan struct{}
+	err   error
+	refs  atomic.Int32
 	// subs are the CRC32Cs of buf's 4 KiB pieces (blockmap.SubPage), set
 	// before done is closed: the writer combines them into the map's page
 	// CRCs, and a reader wanting CRCs served from buf gets them.
@@ -33,6 +36,16 @@ type fetch struct {
 func (f *fetch) unref(c *Cache) {
 	if f.refs.Add(-1) == 0 {
 		c.budget.put(f.buf)
+	}
+}
+
+// finished says the fetch is over, its bytes (or its error) in.
+func (f *fetch) finished() bool {
+	select {
+	case <-f.done:
+		return true
+	default:
+		return false
 	}
 }
 

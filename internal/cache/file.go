@@ -22,6 +22,9 @@ type File struct {
 	// runStart is where the current sequential run began, runBytes what
 	// its reads have covered.
 	runStart, runBytes atomic.Int64
+	// window is the handle's read-ahead in blocks once it has widened
+	// (caughtUp); 0 is the configured ReadAhead.
+	window atomic.Int32
 	// mm is the mapping this handle lent bytes from, kept until Close
 	// (lend.go). Guarded by e.mu.
 	mm *disk.Mapping

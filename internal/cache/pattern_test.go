@@ -1,6 +1,11 @@
 package cache
 
-import "testing"
+import (
+	"testing"
+	"time"
+
+	"sitebox/internal/units"
+)
 
 // A stream whose reads are served out of order (a FUSE mount's kernel
 // read-ahead: 1 MiB requests in parallel) keeps its read-ahead across a
@@ -48,6 +53,56 @@ func TestObserveStreamOutOfOrder(t *testing.T) {
 		g.e.mu.Unlock()
 		if stream || ahead {
 			t.Fatalf("read %d of a scattered reader counted as a stream", i)
+		}
+	}
+}
+
+// A stream that catches up with its read-ahead (each upstream read takes
+// a round trip) widens its window, up to the bound; a reader the window
+// keeps ahead of leaves it as configured.
+func TestReadAheadWidensWhenCaughtUp(t *testing.T) {
+	const mib = 1 << 20
+	readAll := func(e *env, pause time.Duration) *File {
+		want := e.file("s", 48*mib)
+		f := e.open("/store/s")
+		t.Cleanup(func() { f.Close() })
+		for off := 0; off < len(want); off += mib {
+			readWanting(t, f, want, int64(off), mib)
+			time.Sleep(pause)
+		}
+		return f
+	}
+	slow := newEnv(t, func(c *Config) { c.BlockSize, c.RAM = mib, 256*mib })
+	slow.up.delay = 20 * time.Millisecond
+	f := readAll(slow, 0)
+	slow.settle()
+	if got := slow.up.bytes.Load(); got != 48*mib {
+		t.Errorf("%d bytes upstream for a %d-byte file", got, 48*mib)
+	}
+	if got, limit := f.aheadBlocks(), slow.c.maxAheadBlocks(); got <= slow.c.cfg.ReadAhead || got > limit {
+		t.Fatalf("read-ahead %d blocks after a stream that waited; want more than %d, at most %d", got, slow.c.cfg.ReadAhead, limit)
+	}
+
+	fast := newEnv(t, func(c *Config) { c.BlockSize, c.RAM = mib, 256*mib })
+	if g := readAll(fast, 20*time.Millisecond); g.aheadBlocks() != fast.c.cfg.ReadAhead {
+		t.Fatalf("read-ahead widened to %d blocks for a reader it kept ahead of", g.aheadBlocks())
+	}
+}
+
+// The window never takes more than an eighth of the cache's RAM.
+func TestMaxAheadBlocksBoundedByRAM(t *testing.T) {
+	for _, c := range []struct {
+		ram, bs    int64
+		ahead, max int
+	}{
+		{1 << 30, 1 << 20, 8, 64},
+		{256 << 20, 1 << 20, 8, 32},
+		{32 << 20, 1 << 20, 8, 8},
+		{1 << 30, 4 << 20, 8, 32},
+	} {
+		cc := &Cache{cfg: Config{Settings: Settings{RAM: units.Size(c.ram), BlockSize: units.Size(c.bs), ReadAhead: c.ahead}}}
+		if got := cc.maxAheadBlocks(); got != c.max {
+			t.Errorf("RAM %d, blocks %d, read-ahead %d: bound %d, want %d", c.ram, c.bs, c.ahead, got, c.max)
 		}
 	}
 }

@@ -134,11 +134,13 @@ func (f *File) plan(off, n int64, lend *lending) readPlan {
 	pl := readPlan{size: m.Size(), end: min(off+n, m.Size())}
 	if lend != nil && f.planLoanLocked(&pl, off, lend) {
 		_, pl.ahead = f.observe(off, pl.end)
+		f.caughtUp(&pl)
 		return pl
 	}
 	stream, ahead := f.observe(off, pl.end)
 	pl.ahead = ahead
 	pl.pieces, pl.fresh = e.piecesLocked(off, pl.end, stream)
+	f.caughtUp(&pl)
 	return pl
 }
 
