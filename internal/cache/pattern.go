@@ -89,9 +89,12 @@ func (f *File) readAheadFrom(end int64) {
 // kernel's read-ahead grows for a reader it keeps up with. A reader the
 // window keeps ahead of never waits and never widens it.
 
-// aheadBlocks is the handle's read-ahead window in blocks.
+// aheadBlocks is the handle's read-ahead window in blocks: the widened
+// one only while under half the cache's RAM is in use, so fast streams
+// never take the buffers other readers' misses need (a miss with no RAM
+// left is read uncached).
 func (f *File) aheadBlocks() int {
-	if w := int(f.window.Load()); w > 0 {
+	if w := int(f.window.Load()); w > 0 && f.c.budget.inUse() < f.c.cfg.RAM.Bytes()/2 {
 		return w
 	}
 	return f.c.cfg.ReadAhead
@@ -111,7 +114,7 @@ func (f *File) caughtUp(pl *readPlan) {
 	if !pl.ahead || !pl.waitsAhead() {
 		return
 	}
-	if w, limit := f.aheadBlocks(), f.c.maxAheadBlocks(); w < limit {
+	if w, limit := max(int(f.window.Load()), f.c.cfg.ReadAhead), f.c.maxAheadBlocks(); w < limit {
 		f.window.Store(int32(min(2*w, limit)))
 	}
 }

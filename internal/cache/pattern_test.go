@@ -83,6 +83,15 @@ func TestReadAheadWidensWhenCaughtUp(t *testing.T) {
 		t.Fatalf("read-ahead %d blocks after a stream that waited; want more than %d, at most %d", got, slow.c.cfg.ReadAhead, limit)
 	}
 
+	// With half the RAM in use, the stream keeps the configured window:
+	// the rest is for other readers' misses.
+	half := slow.c.cfg.RAM.Bytes() / 2
+	slow.c.budget.used.Add(half)
+	if got := f.aheadBlocks(); got != slow.c.cfg.ReadAhead {
+		t.Errorf("read-ahead %d blocks with half the RAM in use, want %d", got, slow.c.cfg.ReadAhead)
+	}
+	slow.c.budget.used.Add(-half)
+
 	fast := newEnv(t, func(c *Config) { c.BlockSize, c.RAM = mib, 256*mib })
 	if g := readAll(fast, 20*time.Millisecond); g.aheadBlocks() != fast.c.cfg.ReadAhead {
 		t.Fatalf("read-ahead widened to %d blocks for a reader it kept ahead of", g.aheadBlocks())
