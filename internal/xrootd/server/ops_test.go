@@ -72,6 +72,10 @@ func TestReadv(t *testing.T) {
 	}{
 		{"past EOF", readList(proto.ReadListElem{Handle: hb, Len: 10, Offset: 4995}), proto.ErrFSError}, // as xrootd
 		{"offset + length wraps", readList(proto.ReadListElem{Handle: hb, Len: 8192, Offset: math.MaxInt64 - 4095}), proto.ErrFSError},
+		// A segment past the end is reported before a later segment's
+		// fault, and before any frame of a longer answer is sent.
+		{"past EOF, then a bad handle", readList(proto.ReadListElem{Handle: hb, Len: 10, Offset: 4995}, proto.ReadListElem{Handle: [4]byte{7, 7, 7, 7}, Len: 1}), proto.ErrFSError},
+		{"past EOF in the second frame", readList(proto.ReadListElem{Handle: ha, Len: 1<<20 - 16, Offset: 0}, proto.ReadListElem{Handle: hb, Len: 10, Offset: 4995}), proto.ErrFSError},
 		{"negative length", readList(proto.ReadListElem{Handle: ha, Len: -1}), proto.ErrArgInvalid},
 		{"segment too long", readList(proto.ReadListElem{Handle: ha, Len: 1 << 20}), proto.ErrArgInvalid},
 		{"negative offset", readList(proto.ReadListElem{Handle: ha, Len: 1, Offset: -1}), proto.ErrArgInvalid},
