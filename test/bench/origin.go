@@ -254,7 +254,7 @@ func originRounds(ctx context.Context, cfg OriginConfig, setups []setup, n int) 
 			}
 			mbps := float64(cfg.FileSize) * float64(n) / secs / 1e6
 			runs[s.name] = append(runs[s.name], mbps)
-			fmt.Fprintf(cfg.Out, "  %-12s clients=%-2d round %d: %8.0f MB/s\n", s.name, n, r+1, mbps)
+			fmt.Fprintf(cfg.Out, "  %-15s clients=%-2d round %d: %8.0f MB/s\n", s.name, n, r+1, mbps)
 		}
 	}
 	var out []OriginResult
