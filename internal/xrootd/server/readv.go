@@ -149,7 +149,7 @@ func (s *session) sendReadv(req *proto.Request, elems []proto.ReadListElem, file
 	// Mapped pages may only reach the kernel (see store.LendOptions): not
 	// a TLS connection, whose records are sealed in user space.
 	opts := store.LendOptions{Mapped: s.plain != nil && s.tlsw == nil}
-	fr := readvFrame{buf: buf.b, parts: make([][]byte, 1, 1+2*len(elems))}
+	fr := readvFrame{buf: buf.b, parts: make([][]byte, 1, 1+2*len(elems)), loans: make([]store.Loan, 0, min(len(elems), 16))}
 	defer fr.reset()
 	for i, e := range elems {
 		if fr.size+proto.ReadvElemLen+int(e.Len) > len(buf.b) {
