@@ -84,7 +84,9 @@ func Read(rc syscall.RawConn, p []byte) (int, error) {
 // called after each call that moved bytes, so a caller can extend the
 // deadline for a slow reader that keeps reading.
 func Writev(rc syscall.RawConn, parts [][]byte, progress func()) error {
-	var small [8]unix.Iovec
+	// Room for a vector read's answer of 16 segments, each lent (a
+	// header, then the segment), without growing.
+	var small [40]unix.Iovec
 	iov := small[:0]
 	for _, p := range parts {
 		if len(p) > 0 {

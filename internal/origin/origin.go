@@ -86,6 +86,11 @@ type export struct {
 	// noResident is set once a read from one of its pools could not
 	// be limited to what the page cache holds (file.readResident).
 	noResident atomic.Bool
+	// noCachestat is set once the kernel turned out to have no cachestat
+	// (before Linux 6.5): residency is then asked with mincore (lend.go).
+	noCachestat atomic.Bool
+	// mappings counts the export's files mapped (lend.go).
+	mappings atomic.Int64
 }
 
 var (

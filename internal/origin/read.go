@@ -290,6 +290,7 @@ type file struct {
 	f    *os.File
 	ex   *export
 	name string
+	mm   fileMap // lend.go
 }
 
 func (f *file) ReadAt(p []byte, off int64) (int, error) {
@@ -339,7 +340,10 @@ func (f *file) Stat() (store.FileInfo, error) {
 	return f.ex.info(fi, path.Base(f.name)), nil
 }
 
-func (f *file) Close() error { return f.f.Close() }
+func (f *file) Close() error {
+	f.unmap()
+	return f.f.Close()
+}
 
 // Fd implements store.SendFiler.
 func (f *file) Fd() uintptr { return f.f.Fd() }

@@ -11,8 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,43 +28,121 @@ type OriginConfig struct {
 	FileSize int64  // bytes (default 1 GiB)
 	Clients  []int  // parallel xrdcp counts (default 1, 4, 16)
 	Rounds   int    // repetitions per point; the median is reported (default 3)
-	Out      io.Writer
+	// Modes are the workloads to run (default all of OriginModes):
+	// "plain" is one-stream xrdcp copies by both read paths, "streams"
+	// xrdcp -S 4 copies, "readv" vector reads of files on local disk.
+	Modes []string
+	// Python has the XRootD bindings the readv mode reads with (default
+	// $SITEBOX_PYTHON, else python3).
+	Python string
+	// ReadvsPerThread is how many vector reads each of the readv mode's
+	// threads issues per pass (default 1000: about a second, long enough
+	// for the servers' CPU times, counted in 10 ms ticks, to be close).
+	ReadvsPerThread int
+	Out             io.Writer
 }
 
-// OriginResult is one measured point.
+// OriginModes are the workloads of the origin bench, in the order run.
+var OriginModes = []string{"plain", "streams", "readv"}
+
+// ParseOriginModes checks a list of modes (--modes), keeping the order
+// of OriginModes and dropping repeats; empty means all of them.
+func ParseOriginModes(modes []string) ([]string, error) {
+	if len(modes) == 0 {
+		return slices.Clone(OriginModes), nil
+	}
+	for _, m := range modes {
+		if !slices.Contains(OriginModes, m) {
+			return nil, fmt.Errorf("mode %q: want any of %s", m, strings.Join(OriginModes, ", "))
+		}
+	}
+	var out []string
+	for _, m := range OriginModes {
+		if slices.Contains(modes, m) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// OriginReport is the run: the copy modes' points and the readv mode's.
+type OriginReport struct {
+	Copies []OriginResult
+	Readv  []ReadvResult
+}
+
+// OriginResult is one measured point of a copy mode.
 type OriginResult struct {
-	Server  string // "sitebox" or "xrootd"
+	Server  string // a setup's name: "sitebox", "xrootd/read", "sitebox/streams"...
 	Clients int
 	MBps    float64 // aggregate, median over rounds
 	Runs    []float64
 	RSSMiB  float64 // server's peak resident memory over the whole run
 }
 
-// Origin reads the same file with N parallel xrdcp clients from a sitebox
-// origin and from a real xrootd data server on the same machine, servers
-// interleaved round by round so drifting machine load hits both alike. The
-// file is read from the page cache (it is read once before timing), so the
-// figures measure the servers, not the disk.
-func Origin(ctx context.Context, cfg OriginConfig) ([]OriginResult, error) {
-	cfg.defaults()
-	if _, err := exec.LookPath("xrdcp"); err != nil {
+// Origin runs the modes cfg asks for against a sitebox origin and a real
+// xrootd data server on the same machine serving the same files, servers
+// interleaved round by round so drifting machine load hits both alike.
+// Files are read from the page cache (each is read once before timing),
+// so the figures measure the servers, not the disk.
+func Origin(ctx context.Context, cfg OriginConfig) (*OriginReport, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	copies := slices.Contains(cfg.Modes, "plain") || slices.Contains(cfg.Modes, "streams")
+	readv := slices.Contains(cfg.Modes, "readv")
+	if _, err := exec.LookPath("xrdcp"); err != nil && copies {
 		return nil, fmt.Errorf("bench origin needs xrdcp (Debian package xrootd-client): %w", err)
+	}
+	if readv {
+		if out, err := exec.Command(cfg.Python, "-c", "import XRootD.client").CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("the readv mode needs Python with the XRootD bindings (python3-xrootd, or pip install xrootd; --python); %s: %v: %s", cfg.Python, err, trimMsg(out))
+		}
 	}
 	data := filepath.Join(cfg.WorkDir, "data")
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return nil, err
 	}
-	if err := makeFile(filepath.Join(data, "bench.dat"), cfg.FileSize); err != nil {
-		return nil, err
+	if copies {
+		if err := makeFile(filepath.Join(data, "bench.dat"), cfg.FileSize); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(cfg.Out, "bench origin: %d MiB file, clients %v, %d rounds\n", cfg.FileSize>>20, cfg.Clients, cfg.Rounds)
 	}
-	fmt.Fprintf(cfg.Out, "bench origin: %d MiB file, clients %v, %d rounds\n", cfg.FileSize>>20, cfg.Clients, cfg.Rounds)
-	setups, stop, err := startOriginServers(ctx, cfg, data)
+	servers, stop, err := startOriginServers(ctx, cfg, data)
 	if err != nil {
 		return nil, err
 	}
 	defer stop()
-	for _, s := range setups[:2] { // warm the page cache and check both serve
-		if _, err := copyN(ctx, benchURL(s.port), 1, nil); err != nil {
+	rep := &OriginReport{}
+	if copies {
+		if rep.Copies, err = originCopies(ctx, cfg, servers); err != nil {
+			return nil, err
+		}
+	}
+	if readv {
+		if rep.Readv, err = originReadv(ctx, cfg, data, servers); err != nil {
+			return nil, err
+		}
+	}
+	for i := range rep.Copies {
+		for _, s := range servers {
+			if strings.HasPrefix(rep.Copies[i].Server+"/", s.name+"/") {
+				if rss, err := s.proc.PeakRSS(); err == nil {
+					rep.Copies[i].RSSMiB = float64(rss) / (1 << 20)
+				}
+			}
+		}
+	}
+	return rep, nil
+}
+
+// originCopies runs the copy modes: every client count, each setup of
+// the modes asked for.
+func originCopies(ctx context.Context, cfg OriginConfig, servers []setup) ([]OriginResult, error) {
+	setups := copySetups(servers, cfg.Modes)
+	for _, s := range servers { // warm the page cache and check both serve
+		if _, err := copyN(ctx, xrdcpArgs(benchURL(s.port)), 1, nil); err != nil {
 			return nil, fmt.Errorf("%s: warm-up read failed: %w", s.name, err)
 		}
 	}
@@ -74,19 +154,24 @@ func Origin(ctx context.Context, cfg OriginConfig) ([]OriginResult, error) {
 		}
 		results = append(results, rs...)
 	}
-	for i := range results {
-		for _, s := range setups {
-			if s.name == results[i].Server {
-				if rss, err := s.proc.PeakRSS(); err == nil {
-					results[i].RSSMiB = float64(rss) / (1 << 20)
-				}
-			}
-		}
-	}
 	return results, nil
 }
 
-func (cfg *OriginConfig) defaults() {
+func (cfg *OriginConfig) defaults() error {
+	modes, err := ParseOriginModes(cfg.Modes)
+	if err != nil {
+		return err
+	}
+	cfg.Modes = modes
+	if cfg.Python == "" {
+		cfg.Python = os.Getenv("SITEBOX_PYTHON")
+	}
+	if cfg.Python == "" {
+		cfg.Python = "python3"
+	}
+	if cfg.ReadvsPerThread <= 0 {
+		cfg.ReadvsPerThread = 1000
+	}
 	if cfg.FileSize <= 0 {
 		cfg.FileSize = 1 << 30
 	}
@@ -99,14 +184,14 @@ func (cfg *OriginConfig) defaults() {
 	if cfg.Out == nil {
 		cfg.Out = io.Discard
 	}
+	return nil
 }
 
 func benchURL(port int) string { return fmt.Sprintf("root://127.0.0.1:%d//bench.dat", port) }
 
 // startOriginServers starts a real xrootd and a sitebox origin over the
-// same data. Each setup is a server plus how xrdcp reads from it: its
-// default (pgread with a CRC32C per page when the server offers it) and
-// plain kXR_read (XRD_CPUSEPGWRTRD=0), so the table shows both paths.
+// same data: the two servers, sitebox first, as setups of xrdcp's
+// default read path.
 func startOriginServers(ctx context.Context, cfg OriginConfig, data string) ([]setup, func(), error) {
 	xport, err := peers.FreePort()
 	if err != nil {
@@ -128,14 +213,33 @@ func startOriginServers(ctx context.Context, cfg OriginConfig, data string) ([]s
 		xrd.Stop()
 		return nil, nil, fmt.Errorf("start sitebox: %w", err)
 	}
-	setups := []setup{
-		{name: "sitebox", port: sport, proc: sb},
-		{name: "xrootd", port: xport, proc: xrd},
-		{name: "sitebox/read", port: sport, proc: sb, env: []string{"XRD_CPUSEPGWRTRD=0"}},
-		{name: "xrootd/read", port: xport, proc: xrd, env: []string{"XRD_CPUSEPGWRTRD=0"}},
-	}
-	return setups, func() { sb.Stop(); xrd.Stop() }, nil
+	servers := []setup{{name: "sitebox", port: sport, proc: sb}, {name: "xrootd", port: xport, proc: xrd}}
+	return servers, func() { sb.Stop(); xrd.Stop() }, nil
 }
+
+// copySetups are the ways the copy modes read from each server: the
+// "plain" mode xrdcp's default (pgread with a CRC32C per page when the
+// server offers it) and plain kXR_read (XRD_CPUSEPGWRTRD=0), so the table
+// shows both paths; the "streams" mode xrdcp -S 4, its default path over
+// four data streams.
+func copySetups(servers []setup, modes []string) []setup {
+	var out []setup
+	if slices.Contains(modes, "plain") {
+		out = append(out, servers...)
+		for _, s := range servers {
+			out = append(out, setup{name: s.name + "/read", port: s.port, proc: s.proc, env: []string{"XRD_CPUSEPGWRTRD=0"}})
+		}
+	}
+	if slices.Contains(modes, "streams") {
+		for _, s := range servers {
+			out = append(out, setup{name: s.name + "/streams", port: s.port, proc: s.proc, args: []string{"-S", strconv.Itoa(copyStreams)}})
+		}
+	}
+	return out
+}
+
+// copyStreams is the number of extra data streams of the streams mode.
+const copyStreams = 4
 
 // originRounds measures every setup with n parallel clients, the rounds
 // rotating which setup goes first, and reports each setup's median.
@@ -144,13 +248,13 @@ func originRounds(ctx context.Context, cfg OriginConfig, setups []setup, n int) 
 	for r := 0; r < cfg.Rounds; r++ {
 		for i := range setups {
 			s := setups[(i+r)%len(setups)]
-			secs, err := copyN(ctx, benchURL(s.port), n, s.env)
+			secs, err := copyN(ctx, s.xrdcp(), n, s.env)
 			if err != nil {
 				return nil, fmt.Errorf("%s with %d clients: %w", s.name, n, err)
 			}
 			mbps := float64(cfg.FileSize) * float64(n) / secs / 1e6
 			runs[s.name] = append(runs[s.name], mbps)
-			fmt.Fprintf(cfg.Out, "  %-12s clients=%-2d round %d: %8.0f MB/s\n", s.name, n, r+1, mbps)
+			fmt.Fprintf(cfg.Out, "  %-15s clients=%-2d round %d: %8.0f MB/s\n", s.name, n, r+1, mbps)
 		}
 	}
 	var out []OriginResult
@@ -165,11 +269,18 @@ type setup struct {
 	port int
 	proc *peers.Process
 	env  []string // extra client environment
+	args []string // extra xrdcp options
 }
 
-// copyN runs n xrdcp copies of url to /dev/null at once and returns the wall
-// time of the slowest.
-func copyN(ctx context.Context, url string, n int, env []string) (float64, error) {
+// xrdcp is the command line of one copy of the bench file from s.
+func (s setup) xrdcp() []string {
+	argv := xrdcpArgs(benchURL(s.port))
+	return append(append(argv[:1:1], s.args...), argv[1:]...)
+}
+
+// copyN runs n copies (argv, an xrdcp to /dev/null) at once and returns
+// the wall time of the slowest.
+func copyN(ctx context.Context, argv []string, n int, env []string) (float64, error) {
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -177,8 +288,8 @@ func copyN(ctx context.Context, url string, n int, env []string) (float64, error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if out, err := clientCmd(ctx, xrdcpArgs(url), env).CombinedOutput(); err != nil {
-				errs <- fmt.Errorf("xrdcp %s: %v: %s", url, err, out)
+			if out, err := clientCmd(ctx, argv, env).CombinedOutput(); err != nil {
+				errs <- fmt.Errorf("%s: %v: %s", strings.Join(argv, " "), err, out)
 			}
 		}()
 	}
@@ -226,40 +337,4 @@ func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
 	return s[len(s)/2]
-}
-
-// FormatOrigin renders results as a Markdown table: sitebox against xrootd
-// per client count and read path, with the ratio.
-func FormatOrigin(rs []OriginResult) string {
-	get := func(server string, n int) OriginResult {
-		for _, r := range rs {
-			if r.Server == server && r.Clients == n {
-				return r
-			}
-		}
-		return OriginResult{}
-	}
-	var ns []int
-	for _, r := range rs {
-		if r.Server == "sitebox" {
-			ns = append(ns, r.Clients)
-		}
-	}
-	if len(ns) == 0 {
-		return "no results\n"
-	}
-	out := "| clients | xrdcp read path | sitebox MB/s | xrootd MB/s | sitebox ÷ xrootd |\n|---:|---|---:|---:|---:|\n"
-	for _, n := range ns {
-		for _, path := range []struct{ label, suffix string }{{"default (pgread)", ""}, {"plain read", "/read"}} {
-			s, x := get("sitebox"+path.suffix, n), get("xrootd"+path.suffix, n)
-			ratio := 0.0
-			if x.MBps > 0 {
-				ratio = s.MBps / x.MBps
-			}
-			out += fmt.Sprintf("| %d | %s | %.0f | %.0f | %.2f× |\n", n, path.label, s.MBps, x.MBps, ratio)
-		}
-	}
-	s, x := get("sitebox", ns[len(ns)-1]), get("xrootd", ns[len(ns)-1])
-	out += fmt.Sprintf("\nPeak server RSS over the run: sitebox %.0f MiB, xrootd %.0f MiB.\n", s.RSSMiB, x.RSSMiB)
-	return out
 }

@@ -72,6 +72,10 @@ func TestReadv(t *testing.T) {
 	}{
 		{"past EOF", readList(proto.ReadListElem{Handle: hb, Len: 10, Offset: 4995}), proto.ErrFSError}, // as xrootd
 		{"offset + length wraps", readList(proto.ReadListElem{Handle: hb, Len: 8192, Offset: math.MaxInt64 - 4095}), proto.ErrFSError},
+		// A segment past the end is reported before a later segment's
+		// fault, and before any frame of a longer answer is sent.
+		{"past EOF, then a bad handle", readList(proto.ReadListElem{Handle: hb, Len: 10, Offset: 4995}, proto.ReadListElem{Handle: [4]byte{7, 7, 7, 7}, Len: 1}), proto.ErrFSError},
+		{"past EOF in the second frame", readList(proto.ReadListElem{Handle: ha, Len: 1<<20 - 16, Offset: 0}, proto.ReadListElem{Handle: hb, Len: 10, Offset: 4995}), proto.ErrFSError},
 		{"negative length", readList(proto.ReadListElem{Handle: ha, Len: -1}), proto.ErrArgInvalid},
 		{"segment too long", readList(proto.ReadListElem{Handle: ha, Len: 1 << 20}), proto.ErrArgInvalid},
 		{"negative offset", readList(proto.ReadListElem{Handle: ha, Len: 1, Offset: -1}), proto.ErrArgInvalid},
@@ -253,5 +257,35 @@ func TestSessionRequests(t *testing.T) {
 	}
 	if _, _, err := r.tryRecv(); err == nil {
 		t.Fatal("ended session still open")
+	}
+}
+
+// TestReadvOfShortenedFile: a file another program shortens while a
+// session reads it (its pages may be lent from a mapping) ends that
+// answer with an error or the connection, never the server; the bytes
+// that are sent are the file's.
+func TestReadvOfShortenedFile(t *testing.T) {
+	data := patterned(4 << 20)
+	addr, dir := testEnv(t, Config{})
+	path := filepath.Join(dir, "a")
+	writeTestFile(t, path, data)
+	r := login(t, addr)
+	h := r.open("/a", proto.OpenRead)
+	seg := proto.ReadListElem{Handle: h, Len: 32 << 10, Offset: 3 << 20}
+	if st, body := r.call(proto.ReqReadv, [16]byte{}, readList(seg)); st != proto.StatusOK || !bytes.Equal(body[16:], data[seg.Offset:seg.Offset+int64(seg.Len)]) {
+		t.Fatalf("readv before: status %d", st)
+	}
+	if err := os.Truncate(path, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	r.send(proto.ReqReadv, [16]byte{}, readList(seg))
+	if h, body, err := r.tryRecv(); err == nil && h.Status != proto.StatusError {
+		t.Fatalf("readv past the new end: status %d, %d bytes", h.Status, len(body))
+	}
+	r2 := login(t, addr)
+	h2 := r2.open("/a", proto.OpenRead)
+	ok := proto.ReadListElem{Handle: h2, Len: 100, Offset: 1000}
+	if st, body := r2.call(proto.ReqReadv, [16]byte{}, readList(ok)); st != proto.StatusOK || !bytes.Equal(body[16:], data[1000:1100]) {
+		t.Fatalf("a new session after: status %d", st)
 	}
 }

@@ -90,9 +90,11 @@ func (s *session) pgSourceOf(of *openFile, buf []byte) *pgSource {
 // frame gets up to want bytes at off, lent where the file can, with
 // their CRCs where the file knows them (off on a page boundary).
 func (src *pgSource) frame(off, want int64) (dataFrame, error) {
-	opts := store.LendOptions{Mapped: src.mapped}
+	// Mapped pages only with their CRCs: without, pgreadPages computes
+	// them, reading the bytes, which mapped pages may not be.
+	var opts store.LendOptions
 	if off%proto.PgPageSize == 0 {
-		opts.CRCs = src.sums
+		opts = store.LendOptions{CRCs: src.sums, Mapped: src.mapped}
 	}
 	return lendFrame(src.lender, src.f, off, src.buf[:want], opts)
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"slices"
 
 	"sitebox/internal/store"
@@ -11,7 +12,7 @@ import (
 type readvFile struct {
 	h    [4]byte
 	of   *openFile
-	size int64
+	size int64 // -1 until pastEnd stats the file
 	lend store.Lender
 }
 
@@ -53,42 +54,65 @@ func (s *session) answerReadv(req *proto.Request, rv *readvList) error {
 
 // checkReadv checks every segment of a readv and opens its files into
 // *files (the caller releases them, also after an error); which[i] is
-// the index of segment i's file.
+// the index of segment i's file. Whether a segment lies within its file
+// is left to pastEnd: the size costs a stat, a system call made the
+// usual way, which after an idle moment wakes the runtime's monitor
+// thread (see package nbio) — on every vector read of a client reading
+// one at a time. An answer that fits in one frame is checked only when
+// a read comes up short, before anything is sent; so the client sees the
+// same error either way, a segment's other faults are reported after an
+// earlier segment's being past the end, as a check in order would.
 func (s *session) checkReadv(elems []proto.ReadListElem, files *[]readvFile) ([]int, error) {
 	maxSeg := s.srv.cfg.MaxReadChunk - proto.ReadvElemLen
 	which := make([]int, len(elems))
+	fail := func(i int, err error) ([]int, error) {
+		if perr := s.pastEnd(elems[:i], *files, which[:i]); perr != nil {
+			return nil, perr
+		}
+		return nil, err
+	}
 	for i, e := range elems {
 		if e.Len < 0 || int(e.Len) > maxSeg {
-			return nil, errorf(proto.ErrArgInvalid, "readv segment %d: length %d is outside 0..%d", i, e.Len, maxSeg)
+			return fail(i, errorf(proto.ErrArgInvalid, "readv segment %d: length %d is outside 0..%d", i, e.Len, maxSeg))
 		}
 		if e.Offset < 0 {
-			return nil, errorf(proto.ErrArgInvalid, "readv segment %d: offset %d is negative", i, e.Offset)
+			return fail(i, errorf(proto.ErrArgInvalid, "readv segment %d: offset %d is negative", i, e.Offset))
 		}
 		j := slices.IndexFunc(*files, func(f readvFile) bool { return f.h == e.Handle })
 		if j < 0 {
 			of, err := s.files.acquire(e.Handle)
 			if err != nil {
-				return nil, err
+				return fail(i, err)
 			}
-			*files = append(*files, readvFile{h: e.Handle, of: of})
+			*files = append(*files, readvFile{h: e.Handle, of: of, size: -1, lend: store.LenderOf(of.f)})
 			j = len(*files) - 1
 			if err := s.plainRefused("readv", of); err != nil {
-				return nil, err
+				return fail(i, err)
 			}
-			fi, err := of.f.Stat()
-			if err != nil {
-				return nil, err
-			}
-			(*files)[j].size = fi.Size
-			(*files)[j].lend = store.LenderOf(of.f)
-		}
-		if f := (*files)[j]; e.Offset > f.size-int64(e.Len) { // not Offset+Len: it may wrap
-			// kXR_FSError, as XRootD answers ESPIPE ("illegal seek").
-			return nil, errorf(proto.ErrFSError, "readv segment %d (%d bytes at %d) extends past the end of %s (%d bytes)", i, e.Len, e.Offset, f.of.path, f.size)
 		}
 		which[i] = j
 	}
 	return which, nil
+}
+
+// pastEnd reports the first segment that extends past the end of its
+// file, stating each file (once) whose size is not known yet.
+func (s *session) pastEnd(elems []proto.ReadListElem, files []readvFile, which []int) error {
+	for i, e := range elems {
+		f := &files[which[i]]
+		if f.size < 0 {
+			fi, err := f.of.f.Stat()
+			if err != nil {
+				return err
+			}
+			f.size = fi.Size
+		}
+		if e.Offset > f.size-int64(e.Len) { // not Offset+Len: it may wrap
+			// kXR_FSError, as XRootD answers ESPIPE ("illegal seek").
+			return errorf(proto.ErrFSError, "readv segment %d (%d bytes at %d) extends past the end of %s (%d bytes)", i, e.Len, e.Offset, f.of.path, f.size)
+		}
+	}
+	return nil
 }
 
 // sendReadv reads the checked segments and sends them, each behind its
@@ -106,6 +130,14 @@ func (s *session) sendReadv(req *proto.Request, elems []proto.ReadListElem, file
 		return err
 	}
 	defer buf.release()
+	// An answer of several frames is checked whole before the first is
+	// sent; one of a single frame only if a read comes up short (see
+	// checkReadv).
+	if readvAnswerLen(elems) > len(buf.b) {
+		if err := s.pastEnd(elems, files, which); err != nil {
+			return err
+		}
+	}
 	// Bytes are counted per file once the segments are read: a counter
 	// per segment cost a metrics lookup each.
 	read := make([]int, len(files))
@@ -117,7 +149,7 @@ func (s *session) sendReadv(req *proto.Request, elems []proto.ReadListElem, file
 	// Mapped pages may only reach the kernel (see store.LendOptions): not
 	// a TLS connection, whose records are sealed in user space.
 	opts := store.LendOptions{Mapped: s.plain != nil && s.tlsw == nil}
-	fr := readvFrame{buf: buf.b, parts: make([][]byte, 1, 1+2*len(elems))}
+	fr := readvFrame{buf: buf.b, parts: make([][]byte, 1, 1+2*len(elems)), loans: make([]store.Loan, 0, min(len(elems), 16))}
 	defer fr.reset()
 	for i, e := range elems {
 		if fr.size+proto.ReadvElemLen+int(e.Len) > len(buf.b) {
@@ -131,6 +163,10 @@ func (s *session) sendReadv(req *proto.Request, elems []proto.ReadListElem, file
 		proto.PutReadListElem(fr.buf[fr.pos:], e)
 		fr.add(proto.ReadvElemLen)
 		if err := fr.segment(i, f, e, opts); err != nil {
+			if perr := s.pastEnd(elems, files, which); perr != nil {
+				clear(read) // nothing is sent
+				return perr
+			}
 			return err
 		}
 		read[which[i]] += int(e.Len)
@@ -138,9 +174,22 @@ func (s *session) sendReadv(req *proto.Request, elems []proto.ReadListElem, file
 	return s.sendFrameParts(req.Stream, proto.StatusOK, fr.parts)
 }
 
+// readvAnswerLen is the length of a readv's answer: each segment's data
+// behind its read_list header.
+func readvAnswerLen(elems []proto.ReadListElem) int {
+	n := 0
+	for _, e := range elems {
+		n += proto.ReadvElemLen + int(e.Len)
+	}
+	return n
+}
+
 // segment adds segment e of f to the frame: lent, in as many loans as
 // the file makes, or read into the buffer.
 func (fr *readvFrame) segment(i int, f readvFile, e proto.ReadListElem, opts store.LendOptions) error {
+	if e.Offset > math.MaxInt64-int64(e.Len) { // past the end of any file
+		return errorf(proto.ErrFSError, "readv segment %d: %d bytes at %d end past the largest offset", i, e.Len, e.Offset)
+	}
 	for off, end := e.Offset, e.Offset+int64(e.Len); off < end; {
 		dst := fr.buf[fr.pos : fr.pos+int(end-off)]
 		d, err := lendFrame(f.lend, f.of.f, off, dst, opts)
