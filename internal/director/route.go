@@ -180,10 +180,10 @@ func (d *Director) ask(ctx context.Context, op, name string) (*query, store.Rout
 // XRootD's manager answers such a client that no server is available
 // (3011), and so does a director.
 func refusedByAll(op, name string, req *store.Request, servers []*Server) error {
-	t := triedSet(req.Opaque.Get("tried"))
-	if req.Opaque.Get("triedrc") != "fserr" || len(servers) == 0 {
+	if len(servers) == 0 || req.Opaque.Get("triedrc") != "fserr" {
 		return nil
 	}
+	t := triedSet(req.Opaque.Get("tried"))
 	for _, s := range servers {
 		if !t.has(s.Root) && !t.hostTried(s.Root) {
 			return nil
@@ -305,17 +305,18 @@ func (d *Director) recheckTried(name string, t tried) {
 // redirect is the route to servers to, with the client's VO and the hop
 // count in the CGI.
 func (d *Director) redirect(op, name string, req *store.Request, hops int, to []store.Endpoint, why string) store.Route {
-	q := url.Values{}
+	// Written out rather than through url.Values, in the order its
+	// Encode gives (keys sorted): every redirect passes here.
+	opaque := hopsKey + "=" + strconv.Itoa(hops+1)
 	// The VO goes along so the next director (which may not see the
 	// client's token) picks the same federation.
 	if vo := req.ClientVO(); vo != "" {
-		q.Set("vo", vo)
+		opaque += "&vo=" + url.QueryEscape(vo)
 	}
-	q.Set(hopsKey, strconv.Itoa(hops+1))
-	if d.log.Enabled(context.Background(), slog.LevelDebug) { // every redirect passes here
+	if d.log.Enabled(context.Background(), slog.LevelDebug) {
 		d.log.Debug("redirect", "op", op, "path", name, "to", to[0].String(), "why", why)
 	}
-	return store.Route{To: to, Opaque: q.Encode(), Reason: why}
+	return store.Route{To: to, Opaque: opaque, Reason: why}
 }
 
 func endpoints(servers []*Server) []store.Endpoint {
