@@ -2,6 +2,7 @@ package director
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -167,5 +168,23 @@ func TestChangeWaitsForEveryHolder(t *testing.T) {
 	rt, err := d.Route(reqCtx(""), store.Call{Op: "rm", Path: "/store/f"})
 	if err != nil || len(rt.To) == 0 || rt.To[0].Root != "b:1" {
 		t.Errorf("rm: %+v %v, want b:1, the least loaded holder", rt, err)
+	}
+}
+
+// Servers that do not answer do not hold back a holder's answer: the
+// client is sent there long before they time out.
+func TestSilentServersDoNotHoldBackTheSearch(t *testing.T) {
+	p := &fakeProber{files: map[string][]string{"zz:1": {"/store/f"}}, slow: map[string]time.Duration{}}
+	d := newTestDirector(t, Config{Site: "X", WaitAfter: 5 * time.Second, LocateTimeout: 5 * time.Second}, p)
+	for i := range 128 {
+		root := fmt.Sprintf("s%03d:1", i)
+		p.slow[root] = time.Minute
+		d.Advertise(ad(fmt.Sprintf("s%03d", i), "S", RoleOrigin, root, "/store"))
+	}
+	d.Advertise(ad("zz", "Z", RoleOrigin, "zz:1", "/store"))
+	t0 := time.Now()
+	_, to := redirectOf(t, d.routeT(reqCtx(""), "open", "/store/f"))
+	if el := time.Since(t0); to != "zz:1" || el > 2*time.Second {
+		t.Errorf("sent to %s after %v, want zz:1 well before the silent servers' deadline", to, el)
 	}
 }
