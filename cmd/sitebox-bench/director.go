@@ -44,11 +44,12 @@ port and an approved federation member sending signed ads every
 --interval) advertise to one sitebox director. Prints the ads absorbed
 per second and whether it keeps up, locate latency for files held by 1,
 10 and 100 servers and for missing files, redirects/s with --clients
-clients (beside a cmsd manager with one data server unless --cmsd=false)
-and the director's peak RSS.`,
+clients in --rounds rounds (each the director, then a cmsd manager with
+one data server unless --cmsd=false, under the same load), the
+director's CPU time per redirect and its peak RSS.`,
 		Example: `  sitebox-bench director                      # about 2 minutes
   sitebox-bench director --setups cmsd --clients 1,4 --duration 5s
-  sitebox-bench director --scale 1000         # about 1 minute`,
+  sitebox-bench director --scale 1000         # about 1.5 minutes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Setups = strings.Split(setups, ",")
@@ -78,6 +79,7 @@ and the director's peak RSS.`,
 	fl.IntVar(&scale.Sites, "sites", 50, "with --scale: sites the simulated servers are spread over")
 	fl.DurationVar(&scale.Interval, "interval", 10*time.Second, "with --scale: the servers' advertisement interval")
 	fl.BoolVar(&scale.Cmsd, "cmsd", true, "with --scale: also measure a cmsd manager with one data server")
+	fl.IntVar(&scale.Rounds, "rounds", 3, "with --scale: redirect-rate rounds, each the director then cmsd")
 	return cmd
 }
 

@@ -242,6 +242,9 @@ func filter(servers []*Server, keep func(*Server) bool) []*Server {
 // stably.
 func best(servers []*Server, t tried) []*Server {
 	out := append([]*Server(nil), servers...)
+	if len(out) < 2 {
+		return out
+	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if ta, tb := t.hostTried(a.Root), t.hostTried(b.Root); ta != tb {
@@ -262,6 +265,9 @@ func best(servers []*Server, t tried) []*Server {
 type tried map[string]bool
 
 func triedSet(s string) tried {
+	if s == "" {
+		return nil // a client's first request: nothing to look up in
+	}
 	t := tried{}
 	for _, h := range strings.Split(s, ",") {
 		if h = strings.TrimSpace(h); h != "" {

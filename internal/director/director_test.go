@@ -22,14 +22,20 @@ type fakeProber struct {
 	files map[string][]string
 	down  map[string]bool
 	delay time.Duration
+	// slow delays one server's answers instead of delay
+	slow  map[string]time.Duration
 	stats atomic.Int64
 }
 
 func (p *fakeProber) Stat(ctx context.Context, root, name string) (store.FileInfo, error) {
 	p.stats.Add(1)
-	if p.delay > 0 {
+	delay := p.delay
+	if d, ok := p.slow[root]; ok {
+		delay = d
+	}
+	if delay > 0 {
 		select {
-		case <-time.After(p.delay):
+		case <-time.After(delay):
 		case <-ctx.Done():
 			return store.FileInfo{}, ctx.Err()
 		}
@@ -247,6 +253,11 @@ func TestTriedServersAreRechecked(t *testing.T) {
 	d := newTestDirector(t, Config{Site: "X"}, p)
 	d.Advertise(ad("a", "A", RoleOrigin, "h:1", "/store"))
 	d.Advertise(ad("b", "B", RoleOrigin, "h:2", "/store"))
+	// A first open goes to the first holder to answer; once both have,
+	// the choice is by load, then name.
+	if _, err := d.Locate(reqCtx(""), "/store/f"); err != nil {
+		t.Fatal(err)
+	}
 	if _, to := redirectOf(t, d.routeT(reqCtx(""), "open", "/store/f")); to != "h:1" {
 		t.Fatalf("first choice %s, want h:1 (by name at equal load)", to)
 	}
@@ -388,7 +399,7 @@ func TestClientSiteFromNetwork(t *testing.T) {
 // when it ends.
 func TestDowntimeRoutesAround(t *testing.T) {
 	p := &fakeProber{files: map[string][]string{"a:1": {"/store/f"}, "b:1": {"/store/f"}}}
-	d := newTestDirector(t, Config{Site: "X"}, p)
+	d := newTestDirector(t, Config{Site: "A"}, p) // a is the client's site's: preferred when it may be used
 	a := ad("a", "A", RoleOrigin, "a:1", "/store")
 	a.Downtime = &fleet.Downtime{Start: time.Now().Add(-time.Minute), End: time.Now().Add(time.Hour), Reason: "disk swap"}
 	d.Advertise(a)

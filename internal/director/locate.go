@@ -43,8 +43,9 @@ type locator struct {
 	onReachable        func(root string)
 	mu                 sync.Mutex
 	results            map[string]*found
-	flight             singleflight.Group
-	searches, answered int64 // searches run; lookups answered from results
+	running            map[string]*pending // full searches under way, by path
+	flight             singleflight.Group  // rechecks under way
+	searches, answered int64               // searches run; lookups answered from results
 	stats              *stats
 }
 
@@ -66,28 +67,41 @@ func (l *locator) known(name string, epoch uint64) (has []string, asked int, ok 
 // servers eligible at the registry's epoch), searching those not
 // answered recently. wait bounds how long the caller waits; the search
 // goes on in the background when it is exceeded, and done reports
-// whether the answer is complete.
-func (l *locator) lookup(name string, cands []string, wait time.Duration, epoch uint64) (holders []string, done bool) {
+// whether there is an answer: every candidate's, or with e, the holders
+// found once e is satisfied.
+func (l *locator) lookup(name string, cands []string, wait time.Duration, epoch uint64, e *early) (holders []string, done bool) {
 	if r := l.cached(name, cands, epoch); r != nil {
 		return r, true
 	}
-	ch := l.flight.DoChan(name, func() (any, error) {
-		l.search(name, cands, epoch, false)
-		return nil, nil
-	})
+	p := l.start(name, cands, epoch)
+	var in map[string]bool // cands, to tell which holders count
+	if e != nil {
+		in = make(map[string]bool, len(cands))
+		for _, c := range cands {
+			in[c] = true
+		}
+	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
-	select {
-	case <-ch:
-	case <-timer.C:
-		return nil, false
+	for finished := false; !finished; {
+		has, changed := l.enough(p, in, e)
+		if has != nil {
+			return has, true
+		}
+		select {
+		case <-p.done:
+			finished = true
+		case <-changed:
+		case <-timer.C:
+			return nil, false
+		}
 	}
 	if r := l.cached(name, cands, epoch); r != nil {
 		return r, true
 	}
 	// A candidate added while we searched: not asked yet, so not complete;
 	// search again next time.
-	return l.partial(name, cands), true
+	return l.partial(name, cands, p), true
 }
 
 // cached returns the holders among cands if every candidate's answer is
@@ -115,26 +129,22 @@ func (l *locator) cached(name string, cands []string, epoch uint64) []string {
 	return out
 }
 
-func (l *locator) partial(name string, cands []string) []string {
+// partial returns the holders among cands known from the results kept
+// or from the search p that just ended (whose results are not kept when
+// the path was forgotten meanwhile).
+func (l *locator) partial(name string, cands []string, p *pending) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []string
-	if f := l.results[name]; f != nil {
-		for _, c := range cands {
-			if f.holders[c] {
-				out = append(out, c)
-			}
+	f := l.results[name]
+	for _, c := range cands {
+		if f != nil && f.holders[c] || p.answered[c] {
+			out = append(out, c)
 		}
 	}
 	return out
 }
 
-// search asks every candidate and records the answers. A server that
-// cannot be reached counts as not holding the file and is reported, so
-// the director stops sending clients there.
-//
-// A full search asks every server eligible at epoch; a partial one (a
-// recheck) only some, the others' answers kept from before.
 // probeAnswer is what one server said of a name during a search.
 type probeAnswer struct {
 	root       string
@@ -165,7 +175,15 @@ func (l *locator) ask(ctx context.Context, c, name string) probeAnswer {
 	return probeAnswer{c, err == nil, known, down}
 }
 
-func (l *locator) search(name string, cands []string, epoch uint64, partial bool) {
+// search asks every candidate and records the answers. A server that
+// cannot be reached counts as not holding the file and is reported, so
+// the director stops sending clients there.
+//
+// A full search (p, the lookups' view of it, set) asks every server
+// eligible at epoch; a partial one (a recheck) only some, the others'
+// answers kept from before.
+func (l *locator) search(name string, cands []string, epoch uint64, p *pending) {
+	partial := p == nil
 	if l.stats != nil {
 		defer l.stats.searched(time.Now())
 	}
@@ -179,6 +197,9 @@ func (l *locator) search(name string, cands []string, epoch uint64, partial bool
 	anyHas, complete := false, true
 	for range cands {
 		a := <-ch
+		if p != nil {
+			l.heard(p, a)
+		}
 		if a.known {
 			holders[a.root] = a.has
 			anyHas = anyHas || a.has
@@ -187,6 +208,16 @@ func (l *locator) search(name string, cands []string, epoch uint64, partial bool
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if p != nil {
+		defer close(p.done)
+		if l.running[name] != p {
+			// Forgotten (being changed) or overtaken by a search of more
+			// servers while this one ran: its answers may be stale, and
+			// the lookups waiting on it have them in p.
+			return
+		}
+		delete(l.running, name)
+	}
 	if l.results == nil {
 		l.results = map[string]*found{}
 	}
@@ -249,7 +280,7 @@ func (l *locator) recheck(name string, cands []string, epoch uint64) {
 	l.mu.Unlock()
 	key := "recheck\x00" + name + "\x00" + strings.Join(cands, ",")
 	l.flight.Do(key, func() (any, error) {
-		l.search(name, cands, epoch, true)
+		l.search(name, cands, epoch, nil)
 		return nil, nil
 	})
 }
@@ -260,6 +291,7 @@ func (l *locator) forget(name string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.results, name)
+	delete(l.running, name) // a search under way is not joined, nor its result kept
 }
 
 // sweep drops expired results so the map does not grow without bound.

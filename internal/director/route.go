@@ -75,7 +75,9 @@ func (d *Director) uploadRoute(ctx context.Context, op, name string) (store.Rout
 // The cached answer for the path is forgotten, since the change is about
 // to make it wrong.
 func (d *Director) changeRoute(ctx context.Context, op, name string) (store.Route, error) {
-	q, rt, err := d.ask(ctx, op, name)
+	// A change waits for every origin's answer (so does cmsd's for
+	// updates): it goes to the best holder, not the first to answer.
+	q, rt, err := d.ask(ctx, op, name, false)
 	if q == nil {
 		return rt, err
 	}
@@ -95,18 +97,14 @@ func (d *Director) changeRoute(ctx context.Context, op, name string) (store.Rout
 // route decides where a read of name goes: to the servers holding it,
 // best first, or a wait while the federation is still being asked.
 func (d *Director) route(ctx context.Context, op, name string) (store.Route, error) {
-	q, rt, err := d.ask(ctx, op, name)
+	q, rt, err := d.ask(ctx, op, name, true)
 	if q == nil {
 		return rt, err
 	}
-	req, hops, tried, asked, holders := q.req, q.hops, q.tried, q.asked, q.holders
+	req, hops, tried, asked, holders, site := q.req, q.hops, q.tried, q.asked, q.holders, q.site
 	redirect := func(kind string, to []*Server, why string) (store.Route, error) {
 		d.stats.count(kind)
 		return d.redirect(op, name, req, hops, endpoints(to), why), nil
-	}
-	site := d.sites.site(req.Client)
-	if site == "" {
-		site = d.cfg.Site
 	}
 	if local := filter(holders, func(s *Server) bool { return s.Site == site }); len(local) > 0 {
 		return redirect("site", best(local, tried), "data at the client's site "+site)
@@ -131,22 +129,34 @@ func (d *Director) route(ctx context.Context, op, name string) (store.Route, err
 	return d.fallback(op, name, req, hops, asked, tried)
 }
 
-// query is what a route decision starts from: who asks, how many
-// directors sent them here, where they failed, how many origins were
-// asked and which hold the path.
+// query is what a route decision starts from: who asks, from which site,
+// how many directors sent them here, where they failed, how many origins
+// were asked and which hold the path.
 type query struct {
 	req     *store.Request
+	site    string
 	hops    int
 	tried   tried
 	asked   int
 	holders []*Server
 }
 
+// clientSite is the site a client is at: the one its network belongs to,
+// else this director's.
+func (d *Director) clientSite(req *store.Request) string {
+	if site := d.sites.site(req.Client); site != "" {
+		return site
+	}
+	return d.cfg.Site
+}
+
 // ask stops a redirect loop, rechecks the servers the client says it
 // failed at, and asks the origins which hold name. A nil query comes
 // with the answer to give instead: the loop error, or a wait while the
-// federation is still being asked.
-func (d *Director) ask(ctx context.Context, op, name string) (*query, store.Route, error) {
+// federation is still being asked. With early, a path not located yet is
+// answered once an origin holds it and the client's site's origins have
+// all answered (see early): a read goes to a holder at once.
+func (d *Director) ask(ctx context.Context, op, name string, early bool) (*query, store.Route, error) {
 	req := store.RequestFrom(ctx)
 	var hops int
 	if h := req.Opaque.Get(hopsKey); h != "" { // a client's first request has none: no error to build
@@ -160,7 +170,8 @@ func (d *Director) ask(ctx context.Context, op, name string) (*query, store.Rout
 	if len(tried) > 0 {
 		d.recheckTried(name, tried)
 	}
-	asked, holders, done := d.holders(req, name, tried)
+	site := d.clientSite(req)
+	asked, holders, done := d.holders(req, name, tried, site, early)
 	if !done {
 		d.stats.count("wait")
 		return nil, store.Route{Retry: true, Wait: time.Second, Reason: "searching the federation"}, nil
@@ -169,7 +180,7 @@ func (d *Director) ask(ctx context.Context, op, name string) (*query, store.Rout
 		d.stats.count("not_found")
 		return nil, store.Route{}, err
 	}
-	return &query{req: req, hops: hops, tried: tried, asked: asked, holders: holders}, store.Route{}, nil
+	return &query{req: req, site: site, hops: hops, tried: tried, asked: asked, holders: holders}, store.Route{}, nil
 }
 
 // refusedByAll answers a client back from a server that refused its
@@ -180,10 +191,10 @@ func (d *Director) ask(ctx context.Context, op, name string) (*query, store.Rout
 // XRootD's manager answers such a client that no server is available
 // (3011), and so does a director.
 func refusedByAll(op, name string, req *store.Request, servers []*Server) error {
-	t := triedSet(req.Opaque.Get("tried"))
-	if req.Opaque.Get("triedrc") != "fserr" || len(servers) == 0 {
+	if len(servers) == 0 || req.Opaque.Get("triedrc") != "fserr" {
 		return nil
 	}
+	t := triedSet(req.Opaque.Get("tried"))
 	for _, s := range servers {
 		if !t.has(s.Root) && !t.hostTried(s.Root) {
 			return nil
@@ -204,18 +215,25 @@ func (e *refusedError) Is(target error) bool { return target == store.ErrNotFoun
 // hold it; done is false while the answer is still being looked for.
 // An https client (which does not retry a 503 by itself) waits for the
 // answer up to the locate deadline; a root:// client is told to wait.
-func (d *Director) holders(req *store.Request, name string, tried tried) (asked int, holders []*Server, done bool) {
+// With early, the answer may come before every origin's (see ask).
+func (d *Director) holders(req *store.Request, name string, tried tried, site string, early bool) (asked int, holders []*Server, done bool) {
 	wait := d.cfg.WaitAfter
 	if req.Proto == "https" {
 		wait = d.cfg.LocateTimeout + time.Second
 	}
-	return d.findHolders(name, tried, wait)
+	var local func(*Server) bool
+	if early {
+		local = func(s *Server) bool { return s.Site == site }
+	}
+	return d.findHolders(name, tried, wait, local)
 }
 
 // findHolders is holders, waiting at most wait; asked is how many
 // servers were asked. A path located while no server became eligible
-// since (the registry's epoch) is answered from its holders alone.
-func (d *Director) findHolders(name string, tried tried, wait time.Duration) (asked int, holders []*Server, done bool) {
+// since (the registry's epoch) is answered from its holders alone. With
+// local set, a search under way answers once an origin holds the path
+// and every origin local says is at the client's site has answered.
+func (d *Director) findHolders(name string, tried tried, wait time.Duration, local func(*Server) bool) (asked int, holders []*Server, done bool) {
 	now := time.Now()
 	eligible := func(s *Server) bool { return s.Root != "" && s.usable(now) && !tried.has(s.Root) }
 	epoch := d.reg.epochAt(now)
@@ -233,7 +251,16 @@ func (d *Director) findHolders(name string, tried tried, wait time.Duration) (as
 	if len(tried) > 0 {
 		epoch = 0 // the servers tried were left out: not every eligible one was asked
 	}
-	roots, done := d.loc.lookup(name, cands, wait, epoch)
+	var e *early
+	if local != nil {
+		e = &early{after: []string{}}
+		for _, s := range origins {
+			if local(s) {
+				e.after = append(e.after, s.Root)
+			}
+		}
+	}
+	roots, done := d.loc.lookup(name, cands, wait, epoch, e)
 	return len(origins), pick(origins, roots), done
 }
 
@@ -305,17 +332,18 @@ func (d *Director) recheckTried(name string, t tried) {
 // redirect is the route to servers to, with the client's VO and the hop
 // count in the CGI.
 func (d *Director) redirect(op, name string, req *store.Request, hops int, to []store.Endpoint, why string) store.Route {
-	q := url.Values{}
+	// Written out rather than through url.Values, in the order its
+	// Encode gives (keys sorted): every redirect passes here.
+	opaque := hopsKey + "=" + strconv.Itoa(hops+1)
 	// The VO goes along so the next director (which may not see the
 	// client's token) picks the same federation.
 	if vo := req.ClientVO(); vo != "" {
-		q.Set("vo", vo)
+		opaque += "&vo=" + url.QueryEscape(vo)
 	}
-	q.Set(hopsKey, strconv.Itoa(hops+1))
-	if d.log.Enabled(context.Background(), slog.LevelDebug) { // every redirect passes here
+	if d.log.Enabled(context.Background(), slog.LevelDebug) {
 		d.log.Debug("redirect", "op", op, "path", name, "to", to[0].String(), "why", why)
 	}
-	return store.Route{To: to, Opaque: q.Encode(), Reason: why}
+	return store.Route{To: to, Opaque: opaque, Reason: why}
 }
 
 func endpoints(servers []*Server) []store.Endpoint {

@@ -46,7 +46,7 @@ func (d *Director) statHere(name string) (store.FileInfo, bool) {
 
 // Locate lists every server holding name: all replicas, for `xrdfs locate`.
 func (d *Director) Locate(ctx context.Context, name string) ([]store.Location, error) {
-	_, holders, _ := d.findHolders(name, nil, d.cfg.LocateTimeout+time.Second)
+	_, holders, _ := d.findHolders(name, nil, d.cfg.LocateTimeout+time.Second, nil) // every replica: all answers
 	var locs []store.Location
 	for _, s := range best(holders, nil) {
 		locs = append(locs, store.Location{Endpoint: s.Root})

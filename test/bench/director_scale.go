@@ -25,7 +25,11 @@ type DirectorScaleConfig struct {
 	AdWindow time.Duration
 	Files    int           // files per holder class located (default 20)
 	Clients  int           // parallel clients for the redirect rate (default 16)
-	Duration time.Duration // redirect-rate measurement (default 5 s)
+	Duration time.Duration // one redirect-rate measurement (default 5 s)
+	// Rounds is how many times the redirect rate is measured (default 3),
+	// the director and the cmsd baseline one after the other in each
+	// round, so both see the same load from whatever else runs here.
+	Rounds int
 	// Cmsd adds the baseline: a real cmsd manager with one xrootd data
 	// server under the same redirect load.
 	Cmsd bool
@@ -50,6 +54,9 @@ func (c *DirectorScaleConfig) applyDefaults() {
 	}
 	if c.Duration <= 0 {
 		c.Duration = 5 * time.Second
+	}
+	if c.Rounds <= 0 {
+		c.Rounds = 3
 	}
 	if c.Out == nil {
 		c.Out = io.Discard
@@ -99,10 +106,17 @@ type DirectorScaleReport struct {
 	// LocateSkipped says why locates and redirects were not measured.
 	LocateSkipped string
 	// Redirects is the open→redirect rate for files held by one server,
-	// located already; Cmsd the same load on the cmsd baseline.
-	Redirects DirectorPoint
-	Cmsd      *DirectorPoint
-	PeakRSS   int64 // the director process's
+	// located already; Cmsd the same load on the cmsd baseline: the
+	// median of the rounds, each of which is kept. Ratio is the median
+	// of the rounds' director ÷ cmsd.
+	Redirects                  DirectorPoint
+	Cmsd                       *DirectorPoint
+	RedirectRounds, CmsdRounds []DirectorPoint
+	Ratio                      float64
+	// RedirectCPU is the director's CPU time per redirect over its
+	// rounds (ads included, as they go on meanwhile).
+	RedirectCPU time.Duration
+	PeakRSS     int64 // the director process's
 }
 
 // KeepsUp reports whether the director absorbed the ads as fast as they
@@ -177,28 +191,21 @@ func DirectorScale(ctx context.Context, cfg DirectorScaleConfig) (*DirectorScale
 	// The ads go on while the director locates and redirects, as they
 	// would in a federation.
 	dcfg := &DirectorConfig{Duration: cfg.Duration, WarmWait: 30 * time.Second}
-	if err := measureRouting(ctx, &cfg, dcfg, rep, d.root); err != nil {
+	if err := measureLocates(ctx, &cfg, rep, d.root); err != nil {
+		return rep, err
+	}
+	if err := measureRedirects(ctx, &cfg, dcfg, rep, d); err != nil {
 		return rep, err
 	}
 	if err := finishScale(rep, d); err != nil {
 		fmt.Fprintf(cfg.Out, "  director peak RSS: %v\n", err)
 	}
-	stopAds()
-	ads.Wait()
-	if cfg.Cmsd {
-		p, err := cmsdBaseline(ctx, dcfg, filepath.Join(cfg.WorkDir, "cmsd"), cfg.Clients)
-		if err != nil {
-			return rep, err
-		}
-		rep.Cmsd = &p
-		fmt.Fprintln(cfg.Out, progressLine(p))
-	}
 	return rep, ctx.Err()
 }
 
-// measureRouting measures the director's first search, locates of each
-// holder class and the redirect rate.
-func measureRouting(ctx context.Context, cfg *DirectorScaleConfig, dcfg *DirectorConfig, rep *DirectorScaleReport, root string) error {
+// measureLocates measures the director's first search and locates of
+// each holder class.
+func measureLocates(ctx context.Context, cfg *DirectorScaleConfig, rep *DirectorScaleReport, root string) error {
 	var err error
 	if rep.FirstSearch, err = firstSearch(ctx, root); err != nil {
 		return err
@@ -209,12 +216,6 @@ func measureRouting(ctx context.Context, cfg *DirectorScaleConfig, dcfg *Directo
 		rep.Locate = append(rep.Locate, l)
 		fmt.Fprintln(cfg.Out, locateLine(l))
 	}
-	held := make([]string, cfg.Files)
-	for k := range held {
-		held[k] = scalePath(1, k)
-	}
-	rep.Redirects = measure(ctx, dcfg, "sitebox", root, openOp(0), held, cfg.Clients)
-	fmt.Fprintln(cfg.Out, progressLine(rep.Redirects))
 	return nil
 }
 
@@ -258,20 +259,4 @@ func measureAds(ctx context.Context, cfg *DirectorScaleConfig, rep *DirectorScal
 	rep.AdFirstError = c.firstErr
 	c.mu.Unlock()
 	return nil
-}
-
-// cmsdBaseline measures a real cmsd manager with one data server under
-// the same redirect load: the largest cmsd setup the benchmark runs.
-func cmsdBaseline(ctx context.Context, dcfg *DirectorConfig, dir string, clients int) (DirectorPoint, error) {
-	data := filepath.Join(dir, "data")
-	paths, err := makeDirectorFiles(data, 20)
-	if err != nil {
-		return DirectorPoint{}, err
-	}
-	cl, err := startCluster(ctx, filepath.Join(dir, "cluster"), data)
-	if err != nil {
-		return DirectorPoint{}, err
-	}
-	defer cl.Stop()
-	return measure(ctx, dcfg, "cmsd", cl.ManagerAddr, openOp(portOf(cl.ServerAddr)), paths, clients), nil
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"slices"
 	"strings"
 
 	"sitebox/internal/store"
@@ -38,5 +37,12 @@ func argPath(data []byte) (name store.Name, opaque string, err error) {
 }
 
 func hasParentRef(p string) bool {
-	return slices.Contains(strings.Split(p, "/"), "..")
+	for p != "" { // each element in turn, without splitting the path into a slice
+		var elem string
+		elem, p, _ = strings.Cut(p, "/")
+		if elem == ".." {
+			return true
+		}
+	}
+	return false
 }

@@ -84,7 +84,7 @@ func (s *session) dispatch(req *proto.Request) bool {
 	}
 	prev, done := s.orderNamespace(req)
 	s.wg.Add(1)
-	go func() {
+	s.srv.workers.run(func() {
 		defer func() {
 			if done != nil {
 				close(done)
@@ -100,7 +100,7 @@ func (s *session) dispatch(req *proto.Request) bool {
 			}
 		}
 		s.serve(h, req)
-	}()
+	})
 	return true
 }
 

@@ -23,6 +23,9 @@ type limiter struct {
 	notes    refusalNotes
 	refusals map[string]int64 // by limit (limitScope.label), for metrics
 	reclaims map[string]int64 // sessions closed to make room, by why
+	// lastAddr's network (clientnet.Of) is kept: opens come one after
+	// another from the same client, and naming its network allocates.
+	lastAddr, lastNet string
 }
 
 // clientUse is what one client address or network holds.
@@ -61,7 +64,7 @@ func (l *limiter) add(addr, what string) *limitError {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	t := l.tally(what)
-	network := clientnet.Of(addr)
+	network := l.networkOf(addr)
 	c, n := use(l.clients, addr), use(l.networks, network)
 	var err *limitError
 	switch {
@@ -82,12 +85,20 @@ func (l *limiter) add(addr, what string) *limitError {
 	return err
 }
 
+// networkOf is clientnet.Of(addr), under l.mu.
+func (l *limiter) networkOf(addr string) string {
+	if addr != l.lastAddr {
+		l.lastAddr, l.lastNet = addr, clientnet.Of(addr)
+	}
+	return l.lastNet
+}
+
 // remove forgets one of what counted by add for addr.
 func (l *limiter) remove(addr, what string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	t := l.tally(what)
-	network := clientnet.Of(addr)
+	network := l.networkOf(addr)
 	c, n := use(l.clients, addr), use(l.networks, network)
 	*t.count(c)--
 	*t.count(n)--

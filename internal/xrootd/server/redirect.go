@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"math"
 	"net"
 	"strconv"
@@ -58,7 +59,9 @@ func (s *session) routed(ctx context.Context, req *proto.Request, c store.Call) 
 		}
 		status = proto.StatusRedirect
 	}
-	s.log.Debug("request diverted", "req", req.Name(), "status", status, "why", rt.Describe(c))
+	if s.log.Enabled(ctx, slog.LevelDebug) { // every redirect passes here: no text built for nothing
+		s.log.Debug("request diverted", "req", req.Name(), "status", status, "why", rt.Describe(c))
+	}
 	return true, s.sendFrame(req.Stream, status, body)
 }
 

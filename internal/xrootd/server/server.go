@@ -48,6 +48,7 @@ type Server struct {
 	started  time.Time  // reported by query config "start"
 	tpc      tpcGrants  // root:// third-party copy grants (tpc.go)
 	prepIDs  prepareIDs // request ids of prepare -s (stats.go)
+	workers  *workers   // run the requests that run concurrently (workers.go)
 
 	// reclaimMu lets one open at a time close silent sessions to make
 	// room for it (reclaim.go).
@@ -89,6 +90,7 @@ func New(cfg Config, st store.Store, log *slog.Logger) *Server {
 		ident:    currentIdentity(),
 		started:  time.Now(),
 		sessions: map[*session]struct{}{},
+		workers:  newWorkers(),
 	}
 }
 
@@ -222,6 +224,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for sess := range s.sessions {
 		sess.close()
 	}
+	s.workers.close()
 	s.mu.Unlock()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
