@@ -117,7 +117,10 @@ func newEnv(t *testing.T, mod func(*Config)) *env {
 	e.up = &countingStore{Store: o}
 	e.upstream = []*countingStore{e.up}
 	e.cfg = Config{
-		Settings: Settings{Dir: e.dir, BlockSize: 64 << 10, RAM: 64 << 20},
+		// Watermarks of the cache's own bytes, not of the filesystem's:
+		// a test machine's full disk must not purge what a test reads.
+		Settings: Settings{Dir: e.dir, BlockSize: 64 << 10, RAM: 64 << 20,
+			Watermarks: Watermarks{HighWater: 1 << 40, LowWater: 1 << 39}},
 		Routes: []Route{{Prefix: "/store", Upstreams: []Upstream{
 			{Name: "origin", Streams: []store.Store{e.up, e.up, e.up}},
 		}}},
