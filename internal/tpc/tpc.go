@@ -227,6 +227,9 @@ func (j *Job) streamChunk(ctx context.Context, rr store.RangeReader, buf []byte,
 		return fmt.Errorf("reading source at %d: %w", off, err)
 	}
 	defer body.Close()
+	if wt, ok := body.(io.WriterTo); ok {
+		return j.writeFrom(wt, len(buf), off)
+	}
 	for pos := 0; pos < len(buf); {
 		p := buf[pos:min(pos+piece, len(buf))]
 		if n, err := io.ReadFull(body, p); err != nil {
@@ -243,6 +246,45 @@ func (j *Job) streamChunk(ctx context.Context, rr store.RangeReader, buf []byte,
 		pos += len(p)
 	}
 	return nil
+}
+
+// writeFrom copies the n bytes at off from a body that writes them out
+// of its own buffers (a root:// source's pieces as they arrive), sparing
+// the copy into the chunk's buffer.
+func (j *Job) writeFrom(wt io.WriterTo, n int, off int64) error {
+	w := &chunkWriter{j: j, chunk: off, pos: off, end: off + int64(n)}
+	_, err := wt.WriteTo(w)
+	switch {
+	case w.err != nil:
+		return w.err
+	case err != nil:
+		return fmt.Errorf("reading source at %d: %w", w.pos, err)
+	case w.pos < w.end:
+		return fmt.Errorf("reading source at %d: %w", w.pos, io.ErrUnexpectedEOF)
+	}
+	return nil
+}
+
+// chunkWriter writes the chunk at offset chunk, in order, at pos.
+type chunkWriter struct {
+	j               *Job
+	chunk, pos, end int64
+	err             error // of the destination
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	if w.pos+int64(len(p)) > w.end {
+		w.err = fmt.Errorf("reading source at %d: %w: more bytes than the range asked", w.end, store.ErrIO)
+		return 0, w.err
+	}
+	if _, err := w.j.Dst.File.WriteAt(p, w.pos); err != nil {
+		w.err = fmt.Errorf("writing destination at %d: %w", w.pos, err)
+		return 0, w.err
+	}
+	w.j.sums.add(w.chunk, p)
+	w.j.moved.Add(int64(len(p)))
+	w.pos += int64(len(p))
+	return len(p), nil
 }
 
 func readFullAt(read func([]byte, int64) (int, error), p []byte, off int64) (int, error) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"sitebox/internal/origin"
@@ -38,6 +39,51 @@ func (c cutFile) ReadAt(p []byte, off int64) (int, error) {
 	return c.File.ReadAt(p, off)
 }
 
+// streamedFile offers its file as a RangeReader whose bodies write
+// themselves out (io.WriterTo) in pieces, as a root:// source does; a
+// body fails at cut, if set. writes counts the pieces.
+type streamedFile struct {
+	store.File
+	cut    int64
+	writes *atomic.Int64
+}
+
+func (s streamedFile) ReadRange(_ context.Context, off, n int64) (io.ReadCloser, error) {
+	return &writerBody{s: s, pos: off, end: off + n}, nil
+}
+
+type writerBody struct {
+	s        streamedFile
+	pos, end int64
+}
+
+func (b *writerBody) Read([]byte) (int, error) { return 0, errors.New("read only through WriteTo") }
+func (b *writerBody) Close() error             { return nil }
+
+func (b *writerBody) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	buf := make([]byte, 100<<10)
+	for b.pos < b.end {
+		if b.s.cut > 0 && b.pos >= b.s.cut {
+			return total, io.ErrUnexpectedEOF
+		}
+		n, err := b.s.File.ReadAt(buf[:min(int64(len(buf)), b.end-b.pos)], b.pos)
+		if n > 0 {
+			b.s.writes.Add(1)
+			m, werr := w.Write(buf[:n])
+			total += int64(m)
+			b.pos += int64(m)
+			if werr != nil {
+				return total, werr
+			}
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
 func TestCopy(t *testing.T) {
 	ctx := context.Background()
 	st, dir := newStore(t)
@@ -49,6 +95,7 @@ func TestCopy(t *testing.T) {
 		name    string
 		streams int
 		cut     int64 // 0: no cut
+		stream  bool  // the source streams its ranges (streamedFile)
 		exists  bool
 		over    bool
 		wantErr bool
@@ -58,6 +105,8 @@ func TestCopy(t *testing.T) {
 		{name: "more streams than chunks", streams: 64},
 		{name: "source cut", streams: 3, cut: 5 << 20, wantErr: true},
 		{name: "existing, overwrite", streams: 2, exists: true, over: true},
+		{name: "streamed", streams: 3, stream: true},
+		{name: "streamed, cut", streams: 2, stream: true, cut: 5<<20 + 3, wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,7 +119,11 @@ func TestCopy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.cut > 0 {
+			var writes atomic.Int64
+			switch {
+			case tc.stream:
+				src.File = streamedFile{src.File, tc.cut, &writes}
+			case tc.cut > 0:
 				src.File = cutFile{src.File, tc.cut}
 			}
 			sink, existed, err := tpc.LocalSink(ctx, st, dst, tpc.SinkOptions{Overwrite: tc.over, MkParents: true}, nil)
@@ -91,6 +144,9 @@ func TestCopy(t *testing.T) {
 				}
 			} else if err != nil || !bytes.Equal(got, data) {
 				t.Fatalf("copy: %v; %d bytes, equal %v", err, len(got), bytes.Equal(got, data))
+			}
+			if tc.stream && writes.Load() == 0 {
+				t.Error("the streamed source was read otherwise")
 			}
 			entries, _ := os.ReadDir(filepath.Join(dir, "out"))
 			for _, e := range entries {

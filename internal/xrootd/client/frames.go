@@ -15,6 +15,9 @@ func (c *Conn) readFrame(h proto.ResponseHeader) error {
 	data := h.Status == proto.StatusOK || h.Status == proto.StatusOKSoFar
 	c.mu.Lock()
 	cl := c.pending[h.Stream]
+	if cl != nil && data && cl.stream != nil {
+		return c.readStream(cl, h) // unlocks c.mu
+	}
 	if cl != nil && data && (cl.vec != nil || cl.dst != nil && cl.n+int(h.Dlen) <= len(cl.dst)) {
 		return c.readInto(cl, h) // unlocks c.mu
 	}
