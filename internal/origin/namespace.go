@@ -306,5 +306,5 @@ func (mv *renamePlan) rename(root *os.Root) error {
 		return wrap("mv", mv.to, err)
 	}
 	defer to.Close()
-	return wrap("mv", mv.from, renameOver(int(from.Fd()), base, int(to.Fd()), base2, !mv.srcDir))
+	return wrap("mv", mv.from, unix.Renameat(int(from.Fd()), base, int(to.Fd()), base2))
 }

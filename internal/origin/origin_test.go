@@ -5,7 +5,6 @@ import (
 	"errors"
 	"hash/adler32"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -218,41 +217,5 @@ func TestRenameAndRmdir(t *testing.T) {
 	}
 	if err := o.Mkdir(ctx, "/store/q/r", 0, false); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("mkdir without -p: %v", err)
-	}
-}
-
-// A file moved over another in the same pool replaces it as rename(2)
-// does (replace_linux.go exchanges the two, then unlinks the old one):
-// the new content under the name, nothing left under the old name, the
-// old file untouched for whoever still holds it, and a directory in the
-// way still refused.
-func TestRenameOverFile(t *testing.T) {
-	ctx := context.Background()
-	o, dirs := newTestOrigin(t, 1, false)
-	writeFile(t, filepath.Join(dirs[0], "new"), "new")
-	writeFile(t, filepath.Join(dirs[0], "d/old"), "old")
-	if err := os.Link(filepath.Join(dirs[0], "d/old"), filepath.Join(dirs[0], "keep")); err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Rename(ctx, "/store/new", "/store/d/old"); err != nil {
-		t.Fatal(err)
-	}
-	for name, want := range map[string]string{"d/old": "new", "keep": "old"} {
-		if b, err := os.ReadFile(filepath.Join(dirs[0], name)); err != nil || string(b) != want {
-			t.Errorf("%s after mv over it: %q, %v; want %q", name, b, err, want)
-		}
-	}
-	if _, err := os.Lstat(filepath.Join(dirs[0], "new")); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the moved file's old name: %v, want gone", err)
-	}
-	writeFile(t, filepath.Join(dirs[0], "f"), "f")
-	if err := os.MkdirAll(filepath.Join(dirs[0], "dir/sub"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := o.Rename(ctx, "/store/f", "/store/dir"); err == nil {
-		t.Error("mv of a file over a directory succeeded")
-	}
-	if b, err := os.ReadFile(filepath.Join(dirs[0], "f")); err != nil || string(b) != "f" {
-		t.Errorf("after a refused mv the file reads %q, %v", b, err)
 	}
 }
