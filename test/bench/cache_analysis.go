@@ -114,10 +114,7 @@ func (c *AnalysisConfig) applyDefaults() {
 	}
 	c.CacheConfig.applyDefaults()
 	if c.Python == "" {
-		c.Python = os.Getenv("SITEBOX_PYTHON")
-	}
-	if c.Python == "" {
-		c.Python = "python3"
+		c.Python = defaultPython()
 	}
 	if c.Chunks <= 0 {
 		c.Chunks = 16

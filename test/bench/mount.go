@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"time"
 )
@@ -122,10 +121,7 @@ func (c *MountConfig) applyDefaults() {
 		c.Readers = []int{1, 2, 4, 8}
 	}
 	if c.Python == "" {
-		c.Python = os.Getenv("SITEBOX_PYTHON")
-	}
-	if c.Python == "" {
-		c.Python = "python3"
+		c.Python = defaultPython()
 	}
 	if c.Out == nil {
 		c.Out = io.Discard

@@ -164,10 +164,7 @@ func (cfg *OriginConfig) defaults() error {
 	}
 	cfg.Modes = modes
 	if cfg.Python == "" {
-		cfg.Python = os.Getenv("SITEBOX_PYTHON")
-	}
-	if cfg.Python == "" {
-		cfg.Python = "python3"
+		cfg.Python = defaultPython()
 	}
 	if cfg.ReadvsPerThread <= 0 {
 		cfg.ReadvsPerThread = 1000
