@@ -83,14 +83,14 @@ func TestReadAheadWidensWhenCaughtUp(t *testing.T) {
 		t.Fatalf("read-ahead %d blocks after a stream that waited; want more than %d, at most %d", got, slow.c.cfg.ReadAhead, limit)
 	}
 
-	// With half the RAM in use, the stream keeps the configured window:
-	// the rest is for other readers' misses.
-	half := slow.c.cfg.RAM.Bytes() / 2
-	slow.c.budget.used.Add(half)
+	// With a quarter of the RAM in use, the stream keeps the configured
+	// window: the rest is for other readers' misses.
+	quarter := slow.c.cfg.RAM.Bytes() / 4
+	slow.c.budget.used.Add(quarter)
 	if got := f.aheadBlocks(); got != slow.c.cfg.ReadAhead {
-		t.Errorf("read-ahead %d blocks with half the RAM in use, want %d", got, slow.c.cfg.ReadAhead)
+		t.Errorf("read-ahead %d blocks with a quarter of the RAM in use, want %d", got, slow.c.cfg.ReadAhead)
 	}
-	slow.c.budget.used.Add(-half)
+	slow.c.budget.used.Add(-quarter)
 
 	fast := newEnv(t, func(c *Config) { c.BlockSize, c.RAM = mib, 256*mib })
 	if g := readAll(fast, 20*time.Millisecond); g.aheadBlocks() != fast.c.cfg.ReadAhead {
@@ -98,16 +98,16 @@ func TestReadAheadWidensWhenCaughtUp(t *testing.T) {
 	}
 }
 
-// The window never takes more than an eighth of the cache's RAM.
+// The window never takes more than a sixteenth of the cache's RAM.
 func TestMaxAheadBlocksBoundedByRAM(t *testing.T) {
 	for _, c := range []struct {
 		ram, bs    int64
 		ahead, max int
 	}{
-		{1 << 30, 1 << 20, 8, 64},
-		{256 << 20, 1 << 20, 8, 32},
+		{1 << 30, 1 << 20, 8, 32},
+		{256 << 20, 1 << 20, 8, 16},
 		{32 << 20, 1 << 20, 8, 8},
-		{1 << 30, 4 << 20, 8, 32},
+		{1 << 30, 4 << 20, 8, 16},
 	} {
 		cc := &Cache{cfg: Config{Settings: Settings{RAM: units.Size(c.ram), BlockSize: units.Size(c.bs), ReadAhead: c.ahead}}}
 		if got := cc.maxAheadBlocks(); got != c.max {
