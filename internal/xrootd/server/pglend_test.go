@@ -206,8 +206,10 @@ func TestEmptyLoanIsRead(t *testing.T) {
 	data := patterned(300<<10 + 5)
 	st, dir := newOriginStore(t, true)
 	writeTestFile(t, dir+"/f", data)
-	var el *emptyLender
-	wrap := func(f store.File) store.File { el = &emptyLender{File: f}; return el }
+	// The server opens the file on its own goroutine: the test reads the
+	// wrapped file through an atomic pointer.
+	var opened atomic.Pointer[emptyLender]
+	wrap := func(f store.File) store.File { el := &emptyLender{File: f}; opened.Store(el); return el }
 	r := login(t, startServer(t, Config{MaxReadChunk: 128 << 10}, wrapStore{Store: st, wrap: wrap}))
 	h := r.open("/f", proto.OpenRead)
 	if st, got := r.call(proto.ReqRead, readBody(h, 4096, 200<<10), nil); st != proto.StatusOK || !bytes.Equal(got, data[4096:4096+200<<10]) {
@@ -218,6 +220,7 @@ func TestEmptyLoanIsRead(t *testing.T) {
 	if st, body := r.call(proto.ReqReadv, [16]byte{}, readList(e)); st != proto.StatusOK || !bytes.Equal(body[16:], data[100:5100]) {
 		t.Fatalf("readv: status %d, %d bytes, want %d", st, len(body)-16, 5000)
 	}
+	el := opened.Load()
 	if el.loans.Load() == 0 {
 		t.Fatal("nothing asked the file for a loan")
 	}
