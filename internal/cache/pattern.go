@@ -90,9 +90,9 @@ func (f *File) readAheadFrom(end int64) {
 // window keeps ahead of never waits and never widens it.
 
 // aheadBlocks is the handle's read-ahead window in blocks: the widened
-// one only while under a quarter of the cache's RAM is in use, so fast streams
-// never take the buffers other readers' misses need (a miss with no RAM
-// left is read uncached).
+// one only while under a quarter of the cache's RAM is in use, so fast
+// streams never take the buffers other readers' misses need (a miss
+// with no RAM left is read uncached).
 func (f *File) aheadBlocks() int {
 	if w := int(f.window.Load()); w > 0 && f.c.budget.inUse() < f.c.cfg.RAM.Bytes()/4 {
 		return w
@@ -102,8 +102,8 @@ func (f *File) aheadBlocks() int {
 
 // maxAheadBlocks is how far a handle's window may widen: four times
 // the configured read-ahead (32 MiB by default: 1.3 GB/s at 25 ms), and
-// never past a sixteenth of the cache's
-// RAM, so a few fast streams leave buffers for everyone else.
+// never past a sixteenth of the cache's RAM, so a few fast streams leave
+// buffers for everyone else.
 func (c *Cache) maxAheadBlocks() int {
 	bs := c.cfg.BlockSize.Bytes()
 	return max(c.cfg.ReadAhead, min(4*c.cfg.ReadAhead, int(c.cfg.RAM.Bytes()/16/bs)))
