@@ -109,7 +109,7 @@ func (s *session) doStat(req *proto.Request) error {
 			return err
 		}
 		defer of.release()
-		fi, err := of.f.Stat()
+		fi, err := s.statOpen(of)
 		if err != nil {
 			return err
 		}

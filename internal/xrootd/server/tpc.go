@@ -285,7 +285,11 @@ func (s *session) runTPC(ctx context.Context, of *openFile) error {
 		d.sink.Abort(context.WithoutCancel(ctx))
 		return err
 	}
-	return (&tpc.Job{Src: source, Dst: d.sink, Streams: 4, Buffers: s.srv.cfg.CopyBuffers, Log: s.log}).Run(ctx)
+	job := &tpc.Job{Src: source, Dst: d.sink, Streams: 4, Buffers: s.srv.cfg.CopyBuffers, Log: s.log}
+	d.mu.Lock()
+	d.job = job
+	d.mu.Unlock()
+	return job.Run(ctx)
 }
 
 // closeTPC closes a destination handle; a copy that never ran is
