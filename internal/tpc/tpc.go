@@ -231,7 +231,9 @@ func (j *Job) streamChunk(ctx context.Context, rr store.RangeReader, buf []byte,
 		return j.writeFrom(wt, len(buf), off)
 	}
 	for pos := 0; pos < len(buf); {
-		p := buf[pos:min(pos+piece, len(buf))]
+		// Every piece goes through the buffer's first piece: the same
+		// memory, still in the CPU's cache from the last one.
+		p := buf[:min(piece, len(buf)-pos)]
 		if n, err := io.ReadFull(body, p); err != nil {
 			if err == io.EOF { // ended at a piece's start: still short
 				err = io.ErrUnexpectedEOF
