@@ -86,6 +86,11 @@ type Source struct {
 	// error means the copy is not verified against the source.
 	Checksum func(ctx context.Context) (string, error)
 	Close    func() error
+	// Window, if larger than a chunk, lets a copy that runs one stream
+	// ask a source that streams ranges (store.RangeReader, with bodies
+	// read as plain readers) for that many bytes at a time and take its
+	// chunks from one answer (heldrange.go).
+	Window int64
 }
 
 // Sink is where a copy writes: a file that is committed only on success.
@@ -122,7 +127,8 @@ type Job struct {
 	Buffers *Budget
 	Log     *slog.Logger
 	moved   atomic.Int64
-	sums    chunkSums // of the chunks written, when the copy verifies them
+	sums    chunkSums  // of the chunks written, when the copy verifies them
+	held    *heldRange // the ranged read of a one-stream copy, when the source allows it
 }
 
 // Moved is the number of bytes written so far; safe to call while Run runs.
@@ -224,12 +230,12 @@ const piece = 128 << 10
 
 // streamChunk copies [off, off+len(buf)) with one ranged read whose
 // bytes are written piece by piece as they arrive.
-func (j *Job) streamChunk(ctx context.Context, rr store.RangeReader, buf []byte, off int64) error {
-	body, err := rr.ReadRange(ctx, off, int64(len(buf)))
+func (j *Job) streamChunk(ctx context.Context, rr store.RangeReader, buf []byte, off int64) (err error) {
+	body, done, err := j.openRange(ctx, rr, off, int64(len(buf)))
 	if err != nil {
 		return fmt.Errorf("reading source at %d: %w", off, err)
 	}
-	defer body.Close()
+	defer func() { done(err == nil) }()
 	if wt, ok := body.(io.WriterTo); ok {
 		return j.writeFrom(wt, len(buf), off)
 	}
@@ -278,6 +284,19 @@ func (j *Job) copyPieces(ctx context.Context, buf []byte, off int64) error {
 		pos += len(p)
 	}
 	return nil
+}
+
+// openRange returns a reader of the n bytes at off, from the held read
+// of a one-stream copy or from a ranged read of its own; done ends it.
+func (j *Job) openRange(ctx context.Context, rr store.RangeReader, off, n int64) (io.Reader, func(ok bool), error) {
+	if j.held != nil {
+		return j.held.take(ctx, rr, off, n, j.Src.Size)
+	}
+	body, err := rr.ReadRange(ctx, off, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	return body, func(bool) { body.Close() }, nil
 }
 
 // writeFrom copies the n bytes at off from a body that writes them out
