@@ -74,8 +74,9 @@ type Remote interface {
 	// opaque, if not empty, is CGI sent with the open (root:// TPC's
 	// tpc.key and tpc.org).
 	Source(ctx context.Context, w Where, opaque, token string) (Source, error)
-	// Sink starts an upload to w, presenting token (if any).
-	Sink(ctx context.Context, w Where, token string) (Sink, error)
+	// Sink starts an upload to w, presenting token (if any), of size
+	// bytes in all.
+	Sink(ctx context.Context, w Where, token string, size int64) (Sink, error)
 }
 
 // Source is what a copy reads: an open file and its size.

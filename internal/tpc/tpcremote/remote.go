@@ -67,12 +67,12 @@ func (d Dialer) Source(ctx context.Context, w tpc.Where, opaque, token string) (
 }
 
 // Sink starts an upload to w.
-func (d Dialer) Sink(ctx context.Context, w tpc.Where, token string) (tpc.Sink, error) {
+func (d Dialer) Sink(ctx context.Context, w tpc.Where, token string, size int64) (tpc.Sink, error) {
 	u, opts, err := d.dial(w, token)
 	if err != nil {
 		return tpc.Sink{}, err
 	}
-	snk, err := sink(ctx, u, opts)
+	snk, err := sink(ctx, u, opts, size)
 	return snk, d.explain(u, err)
 }
 
@@ -154,13 +154,13 @@ func source(ctx context.Context, u *remote.URL, opaque string, opts remote.Optio
 // sink starts an upload to u. The upload is one ordered stream; on
 // Abort it is cut off before its end, so the remote server never takes a
 // short body for a whole file.
-func sink(ctx context.Context, u *remote.URL, opts remote.Options) (tpc.Sink, error) {
+func sink(ctx context.Context, u *remote.URL, opts remote.Options, size int64) (tpc.Sink, error) {
 	c, err := u.Dial(opts)
 	if err != nil {
 		return tpc.Sink{}, err
 	}
 	uctx, cancel := context.WithCancel(ctx)
-	f, err := store.Create(uctx, c, u.Path, store.CreateOptions{Truncate: true, MkParents: true})
+	f, err := store.Create(uctx, c, u.Path, store.CreateOptions{Truncate: true, MkParents: true, Size: size})
 	if err != nil {
 		cancel()
 		c.Close()
