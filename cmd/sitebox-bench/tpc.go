@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +17,8 @@ func newBenchTPCCmd() *cobra.Command {
 		size    string
 		rounds  int
 		workDir string
+		base    string
+		protos  []string
 	)
 	c := &cobra.Command{
 		Use:   "tpc",
@@ -26,6 +29,11 @@ func newBenchTPCCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--size: %w", err)
 			}
+			if base != "" {
+				if base, err = filepath.Abs(base); err != nil {
+					return fmt.Errorf("--baseline: %w", err)
+				}
+			}
 			run, err := startBenchRun(cmd, "tpc", workDir)
 			if err != nil {
 				return err
@@ -33,6 +41,7 @@ func newBenchTPCCmd() *cobra.Command {
 			defer run.done()
 			rs, err := bench.TPC(run.ctx, bench.TPCConfig{
 				Sitebox: run.sitebox, WorkDir: run.workDir, FileSize: n, Rounds: rounds, Out: cmd.ErrOrStderr(),
+				Baseline: base, Protos: protos,
 			})
 			if err != nil {
 				return err
@@ -43,6 +52,8 @@ func newBenchTPCCmd() *cobra.Command {
 	}
 	c.Flags().StringVar(&size, "size", "1GiB", "size of the copied file")
 	c.Flags().IntVar(&rounds, "rounds", 3, "rounds per point (median reported)")
+	c.Flags().StringVar(&base, "baseline", "", "another sitebox binary, run as a third pair in the same rounds (before/after)")
+	c.Flags().StringSliceVar(&protos, "proto", nil, "transfer kinds to run: root, https (default both)")
 	c.Flags().StringVar(&workDir, "work-dir", "", "scratch directory (default: a temporary one)")
 	return c
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
-	"hash/adler32"
 	"hash/crc32"
 	"io"
 	"strings"
@@ -48,7 +47,7 @@ func Normalize(algo string) (string, error) {
 func New(algo string) (hash.Hash, error) {
 	switch algo {
 	case Adler32:
-		return adler32.New(), nil
+		return NewAdler32(), nil
 	case CRC32C:
 		return crc32.New(castagnoli), nil
 	case MD5:

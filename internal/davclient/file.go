@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 
 	"sitebox/internal/store"
@@ -109,6 +110,9 @@ func (f *FS) Create(ctx context.Context, name string, opts store.CreateOptions) 
 	hdr := map[string]string{"Expect": "100-continue"} // see New
 	if opts.Exclusive {
 		hdr["If-None-Match"] = "*"
+	}
+	if opts.Size > 0 {
+		hdr["Content-Length"] = strconv.FormatInt(opts.Size, 10) // see newRequest
 	}
 	go func() {
 		resp, err := f.do(ctx, http.MethodPut, name, pr, hdr, 200, 201, 204)

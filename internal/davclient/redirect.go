@@ -143,6 +143,15 @@ func (f *FS) newRequest(ctx context.Context, method, target string, body *replay
 		return nil, false, err
 	}
 	for k, v := range hdr {
+		if k == "Content-Length" {
+			// net/http sends the request's ContentLength, never the
+			// header: a body of known size goes unchunked, and one that
+			// ends short fails instead of looking complete.
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil && body != nil {
+				req.ContentLength = n
+			}
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	tok, withheld := f.tokenFor(req.URL)

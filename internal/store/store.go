@@ -175,6 +175,10 @@ type CreateOptions struct {
 	// arrived (see Land): the policy is asked about Final, the name the
 	// client asked for, and a refusal names it.
 	Final string
+	// Size, when above zero, is what will be written in all: an HTTP
+	// upload declares it (Content-Length) instead of sending the body in
+	// chunks, and a body that ends short of it fails.
+	Size int64
 }
 
 // Location is one place holding a file, as answered by Locate.

@@ -33,6 +33,10 @@ func (j *Job) copy(ctx context.Context) error {
 	}
 	defer seat.release()
 	g, gctx := errgroup.WithContext(ctx)
+	if streams == 1 && j.Src.Window > chunk {
+		j.held = &heldRange{parent: gctx, window: j.Src.Window}
+		defer j.held.close()
+	}
 	m := &mover{job: j, g: g, size: size}
 	m.extras.Store(int32(streams - 1))
 	g.Go(func() error { return m.seatStream(gctx, seat.p) })

@@ -2,7 +2,6 @@ package tpc
 
 import (
 	"context"
-	"hash/adler32"
 	"strings"
 
 	"sitebox/internal/cksum"
@@ -23,7 +22,7 @@ type chunkSums []uint32
 func newChunkSums(size int64) chunkSums {
 	s := make(chunkSums, (size+chunk-1)/chunk)
 	for i := range s {
-		s[i] = adler32.Checksum(nil)
+		s[i] = 1 // adler32 of no data
 	}
 	return s
 }
@@ -33,13 +32,13 @@ func newChunkSums(size int64) chunkSums {
 func (s chunkSums) add(chunkOff int64, data []byte) {
 	if s != nil {
 		i := chunkOff / chunk
-		s[i] = cksum.Adler32Combine(s[i], adler32.Checksum(data), int64(len(data)))
+		s[i] = cksum.Adler32Update(s[i], data)
 	}
 }
 
 // total is the file's adler32, formatted as servers give it.
 func (s chunkSums) total(size int64) string {
-	sum := adler32.Checksum(nil)
+	sum := uint32(1)
 	for i, c := range s {
 		n := min(chunk, size-int64(i)*chunk)
 		sum = cksum.Adler32Combine(sum, c, n)

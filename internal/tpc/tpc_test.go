@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -288,5 +290,37 @@ func TestCopyStreamed(t *testing.T) {
 				t.Fatalf("copy: %v; %d bytes, equal %v", err, len(got), bytes.Equal(got, data))
 			}
 		})
+	}
+}
+
+// TestCopyLocalShrunk: a local source, copied piece by piece, that is
+// cut short while the copy runs fails it with the offset where the data
+// ended, and leaves nothing under the final name.
+func TestCopyLocalShrunk(t *testing.T) {
+	ctx := context.Background()
+	st, dir := newStore(t)
+	data := make([]byte, 9<<20+17)
+	rand.Read(data)
+	os.WriteFile(filepath.Join(dir, "src"), data, 0o644)
+	src, err := tpc.LocalSource(ctx, st, "/store/src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := store.As[store.SendFiler](src.File); !ok {
+		t.Fatal("the local source has no descriptor: this test would not read it piece by piece")
+	}
+	if err := os.Truncate(filepath.Join(dir, "src"), 5<<20+100); err != nil {
+		t.Fatal(err)
+	}
+	sink, _, err := tpc.LocalSink(ctx, st, "/store/out", tpc.SinkOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = (&tpc.Job{Src: src, Dst: sink, Streams: 1, Buffers: tpc.NewBudget(64 << 20)}).Run(ctx)
+	if !errors.Is(err, io.ErrUnexpectedEOF) || !strings.Contains(err.Error(), fmt.Sprint("at ", 5<<20+100)) {
+		t.Fatalf("copy of a shrunk source: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); !os.IsNotExist(err) {
+		t.Fatalf("a failed copy left the final file: %v", err)
 	}
 }

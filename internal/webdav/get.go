@@ -58,6 +58,9 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, name string) error
 		defer func() { obs.Transferred(store.RequestFrom(r.Context()), name, false, cw.n) }()
 		w = cw
 	}
+	if r.TLS != nil {
+		w = sendWriter{ResponseWriter: w, bufs: h.sends} // plain HTTP keeps sendfile
+	}
 	normalizeRange(r, fi.Size)
 	http.ServeContent(w, r, "", fi.ModTime, content)
 	return nil

@@ -62,6 +62,7 @@ type Handler struct {
 	cfg   Config
 	store store.Store
 	log   *slog.Logger
+	sends *sendBuffers // the buffers of GETs over TLS
 }
 
 // New returns a handler serving st; the URL path is the namespace path.
@@ -76,7 +77,7 @@ func New(cfg Config, st store.Store, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{cfg: cfg, store: st, log: log}
+	return &Handler{cfg: cfg, store: st, log: log, sends: &sendBuffers{}}
 }
 
 const allowed = "OPTIONS, GET, HEAD, PROPFIND, PUT, DELETE, MKCOL, MOVE, COPY"

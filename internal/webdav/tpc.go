@@ -181,7 +181,7 @@ func (h *Handler) tpcPush(w http.ResponseWriter, r *http.Request, name, dest str
 	if err != nil {
 		return err
 	}
-	sink, err := h.cfg.TPC.Sink(ctx, u, token)
+	sink, err := h.cfg.TPC.Sink(ctx, u, token, source.Size)
 	if err != nil {
 		source.Close()
 		return err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,7 +21,13 @@ type TPCConfig struct {
 	WorkDir  string // scratch directory (the files live here)
 	FileSize int64  // bytes (default 1 GiB)
 	Rounds   int    // repetitions per point; the median is reported (default 3)
-	Out      io.Writer
+	// Baseline, if set, is another sitebox binary run as a third pair
+	// ("sitebox-baseline"), for a before/after comparison in one run.
+	Baseline string
+	// Protos are the transfer kinds to run, "root" and/or "https"
+	// (default both).
+	Protos []string
+	Out    io.Writer
 }
 
 // TPCResult is one measured transfer kind on one pair of servers.
@@ -58,6 +65,14 @@ func TPC(ctx context.Context, cfg TPCConfig) ([]TPCResult, error) {
 	if cfg.Out == nil {
 		cfg.Out = io.Discard
 	}
+	if len(cfg.Protos) == 0 {
+		cfg.Protos = []string{"root", "https"}
+	}
+	for _, p := range cfg.Protos {
+		if p != "root" && p != "https" {
+			return nil, fmt.Errorf("bench tpc: unknown protocol %q (root, https)", p)
+		}
+	}
 	for _, tool := range []string{"xrdcp", "xrootd", "curl", "openssl"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return nil, fmt.Errorf("bench tpc needs %s: %w", tool, err)
@@ -80,6 +95,9 @@ func TPC(ctx context.Context, cfg TPCConfig) ([]TPCResult, error) {
 				proto string
 				run   func(context.Context) error
 			}{{"root", p.root}, {"https", p.https}} {
+				if !slices.Contains(cfg.Protos, kind.proto) {
+					continue
+				}
 				// The previous copy's data (the other pair's, as often
 				// as not) goes to the disk first: written back during
 				// this copy it slows it, and its page-cache writes cost
@@ -94,18 +112,28 @@ func TPC(ctx context.Context, cfg TPCConfig) ([]TPCResult, error) {
 				k := key{p.name, kind.proto}
 				mbps[k] = append(mbps[k], float64(cfg.FileSize)/secs/1e6)
 				cpu[k] = append(cpu[k], (cpuOf(p.procs) - before).Seconds())
-				fmt.Fprintf(cfg.Out, "  %-8s %-5s round %d: %7.0f MB/s, %5.2f s CPU\n", p.name, kind.proto, r+1, mbps[k][r], cpu[k][r])
+				fmt.Fprintf(cfg.Out, "  %-16s %-5s round %d: %7.0f MB/s, %5.2f s CPU, load %s\n", p.name, kind.proto, r+1, mbps[k][r], cpu[k][r], loadAvg())
 			}
 		}
 	}
 	var out []TPCResult
 	for _, p := range env.pairs {
-		for _, proto := range []string{"root", "https"} {
+		for _, proto := range cfg.Protos {
 			k := key{p.name, proto}
 			out = append(out, TPCResult{Server: p.name, Proto: proto, MBps: median(mbps[k]), CPUSecs: median(cpu[k])})
 		}
 	}
 	return out, nil
+}
+
+// loadAvg is the machine's one-minute load average, printed with each
+// round: other work on the machine shows in the figures.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
 
 // cpuOf is the CPU the processes and their waited-for children used.

@@ -34,7 +34,7 @@ func (e *tpcEnv) stop() {
 func newTPCEnv(ctx context.Context, cfg TPCConfig) (*tpcEnv, error) {
 	env := &tpcEnv{}
 	dirs := map[string]string{}
-	for _, d := range []string{"src", "dst", "xsrc", "xdst", "ca"} {
+	for _, d := range []string{"src", "dst", "xsrc", "xdst", "ca", "bsrc", "bdst"} {
 		dirs[d] = filepath.Join(cfg.WorkDir, d)
 		if err := os.MkdirAll(dirs[d], 0o755); err != nil {
 			return env, err
@@ -43,8 +43,10 @@ func newTPCEnv(ctx context.Context, cfg TPCConfig) (*tpcEnv, error) {
 	if err := makeFile(filepath.Join(dirs["src"], "bench.dat"), cfg.FileSize); err != nil {
 		return env, err
 	}
-	if err := linkOrCopy(filepath.Join(dirs["src"], "bench.dat"), filepath.Join(dirs["xsrc"], "bench.dat")); err != nil {
-		return env, err
+	for _, d := range []string{"xsrc", "bsrc"} {
+		if err := linkOrCopy(filepath.Join(dirs["src"], "bench.dat"), filepath.Join(dirs[d], "bench.dat")); err != nil {
+			return env, err
+		}
 	}
 	// The boxes check each other's certificate against the system roots,
 	// which Go reads from SSL_CERT_FILE at the first check: after both
@@ -88,15 +90,42 @@ func newTPCEnv(ctx context.Context, cfg TPCConfig) (*tpcEnv, error) {
 		return env, err
 	}
 	env.procs = append(env.procs, x2)
-	env.pairs = []tpcPair{
+	if cfg.Baseline != "" {
+		pair, err := startTPCBoxPair(ctx, cfg.Baseline, dirs["bsrc"], dirs["bdst"], filepath.Join(cfg.WorkDir, "bstate"), cert+"|"+key)
+		env.procs = append(env.procs, pair.procs...)
+		if err != nil {
+			return env, fmt.Errorf("baseline: %w", err)
+		}
+		env.pairs = append(env.pairs, pair)
+	}
+	env.pairs = append([]tpcPair{
 		{name: "sitebox", procs: []*peers.Process{b1, b2},
 			root:  xrdcpTPC(b1root+"//store/bench.dat", b2root+"//store/out.dat"),
 			https: httpTPC(b2https+"/store/out.dat", b1https+"/store/bench.dat")},
 		{name: "xrootd", procs: []*peers.Process{x1, x2},
 			root:  xrdcpTPC(x1root+"//bench.dat", x2root+"//out.dat"),
 			https: httpTPC(x2https+"/out.dat", x1https+"/bench.dat")},
-	}
+	}, env.pairs...)
 	return env, nil
+}
+
+// startTPCBoxPair starts two boxes of bin, serving src and dst, with the
+// certificate certKey ("cert|key"), as the pair "sitebox-baseline".
+func startTPCBoxPair(ctx context.Context, bin, src, dst, state, certKey string) (tpcPair, error) {
+	pair := tpcPair{name: "sitebox-baseline"}
+	b1, b1root, b1https, err := startTPCBox(ctx, bin, src, state+"1", certKey)
+	if err != nil {
+		return pair, err
+	}
+	pair.procs = append(pair.procs, b1)
+	b2, b2root, b2https, err := startTPCBox(ctx, bin, dst, state+"2", certKey)
+	if err != nil {
+		return pair, err
+	}
+	pair.procs = append(pair.procs, b2)
+	pair.root = xrdcpTPC(b1root+"//store/bench.dat", b2root+"//store/out.dat")
+	pair.https = httpTPC(b2https+"/store/out.dat", b1https+"/store/bench.dat")
+	return pair, nil
 }
 
 // startTPCBox serves pool as /store; certKey ("cert|key") gives it a
