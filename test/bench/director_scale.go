@@ -102,6 +102,10 @@ type DirectorScaleReport struct {
 	// Usable is how many were then.
 	Joined time.Duration
 	Usable int
+	// UsableAfter is, in a tree, how many the top director listed as
+	// usable at the end of the ad window: entries that missed their
+	// refresh through the tree would have expired.
+	UsableAfter int
 	// Ads absorbed (answered 2xx) per second over the ad window, against
 	// Wanted = Servers/Interval; AdFailures counts refusals and errors.
 	AdsPerSec, AdsWanted float64
@@ -145,6 +149,9 @@ func (r *DirectorScaleReport) KeepsUp() bool {
 			return false
 		}
 	}
+	if r.Config.Tree && r.UsableAfter < r.Config.Servers {
+		return false
+	}
 	return r.Usable == r.Config.Servers && r.AdFailures == 0 && r.AdsPerSec >= 0.95*r.AdsWanted
 }
 
@@ -155,6 +162,11 @@ type ScaleLocate struct {
 	// server, the client honouring kXR_wait; Waits counts those.
 	ColdP50, ColdP99 time.Duration
 	Waits            int
+	// ColdCPU is the director's CPU time per first open (what else it
+	// did meanwhile included: in a tree, the top director absorbs a few
+	// ads a second): what a first open costs it, whoever else shares
+	// the machine.
+	ColdCPU time.Duration
 	// Warm is opening them again, answered from what the director found.
 	WarmP50, WarmP99 time.Duration
 	Err              string
@@ -221,7 +233,7 @@ func DirectorScale(ctx context.Context, cfg DirectorScaleConfig) (*DirectorScale
 	// The ads go on while the director locates and redirects, as they
 	// would in a federation.
 	dcfg := &DirectorConfig{Duration: cfg.Duration, WarmWait: 30 * time.Second}
-	if err := measureLocates(ctx, &cfg, rep, d.root); err != nil {
+	if err := measureLocates(ctx, &cfg, rep, d.root, d.cpu); err != nil {
 		return rep, err
 	}
 	if err := measureRedirects(ctx, &cfg, dcfg, rep, d); err != nil {
@@ -235,14 +247,14 @@ func DirectorScale(ctx context.Context, cfg DirectorScaleConfig) (*DirectorScale
 
 // measureLocates measures the director's first search and locates of
 // each holder class.
-func measureLocates(ctx context.Context, cfg *DirectorScaleConfig, rep *DirectorScaleReport, root string) error {
+func measureLocates(ctx context.Context, cfg *DirectorScaleConfig, rep *DirectorScaleReport, root string, cpu func() (time.Duration, error)) error {
 	var err error
 	if rep.FirstSearch, err = firstSearch(ctx, root); err != nil {
 		return err
 	}
 	fmt.Fprintf(cfg.Out, "  first search (connects to every server): %s\n", latText(rep.FirstSearch))
 	for _, n := range holderClasses {
-		l := measureLocate(ctx, root, n, min(n, cfg.Servers), cfg.Files)
+		l := measureLocate(ctx, root, n, min(n, cfg.Servers), cfg.Files, cpu)
 		rep.Locate = append(rep.Locate, l)
 		fmt.Fprintln(cfg.Out, locateLine(l))
 	}

@@ -35,6 +35,7 @@ func FormatDirectorScale(r *DirectorScaleReport) string {
 		joined = strings.Replace(joined, "usable", "usable at the top director", 1)
 		fmt.Fprintf(&b, "Advertisements: %s; over %s after that, the servers' ads: **%.0f ads/s absorbed** by the site directors of %.0f/s sent (%d refused or failed), ad round trip p50 %s, p99 %s: %s.\n\n",
 			joined, durText(c.AdWindow), r.AdsPerSec, r.AdsWanted, r.AdFailures, latText(r.AdP50), latText(r.AdP99), keepsUpText(r))
+		fmt.Fprintf(&b, "At the end of that window the top director listed %d of the %d servers as usable.\n\n", r.UsableAfter, c.Servers)
 		b.WriteString(formatTreeLevels(r))
 	} else {
 		fmt.Fprintf(&b, "Advertisements: %s; over %s after that, **%.0f ads/s absorbed** of %.0f/s sent (%d refused or failed), ad round trip p50 %s, p99 %s: %s. The director was busy %.0f%% of one core over that window (%s of CPU per ad absorbed).\n\n",
@@ -49,22 +50,22 @@ func FormatDirectorScale(r *DirectorScaleReport) string {
 		b.WriteString(formatScaleTargets(r))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "Locate: kXR_open (read) on one connection until the director redirects (or says not found), kXR_wait honoured and included. \"First\" is each file's first open, for which the director asks every server that advertises the prefix (%d stats); \"again\" is %d more opens of each, answered from what it found. %d files per row; the director's first search ever (which connects to every server) took %s and is not in the rows.\n\n",
+	fmt.Fprintf(&b, "Locate: kXR_open (read) on one connection until the director redirects (or says not found), kXR_wait honoured and included. \"First\" is each file's first open, for which the director asks every server that advertises the prefix (%d stats); \"again\" is %d more opens of each, answered from what it found. %d files per row; the director's first search ever (which connects to every server) took %s and is not in the rows. The director's CPU time per first open is read from /proc around each row's first opens: what a search of every server costs it, however many others share the machine.\n\n",
 		c.Servers, warmRounds, c.Files, latText(r.FirstSearch))
 	if c.Tree {
 		b.WriteString("Through the tree, the locates and redirects are asked of the top director: the regional directors' ads have reported every server below them to it, so it asks the servers itself and sends clients straight to them, as a one-level director does; the site and regional directors are not on a client's path.\n\n")
 	}
-	b.WriteString("| file held by | first p50 | first p99 | again p50 | again p99 | waits |\n|---|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| file held by | first p50 | first p99 | director CPU per first open | again p50 | again p99 | waits |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, l := range r.Locate {
 		what := fmt.Sprintf("%d server(s)", l.Holders)
 		if l.Holders == 0 {
 			what = "none (missing)"
 		}
 		if l.Err != "" {
-			fmt.Fprintf(&b, "| %s | failed: %s | | | | |\n", what, strings.ReplaceAll(l.Err, "|", "/"))
+			fmt.Fprintf(&b, "| %s | failed: %s | | | | | |\n", what, strings.ReplaceAll(l.Err, "|", "/"))
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d |\n", what, latText(l.ColdP50), latText(l.ColdP99), latText(l.WarmP50), latText(l.WarmP99), l.Waits)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d |\n", what, latText(l.ColdP50), latText(l.ColdP99), latText(l.ColdCPU), latText(l.WarmP50), latText(l.WarmP99), l.Waits)
 	}
 
 	fmt.Fprintf(&b, "\nRedirects: %d clients, each on its own connection, kXR_open (read) round-robin over %d files held by one server each (located already), %s, redirects counted, not followed; %d rounds, in each the director and then the cmsd baseline, the ads going on throughout. The rows are the median round; the ratio is the median of the rounds' ratios.\n\n",

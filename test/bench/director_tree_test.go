@@ -119,3 +119,24 @@ func TestDirectorScaleTreeSmall(t *testing.T) {
 		}
 	}
 }
+
+// A level keeps up when short of the ads expected by at most one per
+// sender and a tenth, refusing none.
+func TestTreeLevelKeepsUp(t *testing.T) {
+	for _, tc := range []struct {
+		l    TreeLevel
+		want bool
+	}{
+		{TreeLevel{Senders: 10, Expected: 20, Accepted: 18}, true},
+		{TreeLevel{Senders: 10, Expected: 20, Accepted: 17}, false},
+		{TreeLevel{Senders: 10, Expected: 20, Accepted: 20, Refused: 1}, false},
+		{TreeLevel{Senders: 1, Expected: 2, Accepted: 1}, true},
+		{TreeLevel{Senders: 10000, Expected: 20000, Accepted: 18000}, true},
+		{TreeLevel{Senders: 10000, Expected: 20000, Accepted: 17999}, false},
+		{TreeLevel{Senders: 5, Expected: 10, Accepted: 10, Err: "metrics: 404"}, false},
+	} {
+		if got := tc.l.KeepsUp(); got != tc.want {
+			t.Errorf("%+v: keeps up %v, want %v", tc.l, got, tc.want)
+		}
+	}
+}
