@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -102,19 +103,10 @@ func measureAllAds(ctx context.Context, cfg *DirectorScaleConfig, rep *DirectorS
 		tl := TreeLevel{Level: l.name, Directors: len(l.dirs), Senders: sent[i].ads,
 			AdsWanted:     float64(sent[i].ads) / cfg.Interval.Seconds(),
 			EntriesWanted: float64(sent[i].entries) / cfg.Interval.Seconds()}
-		b := before[i]
-		switch {
-		case b.err != nil:
-			tl.Err = b.err.Error()
-		case after.err != nil:
-			tl.Err = after.err.Error()
-		default:
-			el := after.at.Sub(b.at).Seconds()
-			tl.Accepted, tl.Refused = after.ads.accepted-b.ads.accepted, after.ads.refused-b.ads.refused
-			tl.AdsPerSec = float64(tl.Accepted) / el
-			tl.EntriesPerSec = float64(after.ads.entries-b.ads.entries) / el
-			tl.Expected = tl.AdsWanted * el
-			tl.Busy = (after.cpu - b.cpu).Seconds() / el
+		if err := errors.Join(before[i].err, after.err); err != nil {
+			tl.Err = err.Error()
+		} else {
+			tl.add(before[i], after)
 		}
 		rep.Levels = append(rep.Levels, tl)
 		fmt.Fprintln(cfg.Out, levelLine(tl))
@@ -128,20 +120,52 @@ func measureAllAds(ctx context.Context, cfg *DirectorScaleConfig, rep *DirectorS
 	return nil
 }
 
-// levelSample is a level's counters and CPU time at one moment.
+// levelSample is the counters and CPU time of a level's directors, each
+// read at its own moment: reading them all takes a while under load, and
+// each director's rate is over its own interval between two samples.
 type levelSample struct {
+	dirs []dirSample
+	err  error
+}
+
+type dirSample struct {
 	at  time.Time
 	ads adTally
 	cpu time.Duration
-	err error
 }
 
 func sampleLevel(ctx context.Context, l treeLevel) levelSample {
-	s := levelSample{at: time.Now()}
-	if s.ads, s.err = tallyAds(ctx, l.dirs); s.err == nil {
-		s.cpu, s.err = levelCPU(l)()
+	var s levelSample
+	for _, d := range l.dirs {
+		ds := dirSample{at: time.Now()}
+		var err error
+		if ds.ads, err = d.adTally(ctx); err == nil {
+			ds.cpu, err = d.cpu()
+		}
+		if err != nil {
+			s.err = fmt.Errorf("%s: %w", d.name, err)
+			return s
+		}
+		s.dirs = append(s.dirs, ds)
 	}
 	return s
+}
+
+// add sums the level's directors' rates between two samples; Expected
+// is over their mean interval.
+func (tl *TreeLevel) add(before, after levelSample) {
+	var mean float64
+	for i, b := range before.dirs {
+		a := after.dirs[i]
+		el := a.at.Sub(b.at).Seconds()
+		mean += el / float64(len(before.dirs))
+		tl.Accepted += a.ads.accepted - b.ads.accepted
+		tl.Refused += a.ads.refused - b.ads.refused
+		tl.AdsPerSec += float64(a.ads.accepted-b.ads.accepted) / el
+		tl.EntriesPerSec += float64(a.ads.entries-b.ads.entries) / el
+		tl.Busy += (a.cpu - b.cpu).Seconds() / el
+	}
+	tl.Expected = tl.AdsWanted * mean
 }
 
 // levelCPU is the CPU time of a level's directors together.

@@ -147,21 +147,8 @@ func startDirectors(ctx context.Context, bin string, specs []*directorSpec, out 
 // adTally is a director's advertisement counters, from its /metrics.
 type adTally struct{ accepted, refused, entries int64 }
 
-// tallyAds reads the counters of every director of a level, summed.
-func tallyAds(ctx context.Context, dirs []*scaleDirector) (adTally, error) {
-	var sum adTally
-	for _, d := range dirs {
-		t, err := d.adTally(ctx)
-		if err != nil {
-			return sum, fmt.Errorf("%s: %w", d.name, err)
-		}
-		sum.accepted += t.accepted
-		sum.refused += t.refused
-		sum.entries += t.entries
-	}
-	return sum, nil
-}
-
+// adTally reads the director's advertisement counters from its
+// /metrics.
 func (d *scaleDirector) adTally(ctx context.Context) (adTally, error) {
 	var t adTally
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.metrics, nil)
