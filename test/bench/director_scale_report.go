@@ -50,24 +50,7 @@ func FormatDirectorScale(r *DirectorScaleReport) string {
 		b.WriteString(formatScaleTargets(r))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "Locate: kXR_open (read) on one connection until the director redirects (or says not found), kXR_wait honoured and included. \"First\" is each file's first open, for which the director asks every server that advertises the prefix (%d stats); \"again\" is %d more opens of each, answered from what it found. %d files per row; the director's first search ever (which connects to every server) took %s and is not in the rows. The director's CPU time per first open is read from /proc around each row's first opens: what a search of every server costs it, however many others share the machine.\n\n",
-		c.Servers, warmRounds, c.Files, latText(r.FirstSearch))
-	if c.Tree {
-		b.WriteString("Through the tree, the locates and redirects are asked of the top director: the regional directors' ads have reported every server below them to it, so it asks the servers itself and sends clients straight to them, as a one-level director does; the site and regional directors are not on a client's path.\n\n")
-	}
-	b.WriteString("| file held by | first p50 | first p99 | director CPU per first open | again p50 | again p99 | waits |\n|---|---:|---:|---:|---:|---:|---:|\n")
-	for _, l := range r.Locate {
-		what := fmt.Sprintf("%d server(s)", l.Holders)
-		if l.Holders == 0 {
-			what = "none (missing)"
-		}
-		if l.Err != "" {
-			fmt.Fprintf(&b, "| %s | failed: %s | | | | | |\n", what, strings.ReplaceAll(l.Err, "|", "/"))
-			continue
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d |\n", what, latText(l.ColdP50), latText(l.ColdP99), latText(l.ColdCPU), latText(l.WarmP50), latText(l.WarmP99), l.Waits)
-	}
-
+	b.WriteString(formatScaleLocates(r))
 	fmt.Fprintf(&b, "\nRedirects: %d clients, each on its own connection, kXR_open (read) round-robin over %d files held by one server each (located already), %s, redirects counted, not followed; %d rounds, in each the director and then the cmsd baseline, the ads going on throughout. The rows are the median round; the ratio is the median of the rounds' ratios.\n\n",
 		c.Clients, c.Files, durText(c.Duration), c.Rounds)
 	b.WriteString("| redirector | redirects/s | p50 | p99 | errors | each round, /s |\n|---|---:|---:|---:|---:|---|\n")
@@ -139,5 +122,29 @@ func formatScaleTargets(r *DirectorScaleReport) string {
 	fmt.Fprintf(&b, "- %s RSS ≤ %s (at 1,000 servers): %s %s\n", strings.ToLower(topName(r)), rssText(targetScaleRSS), rssText(r.PeakRSS), mark(r.PeakRSS > 0 && r.PeakRSS <= targetScaleRSS))
 	fmt.Fprintf(&b, "- ads of %d servers absorbed at a 10 s interval without falling behind: this run, %d servers at %s: %s %s\n",
 		targetScaleKeepUpCount, r.Config.Servers, durText(r.Config.Interval), keepsUpText(r), mark(r.KeepsUp()))
+	return b.String()
+}
+
+// formatScaleLocates is the locate table, with what it measures.
+func formatScaleLocates(r *DirectorScaleReport) string {
+	c := r.Config
+	var b strings.Builder
+	fmt.Fprintf(&b, "Locate: kXR_open (read) on one connection until the director redirects (or says not found), kXR_wait honoured and included. \"First\" is each file's first open, for which the director asks every server that advertises the prefix (%d stats); \"again\" is %d more opens of each, answered from what it found. %d files per row; the director's first search ever (which connects to every server) took %s and is not in the rows. The director's CPU time per first open is read from /proc around each row's first opens: what a search of every server costs it, however many others share the machine.\n\n",
+		c.Servers, warmRounds, c.Files, latText(r.FirstSearch))
+	if c.Tree {
+		b.WriteString("Through the tree, the locates and redirects are asked of the top director: the regional directors' ads have reported every server below them to it, so it asks the servers itself and sends clients straight to them, as a one-level director does; the site and regional directors are not on a client's path.\n\n")
+	}
+	b.WriteString("| file held by | first p50 | first p99 | director CPU per first open | again p50 | again p99 | waits |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, l := range r.Locate {
+		what := fmt.Sprintf("%d server(s)", l.Holders)
+		if l.Holders == 0 {
+			what = "none (missing)"
+		}
+		if l.Err != "" {
+			fmt.Fprintf(&b, "| %s | failed: %s | | | | | |\n", what, strings.ReplaceAll(l.Err, "|", "/"))
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d |\n", what, latText(l.ColdP50), latText(l.ColdP99), latText(l.ColdCPU), latText(l.WarmP50), latText(l.WarmP99), l.Waits)
+	}
 	return b.String()
 }
