@@ -46,10 +46,18 @@ per second and whether it keeps up, locate latency for files held by 1,
 10 and 100 servers and for missing files, redirects/s with --clients
 clients in --rounds rounds (each the director, then a cmsd manager with
 one data server unless --cmsd=false, under the same load), the
-director's CPU time per redirect and its peak RSS.`,
+director's CPU time per redirect and its peak RSS.
+
+With --tree the servers advertise to a three-level tree of directors
+instead: a site director per site, --regions regional directors (default
+5, more if a region would have over 1000 servers) and the top director,
+each a sitebox serve approved by the one above and advertising to it.
+Locates and redirects go to the top director; the report adds each
+level's ads absorbed per second, CPU and largest peak RSS.`,
 		Example: `  sitebox-bench director                      # about 2 minutes
   sitebox-bench director --setups cmsd --clients 1,4 --duration 5s
-  sitebox-bench director --scale 1000         # about 1.5 minutes`,
+  sitebox-bench director --scale 1000         # about 1.5 minutes
+  sitebox-bench director --scale 1000 --tree  # about 2.5 minutes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Setups = strings.Split(setups, ",")
@@ -80,6 +88,8 @@ director's CPU time per redirect and its peak RSS.`,
 	fl.DurationVar(&scale.Interval, "interval", 10*time.Second, "with --scale: the servers' advertisement interval")
 	fl.BoolVar(&scale.Cmsd, "cmsd", true, "with --scale: also measure a cmsd manager with one data server")
 	fl.IntVar(&scale.Rounds, "rounds", 3, "with --scale: redirect-rate rounds, each the director then cmsd")
+	fl.BoolVar(&scale.Tree, "tree", false, "with --scale: site and regional directors below the top one")
+	fl.IntVar(&scale.Regions, "regions", 0, "with --scale --tree: regional directors (default 5, or enough for at most 1000 servers each)")
 	return cmd
 }
 

@@ -92,15 +92,26 @@ func (b *Box) ads(interval time.Duration) []director.Ad {
 		ad.Root, ad.HTTPS = b.directorEndpoints()
 		ad.Role = director.RoleDirector
 		ad.Servers = b.director.AdvertisedServers()
-		for _, s := range ad.Servers {
-			ad.Prefixes = append(ad.Prefixes, s.Prefixes...)
-		}
+		ad.Prefixes = belowPrefixes(ad.Servers)
 		out = append(out, ad)
 	} else {
 		out = b.dataAds(interval)
 	}
 	if len(out) > 0 {
 		out[0].Probes = b.prober.Recent() // once per box, not per role
+	}
+	return out
+}
+
+// belowPrefixes are the prefixes of the servers below a director, each
+// once: a regional director's thousand servers exporting one prefix make
+// one prefix in its ad, not a thousand copies.
+func belowPrefixes(servers []director.Ad) []string {
+	var out []string
+	for _, s := range servers {
+		for _, p := range s.Prefixes {
+			out = appendNew(out, p)
+		}
 	}
 	return out
 }

@@ -1,7 +1,9 @@
 package box
 
 import (
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,5 +92,20 @@ func TestJoinRequestMatchesTheAds(t *testing.T) {
 				t.Errorf("key file: %v %v", fi, err)
 			}
 		})
+	}
+}
+
+// A director's ad names each prefix of the servers below it once.
+func TestBelowPrefixesOnce(t *testing.T) {
+	var servers []director.Ad
+	for i := range 1000 {
+		servers = append(servers, director.Ad{Name: fmt.Sprint("s", i), Prefixes: []string{"/scale"}})
+	}
+	servers = append(servers, director.Ad{Name: "other", Prefixes: []string{"/store/a", "/scale"}})
+	if got := belowPrefixes(servers); !slices.Equal(got, []string{"/scale", "/store/a"}) {
+		t.Errorf("prefixes %v, want [/scale /store/a]", got)
+	}
+	if got := belowPrefixes(nil); len(got) != 0 {
+		t.Errorf("no servers below: prefixes %v", got)
 	}
 }

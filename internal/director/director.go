@@ -148,6 +148,7 @@ func newWithProber(cfg Config, p prober, log *slog.Logger) *Director {
 		d.reg.addStatic(Server{Ad: s})
 	}
 	d.life, d.stop = context.WithCancel(context.Background())
+	d.loc.askers = newAskers(d.life.Done())
 	return d
 }
 

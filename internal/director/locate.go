@@ -47,6 +47,8 @@ type locator struct {
 	flight             singleflight.Group  // rechecks under way
 	searches, answered int64               // searches run; lookups answered from results
 	stats              *stats
+	// askers run the questions of a search (nil: a goroutine each).
+	askers *askers
 }
 
 // known returns the roots holding name if what is known about it covers
@@ -191,7 +193,11 @@ func (l *locator) search(name string, cands []string, epoch uint64, p *pending) 
 	defer cancel()
 	ch := make(chan probeAnswer, len(cands))
 	for _, c := range cands {
-		go func() { ch <- l.ask(ctx, c, name) }()
+		if l.askers != nil {
+			l.askers.run(func() { ch <- l.ask(ctx, c, name) })
+		} else {
+			go func() { ch <- l.ask(ctx, c, name) }()
+		}
 	}
 	holders := map[string]bool{}
 	anyHas, complete := false, true

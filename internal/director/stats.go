@@ -2,6 +2,7 @@ package director
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"sitebox/internal/fleet"
@@ -19,6 +20,22 @@ type stats struct {
 	buckets   []int64          // locate searches per LocateBuckets bound (not cumulative)
 	searches  int64
 	sum       float64
+	// Signed advertisements over the API: accepted and refused, and the
+	// registry entries the accepted ones set (a director's own and those
+	// of the servers below it), so an operator sees whether ads are
+	// absorbed as fast as they come.
+	adsAccepted, adsRefused, adServers atomic.Int64
+}
+
+// advertised counts one advertisement answered: accepted, setting
+// entries registry entries, or refused.
+func (s *stats) advertised(accepted bool, entries int) {
+	if !accepted {
+		s.adsRefused.Add(1)
+		return
+	}
+	s.adsAccepted.Add(1)
+	s.adServers.Add(int64(entries))
 }
 
 func (s *stats) count(kind string) {
@@ -57,6 +74,11 @@ type Stats struct {
 	Buckets       map[float64]int64 `json:"-"`
 	Servers       int               `json:"servers"`
 	ServersDown   int               `json:"servers_down"`
+	// Advertisements received over the API, accepted and refused, and
+	// the registry entries the accepted ones set.
+	AdsAccepted int64 `json:"ads_accepted"`
+	AdsRefused  int64 `json:"ads_refused"`
+	AdServers   int64 `json:"ad_servers"`
 }
 
 // Matrix returns the site-to-site probe statistics, newest day first.
@@ -77,6 +99,7 @@ func (d *Director) Stats() Stats {
 		st.Buckets[b] = cum
 	}
 	d.stats.mu.Unlock()
+	st.AdsAccepted, st.AdsRefused, st.AdServers = d.stats.adsAccepted.Load(), d.stats.adsRefused.Load(), d.stats.adServers.Load()
 	st.Servers, st.ServersDown = d.reg.count(time.Now())
 	return st
 }

@@ -349,3 +349,32 @@ func TestSetMembers(t *testing.T) {
 		t.Error("boxA is still a member after the reload")
 	}
 }
+
+// The advertisement counters: a director's ad counts once, with its own
+// entry and each server below it taken; a refused ad counts as refused.
+func TestAdvertisementsAreCounted(t *testing.T) {
+	keyA, keyDir := newKey(t), newKey(t)
+	d, srv, _ := trustDirector(t, Config{Members: []Member{
+		member("boxA", keyA, []string{RoleOrigin}, "a:1", "/store/a"),
+		member("dirC", keyDir, []string{RoleDirector}, "c:1", "/store/c"),
+	}})
+	if code, msg := postAd(t, srv, &Signer{Member: "boxA", Key: keyA}, ad("boxA", "", RoleOrigin, "a:1", "/store/a")); code != 204 {
+		t.Fatalf("boxA: %d %s", code, msg)
+	}
+	top := ad("dirC", "C", RoleDirector, "c:1", "/store/c")
+	top.Servers = []Ad{
+		ad("originC", "C", RoleOrigin, "oc:1", "/store/c/data"),
+		ad("originD", "C", RoleOrigin, "od:1", "/store/c/more"),
+		ad("boxA", "C", RoleOrigin, "evil:1", "/store/c"), // a member's name: skipped
+	}
+	if code, msg := postAd(t, srv, &Signer{Member: "dirC", Key: keyDir}, top); code != 204 {
+		t.Fatalf("dirC: %d %s", code, msg)
+	}
+	if code, _ := postAd(t, srv, &Signer{Member: "boxA", Key: keyA}, ad("boxA", "", RoleOrigin, "a:1", "/elsewhere")); code != http.StatusForbidden {
+		t.Fatalf("an ad outside the grant: %d, want 403", code)
+	}
+	st := d.Stats()
+	if st.AdsAccepted != 2 || st.AdsRefused != 1 || st.AdServers != 1+3 {
+		t.Errorf("accepted %d, refused %d, entries %d; want 2, 1, 4", st.AdsAccepted, st.AdsRefused, st.AdServers)
+	}
+}

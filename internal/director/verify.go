@@ -61,6 +61,7 @@ func (d *Director) serveAdvertise(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	d.stats.advertised(rf == nil, 1+len(ad.Servers)-len(skipped))
 	if rf != nil {
 		who := abbrev(r.Header.Get(HeaderMember), 64) // the sender's choice: bounded in the log and its keys
 		d.refusals.log(d.log, who+"\x00"+rf.msg, "advertisement refused", "member", who, "from", r.RemoteAddr, "status", rf.code, "reason", rf.msg)

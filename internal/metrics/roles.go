@@ -19,18 +19,22 @@ func NewDirectorCollector(stats func() director.Stats) prometheus.Collector {
 			"Time of one locate search (all candidate servers asked in parallel).", nil, nil),
 		servers: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "director", "servers"),
 			"Servers in the registry, by state (usable or down).", []string{"state"}, nil),
+		ads: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "director", "advertisements_total"),
+			"Signed advertisements received, by result (accepted or refused).", []string{"result"}, nil),
+		adServers: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "director", "advertised_servers_total"),
+			"Registry entries set by accepted advertisements: the advertiser's own and, from a child director, each server below it.", nil, nil),
 	}
 }
 
 type directorCollector struct {
-	stats                      func() director.Stats
-	decisions, locate, servers *prometheus.Desc
+	stats                                      func() director.Stats
+	decisions, locate, servers, ads, adServers *prometheus.Desc
 }
 
 func (c *directorCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.decisions
-	ch <- c.locate
-	ch <- c.servers
+	for _, d := range []*prometheus.Desc{c.decisions, c.locate, c.servers, c.ads, c.adServers} {
+		ch <- d
+	}
 }
 
 func (c *directorCollector) Collect(ch chan<- prometheus.Metric) {
@@ -45,6 +49,9 @@ func (c *directorCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstHistogram(c.locate, uint64(st.Searches), st.SearchSeconds, buckets)
 	ch <- prometheus.MustNewConstMetric(c.servers, prometheus.GaugeValue, float64(st.Servers-st.ServersDown), "usable")
 	ch <- prometheus.MustNewConstMetric(c.servers, prometheus.GaugeValue, float64(st.ServersDown), "down")
+	ch <- prometheus.MustNewConstMetric(c.ads, prometheus.CounterValue, float64(st.AdsAccepted), "accepted")
+	ch <- prometheus.MustNewConstMetric(c.ads, prometheus.CounterValue, float64(st.AdsRefused), "refused")
+	ch <- prometheus.MustNewConstMetric(c.adServers, prometheus.CounterValue, float64(st.AdServers))
 }
 
 // NewJobsCollector reports the job router: jobs by domain and state, and

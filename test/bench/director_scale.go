@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -33,7 +32,13 @@ type DirectorScaleConfig struct {
 	// Cmsd adds the baseline: a real cmsd manager with one xrootd data
 	// server under the same redirect load.
 	Cmsd bool
-	Out  io.Writer // progress lines
+	// Tree runs a three-level tree of directors instead of one: a site
+	// director per site, Regions regional directors, the top director
+	// (director_tree.go). Regions defaults to 5, or more when a region
+	// would have more servers than a director takes from one child.
+	Tree    bool
+	Regions int
+	Out     io.Writer // progress lines
 }
 
 func (c *DirectorScaleConfig) applyDefaults() {
@@ -61,6 +66,14 @@ func (c *DirectorScaleConfig) applyDefaults() {
 	if c.Out == nil {
 		c.Out = io.Discard
 	}
+	if c.Tree && c.Regions <= 0 {
+		c.Regions = defaultRegions(c.Servers, c.Sites)
+	}
+}
+
+// layout is the tree's assignment of servers and sites.
+func (c *DirectorScaleConfig) layout() treeLayout {
+	return treeLayout{servers: c.Servers, sites: c.Sites, regions: c.Regions}
 }
 
 func (c *DirectorScaleConfig) validate() error {
@@ -74,6 +87,8 @@ func (c *DirectorScaleConfig) validate() error {
 		return fmt.Errorf("scale %d: at most 15000 simulated servers on one machine", c.Servers)
 	case c.Sitebox == "":
 		return fmt.Errorf("no sitebox binary given")
+	case c.Tree:
+		return c.layout().check()
 	}
 	return nil
 }
@@ -87,6 +102,10 @@ type DirectorScaleReport struct {
 	// Usable is how many were then.
 	Joined time.Duration
 	Usable int
+	// UsableAfter is, in a tree, how many the top director listed as
+	// usable at the end of the ad window: entries that missed their
+	// refresh through the tree would have expired.
+	UsableAfter int
 	// Ads absorbed (answered 2xx) per second over the ad window, against
 	// Wanted = Servers/Interval; AdFailures counts refusals and errors.
 	AdsPerSec, AdsWanted float64
@@ -116,12 +135,23 @@ type DirectorScaleReport struct {
 	// RedirectCPU is the director's CPU time per redirect over its
 	// rounds (ads included, as they go on meanwhile).
 	RedirectCPU time.Duration
-	PeakRSS     int64 // the director process's
+	PeakRSS     int64 // the (top) director process's
+	// Levels are the tree's, bottom up (tree mode only): the ads each
+	// level's directors absorbed over the ad window, their CPU and RSS.
+	Levels []TreeLevel
 }
 
-// KeepsUp reports whether the director absorbed the ads as fast as they
-// came, refusing none.
+// KeepsUp reports whether the director (in a tree, every level)
+// absorbed the ads as fast as they came, refusing none.
 func (r *DirectorScaleReport) KeepsUp() bool {
+	for _, l := range r.Levels {
+		if !l.KeepsUp() {
+			return false
+		}
+	}
+	if r.Config.Tree && r.UsableAfter < r.Config.Servers {
+		return false
+	}
 	return r.Usable == r.Config.Servers && r.AdFailures == 0 && r.AdsPerSec >= 0.95*r.AdsWanted
 }
 
@@ -132,6 +162,11 @@ type ScaleLocate struct {
 	// server, the client honouring kXR_wait; Waits counts those.
 	ColdP50, ColdP99 time.Duration
 	Waits            int
+	// ColdCPU is the director's CPU time per first open (what else it
+	// did meanwhile included: in a tree, the top director absorbs a few
+	// ads a second): what a first open costs it, whoever else shares
+	// the machine.
+	ColdCPU time.Duration
 	// Warm is opening them again, answered from what the director found.
 	WarmP50, WarmP99 time.Duration
 	Err              string
@@ -149,55 +184,62 @@ func DirectorScale(ctx context.Context, cfg DirectorScaleConfig) (*DirectorScale
 		return nil, err
 	}
 	defer fl.Stop()
-	d, err := startScaleDirector(ctx, cfg.Sitebox, filepath.Join(cfg.WorkDir, "director"), cfg.Servers, fl.approve)
+	d, tree, targets, err := startScaleDirectors(ctx, &cfg, fl)
 	if err != nil {
 		return nil, err
 	}
-	defer d.stop()
-	fmt.Fprintf(cfg.Out, "bench director --scale %d: %d simulated servers in %d sites, director %s (https %s)\n", cfg.Servers, cfg.Servers, cfg.Sites, d.root, d.https)
+	if tree != nil {
+		defer tree.stop()
+	} else {
+		defer d.stop()
+	}
 
 	actx, stopAds := context.WithCancel(ctx)
 	var ads sync.WaitGroup
 	defer func() { stopAds(); ads.Wait() }()
 	counter := &adCounter{}
 	start := time.Now()
-	if err := fl.advertise(actx, d.https, d.caFile, cfg.Interval, cfg.Sites, counter, &ads); err != nil {
+	if err := fl.advertise(actx, targets, cfg.Interval, counter, &ads); err != nil {
 		return nil, err
 	}
-	if rep.Usable, err = d.waitUsable(ctx, cfg.Servers, cfg.Interval+30*time.Second); err != nil {
+	// Through a tree, a server reaches the top one interval per level
+	// later at most.
+	within := cfg.Interval + 30*time.Second
+	if tree != nil {
+		within += 2 * cfg.Interval
+	}
+	if rep.Usable, err = d.waitUsable(ctx, cfg.Servers, within); err != nil {
 		return rep, err
 	}
 	rep.Joined = time.Since(start)
 	fmt.Fprintf(cfg.Out, "  %d of %d servers usable after %s\n", rep.Usable, cfg.Servers, rep.Joined.Round(100*time.Millisecond))
 
-	if err := measureAds(ctx, &cfg, rep, counter, d.cpu); err != nil {
+	if err := measureAllAds(ctx, &cfg, rep, counter, d, tree); err != nil {
 		return rep, err
 	}
-	fmt.Fprintf(cfg.Out, "  ads: %.0f/s absorbed (%.0f/s sent at a %s interval), failures %d, p50 %s p99 %s; director CPU %.0f%% of a core, %s per ad\n",
-		rep.AdsPerSec, rep.AdsWanted, cfg.Interval, rep.AdFailures, latText(rep.AdP50), latText(rep.AdP99), 100*rep.AdBusy, latText(rep.AdCPU))
 
 	if rep.Usable < cfg.Servers {
 		rep.LocateSkipped = fmt.Sprintf("not measured: only %d of the %d servers were usable %s after the first ad", rep.Usable, cfg.Servers, durText(rep.Joined.Round(time.Second)))
 		fmt.Fprintf(cfg.Out, "  locate and redirects %s\n", rep.LocateSkipped)
-		return rep, finishScale(rep, d)
+		return rep, finishScale(rep, d, tree)
 	}
 	if need, have := locateFDs(cfg.Servers), openFilesLimit(); have > 0 && need > have {
 		// Every server would hold the director's probe connection on top
 		// of its listener: measure what fits rather than fail midway.
 		rep.LocateSkipped = fmt.Sprintf("not measured: locating through %d servers needs about %d descriptors in the benchmark process (a listener and the director's connection per server), and it may open %d (ulimit -n)", cfg.Servers, need, have)
 		fmt.Fprintf(cfg.Out, "  locate and redirects %s\n", rep.LocateSkipped)
-		return rep, finishScale(rep, d)
+		return rep, finishScale(rep, d, tree)
 	}
 	// The ads go on while the director locates and redirects, as they
 	// would in a federation.
 	dcfg := &DirectorConfig{Duration: cfg.Duration, WarmWait: 30 * time.Second}
-	if err := measureLocates(ctx, &cfg, rep, d.root); err != nil {
+	if err := measureLocates(ctx, &cfg, rep, d.root, d.cpu); err != nil {
 		return rep, err
 	}
 	if err := measureRedirects(ctx, &cfg, dcfg, rep, d); err != nil {
 		return rep, err
 	}
-	if err := finishScale(rep, d); err != nil {
+	if err := finishScale(rep, d, tree); err != nil {
 		fmt.Fprintf(cfg.Out, "  director peak RSS: %v\n", err)
 	}
 	return rep, ctx.Err()
@@ -205,14 +247,14 @@ func DirectorScale(ctx context.Context, cfg DirectorScaleConfig) (*DirectorScale
 
 // measureLocates measures the director's first search and locates of
 // each holder class.
-func measureLocates(ctx context.Context, cfg *DirectorScaleConfig, rep *DirectorScaleReport, root string) error {
+func measureLocates(ctx context.Context, cfg *DirectorScaleConfig, rep *DirectorScaleReport, root string, cpu func() (time.Duration, error)) error {
 	var err error
 	if rep.FirstSearch, err = firstSearch(ctx, root); err != nil {
 		return err
 	}
 	fmt.Fprintf(cfg.Out, "  first search (connects to every server): %s\n", latText(rep.FirstSearch))
 	for _, n := range holderClasses {
-		l := measureLocate(ctx, root, n, min(n, cfg.Servers), cfg.Files)
+		l := measureLocate(ctx, root, n, min(n, cfg.Servers), cfg.Files, cpu)
 		rep.Locate = append(rep.Locate, l)
 		fmt.Fprintln(cfg.Out, locateLine(l))
 	}
@@ -223,10 +265,14 @@ func measureLocates(ctx context.Context, cfg *DirectorScaleConfig, rep *Director
 // director locate through n servers.
 func locateFDs(n int) uint64 { return uint64(2*n + 256) }
 
-// finishScale records the director's peak RSS.
-func finishScale(rep *DirectorScaleReport, d *scaleDirector) error {
+// finishScale records the director's peak RSS, and each tree level's
+// largest.
+func finishScale(rep *DirectorScaleReport, d *scaleDirector, tree *scaleTree) error {
 	var err error
 	rep.PeakRSS, err = d.rss()
+	if tree != nil {
+		treeRSS(rep, tree)
+	}
 	return err
 }
 

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -33,7 +34,9 @@ func firstSearch(ctx context.Context, addr string) (time.Duration, error) {
 // them exist: min(n, servers)), first each once (the director searches),
 // then warmRounds times more (answered from what it found), on one
 // connection.
-func measureLocate(ctx context.Context, addr string, n, holders, files int) ScaleLocate {
+// cpu (nil: not measured) is the director's CPU time, read around the
+// first opens.
+func measureLocate(ctx context.Context, addr string, n, holders, files int, cpu func() (time.Duration, error)) ScaleLocate {
 	l := ScaleLocate{Holders: holders}
 	c, err := dialLoad(ctx, addr)
 	if err != nil {
@@ -46,6 +49,11 @@ func measureLocate(ctx context.Context, addr string, n, holders, files int) Scal
 		paths[k] = scalePath(n, k)
 	}
 	var cold, warm []time.Duration
+	var cpu0 time.Duration
+	cpuErr := errors.New("not measured")
+	if cpu != nil {
+		cpu0, cpuErr = cpu()
+	}
 	for _, p := range paths {
 		lat, waits, err := locateOnce(ctx, c, p, n == 0)
 		if err != nil {
@@ -54,6 +62,11 @@ func measureLocate(ctx context.Context, addr string, n, holders, files int) Scal
 		}
 		cold = append(cold, lat)
 		l.Waits += waits
+	}
+	if cpuErr == nil {
+		if cpu1, err := cpu(); err == nil {
+			l.ColdCPU = (cpu1 - cpu0) / time.Duration(len(paths))
+		}
 	}
 	for range warmRounds {
 		for _, p := range paths {
@@ -114,6 +127,6 @@ func locateLine(l ScaleLocate) string {
 	if l.Err != "" {
 		return fmt.Sprintf("  locate %-12s FAILED: %s", what, l.Err)
 	}
-	return fmt.Sprintf("  locate %-12s first p50 %s p99 %s (waits %d)  again p50 %s p99 %s",
-		what, latText(l.ColdP50), latText(l.ColdP99), l.Waits, latText(l.WarmP50), latText(l.WarmP99))
+	return fmt.Sprintf("  locate %-12s first p50 %s p99 %s (waits %d, director CPU %s each)  again p50 %s p99 %s",
+		what, latText(l.ColdP50), latText(l.ColdP99), l.Waits, latText(l.ColdCPU), latText(l.WarmP50), latText(l.WarmP99))
 }

@@ -116,7 +116,7 @@ func startSimFleet(n, sites int) (*simFleet, error) {
 		}
 		s := &simServer{
 			member: director.Member{
-				Name: fmt.Sprintf("ds%05d", i), Site: fmt.Sprintf("site%02d", i%sites),
+				Name: fmt.Sprintf("ds%05d", i), Site: siteName(i % sites),
 				Key: director.FormatKey(pub), Roles: []string{director.RoleOrigin},
 				Prefixes: []string{scalePrefix}, Root: ln.Addr().String(),
 			},
@@ -144,10 +144,29 @@ func (f *simFleet) Stop() {
 // approve records every simulated server in the director's members file
 // through the same writer `sitebox federation approve` uses.
 func (f *simFleet) approve(membersFile string) error {
+	return f.approveSite(-1, 0)(membersFile)
+}
+
+// approveSite records the simulated servers of one site (site k of
+// sites; k < 0: all of them) in a members file.
+func (f *simFleet) approveSite(k, sites int) func(membersFile string) error {
+	return func(membersFile string) error {
+		var ms []director.Member
+		for i, s := range f.servers {
+			if k < 0 || i%sites == k {
+				ms = append(ms, s.member)
+			}
+		}
+		return approveMembers(membersFile, ms)
+	}
+}
+
+// approveMembers records members through the same writer `sitebox
+// federation approve` uses.
+func approveMembers(membersFile string, members []director.Member) error {
 	now := time.Now()
 	return director.UpdateMembers(membersFile, func(ms []director.Member) ([]director.Member, error) {
-		for _, s := range f.servers {
-			m := s.member
+		for _, m := range members {
 			m.Approved = now
 			ms = append(ms, m)
 		}
@@ -196,16 +215,21 @@ func (c *adCounter) take() []time.Duration {
 // director.
 const siteConns = 4
 
+// adTarget is the director a site's servers advertise to.
+type adTarget struct{ https, caFile string }
+
 // advertise runs one fleet.Advertiser per simulated server until ctx
 // ends, their first ads spread evenly over one interval as boxes started
-// at different times would be. Each site's servers share one HTTP
-// transport of siteConns keep-alive connections, so the director sees a
+// at different times would be; server i is at site i mod len(to) and
+// advertises to that site's target. Each site's servers share one HTTP
+// transport of siteConns keep-alive connections, so a director sees a
 // few hundred connections, not one per server (descriptors on one
 // machine).
-func (f *simFleet) advertise(ctx context.Context, to, caFile string, interval time.Duration, sites int, counter *adCounter, wg *sync.WaitGroup) error {
+func (f *simFleet) advertise(ctx context.Context, to []adTarget, interval time.Duration, counter *adCounter, wg *sync.WaitGroup) error {
+	sites := len(to)
 	clients := make([]*http.Client, sites)
 	for i := range clients {
-		c, err := tlsutil.HTTPClient(caFile, false, 10*time.Second)
+		c, err := tlsutil.HTTPClient(to[i].caFile, false, 10*time.Second)
 		if err != nil {
 			return err
 		}
@@ -217,7 +241,7 @@ func (f *simFleet) advertise(ctx context.Context, to, caFile string, interval ti
 	step := interval / time.Duration(max(len(f.servers), 1))
 	for i, s := range f.servers {
 		a := &fleet.Advertiser[director.Ad]{
-			To: []string{to}, Interval: interval, Client: clients[i%sites],
+			To: []string{to[i%sites].https}, Interval: interval, Client: clients[i%sites],
 			Signer: &director.Signer{Member: s.member.Name, Key: s.key},
 			Log:    slog.New(slog.DiscardHandler),
 			Ads: func() []director.Ad {
