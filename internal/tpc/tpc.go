@@ -128,8 +128,9 @@ type Job struct {
 	Buffers *Budget
 	Log     *slog.Logger
 	moved   atomic.Int64
-	sums    chunkSums  // of the chunks written, when the copy verifies them
-	held    *heldRange // the ranged read of a one-stream copy, when the source allows it
+	sums    chunkSums    // of the chunks written, when the copy verifies them
+	held    *heldRange   // the ranged read of a one-stream copy, when the source allows it
+	wb      *writeBehind // starts the disk writes of written chunks (a local file)
 }
 
 // Moved is the number of bytes written so far; safe to call while Run runs.
@@ -154,23 +155,31 @@ func (j *Job) Run(ctx context.Context) (err error) {
 			err = j.Dst.NameErrors(err)
 		}
 	}()
+	began := time.Now()
 	src := j.askSource(ctx)
 	defer src.stop()
 	if src != nil && j.Dst.Checksum == nil {
 		j.sums = newChunkSums(j.Src.Size)
 	}
-	if err = j.copy(ctx); err != nil {
+	j.wb = startWriteBehind(j.Dst.File)
+	err = j.copy(ctx)
+	j.wb.stop(err == nil)
+	if err != nil {
 		return err
 	}
+	moved := time.Now()
 	if err = j.Dst.File.Close(); err != nil {
 		return fmt.Errorf("closing destination: %w", err)
 	}
 	if err = j.verify(ctx, src); err != nil {
 		return err
 	}
+	verified := time.Now()
 	if j.Dst.Commit != nil {
 		err = j.Dst.Commit(ctx)
 	}
+	j.logger().Debug("copy landed", "moving_seconds", moved.Sub(began).Seconds(),
+		"verify_seconds", verified.Sub(moved).Seconds(), "landing_seconds", time.Since(verified).Seconds())
 	return err
 }
 
@@ -188,6 +197,9 @@ func (j *Job) moveChunk(ctx context.Context, buf []byte, off int64) error {
 		defer context.AfterFunc(ctx, j.Dst.Cancel)()
 	}
 	err := j.readWrite(ctx, buf, off)
+	if err == nil {
+		j.wb.wrote(off, min(int64(len(buf)), j.Src.Size-off))
+	}
 	if cause := context.Cause(ctx); err != nil && errors.Is(cause, ErrTooSlow) {
 		return fmt.Errorf("%w (at %d)", cause, off)
 	}
