@@ -25,9 +25,11 @@ import (
 // whole new one (as far as ext4's auto_da_alloc promises it, which is
 // what the landing relied on before). Starting writes early only moves
 // the same disk writes forward; it forces nothing to the disk that would
-// not be written anyway, and the copy never waits for them: a worker
-// starts them, and when it falls behind the landing's rename pushes the
-// rest as before.
+// not be written anyway. The streams never wait for the disk: a worker
+// starts the writes, and a chunk it has no room for is left to the
+// landing's rename. Only when the data has all moved does the job wait
+// for the worker to start what it was handed, which the rename would
+// otherwise push itself.
 
 // writeBehindQueue is how many written chunks may wait for the worker;
 // when it is full a chunk's writes are left to the landing.
