@@ -203,3 +203,27 @@ func TestInodeFilesBound(t *testing.T) {
 type releaseCounter struct{ n *atomic.Int32 }
 
 func (r releaseCounter) release() { r.n.Add(1) }
+
+// statCounted is a file that says its stat at open, and counts the
+// stats asked of it.
+type statCounted struct {
+	store.File
+	stats *atomic.Int32
+}
+
+func (f statCounted) OpenStat() (store.FileInfo, bool) { return fileInfo("a", 1), true }
+
+func (f statCounted) Stat() (store.FileInfo, error) {
+	f.stats.Add(1)
+	return f.File.Stat()
+}
+
+// Opening a file asks no stat of it where its open said (a round trip
+// to the server each).
+func TestOpenedStatAsksNothingMore(t *testing.T) {
+	var stats atomic.Int32
+	f := statCounted{File: bytesFile{}, stats: &stats}
+	if fi, err := openedStat(f); err != nil || fi.ModTime != mtime || stats.Load() != 0 {
+		t.Errorf("openedStat: %+v %v with %d stats, want the open's without one", fi, err, stats.Load())
+	}
+}

@@ -82,12 +82,29 @@ func (m *fsys) openRead(ctx context.Context, v *View, rel string) (handle, store
 	if err != nil {
 		return nil, store.FileInfo{}, err
 	}
-	fi, err := f.Stat()
+	fi, err := openedStat(f)
 	if err != nil {
 		fi = store.FileInfo{}
 	}
 	v.refs.Add(1)
 	return &readFile{f: f, view: v}, fi, nil
+}
+
+// openStater is a file that says what its server reported of it at open.
+type openStater interface {
+	OpenStat() (store.FileInfo, bool)
+}
+
+// openedStat describes f as its open did where the server said (a
+// root:// open returns the file's stat, a WebDAV open its PROPFIND),
+// else asks: a stat of the open file is a round trip to the server.
+func openedStat(f store.File) (store.FileInfo, error) {
+	if os, ok := store.As[openStater](f); ok {
+		if fi, ok := os.OpenStat(); ok {
+			return fi, nil
+		}
+	}
+	return f.Stat()
 }
 
 func (m *fsys) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
