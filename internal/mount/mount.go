@@ -159,8 +159,13 @@ func (m *Mount) options() *fuse.MountOptions {
 		// replaced is not fetched first.
 		ExtraCapabilities:    fuse.CAP_ATOMIC_O_TRUNC,
 		IgnoreSecurityLabels: true,
-		Debug:                m.cfg.Debug,
-		Logger:               log.New(os.Stderr, "fuse: ", 0),
+		// Replies carry bytes in memory, never a file to splice from:
+		// go-fuse would still try a pipe for each READ (a pipe from its
+		// pool, resized, the header written and drained again: four
+		// system calls), and for a 1 MiB one fail and log the failure.
+		DisableSplice: true,
+		Debug:         m.cfg.Debug,
+		Logger:        log.New(os.Stderr, "fuse: ", 0),
 	}
 	if m.cfg.NoExec {
 		opts.Options = append(opts.Options, "noexec") // a flag of mount(2) or fusermount3's option
