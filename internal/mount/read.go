@@ -99,8 +99,8 @@ type openStater interface {
 // root:// open returns the file's stat, a WebDAV open its PROPFIND),
 // else asks: a stat of the open file is a round trip to the server.
 func openedStat(f store.File) (store.FileInfo, error) {
-	if os, ok := store.As[openStater](f); ok {
-		if fi, ok := os.OpenStat(); ok {
+	if s, ok := store.As[openStater](f); ok {
+		if fi, ok := s.OpenStat(); ok {
 			return fi, nil
 		}
 	}
