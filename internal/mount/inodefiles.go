@@ -3,6 +3,7 @@ package mount
 import (
 	"container/list"
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -191,6 +192,9 @@ func (m *fsys) readInode(ctx context.Context, in *fuse.ReadIn, buf []byte) (fuse
 		if f.err != nil {
 			m.inodes.done(f)
 			m.inodes.drop(f) // the next read tries again
+			if errors.Is(f.err, context.Canceled) && ctx.Err() == nil && attempt < 3 {
+				continue // the read that opened it was interrupted, not this one
+			}
 			return nil, m.openStatus(f)
 		}
 		if attempt == 0 && !created && m.inodeChanged(f, &in.InHeader) {
@@ -241,6 +245,8 @@ type openError struct {
 	st  fuse.Status
 	err error
 }
+
+func (e *openError) Unwrap() error { return e.err }
 
 func (e *openError) Error() string {
 	if e.err != nil {

@@ -2,6 +2,7 @@ package mount
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"syscall"
@@ -225,5 +226,59 @@ func TestOpenedStatAsksNothingMore(t *testing.T) {
 	f := statCounted{File: bytesFile{}, stats: &stats}
 	if fi, err := openedStat(f); err != nil || fi.ModTime != mtime || stats.Load() != 0 {
 		t.Errorf("openedStat: %+v %v with %d stats, want the open's without one", fi, err, stats.Load())
+	}
+}
+
+// blockingOpens is listedStore whose first open waits until its caller
+// is interrupted.
+type blockingOpens struct {
+	*listedStore
+	first atomic.Bool
+}
+
+func (s *blockingOpens) Open(ctx context.Context, name string) (store.File, error) {
+	if s.first.CompareAndSwap(false, true) {
+		<-ctx.Done()
+		return nil, fmt.Errorf("open %s: %w", name, ctx.Err())
+	}
+	return s.listedStore.Open(ctx, name)
+}
+
+// A read waiting for another's open of the file is not failed by that
+// read's interruption (Ctrl-C in another program): it opens the file
+// itself.
+func TestZeroOpenWaiterOutlivesAnInterruptedOpener(t *testing.T) {
+	ls := &listedStore{filesStore: &filesStore{files: map[string]string{"/d/a.dat": "data"}}, infos: []store.FileInfo{fileInfo("a.dat", 4)}}
+	s := &blockingOpens{listedStore: ls}
+	v := &View{Key: "k", Who: "test", Meta: s, Data: s}
+	m := newFsys(Config{Identities: Single{V: v}, Root: "/", ReadOnly: true, DirTTL: time.Minute, DirEntries: 100, Log: slog.New(slog.DiscardHandler)})
+	m.zeroOpen.Store(true)
+	d, _ := m.nodes.lookup(rootIno, "d")
+	ino, _ := m.nodes.lookup(d, "a.dat")
+	if _, err := m.list(context.Background(), v, "/d"); err != nil {
+		t.Fatal(err)
+	}
+	interrupt := make(chan struct{})
+	first := make(chan fuse.Status, 1)
+	go func() {
+		buf := make([]byte, 16)
+		_, st := m.Read(interrupt, &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: ino}, Size: 16}, buf)
+		first <- st
+	}()
+	for !s.first.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	second := make(chan string, 1)
+	go func() {
+		got, _ := readIno(t, m, ino, 0, 16)
+		second <- got
+	}()
+	time.Sleep(20 * time.Millisecond) // the second read waits for the first's open
+	close(interrupt)
+	if st := <-first; st.Ok() {
+		t.Errorf("the interrupted read: %v, want a failure", st)
+	}
+	if got := <-second; got != "data" {
+		t.Errorf("the waiting read got %q, want data", got)
 	}
 }
