@@ -39,7 +39,11 @@ trip time every setup mounts it afresh (empty caches) for each workload:
 Setups: local (the origin's directory), sitebox (sitebox mount over
 root://), xrootdfs (over root://, the same server), rclone (rclone mount
 over WebDAV with a full VFS cache), root (no mount: xrdcp and uproot with
-root:// URLs over the same link). --protection runs the sitebox setup at
+root:// URLs over the same link), and through a sitebox cache box in
+front of the origin (a fresh, empty one for each measurement):
+sitebox-cache (sitebox mount of the cache box, no --cache-dir) and
+root-cache (xrdcp and uproot through it), the sequential read's target
+being "≥ 0.9× xrdcp through the same cache". --protection runs the sitebox setup at
 each level given (sitebox mount --protection: auth, integrity with
 checked pages, privacy over roots://), one row each. A sitebox without a mount command is
 reported as not available. Needs root, /dev/fuse, xrootdfs, rclone, fio,
@@ -47,6 +51,8 @@ make, cc, xrdcp and Python with uproot.`,
 		Example: `  sitebox-bench mount                         # 0, 10 and 25 ms
   sitebox-bench mount --quick
   sitebox-bench mount --rtt 10ms --setups local,xrootdfs --workloads build,sweep
+  # the mount and xrdcp through the same (cold) cache box
+  sitebox-bench mount --setups sitebox-cache,root-cache --workloads seq
   # fio read and write per protection level
   sitebox-bench mount --quick --setups local,sitebox --workloads seq,fio,fiorw --protection auth,integrity,privacy`,
 		Args: cobra.NoArgs,
@@ -115,7 +121,7 @@ func (f *mountFlags) register(cmd *cobra.Command) {
 	cfg := &f.cfg
 	fl := cmd.Flags()
 	fl.DurationSliceVar(&f.rtts, "rtt", []time.Duration{0, 10 * time.Millisecond, 25 * time.Millisecond}, "round trip times the link adds")
-	fl.StringVar(&f.setups, "setups", "local,sitebox,xrootdfs,rclone,root", "setups to run, comma-separated")
+	fl.StringVar(&f.setups, "setups", "local,sitebox,xrootdfs,rclone,root,sitebox-cache,root-cache", "setups to run, comma-separated")
 	fl.StringVar(&f.workloads, "workloads", "build,sweep,seq,fio,uproot,find", "workloads to run, comma-separated (and fiorw)")
 	fl.StringVar(&f.protections, "protection", "auth", "protection levels the sitebox setup runs at, comma-separated: auth, integrity, privacy")
 	fl.IntVar(&cfg.Scale, "scale", 100, "divide the CMSSW build's metadata calls (24k opens, 24k stats, 306k lstats, 1.5k readlinks) by this")

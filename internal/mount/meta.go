@@ -165,7 +165,11 @@ func (m *fsys) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out
 	return m.entryOut(out, h.NodeId, name, fi)
 }
 
-func (m *fsys) Forget(ino, count uint64) { m.nodes.forget(ino, count) }
+func (m *fsys) Forget(ino, count uint64) {
+	if !m.nodes.forget(ino, count) {
+		m.inodes.forget(ino)
+	}
+}
 
 func (m *fsys) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
 	rel, ok := m.nodes.path(in.NodeId)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -90,6 +91,10 @@ type Config struct {
 	Ready func()
 }
 
+// zeroOpens says whether opens may cost no request (see inodeFiles): a
+// read-only mount where every caller is the mount's user.
+func (c *Config) zeroOpens() bool { return c.ReadOnly && !c.PerCaller && !c.AllowOther }
+
 // Timeouts are the defaults for the kernel's and the mount's caches: a
 // minute where nothing changes through the mount, a second where it
 // may (other writers, other clients of the server, are seen that late).
@@ -154,8 +159,13 @@ func (m *Mount) options() *fuse.MountOptions {
 		// replaced is not fetched first.
 		ExtraCapabilities:    fuse.CAP_ATOMIC_O_TRUNC,
 		IgnoreSecurityLabels: true,
-		Debug:                m.cfg.Debug,
-		Logger:               log.New(os.Stderr, "fuse: ", 0),
+		// Replies carry bytes in memory, never a file to splice from:
+		// go-fuse would still try a pipe for each READ (a pipe from its
+		// pool, resized, the header written and drained again: four
+		// system calls), and for a 1 MiB one fail and log the failure.
+		DisableSplice: true,
+		Debug:         m.cfg.Debug,
+		Logger:        log.New(os.Stderr, "fuse: ", 0),
 	}
 	if m.cfg.NoExec {
 		opts.Options = append(opts.Options, "noexec") // a flag of mount(2) or fusermount3's option
@@ -204,10 +214,13 @@ func (m *Mount) Run(ctx context.Context) error {
 		stopWork()
 		work.Wait()
 	}()
+	if m.cfg.zeroOpens() && server.KernelSettings().Flags64()&fuse.CAP_NO_OPEN_SUPPORT != 0 {
+		m.fs.zeroOpen.Store(true)
+	}
 	if err := setReadAhead(m.cfg.Dir, readAhead); err != nil {
 		m.cfg.Log.Debug("kernel read-ahead left as it was", "err", err.Error())
 	}
-	m.cfg.Log.Info("mounted", "dir", m.cfg.Dir, "source", m.cfg.FsName, "read_only", m.cfg.ReadOnly, "per_caller", m.cfg.PerCaller, "protection", m.cfg.Protection)
+	m.cfg.Log.Info("mounted", "dir", m.cfg.Dir, "source", m.cfg.FsName, "read_only", m.cfg.ReadOnly, "per_caller", m.cfg.PerCaller, "zero_message_opens", m.fs.zeroOpen.Load(), "protection", m.cfg.Protection)
 	if m.cfg.Ready != nil {
 		m.cfg.Ready()
 	}
@@ -253,6 +266,11 @@ type fsys struct {
 	nodes              *nodes
 	dirs               *dirCache
 	small              *smallFiles
+	// inodes are the files read without a handle, once the kernel
+	// sends no opens (zeroOpen: a read-only mount of one user, on a
+	// kernel that does zero-message opens).
+	inodes   *inodeFiles
+	zeroOpen atomic.Bool
 
 	mu      sync.Mutex
 	handles map[uint64]handle
@@ -268,6 +286,7 @@ func newFsys(cfg Config) *fsys {
 		nodes:         newNodes(cfg.MaxNodes),
 		dirs:          newDirCache(cfg.DirTTL, cfg.DirEntries),
 		small:         newSmallFiles(cfg.SmallFiles, cfg.SmallFilesRAM, cfg.Log),
+		inodes:        newInodeFiles(maxInodeFiles),
 		handles:       map[uint64]handle{},
 		nextFh:        1,
 		writers:       map[uint64]*writeFile{},
@@ -317,6 +336,7 @@ func (m *fsys) closeAll() {
 	for _, h := range hs {
 		h.release()
 	}
+	m.inodes.closeAll()
 }
 
 // reqCtx is a context ended when the kernel interrupts the request.

@@ -143,10 +143,12 @@ func (t *nodes) lookup(parent uint64, name string) (uint64, bool) {
 
 // forget gives back count lookups of ino; a node nobody holds leaves the
 // table (a node's children hold their parent in the kernel, so a node
-// with children is not forgotten before them).
-func (t *nodes) forget(ino, count uint64) {
+// with children is not forgotten before them). It reports whether ino
+// is still held.
+func (t *nodes) forget(ino, count uint64) (held bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	defer func() { _, held = t.byIno[ino] }()
 	n := t.byIno[ino]
 	if n == nil || n == t.root {
 		return
@@ -166,6 +168,7 @@ func (t *nodes) forget(ino, count uint64) {
 		}
 		n = p
 	}
+	return
 }
 
 // unlink marks name in parent gone: an open file keeps its inode, but

@@ -18,6 +18,9 @@ func TestOptionsKeepReadAheadInFlight(t *testing.T) {
 	if window < 4 {
 		t.Fatalf("read-ahead window of %d requests: the kernel would wait on each", window)
 	}
+	if !o.DisableSplice {
+		t.Error("replies are tried as splices: four system calls each, and a log line per 1 MiB read")
+	}
 	if o.MaxBackground < 2*window {
 		t.Fatalf("max_background %d holds fewer than two windows of %d requests", o.MaxBackground, window)
 	}

@@ -19,12 +19,16 @@ import (
 // branches of a 200-branch tree by path with several reader processes.
 // The "root" setup is the same reads over root:// without a mount
 // (xrdcp, uproot with root:// URLs), the baseline of the mount's targets.
+// "sitebox-cache" and "root-cache" are the mount and those clients
+// reading through a sitebox cache box in front of the origin instead.
 type MountConfig struct {
 	Sitebox string          // sitebox binary (its `mount` command and the origin)
 	WorkDir string          // scratch; the origin's generated files are kept for reruns
 	Python  string          // with uproot (default $SITEBOX_PYTHON, else python3)
 	RTTs    []time.Duration // round trip times added by Toxiproxy (default 0, 10ms, 25ms)
-	Setups  []string        // default local, sitebox, xrootdfs, rclone, root
+	// Setups default to local, sitebox, xrootdfs, rclone, root,
+	// sitebox-cache and root-cache (the last two through a cache box).
+	Setups []string
 
 	Scale   int   // divisor of the CMSSW proportions (default 100)
 	Sources int   // C files in the generated tree (default 40)
@@ -75,7 +79,7 @@ type MountReport struct {
 	Points []MountPoint
 }
 
-var mountSetups = []string{"local", "sitebox", "xrootdfs", "rclone", "root"}
+var mountSetups = []string{"local", "sitebox", "xrootdfs", "rclone", "root", siteboxCacheSetup, rootCacheSetup}
 
 var mountWorkloads = []string{"build", "sweep", "seq", "fio", "uproot", "find"}
 

@@ -106,12 +106,15 @@ type mountKind struct {
 
 // siteboxMountCmd is the command line of `sitebox mount`: the one place
 // to adapt when its flags change. It mounts the origin's /store from url
-// on dir, caching in cacheDir, in the foreground until unmounted, at the
+// on dir, caching in cacheDir (none if ""), in the foreground until unmounted, at the
 // protection level k names; read-only unless k is writable, as a build
 // or an analysis reads a federation (and with its longer attribute
 // caching). ca is the origin's certificate, for roots://.
 func siteboxMountCmd(bin, url, dir, cacheDir, ca string, k mountKind) *exec.Cmd {
-	args := []string{"mount", "--cache-dir", cacheDir}
+	args := []string{"mount"}
+	if cacheDir != "" {
+		args = append(args, "--cache-dir", cacheDir)
+	}
 	if !k.writable {
 		args = append(args, "-r")
 	}
@@ -159,9 +162,12 @@ func (e *mountEnv) mountSetup(ctx context.Context, k mountKind, data string) (st
 	}
 	var m *peers.FuseMount
 	var err error
+	stopBox := func() {}
 	switch setup {
 	case "sitebox":
 		m, err = peers.StartFuseMount(ctx, "sitebox mount", siteboxMountCmd(e.cfg.Sitebox, e.siteboxURL(k.protection), dir, cache, e.caFile, k), dir)
+	case siteboxCacheSetup:
+		m, stopBox, err = e.mountCacheBox(ctx, dir, k)
 	case "xrootdfs":
 		m, err = peers.StartXrootdfs(ctx, e.rootURL()+"/", dir)
 	case "rclone":
@@ -177,6 +183,7 @@ func (e *mountEnv) mountSetup(ctx context.Context, k mountKind, data string) (st
 		if err := m.Unmount(); err != nil {
 			fmt.Fprintf(e.cfg.Out, "  unmount %s: %v\n", dir, err)
 		}
+		stopBox()
 		os.Remove(dir)
 		os.RemoveAll(cache)
 	}, nil

@@ -14,7 +14,7 @@ func FormatMount(rep *MountReport) string {
 	c := rep.Config
 	fmt.Fprintf(&b, "Build: %d sources × %d includes over %d include dirs of %d headers, make -j2, objects on local disk. "+
 		"Sweep: CMSSW build calls ÷ %d (%d opens, %d stats, %d lstats, %d readlinks). "+
-		"Sequential: %d MiB in 1 MiB reads (root: xrdcp). fio: 4 KiB random reads of a %d MiB file read once before, %v. "+
+		"Sequential: %d MiB in 1 MiB reads (root: xrdcp; *-cache: through a fresh sitebox cache box each). fio: 4 KiB random reads of a %d MiB file read once before, %v. "+
 		"uproot: 4 of 200 branches, %d entries, %d jobs per reader process (root: root:// URLs).\n\n",
 		c.Sources, includesPerSrc, includeDirs, c.Headers, c.Scale, cmsswOpens/c.Scale, cmsswStats/c.Scale, cmsswLstats/c.Scale, cmsswReadlinks/c.Scale,
 		c.SeqSize>>20, c.FioSize>>20, c.FioTime, c.Entries, c.Jobs)
@@ -69,7 +69,7 @@ func FormatMount(rep *MountReport) string {
 // against the root:// clients at the same round trip time.
 func mountRatios(rep *MountReport) string {
 	var b strings.Builder
-	b.WriteString("\nRatios (× local disk: the mount's time over local disk's; fio: local IOPS over the mount's; seq and uproot: the mount's MB/s over root://'s):\n\n")
+	b.WriteString("\nRatios (× local disk: the mount's time over local disk's; fio: local IOPS over the mount's; seq and uproot: the mount's MB/s over root://'s, through the cache box for sitebox-cache):\n\n")
 	w := tabwriter.NewWriter(&b, 0, 0, 1, ' ', 0)
 	last := 0
 	if n := len(rep.Config.Readers); n > 0 {
@@ -78,10 +78,10 @@ func mountRatios(rep *MountReport) string {
 	fmt.Fprintf(w, "| RTT\t| mount\t| build cold × local\t| build warm × local\t| sweep cold × local\t| sweep warm × local\t| fio × local\t| seq ÷ xrdcp\t| uproot %d ÷ root://\t| build cold: xrootdfs ÷ this\t|\n", last)
 	fmt.Fprintln(w, "| ---:\t| ---:\t| ---:\t| ---:\t| ---:\t| ---:\t| ---:\t| ---:\t| ---:\t| ---:\t|")
 	for _, p := range rep.Points {
-		if p.Setup == "local" || p.Setup == "root" || p.Unavailable != "" {
+		if p.Setup == "local" || p.Setup == "root" || p.Setup == rootCacheSetup || p.Unavailable != "" {
 			continue
 		}
-		local, root, xfs := findPoint(rep, p.RTT, "local"), findPoint(rep, p.RTT, "root"), findPoint(rep, p.RTT, "xrootdfs")
+		local, root, xfs := findPoint(rep, p.RTT, "local"), findPoint(rep, p.RTT, baselineSetup(p.Setup)), findPoint(rep, p.RTT, "xrootdfs")
 		fmt.Fprintf(w, "| %v\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t|\n", p.RTT, p.label(),
 			mountRatio(p.BuildCold.Seconds(), local.BuildCold.Seconds()), mountRatio(p.BuildWarm.Seconds(), local.BuildWarm.Seconds()),
 			mountRatio(p.SweepCold.Seconds(), local.SweepCold.Seconds()), mountRatio(p.SweepWarm.Seconds(), local.SweepWarm.Seconds()),
@@ -102,7 +102,7 @@ func mountRW(rep *MountReport) string {
 	fmt.Fprintln(w, "| RTT\t| setup\t| seq write MB/s\t| seq read MB/s\t| rand read IOPS\t| rand write IOPS\t|")
 	fmt.Fprintln(w, "| ---:\t| ---:\t| ---:\t| ---:\t| ---:\t| ---:\t|")
 	for _, p := range rep.Points {
-		if p.Setup == "root" || p.Unavailable != "" {
+		if p.Setup == "root" || p.Setup == rootCacheSetup || p.Unavailable != "" {
 			continue
 		}
 		fmt.Fprintf(w, "| %v\t| %s\t| %s\t| %s\t| %s\t| %s\t|\n", p.RTT, p.label(),

@@ -15,7 +15,7 @@ import (
 func (e *mountEnv) runSetup(ctx context.Context, k mountKind, d *mountData) MountPoint {
 	setup := k.setup
 	p := MountPoint{Setup: setup, Protection: k.protection, Uproot: map[int]float64{}}
-	if setup == "sitebox" && e.noSitebox != "" {
+	if (setup == "sitebox" || setup == siteboxCacheSetup) && e.noSitebox != "" {
 		p.Unavailable = e.noSitebox
 		return p
 	}
@@ -24,15 +24,8 @@ func (e *mountEnv) runSetup(ctx context.Context, k mountKind, d *mountData) Moun
 			p.Errs = append(p.Errs, what+": "+err.Error())
 		}
 	}
-	if setup == "root" {
-		if e.cfg.does("seq") {
-			mbps, err := xrdcpRate(ctx, e.rootURL()+"/"+d.big, e.cfg.SeqSize)
-			p.SeqMBps = mbps
-			fail("xrdcp", err)
-		}
-		if e.cfg.does("uproot") {
-			fail("uproot", e.uprootReaders(ctx, e.rootURL(), d, &p))
-		}
+	if setup == "root" || setup == rootCacheSetup {
+		e.runRootClients(ctx, setup, d, &p, fail)
 		return p
 	}
 	if e.cfg.does("build") {

@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -87,5 +88,48 @@ func TestMountPrunesKernelNames(t *testing.T) {
 		if fi, err := os.Stat(p); err != nil || fi.Size() != int64(len(fmt.Sprint(i))) {
 			t.Errorf("stat %s after the walks: %v, %v", p, fi, err)
 		}
+	}
+}
+
+// TestMountZeroMessageOpens: a read-only mount of one user has the
+// kernel open its files without asking the mount (it logs so), and
+// still reads them right: again and again, and anew once a file
+// changed on the server is seen changed (its pages dropped, the file
+// opened again). A writable mount asks for every open.
+func TestMountZeroMessageOpens(t *testing.T) {
+	requireFUSE(t)
+	b := startBox(t, 1)
+	dir := filepath.Join(b.pools[0], "z")
+	os.MkdirAll(dir, 0o755)
+	small, big := filepath.Join(dir, "small.h"), filepath.Join(dir, "big.bin")
+	os.WriteFile(small, []byte("first\n"), 0o644)
+	bigData := writeRandom(t, big, 3<<20)
+
+	m := startMount(t, b.rootURL+"//store", "-r", "--dir-ttl", "1s", "--attr-timeout", "1s", "--entry-timeout", "1s")
+	if !m.logs("zero_message_opens=true") {
+		t.Fatalf("a read-only mount of one user does not open without requests:\n%s", m.log.String())
+	}
+	for range 3 {
+		sameFile(t, filepath.Join(m.dir, "z", "small.h"), []byte("first\n"))
+		sameFile(t, filepath.Join(m.dir, "z", "big.bin"), bigData)
+	}
+	// Changed on the server, same sizes, later mtimes.
+	os.WriteFile(small, []byte("again\n"), 0o644)
+	newBig := bytes.Repeat([]byte{7}, len(bigData))
+	os.WriteFile(big, newBig, 0o644)
+	later := time.Now().Add(time.Minute)
+	for _, p := range []string{small, big} {
+		os.Chtimes(p, later, later)
+	}
+	time.Sleep(2500 * time.Millisecond) // the listing's and the kernel's lifetimes
+	for _, p := range []string{"small.h", "big.bin"} {
+		os.Stat(filepath.Join(m.dir, "z", p)) // the kernel sees the new mtime
+	}
+	sameFile(t, filepath.Join(m.dir, "z", "small.h"), []byte("again\n"))
+	sameFile(t, filepath.Join(m.dir, "z", "big.bin"), newBig)
+
+	w := startMount(t, b.rootURL+"//store")
+	if !w.logs("zero_message_opens=false") {
+		t.Errorf("a writable mount opens without requests:\n%s", w.log.String())
 	}
 }
