@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"sitebox/internal/keptgo"
 	"sitebox/internal/store"
 )
 
@@ -48,7 +49,7 @@ type locator struct {
 	searches, answered int64               // searches run; lookups answered from results
 	stats              *stats
 	// askers run the questions of a search (nil: a goroutine each).
-	askers *askers
+	askers *keptgo.Pool
 }
 
 // known returns the roots holding name if what is known about it covers
@@ -194,7 +195,7 @@ func (l *locator) search(name string, cands []string, epoch uint64, p *pending) 
 	ch := make(chan probeAnswer, len(cands))
 	for _, c := range cands {
 		if l.askers != nil {
-			l.askers.run(func() { ch <- l.ask(ctx, c, name) })
+			l.askers.Go(func() { ch <- l.ask(ctx, c, name) })
 		} else {
 			go func() { ch <- l.ask(ctx, c, name) }()
 		}
@@ -310,3 +311,11 @@ func (l *locator) sweep(now time.Time) {
 		}
 	}
 }
+
+// The goroutines kept for a search's questions: enough for a search of
+// a thousand servers, each holding its stack (a few KiB) for at most
+// askerIdleAfter.
+const (
+	maxIdleAskers  = 1024
+	askerIdleAfter = 2 * time.Second
+)

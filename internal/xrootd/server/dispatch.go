@@ -84,7 +84,7 @@ func (s *session) dispatch(req *proto.Request) bool {
 	}
 	prev, done := s.orderNamespace(req)
 	s.wg.Add(1)
-	s.srv.workers.run(func() {
+	s.srv.workers.Go(func() {
 		defer func() {
 			if done != nil {
 				close(done)

@@ -30,6 +30,7 @@ import (
 	"syscall"
 	"time"
 
+	"sitebox/internal/keptgo"
 	"sitebox/internal/store"
 )
 
@@ -45,10 +46,10 @@ type Server struct {
 	// over a limit; past it they are closed at once.
 	refusing chan struct{}
 	ident    identity
-	started  time.Time  // reported by query config "start"
-	tpc      tpcGrants  // root:// third-party copy grants (tpc.go)
-	prepIDs  prepareIDs // request ids of prepare -s (stats.go)
-	workers  *workers   // run the requests that run concurrently (workers.go)
+	started  time.Time    // reported by query config "start"
+	tpc      tpcGrants    // root:// third-party copy grants (tpc.go)
+	prepIDs  prepareIDs   // request ids of prepare -s (stats.go)
+	workers  *keptgo.Pool // run the requests that run concurrently, on goroutines kept between requests
 
 	// reclaimMu lets one open at a time close silent sessions to make
 	// room for it (reclaim.go).
@@ -90,7 +91,7 @@ func New(cfg Config, st store.Store, log *slog.Logger) *Server {
 		ident:    currentIdentity(),
 		started:  time.Now(),
 		sessions: map[*session]struct{}{},
-		workers:  newWorkers(),
+		workers:  keptgo.New(maxIdleWorkers, workerIdleAfter),
 	}
 }
 
@@ -224,7 +225,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	for sess := range s.sessions {
 		sess.close()
 	}
-	s.workers.close()
+	s.workers.Close()
 	s.mu.Unlock()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
@@ -248,3 +249,12 @@ func (s *Server) findSession(id [16]byte) *session {
 	}
 	return nil
 }
+
+// The goroutines kept for requests: a new one starts on a small stack
+// and grows it through a request's calls (an open routed by a director
+// goes deep); on a busy redirector that growth cost more than the
+// routing itself.
+const (
+	maxIdleWorkers  = 16
+	workerIdleAfter = 2 * time.Second
+)
