@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"sitebox/test/peers"
 )
@@ -73,8 +74,8 @@ func authConnectGSI(ctx context.Context, cfg AuthConfig, pool string) ([]AuthCon
 				return nil, nil, "", err
 			}
 			// Proof the box's rows took gsi: it logs each success at info.
-			if tg.proc == box && strings.Count(box.Log.String(), "protocol=gsi")-before < row.Conns {
-				return nil, nil, "", fmt.Errorf("bench auth: the %s row did not authenticate every connection with gsi", connLabel(row))
+			if err := checkLogged(tg.proc == box, box, "protocol=gsi", before, row); err != nil {
+				return nil, nil, "", err
 			}
 			fmt.Fprintf(cfg.Out, "  connect %-40s %6.1f conn/s  cpu/conn server %.2f ms client %.1f ms\n", connLabel(row), row.PerSec, row.ServerMS, row.ClientMS)
 			rows = append(rows, row)
@@ -91,8 +92,8 @@ func authConnectGSI(ctx context.Context, cfg AuthConfig, pool string) ([]AuthCon
 		if err != nil {
 			return nil, nil, "", err
 		}
-		if tg.proc == box && strings.Count(box.Log.String(), "protocol=gsi")-before < row.Conns {
-			return nil, nil, "", fmt.Errorf("bench auth: the %s row did not authenticate every connection with gsi", connLabel(row))
+		if err := checkLogged(tg.proc == box, box, "protocol=gsi", before, row); err != nil {
+			return nil, nil, "", err
 		}
 		fmt.Fprintf(cfg.Out, "  connect %-40s %6.1f conn/s  cpu/conn server %.2f ms client %.1f ms\n", connLabel(row), row.PerSec, row.ServerMS, row.ClientMS)
 		rows = append(rows, row)
@@ -267,4 +268,18 @@ func serverName(s string) string {
 		return "sitebox"
 	}
 	return s
+}
+
+// checkLogged is the proof a box's row took its protocol: the box logs
+// each success with marker (at info), so its log holds row.Conns more of
+// them than before the row.
+func checkLogged(isBox bool, box *peers.Process, marker string, before int, row AuthConnRow) error {
+	if !isBox {
+		return nil
+	}
+	if n := box.Log.Count(marker, before+row.Conns, 5*time.Second) - before; n < row.Conns {
+		return fmt.Errorf("bench auth: the %s row did not authenticate every connection with %s: %d of %d logged %q",
+			connLabel(row), strings.TrimPrefix(marker, "protocol="), n, row.Conns, marker)
+	}
+	return nil
 }

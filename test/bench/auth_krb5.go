@@ -100,8 +100,8 @@ func authConnect(ctx context.Context, cfg AuthConfig, pool string) ([]AuthConnRo
 		}
 		// Proof the row took krb5: the box logs each success at info
 		// (ztn at debug; XrdSecPROTOCOL leaves the client no fallback).
-		if r.row.Protocol == "krb5" && strings.Count(box.Log.String(), "protocol="+r.row.Protocol)-before < row.Conns {
-			return nil, "", fmt.Errorf("bench auth: the %s row did not authenticate every connection with %s", connLabel(row), r.row.Protocol)
+		if err := checkLogged(r.row.Protocol == "krb5", box, "protocol="+r.row.Protocol, before, row); err != nil {
+			return nil, "", err
 		}
 		fmt.Fprintf(cfg.Out, "  connect %-20s %6.1f conn/s  cpu/conn server %.2f ms client %.1f ms\n", connLabel(row), row.PerSec, row.ServerMS, row.ClientMS)
 		out = append(out, row)

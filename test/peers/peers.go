@@ -50,6 +50,21 @@ func (l *LogBuffer) String() string {
 	return l.b.String()
 }
 
+// Count returns how many times marker occurs in the output, waiting up
+// to within for it to reach atLeast: the output comes through a pipe
+// that another goroutine copies, so a child's last lines may arrive
+// after the client whose requests made them has returned.
+func (l *LogBuffer) Count(marker string, atLeast int, within time.Duration) int {
+	deadline := time.Now().Add(within)
+	for {
+		n := strings.Count(l.String(), marker)
+		if n >= atLeast || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
 // It is drawn at random below the kernel's ephemeral range (32768 and up
 // on Linux): a port the kernel hands out for ":0" is also what it hands
