@@ -126,6 +126,7 @@ func (f *mountFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.protections, "protection", "auth", "protection levels the sitebox setup runs at, comma-separated: auth, integrity, privacy")
 	fl.IntVar(&cfg.Scale, "scale", 100, "divide the CMSSW build's metadata calls (24k opens, 24k stats, 306k lstats, 1.5k readlinks) by this")
 	fl.IntVar(&cfg.Sources, "sources", 40, "C sources of the generated tree")
+	fl.IntVar(&cfg.WarmBuilds, "warm-builds", 3, "warm builds after the cold one (their median is the warm figure)")
 	fl.IntVar(&cfg.Headers, "headers", 20, "headers in each of its 4 include directories")
 	fl.StringVar(&f.seqSize, "seq-size", "256MiB", "size of the sequentially read file")
 	fl.StringVar(&f.fioSize, "fio-size", "64MiB", "size of fio's file")

@@ -34,7 +34,7 @@ func (e *mountEnv) runSetup(ctx context.Context, k mountKind, d *mountData) Moun
 			if p.BuildCold, err = d.build(ctx, e.cfg, root); err != nil {
 				return fmt.Errorf("cold: %w", err)
 			}
-			p.BuildWarm, err = d.build(ctx, e.cfg, root)
+			p.BuildWarm, err = d.warmBuilds(ctx, e.cfg, root)
 			return err
 		}))
 	}
