@@ -104,13 +104,19 @@ func (b *Box) ads(interval time.Duration) []director.Ad {
 }
 
 // belowPrefixes are the prefixes of the servers below a director, each
-// once: a regional director's thousand servers exporting one prefix make
-// one prefix in its ad, not a thousand copies.
+// once, in the order first met: a regional director's thousand servers
+// exporting one prefix make one prefix in its ad, not a thousand copies.
+// It runs for every ad, over up to thousands of servers, each with
+// prefixes of its own: a set, not a search of the list for each.
 func belowPrefixes(servers []director.Ad) []string {
 	var out []string
+	seen := map[string]struct{}{}
 	for _, s := range servers {
 		for _, p := range s.Prefixes {
-			out = appendNew(out, p)
+			if _, ok := seen[p]; !ok {
+				seen[p] = struct{}{}
+				out = append(out, p)
+			}
 		}
 	}
 	return out
