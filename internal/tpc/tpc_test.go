@@ -86,6 +86,24 @@ func (b *writerBody) WriteTo(w io.Writer) (int64, error) {
 	return total, nil
 }
 
+// checkCopy checks a copy's outcome: a copy meant to fail with wantErr
+// did so and left nothing at landed (then it reports false: nothing more
+// to check); any other landed exactly data.
+func checkCopy(t *testing.T, err, wantErr error, landed string, data []byte) bool {
+	t.Helper()
+	got, rerr := os.ReadFile(landed)
+	if wantErr != nil {
+		if !errors.Is(err, wantErr) || rerr == nil {
+			t.Fatalf("copy: %v (want %v), final file there: %v", err, wantErr, rerr == nil)
+		}
+		return false
+	}
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("copy: %v; %d bytes, equal %v", err, len(got), bytes.Equal(got, data))
+	}
+	return true
+}
+
 func TestCopy(t *testing.T) {
 	ctx := context.Background()
 	st, dir := newStore(t)
@@ -279,15 +297,8 @@ func TestCopyStreamed(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = (&tpc.Job{Src: src, Dst: sink, Streams: 3, Buffers: tpc.NewBudget(64 << 20)}).Run(ctx)
-			got, rerr := os.ReadFile(filepath.Join(dir, "out", tc.name))
-			if tc.wantErr != nil {
-				if !errors.Is(err, tc.wantErr) || rerr == nil {
-					t.Fatalf("copy: %v (want %v), final file there: %v", err, tc.wantErr, rerr == nil)
-				}
+			if !checkCopy(t, err, tc.wantErr, filepath.Join(dir, "out", tc.name), data) {
 				return
-			}
-			if err != nil || !bytes.Equal(got, data) {
-				t.Fatalf("copy: %v; %d bytes, equal %v", err, len(got), bytes.Equal(got, data))
 			}
 		})
 	}
