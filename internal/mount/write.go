@@ -208,24 +208,36 @@ type evicter interface {
 	Evict(ctx context.Context, path string) error
 }
 
+// An upload keeps up to uploadWindow chunks of uploadChunk bytes in
+// flight where the server takes writes in parallel (root://), so a file
+// goes up at the link's speed rather than a chunk per round trip; its
+// memory is bounded by their product, 16 MiB.
+const (
+	uploadChunk  = 2 << 20
+	uploadWindow = 8
+)
+
+// localTemp is the local temporary an upload reads: its failures are
+// the local disk's, said so, not the server's.
+type localTemp struct{ f io.ReaderAt }
+
+func (t localTemp) ReadAt(p []byte, off int64) (int, error) {
+	n, err := t.f.ReadAt(p, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = fmt.Errorf("%w: local temporary: %v", store.ErrIO, err)
+	}
+	return n, err
+}
+
 func (w *writeFile) send(ctx context.Context, sp string) error {
 	f, err := store.Create(ctx, w.view.Meta, sp, store.CreateOptions{Truncate: true})
 	if err != nil {
 		return err
 	}
-	buf := make([]byte, ioSize)
 	size := w.n.Load() // writes wait for the upload (mu)
-	for off := int64(0); off < size; {
-		n, err := w.tmp.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
-		if n == 0 && err != nil {
-			f.Close()
-			return fmt.Errorf("%w: local temporary: %v", store.ErrIO, err)
-		}
-		if _, err := f.WriteAt(buf[:n], off); err != nil {
-			f.Close()
-			return err
-		}
-		off += int64(n)
+	if _, err := store.Upload(f, localTemp{w.tmp}, size, uploadChunk, uploadWindow, nil); err != nil {
+		f.Close()
+		return err
 	}
 	return f.Close()
 }

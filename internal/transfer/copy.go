@@ -89,7 +89,8 @@ func Get(ctx context.Context, r *Remote, dest string, progress *Progress) (int64
 }
 
 // Put uploads the local file src to r. Without force an existing remote
-// file is an error. Writes are sequential so https:// PUT can stream them.
+// file is an error. Over root:// several chunks are in flight at once, as
+// xrdcp sends them; over https:// the PUT streams them in order.
 func Put(ctx context.Context, src string, r *Remote, force bool, progress *Progress) (int64, error) {
 	in, err := os.Open(src)
 	if err != nil {
@@ -109,25 +110,15 @@ func Put(ctx context.Context, src string, r *Remote, force bool, progress *Progr
 	}
 	progress.Start(st.Size())
 	defer progress.Done()
-	buf := make([]byte, ChunkSize)
 	var off int64
-	for {
-		n, rerr := io.ReadFull(in, buf)
-		if n > 0 {
-			if _, err := out.WriteAt(buf[:n], off); err != nil {
-				out.Close()
-				return off, err
-			}
-			off += int64(n)
-			progress.Add(int64(n))
-		}
-		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
-			break
-		}
-		if rerr != nil {
-			out.Close()
-			return off, rerr
-		}
+	if st.Mode().IsRegular() {
+		off, err = store.Upload(out, in, st.Size(), ChunkSize, Parallel, func(n int) { progress.Add(int64(n)) })
+	} else {
+		off, err = putStream(out, in, progress) // a pipe has no size to split
+	}
+	if err != nil {
+		out.Close()
+		return off, err
 	}
 	if err := out.Close(); err != nil {
 		return off, err
@@ -137,6 +128,29 @@ func Put(ctx context.Context, src string, r *Remote, force bool, progress *Progr
 		return off, fmt.Errorf("uploaded %d bytes but the server has %d", off, fi.Size)
 	}
 	return off, nil
+}
+
+// putStream writes what r yields to out in order, a chunk at a time,
+// until r ends.
+func putStream(out store.WritableFile, r io.Reader, progress *Progress) (int64, error) {
+	buf := make([]byte, ChunkSize)
+	var off int64
+	for {
+		n, rerr := io.ReadFull(r, buf)
+		if n > 0 {
+			if _, err := out.WriteAt(buf[:n], off); err != nil {
+				return off, err
+			}
+			off += int64(n)
+			progress.Add(int64(n))
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			return off, nil
+		}
+		if rerr != nil {
+			return off, rerr
+		}
+	}
 }
 
 type countingReader struct {
