@@ -149,8 +149,16 @@ func (w *writeFile) fetch(ctx context.Context, sp string) error {
 		return err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if err := store.Download(ctx, f, localTemp{w.tmp}, fi.Size, uploadChunk, uploadWindow, nil); err != nil {
+		return err
+	}
+	// Whatever the file grew by since it was opened, read in order.
 	buf := make([]byte, ioSize)
-	var off int64
+	off := fi.Size
 	for {
 		n, err := readAt(ctx, f, buf, off)
 		if n > 0 {
@@ -217,13 +225,21 @@ const (
 	uploadWindow = 8
 )
 
-// localTemp is the local temporary an upload reads: its failures are
-// the local disk's, said so, not the server's.
-type localTemp struct{ f io.ReaderAt }
+// localTemp is the local temporary an upload reads and a download
+// writes: its failures are the local disk's, said so, not the server's.
+type localTemp struct{ f *os.File }
 
 func (t localTemp) ReadAt(p []byte, off int64) (int, error) {
 	n, err := t.f.ReadAt(p, off)
 	if err != nil && !errors.Is(err, io.EOF) {
+		err = fmt.Errorf("%w: local temporary: %v", store.ErrIO, err)
+	}
+	return n, err
+}
+
+func (t localTemp) WriteAt(p []byte, off int64) (int, error) {
+	n, err := t.f.WriteAt(p, off)
+	if err != nil {
 		err = fmt.Errorf("%w: local temporary: %v", store.ErrIO, err)
 	}
 	return n, err

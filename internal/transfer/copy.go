@@ -2,13 +2,10 @@ package transfer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-
-	"golang.org/x/sync/errgroup"
 
 	"sitebox/internal/store"
 )
@@ -50,29 +47,7 @@ func Get(ctx context.Context, r *Remote, dest string, progress *Progress) (int64
 		return 0, err
 	}
 	defer os.Remove(tmp.Name()) // a no-op after the rename
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(Parallel)
-	for off := int64(0); off < fi.Size; off += ChunkSize {
-		g.Go(func() error {
-			if gctx.Err() != nil {
-				return gctx.Err()
-			}
-			buf := make([]byte, min(ChunkSize, fi.Size-off))
-			n, err := f.ReadAt(buf, off)
-			if n < len(buf) {
-				if err == nil || errors.Is(err, io.EOF) {
-					err = fmt.Errorf("file ended early: %d bytes at offset %d, expected %d", n, off, len(buf))
-				}
-				return err
-			}
-			if _, err := tmp.WriteAt(buf, off); err != nil {
-				return err
-			}
-			progress.Add(int64(n))
-			return nil
-		})
-	}
-	err = g.Wait()
+	err = store.Download(ctx, f, tmp, fi.Size, ChunkSize, Parallel, func(n int) { progress.Add(int64(n)) })
 	if err == nil {
 		err = tmp.Chmod(0o644) // CreateTemp made it private
 	}

@@ -145,6 +145,20 @@ func TestMount(t *testing.T) {
 
 	checkWrites(t, b, m)
 
+	// A file opened for appending keeps what it had: the mount reads it
+	// down first (its chunks at once) and uploads the whole at close.
+	af, err := os.OpenFile(filepath.Join(m.dir, "sub", "big.bin"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := af.Write([]byte("tail\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := af.Close(); err != nil {
+		t.Fatalf("close after appending: %v", err)
+	}
+	sameFile(t, filepath.Join(pool, "sub", "big.bin"), slices.Concat(big, []byte("tail\n")))
+
 	// An upload that fails (the server is gone) fails close(2).
 	f, err := os.Create(filepath.Join(m.dir, "lost.bin"))
 	if err != nil {

@@ -1,11 +1,17 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
+
+	"golang.org/x/sync/errgroup"
 )
+
+// Moving a whole file in chunks, several at once where the other end
+// allows it: Upload into a writable file, Download out of a file.
 
 // ParallelWriter is a writable file whose WriteAt may be called from
 // several goroutines at once, at distinct offsets, each call a request of
@@ -117,4 +123,70 @@ func (u *upload) failure() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.err
+}
+
+// Download reads the first size bytes of f into dst at the same offsets,
+// in chunks of chunk bytes, up to window at once: reads may run in
+// parallel (io.ReaderAt), and on a remote file each is a request of its
+// own, so together they hide the round trip, as xrdcp's parallel chunks
+// do. Each read is bounded by ctx where the file can be
+// (ContextReaderAt). got, if not nil, is told each chunk's length once
+// it is in dst, from one goroutine at a time. A file shorter than size is
+// a failure: nothing is made up.
+func Download(ctx context.Context, f File, dst io.WriterAt, size int64, chunk, window int, got func(n int)) error {
+	if chunk <= 0 || size < 0 {
+		return fmt.Errorf("%w: download of %d bytes in chunks of %d", ErrInvalid, size, chunk)
+	}
+	window = max(window, 1)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(window)
+	bufs := make(chan []byte, window) // a buffer for each read the group runs
+	for range window {
+		bufs <- nil // allocated on first use, of the size needed
+	}
+	var mu sync.Mutex
+	off := int64(0)
+	for ; off < size && gctx.Err() == nil; off += int64(chunk) {
+		off := off // this chunk's, not the loop's
+		g.Go(func() error {
+			b := <-bufs
+			want := min(int64(chunk), size-off)
+			if int64(cap(b)) < want {
+				b = make([]byte, want)
+			}
+			defer func() { bufs <- b }()
+			b = b[:want]
+			n, err := readAtContext(gctx, f, b, off)
+			if n < len(b) {
+				if err == nil || errors.Is(err, io.EOF) {
+					err = fmt.Errorf("the file ended at byte %d, before the %d bytes to read (changed while read?)", off+int64(n), size)
+				}
+				return err
+			}
+			if _, err := dst.WriteAt(b, off); err != nil {
+				return err
+			}
+			if got != nil {
+				mu.Lock()
+				got(len(b))
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if off < size {
+		return ctx.Err() // stopped before every chunk was asked for
+	}
+	return nil
+}
+
+// readAtContext reads with f's ReadAtContext when it has one.
+func readAtContext(ctx context.Context, f File, p []byte, off int64) (int, error) {
+	if cr, ok := As[ContextReaderAt](f); ok {
+		return cr.ReadAtContext(ctx, p, off)
+	}
+	return f.ReadAt(p, off)
 }

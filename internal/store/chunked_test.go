@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -165,5 +166,76 @@ func TestUploadOfNothing(t *testing.T) {
 	}
 	if w := f.writes.Load(); w != 0 {
 		t.Errorf("%d writes for an empty file", w)
+	}
+}
+
+// slowReader is a file whose reads take a moment each and counts those
+// in flight; it can end early, as a file truncated while read.
+type slowReader struct {
+	data     []byte
+	inFlight atomic.Int32
+	most     atomic.Int32
+}
+
+func (r *slowReader) ReadAt(p []byte, off int64) (int, error) {
+	n := r.inFlight.Add(1)
+	defer r.inFlight.Add(-1)
+	for m := r.most.Load(); n > m && !r.most.CompareAndSwap(m, n); m = r.most.Load() {
+	}
+	time.Sleep(2 * time.Millisecond)
+	if off >= int64(len(r.data)) {
+		return 0, io.EOF
+	}
+	k := copy(p, r.data[off:])
+	if k < len(p) {
+		return k, io.EOF
+	}
+	return k, nil
+}
+func (r *slowReader) Stat() (FileInfo, error) { return FileInfo{Size: int64(len(r.data))}, nil }
+func (r *slowReader) Close() error            { return nil }
+
+// memDst is an io.WriterAt in memory.
+type memDst struct {
+	mu   sync.Mutex
+	data []byte
+}
+
+func (d *memDst) WriteAt(p []byte, off int64) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if end := off + int64(len(p)); end > int64(len(d.data)) {
+		d.data = append(d.data, make([]byte, end-int64(len(d.data)))...)
+	}
+	return copy(d.data[off:], p), nil
+}
+
+func TestDownloadReadsInParallel(t *testing.T) {
+	src := &slowReader{data: randomBytes(40*1000 + 3)}
+	var dst memDst
+	var told int
+	if err := Download(t.Context(), src, &dst, int64(len(src.data)), 1000, 4, func(n int) { told += n }); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(dst.data, src.data) || told != len(src.data) {
+		t.Fatalf("downloaded %d bytes (told of %d), equal to the file: %v", len(dst.data), told, bytes.Equal(dst.data, src.data))
+	}
+	if most := src.most.Load(); most < 2 || most > 4 {
+		t.Errorf("%d reads in flight at most, want 2 to 4 (the window)", most)
+	}
+}
+
+func TestDownloadRefusesAShortFile(t *testing.T) {
+	src := &slowReader{data: randomBytes(5000)}
+	var dst memDst
+	err := Download(t.Context(), src, &dst, 8000, 1000, 4, nil)
+	// Whichever of the reads past the end fails first says so.
+	if err == nil || !strings.Contains(err.Error(), "before the 8000 bytes") {
+		t.Fatalf("Download error %v, want the file's end named", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := Download(ctx, src, &dst, 5000, 1000, 4, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled download: %v, want context.Canceled", err)
 	}
 }
