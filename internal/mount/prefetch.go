@@ -195,7 +195,7 @@ func readWhole(ctx context.Context, st store.Store, p string, size int64) ([]byt
 	}
 	defer f.Close()
 	buf := make([]byte, size+1) // one more: a file grown since is seen
-	n, err := readAt(ctx, f, buf, 0)
+	n, err := store.ReadAtContext(ctx, f, buf, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}

@@ -130,7 +130,7 @@ func readHandle(ctx context.Context, h handle, buf []byte, off int64) (int, erro
 	var err error
 	switch h := h.(type) {
 	case *readFile:
-		n, err = readAt(ctx, h.f, buf, off)
+		n, err = store.ReadAtContext(ctx, h.f, buf, off)
 	case *memFile:
 		n = h.readAt(buf, off)
 	case *writeHandle:
@@ -142,15 +142,6 @@ func readHandle(ctx context.Context, h handle, buf []byte, off int64) (int, erro
 		err = nil
 	}
 	return n, err
-}
-
-// readAt reads with the request's context where the file takes one, so
-// an interrupted read (Ctrl-C) stops waiting for the server.
-func readAt(ctx context.Context, f store.File, p []byte, off int64) (int, error) {
-	if cr, ok := store.As[store.ContextReaderAt](f); ok {
-		return cr.ReadAtContext(ctx, p, off)
-	}
-	return f.ReadAt(p, off)
 }
 
 // Release closes a file; a file written through the mount is uploaded

@@ -160,7 +160,7 @@ func (w *writeFile) fetch(ctx context.Context, sp string) error {
 	buf := make([]byte, ioSize)
 	off := fi.Size
 	for {
-		n, err := readAt(ctx, f, buf, off)
+		n, err := store.ReadAtContext(ctx, f, buf, off)
 		if n > 0 {
 			if _, werr := w.tmp.WriteAt(buf[:n], off); werr != nil {
 				return fmt.Errorf("%w: local temporary: %v", store.ErrIO, werr)

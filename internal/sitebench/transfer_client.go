@@ -169,7 +169,10 @@ func (c *transferClient) copy(ctx context.Context, t pick) error {
 			buf := <-c.bufs
 			defer func() { c.bufs <- buf }()
 			b := buf[:min(transfer.ChunkSize, size-off)]
-			n, err := readAt(gctx, f, b, off)
+			// Bounded by ctx where the client can be (sitebox's root://
+			// and https:// clients), so the end of the window stops
+			// reads in flight instead of waiting for them.
+			n, err := store.ReadAtContext(gctx, f, b, off)
 			if n < len(b) {
 				if err == nil || errors.Is(err, io.EOF) {
 					err = fmt.Errorf("file ended early: %d bytes at offset %d, expected %d", n, off, len(b))
@@ -181,14 +184,4 @@ func (c *transferClient) copy(ctx context.Context, t pick) error {
 		})
 	}
 	return g.Wait()
-}
-
-// readAt bounds the read by ctx when the client supports it (sitebox's
-// root:// and https:// clients do), so the end of the window stops reads
-// in flight instead of waiting for them.
-func readAt(ctx context.Context, f store.File, b []byte, off int64) (int, error) {
-	if cr, ok := f.(store.ContextReaderAt); ok {
-		return cr.ReadAtContext(ctx, b, off)
-	}
-	return f.ReadAt(b, off)
 }

@@ -156,7 +156,7 @@ func Download(ctx context.Context, f File, dst io.WriterAt, size int64, chunk, w
 			}
 			defer func() { bufs <- b }()
 			b = b[:want]
-			n, err := readAtContext(gctx, f, b, off)
+			n, err := ReadAtContext(gctx, f, b, off)
 			if n < len(b) {
 				if err == nil || errors.Is(err, io.EOF) {
 					err = fmt.Errorf("the file ended at byte %d, before the %d bytes to read (changed while read?)", off+int64(n), size)
@@ -183,8 +183,9 @@ func Download(ctx context.Context, f File, dst io.WriterAt, size int64, chunk, w
 	return nil
 }
 
-// readAtContext reads with f's ReadAtContext when it has one.
-func readAtContext(ctx context.Context, f File, p []byte, off int64) (int, error) {
+// ReadAtContext reads with f's ReadAtContext when it has one (bounded by
+// ctx), else with ReadAt.
+func ReadAtContext(ctx context.Context, f File, p []byte, off int64) (int, error) {
 	if cr, ok := As[ContextReaderAt](f); ok {
 		return cr.ReadAtContext(ctx, p, off)
 	}
