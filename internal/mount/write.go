@@ -219,10 +219,13 @@ type evicter interface {
 // An upload keeps up to uploadWindow chunks of uploadChunk bytes in
 // flight where the server takes writes in parallel (root://), so a file
 // goes up at the link's speed rather than a chunk per round trip; its
-// memory is bounded by their product, 16 MiB.
+// memory is bounded by their product, 16 MiB. Writes of 1 MiB: on
+// loopback 64 MiB went up in 0.23–0.28 s so, against 0.31–0.41 s in
+// 2 MiB writes (which leave the CPU's cache between the temporary's read
+// and the socket's write) and 0.26–0.29 s one 1 MiB write at a time.
 const (
-	uploadChunk  = 2 << 20
-	uploadWindow = 8
+	uploadChunk  = ioSize
+	uploadWindow = 16
 )
 
 // localTemp is the local temporary an upload reads and a download

@@ -17,6 +17,16 @@ const (
 	Parallel  = 4
 )
 
+// Uploads over root:// keep as much in flight as xrdcp does, 32 MiB, in
+// writes of 1 MiB: on loopback a 256 MiB put took 0.49–0.59 s in 1 MiB
+// writes against 0.58–0.96 s in 8 MiB ones (the smaller chunk stays in
+// the CPU's cache from the file's read to the socket's write), and over a
+// 50 ms round trip 1.13 s with 32 in flight against 2.3 s with 8.
+const (
+	uploadChunk    = 1 << 20
+	uploadParallel = 32
+)
+
 // Get downloads r to dest ("-" for stdout; a directory gets the remote base
 // name). The file is written under a temporary name and renamed at the end,
 // so a failed download never leaves a partial file under the real name.
@@ -87,7 +97,7 @@ func Put(ctx context.Context, src string, r *Remote, force bool, progress *Progr
 	defer progress.Done()
 	var off int64
 	if st.Mode().IsRegular() {
-		off, err = store.Upload(out, in, st.Size(), ChunkSize, Parallel, func(n int) { progress.Add(int64(n)) })
+		off, err = store.Upload(out, in, st.Size(), uploadChunk, uploadParallel, func(n int) { progress.Add(int64(n)) })
 	} else {
 		off, err = putStream(out, in, progress) // a pipe has no size to split
 	}

@@ -189,11 +189,12 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// writesInFlight is how many writes of one file an upload keeps in
-// flight (store.Upload): enough to fill a 25 ms round trip at a few
-// hundred MB/s in the uploaders' chunks, while a server answering one
-// request of a connection at a time (xrootd) still takes them in order.
-const writesInFlight = 8
+// writesInFlight is how many writes of one file an upload may keep in
+// flight (store.Upload): 32 MiB in 1 MiB writes, what xrdcp keeps in
+// flight (4 × 8 MiB), which fills a 50 ms round trip at 600 MB/s. A
+// server answering one request of a connection at a time (xrootd) still
+// takes them in order; the rest wait in the socket.
+const writesInFlight = 32
 
 // WritesInFlight makes File a store.ParallelWriter: WriteAt may be called
 // concurrently, each write its own request.
