@@ -19,12 +19,16 @@ func newBenchTPCCmd() *cobra.Command {
 		workDir string
 		base    string
 		protos  []string
+		streams int
 	)
 	c := &cobra.Command{
 		Use:   "tpc",
 		Short: "Third-party copy (root:// and HTTP-TPC) between two sitebox boxes and between two xrootd servers, side by side",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if streams < 0 {
+				return fmt.Errorf("--streams %d: want 1 or more (0: the header is not sent)", streams)
+			}
 			n, err := units.ParseSize(size)
 			if err != nil {
 				return fmt.Errorf("--size: %w", err)
@@ -41,12 +45,12 @@ func newBenchTPCCmd() *cobra.Command {
 			defer run.done()
 			rs, err := bench.TPC(run.ctx, bench.TPCConfig{
 				Sitebox: run.sitebox, WorkDir: run.workDir, FileSize: n, Rounds: rounds, Out: cmd.ErrOrStderr(),
-				Baseline: base, Protos: protos,
+				Baseline: base, Protos: protos, Streams: streams,
 			})
 			if err != nil {
 				return err
 			}
-			fmt.Fprint(cmd.OutOrStdout(), bench.FormatTPC(rs, n))
+			fmt.Fprint(cmd.OutOrStdout(), bench.FormatTPC(rs, n, streams))
 			return nil
 		},
 	}
@@ -54,6 +58,7 @@ func newBenchTPCCmd() *cobra.Command {
 	c.Flags().IntVar(&rounds, "rounds", 3, "rounds per point (median reported)")
 	c.Flags().StringVar(&base, "baseline", "", "another sitebox binary, run as a third pair in the same rounds (before/after)")
 	c.Flags().StringSliceVar(&protos, "proto", nil, "transfer kinds to run: root, https (default both)")
+	c.Flags().IntVar(&streams, "streams", 0, "X-Number-Of-Streams of the HTTP-TPC copies, as FTS sends it (0: not sent, one stream)")
 	c.Flags().StringVar(&workDir, "work-dir", "", "scratch directory (default: a temporary one)")
 	return c
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -165,6 +166,17 @@ func readCPUStat() (cpuStat, error) {
 	}
 	return s, nil
 }
+
+// MachineBusy is the CPU time every core of the machine has spent busy
+// so far (readCPUStat), kernel threads included: the write-back of what
+// a process wrote counts there, not in the process.
+func MachineBusy() (time.Duration, error) {
+	s, err := readCPUStat()
+	return time.Duration(s.busy) * time.Second / clockTicks, err
+}
+
+// clockTicks is /proc/stat's unit per second (USER_HZ), 100 on Linux.
+const clockTicks = 100
 
 // busySince is the busy share of all cores between from and s, in %.
 func (s cpuStat) busySince(from cpuStat) float64 {

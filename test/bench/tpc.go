@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"sitebox/internal/sitebench"
 	"sitebox/test/peers"
 )
 
@@ -27,7 +28,12 @@ type TPCConfig struct {
 	// Protos are the transfer kinds to run, "root" and/or "https"
 	// (default both).
 	Protos []string
-	Out    io.Writer
+	// Streams, if set, is the X-Number-Of-Streams of the HTTP-TPC copies
+	// (FTS's "nostreams"): both destinations pull over that many
+	// connections. root:// TPC has no such request: xrdcp --tpc asks the
+	// destination to copy, and it pulls over one connection.
+	Streams int
+	Out     io.Writer
 }
 
 // TPCResult is one measured transfer kind on one pair of servers.
@@ -38,6 +44,12 @@ type TPCResult struct {
 	// CPUSecs is the CPU both servers (and their copy helpers, xrootd's
 	// `xrdcp --server`) spent per copy, median over rounds.
 	CPUSecs float64
+	// MachineCPUSecs is the CPU the whole machine spent on the copy and
+	// on writing its file to disk (a sync after it), median over rounds.
+	// A server that starts its own write-back (sitebox's copies do, as
+	// they land) pays that in CPUSecs; one leaving it to the kernel's
+	// flusher threads does not, so CPUSecs alone favours it.
+	MachineCPUSecs float64
 }
 
 // tpcPair is two servers of one kind and how a copy between them runs.
@@ -84,10 +96,10 @@ func TPC(ctx context.Context, cfg TPCConfig) ([]TPCResult, error) {
 		return nil, err
 	}
 	defer env.stop()
-	fmt.Fprintf(cfg.Out, "bench tpc: %d MiB file, %d rounds\n", cfg.FileSize>>20, cfg.Rounds)
+	fmt.Fprintf(cfg.Out, "bench tpc: %d MiB file, %d rounds%s\n", cfg.FileSize>>20, cfg.Rounds, streamsNote(cfg.Streams))
 
 	type key struct{ server, proto string }
-	mbps, cpu := map[key][]float64{}, map[key][]float64{}
+	mbps, cpu, machine := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
 	for r := 0; r < cfg.Rounds; r++ {
 		for i := range env.pairs {
 			p := env.pairs[(i+r)%len(env.pairs)]
@@ -104,6 +116,10 @@ func TPC(ctx context.Context, cfg TPCConfig) ([]TPCResult, error) {
 				// twice the CPU.
 				syscall.Sync()
 				before := cpuOf(p.procs)
+				machine0, err := sitebench.MachineBusy()
+				if err != nil {
+					return nil, err
+				}
 				start := time.Now()
 				if err := kind.run(ctx); err != nil {
 					return nil, fmt.Errorf("%s %s TPC: %w", p.name, kind.proto, err)
@@ -112,7 +128,13 @@ func TPC(ctx context.Context, cfg TPCConfig) ([]TPCResult, error) {
 				k := key{p.name, kind.proto}
 				mbps[k] = append(mbps[k], float64(cfg.FileSize)/secs/1e6)
 				cpu[k] = append(cpu[k], (cpuOf(p.procs) - before).Seconds())
-				fmt.Fprintf(cfg.Out, "  %-16s %-5s round %d: %7.0f MB/s, %5.2f s CPU, load %s\n", p.name, kind.proto, r+1, mbps[k][r], cpu[k][r], loadAvg())
+				syscall.Sync() // the copy's write-back, whoever started it
+				machine1, err := sitebench.MachineBusy()
+				if err != nil {
+					return nil, err
+				}
+				machine[k] = append(machine[k], (machine1 - machine0).Seconds())
+				fmt.Fprintf(cfg.Out, "  %-16s %-5s round %d: %7.0f MB/s, %5.2f s CPU, machine %5.2f s with write-back, load %s\n", p.name, kind.proto, r+1, mbps[k][r], cpu[k][r], machine[k][r], loadAvg())
 			}
 		}
 	}
@@ -120,10 +142,18 @@ func TPC(ctx context.Context, cfg TPCConfig) ([]TPCResult, error) {
 	for _, p := range env.pairs {
 		for _, proto := range cfg.Protos {
 			k := key{p.name, proto}
-			out = append(out, TPCResult{Server: p.name, Proto: proto, MBps: median(mbps[k]), CPUSecs: median(cpu[k])})
+			out = append(out, TPCResult{Server: p.name, Proto: proto, MBps: median(mbps[k]), CPUSecs: median(cpu[k]), MachineCPUSecs: median(machine[k])})
 		}
 	}
 	return out, nil
+}
+
+// streamsNote says what the HTTP-TPC copies ask for, when they ask.
+func streamsNote(streams int) string {
+	if streams <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", HTTP-TPC with X-Number-Of-Streams: %d", streams)
 }
 
 // loadAvg is the machine's one-minute load average, printed with each
@@ -156,15 +186,16 @@ func cpuOf(ps []*peers.Process) time.Duration {
 	return total
 }
 
-// FormatTPC renders results as a Markdown table.
-func FormatTPC(rs []TPCResult, size int64) string {
-	out := fmt.Sprintf("Third-party copy of a %d MiB file between two servers on one machine (median):\n\n", size>>20)
-	out += "| protocol | server pair | MB/s | CPU s per copy (both servers) |\n|---|---|---:|---:|\n"
+// FormatTPC renders results as a Markdown table; streams is what the
+// HTTP-TPC copies asked for (TPCConfig.Streams).
+func FormatTPC(rs []TPCResult, size int64, streams int) string {
+	out := fmt.Sprintf("Third-party copy of a %d MiB file between two servers on one machine (median%s):\n\n", size>>20, streamsNote(streams))
+	out += "| protocol | server pair | MB/s | CPU s per copy (both servers) | machine CPU s per copy, write-back included |\n|---|---|---:|---:|---:|\n"
 	for _, proto := range []string{"root", "https"} {
 		for _, r := range rs {
 			if r.Proto == proto {
 				label := map[string]string{"root": "root:// (xrdcp --tpc only)", "https": "HTTP-TPC pull (COPY + Source)"}[proto]
-				out += fmt.Sprintf("| %s | %s | %.0f | %.2f |\n", label, r.Server, r.MBps, r.CPUSecs)
+				out += fmt.Sprintf("| %s | %s | %.0f | %.2f | %.2f |\n", label, r.Server, r.MBps, r.CPUSecs, r.MachineCPUSecs)
 			}
 		}
 	}

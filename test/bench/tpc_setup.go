@@ -91,7 +91,7 @@ func newTPCEnv(ctx context.Context, cfg TPCConfig) (*tpcEnv, error) {
 	}
 	env.procs = append(env.procs, x2)
 	if cfg.Baseline != "" {
-		pair, err := startTPCBoxPair(ctx, cfg.Baseline, dirs["bsrc"], dirs["bdst"], filepath.Join(cfg.WorkDir, "bstate"), cert+"|"+key)
+		pair, err := startTPCBoxPair(ctx, cfg.Baseline, dirs["bsrc"], dirs["bdst"], filepath.Join(cfg.WorkDir, "bstate"), cert+"|"+key, cfg.Streams)
 		env.procs = append(env.procs, pair.procs...)
 		if err != nil {
 			return env, fmt.Errorf("baseline: %w", err)
@@ -101,17 +101,18 @@ func newTPCEnv(ctx context.Context, cfg TPCConfig) (*tpcEnv, error) {
 	env.pairs = append([]tpcPair{
 		{name: "sitebox", procs: []*peers.Process{b1, b2},
 			root:  xrdcpTPC(b1root+"//store/bench.dat", b2root+"//store/out.dat"),
-			https: httpTPC(b2https+"/store/out.dat", b1https+"/store/bench.dat")},
+			https: httpTPC(b2https+"/store/out.dat", b1https+"/store/bench.dat", cfg.Streams)},
 		{name: "xrootd", procs: []*peers.Process{x1, x2},
 			root:  xrdcpTPC(x1root+"//bench.dat", x2root+"//out.dat"),
-			https: httpTPC(x2https+"/out.dat", x1https+"/bench.dat")},
+			https: httpTPC(x2https+"/out.dat", x1https+"/bench.dat", cfg.Streams)},
 	}, env.pairs...)
 	return env, nil
 }
 
 // startTPCBoxPair starts two boxes of bin, serving src and dst, with the
-// certificate certKey ("cert|key"), as the pair "sitebox-baseline".
-func startTPCBoxPair(ctx context.Context, bin, src, dst, state, certKey string) (tpcPair, error) {
+// certificate certKey ("cert|key"), as the pair "sitebox-baseline"; its
+// HTTP-TPC copies ask for streams (httpTPC).
+func startTPCBoxPair(ctx context.Context, bin, src, dst, state, certKey string, streams int) (tpcPair, error) {
 	pair := tpcPair{name: "sitebox-baseline"}
 	b1, b1root, b1https, err := startTPCBox(ctx, bin, src, state+"1", certKey)
 	if err != nil {
@@ -124,7 +125,7 @@ func startTPCBoxPair(ctx context.Context, bin, src, dst, state, certKey string) 
 	}
 	pair.procs = append(pair.procs, b2)
 	pair.root = xrdcpTPC(b1root+"//store/bench.dat", b2root+"//store/out.dat")
-	pair.https = httpTPC(b2https+"/store/out.dat", b1https+"/store/bench.dat")
+	pair.https = httpTPC(b2https+"/store/out.dat", b1https+"/store/bench.dat", streams)
 	return pair, nil
 }
 
@@ -214,10 +215,17 @@ func xrdcpTPC(src, dst string) func(context.Context) error {
 	}
 }
 
-func httpTPC(dst, src string) func(context.Context) error {
+// httpTPC is an HTTP-TPC pull of src into dst, as FTS asks for one: with
+// X-Number-Of-Streams when streams is set (gfal2 and davix always send
+// it; 1 is their default).
+func httpTPC(dst, src string, streams int) func(context.Context) error {
+	args := []string{"-sS", "-k", "-X", "COPY", "-H", "Source: " + src, "-H", "Credential: none"}
+	if streams > 0 {
+		args = append(args, "-H", "X-Number-Of-Streams: "+strconv.Itoa(streams))
+	}
+	args = append(args, dst)
 	return func(ctx context.Context) error {
-		out, err := exec.CommandContext(ctx, "curl", "-sS", "-k", "-X", "COPY", "-H", "Source: "+src,
-			"-H", "Credential: none", dst).CombinedOutput()
+		out, err := exec.CommandContext(ctx, "curl", args...).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "success") {
 			return fmt.Errorf("COPY: %v: %s", err, trimMsg(out))
 		}
