@@ -39,15 +39,11 @@ func Upload(f WritableFile, src io.ReaderAt, size int64, chunk, window int, writ
 		return 0, fmt.Errorf("%w: upload of %d bytes in chunks of %d", ErrInvalid, size, chunk)
 	}
 	if pw, ok := As[ParallelWriter](f); ok {
-		window = min(window, pw.WritesInFlight())
+		window = max(min(window, pw.WritesInFlight()), 1)
 	} else {
 		window = 1
 	}
-	u := &upload{f: f, chunk: int64(chunk), written: written, done: map[int64]int64{}}
-	u.bufs = make(chan []byte, max(window, 1))
-	for range max(window, 1) {
-		u.bufs <- nil // allocated on first use: a small file needs one, of its size
-	}
+	u := &upload{f: f, chunk: int64(chunk), written: written, done: map[int64]int64{}, bufs: bufferSlots(window)}
 	for off := int64(0); off < size; off += u.chunk {
 		buf := <-u.bufs // a write that failed says so before giving its back
 		if u.failure() != nil {
@@ -110,6 +106,16 @@ func (u *upload) write(buf []byte, off int64) {
 	}
 }
 
+// bufferSlots is a pool of n chunk buffers, each allocated on first use
+// and of the size first needed: a small file needs one, of its size.
+func bufferSlots(n int) chan []byte {
+	slots := make(chan []byte, n)
+	for range n {
+		slots <- nil
+	}
+	return slots
+}
+
 // fail keeps the first failure: no chunk is started after it.
 func (u *upload) fail(err error) {
 	u.mu.Lock()
@@ -140,10 +146,7 @@ func Download(ctx context.Context, f File, dst io.WriterAt, size int64, chunk, w
 	window = max(window, 1)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(window)
-	bufs := make(chan []byte, window) // a buffer for each read the group runs
-	for range window {
-		bufs <- nil // allocated on first use, of the size needed
-	}
+	bufs := bufferSlots(window) // a buffer for each read the group runs
 	var mu sync.Mutex
 	off := int64(0)
 	for ; off < size && gctx.Err() == nil; off += int64(chunk) {
