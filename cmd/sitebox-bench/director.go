@@ -16,10 +16,11 @@ import (
 // a real cmsd manager.
 func newBenchDirectorCmd() *cobra.Command {
 	var (
-		cfg     bench.DirectorConfig
-		setups  string
-		workDir string
-		scale   bench.DirectorScaleConfig
+		cfg      bench.DirectorConfig
+		setups   string
+		workDir  string
+		scale    bench.DirectorScaleConfig
+		holdings bool
 	)
 	cmd := &cobra.Command{
 		Use:   "director",
@@ -67,6 +68,7 @@ level's ads absorbed per second, CPU and largest peak RSS.`,
 			}
 			defer run.done()
 			if scale.Servers > 0 {
+				scale.NoHoldings = !holdings
 				return runDirectorScale(cmd, run, scale)
 			}
 			cfg.Sitebox, cfg.WorkDir, cfg.Out = run.sitebox, run.workDir, cmd.ErrOrStderr()
@@ -90,6 +92,7 @@ level's ads absorbed per second, CPU and largest peak RSS.`,
 	fl.IntVar(&scale.Rounds, "rounds", 3, "with --scale: redirect-rate rounds, each the director then cmsd")
 	fl.BoolVar(&scale.Tree, "tree", false, "with --scale: site and regional directors below the top one")
 	fl.IntVar(&scale.Regions, "regions", 0, "with --scale --tree: regional directors (default 5, or enough for at most 1000 servers each)")
+	fl.BoolVar(&holdings, "holdings", true, "with --scale: the servers send holdings filters, as boxes do (false: every first open asks every server)")
 	return cmd
 }
 

@@ -40,6 +40,8 @@ type Box struct {
 	cache      *cache.Cache
 	director   *director.Director
 	advertiser *fleet.Advertiser[director.Ad]
+	holdings   *holdingsRole // the origin's holdings filter, for its ads; nil without one
+	sendHold   director.HoldingsSender
 	upstream   upstreamWatch // the cache's upstream errors, for the dashboard
 	policy     *auth.Policy
 	tokens     *tokenSwitch // nil without [auth] issuers

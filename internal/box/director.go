@@ -100,7 +100,7 @@ func (b *Box) ads(interval time.Duration) []director.Ad {
 	if len(out) > 0 {
 		out[0].Probes = b.prober.Recent() // once per box, not per role
 	}
-	return out
+	return b.sendHold.Prepare(out, time.Now())
 }
 
 // belowPrefixes are the prefixes of the servers below a director, each
@@ -136,6 +136,7 @@ func (b *Box) dataAds(interval time.Duration) []director.Ad {
 	if len(b.cfg.Exports) > 0 {
 		ad := base
 		ad.Role = director.RoleOrigin
+		ad.Holdings = b.holdings.Load()
 		if b.director != nil {
 			// Upstream, the box's own name is its director's entry.
 			ad.Name += "-origin"

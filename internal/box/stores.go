@@ -25,8 +25,14 @@ func (b *Box) buildStores() (store.Store, error) {
 			return nil, err
 		}
 		b.add(roleFuncs{close: o.Close})
+		var prefixes []string
 		for _, e := range exports {
 			mounts[e.Prefix] = o
+			prefixes = append(prefixes, e.Prefix)
+		}
+		if len(b.cfg.Advertise.To) > 0 || b.cfg.Director.Enabled {
+			b.holdings = &holdingsRole{origin: o, prefixes: prefixes, log: b.log.With("component", "advertise")}
+			b.add(b.holdings)
 		}
 		only = o
 	}

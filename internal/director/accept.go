@@ -38,6 +38,9 @@ func checkAd(ad Ad) error {
 			return fmt.Errorf("%w: prefix %q is not a clean namespace path", store.ErrInvalid, p)
 		}
 	}
+	if err := ad.Holdings.check(); err != nil {
+		return fmt.Errorf("server %q: %w", abbrev(ad.Name, 64), err)
+	}
 	return nil
 }
 

@@ -169,8 +169,15 @@ func (d *Director) Remove(name string) bool {
 	return ok
 }
 
-// Servers lists the registry, for the federation view and for a parent.
-func (d *Director) Servers() []Server { return d.reg.list(nil) }
+// Servers lists the registry, for the federation view: the holdings
+// filters by their summaries.
+func (d *Director) Servers() []Server {
+	out := d.reg.list(nil)
+	for i := range out {
+		out[i].Holdings = out[i].Holdings.summary()
+	}
+	return out
+}
 
 // AdvertisedServers is this director's registry as ads for its parent:
 // its usable data servers and caches (directors below are flattened).

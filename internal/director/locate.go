@@ -71,12 +71,13 @@ func (l *locator) known(name string, epoch uint64) (has []string, asked int, ok 
 // answered recently. wait bounds how long the caller waits; the search
 // goes on in the background when it is exceeded, and done reports
 // whether there is an answer: every candidate's, or with e, the holders
-// found once e is satisfied.
-func (l *locator) lookup(name string, cands []string, wait time.Duration, epoch uint64, e *early) (holders []string, done bool) {
+// found once e is satisfied. A search of cands that finds a holder
+// answers for the epoch cover too (0: none): see Director.narrowed.
+func (l *locator) lookup(name string, cands []string, wait time.Duration, epoch, cover uint64, e *early) (holders []string, done bool) {
 	if r := l.cached(name, cands, epoch); r != nil {
 		return r, true
 	}
-	p := l.start(name, cands, epoch)
+	p := l.start(name, cands, epoch, cover)
 	var in map[string]bool // cands, to tell which holders count
 	if e != nil {
 		in = make(map[string]bool, len(cands))
@@ -237,6 +238,9 @@ func (l *locator) search(name string, cands []string, epoch uint64, p *pending) 
 	fresh := old != nil && time.Now().Before(old.expires)
 	if !complete || partial && (!fresh || old.epoch != epoch) {
 		epoch = 0
+	}
+	if p != nil && p.cover != 0 && complete && anyHas {
+		epoch = p.cover
 	}
 	if fresh {
 		for root, has := range old.holders {

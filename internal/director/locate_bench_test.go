@@ -17,7 +17,8 @@ import (
 // scaleDirector is a director with n origins in 50 sites, all exporting
 // /scale, and file f held by server f mod n: the registry of
 // `sitebox-bench director --scale n`, probed in process.
-func scaleDirector(b *testing.B, n int) (*Director, *fakeProber) {
+// With filters each server advertises a holdings filter of its file.
+func scaleDirector(b *testing.B, n int, filters bool) (*Director, *fakeProber) {
 	b.Helper()
 	p := &fakeProber{files: map[string][]string{}}
 	// A first search of 10,000 servers may take longer than a root://
@@ -26,8 +27,12 @@ func scaleDirector(b *testing.B, n int) (*Director, *fakeProber) {
 	for i := range n {
 		root := fmt.Sprintf("127.0.0.1:%d", 10000+i)
 		p.files[root] = []string{fmt.Sprintf("/scale/f%d", i)}
-		if err := d.Advertise(Ad{Name: fmt.Sprintf("s%05d", i), Site: fmt.Sprintf("site%d", i%50), Role: RoleOrigin,
-			Root: root, Prefixes: []string{"/scale"}, Load: float64(i%7) / 10, Interval: 3600}); err != nil {
+		a := Ad{Name: fmt.Sprintf("s%05d", i), Site: fmt.Sprintf("site%d", i%50), Role: RoleOrigin,
+			Root: root, Prefixes: []string{"/scale"}, Load: float64(i%7) / 10, Interval: 3600}
+		if filters {
+			a.Holdings = NewHoldings(append([]string{"/scale"}, p.files[root]...))
+		}
+		if err := d.Advertise(a); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -39,7 +44,7 @@ func scaleDirector(b *testing.B, n int) (*Director, *fakeProber) {
 func BenchmarkLocate(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("servers=%d", n), func(b *testing.B) {
-			d, _ := scaleDirector(b, n)
+			d, _ := scaleDirector(b, n, false)
 			ctx := store.WithRequest(context.Background(), store.NewRequest("10.0.0.1", ""))
 			names := make([]string, 20)
 			for k := range names {
@@ -60,21 +65,28 @@ func BenchmarkLocate(b *testing.B) {
 }
 
 // BenchmarkLocateFirst is the first open of a file: every server
-// exporting its prefix is asked (answering at once, in process).
+// exporting its prefix is asked (answering at once, in process), or
+// with holdings filters the few they point to.
 func BenchmarkLocateFirst(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
-		b.Run(fmt.Sprintf("servers=%d", n), func(b *testing.B) {
-			d, _ := scaleDirector(b, n)
-			ctx := store.WithRequest(context.Background(), store.NewRequest("10.0.0.1", ""))
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				name := fmt.Sprintf("/scale/f%d", i%n)
-				d.loc.forget(name)
-				if rt, err := d.Route(ctx, store.Call{Op: "open", Path: name}); err != nil || len(rt.To) != 1 {
-					b.Fatalf("%s: %+v %v", name, rt, err)
-				}
-			}
-		})
+	for _, filters := range []bool{false, true} {
+		for _, n := range []int{1000, 10000} {
+			b.Run(fmt.Sprintf("filters=%v/servers=%d", filters, n), func(b *testing.B) {
+				benchLocateFirst(b, n, filters)
+			})
+		}
+	}
+}
+
+func benchLocateFirst(b *testing.B, n int, filters bool) {
+	d, _ := scaleDirector(b, n, filters)
+	ctx := store.WithRequest(context.Background(), store.NewRequest("10.0.0.1", ""))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		name := fmt.Sprintf("/scale/f%d", i%n)
+		d.loc.forget(name)
+		if rt, err := d.Route(ctx, store.Call{Op: "open", Path: name}); err != nil || len(rt.To) != 1 {
+			b.Fatalf("%s: %+v %v", name, rt, err)
+		}
 	}
 }
 
@@ -83,7 +95,7 @@ func BenchmarkLocateFirst(b *testing.B) {
 func BenchmarkAdvertise(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("servers=%d", n), func(b *testing.B) {
-			d, _ := scaleDirector(b, n)
+			d, _ := scaleDirector(b, n, false)
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				k := i % n

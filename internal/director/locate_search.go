@@ -7,6 +7,10 @@ type pending struct {
 	has      []string        // the roots holding it, in the order they answered
 	changed  chan struct{}   // closed, and replaced, at each answer
 	done     chan struct{}   // closed once the search's result is recorded
+	// cover, for a search of the servers the holdings filters point to,
+	// is the registry's epoch its result answers for if it finds the
+	// file (0: only what it was started with).
+	cover uint64
 }
 
 // early lets a lookup answer before its search has heard from every
@@ -18,13 +22,13 @@ type early struct{ after []string }
 
 // start joins the search for name under way if it asks every one of
 // cands, or starts one asking cands, which later lookups join instead.
-func (l *locator) start(name string, cands []string, epoch uint64) *pending {
+func (l *locator) start(name string, cands []string, epoch, cover uint64) *pending {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if p := l.running[name]; p != nil && asksAll(p, cands) {
 		return p
 	}
-	p := &pending{asks: make(map[string]bool, len(cands)), answered: map[string]bool{}, changed: make(chan struct{}), done: make(chan struct{})}
+	p := &pending{asks: make(map[string]bool, len(cands)), answered: map[string]bool{}, changed: make(chan struct{}), done: make(chan struct{}), cover: cover}
 	for _, c := range cands {
 		p.asks[c] = true
 	}

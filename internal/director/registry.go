@@ -48,6 +48,9 @@ type Ad struct {
 	// Probes are the box's recent throughput probes to other boxes, for
 	// the site-to-site matrix (`sitebox bench matrix`).
 	Probes []fleet.ProbeResult `json:"probes,omitempty"`
+	// Holdings is an origin's summary of the names it holds, which lets
+	// a director ask it first for those (holdings.go).
+	Holdings *Holdings `json:"holdings,omitempty"`
 }
 
 // Server is one entry of the registry.
@@ -104,7 +107,14 @@ type registry struct {
 
 	dropAfter  int
 	maxServers int
+	// holdingsBytes is the size of the filters kept, at most
+	// maxHoldingsTotal.
+	holdingsBytes int
 }
+
+// maxHoldingsTotal bounds the memory a director gives servers' filters;
+// servers whose filters do not fit are asked for every file.
+const maxHoldingsTotal = 64 << 20
 
 func newRegistry(dropAfter, maxServers int) *registry {
 	r := &registry{servers: map[string]*entry{}, byRoot: map[string][]*entry{}, dirty: map[*entry]struct{}{},
@@ -132,6 +142,7 @@ func (r *registry) put(s *Server, now time.Time) {
 	}
 	r.noteDowntime(s, now)
 	r.countDown(e.cur.Load(), s)
+	r.keepHoldings(e.cur.Load(), s)
 	e.cur.Store(s)
 	if keys := indexKeys(s); !e.live || !slices.Equal(keys, e.indexed) {
 		e.indexed, e.live = keys, true
@@ -144,6 +155,7 @@ func (r *registry) drop(e *entry) {
 	delete(r.servers, e.name)
 	r.unlinkRoot(e, e.cur.Load().Root)
 	r.countDown(e.cur.Load(), nil)
+	r.keepHoldings(e.cur.Load(), nil)
 	e.live = false
 	r.markDirty(e)
 }
@@ -255,6 +267,32 @@ func (r *registry) addStatic(s Server) {
 	r.mu.Lock()
 	r.put(&s, time.Now())
 	r.mu.Unlock()
+}
+
+// keepHoldings settles the filter of s, replacing old (nil: none): an ad
+// naming the digest of the filter the director has keeps it, one naming
+// another has none until its bits come (HoldingsSender), and one that
+// would take the filters past maxHoldingsTotal has none; r.mu held.
+func (r *registry) keepHoldings(old, s *Server) {
+	var was *Holdings
+	if old != nil && old.Holdings.usable() {
+		was = old.Holdings
+		r.holdingsBytes -= len(was.Bits)
+	}
+	if s == nil || s.Holdings == nil {
+		return
+	}
+	if s.Role != RoleOrigin {
+		s.Holdings = nil // only origins are searched
+		return
+	}
+	switch h := s.Holdings; {
+	case !h.usable() && was != nil && was.Digest == h.Digest:
+		s.Holdings = was
+	case r.holdingsBytes+len(h.Bits) > maxHoldingsTotal:
+		s.Holdings = h.summary()
+	}
+	r.holdingsBytes += len(s.Holdings.Bits)
 }
 
 // countDown keeps r.downs as an entry goes from old to s (nil: none);

@@ -244,24 +244,64 @@ func (d *Director) findHolders(name string, tried tried, wait time.Duration, loc
 	if len(origins) == 0 {
 		return 0, nil, true
 	}
-	cands := make([]string, len(origins))
-	for i, s := range origins {
-		cands[i] = s.Root
-	}
 	if len(tried) > 0 {
 		epoch = 0 // the servers tried were left out: not every eligible one was asked
 	}
-	var e *early
 	if local != nil {
-		e = &early{after: []string{}}
-		for _, s := range origins {
-			if local(s) {
-				e.after = append(e.after, s.Root)
+		// A read asks first the servers whose filters say they may hold
+		// the file; if one does, that answers for all (cover).
+		if likely := narrowed(name, origins); likely != nil {
+			start := time.Now()
+			roots, done := d.loc.lookup(name, rootsOf(likely), wait, 0, epoch, earlyAfter(likely, local))
+			if !done || len(roots) > 0 {
+				return len(origins), pick(likely, roots), done
 			}
+			// None does: the file is newer than their filters, or missing.
+			wait -= time.Since(start)
 		}
 	}
-	roots, done := d.loc.lookup(name, cands, wait, epoch, e)
+	roots, done := d.loc.lookup(name, rootsOf(origins), wait, epoch, 0, earlyAfter(origins, local))
 	return len(origins), pick(origins, roots), done
+}
+
+// narrowed returns the origins whose holdings filters say they may hold
+// name, with those that send none; nil if that is none or all of them.
+func narrowed(name string, origins []*Server) []*Server {
+	var likely []*Server
+	key := keyOf(name)
+	for _, s := range origins {
+		if !s.Holdings.usable() || s.Holdings.mayHold(key) {
+			likely = append(likely, s)
+		}
+	}
+	if len(likely) == len(origins) {
+		return nil
+	}
+	return likely
+}
+
+func rootsOf(servers []*Server) []string {
+	out := make([]string, len(servers))
+	for i, s := range servers {
+		out[i] = s.Root
+	}
+	return out
+}
+
+// earlyAfter is the early answer of a search of servers with local set
+// (nil: none): once every one of them local says is at the client's
+// site has answered.
+func earlyAfter(servers []*Server, local func(*Server) bool) *early {
+	if local == nil {
+		return nil
+	}
+	e := &early{after: []string{}}
+	for _, s := range servers {
+		if local(s) {
+			e.after = append(e.after, s.Root)
+		}
+	}
+	return e
 }
 
 // siteCaches are the caches of site covering name. A client back from

@@ -170,6 +170,9 @@ func (d *Director) authorize(m Member, ad *Ad) (rf *refusal, outside []string) {
 	}
 	ad.Servers = nil
 	for _, c := range below {
+		if c.Holdings.check() != nil {
+			c.Holdings = nil // a bad filter costs the server its filter, not its place
+		}
 		if err := checkAd(c); err != nil || c.Role == RoleDirector || len(c.Prefixes) == 0 {
 			continue // a child director's own entry adds nothing: its servers are here
 		}

@@ -38,7 +38,10 @@ type DirectorScaleConfig struct {
 	// would have more servers than a director takes from one child.
 	Tree    bool
 	Regions int
-	Out     io.Writer // progress lines
+	// NoHoldings has the servers send no holdings filters, so a file's
+	// first open asks every server, as before directors had filters.
+	NoHoldings bool
+	Out        io.Writer // progress lines
 }
 
 func (c *DirectorScaleConfig) applyDefaults() {
@@ -179,7 +182,11 @@ func DirectorScale(ctx context.Context, cfg DirectorScaleConfig) (*DirectorScale
 		return nil, err
 	}
 	rep := &DirectorScaleReport{Config: cfg, CPUs: runtime.NumCPU(), AdsWanted: float64(cfg.Servers) / cfg.Interval.Seconds()}
-	fl, err := startSimFleet(cfg.Servers, cfg.Sites)
+	filterFiles := cfg.Files
+	if cfg.NoHoldings {
+		filterFiles = 0
+	}
+	fl, err := startSimFleet(cfg.Servers, cfg.Sites, filterFiles)
 	if err != nil {
 		return nil, err
 	}

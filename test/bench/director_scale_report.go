@@ -129,8 +129,12 @@ func formatScaleTargets(r *DirectorScaleReport) string {
 func formatScaleLocates(r *DirectorScaleReport) string {
 	c := r.Config
 	var b strings.Builder
-	fmt.Fprintf(&b, "Locate: kXR_open (read) on one connection until the director redirects (or says not found), kXR_wait honoured and included. \"First\" is each file's first open, for which the director asks every server that advertises the prefix (%d stats); \"again\" is %d more opens of each, answered from what it found. %d files per row; the director's first search ever (which connects to every server) took %s and is not in the rows. The director's CPU time per first open is read from /proc around each row's first opens: what a search of every server costs it, however many others share the machine.\n\n",
-		c.Servers, warmRounds, c.Files, latText(r.FirstSearch))
+	first := fmt.Sprintf("the director asks every server that advertises the prefix (%d stats)", c.Servers)
+	if !c.NoHoldings {
+		first = fmt.Sprintf("each server's ads carry a holdings filter of the files it holds, and the director asks first the servers whose filters may hold the file (the holders and about 1 in 100 of the others); a missing file, which no filter has, it asks of all %d", c.Servers)
+	}
+	fmt.Fprintf(&b, "Locate: kXR_open (read) on one connection until the director redirects (or says not found), kXR_wait honoured and included. \"First\" is each file's first open, for which %s; \"again\" is %d more opens of each, answered from what it found. %d files per row; the director's first search ever (which connects to every server) took %s and is not in the rows. The director's CPU time per first open is read from /proc around each row's first opens.\n\n",
+		first, warmRounds, c.Files, latText(r.FirstSearch))
 	if c.Tree {
 		b.WriteString("Through the tree, the locates and redirects are asked of the top director: the regional directors' ads have reported every server below them to it, so it asks the servers itself and sends clients straight to them, as a one-level director does; the site and regional directors are not on a client's path.\n\n")
 	}

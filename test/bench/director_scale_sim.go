@@ -84,12 +84,30 @@ func (s simStore) List(_ context.Context, name string) ([]store.FileInfo, error)
 	return nil, fmt.Errorf("%s: %w", name, store.ErrNotFound)
 }
 
+// held lists the benchmark's files (files of each class) s holds, with
+// the prefix: what a walk of a real origin's export would find.
+func (s simStore) held(files int) []string {
+	out := []string{scalePrefix}
+	for _, n := range holderClasses {
+		for k := range files {
+			if p := scalePath(n, k); s.holds(p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
 // simServer is one simulated data server.
 type simServer struct {
 	member director.Member
 	key    ed25519.PrivateKey
 	srv    *xrdserver.Server
 	ln     net.Listener
+	// holdings is its filter (nil: it sends none), sent as a box sends
+	// its own.
+	holdings *director.Holdings
+	send     director.HoldingsSender
 }
 
 // simFleet is every simulated server.
@@ -99,8 +117,9 @@ type simFleet struct {
 }
 
 // startSimFleet starts n root:// servers on free 127.0.0.1 ports, spread
-// over sites sites, each with its own federation key.
-func startSimFleet(n, sites int) (*simFleet, error) {
+// over sites sites, each with its own federation key and, with files > 0,
+// a holdings filter of the files it holds among files per class.
+func startSimFleet(n, sites, files int) (*simFleet, error) {
 	f := &simFleet{}
 	for i := range n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -123,6 +142,9 @@ func startSimFleet(n, sites int) (*simFleet, error) {
 			key: priv,
 			srv: xrdserver.New(xrdserver.Config{}, simStore{i: i, total: n}, nil),
 			ln:  ln,
+		}
+		if files > 0 {
+			s.holdings = director.NewHoldings(simStore{i: i, total: n}.held(files))
 		}
 		f.servers = append(f.servers, s)
 		f.wg.Go(func() { s.srv.Serve(ln) })
@@ -245,11 +267,12 @@ func (f *simFleet) advertise(ctx context.Context, to []adTarget, interval time.D
 			Signer: &director.Signer{Member: s.member.Name, Key: s.key},
 			Log:    slog.New(slog.DiscardHandler),
 			Ads: func() []director.Ad {
-				return []director.Ad{{
+				return s.send.Prepare([]director.Ad{{
 					Name: s.member.Name, Site: s.member.Site, Role: director.RoleOrigin,
 					Root: s.member.Root, Prefixes: []string{scalePrefix},
 					Free: 1 << 40, Total: 2 << 40, Version: "bench", Interval: interval.Seconds(), Health: "ok",
-				}}
+					Holdings: s.holdings,
+				}}, time.Now())
 			},
 		}
 		delay := time.Duration(i) * step
