@@ -278,3 +278,31 @@ func (s treeStore) List(_ context.Context, name string) ([]store.FileInfo, error
 	}
 	return out, nil
 }
+
+// A file many servers hold is redirected after asking a few of them, and
+// different such files are spread over different servers.
+func TestFirstOpenOfAFileManyHold(t *testing.T) {
+	p := &fakeProber{files: map[string][]string{}}
+	d := newTestDirector(t, Config{Site: "X", WaitAfter: 5 * time.Second}, p)
+	files := []string{"/store/a", "/store/b", "/store/c", "/store/d"}
+	for i := range 100 {
+		root := fmt.Sprintf("s%d:1", i)
+		p.files[root] = files
+		a := ad(fmt.Sprintf("s%d", i), fmt.Sprintf("S%d", i%5), RoleOrigin, root, "/store")
+		a.Holdings = NewHoldings(append([]string{"/store"}, files...))
+		advertiseOK(t, d, a)
+	}
+	sent := map[string]bool{}
+	for _, f := range files {
+		before := p.stats.Load()
+		_, to := redirectOf(t, d.routeT(reqCtx(""), "open", f))
+		sent[to] = true
+		time.Sleep(50 * time.Millisecond) // the search ends
+		if n := p.stats.Load() - before; n > firstAsks {
+			t.Errorf("%s: the first open asked %d servers, want at most %d", f, n, firstAsks)
+		}
+	}
+	if len(sent) < 2 {
+		t.Errorf("4 files held by the same 100 servers all went to %v", sent)
+	}
+}

@@ -249,12 +249,14 @@ func (d *Director) findHolders(name string, tried tried, wait time.Duration, loc
 	}
 	if local != nil {
 		// A read asks first the servers whose filters say they may hold
-		// the file; if one does, that answers for all (cover).
-		if likely := narrowed(name, origins); likely != nil {
+		// the file, a few of them; if one does, that answers for all
+		// (cover).
+		key := keyOf(name)
+		if first := firstAsked(narrowed(key, origins), local, key.h1); len(first) > 0 && len(first) < len(origins) {
 			start := time.Now()
-			roots, done := d.loc.lookup(name, rootsOf(likely), wait, 0, epoch, earlyAfter(likely, local))
+			roots, done := d.loc.lookup(name, rootsOf(first), wait, 0, epoch, earlyAfter(first, local))
 			if !done || len(roots) > 0 {
-				return len(origins), pick(likely, roots), done
+				return len(origins), pick(first, roots), done
 			}
 			// None does: the file is newer than their filters, or missing.
 			wait -= time.Since(start)
@@ -265,19 +267,50 @@ func (d *Director) findHolders(name string, tried tried, wait time.Duration, loc
 }
 
 // narrowed returns the origins whose holdings filters say they may hold
-// name, with those that send none; nil if that is none or all of them.
-func narrowed(name string, origins []*Server) []*Server {
+// the name of key, with those that send none; nil if none sends a filter.
+func narrowed(key holdingsKey, origins []*Server) []*Server {
 	var likely []*Server
-	key := keyOf(name)
+	filters := false
 	for _, s := range origins {
-		if !s.Holdings.usable() || s.Holdings.mayHold(key) {
+		usable := s.Holdings.usable()
+		filters = filters || usable
+		if !usable || s.Holdings.mayHold(key) {
 			likely = append(likely, s)
 		}
 	}
-	if len(likely) == len(origins) {
+	if !filters {
 		return nil
 	}
 	return likely
+}
+
+// firstAsks is how many of the servers a file's filters point to a read
+// asks before it is redirected, besides those at the client's site: a
+// file held by a hundred servers needs one to answer, not a hundred
+// questions first (at tens of microseconds of the director's CPU each).
+const firstAsks = 16
+
+// firstAsked returns the servers of likely to ask first: every one at
+// the client's site (a read waits for their answers: earlyAfter), then up
+// to firstAsks others, from a place turn chooses in their order, so that
+// different files held by the same servers spread over them.
+func firstAsked(likely []*Server, local func(*Server) bool, turn uint64) []*Server {
+	var out, others []*Server
+	for _, s := range likely {
+		if local(s) {
+			out = append(out, s)
+		} else {
+			others = append(others, s)
+		}
+	}
+	if len(others) <= firstAsks {
+		return append(out, others...)
+	}
+	at := int(turn % uint64(len(others)))
+	for i := range firstAsks {
+		out = append(out, others[(at+i)%len(others)])
+	}
+	return out
 }
 
 func rootsOf(servers []*Server) []string {
