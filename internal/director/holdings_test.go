@@ -306,3 +306,36 @@ func TestFirstOpenOfAFileManyHold(t *testing.T) {
 		t.Errorf("4 files held by the same 100 servers all went to %v", sent)
 	}
 }
+
+// Over the advertisement API: an origin's malformed filter refuses its
+// ad with the reason; a child director's server with one keeps its place
+// without the filter; a good filter relayed by a child is kept.
+func TestSignedAdsWithHoldings(t *testing.T) {
+	keyA, keyDir := newKey(t), newKey(t)
+	d, srv, _ := trustDirector(t, Config{Members: []Member{
+		member("boxA", keyA, []string{RoleOrigin}, "a:1", "/store/a"),
+		member("dirC", keyDir, []string{RoleDirector}, "c:1", "/store/c"),
+	}})
+	good := NewHoldings([]string{"/store/c/x"})
+	bad := *good
+	bad.Bits = append([]byte(nil), good.Bits...)
+	bad.Bits[0] ^= 1
+	a := ad("boxA", "", RoleOrigin, "a:1", "/store/a")
+	a.Holdings = &bad
+	if code, msg := postAd(t, srv, &Signer{Member: "boxA", Key: keyA}, a); code != 400 || !strings.Contains(msg, "do not match their digest") {
+		t.Errorf("an origin's tampered filter: %d %s, want 400 naming the digest", code, msg)
+	}
+	top := ad("dirC", "C", RoleDirector, "c:1", "/store/c")
+	kept, spoilt := ad("keptC", "C", RoleOrigin, "k:1", "/store/c"), ad("spoiltC", "C", RoleOrigin, "s:1", "/store/c")
+	kept.Holdings, spoilt.Holdings = good, &bad
+	top.Servers = []Ad{kept, spoilt}
+	if code, msg := postAd(t, srv, &Signer{Member: "dirC", Key: keyDir}, top); code != 204 {
+		t.Fatalf("dirC: %d %s", code, msg)
+	}
+	if s, ok := d.server("spoiltC"); !ok || s.Holdings != nil {
+		t.Errorf("a relayed server with a bad filter: present %v, holdings %+v; want present without", ok, s.Holdings)
+	}
+	if s, _ := d.server("keptC"); !s.Holdings.usable() || s.Holdings.Digest != good.Digest {
+		t.Errorf("a relayed server's good filter: %+v, want kept", s.Holdings)
+	}
+}
