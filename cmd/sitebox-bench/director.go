@@ -82,7 +82,7 @@ level's ads absorbed per second, CPU and largest peak RSS.`,
 	fl := cmd.Flags()
 	fl.IntSliceVar(&cfg.Clients, "clients", []int{1, 4, 16}, "parallel client counts")
 	fl.DurationVar(&cfg.Duration, "duration", 0, "measurement per setup and client count (default 10s)")
-	fl.IntVar(&cfg.Files, "files", 100, "number of files on the data server, opened round-robin")
+	fl.IntVar(&cfg.Files, "files", 100, "number of files on the data server, opened round-robin (with --scale: files of each kind located, default 20)")
 	fl.StringVar(&setups, "setups", "sitebox,cmsd", "redirectors to measure, comma-separated")
 	fl.StringVar(&workDir, "work-dir", "", "scratch directory (default: a temporary one, removed)")
 	fl.IntVar(&scale.Servers, "scale", 0, "measure the director with this many simulated data servers instead")
@@ -97,13 +97,17 @@ level's ads absorbed per second, CPU and largest peak RSS.`,
 }
 
 // runDirectorScale is `sitebox-bench director --scale N`; --clients
-// (its largest value) and --duration apply to the redirect rate.
+// (its largest value) and --duration apply to the redirect rate, --files
+// (when given) to the files of each kind located.
 func runDirectorScale(cmd *cobra.Command, run *benchRun, scale bench.DirectorScaleConfig) error {
 	fl := cmd.Flags()
 	if fl.Changed("clients") {
 		if clients, _ := fl.GetIntSlice("clients"); len(clients) > 0 {
 			scale.Clients = slices.Max(clients)
 		}
+	}
+	if fl.Changed("files") {
+		scale.Files, _ = fl.GetInt("files")
 	}
 	scale.Duration, _ = fl.GetDuration("duration")
 	scale.Sitebox, scale.WorkDir, scale.Out = run.sitebox, run.workDir, cmd.ErrOrStderr()
