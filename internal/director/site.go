@@ -13,10 +13,15 @@ import (
 // the client's own site. Server host names are resolved when they
 // advertise, never while a client waits.
 type siteMap struct {
-	mu    sync.Mutex
-	nets  map[string]map[string]bool // network → sites with a server there
-	hosts map[string]time.Time       // host → when it was last resolved
+	mu   sync.Mutex
+	nets map[string]map[string]bool // network → sites with a server there
+	// hosts is when each site's host was last resolved, by site and
+	// host: a host that servers of two sites share must be noted for
+	// both, or its network would pass for the first one's.
+	hosts map[siteHost]time.Time
 }
+
+type siteHost struct{ site, host string }
 
 // resolveEvery bounds how often one host name is looked up again.
 const resolveEvery = 10 * time.Minute
@@ -31,15 +36,16 @@ func (m *siteMap) note(site, host string) {
 		return
 	}
 	m.mu.Lock()
-	last, seen := m.hosts[host]
+	key := siteHost{site, host}
+	last, seen := m.hosts[key]
 	if seen && time.Since(last) < resolveEvery {
 		m.mu.Unlock()
 		return
 	}
 	if m.hosts == nil || len(m.hosts) >= maxSiteHosts {
-		m.hosts, m.nets = map[string]time.Time{}, map[string]map[string]bool{}
+		m.hosts, m.nets = map[siteHost]time.Time{}, map[string]map[string]bool{}
 	}
-	m.hosts[host] = time.Now()
+	m.hosts[key] = time.Now()
 	m.mu.Unlock()
 
 	ips := []net.IP{net.ParseIP(host)}
