@@ -13,10 +13,13 @@ import (
 
 // How often the origin's holdings filter is rebuilt. A file written in
 // between is found by the director's search of every server, as without
-// filters, until the next filter has it. A namespace too large for a
-// filter is looked at again only after holdingsRetry.
+// filters, until the next filter has it. A slow listing (a network file
+// system) is repeated less often: the walks take at most a
+// holdingsDuty share of the time. A namespace too large for a filter is
+// looked at again only after holdingsRetry.
 const (
 	holdingsEvery = time.Minute
+	holdingsDuty  = 20 // times a walk's duration between walks
 	holdingsRetry = 30 * time.Minute
 )
 
@@ -41,8 +44,9 @@ func (h *holdingsRole) Load() *director.Holdings {
 func (h *holdingsRole) Run(ctx context.Context) error {
 	tooMany := false
 	for {
+		start := time.Now()
 		hs, err := director.WalkHoldings(ctx, h.origin, h.prefixes)
-		next := holdingsEvery
+		next := max(holdingsEvery, holdingsDuty*time.Since(start))
 		switch {
 		case ctx.Err() != nil:
 			return nil
