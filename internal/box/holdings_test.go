@@ -10,6 +10,7 @@ import (
 	"sitebox/internal/config"
 	"sitebox/internal/director"
 	"sitebox/internal/origin"
+	"sitebox/internal/units"
 	"sitebox/internal/webdav"
 	xrdserver "sitebox/internal/xrootd/server"
 )
@@ -32,6 +33,8 @@ func TestOriginAdvertisesHoldings(t *testing.T) {
 		HTTPS:    webdav.Settings{Addr: config.Off},
 	}
 	cfg.ApplyDefaults("test", false)
+	// The first ad may go before the first walk ends: the next carries it.
+	cfg.Advertise.Interval = units.Duration(200 * time.Millisecond)
 	b, err := New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
