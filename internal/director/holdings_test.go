@@ -196,6 +196,9 @@ func TestFirstOpenAsksWhereFiltersPoint(t *testing.T) {
 	if n := p.stats.Load(); n > 10 {
 		t.Errorf("a first open asked %d of 200 servers, want the holder and a few false positives", n)
 	}
+	if st := d.Stats(); st.FiltersFound != 1 || st.FiltersMissed != 0 {
+		t.Errorf("filtered searches found %d, missed %d; want 1 and 0", st.FiltersFound, st.FiltersMissed)
+	}
 	time.Sleep(50 * time.Millisecond) // the search records its result
 	before := p.stats.Load()
 	if _, to := redirectOf(t, d.routeT(reqCtx(""), "open", "/store/f17")); to != "s17:1" {
@@ -223,6 +226,9 @@ func TestFiltersOnlyOrderTheSearch(t *testing.T) {
 	}
 	if n := p.stats.Load() - before; n < 50 {
 		t.Errorf("a missing file asked %d servers, want all 50", n)
+	}
+	if st := d.Stats(); st.FiltersFound != 0 || st.FiltersMissed != 2 {
+		t.Errorf("filtered searches found %d, missed %d; want 0 and 2 (the file newer than its filter, the missing one)", st.FiltersFound, st.FiltersMissed)
 	}
 }
 

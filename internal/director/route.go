@@ -252,36 +252,48 @@ func (d *Director) findHolders(name string, tried tried, wait time.Duration, loc
 		// the file, a few of them; if one does, that answers for all
 		// (cover).
 		key := keyOf(name)
-		if first := firstAsked(narrowed(key, origins), local, key.h1); len(first) > 0 && len(first) < len(origins) {
-			start := time.Now()
-			roots, done := d.loc.lookup(name, rootsOf(first), wait, 0, epoch, earlyAfter(first, local))
-			if !done || len(roots) > 0 {
-				return len(origins), pick(first, roots), done
+		if likely, filtered := narrowed(key, origins); filtered {
+			if first := firstAsked(likely, local, key.h1); len(first) < len(origins) {
+				start := time.Now()
+				roots, done := d.askFirst(name, first, wait, epoch, local)
+				if !done || len(roots) > 0 {
+					return len(origins), roots, done
+				}
+				// None does: the file is newer than their filters, or missing.
+				d.stats.filtersMissed.Add(1)
+				wait -= time.Since(start)
 			}
-			// None does: the file is newer than their filters, or missing.
-			wait -= time.Since(start)
 		}
 	}
 	roots, done := d.loc.lookup(name, rootsOf(origins), wait, epoch, 0, earlyAfter(origins, local))
 	return len(origins), pick(origins, roots), done
 }
 
+// askFirst asks the servers first whether they hold name, findHolders'
+// first step (none: nothing to ask), and returns the holders among them.
+func (d *Director) askFirst(name string, first []*Server, wait time.Duration, epoch uint64, local func(*Server) bool) ([]*Server, bool) {
+	if len(first) == 0 {
+		return nil, true
+	}
+	roots, done := d.loc.lookup(name, rootsOf(first), wait, 0, epoch, earlyAfter(first, local))
+	if len(roots) > 0 {
+		d.stats.filtersFound.Add(1)
+	}
+	return pick(first, roots), done
+}
+
 // narrowed returns the origins whose holdings filters say they may hold
-// the name of key, with those that send none; nil if none sends a filter.
-func narrowed(key holdingsKey, origins []*Server) []*Server {
-	var likely []*Server
-	filters := false
+// the name of key, with those that send none; filtered is false if none
+// sends a filter.
+func narrowed(key holdingsKey, origins []*Server) (likely []*Server, filtered bool) {
 	for _, s := range origins {
 		usable := s.Holdings.usable()
-		filters = filters || usable
+		filtered = filtered || usable
 		if !usable || s.Holdings.mayHold(key) {
 			likely = append(likely, s)
 		}
 	}
-	if !filters {
-		return nil
-	}
-	return likely
+	return likely, filtered
 }
 
 // firstAsks is how many of the servers a file's filters point to a read

@@ -25,6 +25,9 @@ type stats struct {
 	// of the servers below it), so an operator sees whether ads are
 	// absorbed as fast as they come.
 	adsAccepted, adsRefused, adServers atomic.Int64
+	// First opens the holdings filters pointed to the servers to ask:
+	// found among them, or asked of every server after all.
+	filtersFound, filtersMissed atomic.Int64
 }
 
 // advertised counts one advertisement answered: accepted, setting
@@ -79,6 +82,10 @@ type Stats struct {
 	AdsAccepted int64 `json:"ads_accepted"`
 	AdsRefused  int64 `json:"ads_refused"`
 	AdServers   int64 `json:"ad_servers"`
+	// Reads whose search the holdings filters narrowed: answered by the
+	// servers they pointed to, or not (then every server was asked).
+	FiltersFound  int64 `json:"filters_found"`
+	FiltersMissed int64 `json:"filters_missed"`
 }
 
 // Matrix returns the site-to-site probe statistics, newest day first.
@@ -100,6 +107,7 @@ func (d *Director) Stats() Stats {
 	}
 	d.stats.mu.Unlock()
 	st.AdsAccepted, st.AdsRefused, st.AdServers = d.stats.adsAccepted.Load(), d.stats.adsRefused.Load(), d.stats.adServers.Load()
+	st.FiltersFound, st.FiltersMissed = d.stats.filtersFound.Load(), d.stats.filtersMissed.Load()
 	st.Servers, st.ServersDown = d.reg.count(time.Now())
 	return st
 }

@@ -23,16 +23,18 @@ func NewDirectorCollector(stats func() director.Stats) prometheus.Collector {
 			"Signed advertisements received, by result (accepted or refused).", []string{"result"}, nil),
 		adServers: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "director", "advertised_servers_total"),
 			"Registry entries set by accepted advertisements: the advertiser's own and, from a child director, each server below it.", nil, nil),
+		filtered: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "director", "filtered_searches_total"),
+			"Reads whose search the origins' holdings filters narrowed, by result: found on the servers they pointed to, or missed there (then every server was asked: files newer than their filters, or missing).", []string{"result"}, nil),
 	}
 }
 
 type directorCollector struct {
-	stats                                      func() director.Stats
-	decisions, locate, servers, ads, adServers *prometheus.Desc
+	stats                                                func() director.Stats
+	decisions, locate, servers, ads, adServers, filtered *prometheus.Desc
 }
 
 func (c *directorCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.decisions, c.locate, c.servers, c.ads, c.adServers} {
+	for _, d := range []*prometheus.Desc{c.decisions, c.locate, c.servers, c.ads, c.adServers, c.filtered} {
 		ch <- d
 	}
 }
@@ -52,6 +54,8 @@ func (c *directorCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.ads, prometheus.CounterValue, float64(st.AdsAccepted), "accepted")
 	ch <- prometheus.MustNewConstMetric(c.ads, prometheus.CounterValue, float64(st.AdsRefused), "refused")
 	ch <- prometheus.MustNewConstMetric(c.adServers, prometheus.CounterValue, float64(st.AdServers))
+	ch <- prometheus.MustNewConstMetric(c.filtered, prometheus.CounterValue, float64(st.FiltersFound), "found")
+	ch <- prometheus.MustNewConstMetric(c.filtered, prometheus.CounterValue, float64(st.FiltersMissed), "missed")
 }
 
 // NewJobsCollector reports the job router: jobs by domain and state, and
