@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"sitebox/internal/cache"
+	"sitebox/internal/director"
 )
 
 func sampleStats() cache.Stats {
@@ -121,5 +122,24 @@ func TestRegistryHandler(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The director's reads narrowed by holdings filters, found and missed.
+func TestDirectorCollectorFilteredSearches(t *testing.T) {
+	c := NewDirectorCollector(func() director.Stats {
+		return director.Stats{FiltersFound: 7, FiltersMissed: 2}
+	})
+	want := `
+# HELP sitebox_director_filtered_searches_total Reads whose search the origins' holdings filters narrowed, by result: found on the servers they pointed to, or missed there (then every server was asked: files newer than their filters, or missing).
+# TYPE sitebox_director_filtered_searches_total counter
+sitebox_director_filtered_searches_total{result="found"} 7
+sitebox_director_filtered_searches_total{result="missed"} 2
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "sitebox_director_filtered_searches_total"); err != nil {
+		t.Error(err)
+	}
+	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %v", problems, err)
 	}
 }
