@@ -1,7 +1,6 @@
 package box
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -32,22 +31,9 @@ func TestOriginAdvertisesHoldings(t *testing.T) {
 		Root:     xrdserver.Settings{Addr: "127.0.0.1:0"},
 		HTTPS:    webdav.Settings{Addr: config.Off},
 	}
-	cfg.ApplyDefaults("test", false)
 	// The first ad may go before the first walk ends: the next carries it.
 	cfg.Advertise.Interval = units.Duration(200 * time.Millisecond)
-	b, err := New(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- b.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	b := runBox(t, cfg)
 	want := director.NewHoldings([]string{"/store", "/store/a", "/store/a/b.dat"})
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -52,18 +52,16 @@ func (s *HoldingsSender) prepare(ads []Ad, now time.Time, seen map[string]sentHo
 		ad.Servers = s.prepare(ad.Servers, now, seen, budget)
 		if h := ad.Holdings; h.usable() {
 			last, ok := s.sent[ad.Name]
-			due := !ok || last.digest != h.Digest || now.Sub(last.at) >= holdingsRefresh
-			if due && len(h.Bits) <= *budget {
+			same := ok && last.digest == h.Digest
+			if due := !same || now.Sub(last.at) >= holdingsRefresh; due && len(h.Bits) <= *budget {
 				*budget -= len(h.Bits)
-				last = sentHoldings{digest: h.Digest, at: now}
+				seen[ad.Name] = sentHoldings{digest: h.Digest, at: now}
 			} else {
 				ad.Holdings = h.summary()
+				if same {
+					seen[ad.Name] = last // the directors have these bits
+				} // else not sent: the next ad tries again
 			}
-			if due && last.digest != h.Digest {
-				// Not sent: the next ad tries again.
-				last = sentHoldings{}
-			}
-			seen[ad.Name] = last
 		}
 		out[i] = ad
 	}
