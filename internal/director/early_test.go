@@ -188,3 +188,33 @@ func TestSilentServersDoNotHoldBackTheSearch(t *testing.T) {
 		t.Errorf("sent to %s after %v, want zz:1 well before the silent servers' deadline", to, el)
 	}
 }
+
+// A server back from being down is asked by the next open even while the
+// search that found it down is still waiting for a slow server: the next
+// open does not join that search, whose answer for it is stale.
+func TestServerBackIsAskedDespiteSearchUnderWay(t *testing.T) {
+	p := &fakeProber{
+		files: map[string][]string{"a:1": {"/store/f"}, "b:1": {"/store/f"}, "c:1": nil},
+		slow:  map[string]time.Duration{"c:1": slowAnswer},
+		down:  map[string]bool{"b:1": true},
+	}
+	d := newTestDirector(t, Config{Site: "A", WaitAfter: 5 * time.Second}, p)
+	d.Advertise(ad("a", "B", RoleOrigin, "a:1", "/store"))
+	d.Advertise(ad("b", "A", RoleOrigin, "b:1", "/store"))
+	d.Advertise(ad("c", "C", RoleOrigin, "c:1", "/store"))
+	if _, to := redirectOf(t, d.routeT(reqCtx(""), "open", "/store/f")); to != "a:1" {
+		t.Fatalf("b down: sent to %s, want a:1", to)
+	}
+	// c has not answered yet: the search that found b down is under way.
+	p.mu.Lock()
+	p.down = nil
+	p.mu.Unlock()
+	d.Advertise(ad("b", "A", RoleOrigin, "b:1", "/store"))
+	t0 := time.Now()
+	if _, to := redirectOf(t, d.routeT(reqCtx(""), "open", "/store/f")); to != "b:1" {
+		t.Errorf("b back: sent to %s, want b:1, at the client's site", to)
+	}
+	if el := time.Since(t0); el >= slowAnswer {
+		t.Errorf("the open after b came back took %v: it waited for the slow server (%v)", el, slowAnswer)
+	}
+}

@@ -4,6 +4,7 @@ package director
 type pending struct {
 	asks     map[string]bool // the servers asked
 	answered map[string]bool // root → holds it, for every server that answered or failed
+	down     map[string]bool // the servers found unreachable
 	has      []string        // the roots holding it, in the order they answered
 	changed  chan struct{}   // closed, and replaced, at each answer
 	done     chan struct{}   // closed once the search's result is recorded
@@ -25,10 +26,11 @@ type early struct{ after []string }
 func (l *locator) start(name string, cands []string, epoch, cover uint64) *pending {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if p := l.running[name]; p != nil && asksAll(p, cands) {
+	if p := l.running[name]; p != nil && asksAll(p, cands) && !foundDown(p, cands) {
 		return p
 	}
-	p := &pending{asks: make(map[string]bool, len(cands)), answered: map[string]bool{}, changed: make(chan struct{}), done: make(chan struct{}), cover: cover}
+	p := &pending{asks: make(map[string]bool, len(cands)), answered: map[string]bool{}, down: map[string]bool{},
+		changed: make(chan struct{}), done: make(chan struct{}), cover: cover}
 	for _, c := range cands {
 		p.asks[c] = true
 	}
@@ -38,6 +40,19 @@ func (l *locator) start(name string, cands []string, epoch, cover uint64) *pendi
 	l.running[name] = p
 	go l.search(name, cands, epoch, p)
 	return p
+}
+
+// foundDown reports whether the search p found one of cands down. Such a
+// server is a candidate again only because it came back since (a server
+// found down is no longer eligible), so p's answer for it is stale: a
+// lookup joining p would not ask the server it may prefer.
+func foundDown(p *pending, cands []string) bool {
+	for _, c := range cands {
+		if p.down[c] {
+			return true
+		}
+	}
+	return false
 }
 
 func asksAll(p *pending, cands []string) bool {
@@ -80,6 +95,9 @@ func (l *locator) heard(p *pending, a probeAnswer) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p.answered[a.root] = a.has
+	if a.down {
+		p.down[a.root] = true
+	}
 	if a.has {
 		p.has = append(p.has, a.root)
 	}
