@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 
 	"sitebox/internal/cache/blockmap"
-	"sitebox/internal/cache/disk"
+	"sitebox/internal/dio"
 )
 
 // budget hands out fetch buffers up to the RAM limit. It never blocks: a
@@ -41,7 +41,7 @@ func (b *budget) get(n int64) []byte {
 	if v, ok := b.pools[k-1].Get().(*[]byte); ok {
 		return (*v)[:n]
 	}
-	return disk.AlignedBuf(size)[:n]
+	return dio.Buf(size)[:n]
 }
 
 func (b *budget) put(buf []byte) {

@@ -15,6 +15,7 @@ import (
 	"sitebox/internal/cache/index"
 	"sitebox/internal/cache/upstream"
 	"sitebox/internal/cksum"
+	"sitebox/internal/dio"
 	"sitebox/internal/store"
 )
 
@@ -102,7 +103,7 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 		c.ups.Add(r.Prefix, r.Upstreams)
 	}
 	c.keep.limit = cfg.RAM.Bytes() / keepShare
-	c.blockPool.New = func() any { b := disk.AlignedBuf(cfg.BlockSize.Bytes()); return &b }
+	c.blockPool.New = func() any { b := dio.Buf(cfg.BlockSize.Bytes()); return &b }
 	d.OnFull(func() { c.kickPurge(-1) })
 	log.Info("cache ready; reading the block maps of cached files in the background", "dir", cfg.Dir, "block_size", cfg.BlockSize.Bytes(), "ram", cfg.RAM.Bytes())
 	return c, nil

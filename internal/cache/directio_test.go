@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"sitebox/internal/dio"
 	"testing"
-
-	"sitebox/internal/cache/disk"
 )
 
 // The same file, ending in a partial block, through O_DIRECT and through
@@ -30,8 +29,8 @@ func TestBothIOModes(t *testing.T) {
 			}
 			e.settle()
 			p := filepath.Join(e.dir, "data/store/m")
-			if fi, err := os.Stat(p); err != nil || fi.Size() != disk.AlignUp(int64(size)) {
-				t.Fatalf("data file %v, %v; want size %d", fi, err, disk.AlignUp(int64(size)))
+			if fi, err := os.Stat(p); err != nil || fi.Size() != dio.AlignUp(int64(size)) {
+				t.Fatalf("data file %v, %v; want size %d", fi, err, dio.AlignUp(int64(size)))
 			}
 			e.restart()
 			before := e.up.bytes.Load()

@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"sitebox/internal/cache/blockmap"
-	"sitebox/internal/cache/disk"
+	"sitebox/internal/dio"
 )
 
 type writeJob struct {
@@ -65,7 +65,7 @@ func (e *entry) writeBlock(f *fetch) {
 	if current && err == nil {
 		// The last page is padded to O_DIRECT's alignment; the data file
 		// is that much longer than the upstream file (see dataFile).
-		buf := f.buf[:disk.AlignUp(int64(len(f.buf)))]
+		buf := f.buf[:dio.AlignUp(int64(len(f.buf)))]
 		clear(buf[len(f.buf):])
 		_, err = data.WriteAt(buf, f.off)
 	}

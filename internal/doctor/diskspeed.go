@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
-	"unsafe"
 
 	"sitebox/internal/config"
+	"sitebox/internal/dio"
 	"sitebox/internal/units"
 )
 
@@ -138,13 +138,7 @@ func (s syncCloser) Close() error {
 // testData is n bytes aligned for O_DIRECT, filled with random bytes so
 // compressing filesystems (ZFS, btrfs) cannot make the test look fast.
 func testData(n int64) []byte {
-	const align = 4096
-	raw := make([]byte, n+align)
-	off := 0
-	if rem := int(uintptr(unsafe.Pointer(&raw[0])) % align); rem != 0 {
-		off = align - rem
-	}
-	b := raw[off : off+int(n)]
+	b := dio.Buf(n)
 	r := rand.NewChaCha8([32]byte{'s', 'i', 't', 'e', 'b', 'o', 'x'})
 	r.Read(b)
 	return b

@@ -2,6 +2,7 @@ package disk
 
 import (
 	"os"
+	"sitebox/internal/dio"
 )
 
 // Data is one cached file's data file, and the descriptors it is read
@@ -54,8 +55,8 @@ func (f *Data) File(size int64) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := w.Stat(); err == nil && size >= 0 && fi.Size() != AlignUp(size) {
-		if err := w.Truncate(AlignUp(size)); err != nil {
+	if fi, err := w.Stat(); err == nil && size >= 0 && fi.Size() != dio.AlignUp(size) {
+		if err := w.Truncate(dio.AlignUp(size)); err != nil {
 			w.Close()
 			return nil, err
 		}

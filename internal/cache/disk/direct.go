@@ -5,7 +5,8 @@ import (
 	"encoding/hex"
 	"os"
 	"syscall"
-	"unsafe"
+
+	"sitebox/internal/dio"
 )
 
 // Cached data goes to disk with O_DIRECT when the filesystem allows it.
@@ -16,23 +17,6 @@ import (
 // RAM; a second copy in the page cache buys little. Reads are another
 // matter: they go through the page cache (data.go, stream.go), where a
 // file read again costs a copy, not a disk read.
-
-// DioAlign is the alignment O_DIRECT needs of buffers, offsets and
-// lengths: the largest logical block size in common use.
-const DioAlign = 4096
-
-// AlignUp rounds n up to a multiple of DioAlign.
-func AlignUp(n int64) int64 { return (n + DioAlign - 1) &^ (DioAlign - 1) }
-
-// AlignedBuf returns n bytes whose first byte sits on a DioAlign boundary.
-func AlignedBuf(n int64) []byte {
-	b := make([]byte, n+DioAlign)
-	off := 0
-	if r := int(uintptr(unsafePointer(b)) & (DioAlign - 1)); r != 0 {
-		off = DioAlign - r
-	}
-	return b[off : off+int(n) : off+int(n)]
-}
 
 // probeDirect reports whether files in the cache's tmp/ directory can be
 // written and read with O_DIRECT (tmpfs and some network filesystems say
@@ -47,12 +31,10 @@ func (d *Dir) probeDirect() bool {
 	}
 	defer d.root.Remove(name)
 	defer f.Close()
-	buf := AlignedBuf(DioAlign)
+	buf := dio.Buf(dio.Align)
 	if _, err := f.WriteAt(buf, 0); err != nil {
 		return false
 	}
 	_, err = f.ReadAt(buf, 0)
 	return err == nil
 }
-
-func unsafePointer(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
