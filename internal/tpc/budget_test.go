@@ -73,6 +73,18 @@ func (d *discard) Truncate(int64) error              { return nil }
 func (d *discard) Sync() error                       { return nil }
 func (d *discard) sink() Sink                        { return Sink{File: d, Abort: func(context.Context) {}} }
 func (f *trickleFile) source() Source                { return Source{File: f, Size: f.size} }
+
+// seatedCopies is how many copies hold a seat in b.
+func seatedCopies(b *Budget) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, k := range b.seats {
+		n += k
+	}
+	return n
+}
+
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -106,9 +118,9 @@ func TestTricklingPullsBoundedByBudget(t *testing.T) {
 		}()
 	}
 	// Every copy that got a seat is reading; the rest wait for one.
-	waitFor(t, "the budget to fill", func() bool {
+	waitFor(t, "the budget to fill and every copy to take a seat or wait", func() bool {
 		st := b.Stats()
-		return st.InUse+chunk > limit && st.Waiting > 0
+		return st.InUse+chunk > limit && st.Waiting > 0 && seatedCopies(b)+st.Waiting == 24
 	})
 	time.Sleep(200 * time.Millisecond) // let any unbounded stream show itself
 	st := b.Stats()
@@ -118,7 +130,7 @@ func TestTricklingPullsBoundedByBudget(t *testing.T) {
 	if st.InUse > limit {
 		t.Errorf("budget in use %d MiB > limit %d MiB", st.InUse>>20, limit>>20)
 	}
-	seated := int64(24 - st.Waiting)
+	seated := int64(seatedCopies(b))
 	if seated*chunk > limit || seated == 0 {
 		t.Errorf("%d copies seated, %d waiting", seated, st.Waiting)
 	}

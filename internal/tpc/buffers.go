@@ -2,6 +2,7 @@ package tpc
 
 import (
 	"runtime/debug"
+	"sitebox/internal/dio"
 	"time"
 )
 
@@ -55,7 +56,7 @@ func (b *Budget) buffer(n int64) *buffer {
 	}
 	b.mu.Unlock()
 	if p == nil {
-		p = make([]byte, n)
+		p = dio.Buf(n) // aligned, for a local destination's direct writes
 	}
 	return &buffer{b: b, p: p}
 }

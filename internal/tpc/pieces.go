@@ -39,7 +39,7 @@ func (j *Job) streamChunk(ctx context.Context, rr store.RangeReader, buf []byte,
 			}
 			return fmt.Errorf("reading source at %d: %w", off+int64(pos+n), err)
 		}
-		if _, err := j.Dst.File.WriteAt(p, off+int64(pos)); err != nil {
+		if err := j.writeAt(p, off+int64(pos)); err != nil {
 			return fmt.Errorf("writing destination at %d: %w", off+int64(pos), err)
 		}
 		j.sums.add(off, p)
@@ -66,7 +66,7 @@ func (j *Job) copyPieces(ctx context.Context, buf []byte, off int64) error {
 			}
 			return fmt.Errorf("reading source at %d: %w", at+int64(n), err)
 		}
-		if _, err := j.Dst.File.WriteAt(p, at); err != nil {
+		if err := j.writeAt(p, at); err != nil {
 			return fmt.Errorf("writing destination at %d: %w", at, err)
 		}
 		j.sums.add(off, p)
@@ -118,7 +118,7 @@ func (w *chunkWriter) Write(p []byte) (int, error) {
 		w.err = fmt.Errorf("reading source at %d: %w: more bytes than the range asked", w.end, store.ErrIO)
 		return 0, w.err
 	}
-	if _, err := w.j.Dst.File.WriteAt(p, w.pos); err != nil {
+	if err := w.j.writeAt(p, w.pos); err != nil {
 		w.err = fmt.Errorf("writing destination at %d: %w", w.pos, err)
 		return 0, w.err
 	}

@@ -131,6 +131,9 @@ type Job struct {
 	sums    chunkSums    // of the chunks written, when the copy verifies them
 	held    *heldRange   // the ranged read of a one-stream copy, when the source allows it
 	wb      *writeBehind // starts the disk writes of written chunks (a local file)
+	direct  *direct      // writes aligned pieces past the page cache (a local file)
+	// directBytes counts the bytes written past the page cache.
+	directBytes atomic.Int64
 }
 
 // Moved is the number of bytes written so far; safe to call while Run runs.
@@ -162,7 +165,9 @@ func (j *Job) Run(ctx context.Context) (err error) {
 		j.sums = newChunkSums(j.Src.Size)
 	}
 	j.wb = startWriteBehind(j.Dst.File)
+	j.direct = openDirect(j.Dst.File)
 	err = j.copy(ctx)
+	j.direct.close()
 	j.wb.stop(err == nil)
 	if err != nil {
 		return err
@@ -178,7 +183,7 @@ func (j *Job) Run(ctx context.Context) (err error) {
 	if j.Dst.Commit != nil {
 		err = j.Dst.Commit(ctx)
 	}
-	j.logger().Debug("copy landed", "moving_seconds", moved.Sub(began).Seconds(),
+	j.logger().Debug("copy landed", "moving_seconds", moved.Sub(began).Seconds(), "direct_bytes", j.directBytes.Load(),
 		"verify_seconds", verified.Sub(moved).Seconds(), "landing_seconds", time.Since(verified).Seconds())
 	return err
 }
@@ -227,7 +232,7 @@ func (j *Job) readWrite(ctx context.Context, buf []byte, off int64) error {
 		}
 		return fmt.Errorf("reading source at %d: %w", off+int64(n), err)
 	}
-	if _, err := j.Dst.File.WriteAt(buf[:want], off); err != nil {
+	if err := j.writeAt(buf[:want], off); err != nil {
 		return fmt.Errorf("writing destination at %d: %w", off, err)
 	}
 	j.sums.add(off, buf[:want])

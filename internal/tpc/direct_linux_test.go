@@ -1,0 +1,94 @@
+package tpc_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"sitebox/internal/dio"
+	"sitebox/internal/tpc"
+)
+
+// resident is the fraction of path's pages in the page cache.
+func resident(t *testing.T, path string) float64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	m, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	pages := (len(m) + os.Getpagesize() - 1) / os.Getpagesize()
+	vec := make([]byte, pages)
+	if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+		t.Fatal(e)
+	}
+	in := 0
+	for _, v := range vec {
+		in += int(v & 1)
+	}
+	return float64(in) / float64(pages)
+}
+
+// A copy to a local disk writes its data past the page cache, all but
+// the last piece (not a whole number of blocks), from an https-like
+// source (ranges streamed) and from a local one (read piece by piece);
+// the landed file is the source, byte for byte.
+func TestCopyWritesPastPageCache(t *testing.T) {
+	ctx := context.Background()
+	st, dir := newStore(t)
+	probe, err := os.Create(filepath.Join(dir, "probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	df, err := dio.Reopen(probe.Fd())
+	probe.Close()
+	if err != nil {
+		t.Skipf("the test directory's filesystem has no O_DIRECT: %v", err)
+	}
+	df.Close()
+	data := make([]byte, 9<<20+17)
+	rand.Read(data)
+	os.WriteFile(filepath.Join(dir, "src"), data, 0o644)
+	for _, ranged := range []bool{true, false} {
+		name := map[bool]string{true: "ranged", false: "local"}[ranged]
+		t.Run(name, func(t *testing.T) {
+			src, err := tpc.LocalSource(ctx, st, "/store/src")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ranged {
+				src.File = rangeFile{File: src.File}
+			}
+			sink, _, err := tpc.LocalSink(ctx, st, "/store/"+name, tpc.SinkOptions{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			job := &tpc.Job{Src: src, Dst: sink, Streams: 2, Buffers: tpc.NewBudget(64 << 20)}
+			if err := job.Run(ctx); err != nil {
+				t.Fatal(err)
+			}
+			landed := filepath.Join(dir, name)
+			if got := job.DirectBytes(); got < int64(len(data))-128<<10 {
+				t.Errorf("%d of %d bytes written past the page cache", got, len(data))
+			}
+			if r := resident(t, landed); r > 0.1 {
+				t.Errorf("%.0f%% of the landed file is in the page cache", 100*r)
+			}
+			if got, err := os.ReadFile(landed); err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("landed file: %v; equal %v", err, bytes.Equal(got, data))
+			}
+		})
+	}
+}
