@@ -81,6 +81,16 @@ func (d *direct) write(p []byte, off int64) bool {
 	return true
 }
 
+// on reports whether writes go past the page cache now.
+func (d *direct) on() bool {
+	if d == nil {
+		return false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.f != nil
+}
+
 // close closes the O_DIRECT descriptor; writes after it go through the
 // page cache.
 func (d *direct) close() {

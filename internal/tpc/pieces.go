@@ -19,7 +19,7 @@ import (
 const piece = 128 << 10
 
 // streamChunk copies [off, off+len(buf)) with one ranged read whose
-// bytes are written piece by piece as they arrive.
+// bytes are written piece by piece as they arrive (see chunkWrites).
 func (j *Job) streamChunk(ctx context.Context, rr store.RangeReader, buf []byte, off int64) (err error) {
 	body, done, err := j.openRange(ctx, rr, off, int64(len(buf)))
 	if err != nil {
@@ -29,36 +29,44 @@ func (j *Job) streamChunk(ctx context.Context, rr store.RangeReader, buf []byte,
 	if wt, ok := body.(io.WriterTo); ok {
 		return j.writeFrom(wt, len(buf), off)
 	}
+	w := j.writesOf(buf, off)
+	defer func() {
+		if ferr := w.finish(); err == nil {
+			err = ferr
+		}
+	}()
 	for pos := 0; pos < len(buf); {
-		// Every piece goes through the buffer's first piece: the same
-		// memory, still in the CPU's cache from the last one.
-		p := buf[:min(piece, len(buf)-pos)]
+		p := w.next(pos, w.pieceSize(len(buf)-pos))
 		if n, err := io.ReadFull(body, p); err != nil {
 			if err == io.EOF { // ended at a piece's start: still short
 				err = io.ErrUnexpectedEOF
 			}
 			return fmt.Errorf("reading source at %d: %w", off+int64(pos+n), err)
 		}
-		if err := j.writeAt(p, off+int64(pos)); err != nil {
-			return fmt.Errorf("writing destination at %d: %w", off+int64(pos), err)
+		if err := w.put(p, pos); err != nil {
+			return err
 		}
-		j.sums.add(off, p)
-		j.moved.Add(int64(len(p)))
 		pos += len(p)
 	}
 	return nil
 }
 
 // copyPieces copies [off, off+len(buf)) of a local source a piece at a
-// time through the buffer's first piece: a read costs no round trip,
-// and each piece is written (or sent, in a push) while still in the
-// CPU's cache, where a whole chunk read first would have left it.
-func (j *Job) copyPieces(ctx context.Context, buf []byte, off int64) error {
+// time (see chunkWrites): a read costs no round trip, and each piece is
+// written (or sent, in a push) while still in the CPU's cache, where a
+// whole chunk read first would have left it.
+func (j *Job) copyPieces(ctx context.Context, buf []byte, off int64) (err error) {
+	w := j.writesOf(buf, off)
+	defer func() {
+		if ferr := w.finish(); err == nil {
+			err = ferr
+		}
+	}()
 	for pos := 0; pos < len(buf); {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		p := buf[:min(piece, len(buf)-pos)]
+		p := w.next(pos, w.pieceSize(len(buf)-pos))
 		at := off + int64(pos)
 		if n, err := readFullAt(j.Src.File.ReadAt, p, at); n < len(p) {
 			if err == nil || errors.Is(err, io.EOF) {
@@ -66,11 +74,9 @@ func (j *Job) copyPieces(ctx context.Context, buf []byte, off int64) error {
 			}
 			return fmt.Errorf("reading source at %d: %w", at+int64(n), err)
 		}
-		if err := j.writeAt(p, at); err != nil {
-			return fmt.Errorf("writing destination at %d: %w", at, err)
+		if err := w.put(p, pos); err != nil {
+			return err
 		}
-		j.sums.add(off, p)
-		j.moved.Add(int64(len(p)))
 		pos += len(p)
 	}
 	return nil
@@ -118,12 +124,11 @@ func (w *chunkWriter) Write(p []byte) (int, error) {
 		w.err = fmt.Errorf("reading source at %d: %w: more bytes than the range asked", w.end, store.ErrIO)
 		return 0, w.err
 	}
-	if err := w.j.writeAt(p, w.pos); err != nil {
-		w.err = fmt.Errorf("writing destination at %d: %w", w.pos, err)
+	w.j.sums.add(w.chunk, p)
+	if err := w.j.written(p, w.pos); err != nil {
+		w.err = err
 		return 0, w.err
 	}
-	w.j.sums.add(w.chunk, p)
-	w.j.moved.Add(int64(len(p)))
 	w.pos += int64(len(p))
 	return len(p), nil
 }

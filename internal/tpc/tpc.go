@@ -232,12 +232,8 @@ func (j *Job) readWrite(ctx context.Context, buf []byte, off int64) error {
 		}
 		return fmt.Errorf("reading source at %d: %w", off+int64(n), err)
 	}
-	if err := j.writeAt(buf[:want], off); err != nil {
-		return fmt.Errorf("writing destination at %d: %w", off, err)
-	}
 	j.sums.add(off, buf[:want])
-	j.moved.Add(int64(want))
-	return nil
+	return j.written(buf[:want], off)
 }
 
 func readFullAt(read func([]byte, int64) (int, error), p []byte, off int64) (int, error) {
