@@ -20,3 +20,21 @@ func Reopen(fd uintptr) (*os.File, error) {
 	}
 	return os.NewFile(uintptr(nfd), p), nil
 }
+
+// OnLocalDisk reports whether the file behind fd lives on a filesystem
+// of a local disk whose O_DIRECT writes go straight to the device (ext4,
+// XFS, btrfs). On a network filesystem (NFS, CephFS, Lustre) an O_DIRECT
+// write is a synchronous round trip to the server each, where buffered
+// writes keep many in flight; elsewhere O_DIRECT may be ignored or
+// refused.
+func OnLocalDisk(fd uintptr) bool {
+	var st unix.Statfs_t
+	if unix.Fstatfs(int(fd), &st) != nil {
+		return false
+	}
+	switch st.Type {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC:
+		return true
+	}
+	return false
+}

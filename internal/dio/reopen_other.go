@@ -11,3 +11,6 @@ import (
 func Reopen(fd uintptr) (*os.File, error) {
 	return nil, errors.ErrUnsupported
 }
+
+// OnLocalDisk is Linux's; elsewhere no disk is known to be one.
+func OnLocalDisk(fd uintptr) bool { return false }

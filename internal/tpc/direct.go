@@ -8,8 +8,9 @@ import (
 	"sitebox/internal/store"
 )
 
-// A copy landing on a local disk writes its data past the page cache
-// (O_DIRECT) where the filesystem allows it. Written through the page
+// A copy landing on a local disk (ext4, XFS, btrfs: not a network
+// filesystem, where each such write would wait for the server) writes
+// its data past the page cache (O_DIRECT). Written through the page
 // cache, every byte was copied once more by the destination's kernel
 // (copy_folio_from_iter: up to half of the destination's time in a
 // 1 GiB HTTP-TPC pull, and more when the pages come from memory the
@@ -22,8 +23,9 @@ import (
 // Only whole aligned pieces go this way (dio.Aligned): the chunk
 // buffers are aligned and pieces are multiples of the alignment, so
 // that is all of a copy from an https or a local source except its last
-// piece; a root:// source's bytes arrive in its own buffers and are
-// written through the page cache as before. A direct write that fails
+// piece. A root:// source hands over the buffers its connection filled,
+// written as they come: past the page cache when they are aligned (the
+// client's own are), through it when not. A direct write that fails
 // is written again the usual way, whose error, if any, is the one the
 // copy reports, and the copy writes through the page cache from then
 // on.
@@ -35,10 +37,10 @@ type direct struct {
 }
 
 // openDirect opens f's file again with O_DIRECT: nil when f is not a
-// local file or its filesystem refuses.
+// file on a local disk (dio.OnLocalDisk) or its filesystem refuses.
 func openDirect(f store.WritableFile) *direct {
 	sf, ok := store.As[store.SendFiler](f)
-	if !ok {
+	if !ok || !dio.OnLocalDisk(sf.Fd()) {
 		return nil
 	}
 	df, err := dio.Reopen(sf.Fd())
