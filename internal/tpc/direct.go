@@ -2,7 +2,7 @@ package tpc
 
 import (
 	"os"
-	"sync"
+	"sync/atomic"
 
 	"sitebox/internal/dio"
 	"sitebox/internal/store"
@@ -30,11 +30,9 @@ import (
 // copy reports, and the copy writes through the page cache from then
 // on.
 
-// direct is the destination's O_DIRECT descriptor, while it works.
-type direct struct {
-	mu sync.Mutex // guards f against a failure closing it mid-write
-	f  *os.File
-}
+// direct is the destination's O_DIRECT descriptor, while it works (nil
+// once a write failed, or the copy ended).
+type direct struct{ f atomic.Pointer[os.File] }
 
 // openDirect opens f's file again with O_DIRECT: nil when f is not a
 // file on a local disk (dio.OnLocalDisk) or its filesystem refuses.
@@ -47,7 +45,9 @@ func openDirect(f store.WritableFile) *direct {
 	if err != nil {
 		return nil
 	}
-	return &direct{f: df}
+	d := &direct{}
+	d.f.Store(df)
+	return d
 }
 
 // DirectBytes is the number of bytes written past the page cache so far.
@@ -67,12 +67,10 @@ func (j *Job) writeAt(p []byte, off int64) error {
 // write writes p at off with O_DIRECT and reports whether it did. A
 // failed write turns direct writes off for the rest of the copy.
 func (d *direct) write(p []byte, off int64) bool {
-	if d == nil || !dio.Aligned(p, off) {
+	if !d.on() || !dio.Aligned(p, off) {
 		return false
 	}
-	d.mu.Lock()
-	f := d.f
-	d.mu.Unlock()
+	f := d.f.Load()
 	if f == nil {
 		return false
 	}
@@ -84,26 +82,15 @@ func (d *direct) write(p []byte, off int64) bool {
 }
 
 // on reports whether writes go past the page cache now.
-func (d *direct) on() bool {
-	if d == nil {
-		return false
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.f != nil
-}
+func (d *direct) on() bool { return d != nil && d.f.Load() != nil }
 
 // close closes the O_DIRECT descriptor; writes after it go through the
-// page cache.
+// page cache. A write still under way on it ends first (os.File).
 func (d *direct) close() {
 	if d == nil {
 		return
 	}
-	d.mu.Lock()
-	f := d.f
-	d.f = nil
-	d.mu.Unlock()
-	if f != nil {
+	if f := d.f.Swap(nil); f != nil {
 		f.Close()
 	}
 }

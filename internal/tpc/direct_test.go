@@ -29,7 +29,8 @@ func TestDirectWriteFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := &Job{Dst: Sink{File: osWritable{f}}, direct: &direct{f: ro}}
+	j := &Job{Dst: Sink{File: osWritable{f}}, direct: &direct{}}
+	j.direct.f.Store(ro)
 	p := dio.Buf(2 * dio.Align)
 	for i := range p {
 		p[i] = byte(i)
@@ -39,7 +40,7 @@ func TestDirectWriteFallsBack(t *testing.T) {
 			t.Fatalf("write at %d: %v", off, err)
 		}
 	}
-	if j.direct.f != nil || j.DirectBytes() != 0 {
+	if j.direct.on() || j.DirectBytes() != 0 {
 		t.Errorf("direct writes still on after a failure (%d bytes counted)", j.DirectBytes())
 	}
 	got, _ := os.ReadFile(path)
@@ -47,7 +48,9 @@ func TestDirectWriteFallsBack(t *testing.T) {
 		t.Errorf("file holds %d bytes, not the %d written", len(got), len(want))
 	}
 	// Pieces that are not aligned never go the direct way.
-	if (&direct{f: f}).write(p[1:dio.Align+1], 0) {
+	d := &direct{}
+	d.f.Store(f)
+	if d.write(p[1:dio.Align+1], 0) {
 		t.Error("a misaligned piece was written directly")
 	}
 }
