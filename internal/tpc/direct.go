@@ -1,9 +1,6 @@
 package tpc
 
 import (
-	"os"
-	"sync/atomic"
-
 	"sitebox/internal/dio"
 	"sitebox/internal/store"
 )
@@ -30,67 +27,25 @@ import (
 // copy reports, and the copy writes through the page cache from then
 // on.
 
-// direct is the destination's O_DIRECT descriptor, while it works (nil
-// once a write failed, or the copy ended).
-type direct struct{ f atomic.Pointer[os.File] }
-
 // openDirect opens f's file again with O_DIRECT: nil when f is not a
-// file on a local disk (dio.OnLocalDisk) or its filesystem refuses.
-func openDirect(f store.WritableFile) *direct {
+// file on a local disk or its filesystem refuses (dio.NewWriter).
+func openDirect(f store.WritableFile) *dio.Writer {
 	sf, ok := store.As[store.SendFiler](f)
-	if !ok || !dio.OnLocalDisk(sf.Fd()) {
+	if !ok {
 		return nil
 	}
-	df, err := dio.Reopen(sf.Fd())
-	if err != nil {
-		return nil
-	}
-	d := &direct{}
-	d.f.Store(df)
-	return d
+	return dio.NewWriter(sf.Fd())
 }
 
 // DirectBytes is the number of bytes written past the page cache so far.
-func (j *Job) DirectBytes() int64 { return j.directBytes.Load() }
+func (j *Job) DirectBytes() int64 { return j.direct.Bytes() }
 
 // writeAt writes p at off to the destination: past the page cache when
 // it can.
 func (j *Job) writeAt(p []byte, off int64) error {
-	if j.direct.write(p, off) {
-		j.directBytes.Add(int64(len(p)))
+	if j.direct.WriteAt(p, off) {
 		return nil
 	}
 	_, err := j.Dst.File.WriteAt(p, off)
 	return err
-}
-
-// write writes p at off with O_DIRECT and reports whether it did. A
-// failed write turns direct writes off for the rest of the copy.
-func (d *direct) write(p []byte, off int64) bool {
-	if !d.on() || !dio.Aligned(p, off) {
-		return false
-	}
-	f := d.f.Load()
-	if f == nil {
-		return false
-	}
-	if _, err := f.WriteAt(p, off); err != nil {
-		d.close()
-		return false
-	}
-	return true
-}
-
-// on reports whether writes go past the page cache now.
-func (d *direct) on() bool { return d != nil && d.f.Load() != nil }
-
-// close closes the O_DIRECT descriptor; writes after it go through the
-// page cache. A write still under way on it ends first (os.File).
-func (d *direct) close() {
-	if d == nil {
-		return
-	}
-	if f := d.f.Swap(nil); f != nil {
-		f.Close()
-	}
 }

@@ -29,7 +29,7 @@ type chunkWrites struct {
 // must be called before the buffer is used for anything else.
 func (j *Job) writesOf(buf []byte, off int64) *chunkWrites {
 	w := &chunkWrites{j: j, buf: buf, off: off}
-	if j.direct.on() && len(buf) > directPiece {
+	if j.direct.On() && len(buf) > directPiece {
 		w.queue = make(chan []byte, (len(buf)+directPiece-1)/directPiece)
 		w.done = make(chan error, 1)
 		go w.writeBehind()

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"sitebox/internal/dio"
 	"sitebox/internal/store"
 )
 
@@ -131,9 +132,7 @@ type Job struct {
 	sums    chunkSums    // of the chunks written, when the copy verifies them
 	held    *heldRange   // the ranged read of a one-stream copy, when the source allows it
 	wb      *writeBehind // starts the disk writes of written chunks (a local file)
-	direct  *direct      // writes aligned pieces past the page cache (a local file)
-	// directBytes counts the bytes written past the page cache.
-	directBytes atomic.Int64
+	direct  *dio.Writer  // writes aligned pieces past the page cache (a local file)
 }
 
 // Moved is the number of bytes written so far; safe to call while Run runs.
@@ -167,7 +166,7 @@ func (j *Job) Run(ctx context.Context) (err error) {
 	j.wb = startWriteBehind(j.Dst.File)
 	j.direct = openDirect(j.Dst.File)
 	err = j.copy(ctx)
-	j.direct.close()
+	j.direct.Close()
 	j.wb.stop(err == nil)
 	if err != nil {
 		return err
@@ -183,7 +182,7 @@ func (j *Job) Run(ctx context.Context) (err error) {
 	if j.Dst.Commit != nil {
 		err = j.Dst.Commit(ctx)
 	}
-	j.logger().Debug("copy landed", "moving_seconds", moved.Sub(began).Seconds(), "direct_bytes", j.directBytes.Load(),
+	j.logger().Debug("copy landed", "moving_seconds", moved.Sub(began).Seconds(), "direct_bytes", j.direct.Bytes(),
 		"verify_seconds", verified.Sub(moved).Seconds(), "landing_seconds", time.Since(verified).Seconds())
 	return err
 }
