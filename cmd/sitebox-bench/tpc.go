@@ -57,7 +57,7 @@ func newBenchTPCCmd() *cobra.Command {
 	c.Flags().StringVar(&size, "size", "1GiB", "size of the copied file")
 	c.Flags().IntVar(&rounds, "rounds", 3, "rounds per point (median reported)")
 	c.Flags().StringVar(&base, "baseline", "", "another sitebox binary, run as a third pair in the same rounds (before/after)")
-	c.Flags().StringSliceVar(&protos, "proto", nil, "transfer kinds to run: root, https (default both)")
+	c.Flags().StringSliceVar(&protos, "proto", nil, "transfer kinds to run: root, https (pull), push, put (default root and https)")
 	c.Flags().IntVar(&streams, "streams", 0, "X-Number-Of-Streams of the HTTP-TPC copies, as FTS sends it (0: not sent, one stream)")
 	c.Flags().StringVar(&workDir, "work-dir", "", "scratch directory (default: a temporary one)")
 	return c

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sitebox/internal/dio"
 )
 
 // Capable is implemented by a store (or an open file) that wraps another
@@ -78,4 +79,15 @@ func Locate(ctx context.Context, s Store, name string) ([]Location, error) {
 		return []Location{{Writable: fi.Writable}}, nil
 	}
 	return l.Locate(ctx, name)
+}
+
+// DirectWriter returns a writer of f's aligned pieces past the page
+// cache (dio.Writer): nil unless f is a file on a local disk (SendFiler)
+// whose filesystem takes O_DIRECT. The caller closes it before f.
+func DirectWriter(f WritableFile) *dio.Writer {
+	sf, ok := As[SendFiler](f)
+	if !ok {
+		return nil
+	}
+	return dio.NewWriter(sf.Fd())
 }

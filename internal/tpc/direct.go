@@ -1,10 +1,5 @@
 package tpc
 
-import (
-	"sitebox/internal/dio"
-	"sitebox/internal/store"
-)
-
 // A copy landing on a local disk (ext4, XFS, btrfs: not a network
 // filesystem, where each such write would wait for the server) writes
 // its data past the page cache (O_DIRECT). Written through the page
@@ -26,16 +21,6 @@ import (
 // is written again the usual way, whose error, if any, is the one the
 // copy reports, and the copy writes through the page cache from then
 // on.
-
-// openDirect opens f's file again with O_DIRECT: nil when f is not a
-// file on a local disk or its filesystem refuses (dio.NewWriter).
-func openDirect(f store.WritableFile) *dio.Writer {
-	sf, ok := store.As[store.SendFiler](f)
-	if !ok {
-		return nil
-	}
-	return dio.NewWriter(sf.Fd())
-}
 
 // DirectBytes is the number of bytes written past the page cache so far.
 func (j *Job) DirectBytes() int64 { return j.direct.Bytes() }

@@ -164,7 +164,7 @@ func (j *Job) Run(ctx context.Context) (err error) {
 		j.sums = newChunkSums(j.Src.Size)
 	}
 	j.wb = startWriteBehind(j.Dst.File)
-	j.direct = openDirect(j.Dst.File)
+	j.direct = store.DirectWriter(j.Dst.File)
 	err = j.copy(ctx)
 	j.direct.Close()
 	j.wb.stop(err == nil)

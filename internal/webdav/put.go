@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 
+	"sitebox/internal/dio"
 	"sitebox/internal/store"
 )
 
@@ -142,20 +143,24 @@ func withPath(err error, op, name, tmp string) error {
 func (h *Handler) copyBody(w http.ResponseWriter, r *http.Request, f store.WritableFile) (int64, error) {
 	body := newProgressBody(w, r.Body, h.cfg.bodyTimeout())
 	defer body.done()
-	buf := make([]byte, firstPutBuffer)
+	// Whole buffers go to a local disk past the page cache (see
+	// dio.Writer); the buffers are aligned for it.
+	direct := store.DirectWriter(f)
+	defer direct.Close()
+	buf := dio.Buf(firstPutBuffer)
 	var off int64
 	for {
 		n, rerr := fill(body, buf)
-		if n > 0 {
+		if n > 0 && !direct.WriteAt(buf[:n], off) {
 			if _, err := f.WriteAt(buf[:n], off); err != nil {
 				return off, &storeWriteError{err}
 			}
-			off += int64(n)
 		}
+		off += int64(n)
 		switch {
 		case rerr == nil:
 			if len(buf) < putBuffer {
-				buf = make([]byte, 2*len(buf))
+				buf = dio.Buf(int64(2 * len(buf)))
 			}
 		case rerr == io.EOF:
 			return off, nil

@@ -25,8 +25,8 @@ type TPCConfig struct {
 	// Baseline, if set, is another sitebox binary run as a third pair
 	// ("sitebox-baseline"), for a before/after comparison in one run.
 	Baseline string
-	// Protos are the transfer kinds to run, "root" and/or "https"
-	// (default both).
+	// Protos are the transfer kinds to run (tpcKinds; default "root" and
+	// "https").
 	Protos []string
 	// Streams, if set, is the X-Number-Of-Streams of the HTTP-TPC copies
 	// (FTS's "nostreams"): both destinations pull over that many
@@ -58,6 +58,8 @@ type tpcPair struct {
 	procs []*peers.Process
 	root  func(ctx context.Context) error
 	https func(ctx context.Context) error
+	push  func(ctx context.Context) error
+	put   func(ctx context.Context) error
 }
 
 // TPC copies one file between two sitebox boxes and between two xrootd
@@ -81,8 +83,8 @@ func TPC(ctx context.Context, cfg TPCConfig) ([]TPCResult, error) {
 		cfg.Protos = []string{"root", "https"}
 	}
 	for _, p := range cfg.Protos {
-		if p != "root" && p != "https" {
-			return nil, fmt.Errorf("bench tpc: unknown protocol %q (root, https)", p)
+		if !slices.Contains(tpcKinds, p) {
+			return nil, fmt.Errorf("bench tpc: unknown protocol %q (%s)", p, strings.Join(tpcKinds, ", "))
 		}
 	}
 	for _, tool := range []string{"xrdcp", "xrootd", "curl", "openssl"} {
@@ -106,7 +108,7 @@ func TPC(ctx context.Context, cfg TPCConfig) ([]TPCResult, error) {
 			for _, kind := range []struct {
 				proto string
 				run   func(context.Context) error
-			}{{"root", p.root}, {"https", p.https}} {
+			}{{"root", p.root}, {"https", p.https}, {"push", p.push}, {"put", p.put}} {
 				if !slices.Contains(cfg.Protos, kind.proto) {
 					continue
 				}
@@ -149,6 +151,18 @@ func TPC(ctx context.Context, cfg TPCConfig) ([]TPCResult, error) {
 }
 
 // streamsNote says what the HTTP-TPC copies ask for, when they ask.
+// tpcKinds are the transfers the benchmark knows: root:// TPC, HTTP-TPC
+// pull and push, and a client's https PUT of the file to the
+// destination (the upload an HTTP-TPC push makes, without the source).
+var tpcKinds = []string{"root", "https", "push", "put"}
+
+var tpcKindLabels = map[string]string{
+	"root":  "root:// (xrdcp --tpc only)",
+	"https": "HTTP-TPC pull (COPY + Source)",
+	"push":  "HTTP-TPC push (COPY + Destination)",
+	"put":   "https PUT by curl (an upload)",
+}
+
 func streamsNote(streams int) string {
 	if streams <= 0 {
 		return ""
@@ -191,10 +205,10 @@ func cpuOf(ps []*peers.Process) time.Duration {
 func FormatTPC(rs []TPCResult, size int64, streams int) string {
 	out := fmt.Sprintf("Third-party copy of a %d MiB file between two servers on one machine (median%s):\n\n", size>>20, streamsNote(streams))
 	out += "| protocol | server pair | MB/s | CPU s per copy (both servers) | machine CPU s per copy, write-back included |\n|---|---|---:|---:|---:|\n"
-	for _, proto := range []string{"root", "https"} {
+	for _, proto := range tpcKinds {
 		for _, r := range rs {
 			if r.Proto == proto {
-				label := map[string]string{"root": "root:// (xrdcp --tpc only)", "https": "HTTP-TPC pull (COPY + Source)"}[proto]
+				label := tpcKindLabels[proto]
 				out += fmt.Sprintf("| %s | %s | %.0f | %.2f | %.2f |\n", label, r.Server, r.MBps, r.CPUSecs, r.MachineCPUSecs)
 			}
 		}

@@ -101,10 +101,14 @@ func newTPCEnv(ctx context.Context, cfg TPCConfig) (*tpcEnv, error) {
 	env.pairs = append([]tpcPair{
 		{name: "sitebox", procs: []*peers.Process{b1, b2},
 			root:  xrdcpTPC(b1root+"//store/bench.dat", b2root+"//store/out.dat"),
-			https: httpTPC(b2https+"/store/out.dat", b1https+"/store/bench.dat", cfg.Streams)},
+			https: httpTPC(b2https+"/store/out.dat", b1https+"/store/bench.dat", cfg.Streams),
+			push:  httpPush(b1https+"/store/bench.dat", b2https+"/store/out.dat"),
+			put:   httpPut(filepath.Join(dirs["src"], "bench.dat"), b2https+"/store/up.dat")},
 		{name: "xrootd", procs: []*peers.Process{x1, x2},
 			root:  xrdcpTPC(x1root+"//bench.dat", x2root+"//out.dat"),
-			https: httpTPC(x2https+"/out.dat", x1https+"/bench.dat", cfg.Streams)},
+			https: httpTPC(x2https+"/out.dat", x1https+"/bench.dat", cfg.Streams),
+			push:  httpPush(x1https+"/bench.dat", x2https+"/out.dat"),
+			put:   httpPut(filepath.Join(dirs["src"], "bench.dat"), x2https+"/up.dat")},
 	}, env.pairs...)
 	return env, nil
 }
@@ -126,6 +130,8 @@ func startTPCBoxPair(ctx context.Context, bin, src, dst, state, certKey string, 
 	pair.procs = append(pair.procs, b2)
 	pair.root = xrdcpTPC(b1root+"//store/bench.dat", b2root+"//store/out.dat")
 	pair.https = httpTPC(b2https+"/store/out.dat", b1https+"/store/bench.dat", streams)
+	pair.push = httpPush(b1https+"/store/bench.dat", b2https+"/store/out.dat")
+	pair.put = httpPut(filepath.Join(src, "bench.dat"), b2https+"/store/up.dat")
 	return pair, nil
 }
 
@@ -228,6 +234,31 @@ func httpTPC(dst, src string, streams int) func(context.Context) error {
 		out, err := exec.CommandContext(ctx, "curl", args...).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "success") {
 			return fmt.Errorf("COPY: %v: %s", err, trimMsg(out))
+		}
+		return nil
+	}
+}
+
+// httpPush is an HTTP-TPC push of src to dst: COPY with Destination,
+// sent to the source.
+func httpPush(src, dst string) func(context.Context) error {
+	args := []string{"-sS", "-k", "-X", "COPY", "-H", "Destination: " + dst, "-H", "Credential: none", src}
+	return func(ctx context.Context) error {
+		out, err := exec.CommandContext(ctx, "curl", args...).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "success") {
+			return fmt.Errorf("COPY (push): %v: %s", err, trimMsg(out))
+		}
+		return nil
+	}
+}
+
+// httpPut uploads the local file to dst with one PUT, as a user's curl
+// or gfal-copy does.
+func httpPut(file, dst string) func(context.Context) error {
+	args := []string{"-sS", "-k", "-f", "-T", file, dst}
+	return func(ctx context.Context) error {
+		if out, err := exec.CommandContext(ctx, "curl", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("PUT: %v: %s", err, trimMsg(out))
 		}
 		return nil
 	}
