@@ -3,6 +3,7 @@ package dio
 import (
 	"os"
 	"strconv"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,4 +38,28 @@ func OnLocalDisk(fd uintptr) bool {
 		return true
 	}
 	return false
+}
+
+// Resident is the fraction of f's pages the page cache holds (mincore),
+// for checking that writes went past it.
+func Resident(f *os.File) (float64, error) {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return 0, err
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Munmap(m)
+	page := os.Getpagesize()
+	vec := make([]byte, (len(m)+page-1)/page)
+	if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+		return 0, e
+	}
+	in := 0
+	for _, v := range vec {
+		in += int(v & 1)
+	}
+	return float64(in) / float64(len(vec)), nil
 }

@@ -7,9 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"sitebox/internal/dio"
 	"sitebox/internal/tpc"
@@ -23,22 +20,11 @@ func resident(t *testing.T, path string) float64 {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	fi, _ := f.Stat()
-	m, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	r, err := dio.Resident(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Munmap(m)
-	pages := (len(m) + os.Getpagesize() - 1) / os.Getpagesize()
-	vec := make([]byte, pages)
-	if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
-		t.Fatal(e)
-	}
-	in := 0
-	for _, v := range vec {
-		in += int(v & 1)
-	}
-	return float64(in) / float64(pages)
+	return r
 }
 
 // A copy to a local disk writes its data past the page cache, all but
