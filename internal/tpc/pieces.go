@@ -36,7 +36,7 @@ func (j *Job) streamChunk(ctx context.Context, rr store.RangeReader, buf []byte,
 		}
 	}()
 	for pos := 0; pos < len(buf); {
-		p := w.next(pos, w.pieceSize(len(buf)-pos))
+		p := w.next(pos)
 		if n, err := io.ReadFull(body, p); err != nil {
 			if err == io.EOF { // ended at a piece's start: still short
 				err = io.ErrUnexpectedEOF
@@ -66,7 +66,7 @@ func (j *Job) copyPieces(ctx context.Context, buf []byte, off int64) (err error)
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		p := w.next(pos, w.pieceSize(len(buf)-pos))
+		p := w.next(pos)
 		at := off + int64(pos)
 		if n, err := readFullAt(j.Src.File.ReadAt, p, at); n < len(p) {
 			if err == nil || errors.Is(err, io.EOF) {

@@ -37,20 +37,13 @@ func (j *Job) writesOf(buf []byte, off int64) *chunkWrites {
 	return w
 }
 
-// next is the buffer for the n bytes at pos of the chunk.
-func (w *chunkWrites) next(pos, n int) []byte {
+// next is the buffer for the piece at pos of the chunk: a part of its
+// own when written behind the reads, else the first piece's memory.
+func (w *chunkWrites) next(pos int) []byte {
 	if w.queue != nil {
-		return w.buf[pos : pos+n]
+		return w.buf[pos : pos+min(directPiece, len(w.buf)-pos)]
 	}
-	return w.buf[:n]
-}
-
-// pieceSize is how much to read before each write, at most left.
-func (w *chunkWrites) pieceSize(left int) int {
-	if w.queue != nil {
-		return min(directPiece, left)
-	}
-	return min(piece, left)
+	return w.buf[:min(piece, len(w.buf)-pos)]
 }
 
 // put sums p, the bytes at pos of the chunk, and writes it, now or
