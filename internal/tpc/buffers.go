@@ -2,8 +2,9 @@ package tpc
 
 import (
 	"runtime/debug"
-	"sitebox/internal/dio"
 	"time"
+
+	"sitebox/internal/dio"
 )
 
 // giveBackAfter is the peak of buffer memory above which the budget,
