@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"sitebox/internal/dio"
 	"testing"
+
+	"sitebox/internal/dio"
 )
 
 // The same file, ending in a partial block, through O_DIRECT and through

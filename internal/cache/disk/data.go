@@ -2,6 +2,7 @@ package disk
 
 import (
 	"os"
+
 	"sitebox/internal/dio"
 )
 
