@@ -229,24 +229,22 @@ func httpTPC(dst, src string, streams int) func(context.Context) error {
 	if streams > 0 {
 		args = append(args, "-H", "X-Number-Of-Streams: "+strconv.Itoa(streams))
 	}
-	args = append(args, dst)
-	return func(ctx context.Context) error {
-		out, err := exec.CommandContext(ctx, "curl", args...).CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "success") {
-			return fmt.Errorf("COPY: %v: %s", err, trimMsg(out))
-		}
-		return nil
-	}
+	return curlCopy("COPY", append(args, dst))
 }
 
 // httpPush is an HTTP-TPC push of src to dst: COPY with Destination,
 // sent to the source.
 func httpPush(src, dst string) func(context.Context) error {
-	args := []string{"-sS", "-k", "-X", "COPY", "-H", "Destination: " + dst, "-H", "Credential: none", src}
+	return curlCopy("COPY (push)", []string{"-sS", "-k", "-X", "COPY", "-H", "Destination: " + dst, "-H", "Credential: none", src})
+}
+
+// curlCopy runs curl with args, a COPY whose answer must end in
+// "success"; what names it in errors.
+func curlCopy(what string, args []string) func(context.Context) error {
 	return func(ctx context.Context) error {
 		out, err := exec.CommandContext(ctx, "curl", args...).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "success") {
-			return fmt.Errorf("COPY (push): %v: %s", err, trimMsg(out))
+			return fmt.Errorf("%s: %v: %s", what, err, trimMsg(out))
 		}
 		return nil
 	}
