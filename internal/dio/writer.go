@@ -78,3 +78,17 @@ func (w *Writer) Close() {
 		f.Close()
 	}
 }
+
+// WritesDirect reports whether files created in dir would be written
+// past the page cache (NewWriter), by creating and removing one.
+func WritesDirect(dir string) bool {
+	f, err := os.CreateTemp(dir, ".dio-probe-")
+	if err != nil {
+		return false
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	w := NewWriter(f.Fd())
+	w.Close()
+	return w != nil
+}

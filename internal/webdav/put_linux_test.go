@@ -14,16 +14,9 @@ import (
 // the last, partial buffer, and lands exactly the bytes sent.
 func TestPutWritesPastPageCache(t *testing.T) {
 	srv, dir := newServer(t, Config{})
-	probe, err := os.Create(filepath.Join(dir, "probe"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := dio.NewWriter(probe.Fd())
-	probe.Close()
-	if w == nil {
+	if !dio.WritesDirect(dir) {
 		t.Skip("the test directory is not on a local disk with O_DIRECT")
 	}
-	w.Close()
 	data := make([]byte, 5<<20+3)
 	rand.Read(data)
 	if resp, body := do(t, "PUT", srv.URL+"/store/up", bytes.NewReader(data)); resp.StatusCode != 201 {
